@@ -1,0 +1,62 @@
+# tcpmodels — the two commands that matter: `make report` and `make test`.
+# Both create .venv on first use with the machine's Python 3.11.
+
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+PIP    := $(BIN)/python -m pip
+# pytest arguments, e.g. make test PYTEST_ARGS='-m "not testbed and not sim"'
+PYTEST_ARGS ?=
+# Debian packages the tests and the testbed need (installed only when root and missing).
+SYSTEM_PACKAGES := tshark tcpdump ethtool iperf3 iproute2 chromium gcc
+
+.PHONY: help venv venv-full system-deps report test test-fast lab clean
+
+help:
+	@echo "make report  execute every notebook on data/ -> reports/index.html, figures/"
+	@echo "make test    system packages (when root), .venv with all extras, the whole test suite"
+	@echo "make lab     JupyterLab on 127.0.0.1 with a token, notebooks/ open"
+
+$(VENV)/.base: setup.cfg pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q -e '.[lab]'
+	touch $@
+
+$(VENV)/.full: $(VENV)/.base
+	$(PIP) install -q -e '.[test,lab,sim]'
+	touch $@
+
+venv: $(VENV)/.base
+venv-full: $(VENV)/.full
+
+# Installs Debian packages only when running as root and something is missing;
+# otherwise says what is missing (tests that need it then skip with a message).
+system-deps:
+	@missing=""; for p in $(SYSTEM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "system packages present"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+	  echo "installing:$$missing"; \
+	  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing >/dev/null; \
+	else echo "not root: missing$$missing (tests needing them will skip)"; fi
+
+report: $(VENV)/.base
+	$(BIN)/tcpmodels report
+
+test: system-deps $(VENV)/.full
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Unit tests and notebooks only: no root, no ns-3, no browser.
+test-fast: $(VENV)/.full
+	$(BIN)/python -m pytest -m "not testbed and not sim and not browser" $(PYTEST_ARGS)
+
+lab: $(VENV)/.base
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=notebooks \
+	  --IdentityProvider.token="$${JUPYTER_TOKEN:-$$($(BIN)/python -c 'import secrets; print(secrets.token_hex(16))')}"
+
+clean:
+	rm -rf reports .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,1 @@
+"""tcpmodels.experiments (see the package docstring of tcpmodels)."""

@@ -1,0 +1,1 @@
+"""tcpmodels.papers (see the package docstring of tcpmodels)."""

@@ -1,0 +1,1 @@
+"""tcpmodels.predict (see the package docstring of tcpmodels)."""

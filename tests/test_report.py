@@ -1,0 +1,80 @@
+"""The report command: papermill execution, index page, failure reporting, timeouts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tcpmodels import cli
+from tcpmodels.report import find_notebooks, run_report
+
+
+def _write_notebook(path: Path, *sources: str, parameters: str = "quick = False") -> Path:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell(parameters)
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# t"), params] + [nbformat.v4.new_code_cell(s) for s in sources]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def notebooks(tmp_path):
+    d = tmp_path / "notebooks"
+    d.mkdir()
+    _write_notebook(d / "good.ipynb", "print('quick is', quick)")
+    _write_notebook(d / "bad.ipynb", "x = 1", "raise RuntimeError('boom in cell')")
+    return d
+
+
+@pytest.mark.notebook
+def test_report_runs_all_writes_index_and_names_failing_cell(notebooks, tmp_path):
+    out = tmp_path / "reports"
+    runs = {r.name: r for r in run_report(parameters={"quick": True}, notebooks_dir=notebooks,
+                                          output_dir=out, progress=False)}
+    assert runs["good"].status == "ok"
+    assert runs["bad"].status == "failed"
+    # source cells: 0 markdown, 1 parameters, 2 "x = 1", 3 raise (papermill's own cells are not counted)
+    assert runs["bad"].failing_cell == 3
+    assert "boom in cell" in runs["bad"].error
+    executed = nbformat.read(runs["good"].output_ipynb, as_version=4)
+    assert "quick is True" in "".join(o.get("text", "") for c in executed.cells for o in c.get("outputs", []))
+    index = (out / "index.html").read_text()
+    assert "good.html" in index and "bad.html" in index and "boom in cell" in index
+    assert runs["bad"].output_ipynb.exists(), "the failed notebook's executed copy is kept"
+
+
+@pytest.mark.notebook
+def test_timeout_bounds_the_whole_notebook(tmp_path):
+    d = tmp_path / "nb"
+    d.mkdir()
+    _write_notebook(d / "slow.ipynb", "import time", "time.sleep(60)")
+    (run,) = run_report(notebooks_dir=d, output_dir=tmp_path / "out", timeout_s=8, progress=False)
+    assert run.status == "failed"
+    assert "timed out" in run.error
+    assert run.seconds < 40
+
+
+def test_unknown_notebook_name_lists_available(notebooks):
+    with pytest.raises(FileNotFoundError, match="no notebook named nope.*available: bad, good"):
+        find_notebooks(notebooks, ["nope"])
+
+
+@pytest.mark.notebook
+def test_cli_exit_code_names_failure(notebooks, tmp_path, capsys):
+    code = cli.main(["report", "bad", "--notebooks-dir", str(notebooks), "--output-dir", str(tmp_path / "r"),
+                     "--no-progress"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "bad failed at cell 3" in err and "RuntimeError: boom in cell" in err
+
+
+def test_cli_has_report_and_help(capsys):
+    parser = cli.build_parser()
+    args = parser.parse_args(["report", "a", "-p", "quick", "True"])
+    assert args.names == ["a"] and args.parameter == [["quick", "True"]]
+    assert cli.main([]) == 2
+    assert "report" in capsys.readouterr().err
