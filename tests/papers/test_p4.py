@@ -1,0 +1,145 @@
+"""P4 (LFTCP press release): constants, sizing tables, the 97.7 % analysis, claim verdicts, figure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcpmodels.papers import p4_lftcp as p4
+from tcpmodels.papers.common import CLAIM_COLUMNS, COMPARISON_COLUMNS
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "published"
+
+
+@pytest.mark.parametrize("row", pd.read_csv(PUBLISHED / "p4_lftcp_press_release.csv").to_dict("records"))
+def test_constants_match_press_release(row):
+    assert getattr(p4, row["constant"]) == pytest.approx(row["value"], rel=1e-12), row["source"]
+
+
+def test_tables_keys_and_paper_vs_ours():
+    tables = p4.tables()
+    assert set(tables) == {"paper_vs_ours", "path", "in_flight", "sizing", "ratio_97_7"}
+    cmp = tables["paper_vs_ours"].set_index("quantity")
+    assert tuple(tables["paper_vs_ours"].columns) == COMPARISON_COLUMNS
+    limit = cmp.loc["standard TCP limit on the path"]
+    assert limit.paper == 29.0 and limit.unit == "Gbit/s"
+    assert limit.ours == pytest.approx(29.0196, abs=5e-5)
+    assert abs(limit.rel_diff) < 0.5 / 29  # within the printing precision of "29"
+    assert cmp.loc["29 Gbit/s as a share of the theoretical value"].ours == pytest.approx(99.93, abs=0.01)
+    assert cmp.loc["BDP of the path"].ours == pytest.approx(3.7)
+    assert np.isnan(cmp.loc["BDP of the path"].paper)  # the release prints no BDP
+    assert cmp.loc["in flight needed for 73 Gbit/s"].ours == pytest.approx(2.701)
+
+
+def test_path_table_values():
+    path = p4.path_table().set_index("quantity").value
+    assert path["BDP"] == pytest.approx(3.7e9)
+    assert path["largest TCP window (shift 14)"] == 1_073_725_440
+    assert path["window ceiling at RTT"] == pytest.approx(1_073_725_440 * 8 / 0.296)
+    assert path["window shift needed to fill link"] == 16
+    assert path["in flight at 73 Gbit/s"] == pytest.approx(73e9 * 0.296 / 8)
+    assert path["sequence-space wrap time at 73 Gbit/s"] == pytest.approx(2**32 * 8 / 73e9)
+    assert path["theoretical rate implied by 29 Gbit/s = 97.7 %"] == pytest.approx(29e9 / 0.977)
+    assert path["RTT that would make the largest window give that rate"] == pytest.approx(0.28939, abs=1e-5)
+    # 2 x 21,153 km at c / 1.468 = 207 ms: the printed 296 ms is above this lower bound
+    assert path["fibre propagation RTT over 2 x 21,153 km"] == pytest.approx(0.2072, abs=1e-4)
+    assert path["fibre propagation RTT over 2 x 21,153 km"] < p4.RTT_S
+
+
+def test_in_flight_against_32_bit_limits():
+    t = p4.in_flight_table()
+    fits = t.set_index(["rate_bps", "limit"]).fits
+    assert fits[(29e9, "largest TCP window 65535*2^14")]  # 1.0730 GB <= 1.0737 GB
+    assert not fits[(73e9, "largest TCP window 65535*2^14")]
+    assert not fits[(73e9, "2^31 - 1 (signed 32-bit)")]  # 2.70 GB > 2.147 GB
+    assert fits[(73e9, "2^32 (unsigned 32-bit, sequence space)")]  # 2.70 GB < 4.29 GB
+    assert fits[(100e9, "2^32 (unsigned 32-bit, sequence space)")]  # even the full BDP, 3.7 GB
+    ratio = t.set_index(["rate_bps", "limit"]).needed_over_limit
+    assert ratio[(73e9, "largest TCP window 65535*2^14")] == pytest.approx(2.5155, abs=1e-4)
+
+
+def test_sizing_grid_covers_requested_rates_and_rtts():
+    sizing = p4.tables(rates_bps=[1e9, 10e9, 40e9, 100e9], rtts_s=[0.001, 0.1, 0.3])["sizing"]
+    assert len(sizing) == 12
+    # a single standard TCP stream fills 40 Gbit/s up to RTT = 1.0737e9 * 8 / 40e9 = 214.7 ms
+    row = sizing[(sizing.rate_bps == 40e9) & (sizing.rtt_s == 0.3)].iloc[0]
+    assert row.window_limited and row.achievable_fraction == pytest.approx(1_073_725_440 * 8 / 0.3 / 40e9)
+
+
+def test_ratio_candidates_none_derives_97_7():
+    cand = p4.ratio_candidates()
+    first = cand.iloc[0]
+    assert first.candidate.startswith("largest TCP window")
+    assert first.fraction == pytest.approx(29e9 / (1_073_725_440 * 8 / 0.296))
+    assert first.fraction_low == pytest.approx(28.5e9 / (1_073_725_440 * 8 / 0.296))
+    # window / RTT itself is not consistent with 97.7 % even allowing for rounding of "29"
+    assert not first.consistent_with_97_7
+    # frame-overhead efficiencies are not 97.7 % either
+    pure = cand[cand.theoretical_bps.isna()]
+    assert len(pure) == 4 and not pure.consistent_with_97_7.any()
+    assert (np.abs(pure.fraction - 0.977) > 0.005).all()
+    # only readings that need an unstated assumption (wire-rate with jumbo frames) remain possible
+    assert set(cand[cand.consistent_with_97_7].candidate) == {
+        "largest window / RTT, as wire rate with 9000 B jumbo frames"
+    }
+
+
+def test_ratio_consistency_check_can_succeed():
+    # At the RTT that 97.7 % would imply (289.4 ms), window / RTT is consistent: the check is not vacuous.
+    implied_rtt = 1_073_725_440 * 8 * 0.977 / 29e9
+    cand = p4.ratio_candidates(rtt_s=implied_rtt)
+    assert cand.iloc[0].consistent_with_97_7
+    assert cand.iloc[0].fraction == pytest.approx(0.977, rel=1e-12)
+
+
+def test_claims_verdicts():
+    claims = p4.claims()
+    assert tuple(claims.columns) == CLAIM_COLUMNS
+    assert len(claims) == 6
+    verdicts = dict(zip(claims.claim.str.slice(0, 4), claims.holds))
+    assert verdicts["C4.1"] == True  # noqa: E712
+    assert verdicts["C4.2"] == True  # noqa: E712
+    assert pd.isna(verdicts["C4.3"])  # 97.7 % cannot be derived
+    assert verdicts["C4.4"] == True  # noqa: E712
+    assert verdicts["C4.5"] == True  # noqa: E712
+    assert verdicts["C4.6"] == True  # noqa: E712
+    c43 = claims[claims.claim.str.startswith("C4.3")].iloc[0]
+    assert "29.68 Gbit/s" in c43.why and "cannot be derived" in c43.why
+    assert "29.02 Gbit/s" in claims[claims.claim.str.startswith("C4.1")].iloc[0].we_measured
+
+
+def test_claims_are_computed_not_fixed():
+    # On a 100 ms path the window ceiling is 85.9 Gbit/s: the 29 Gbit/s limit no longer follows.
+    claims = p4.claims(rtt_s=0.1)
+    verdicts = dict(zip(claims.claim.str.slice(0, 4), claims.holds))
+    assert verdicts["C4.1"] == False  # noqa: E712
+    assert verdicts["C4.2"] == False  # noqa: E712
+    assert verdicts["C4.6"] == True  # noqa: E712  85.9 < 100 Gbit/s
+    assert p4.claims(link_rate_bps=10e9).holds.iloc[5] == False  # noqa: E712  29 Gbit/s ceiling > 10 Gbit/s link
+
+
+def test_plot_ceiling_vs_rtt(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = p4.plot_ceiling_vs_rtt(n_rtts=20)
+    try:
+        ax = fig.axes[0]
+        assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+        lines = ax.get_lines()
+        assert len(lines) >= 15 + 3  # one per shift plus the marks
+        shift14 = lines[14].get_ydata()
+        x = lines[14].get_xdata()
+        np.testing.assert_allclose(shift14, 1_073_725_440 * 8 / (x / 1e3) / 1e9)
+        labels = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert any("29.0 Gbit/s" in label for label in labels)
+        out = tmp_path / "p4.png"
+        fig.savefig(out)
+        assert out.stat().st_size > 10_000
+    finally:
+        plt.close(fig)

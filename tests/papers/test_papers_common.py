@@ -1,0 +1,78 @@
+"""tcpmodels.papers.common: Claim / claims_frame and Comparison / comparison_frame."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pandas as pd
+import pytest
+
+from tcpmodels.papers.common import (
+    CLAIM_COLUMNS,
+    COMPARISON_COLUMNS,
+    Claim,
+    Comparison,
+    claims_frame,
+    comparison_frame,
+)
+
+
+def _claim(holds):
+    return Claim(claim="C1", paper_says="x is 2", we_measured="x = 2.1", holds=holds, why="rounding")
+
+
+def test_claims_frame_columns_and_nullable_verdicts():
+    frame = claims_frame([_claim(True), _claim(False), _claim(None)])
+    assert tuple(frame.columns) == CLAIM_COLUMNS == ("claim", "paper_says", "we_measured", "holds", "why")
+    assert str(frame["holds"].dtype) == "boolean"
+    assert frame["holds"].iloc[0] is True or frame["holds"].iloc[0] == True  # noqa: E712
+    assert frame["holds"].iloc[1] == False  # noqa: E712
+    assert frame["holds"].isna().tolist() == [False, False, True]
+
+
+def test_claims_frame_empty_keeps_columns():
+    frame = claims_frame([])
+    assert tuple(frame.columns) == CLAIM_COLUMNS and len(frame) == 0
+
+
+def test_claim_is_frozen_keyword_only_and_validated():
+    c = _claim(True)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.holds = False
+    with pytest.raises(TypeError):
+        Claim("C1", "a", "b", True, "c")  # positional arguments are refused
+    with pytest.raises(ValueError, match="holds must be True, False or None; got 'yes'"):
+        _claim("yes")
+    with pytest.raises(ValueError, match="why must be a non-empty string"):
+        Claim(claim="C1", paper_says="a", we_measured="b", holds=None, why=" ")
+    assert c.to_dict() == {"claim": "C1", "paper_says": "x is 2", "we_measured": "x = 2.1", "holds": True, "why": "rounding"}
+
+
+def test_claims_frame_rejects_other_rows():
+    with pytest.raises(TypeError, match="claims must be Claim instances; got dict"):
+        claims_frame([{"claim": "C1"}])
+
+
+def test_comparison_frame_relative_difference():
+    frame = comparison_frame(
+        [
+            Comparison(quantity="rate", paper=29.0, ours=29.0196, unit="Gbit/s", note="window / RTT"),
+            Comparison(quantity="share", paper=97.7, ours=99.93, unit="%"),
+            Comparison(quantity="bdp", paper=math.nan, ours=3.7, unit="GB"),
+            Comparison(quantity="zero", paper=0.0, ours=1.0, unit="-"),
+            Comparison(quantity="negative", paper=-2.0, ours=-1.0, unit="-"),
+        ]
+    )
+    assert tuple(frame.columns) == COMPARISON_COLUMNS
+    assert frame.rel_diff.iloc[0] == pytest.approx(0.0196 / 29)
+    assert frame.rel_diff.iloc[1] == pytest.approx((99.93 - 97.7) / 97.7)
+    assert math.isnan(frame.rel_diff.iloc[2]) and math.isnan(frame.rel_diff.iloc[3])
+    assert frame.rel_diff.iloc[4] == pytest.approx(0.5)
+    assert frame.note.iloc[1] == ""
+    assert pd.api.types.is_float_dtype(frame.paper) and pd.api.types.is_float_dtype(frame.ours)
+
+
+def test_comparison_frame_rejects_other_rows():
+    with pytest.raises(TypeError, match="rows must be Comparison instances; got tuple"):
+        comparison_frame([("rate", 1, 2, "-")])
