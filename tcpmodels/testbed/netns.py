@@ -1,0 +1,483 @@
+"""Build a :class:`~tcpmodels.testbed.topology.Topology` as Linux network namespaces, and tear it down.
+
+Naming: every namespace is ``tm<run id>-<node>`` with a run id of six hex digits
+(so never ``tmfx...``, which another tool reserves). Interfaces are created
+directly inside their namespaces (``ip link add ... netns``) and carry the alias
+``tm<run id>:<link>``; nothing is created in the root namespace, so deleting the
+namespaces removes every interface. Before the first namespace is made, a state
+file ``/run/tcpmodels/<run id>.json`` records the owner's pid; :func:`cleanup`
+uses it to tell leftovers of dead runs from runs in progress.
+
+Delay and loss are added by the compiled delay element (see ``delay_element.c``)
+running in the namespace ``tm<run id>-dly``: a delayed link ``L`` between nodes A
+and B is two veth pairs, ``A:L <-> dly:La`` and ``dly:Lb <-> B:L``, with the element
+bridging ``La`` and ``Lb``. Rate limiters sit on ``A:L`` and ``B:L`` (egress), so a
+frame queues at the rate limiter first and then travels the delay.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tcpmodels.testbed._system import TestbedError, delay_element_binary, require_privileges, run
+from tcpmodels.testbed.topology import DELAY_NODE, Link, Topology
+
+__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE"]
+
+#: where run state files live (tmpfs, gone after a reboot like the namespaces themselves)
+STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels"))
+#: namespaces this package creates: tm + 6 hex digits + '-' + node
+NAMESPACE_RE = re.compile(r"^tm([0-9a-f]{6})-([a-z][a-z0-9]{0,11})$")
+
+_BASE_SYSCTLS = (
+    ("net.ipv4.conf.all.rp_filter", "0"),
+    ("net.ipv4.conf.default.rp_filter", "0"),
+    ("net.ipv6.conf.all.disable_ipv6", "1"),
+    ("net.ipv6.conf.default.disable_ipv6", "1"),
+    ("net.ipv4.tcp_no_metrics_save", "1"),
+)
+
+
+def _proc_start_ticks(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return None
+    return int(text.rsplit(")", 1)[1].split()[19])
+
+
+def _ns_pids(ns: str) -> list[int]:
+    proc = run(["ip", "netns", "pids", ns], check=False)
+    return [int(p) for p in proc.stdout.split() if p.isdigit()]
+
+
+def _kill_ns_processes(ns: str, grace_s: float = 1.0) -> None:
+    pids = _ns_pids(ns)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            pids = [p for p in pids if _proc_start_ticks(p) is not None and not _is_zombie(p)]
+            if not pids:
+                return
+            time.sleep(0.02)
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _delete_ns(ns: str) -> None:
+    _kill_ns_processes(ns)
+    run(["ip", "netns", "del", ns], check=False)
+
+
+@dataclass
+class _Proc:
+    node: str
+    popen: subprocess.Popen
+    label: str
+
+
+class Testbed:
+    """A running topology: namespaces, links, qdiscs and delay elements, removed on exit.
+
+    Use as a context manager::
+
+        with Testbed(two_path(...)) as tb:
+            tb.exec("client", ["ping", "-c", "3", "10.0.1.2"])
+
+    Teardown runs on leaving the ``with`` block whatever happened, including on
+    SIGINT and SIGTERM (turned into exceptions while the testbed is up).
+
+    Parameters
+    ----------
+    topology : Topology
+        What to build.
+    run_id : str, optional
+        Six hex digits; random by default.
+    seed : int
+        Seeds the delay elements' loss generators (link *i* gets ``seed + i``).
+
+    Raises
+    ------
+    PrivilegeError
+        On entry, before any side effect, when root/CAP_NET_ADMIN/CAP_SYS_ADMIN is missing.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    def __init__(self, topology: Topology, *, run_id: str | None = None, seed: int = 0):
+        if run_id is None:
+            run_id = secrets.token_hex(3)
+        if not re.fullmatch(r"[0-9a-f]{6}", run_id):
+            raise ValueError(f"run_id must be six lowercase hex digits; got {run_id!r}")
+        self.topology = topology
+        self.run_id = run_id
+        self.seed = int(seed)
+        self.prefix = f"tm{run_id}"
+        self._procs: list[_Proc] = []
+        self._delay_procs: dict[str, subprocess.Popen] = {}
+        self.delay_stats: dict[str, dict] = {}
+        self._created: list[str] = []
+        self._old_handlers: dict[int, object] = {}
+        self._up = False
+        self.state_file = STATE_DIR / f"{run_id}.json"
+        self.started_utc: str | None = None
+
+    # ------------------------------------------------------------------ names
+    def ns(self, node: str) -> str:
+        """Namespace name of ``node``."""
+        return f"{self.prefix}-{node}"
+
+    @property
+    def namespaces(self) -> list[str]:
+        names = [self.ns(n.name) for n in self.topology.nodes]
+        if any(lk.delayed for lk in self.topology.links):
+            names.append(self.ns(DELAY_NODE))
+        return names
+
+    def addr(self, link: str, node: str, index: int = 0) -> str:
+        """Address (without prefix length) of ``node`` on ``link``."""
+        return self.topology.link(link).addrs(node)[index].split("/")[0]
+
+    # -------------------------------------------------------------- lifecycle
+    def __enter__(self) -> "Testbed":
+        require_privileges()
+        if any(lk.delayed for lk in self.topology.links):
+            self._delay_bin = delay_element_binary()  # compile before any side effect
+        if any(lk.offloads is False or (lk.offloads is None and lk.delayed) for lk in self.topology.links):
+            if shutil.which("ethtool") is None:
+                raise TestbedError("ethtool is needed to turn offloads off on delayed links (apt-get install ethtool)")
+        self._install_signal_handlers()
+        try:
+            self._write_state()
+            self._build()
+        except BaseException:
+            self.teardown()
+            raise
+        self._up = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.teardown()
+
+    def _install_signal_handlers(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def handler(signum, frame):
+            raise KeyboardInterrupt(f"signal {signum}: tearing down testbed {self.run_id}")
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._old_handlers[sig] = signal.signal(sig, handler)
+
+    def _restore_signal_handlers(self) -> None:
+        for sig, old in self._old_handlers.items():
+            signal.signal(sig, old)
+        self._old_handlers.clear()
+
+    def _write_state(self) -> None:
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        self.started_utc = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        state = {
+            "run_id": self.run_id,
+            "pid": os.getpid(),
+            "pid_start_ticks": _proc_start_ticks(os.getpid()),
+            "namespaces": self.namespaces,
+            "topology": self.topology.name,
+            "started_utc": self.started_utc,
+        }
+        self.state_file.write_text(json.dumps(state, indent=1))
+
+    def teardown(self) -> None:
+        """Stop every process, delete every namespace, remove the state file. Idempotent."""
+        ignored = {}
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):  # finish tearing down even if signalled again
+                ignored[sig] = signal.signal(sig, signal.SIG_IGN)
+        try:
+            for proc in self._procs:
+                _terminate(proc.popen)
+            self._procs.clear()
+            for name, popen in self._delay_procs.items():
+                out = _terminate(popen, sig=signal.SIGTERM)
+                try:
+                    self.delay_stats[name] = json.loads(out.strip().splitlines()[-1])
+                except (ValueError, IndexError):
+                    pass
+            self._delay_procs.clear()
+            for ns in reversed(self._created):  # only what this run made, never a namesake
+                _delete_ns(ns)
+            self._created.clear()
+            self.state_file.unlink(missing_ok=True)
+            self._up = False
+        finally:
+            for sig, old in ignored.items():
+                signal.signal(sig, old)
+            self._restore_signal_handlers()
+
+    # ------------------------------------------------------------------ build
+    def _build(self) -> None:
+        topo = self.topology
+        delay_ns = self.ns(DELAY_NODE)
+        for ns in self.namespaces:
+            run(["ip", "netns", "add", ns])
+            self._created.append(ns)
+        for node in topo.nodes:
+            sysctls = list(_BASE_SYSCTLS) + [("net.ipv4.ip_forward", "1" if node.forwarding else "0")]
+            sysctls += [tuple(kv) for kv in node.sysctls]
+            self._sysctl(self.ns(node.name), sysctls)
+        if delay_ns in self._created:
+            self._sysctl(delay_ns, list(_BASE_SYSCTLS))
+
+        # veth pairs, created inside their namespaces
+        batch = []
+        for lk in topo.links:
+            if lk.delayed:
+                batch.append(f"link add {lk.name} netns {self.ns(lk.a)} type veth peer name {lk.name}a netns {delay_ns}")
+                batch.append(f"link add {lk.name}b netns {delay_ns} type veth peer name {lk.name} netns {self.ns(lk.b)}")
+            else:
+                batch.append(f"link add {lk.name} netns {self.ns(lk.a)} type veth peer name {lk.name} netns {self.ns(lk.b)}")
+        run(["ip", "-batch", "-"], input_text="\n".join(batch) + "\n")
+
+        per_ns: dict[str, list[str]] = {ns: ["link set lo up"] for ns in self.namespaces}
+        for lk in topo.links:
+            for node in (lk.a, lk.b):
+                cmds = per_ns[self.ns(node)]
+                cmds.append(f"link set dev {lk.name} alias {self.prefix}:{lk.name}")
+                cmds += [f"addr add {a} dev {lk.name}" for a in lk.addrs(node)]
+                cmds.append(f"link set dev {lk.name} up")
+            if lk.delayed:
+                for side in "ab":
+                    per_ns[delay_ns].append(f"link set dev {lk.name}{side} alias {self.prefix}:{lk.name}")
+                    per_ns[delay_ns].append(f"link set dev {lk.name}{side} up")
+        for ns, cmds in per_ns.items():
+            run(["ip", "-n", ns, "-batch", "-"], input_text="\n".join(cmds) + "\n")
+
+        for lk in topo.links:
+            offloads = lk.offloads if lk.offloads is not None else not lk.delayed
+            if not offloads:
+                targets = [(self.ns(lk.a), lk.name), (self.ns(lk.b), lk.name)]
+                if lk.delayed:
+                    targets += [(delay_ns, lk.name + "a"), (delay_ns, lk.name + "b")]
+                for ns, ifname in targets:
+                    self._offloads_off(ns, ifname)
+            if lk.rate_bps is not None or lk.buffer_bytes is not None or lk.buffer_packets is not None:
+                for node in (lk.a, lk.b):
+                    run(["tc", "-n", self.ns(node), "-batch", "-"], input_text="\n".join(_qdisc_cmds(lk)) + "\n")
+        for i, lk in enumerate(topo.links):
+            if lk.delayed:
+                self._start_delay(lk, self.seed + i)
+
+        for node in topo.nodes:
+            cmds = []
+            if node.mptcp_subflows or node.mptcp_add_addr_accepted:
+                cmds.append(
+                    f"mptcp limits set subflows {node.mptcp_subflows} add_addr_accepted {node.mptcp_add_addr_accepted}"
+                )
+            cmds += [" ".join(r.ip_args()) for r in topo.rules if r.node == node.name]
+            cmds += [" ".join(r.ip_args()) for r in topo.routes if r.node == node.name]
+            cmds += [" ".join(e.ip_args()) for e in topo.endpoints if e.node == node.name]
+            if cmds:
+                run(["ip", "-n", self.ns(node.name), "-batch", "-"], input_text="\n".join(cmds) + "\n")
+
+    def _sysctl(self, ns: str, pairs) -> None:
+        run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in pairs])
+
+    def _offloads_off(self, ns: str, ifname: str) -> None:
+        run(["ip", "netns", "exec", ns, "ethtool", "-K", ifname, "tx", "off", "tso", "off", "gso", "off", "gro", "off"])
+
+    def _start_delay(self, lk: Link, seed: int) -> None:
+        queue = 65536
+        if lk.rate_bps:
+            # room for two bandwidth-delay products of full frames, at least 1024
+            queue = max(1024, int(2 * lk.rate_bps * lk.delay_s / 8 / 1514) + 1024)
+        cmd = [
+            "ip", "netns", "exec", self.ns(DELAY_NODE), str(self._delay_bin),
+            f"{lk.name}a", f"{lk.name}b", f"{lk.delay_s * 1e6:.3f}", repr(float(lk.loss_rate)), str(seed), str(queue),
+        ]
+        popen = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        line = popen.stderr.readline()
+        if "ready" not in line:
+            _terminate(popen)
+            raise TestbedError(f"delay element for link {lk.name} did not start: {line.strip()} {popen.stderr.read()}")
+        self._delay_procs[lk.name] = popen
+
+    # ------------------------------------------------------------- execution
+    def _cmd(self, node: str, argv: list[str]) -> list[str]:
+        if node not in {n.name for n in self.topology.nodes} | {DELAY_NODE}:
+            raise ValueError(f"no node {node!r} in topology {self.topology.name}")
+        return ["ip", "netns", "exec", self.ns(node)] + [str(a) for a in argv]
+
+    def exec(self, node: str, argv: list[str], *, check: bool = True, timeout: float = 60.0):
+        """Run a command in ``node`` and wait for it (``subprocess.CompletedProcess``, text output)."""
+        return run(self._cmd(node, argv), check=check, timeout=timeout)
+
+    def popen(self, node: str, argv: list[str], *, label: str = "", **kwargs) -> subprocess.Popen:
+        """Start a command in ``node``; it is terminated at teardown if still running."""
+        kwargs.setdefault("start_new_session", True)
+        popen = subprocess.Popen(self._cmd(node, argv), **kwargs)
+        self._procs.append(_Proc(node=node, popen=popen, label=label or argv[0]))
+        return popen
+
+    # -------------------------------------------------------------- counters
+    def counters(self) -> dict:
+        """Interface byte/packet/drop counters and qdisc drops, keyed ``"node:link"``.
+
+        One ``ip`` and one ``tc`` call per namespace.
+        """
+        out: dict = {}
+        for node in self.topology.nodes:
+            ns = self.ns(node.name)
+            names = {lk.name for lk in self.topology.links if node.name in (lk.a, lk.b)}
+            if not names:
+                continue
+            links = json.loads(run(["ip", "-n", ns, "-s", "-j", "link", "show"]).stdout or "[]")
+            qdiscs = json.loads(run(["tc", "-n", ns, "-s", "-j", "qdisc", "show"]).stdout or "[]")
+            for link in links:
+                name = link.get("ifname")
+                if name not in names:
+                    continue
+                stats = link.get("stats64", {})
+                qd = [q for q in qdiscs if q.get("dev") == name]
+                out[f"{node.name}:{name}"] = {
+                    "rx_bytes": stats.get("rx", {}).get("bytes"),
+                    "rx_packets": stats.get("rx", {}).get("packets"),
+                    "rx_dropped": stats.get("rx", {}).get("dropped"),
+                    "tx_bytes": stats.get("tx", {}).get("bytes"),
+                    "tx_packets": stats.get("tx", {}).get("packets"),
+                    "tx_dropped": stats.get("tx", {}).get("dropped"),
+                    "qdisc_drops": sum(q.get("drops", 0) for q in qd),
+                    "qdisc_overlimits": sum(q.get("overlimits", 0) for q in qd if q.get("root")),
+                }
+        return out
+
+
+def _qdisc_cmds(lk: Link) -> list[str]:
+    dev = lk.name
+    if lk.buffer_bytes is not None:
+        leaf = f"bfifo limit {lk.buffer_bytes}"
+    else:
+        leaf = f"pfifo limit {lk.buffer_packets if lk.buffer_packets is not None else 1000}"
+    if lk.rate_bps is None:
+        return [f"qdisc add dev {dev} root handle 1: {leaf}"]
+    rate = int(round(lk.rate_bps))
+    burst = lk.burst_bytes or max(3028, int(lk.rate_bps / 8 * 1e-3))
+    if lk.qdisc == "tbf":
+        # tbf's own limit is replaced by the drop-tail leaf below
+        return [
+            f"qdisc add dev {dev} root handle 1: tbf rate {rate}bit burst {burst} limit {max(burst, 3028)}",
+            f"qdisc replace dev {dev} parent 1:1 handle 10: {leaf}",
+        ]
+    return [
+        f"qdisc add dev {dev} root handle 1: htb default 1",
+        f"class add dev {dev} parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit burst {burst} cburst {burst}",
+        f"qdisc add dev {dev} parent 1:1 handle 10: {leaf}",
+    ]
+
+
+def _terminate(popen: subprocess.Popen, sig: int = signal.SIGTERM, timeout_s: float = 3.0) -> str:
+    """Stop a child (signal, wait, then SIGKILL); return its remaining stdout if piped."""
+    if popen.poll() is None:
+        try:
+            os.kill(popen.pid, sig)
+        except ProcessLookupError:
+            pass
+    try:
+        out, _ = popen.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        popen.kill()
+        out, _ = popen.communicate()
+    except ValueError:  # streams already closed
+        popen.wait()
+        out = None
+    if isinstance(out, bytes):
+        out = out.decode(errors="replace")
+    return out or ""
+
+
+@dataclass
+class CleanupReport:
+    """What :func:`cleanup` removed and what it left alone (runs still in progress)."""
+
+    removed_namespaces: list[str] = field(default_factory=list)
+    removed_state_files: list[str] = field(default_factory=list)
+    skipped_live_runs: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "removed_namespaces": self.removed_namespaces,
+            "removed_state_files": self.removed_state_files,
+            "skipped_live_runs": self.skipped_live_runs,
+        }
+
+
+def _live_run_ids() -> set[str]:
+    live = set()
+    if not STATE_DIR.is_dir():
+        return live
+    for path in STATE_DIR.glob("*.json"):
+        try:
+            state = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        pid, ticks = state.get("pid"), state.get("pid_start_ticks")
+        if pid and _proc_start_ticks(pid) == ticks and not _is_zombie(pid):
+            live.add(state.get("run_id"))
+    return live
+
+
+def cleanup(*, include_live: bool = False) -> CleanupReport:
+    """Remove what killed runs left behind: their processes, namespaces and state files.
+
+    Only namespaces matching ``tm<6 hex digits>-<node>`` are considered; runs
+    whose owner process is still alive are skipped unless ``include_live``.
+    Running it twice is harmless (the second run finds nothing).
+
+    Raises
+    ------
+    PrivilegeError
+        Without root, before touching anything.
+    """
+    require_privileges()
+    report = CleanupReport()
+    live = set() if include_live else _live_run_ids()
+    listing = run(["ip", "netns", "list"]).stdout.split("\n")
+    for line in listing:
+        name = line.split(" ")[0].strip()
+        m = NAMESPACE_RE.match(name)
+        if not m:
+            continue
+        if m.group(1) in live:
+            if m.group(1) not in report.skipped_live_runs:
+                report.skipped_live_runs.append(m.group(1))
+            continue
+        _delete_ns(name)
+        report.removed_namespaces.append(name)
+    if STATE_DIR.is_dir():
+        for path in STATE_DIR.glob("*.json"):
+            if path.stem not in live and re.fullmatch(r"[0-9a-f]{6}", path.stem):
+                path.unlink(missing_ok=True)
+                report.removed_state_files.append(path.name)
+    return report

@@ -1,0 +1,196 @@
+"""Drive traffic in a running :class:`~tcpmodels.testbed.Testbed` from Python.
+
+Servers and clients are :mod:`tcpmodels.testbed.traffic` processes started in
+the nodes' namespaces; flows are plain dicts (``flow_id, dst, port, size_bytes``
+or ``duration_s``, ``direction``, ``cc``, ``mptcp``, ``bind``, ``start_s``,
+``sample_interval_s``) built here from workload descriptions: bulk transfers,
+probes per path, Poisson arrivals of short flows with fixed, uniform or Pareto sizes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from tcpmodels.testbed._system import TestbedError
+
+__all__ = ["Server", "start_server", "run_flows", "measure_rtt", "ping_rtt", "bulk_flow", "probe_flows", "poisson_flows",
+           "flow_sizes_bytes", "CONGESTION_CONTROLS"]
+
+CONGESTION_CONTROLS = ("reno", "cubic", "bbr")
+_PKG_PARENT = str(Path(__file__).resolve().parents[2])
+
+
+def _python_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tcpmodels.testbed.traffic", *args]
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = _PKG_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+class Server:
+    """A traffic server running in a node; :meth:`stop` returns its per-connection records."""
+
+    def __init__(self, tb, node: str, port: int, mptcp: bool):
+        self.node, self.port, self.mptcp = node, port, mptcp
+        self.popen = tb.popen(node, _python_argv("server", "--port", str(port), *(["--mptcp"] if mptcp else [])),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), label="server")
+        line = self.popen.stdout.readline()
+        if '"ready"' not in line:
+            self.popen.kill()
+            raise TestbedError(f"traffic server in {node} did not start: {line}{self.popen.stderr.read()}")
+        self.records: list[dict] = []
+
+    def stop(self) -> list[dict]:
+        """Stop the server (SIGTERM) and return its records (one per connection)."""
+        if self.popen.poll() is None:
+            self.popen.terminate()
+        out, _ = self.popen.communicate(timeout=10)
+        self.records = [json.loads(x) for x in out.splitlines() if x.strip()]
+        return self.records
+
+
+def start_server(tb, node: str, *, port: int = 5201, mptcp: bool = False) -> Server:
+    """Start a traffic server (TCP, or MPTCP which also accepts TCP) and UDP echo in ``node``."""
+    return Server(tb, node, port, mptcp)
+
+
+def _check_flow(flow: dict) -> None:
+    size, duration = flow.get("size_bytes"), flow.get("duration_s")
+    if bool(size) == bool(duration):
+        raise ValueError(f"flow {flow.get('flow_id')}: give exactly one of size_bytes [bytes] or duration_s [s]; "
+                         f"got size_bytes={size}, duration_s={duration}")
+    if size is not None and size < 0:
+        raise ValueError(f"flow {flow.get('flow_id')}: size_bytes [bytes] must be >= 1; got {size}")
+    if duration is not None and not 0 < duration <= 3600:
+        raise ValueError(f"flow {flow.get('flow_id')}: duration_s [s] must be in (0, 3600]; got {duration}")
+    cc = flow.get("cc")
+    if cc and cc not in CONGESTION_CONTROLS:
+        raise ValueError(f"flow {flow.get('flow_id')}: cc must be one of {CONGESTION_CONTROLS}; got {cc!r}")
+    if flow.get("direction", "download") not in ("download", "upload"):
+        raise ValueError(f"flow {flow.get('flow_id')}: direction must be 'download' or 'upload'")
+
+
+def launch_flows(tb, node: str, flows: list[dict]) -> subprocess.Popen:
+    """Start a client process running ``flows``; collect with :func:`collect_flows`."""
+    for f in flows:
+        _check_flow(f)
+    popen = tb.popen(node, _python_argv("client", "--flows", "-"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE, text=True, env=_env(), label="client")
+    popen.stdin.write(json.dumps(flows))
+    popen.stdin.close()
+    popen.stdin = None  # so that communicate() does not flush a closed pipe
+    return popen
+
+
+def collect_flows(popen: subprocess.Popen, timeout_s: float) -> list[dict]:
+    """Wait for a client process and return its records (one per flow, in completion order)."""
+    try:
+        out, err = popen.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired as exc:
+        popen.kill()
+        popen.communicate()
+        raise TestbedError(f"client did not finish within {timeout_s} s") from exc
+    if popen.returncode != 0:
+        raise TestbedError(f"client failed (exit {popen.returncode}): {err.strip()[-2000:]}")
+    return [json.loads(x) for x in out.splitlines() if x.strip()]
+
+
+def run_flows(tb, node: str, flows: list[dict], *, timeout_s: float = 600.0) -> list[dict]:
+    """Run ``flows`` from ``node`` (concurrently, each at its ``start_s``) and return their records."""
+    return collect_flows(launch_flows(tb, node, flows), timeout_s)
+
+
+def measure_rtt(tb, node: str, dst: str, *, port: int = 5201, count: int = 20, interval_s: float = 0.02,
+                size_bytes: int = 64, bind: str | None = None) -> np.ndarray:
+    """Round-trip times of UDP echoes from ``node`` to a server at ``dst`` [s] (lost probes omitted)."""
+    argv = ["rtt", "--dst", dst, "--port", str(port), "--count", str(count), "--interval-s", str(interval_s),
+            "--size-bytes", str(size_bytes)] + (["--bind", bind] if bind else [])
+    proc = tb.exec(node, _python_argv(*argv), timeout=60 + count * (interval_s + 1))
+    return np.asarray(json.loads(proc.stdout.strip().splitlines()[-1])["rtt_s"])
+
+
+def ping_rtt(tb, node: str, dst: str, *, count: int = 20, interval_s: float = 0.02, size_bytes: int = 56,
+             bind: str | None = None) -> np.ndarray:
+    """ICMP echo round-trip times from ``node`` to ``dst`` [s], timed by the kernel (no server needed)."""
+    argv = ["ping", "--dst", dst, "--count", str(count), "--interval-s", str(interval_s),
+            "--size-bytes", str(size_bytes)] + (["--bind", bind] if bind else [])
+    proc = tb.exec(node, _python_argv(*argv), timeout=60 + count * (interval_s + 1))
+    return np.asarray(json.loads(proc.stdout.strip().splitlines()[-1])["rtt_s"])
+
+
+def bulk_flow(*, flow_id: int, dst: str, port: int = 5201, size_bytes: int | None = None,
+              duration_s: float | None = None, cc: str = "cubic", mptcp: bool = False, direction: str = "download",
+              bind: str | None = None, sample_interval_s: float = 0.1, start_s: float = 0.0, kind: str = "bulk") -> dict:
+    """One bulk transfer of ``size_bytes`` or for ``duration_s``, with TCP_INFO sampled on the sender."""
+    flow = dict(flow_id=flow_id, kind=kind, dst=dst, port=port, size_bytes=size_bytes, duration_s=duration_s, cc=cc,
+                mptcp=mptcp, direction=direction, bind=bind, sample_interval_s=sample_interval_s, start_s=start_s)
+    _check_flow(flow)
+    return flow
+
+
+def probe_flows(*, first_id: int, size_bytes: int, paths: list[tuple[str, str]], port: int = 5201,
+                cc: str = "cubic", gap_s: float = 0.5, direction: str = "download") -> list[dict]:
+    """Probes of ``size_bytes``, one per path, one after another (``gap_s`` apart).
+
+    ``paths`` lists (local address to bind, destination address) pairs; in
+    :func:`~tcpmodels.testbed.topologies.two_path` path i is
+    ``("10.0.{i+1}.1", "10.0.{i+1}.2")``.
+    """
+    return [dict(flow_id=first_id + i, kind="probe", path=i, dst=dst, bind=src, port=port, size_bytes=size_bytes,
+                 cc=cc, direction=direction, start_s=i * gap_s, sample_interval_s=0.0)
+            for i, (src, dst) in enumerate(paths)]
+
+
+def flow_sizes_bytes(rng: np.random.Generator, n: int, dist: dict) -> np.ndarray:
+    """Draw ``n`` flow sizes [bytes] from ``dist``.
+
+    ``dist`` is ``{"kind": "fixed", "size_bytes": S}``, ``{"kind": "uniform",
+    "low_bytes": a, "high_bytes": b}`` or ``{"kind": "pareto", "mean_bytes": m,
+    "alpha": a}`` (Pareto with shape a > 1 and scale ``m (a - 1) / a``, so the mean is m).
+    """
+    kind = dist.get("kind")
+    if kind == "fixed":
+        sizes = np.full(n, float(dist["size_bytes"]))
+    elif kind == "uniform":
+        low, high = float(dist["low_bytes"]), float(dist["high_bytes"])
+        if not 1 <= low <= high:
+            raise ValueError(f"uniform sizes need 1 <= low_bytes <= high_bytes; got {low}, {high}")
+        sizes = rng.uniform(low, high, n)
+    elif kind == "pareto":
+        alpha, mean = float(dist["alpha"]), float(dist["mean_bytes"])
+        if not alpha > 1:
+            raise ValueError(f"pareto alpha [-] must be > 1 for a finite mean; got {alpha}")
+        scale = mean * (alpha - 1) / alpha
+        sizes = scale * (1.0 + rng.pareto(alpha, n))  # numpy's pareto is Lomax: shift by 1
+    else:
+        raise ValueError(f"size distribution kind must be 'fixed', 'uniform' or 'pareto'; got {kind!r}")
+    return np.maximum(1, np.round(sizes)).astype(np.int64)
+
+
+def poisson_flows(*, rng: np.random.Generator, first_id: int, arrival_rate_per_s: float, duration_s: float,
+                  size_dist: dict, dst: str, port: int = 5201, cc: str = "cubic", mptcp: bool = False,
+                  direction: str = "download", max_flows: int = 5000) -> list[dict]:
+    """Short flows arriving as a Poisson process of ``arrival_rate_per_s`` [1/s] during ``duration_s`` [s]."""
+    if not 0 < arrival_rate_per_s <= 1000:
+        raise ValueError(f"arrival_rate_per_s [1/s] must be in (0, 1000]; got {arrival_rate_per_s}")
+    times, t = [], 0.0
+    while True:
+        t += rng.exponential(1.0 / arrival_rate_per_s)
+        if t >= duration_s:
+            break
+        times.append(t)
+        if len(times) > max_flows:
+            raise ValueError(f"more than {max_flows} flows: lower arrival_rate_per_s or duration_s")
+    sizes = flow_sizes_bytes(rng, len(times), size_dist)
+    return [dict(flow_id=first_id + i, kind="short", dst=dst, port=port, size_bytes=int(s), cc=cc, mptcp=mptcp,
+                 direction=direction, start_s=float(ts), sample_interval_s=0.0)
+            for i, (ts, s) in enumerate(zip(times, sizes))]
