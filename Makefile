@@ -54,9 +54,9 @@ test: system-deps $(VENV)/.full
 test-fast: $(VENV)/.full
 	$(BIN)/python -m pytest -m "not testbed and not sim and not browser" $(PYTEST_ARGS)
 
+# Token: $JUPYTER_TOKEN if set, else a random one that Jupyter prints in the URL (one it did not generate is masked as "...").
 lab: $(VENV)/.base
-	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=notebooks \
-	  --IdentityProvider.token="$${JUPYTER_TOKEN:-$$($(BIN)/python -c 'import secrets; print(secrets.token_hex(16))')}"
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 clean:
 	rm -rf reports .pytest_cache .hypothesis build *.egg-info

@@ -1,0 +1,143 @@
+"""Widget plumbing shared by the teaching notebooks: a callback that displays figures, a panel builder.
+
+The notebooks may not define functions, so every ipywidgets callback lives here.
+:func:`figure_widget` wires a dict of controls to :func:`render` with
+:func:`ipywidgets.interactive_output`; :func:`render` calls each plot function with
+the slider values it accepts and displays the returned figure (or the error message
+of a ``ValueError``, so that an out-of-domain slider combination reads as a sentence
+in the lecture, not as a traceback).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from tcpmodels.teaching import save_figure
+
+__all__ = ["figure_widget", "render", "save_figure", "log_slider", "float_slider", "int_slider"]
+
+#: Layout shared by all sliders: a readable description column and a wide track.
+_STYLE = {"description_width": "13em"}
+_LAYOUT = {"width": "34em"}
+
+
+def _accepted(fn: Callable[..., Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``values`` that ``fn`` takes as keyword arguments."""
+    params = inspect.signature(fn).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return dict(values)
+    return {k: v for k, v in values.items() if k in params}
+
+
+def render(plot_fns: Sequence[Callable[..., Figure]], fixed: Mapping[str, Any] | None = None, **values: Any) -> list[Figure]:
+    """Call each plot function with the slider values it accepts and display the figures.
+
+    The ipywidgets callback of every teaching panel (bound with
+    :func:`functools.partial`, so the notebook needs no ``def`` or ``lambda``).
+
+    Parameters
+    ----------
+    plot_fns : sequence of callables
+        Functions returning a :class:`matplotlib.figure.Figure`.
+    fixed : mapping, optional
+        Keyword arguments that are not sliders (e.g. ``n_points`` in quick mode).
+    **values
+        Current slider values, named as the plot functions' parameters (units in names).
+
+    Returns
+    -------
+    list of Figure
+        The figures displayed (figures are built without pyplot, so nothing accumulates
+        in pyplot's list of open figures).
+    """
+    from IPython.display import display
+
+    merged = {**(fixed or {}), **values}
+    figures = []
+    for fn in plot_fns:
+        try:
+            fig = fn(**_accepted(fn, merged))
+        except ValueError as exc:  # an impossible slider combination: say why, in one line
+            print(f"{fn.__name__}: {exc}")
+            continue
+        display(fig)
+        figures.append(fig)
+    return figures
+
+
+def figure_widget(
+    plot_fns: Callable[..., Figure] | Sequence[Callable[..., Figure]],
+    controls: Mapping[str, Any],
+    *,
+    fixed: Mapping[str, Any] | None = None,
+    columns: int = 2,
+):
+    """A panel of controls above an output area that redraws the figures when a control changes.
+
+    Parameters
+    ----------
+    plot_fns : callable or sequence of callables
+        Plot functions (see :func:`render`).
+    controls : mapping of str to ipywidgets.ValueWidget
+        Keyword name -> control.
+    fixed : mapping, optional
+        Extra keyword arguments passed on every redraw.
+    columns : int
+        Controls per row.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        ``children[0]`` holds the controls, ``children[1]`` is the :class:`ipywidgets.Output`.
+    """
+    import ipywidgets as widgets
+
+    fns = (plot_fns,) if callable(plot_fns) else tuple(plot_fns)
+    if not fns:
+        raise ValueError("plot_fns must name at least one plot function")
+    if columns < 1:
+        raise ValueError(f"columns [-] must be >= 1; got {columns}")
+    items = list(controls.values())
+    rows = [widgets.HBox(items[i : i + columns]) for i in range(0, len(items), columns)]
+    out = widgets.interactive_output(functools.partial(render, fns, dict(fixed or {})), dict(controls))
+    return widgets.VBox([widgets.VBox(rows), out])
+
+
+def log_slider(description: str, value: float, low: float, high: float, *, steps_per_decade: int = 20, readout_format: str = ".3g"):
+    """A :class:`ipywidgets.FloatLogSlider` from ``low`` to ``high`` (values, not exponents)."""
+    import math
+
+    import ipywidgets as widgets
+
+    if not 0 < low < high:
+        raise ValueError(f"log slider {description!r}: need 0 < low < high; got low={low}, high={high}")
+    return widgets.FloatLogSlider(
+        value=value, base=10, min=math.log10(low), max=math.log10(high), step=1.0 / steps_per_decade,
+        description=description, readout_format=readout_format, continuous_update=False,
+        style=_STYLE, layout=_LAYOUT,
+    )  # fmt: skip
+
+
+def float_slider(description: str, value: float, low: float, high: float, step: float, *, readout_format: str = ".3g"):
+    """A :class:`ipywidgets.FloatSlider` that redraws on release (not on every pixel of a drag)."""
+    import ipywidgets as widgets
+
+    return widgets.FloatSlider(
+        value=value, min=low, max=high, step=step, description=description, readout_format=readout_format,
+        continuous_update=False, style=_STYLE, layout=_LAYOUT,
+    )  # fmt: skip
+
+
+def int_slider(description: str, value: int, low: int, high: int, step: int = 1):
+    """A :class:`ipywidgets.IntSlider` that redraws on release."""
+    import ipywidgets as widgets
+
+    return widgets.IntSlider(
+        value=value, min=low, max=high, step=step, description=description, continuous_update=False,
+        style=_STYLE, layout=_LAYOUT,
+    )  # fmt: skip

@@ -1,0 +1,329 @@
+r"""Teaching figures: Pareto samples, self-similar ON/OFF traffic against Poisson, and Hurst estimators.
+
+- :func:`plot_pareto_samples`: the empirical tail of Pareto file sizes against the
+  exponential with the same mean, and how slowly the sample mean settles.
+- :func:`plot_self_similarity`: the aggregate of N ON/OFF sources with Pareto periods
+  (Willinger et al. 1997) and a Poisson packet stream of the same mean rate, each shown
+  at several time scales (every row zooms into a tenth of the row above), the picture of
+  Leland, Taqqu, Willinger and Wilson (1994, Fig. 1): the ON/OFF traffic looks equally
+  bursty at every scale, Poisson smooths out.
+- :func:`plot_hurst_estimates`: the variance-time plot of both series and the six
+  estimators of :mod:`tcpmodels.models.hurst` beside H = (3 - alpha)/2.
+
+References
+----------
+.. [1] W. E. Leland, M. S. Taqqu, W. Willinger, D. V. Wilson, "On the self-similar nature
+   of Ethernet traffic", SIGCOMM 1993 / IEEE/ACM ToN 2(1), 1--15, 1994.
+.. [2] W. Willinger, M. S. Taqqu, R. Sherman, D. V. Wilson, "Self-similarity through
+   high-variability", IEEE/ACM ToN 5(1), 71--86, 1997.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from tcpmodels._arrays import check_range
+from tcpmodels.models.heavytail import Pareto, hurst_from_alpha, onoff_aggregate_rate, onoff_mean_rate
+from tcpmodels.models.hurst import METHODS, estimate_all, hurst_aggvar
+
+from ._common import figure_widget, float_slider, int_slider
+
+__all__ = [
+    "BIN_S",
+    "MEAN_PERIOD_S",
+    "PEAK_RATE_PPS",
+    "POINTS_PER_PANEL",
+    "aggregate_series",
+    "hurst_table",
+    "plot_pareto_samples",
+    "plot_self_similarity",
+    "plot_hurst_estimates",
+    "pareto_widget",
+    "self_similarity_widget",
+]
+
+#: Width of the finest time bin. [s]
+BIN_S = 0.1
+#: Mean ON and mean OFF period of every source. [s]
+MEAN_PERIOD_S = 1.0
+#: Packet rate of one source while ON. [packets/s]
+PEAK_RATE_PPS = 100.0
+#: Points drawn per panel (bins at that panel's time scale).
+POINTS_PER_PANEL = 100
+
+
+def _check_alpha(alpha: float) -> None:
+    check_range("alpha", alpha, unit="-", low=1, high=2.5, low_open=True)
+
+
+def _check_scales(n_scales: int) -> None:
+    if int(n_scales) != n_scales or not 2 <= n_scales <= 5:
+        raise ValueError(f"n_scales [-] must be an integer in [2, 5]; got {n_scales}")
+
+
+# --------------------------------------------------------------------------- Pareto samples
+
+
+def plot_pareto_samples(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20_000, seed: int = 0) -> Figure:
+    """Pareto file sizes with a given mean: their tail and their running mean, against the exponential.
+
+    Parameters
+    ----------
+    alpha : float
+        Tail index, in (1, 2.5]. [-]
+    mean_kb : float
+        Mean file size. [KB] (1 KB = 1000 bytes)
+    n_samples : int
+        Number of files drawn, >= 100. [-]
+    seed : int
+        Seed of :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Left: empirical P(X > x) of the sample (log-log) with the Pareto and exponential
+        survival functions of the same mean. Right: running sample mean against the
+        number of files, for both.
+    """
+    _check_alpha(alpha)
+    check_range("mean_kb", mean_kb, unit="KB", low=0, low_open=True)
+    if int(n_samples) != n_samples or n_samples < 100:
+        raise ValueError(f"n_samples [-] must be an integer >= 100; got {n_samples}")
+    rng = np.random.default_rng(int(seed))
+    dist = Pareto.from_mean(mean_kb * 1e3, alpha)
+    x = dist.sample(int(n_samples), rng)
+    expo = rng.exponential(mean_kb * 1e3, int(n_samples))
+    fig = Figure(figsize=(11, 4.2), layout="constrained")
+    ax_t, ax_m = fig.subplots(1, 2)
+
+    xs = np.sort(x)
+    ccdf = 1.0 - np.arange(xs.size) / xs.size
+    ax_t.plot(xs / 1e3, ccdf, ".", ms=2, color="C0", label=f"{int(n_samples):,} Pareto samples")
+    grid = np.logspace(np.log10(dist.scale), np.log10(max(xs[-1], 10 * dist.scale)), 200)
+    ax_t.plot(grid / 1e3, dist.sf(grid), color="C0", lw=1.2, label=f"Pareto: (x_m / x)^{alpha:.3g}, x_m = {dist.scale / 1e3:.3g} KB")
+    ax_t.plot(grid / 1e3, np.exp(-grid / (mean_kb * 1e3)), color="C1", lw=1.2, ls="--", label="exponential, same mean")
+    ax_t.axvline(mean_kb, color="k", lw=0.7, ls=":")
+    ax_t.axvline(dist.median / 1e3, color="C2", lw=0.9, ls="-.", label=f"median {dist.median / 1e3:.3g} KB")
+    ax_t.set_xscale("log")
+    ax_t.set_yscale("log")
+    ax_t.set_ylim(0.5 / xs.size, 1.5)
+    ax_t.set_xlabel("file size x [KB]")
+    ax_t.set_ylabel("P(X > x) [-]")
+    top = xs[-max(1, xs.size // 100) :].sum() / xs.sum()
+    ax_t.set_title(f"alpha = {alpha:.3g}: the largest 1% of files carry {top:.0%} of the bytes", fontsize=9.5)
+    ax_t.legend(fontsize=7.5, loc="lower left")
+
+    n = np.arange(1, x.size + 1)
+    ax_m.plot(n, np.cumsum(x) / n / 1e3, color="C0", lw=1.3, label="Pareto running mean")
+    ax_m.plot(n, np.cumsum(expo) / n / 1e3, color="C1", lw=1.1, ls="--", label="exponential running mean")
+    ax_m.axhline(mean_kb, color="k", lw=0.8, ls=":", label=f"true mean {mean_kb:.3g} KB")
+    ax_m.set_xscale("log")
+    ax_m.set_xlabel("number of files n [-]")
+    ax_m.set_ylabel("mean of the first n files [KB]")
+    ax_m.set_ylim(0, 3 * mean_kb)
+    ax_m.set_title(f"sample mean {x.mean() / 1e3:.3g} KB (true {mean_kb:.3g}); variance {'infinite' if alpha <= 2 else 'finite'}", fontsize=9.5)
+    ax_m.legend(fontsize=7.5, loc="upper right")
+    for ax in (ax_t, ax_m):
+        ax.grid(True, lw=0.3)
+        ax.minorticks_off()
+    return fig
+
+
+def pareto_widget(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20_000, seed: int = 0):
+    """Sliders for alpha, the mean, the sample size and the seed above :func:`plot_pareto_samples`."""
+    controls = {
+        "alpha": float_slider("tail index alpha [-]", alpha, 1.05, 2.5, 0.05),
+        "mean_kb": float_slider("mean file size [KB]", mean_kb, 1.0, 100.0, 1.0),
+        "n_samples": int_slider("files drawn [-]", int(n_samples), 1_000, 200_000, 1_000),
+        "seed": int_slider("seed", int(seed), 0, 20),
+    }
+    return figure_widget(plot_pareto_samples, controls)
+
+
+# --------------------------------------------------------------------------- ON/OFF aggregate
+
+
+@functools.lru_cache(maxsize=8)
+def _series(alpha: float, n_sources: int, seed: int, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(int(seed))
+    onoff = onoff_aggregate_rate(
+        n_sources=int(n_sources), alpha_on=float(alpha), alpha_off=float(alpha), mean_on_s=MEAN_PERIOD_S,
+        mean_off_s=MEAN_PERIOD_S, bin_s=BIN_S, n_bins=int(n_bins), rng=rng, peak_rate=PEAK_RATE_PPS,
+    )  # fmt: skip
+    mean = float(onoff_mean_rate(int(n_sources), MEAN_PERIOD_S, MEAN_PERIOD_S, PEAK_RATE_PPS))
+    poisson = rng.poisson(mean * BIN_S, int(n_bins)) / BIN_S
+    onoff.setflags(write=False)
+    poisson.setflags(write=False)
+    return onoff, poisson
+
+
+def aggregate_series(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> pd.DataFrame:
+    """Packet rate per finest bin of the ON/OFF aggregate and of Poisson traffic with the same mean.
+
+    Parameters
+    ----------
+    alpha : float
+        Tail index of the ON and OFF periods (Pareto, mean :data:`MEAN_PERIOD_S`), in (1, 2.5]. [-]
+    n_sources : int
+        Number of ON/OFF sources, each sending :data:`PEAK_RATE_PPS` while ON. [-]
+    seed : int
+        Seed of :func:`numpy.random.default_rng`.
+    n_scales : int
+        Time scales shown later (2 ... 5); the series has ``POINTS_PER_PANEL * 10**(n_scales-1)``
+        bins of :data:`BIN_S`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``t_s`` (bin start), ``onoff_pps``, ``poisson_pps``. Cached per argument tuple
+        so that moving one slider does not redraw the other figure's random numbers.
+    """
+    _check_alpha(alpha)
+    _check_scales(n_scales)
+    if int(n_sources) != n_sources or n_sources < 1:
+        raise ValueError(f"n_sources [-] must be an integer >= 1; got {n_sources}")
+    n_bins = POINTS_PER_PANEL * 10 ** (int(n_scales) - 1)
+    onoff, poisson = _series(float(alpha), int(n_sources), int(seed), n_bins)
+    return pd.DataFrame({"t_s": np.arange(n_bins) * BIN_S, "onoff_pps": onoff, "poisson_pps": poisson})
+
+
+def _block_means(x: np.ndarray, m: int) -> np.ndarray:
+    k = x.size // m
+    return x[: k * m].reshape(k, m).mean(axis=1)
+
+
+def plot_self_similarity(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> Figure:
+    """ON/OFF aggregate and Poisson traffic at ``n_scales`` time scales, each row zooming into the one above.
+
+    Parameters
+    ----------
+    alpha, n_sources, seed, n_scales
+        See :func:`aggregate_series`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``n_scales`` rows, two columns (ON/OFF, Poisson). Row 0 shows the whole series
+        in :data:`POINTS_PER_PANEL` bins of ``BIN_S * 10**(n_scales-1)``; each next row
+        shows, in bins ten times shorter, the tenth of the row above shaded there. The
+        y axis is the rate divided by the long-run mean, with the same limits everywhere.
+    """
+    data = aggregate_series(alpha, n_sources, seed, n_scales=n_scales)
+    mean = float(onoff_mean_rate(int(n_sources), MEAN_PERIOD_S, MEAN_PERIOD_S, PEAK_RATE_PPS))
+    pick = np.random.default_rng([int(seed), 1]).integers(0, 10, size=n_scales)
+    fig = Figure(figsize=(11, 1.55 * n_scales + 0.8), layout="constrained")
+    axes = fig.subplots(n_scales, 2, sharey=True, squeeze=False)
+    start = 0  # first finest bin of the window shown in the current row
+    ymax = 0.0
+    for row in range(n_scales):
+        m = 10 ** (n_scales - 1 - row)
+        width = POINTS_PER_PANEL * m  # finest bins covered by this row
+        for col, name in enumerate(("onoff_pps", "poisson_pps")):
+            y = _block_means(data[name].to_numpy()[start : start + width], m) / mean
+            t = (start + np.arange(y.size) * m) * BIN_S
+            ax = axes[row, col]
+            ax.step(t, y, where="post", lw=0.9, color="C0" if col == 0 else "C1")
+            ax.axhline(1.0, color="0.5", lw=0.6)
+            ax.set_xlim(start * BIN_S, (start + width) * BIN_S)
+            ax.set_ylabel(f"bin {m * BIN_S:g} s", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ymax = max(ymax, float(y.max()))
+        if row + 1 < n_scales:
+            sub = start + int(pick[row]) * (width // 10)
+            for ax in axes[row]:
+                ax.axvspan(sub * BIN_S, (sub + width // 10) * BIN_S, color="C2", alpha=0.2, lw=0)
+            start = sub
+    for ax in axes.ravel():
+        ax.set_ylim(0, 1.05 * ymax)
+    h = float(hurst_from_alpha(alpha)) if alpha < 2 else 0.5
+    axes[0, 0].set_title(f"{int(n_sources)} ON/OFF sources, Pareto periods alpha = {alpha:.3g} (H = {h:.3g})", fontsize=9.5)
+    axes[0, 1].set_title("Poisson packets, same mean rate (H = 0.5)", fontsize=9.5)
+    axes[-1, 0].set_xlabel("time [s]")
+    axes[-1, 1].set_xlabel("time [s]")
+    fig.suptitle("rate / mean rate; each row zooms into the shaded tenth of the row above", fontsize=9)
+    return fig
+
+
+def hurst_table(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> pd.DataFrame:
+    """The six estimators of :mod:`tcpmodels.models.hurst` on both series (finest bins).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (``series``, ``method``) with ``hurst``, ``ci95_low``, ``ci95_high``,
+        ``stderr_kind`` and ``theory`` ((3 - alpha)/2 for ON/OFF with alpha < 2, 0.5 otherwise).
+    """
+    data = aggregate_series(alpha, n_sources, seed, n_scales=n_scales)
+    theory = {"ON/OFF": float(hurst_from_alpha(alpha)) if alpha < 2 else 0.5, "Poisson": 0.5}
+    parts = []
+    for label, col in (("ON/OFF", "onoff_pps"), ("Poisson", "poisson_pps")):
+        est = estimate_all(data[col].to_numpy()).reset_index()
+        parts.append(est.assign(series=label, theory=theory[label]))
+    table = pd.concat(parts, ignore_index=True)
+    return table[["series", "method", "hurst", "ci95_low", "ci95_high", "stderr_kind", "theory"]]
+
+
+def plot_hurst_estimates(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> Figure:
+    """Variance-time plot of both series and the six Hurst estimates with 95% intervals.
+
+    Parameters
+    ----------
+    alpha, n_sources, seed, n_scales
+        See :func:`aggregate_series`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Left: log10 variance of block means of rate/mean against log10 block size
+        (slope 2H - 2: -1 for Poisson, shallower for long-range dependence), with the
+        aggregated-variance fits. Right: H by each method for both series, with the
+        theoretical values as lines.
+    """
+    data = aggregate_series(alpha, n_sources, seed, n_scales=n_scales)
+    table = hurst_table(alpha, n_sources, seed, n_scales=n_scales)
+    fig = Figure(figsize=(11, 4.0), layout="constrained")
+    ax_v, ax_h = fig.subplots(1, 2)
+    for label, col, colour in (("ON/OFF", "onoff_pps", "C0"), ("Poisson", "poisson_pps", "C1")):
+        x = data[col].to_numpy()
+        fit = hurst_aggvar(x / x.mean())
+        ax_v.plot(fit.x, fit.y, "o", ms=3.5, color=colour, label=f"{label}: slope {fit.slope:.2f} -> H = {fit.hurst:.2f}")
+        ax_v.plot(fit.x, fit.fitted, color=colour, lw=1)
+    ref = ax_v.get_lines()[3]  # Poisson's fitted line: start the slope -1 guide there
+    x0, y0 = ref.get_xdata()[0], ref.get_ydata()[0]
+    xs = np.array([x0, ref.get_xdata()[-1]])
+    ax_v.plot(xs, y0 - (xs - x0), color="0.4", lw=0.8, ls=":", label="slope -1 (short-range dependence)")
+    ax_v.set_xlabel("log10 block size m [bins]")
+    ax_v.set_ylabel("log10 variance of block means [-]")
+    ax_v.set_title("variance-time plot (rate / mean)", fontsize=9.5)
+    ax_v.legend(fontsize=7.5)
+
+    methods = list(METHODS)
+    pos = np.arange(len(methods))
+    for k, (label, colour) in enumerate((("ON/OFF", "C0"), ("Poisson", "C1"))):
+        part = table[table.series == label].set_index("method").loc[methods]
+        yerr = np.vstack([part.hurst - part.ci95_low, part.ci95_high - part.hurst])
+        ax_h.errorbar(pos + (k - 0.5) * 0.25, part.hurst, yerr=yerr, fmt="o", color=colour, capsize=3, label=label)
+        ax_h.axhline(float(part.theory.iloc[0]), color=colour, lw=1, ls="--")
+    ax_h.set_xticks(pos, methods)
+    ax_h.set_ylabel("Hurst parameter H [-]")
+    h = table.loc[table.series == "ON/OFF", "theory"].iloc[0]
+    ax_h.set_title(f"estimates with 95% intervals; dashed: theory ({h:.3g} and 0.5)", fontsize=9.5)
+    ax_h.set_ylim(0.3, 1.1)
+    ax_h.legend(fontsize=7.5, loc="upper right")
+    for ax in (ax_v, ax_h):
+        ax.grid(True, lw=0.3)
+    return fig
+
+
+def self_similarity_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4):
+    """Sliders for alpha, the number of sources and the seed above both aggregate figures."""
+    controls = {
+        "alpha": float_slider("tail index alpha [-]", alpha, 1.05, 2.5, 0.05),
+        "n_sources": int_slider("ON/OFF sources [-]", int(n_sources), 1, 200),
+        "seed": int_slider("seed", int(seed), 0, 20),
+    }
+    return figure_widget((plot_self_similarity, plot_hurst_estimates), controls, fixed={"n_scales": n_scales})

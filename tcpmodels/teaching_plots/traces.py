@@ -1,0 +1,180 @@
+"""Teaching figure: explore a shipped capture — time-sequence graph, RTT samples and bytes in flight of one flow.
+
+Everything is computed by :mod:`tcpmodels.traces` (``read_pcap``, ``annotate``, ``flows``,
+``rtt_samples``, ``bytes_in_flight``) and drawn with :mod:`tcpmodels.traces.plots` on the axes
+of one figure built without pyplot. Captures live in ``<data_dir>/captures/`` with a JSON
+provenance record beside each one.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import warnings
+from pathlib import Path
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from tcpmodels._arrays import check_range
+
+from ._common import figure_widget, float_slider, int_slider
+
+__all__ = ["CAPTURE_SUFFIXES", "shipped_captures", "data_flows", "capture_provenance", "plot_trace", "trace_widget"]
+
+#: File names the explorer offers.
+CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz")
+#: Columns of :func:`data_flows`.
+_FLOW_COLUMNS = ["src_addr", "src_port", "dst_addr", "dst_port", "packets", "unique_payload_bytes",
+                 "retransmitted_packets", "rtt_median_s", "loss_rate", "throughput_bps", "duration_s"]  # fmt: skip
+
+
+def _captures_dir(data_dir: str | Path) -> Path:
+    return Path(data_dir) / "captures"
+
+
+def shipped_captures(data_dir: str | Path = "../data") -> list[str]:
+    """Names of the capture files in ``<data_dir>/captures/``, sorted.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder does not exist or holds no capture.
+    """
+    folder = _captures_dir(data_dir)
+    names = sorted(p.name for p in folder.glob("*") if p.name.endswith(CAPTURE_SUFFIXES)) if folder.is_dir() else []
+    if not names:
+        raise FileNotFoundError(f"no capture ({', '.join(CAPTURE_SUFFIXES)}) in {folder.resolve()}")
+    return names
+
+
+@functools.lru_cache(maxsize=6)
+def _analysed(path: str, mtime_ns: int):
+    """Packet table, per-packet analysis, flow table, RTT samples and reader warnings of one file (cached)."""
+    from tcpmodels.traces import TraceWarning, annotate, flows, read_pcap, rtt_samples
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TraceWarning)
+        packets = read_pcap(path)
+    notes = tuple(str(w.message).replace(path, Path(path).name) for w in caught if issubclass(w.category, TraceWarning))
+    for w in caught:  # anything else is not ours to hide
+        if not issubclass(w.category, TraceWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    annotated = annotate(packets)
+    return packets, annotated, flows(packets, annotated), rtt_samples(packets, annotated), notes
+
+
+def _load(capture: str, data_dir: str | Path):
+    path = _captures_dir(data_dir) / capture
+    if not path.is_file():
+        raise ValueError(f"capture {capture!r} not found in {_captures_dir(data_dir)}; shipped: {', '.join(shipped_captures(data_dir))}")
+    return _analysed(str(path.resolve()), path.stat().st_mtime_ns)
+
+
+def data_flows(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> pd.DataFrame:
+    """The flow directions of a capture that carry payload, largest first (``flow_rank`` 0, 1, ...).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``flow_id`` (as in :func:`tcpmodels.traces.flows`), with its address, count,
+        byte, retransmission, RTT, loss, throughput and duration columns.
+    """
+    table = _load(capture, data_dir)[2]
+    carrying = table[table["unique_payload_bytes"] > 0]
+    return carrying.sort_values("unique_payload_bytes", ascending=False, kind="stable")[_FLOW_COLUMNS]
+
+
+def capture_provenance(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> dict:
+    """The JSON provenance record shipped beside a capture (``{}`` if there is none)."""
+    stem = capture
+    for suffix in sorted(CAPTURE_SUFFIXES, key=len, reverse=True):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    path = _captures_dir(data_dir) / f"{stem}.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def plot_trace(
+    capture: str = "cubic_bulk.pcap.gz",
+    flow_rank: int = 0,
+    zoom_fraction: float = 1.0,
+    data_dir: str | Path = "../data",
+) -> Figure:
+    """Time-sequence graph, RTT samples and bytes in flight of one flow of a shipped capture.
+
+    Parameters
+    ----------
+    capture : str
+        File name in ``<data_dir>/captures/``.
+    flow_rank : int
+        Which payload-carrying flow direction: 0 the one with the most bytes, 1 the next, ... [-]
+    zoom_fraction : float
+        Show the first this fraction of the flow's duration, in (0, 1]. [-]
+    data_dir : str or Path
+        Folder holding ``captures/``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Top: sequence number against time with retransmissions and the peer's ACKs. Bottom
+        left: RTT samples (sequence/ACK matching with Karn's rule, and timestamp echoes).
+        Bottom right: bytes in flight at the capture point.
+    """
+    from tcpmodels.traces import bytes_in_flight
+    from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
+
+    check_range("zoom_fraction", zoom_fraction, unit="-", low=0, high=1, low_open=True)
+    packets, annotated, _, samples, notes = _load(capture, data_dir)
+    table = data_flows(capture, data_dir)
+    if int(flow_rank) != flow_rank or not 0 <= flow_rank < len(table):
+        raise ValueError(f"flow_rank [-] must be an integer in [0, {len(table) - 1}] ({capture} has {len(table)} "
+                         f"flow directions with payload); got {flow_rank}")  # fmt: skip
+    flow_id = int(table.index[int(flow_rank)])
+    row = table.iloc[int(flow_rank)]
+
+    fig = Figure(figsize=(11, 7.0), layout="constrained")
+    grid = fig.add_gridspec(2, 2, height_ratios=[1.25, 1])
+    ax_seq = fig.add_subplot(grid[0, :])
+    ax_rtt = fig.add_subplot(grid[1, 0])
+    ax_fl = fig.add_subplot(grid[1, 1])
+    plot_time_sequence(packets, flow_id, ax=ax_seq, annotated=annotated)
+    if (samples["flow_id"] == flow_id).any():
+        plot_rtt_samples(samples, flow_id, ax=ax_rtt)
+    else:
+        ax_rtt.text(0.5, 0.5, "no RTT samples for this flow", ha="center", va="center", transform=ax_rtt.transAxes)
+    plot_bytes_in_flight(bytes_in_flight(packets, flow_id, annotated=annotated), ax=ax_fl)
+    span = float(row["duration_s"]) * zoom_fraction
+    if span > 0:
+        for ax in (ax_seq, ax_rtt, ax_fl):
+            ax.set_xlim(0, span)
+    rtt_ms = float(row["rtt_median_s"]) * 1e3
+    ax_seq.set_title(
+        f"{capture}, flow {flow_id}: {row['src_addr']}:{row['src_port']} -> {row['dst_addr']}:{row['dst_port']}; "
+        f"{int(row['unique_payload_bytes']):,} B in {float(row['duration_s']):.3g} s "
+        f"({float(row['throughput_bps']) / 1e6:.3g} Mbit/s), {int(row['retransmitted_packets'])} retransmitted, "
+        f"median RTT {rtt_ms:.3g} ms", fontsize=9,
+    )  # fmt: skip
+    ax_rtt.set_title("RTT samples", fontsize=9)
+    ax_fl.set_title("bytes in flight at the capture point", fontsize=9)
+    where = capture_provenance(capture, data_dir).get("capture_point")
+    footer = "; ".join(([f"captured at: {where}"] if where else []) + list(notes))
+    if footer:
+        fig.supxlabel(footer, fontsize=7.5, color="0.35")
+    return fig
+
+
+def trace_widget(capture: str = "cubic_bulk.pcap.gz", flow_rank: int = 0, zoom_fraction: float = 1.0, data_dir: str | Path = "../data"):
+    """A capture menu, a flow-rank slider and a zoom slider above :func:`plot_trace`."""
+    import ipywidgets as widgets
+
+    names = shipped_captures(data_dir)
+    controls = {
+        "capture": widgets.Dropdown(options=names, value=capture if capture in names else names[0],
+                                    description="capture", style={"description_width": "13em"},
+                                    layout={"width": "34em"}),  # fmt: skip
+        "flow_rank": int_slider("flow (0 = most bytes)", int(flow_rank), 0, 5),
+        "zoom_fraction": float_slider("show first fraction [-]", zoom_fraction, 0.05, 1.0, 0.05),
+    }
+    return figure_widget(plot_trace, controls, fixed={"data_dir": str(data_dir)})
