@@ -17,7 +17,6 @@ import sys
 SUBCOMMAND_MODULES = (
     "tcpmodels.report",
     "tcpmodels.testbed.cli",
-    "tcpmodels.sweep",
 )
 
 

@@ -1,0 +1,546 @@
+"""Scenario configurations for the ns-3 layer: frozen dataclasses, JSON round trip.
+
+Nothing here imports ns-3: configs are built, hashed, cached and sent to worker
+processes without the simulator. :mod:`tcpmodels.sim.run` turns a config into
+an ns-3 simulation in a fresh process.
+
+All quantities are SI with the unit in the name (``rate_bps`` [bit/s],
+``delay_s`` [s], ``size_bytes`` [bytes]).
+
+Topologies
+----------
+:class:`Dumbbell`
+    One sender node per :class:`Sender` (its own access link, congestion control
+    and applications), two routers joined by the shared bottleneck, one receiver.
+:class:`Caterpillar`
+    The P5 topology: a chain of gateways G1..Gn, the server behind G1, clients
+    spread over the articulation gateways; downstream bottleneck G1 -> G2.
+
+(The k=4 fat-tree with per-flow ECMP is not implemented yet.)
+
+References
+----------
+.. [1] ns-3 Model Library, "TCP models in ns-3" and "Point-to-point NetDevice",
+   https://www.nsnam.org/docs/models/html/
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+__all__ = [
+    "Link",
+    "TcpOptions",
+    "BulkApp",
+    "SizeDistribution",
+    "PoissonFlows",
+    "Sender",
+    "Dumbbell",
+    "Caterpillar",
+    "config_to_dict",
+    "config_from_dict",
+    "config_to_json",
+    "config_hash",
+    "TCP_VARIANTS",
+]
+
+#: ns-3 congestion controls accepted by name (``ns3::`` prefix optional), plus the
+#: run-time compiled ones from :mod:`tcpmodels.sim.cc`.
+TCP_VARIANTS = (
+    "TcpLinuxReno",
+    "TcpNewReno",
+    "TcpCubic",
+    "TcpBic",
+    "TcpHighSpeed",
+    "TcpHtcp",
+    "TcpVegas",
+    "TcpScalable",
+    "TcpVeno",
+    "TcpYeah",
+    "TcpIllinois",
+    "TcpWestwoodPlus",
+    "TcpLedbat",
+    "TcpLp",
+    "TcpDctcp",
+    "TcpBbr",
+    "TcpCubicX",
+)
+
+
+def _positive(name: str, value: float, unit: str, *, allow_zero: bool = False) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
+        raise ValueError(f"{name} [{unit}] must be a number; got {value!r}")
+    if value < 0 or (value == 0 and not allow_zero) or math.isinf(value):
+        lo = "[0" if allow_zero else "(0"
+        raise ValueError(f"{name} [{unit}] must be in {lo}, inf); got {value!r}")
+
+
+def _check_fields(obj: Any) -> None:
+    """Reject a field given with a value of the wrong container type (lists -> tuples)."""
+    for f in dataclasses.fields(obj):
+        v = getattr(obj, f.name)
+        if isinstance(v, list):
+            object.__setattr__(obj, f.name, tuple(v))
+
+
+@dataclass(frozen=True, kw_only=True)
+class Link:
+    """A point-to-point link, the same in both directions.
+
+    Parameters
+    ----------
+    rate_bps : float
+        Line rate. [bit/s]
+    delay_s : float
+        One-way propagation delay. [s]
+    queue_packets : int, optional
+        Drop-tail queue limit of each end's device. [packets]
+    queue_bytes : int, optional
+        Drop-tail queue limit in bytes instead. [bytes] Give exactly one of
+        the two; with neither the limit is 100 packets.
+
+    Notes
+    -----
+    The queue is the device's ``DropTailQueue`` alone: the traffic-control
+    layer's default ``pfifo_fast`` (1000 packets) that ns-3 would put in front
+    of it is removed, so the configured limit is the real one.
+    """
+
+    rate_bps: float
+    delay_s: float
+    queue_packets: int | None = None
+    queue_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        _positive("rate_bps", self.rate_bps, "bit/s")
+        _positive("delay_s", self.delay_s, "s", allow_zero=True)
+        if self.queue_packets is not None and self.queue_bytes is not None:
+            raise ValueError("give queue_packets or queue_bytes, not both")
+        if self.queue_packets is not None and (not isinstance(self.queue_packets, int) or self.queue_packets < 1):
+            raise ValueError(f"queue_packets [packets] must be an integer >= 1; got {self.queue_packets!r}")
+        if self.queue_bytes is not None and (not isinstance(self.queue_bytes, int) or self.queue_bytes < 1600):
+            raise ValueError(f"queue_bytes [bytes] must be an integer >= 1600 (one full packet); got {self.queue_bytes!r}")
+
+    @property
+    def queue_size_string(self) -> str:
+        """The ns-3 ``QueueSize`` string: ``"100p"`` or ``"100000B"``."""
+        if self.queue_bytes is not None:
+            return f"{self.queue_bytes}B"
+        return f"{self.queue_packets if self.queue_packets is not None else 100}p"
+
+
+@dataclass(frozen=True, kw_only=True)
+class TcpOptions:
+    """TCP socket defaults for every node of a scenario.
+
+    Parameters
+    ----------
+    mss_bytes : int
+        Segment size (ns-3 ``TcpSocket::SegmentSize``). [bytes]
+    sndbuf_bytes, rcvbuf_bytes : int
+        Socket send and receive buffers. [bytes] The receive buffer caps the
+        advertised window, so size it above the path's BDP plus queue.
+    min_rto_s : float
+        Lower bound of the retransmission timeout (Linux: 0.2). [s]
+    conn_timeout_s : float
+        SYN retransmission timeout (ns-3 default 3, Linux 1). [s]
+    delayed_ack_count : int
+        Segments per delayed ACK (``b`` in Mathis/PFTK). [segments] Default 1
+        (ns-3's is 2): with 2, ns-3 flows that take an RTO while the queue is
+        full get stuck cycling CA_LOSS -> CA_OPEN at cwnd = 1 segment (see
+        "Known artifact: RTO lock-out" in :mod:`tcpmodels.sim`).
+    sack : bool
+        Selective acknowledgements on.
+    initial_cwnd_segments : int
+        Initial congestion window. [segments]
+    recovery : str
+        ns-3 recovery algorithm: ``"TcpPrrRecovery"`` (default; Linux uses PRR too)
+        or ``"TcpClassicRecovery"``. See "Known artifact: RTO lock-out" in
+        :mod:`tcpmodels.sim`.
+    cubic_hystart : bool
+        HyStart in ns-3's ``TcpCubic`` (``TcpCubicX`` has none; turn it off to compare them).
+    """
+
+    mss_bytes: int = 1448
+    sndbuf_bytes: int = 4 * 1024 * 1024
+    rcvbuf_bytes: int = 4 * 1024 * 1024
+    min_rto_s: float = 0.2
+    conn_timeout_s: float = 1.0
+    delayed_ack_count: int = 1
+    sack: bool = True
+    initial_cwnd_segments: int = 10
+    recovery: str = "TcpPrrRecovery"
+    cubic_hystart: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("mss_bytes", "sndbuf_bytes", "rcvbuf_bytes", "delayed_ack_count", "initial_cwnd_segments"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name} must be an integer >= 1; got {v!r}")
+        if self.mss_bytes > 1460:
+            raise ValueError(f"mss_bytes [bytes] must be in [1, 1460] for a 1500-byte MTU; got {self.mss_bytes}")
+        _positive("min_rto_s", self.min_rto_s, "s")
+        _positive("conn_timeout_s", self.conn_timeout_s, "s")
+        if self.recovery not in ("TcpClassicRecovery", "TcpPrrRecovery"):
+            raise ValueError(f"recovery must be 'TcpClassicRecovery' or 'TcpPrrRecovery'; got {self.recovery!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class BulkApp:
+    """A bulk transfer: one connection sending as fast as TCP allows.
+
+    Parameters
+    ----------
+    start_s : float
+        Connection start. [s]
+    size_bytes : int, optional
+        Bytes to send; ``None`` sends until ``stop_s`` or the end of the run. [bytes]
+    stop_s : float, optional
+        Stop sending at this time; ``None`` runs to the end. [s]
+    """
+
+    kind: ClassVar[str] = "bulk"
+    start_s: float = 0.0
+    size_bytes: int | None = None
+    stop_s: float | None = None
+
+    def __post_init__(self) -> None:
+        _positive("start_s", self.start_s, "s", allow_zero=True)
+        if self.size_bytes is not None and (not isinstance(self.size_bytes, int) or self.size_bytes < 1):
+            raise ValueError(f"size_bytes [bytes] must be an integer >= 1 or None; got {self.size_bytes!r}")
+        if self.stop_s is not None and self.stop_s <= self.start_s:
+            raise ValueError(f"stop_s [s] must be > start_s = {self.start_s}; got {self.stop_s}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SizeDistribution:
+    """Flow sizes: ``fixed`` (``mean_bytes``), ``uniform`` (``low_bytes``..``high_bytes``)
+    or ``pareto`` (``mean_bytes`` and shape ``alpha`` > 1; scale = mean (alpha-1)/alpha).
+
+    Sizes are rounded up to whole bytes; a Pareto draw can be capped with ``max_bytes``.
+    """
+
+    kind: str = "fixed"
+    mean_bytes: float | None = None
+    low_bytes: float | None = None
+    high_bytes: float | None = None
+    alpha: float | None = None
+    max_bytes: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind == "fixed":
+            _positive("mean_bytes", self.mean_bytes, "bytes")
+        elif self.kind == "uniform":
+            _positive("low_bytes", self.low_bytes, "bytes")
+            _positive("high_bytes", self.high_bytes, "bytes")
+            if self.high_bytes < self.low_bytes:
+                raise ValueError(f"high_bytes [bytes] must be >= low_bytes = {self.low_bytes}; got {self.high_bytes}")
+        elif self.kind == "pareto":
+            _positive("mean_bytes", self.mean_bytes, "bytes")
+            if self.alpha is None or not (self.alpha > 1):
+                raise ValueError(f"alpha [-] must be in (1, inf) for a finite mean; got {self.alpha!r}")
+        else:
+            raise ValueError(f"kind must be 'fixed', 'uniform' or 'pareto'; got {self.kind!r}")
+        if self.max_bytes is not None:
+            _positive("max_bytes", self.max_bytes, "bytes")
+
+    def sample_bytes(self, rng: Any, n: int) -> list[int]:
+        """Draw ``n`` sizes with the numpy ``Generator`` ``rng``. [bytes]"""
+        import numpy as np
+
+        if self.kind == "fixed":
+            x = np.full(n, float(self.mean_bytes))
+        elif self.kind == "uniform":
+            x = rng.uniform(self.low_bytes, self.high_bytes, n)
+        else:
+            scale = self.mean_bytes * (self.alpha - 1.0) / self.alpha
+            x = scale * (1.0 + rng.pareto(self.alpha, n))  # classical Pareto, x >= scale
+        if self.max_bytes is not None:
+            x = np.minimum(x, self.max_bytes)
+        return [max(1, int(math.ceil(v))) for v in x]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PoissonFlows:
+    """Flows arriving as a Poisson process, each a new connection of a drawn size.
+
+    With ``max_flows`` this is also the ns-2 style "FTP" workload of P5 (a
+    fixed number of files per client, Poisson connection arrivals).
+
+    Parameters
+    ----------
+    mean_interarrival_s : float
+        Mean time between flow starts. [s]
+    size : SizeDistribution
+        Flow sizes.
+    start_s, stop_s : float
+        No flow starts before ``start_s`` or after ``stop_s`` (``None``: end of run). [s]
+    max_flows : int, optional
+        At most this many flows.
+    """
+
+    kind: ClassVar[str] = "poisson"
+    mean_interarrival_s: float
+    size: SizeDistribution
+    start_s: float = 0.0
+    stop_s: float | None = None
+    max_flows: int | None = None
+
+    def __post_init__(self) -> None:
+        _positive("mean_interarrival_s", self.mean_interarrival_s, "s")
+        _positive("start_s", self.start_s, "s", allow_zero=True)
+        if isinstance(self.size, dict):
+            object.__setattr__(self, "size", SizeDistribution(**self.size))
+        if self.max_flows is not None and (not isinstance(self.max_flows, int) or self.max_flows < 1):
+            raise ValueError(f"max_flows must be an integer >= 1 or None; got {self.max_flows!r}")
+
+
+_APPS = {"bulk": BulkApp, "poisson": PoissonFlows}
+
+
+def _app_from_dict(d: dict) -> BulkApp | PoissonFlows:
+    d = dict(d)
+    kind = d.pop("kind", None)
+    if kind not in _APPS:
+        raise ValueError(f"app kind must be one of {sorted(_APPS)}; got {kind!r}")
+    return _APPS[kind](**d)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sender:
+    """One sending host: its access link, congestion control and applications.
+
+    Parameters
+    ----------
+    access : Link
+        Link from this host to the left router.
+    variant : str
+        Congestion control of every connection this host opens
+        (e.g. ``"TcpLinuxReno"``, ``"TcpCubic"``; see :data:`TCP_VARIANTS`).
+    apps : tuple of BulkApp or PoissonFlows
+        What the host sends, all to the receiver.
+    cc_params : dict
+        Attributes for a run-time compiled congestion control
+        (:mod:`tcpmodels.sim.cc`), e.g. ``{"x_mode": "divide", "x_table": ...}``.
+    """
+
+    access: Link
+    variant: str = "TcpLinuxReno"
+    apps: tuple = (BulkApp(),)
+    cc_params: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.access, dict):
+            object.__setattr__(self, "access", Link(**self.access))
+        apps = tuple(_app_from_dict(a) if isinstance(a, dict) else a for a in self.apps)
+        object.__setattr__(self, "apps", apps)
+        v = self.variant.removeprefix("ns3::")
+        if v not in TCP_VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(TCP_VARIANTS)}; got {self.variant!r}")
+        object.__setattr__(self, "variant", v)
+        if not apps:
+            raise ValueError("a Sender needs at least one app")
+        if self.cc_params:
+            if v != "TcpCubicX":
+                raise ValueError(f"cc_params apply only to variant 'TcpCubicX'; got variant {v!r}")
+            from tcpmodels.sim.cc import check_cubic_x_params  # noqa: PLC0415 (pure Python)
+
+            check_cubic_x_params(self.cc_params)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Dumbbell:
+    """Senders -> left router -> bottleneck -> right router -> one receiver.
+
+    Parameters
+    ----------
+    senders : tuple of Sender
+        One host per entry, each with its own access link (rate, delay, queue).
+    bottleneck : Link
+        The shared link; its left device's queue is where drops happen.
+    receiver_access : Link
+        Link from the right router to the receiver.
+    duration_s : float
+        Simulated time. [s]
+    seed : int
+        Seeds every random stream: ns-3's run number and the numpy generator
+        that draws flow arrivals and sizes.
+    tcp : TcpOptions
+        Socket defaults.
+    loss_rate : float
+        Probability that a data packet is dropped on arrival at the right
+        router (a ``RateErrorModel`` on the bottleneck's receiving device);
+        ACKs are not affected. [-]
+    pcap_devices : tuple of str
+        Devices to capture, among ``"bottleneck"`` (left router's side),
+        ``"receiver"`` and ``"senderN"``.
+    pcap_snaplen_bytes : int
+        Bytes of each packet kept in captures. [bytes]
+    queue_bin_s : float
+        Time bin of the queue table. [s]
+    trace_cwnd : bool
+        Record congestion window, ssthresh and congestion state changes of every
+        connection (a compiled C++ tracer; useful for diagnosing RTO lock-out).
+    """
+
+    topology: ClassVar[str] = "dumbbell"
+    senders: tuple
+    bottleneck: Link
+    receiver_access: Link = Link(rate_bps=10e9, delay_s=1e-5, queue_packets=10000)
+    duration_s: float = 10.0
+    seed: int = 0
+    tcp: TcpOptions = TcpOptions()
+    loss_rate: float = 0.0
+    pcap_devices: tuple = ()
+    pcap_snaplen_bytes: int = 96
+    queue_bin_s: float = 0.1
+    trace_cwnd: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(
+            self, "senders", tuple(Sender(**s) if isinstance(s, dict) else s for s in self.senders)
+        )
+        for name, cls in (("bottleneck", Link), ("receiver_access", Link), ("tcp", TcpOptions)):
+            if isinstance(getattr(self, name), dict):
+                object.__setattr__(self, name, cls(**getattr(self, name)))
+        object.__setattr__(self, "pcap_devices", tuple(self.pcap_devices))
+        if not self.senders:
+            raise ValueError("a Dumbbell needs at least one sender")
+        _positive("duration_s", self.duration_s, "s")
+        _positive("queue_bin_s", self.queue_bin_s, "s")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0; got {self.seed!r}")
+        if not (0.0 <= self.loss_rate < 1.0):
+            raise ValueError(f"loss_rate [-] must be in [0, 1); got {self.loss_rate!r}")
+        cubic_x = {config_to_json(s.cc_params) for s in self.senders if s.variant == "TcpCubicX"}
+        if len(cubic_x) > 1:
+            raise ValueError("all TcpCubicX senders of one scenario must share cc_params (ns-3 attribute defaults)")
+        valid = {"bottleneck", "receiver"} | {f"sender{i}" for i in range(len(self.senders))}
+        for d in self.pcap_devices:
+            if d not in valid:
+                raise ValueError(f"pcap_devices entries must be in {sorted(valid)}; got {d!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Caterpillar:
+    """The P5 caterpillar: server S behind gateway G1, a chain G1-G2-...-Gn, clients on G2..Gn.
+
+    Downstream traffic (server -> clients) crosses G1 -> G2, the bottleneck.
+
+    Parameters
+    ----------
+    n_gateways : int
+        Gateways in the chain (P5: 6). The server hangs on G1; the clients are
+        spread round-robin over the ``n_articulation`` gateways G2..G(1+n_articulation).
+    n_articulation : int
+        Gateways that carry clients (P5: 4, 8 clients each).
+    n_clients : int
+        Active clients (P5: 8, 16, 24, 32).
+    edge : Link
+        Server-gateway and client-gateway links (P5: 10 Mbit/s, 15 ms, 3000 packets).
+    backbone : Link
+        Every gateway-gateway link, including the bottleneck G1-G2.
+    variant : str
+        Congestion control of the server (P5: TcpNewReno).
+    workload : PoissonFlows
+        Downloads per client (P5: Pareto sizes, 50 files per client).
+    duration_s, seed, tcp, pcap_devices, pcap_snaplen_bytes, queue_bin_s
+        As in :class:`Dumbbell`; pcap devices are ``"bottleneck"`` and ``"server"``.
+    """
+
+    topology: ClassVar[str] = "caterpillar"
+    n_clients: int
+    workload: PoissonFlows
+    n_gateways: int = 6
+    n_articulation: int = 4
+    edge: Link = Link(rate_bps=10e6, delay_s=0.015, queue_packets=3000)
+    backbone: Link = Link(rate_bps=5e6, delay_s=0.015, queue_packets=3000)
+    variant: str = "TcpNewReno"
+    duration_s: float = 20.0
+    seed: int = 0
+    tcp: TcpOptions = TcpOptions()
+    pcap_devices: tuple = ()
+    pcap_snaplen_bytes: int = 96
+    queue_bin_s: float = 0.1
+
+    def __post_init__(self) -> None:
+        for name, cls in (("edge", Link), ("backbone", Link), ("tcp", TcpOptions), ("workload", PoissonFlows)):
+            v = getattr(self, name)
+            if isinstance(v, dict):
+                v = dict(v)
+                v.pop("kind", None)
+                object.__setattr__(self, name, cls(**v))
+        object.__setattr__(self, "pcap_devices", tuple(self.pcap_devices))
+        if not isinstance(self.n_clients, int) or self.n_clients < 1:
+            raise ValueError(f"n_clients must be an integer >= 1; got {self.n_clients!r}")
+        if not isinstance(self.n_gateways, int) or self.n_gateways < 2:
+            raise ValueError(f"n_gateways must be an integer >= 2; got {self.n_gateways!r}")
+        if not (1 <= self.n_articulation <= self.n_gateways - 1):
+            raise ValueError(
+                f"n_articulation must be in [1, n_gateways - 1 = {self.n_gateways - 1}]; got {self.n_articulation!r}"
+            )
+        if self.variant.removeprefix("ns3::") not in TCP_VARIANTS:
+            raise ValueError(f"variant must be one of {', '.join(TCP_VARIANTS)}; got {self.variant!r}")
+        _positive("duration_s", self.duration_s, "s")
+        _positive("queue_bin_s", self.queue_bin_s, "s")
+        for d in self.pcap_devices:
+            if d not in ("bottleneck", "server"):
+                raise ValueError(f"pcap_devices entries must be 'bottleneck' or 'server'; got {d!r}")
+
+
+_TOPOLOGIES = {"dumbbell": Dumbbell, "caterpillar": Caterpillar}
+
+
+def config_to_dict(config: Any) -> dict:
+    """A config as plain JSON-able data, with ``topology`` / ``kind`` tags for round trips."""
+
+    def conv(o: Any) -> Any:
+        if dataclasses.is_dataclass(o) and not isinstance(o, type):
+            d = {}
+            for tag in ("topology", "kind"):
+                if tag in type(o).__dict__ and isinstance(type(o).__dict__[tag], str):
+                    d[tag] = type(o).__dict__[tag]
+            for f in dataclasses.fields(o):
+                d[f.name] = conv(getattr(o, f.name))
+            return d
+        if isinstance(o, (list, tuple)):
+            return [conv(v) for v in o]
+        if isinstance(o, dict):
+            return {str(k): conv(v) for k, v in o.items()}
+        if isinstance(o, float) and not math.isfinite(o):
+            raise ValueError(f"non-finite number {o!r} cannot be stored in a config")
+        return o
+
+    return conv(config)
+
+
+def config_from_dict(d: dict) -> Dumbbell | Caterpillar:
+    """Inverse of :func:`config_to_dict`."""
+    d = dict(d)
+    topo = d.pop("topology", None)
+    if topo not in _TOPOLOGIES:
+        raise ValueError(f"topology must be one of {sorted(_TOPOLOGIES)}; got {topo!r}")
+    if topo == "dumbbell":
+        d["senders"] = [
+            {**s, "apps": [_app_from_dict(a) for a in s.get("apps", [])]} for s in d.get("senders", [])
+        ]
+    return _TOPOLOGIES[topo](**d)
+
+
+def config_to_json(config: Any) -> str:
+    """Canonical JSON (sorted keys, no whitespace) of a dataclass config."""
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        data = config_to_dict(config)
+    else:
+        data = config
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def config_hash(config: Any) -> str:
+    """SHA-256 of :func:`config_to_json`, hex."""
+    return hashlib.sha256(config_to_json(config).encode()).hexdigest()

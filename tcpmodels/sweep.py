@@ -1,0 +1,407 @@
+"""Run many experiment configs on Dask, with an on-disk cache, a progress bar and no silent failures.
+
+A *config* is a frozen dataclass (or a JSON-able dict); a *run function*
+``fn(config, out_dir) -> value`` does one experiment, may write files into
+``out_dir``, and returns something picklable (a DataFrame, a dict, a
+:class:`tcpmodels.sim.run.SimResult`). :func:`sweep` runs every config whose
+result is not cached yet, on a ``distributed.LocalCluster`` (one worker per
+core) or on the scheduler you name, and returns the values in input order.
+
+Cache
+    ``cache_dir/<key>/`` holds ``config.json``, ``out/`` (the run function's
+    files) and ``value.pkl``. The key is the SHA-256 of the config's canonical
+    JSON, the tcpmodels version, and the run function's code version
+    (:func:`code_version`). An entry is written to a temporary directory and
+    renamed into place only when the run succeeded, so an interrupted sweep
+    resumes where it stopped and a failed config is retried next time.
+Failures
+    Every exception is collected with the config that raised it and its
+    traceback (also written to ``cache_dir/failed/<key>.txt``). With
+    ``on_failure="raise"`` (default) :class:`SweepError` lists them all after
+    the other configs have finished and been cached.
+Testbed
+    A config with ``resources = {"testbed": 1}`` (attribute or dict key) runs
+    under a cluster-wide ``distributed.Lock`` named after the worker's host,
+    so only one testbed experiment runs per host at a time, however many
+    workers that host has.
+
+References
+----------
+.. [1] Dask.distributed documentation, "LocalCluster", "Futures", "Lock",
+   https://distributed.dask.org/
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import itertools
+import json
+import os
+import pickle
+import shutil
+import socket
+import sys
+import traceback
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import tcpmodels
+
+__all__ = [
+    "sweep",
+    "grid",
+    "cache_key",
+    "code_version",
+    "needs_testbed",
+    "run_sim",
+    "SweepResult",
+    "SweepFailure",
+    "SweepError",
+]
+
+
+def _canonical_json(config: Any) -> str:
+    from tcpmodels.sim.config import config_to_dict  # noqa: PLC0415 (pure Python, no ns-3)
+
+    data = config_to_dict(config) if dataclasses.is_dataclass(config) and not isinstance(config, type) else config
+    try:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"config must be a dataclass or JSON-able dict of finite numbers; got {config!r}") from exc
+
+
+def code_version(fn: Callable) -> str:
+    """Hash of ``fn``'s source, plus the sources of the modules it lists in ``fn.__code_deps__``.
+
+    A run function whose behaviour depends on other code (e.g. the ns-3
+    scenario builders) names those modules in ``__code_deps__`` so that
+    editing them invalidates the cache.
+    """
+    h = hashlib.sha256()
+    try:
+        h.update(inspect.getsource(fn).encode())
+    except (OSError, TypeError):
+        h.update(getattr(fn, "__qualname__", repr(fn)).encode())
+    for dep in getattr(fn, "__code_deps__", ()):
+        mod = sys.modules.get(dep) if isinstance(dep, str) else dep
+        if mod is None:
+            import importlib  # noqa: PLC0415
+
+            mod = importlib.import_module(dep)
+        h.update(inspect.getsource(mod).encode())
+    return h.hexdigest()
+
+
+def cache_key(config: Any, fn: Callable) -> str:
+    """SHA-256 over the config's canonical JSON, ``tcpmodels.__version__`` and :func:`code_version`."""
+    h = hashlib.sha256()
+    for part in (_canonical_json(config), tcpmodels.__version__, code_version(fn)):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:32]
+
+
+def needs_testbed(config: Any) -> bool:
+    """True if the config declares the ``testbed`` resource."""
+    res = config.get("resources") if isinstance(config, dict) else getattr(config, "resources", None)
+    return bool(res and res.get("testbed"))
+
+
+def grid(base: Any, **axes: Sequence[Any]) -> list[Any]:
+    """Every combination of the given field values applied to ``base`` (a dataclass).
+
+    >>> from tcpmodels.sim.config import Dumbbell, Link, Sender
+    >>> base = Dumbbell(senders=[Sender(access=Link(rate_bps=1e9, delay_s=0.001))],
+    ...                 bottleneck=Link(rate_bps=1e7, delay_s=0.01))
+    >>> len(grid(base, seed=[0, 1], loss_rate=[0.0, 0.01, 0.02]))
+    6
+    """
+    if not dataclasses.is_dataclass(base) or isinstance(base, type):
+        raise TypeError(f"base must be a dataclass instance; got {type(base).__name__}")
+    names = {f.name for f in dataclasses.fields(base)}
+    for k in axes:
+        if k not in names:
+            raise ValueError(f"{k!r} is not a field of {type(base).__name__}; fields are {sorted(names)}")
+    keys = list(axes)
+    return [dataclasses.replace(base, **dict(zip(keys, combo))) for combo in itertools.product(*axes.values())]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepFailure:
+    """One config that raised: its position, cache key, config, and the error."""
+
+    index: int
+    key: str
+    config: Any
+    error: str
+    traceback: str
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class SweepError(RuntimeError):
+    """One or more configs failed; ``.failures`` lists them and ``.result`` holds the rest."""
+
+    def __init__(self, failures: list[SweepFailure], result: "SweepResult"):
+        self.failures = failures
+        self.result = result
+        lines = [f"{len(failures)} of {len(result.configs)} configs failed:"]
+        for f in failures:
+            lines.append(f"  [{f.index}] {_canonical_json(f.config)[:300]}\n      {f.error}")
+        super().__init__("\n".join(lines))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SweepResult:
+    """Values in input order (``None`` where the config failed) and the bookkeeping."""
+
+    configs: list
+    keys: list[str]
+    values: list
+    failures: list[SweepFailure]
+    n_cached: int
+    n_run: int
+    cache_dir: str
+    out_dirs: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+
+def _entry_dir(cache_dir: Path, key: str) -> Path:
+    return cache_dir / key
+
+
+def _read_cached(cache_dir: Path, key: str) -> tuple[bool, Any]:
+    d = _entry_dir(cache_dir, key)
+    try:
+        with open(d / "value.pkl", "rb") as fh:
+            return True, pickle.load(fh)
+    except FileNotFoundError:
+        return False, None
+    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+        return False, None
+
+
+def _in_dask_worker() -> bool:
+    try:
+        from distributed import get_worker  # noqa: PLC0415
+
+        get_worker()
+    except (ImportError, ValueError):
+        return False
+    return True
+
+
+def _run_one(fn: Callable, config: Any, key: str, cache_dir: str) -> tuple[str, Any]:
+    """Worker side: run, then move the finished entry into place. Returns ("ok", value) or ("error", (msg, tb))."""
+    cache = Path(cache_dir)
+    tmp = cache / f".tmp-{key}-{uuid.uuid4().hex[:8]}"
+    final = _entry_dir(cache, key)
+    try:
+        (tmp / "out").mkdir(parents=True)
+        (tmp / "config.json").write_text(_canonical_json(config))
+
+        def call() -> Any:
+            return fn(config, str(tmp / "out"))
+
+        if needs_testbed(config) and _in_dask_worker():
+            from distributed import Lock  # noqa: PLC0415
+
+            with Lock(f"tcpmodels-testbed-{socket.gethostname()}"):
+                value = call()
+        else:
+            value = call()
+        value = _rebase_paths(value, str(tmp / "out"), str(final / "out"))
+        with open(tmp / "value.pkl", "wb") as fh:
+            pickle.dump(value, fh)
+        if final.exists():  # another run of the same key finished first
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            os.replace(tmp, final)
+        return "ok", value
+    except BaseException as exc:  # noqa: BLE001 - reported with its config, never dropped
+        if isinstance(exc, KeyboardInterrupt):
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        tb = traceback.format_exc()
+        failed = cache / "failed"
+        failed.mkdir(parents=True, exist_ok=True)
+        (failed / f"{key}.txt").write_text(f"config: {_canonical_json(config)}\n\n{tb}")
+        shutil.rmtree(tmp, ignore_errors=True)
+        return "error", (f"{type(exc).__name__}: {exc}", tb)
+
+
+def _rebase_paths(value: Any, old: str, new: str) -> Any:
+    """Point ``out_dir`` fields of a returned dataclass at the entry's final place."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and hasattr(value, "out_dir"):
+        if isinstance(value.out_dir, str) and value.out_dir.startswith(old):
+            return dataclasses.replace(value, out_dir=new + value.out_dir[len(old):])
+    return value
+
+
+def _progress(total: int, enabled: bool, desc: str) -> Any:
+    from tqdm.auto import tqdm  # noqa: PLC0415
+
+    return tqdm(total=total, disable=not enabled, desc=desc, unit="run", file=sys.stderr)
+
+
+def sweep(
+    configs: Iterable[Any],
+    fn: Callable[[Any, str], Any],
+    *,
+    cache_dir: str | os.PathLike,
+    scheduler_address: str | None = None,
+    client: Any = None,
+    n_workers: int | None = None,
+    processes: bool = True,
+    progress: bool = True,
+    on_failure: str = "raise",
+    desc: str = "sweep",
+) -> SweepResult:
+    """Run ``fn(config, out_dir)`` for every config not yet cached; return all values in input order.
+
+    Parameters
+    ----------
+    configs : iterable of dataclass or dict
+        What to run (see :func:`grid`). Duplicates run once.
+    fn : callable
+        ``fn(config, out_dir) -> value``; importable at module level when
+        workers are separate processes. ``fn.__code_deps__`` may list modules
+        whose source is part of the cache key.
+    cache_dir : path
+        Where finished runs are kept (see the module docstring).
+    scheduler_address : str, optional
+        A running Dask scheduler, e.g. ``"tcp://10.0.0.5:8786"``, to scale out.
+    client : distributed.Client, optional
+        Use this client instead of creating a cluster.
+    n_workers : int, optional
+        Workers of the local cluster; default one per core (``os.cpu_count()``),
+        each with one thread.
+    processes : bool
+        Local workers as processes (default) or threads of this process.
+    progress : bool
+        Show a tqdm progress bar on stderr.
+    on_failure : {"raise", "collect"}
+        ``"raise"``: after every config has finished, raise :class:`SweepError`
+        listing each failed config; ``"collect"``: return them in ``.failures``.
+
+    Returns
+    -------
+    SweepResult
+    """
+    if on_failure not in ("raise", "collect"):
+        raise ValueError(f"on_failure must be 'raise' or 'collect'; got {on_failure!r}")
+    if n_workers is not None and (not isinstance(n_workers, int) or n_workers < 1):
+        raise ValueError(f"n_workers must be an integer >= 1; got {n_workers!r}")
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {fn!r}")
+    configs = list(configs)
+    cache = Path(cache_dir)
+    cache.mkdir(parents=True, exist_ok=True)
+    keys = [cache_key(c, fn) for c in configs]
+    values: list[Any] = [None] * len(configs)
+    done: dict[str, Any] = {}
+    for k in dict.fromkeys(keys):
+        hit, v = _read_cached(cache, k)
+        if hit:
+            done[k] = v
+    todo = [k for k in dict.fromkeys(keys) if k not in done]
+    first_index = {}
+    for i, k in enumerate(keys):
+        first_index.setdefault(k, i)
+    errors: dict[str, tuple[str, str]] = {}
+
+    if todo:
+        from distributed import Client, LocalCluster, as_completed  # noqa: PLC0415
+
+        own_client = own_cluster = None
+        if client is None:
+            if scheduler_address is not None:
+                client = own_client = Client(scheduler_address)
+            else:
+                own_cluster = LocalCluster(
+                    n_workers=n_workers or os.cpu_count() or 1,
+                    threads_per_worker=1,
+                    processes=processes,
+                    dashboard_address=None,
+                )
+                client = own_client = Client(own_cluster)
+        try:
+            futures = {}
+            for k in todo:
+                cfg = configs[first_index[k]]
+                fut = client.submit(_run_one, fn, cfg, k, str(cache.resolve()), key=f"tcpmodels-{k}", pure=False)
+                futures[fut] = k
+            with _progress(len(configs), progress, desc) as bar:
+                bar.update(len(configs) - sum(keys.count(k) for k in todo))
+                for fut in as_completed(futures):
+                    k = futures[fut]
+                    try:
+                        status, payload = fut.result()
+                    except Exception as exc:  # noqa: BLE001 - e.g. a worker died
+                        status, payload = "error", (f"{type(exc).__name__}: {exc}", traceback.format_exc())
+                    if status == "ok":
+                        done[k] = payload
+                    else:
+                        errors[k] = payload
+                    bar.update(keys.count(k))
+                    if errors:
+                        bar.set_postfix(failed=len(errors))
+        finally:
+            if own_client is not None:
+                own_client.close()
+            if own_cluster is not None:
+                own_cluster.close()
+
+    failures = []
+    for i, k in enumerate(keys):
+        if k in done:
+            values[i] = done[k]
+        elif k in errors:
+            msg, tb = errors[k]
+            failures.append(SweepFailure(index=i, key=k, config=configs[i], error=msg, traceback=tb))
+    result = SweepResult(
+        configs=configs,
+        keys=keys,
+        values=values,
+        failures=failures,
+        n_cached=len(configs) - sum(keys.count(k) for k in todo),
+        n_run=len(todo),
+        cache_dir=str(cache),
+        out_dirs=[str(_entry_dir(cache, k) / "out") for k in keys],
+    )
+    if failures:
+        print(
+            f"tcpmodels.sweep: {len(failures)} of {len(configs)} configs failed "
+            f"(tracebacks in {cache / 'failed'})",
+            file=sys.stderr,
+        )
+        if on_failure == "raise":
+            raise SweepError(failures, result)
+    return result
+
+
+def run_sim(config: Any, out_dir: str) -> Any:
+    """Run function for ns-3 configs: one fresh process per scenario (:func:`tcpmodels.sim.run.run_config`)."""
+    from tcpmodels.sim.run import run_config  # noqa: PLC0415
+
+    return run_config(config, out_dir)
+
+
+run_sim.__code_deps__ = (
+    "tcpmodels.sim.config",
+    "tcpmodels.sim.scenarios",
+    "tcpmodels.sim.run",
+    "tcpmodels.sim._ns3",
+    "tcpmodels.sim.cc",
+)
