@@ -1,10 +1,23 @@
-"""ns-3 scenarios (optional extra ``sim``): dumbbell and the P5 caterpillar, measured into pandas.
+"""ns-3 scenarios (optional extra ``sim``): dumbbell, the P5 caterpillar and coupled multipath, measured into pandas.
 
 Importing this package does not import ns-3: configs (:mod:`tcpmodels.sim.config`)
 are plain dataclasses, and :func:`run_config` simulates one in a fresh Python
 process (``python -m tcpmodels.sim.run CONFIG.json OUT_DIR``), because ns-3 keeps
 one global simulator per process and cppyy cannot unload compiled code. Run many
 configs with :func:`tcpmodels.sweep.sweep` and :func:`tcpmodels.sweep.run_sim`.
+
+Multipath (RFC 6356 LIA)
+------------------------
+ns-3 has no MPTCP. :class:`Multipath` joins one sender and one receiver by k
+disjoint paths; each :class:`MultipathFlow` is k ordinary ns-3 TCP subflows
+(one per listed path) fed from one shared byte count, with windows coupled by
+``ns3::TcpLia`` (RFC 6356 LIA, compiled at run time; exactly ``TcpLinuxReno``
+with one subflow) or left uncoupled. Subflows after the first start when the
+first one's handshake completes (MP_JOIN); a finite transfer completes when
+the subflows' sinks together received every byte. Not modeled, as in htsim:
+connection-level reordering and head-of-line blocking, receive-buffer
+coupling, reinjection, MPTCP options (DSS) in the headers. Details in
+:mod:`tcpmodels.sim.multipath`.
 
 Configuration choices that differ from ns-3's defaults, and why
 ----------------------------------------------------------------
@@ -52,6 +65,8 @@ from tcpmodels.sim.config import (
     Caterpillar,
     Dumbbell,
     Link,
+    Multipath,
+    MultipathFlow,
     PoissonFlows,
     Sender,
     SizeDistribution,
@@ -69,6 +84,8 @@ __all__ = [
     "Caterpillar",
     "Dumbbell",
     "Link",
+    "Multipath",
+    "MultipathFlow",
     "PoissonFlows",
     "Sender",
     "SizeDistribution",

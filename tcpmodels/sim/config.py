@@ -15,6 +15,10 @@ Topologies
 :class:`Caterpillar`
     The P5 topology: a chain of gateways G1..Gn, the server behind G1, clients
     spread over the articulation gateways; downstream bottleneck G1 -> G2.
+:class:`Multipath`
+    One sender and one receiver joined by k disjoint paths, each with its own
+    bottleneck; :class:`MultipathFlow` connections open one TCP subflow per
+    listed path (coupled by RFC 6356 LIA, see :mod:`tcpmodels.sim.multipath`).
 
 (The k=4 fat-tree with per-flow ECMP is not implemented yet.)
 
@@ -42,6 +46,8 @@ __all__ = [
     "Sender",
     "Dumbbell",
     "Caterpillar",
+    "MultipathFlow",
+    "Multipath",
     "config_to_dict",
     "config_from_dict",
     "config_to_json",
@@ -493,7 +499,129 @@ class Caterpillar:
                 raise ValueError(f"pcap_devices entries must be 'bottleneck' or 'server'; got {d!r}")
 
 
-_TOPOLOGIES = {"dumbbell": Dumbbell, "caterpillar": Caterpillar}
+@dataclass(frozen=True, kw_only=True)
+class MultipathFlow:
+    """One multipath connection: a TCP subflow over each listed path.
+
+    Parameters
+    ----------
+    paths : tuple of int
+        Path index of each subflow (repeat an index to put several subflows
+        on one path). One entry with ``coupled=False`` is a plain single-path
+        TCP connection.
+    coupled : bool
+        True: every subflow runs ``ns3::TcpLia`` (RFC 6356 LIA, windows coupled
+        within this connection). False: every subflow runs ``variant`` on its own.
+    variant : str
+        Congestion control of uncoupled subflows (see :data:`TCP_VARIANTS`).
+    start_s : float
+        Start of subflow 0; the others start when its handshake completes. [s]
+    size_bytes : int, optional
+        Bytes of the transfer, split over the subflows; ``None``: unlimited. [bytes]
+    """
+
+    kind: ClassVar[str] = "multipath"
+    paths: tuple
+    coupled: bool = True
+    variant: str = "TcpLinuxReno"
+    start_s: float = 0.0
+    size_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "paths", tuple(self.paths))
+        if not self.paths:
+            raise ValueError("a MultipathFlow needs at least one path")
+        for p in self.paths:
+            if not isinstance(p, int) or isinstance(p, bool) or p < 0:
+                raise ValueError(f"paths entries must be path indices (integers >= 0); got {p!r}")
+        if not isinstance(self.coupled, bool):
+            raise ValueError(f"coupled must be True or False; got {self.coupled!r}")
+        v = self.variant.removeprefix("ns3::")
+        if v not in TCP_VARIANTS or v == "TcpCubicX":
+            raise ValueError(f"variant must be one of {', '.join(TCP_VARIANTS[:-1])}; got {self.variant!r}")
+        object.__setattr__(self, "variant", v)
+        _positive("start_s", self.start_s, "s", allow_zero=True)
+        if self.size_bytes is not None and (
+            not isinstance(self.size_bytes, int) or isinstance(self.size_bytes, bool) or self.size_bytes < 1
+        ):
+            raise ValueError(f"size_bytes [bytes] must be an integer >= 1 or None; got {self.size_bytes!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Multipath:
+    """One sender and one receiver joined by k disjoint paths; multipath connections between them.
+
+    Path p is sender -> router Ap -> bottleneck ``paths[p]`` -> router Bp ->
+    receiver; the access links on both sides are ``access``. Subflow j of a
+    connection is addressed to the receiver's interface on its path, so it
+    crosses that path only.
+
+    Parameters
+    ----------
+    paths : tuple of Link
+        Bottleneck of each path; its left device's queue is where drops happen.
+    connections : tuple of MultipathFlow
+        The connections; plain TCP is ``MultipathFlow(paths=(p,), coupled=False)``.
+    access : Link
+        Sender-Ap and Bp-receiver links of every path.
+    loss_rates : tuple of float
+        Per path, probability that a data packet is dropped on arrival at Bp
+        (empty: no random loss). Every path's error model draws from the same
+        random stream, so equal paths carrying equal packet sequences lose the
+        same packets (for packet-by-packet comparisons of two algorithms). [-]
+    duration_s, seed, tcp, queue_bin_s, trace_cwnd
+        As in :class:`Dumbbell` (``trace_cwnd`` traces every subflow).
+
+    Notes
+    -----
+    The queue table's devices are ``"path0"``, ``"path1"``, ...
+    """
+
+    topology: ClassVar[str] = "multipath"
+    paths: tuple
+    connections: tuple
+    access: Link = Link(rate_bps=1e9, delay_s=1e-3, queue_packets=1000)
+    loss_rates: tuple = ()
+    duration_s: float = 10.0
+    seed: int = 0
+    tcp: TcpOptions = TcpOptions()
+    queue_bin_s: float = 0.1
+    trace_cwnd: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "paths", tuple(Link(**p) if isinstance(p, dict) else p for p in self.paths))
+        conns = []
+        for c in self.connections:
+            if isinstance(c, dict):
+                c = dict(c)
+                c.pop("kind", None)
+                c = MultipathFlow(**c)
+            conns.append(c)
+        object.__setattr__(self, "connections", tuple(conns))
+        object.__setattr__(self, "loss_rates", tuple(self.loss_rates))
+        for name, cls in (("access", Link), ("tcp", TcpOptions)):
+            if isinstance(getattr(self, name), dict):
+                object.__setattr__(self, name, cls(**getattr(self, name)))
+        if not self.paths:
+            raise ValueError("a Multipath topology needs at least one path")
+        if not self.connections:
+            raise ValueError("a Multipath topology needs at least one connection")
+        for c in self.connections:
+            for p in c.paths:
+                if p >= len(self.paths):
+                    raise ValueError(f"path index {p} out of range: the topology has {len(self.paths)} paths")
+        if self.loss_rates and len(self.loss_rates) != len(self.paths):
+            raise ValueError(f"loss_rates needs one entry per path ({len(self.paths)}); got {len(self.loss_rates)}")
+        for p in self.loss_rates:
+            if not isinstance(p, (int, float)) or not (0.0 <= p < 1.0):
+                raise ValueError(f"loss_rates entries [-] must be in [0, 1); got {p!r}")
+        _positive("duration_s", self.duration_s, "s")
+        _positive("queue_bin_s", self.queue_bin_s, "s")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            raise ValueError(f"seed must be an integer >= 0; got {self.seed!r}")
+
+
+_TOPOLOGIES = {"dumbbell": Dumbbell, "caterpillar": Caterpillar, "multipath": Multipath}
 
 
 def config_to_dict(config: Any) -> dict:
@@ -519,7 +647,7 @@ def config_to_dict(config: Any) -> dict:
     return conv(config)
 
 
-def config_from_dict(d: dict) -> Dumbbell | Caterpillar:
+def config_from_dict(d: dict) -> Dumbbell | Caterpillar | Multipath:
     """Inverse of :func:`config_to_dict`."""
     d = dict(d)
     topo = d.pop("topology", None)

@@ -16,7 +16,12 @@ writes into ``OUT_DIR``:
     One row per connection an application opened: sender, variant, start,
     size, bytes received by its sink, completion time (``fct_s``: from the
     connection's start until the sink has received every byte; NaN if it did
-    not finish) and mean goodput.
+    not finish) and mean goodput. For :class:`~tcpmodels.sim.config.Multipath`
+    a row is a subflow, with ``connection``, ``subflow``, ``path``, its actual
+    ``start_s`` (SYN; joined subflows start when subflow 0 connects),
+    ``connected_s``, ``handed_bytes`` (bytes the connection gave it),
+    ``connection_size_bytes`` and ``connection_rx_bytes``; ``fct_s`` and
+    ``completed`` are the connection's (all its bytes received over all subflows).
 ``bins.parquet``
     Per time bin: bytes received by each connection's sink.
 ``queues.parquet``
@@ -119,7 +124,7 @@ def run_config(config: Any, out_dir: str | os.PathLike, *, timeout_s: float | No
 
     Parameters
     ----------
-    config : Dumbbell or Caterpillar
+    config : Dumbbell, Caterpillar or Multipath
         The scenario.
     out_dir : path
         Created if missing; receives the files listed in the module docstring.
@@ -264,6 +269,8 @@ def simulate(config: Any, out_dir: str | os.PathLike) -> dict:
     active_end = np.where(apps["completed"], done, config.duration_s)
     span = np.maximum(active_end - apps["start_s"].to_numpy(), 1e-12)
     apps["goodput_bps"] = apps["rx_bytes"] * 8.0 / span
+    if built.finish is not None:
+        apps = built.finish(apps)
     bins = pd.DataFrame(bin_rows, columns=["t_end_s", "flow_index", "rx_bytes"])
     q_table = pd.DataFrame(q_rows)
 

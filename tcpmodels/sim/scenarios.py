@@ -5,17 +5,18 @@ global simulator, and cppyy definitions cannot be unloaded.
 
 Every builder returns a :class:`Built` record naming what the runner samples:
 the devices whose queues are watched, the flows (one row per TCP connection
-that an application opens, with its port and start), the PacketSink paths.
+that an application opens, with its port and start; for multipath, one row
+per subflow), the PacketSink paths.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from tcpmodels.sim.config import BulkApp, Caterpillar, Dumbbell, Link, PoissonFlows, TcpOptions
+from tcpmodels.sim.config import BulkApp, Caterpillar, Dumbbell, Link, Multipath, PoissonFlows, TcpOptions
 
 __all__ = ["Built", "build"]
 
@@ -30,6 +31,8 @@ class Built:
     flows: list[dict] = field(default_factory=list)  # one dict per TCP connection
     cc_sockets: list[dict] = field(default_factory=list)  # sockets whose cwnd is traced
     keep: list[Any] = field(default_factory=list)  # Python references ns-3 objects need alive
+    # after the run: amend the per-connection table (pandas DataFrame -> DataFrame)
+    finish: Callable[[Any], Any] | None = None
 
 
 def _set_tcp_defaults(ns: Any, tcp: TcpOptions) -> None:
@@ -259,10 +262,136 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
     return built
 
 
+def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
+    """Sender -> (Ap -> path p -> Bp, for each p) -> receiver; one subflow application per subflow.
+
+    Rows of ``flows`` are subflows, with ``connection``, ``subflow`` and ``path``
+    columns; ``finish`` fills in, after the run, each subflow's actual start
+    (its SYN; later than the connection's for joined subflows), handshake
+    completion, bytes handed to it, and the connection's completion.
+    """
+    import pandas as pd  # noqa: PLC0415
+
+    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
+    from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
+
+    _set_tcp_defaults(ns, config.tcp)
+    mp = load_lia(ns)
+    built = Built()
+    k = len(config.paths)
+    hosts = ns.NodeContainer()
+    hosts.Create(2)
+    routers = ns.NodeContainer()
+    routers.Create(2 * k)
+    built.keep.extend([hosts, routers])
+    stack = ns.InternetStackHelper()
+    stack.Install(hosts)
+    stack.Install(routers)
+    net = _Net(ns)
+    built.keep.append(net)
+    snd, rcv = hosts.Get(0), hosts.Get(1)
+    rx_addr, hops = [], []
+    for p, link in enumerate(config.paths):
+        a, b = routers.Get(2 * p), routers.Get(2 * p + 1)
+        _, _, left = net.link(snd, a, config.access)
+        dev_a, dev_b, _ = net.link(a, b, link)
+        built.devices[f"path{p}"] = dev_a
+        _, _, right = net.link(b, rcv, config.access)
+        rx_addr.append(right.GetAddress(1))
+        # (sender addr, Ap addr, receiver addr, Bp addr) on the access links of path p
+        hops.append((left.GetAddress(0), left.GetAddress(1), right.GetAddress(1), right.GetAddress(0)))
+        if config.loss_rates and config.loss_rates[p] > 0:
+            em = ns.CreateObject[ns.RateErrorModel]()
+            em.SetAttribute("ErrorRate", ns.DoubleValue(config.loss_rates[p]))
+            em.SetAttribute("ErrorUnit", ns.StringValue("ERROR_UNIT_PACKET"))
+            em.AssignStreams(1000)  # the same stream on every path (see Multipath.loss_rates)
+            dev_b.SetAttribute("ReceiveErrorModel", ns.PointerValue(em))
+            built.keep.append(em)
+    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
+    # Global routing sends every path's traffic over one path (the receiver is a
+    # shortest-path transit node for all subnets); pin each path with host routes
+    # at both ends (static routing is consulted before global routing).
+    static = ns.Ipv4StaticRoutingHelper()
+    ip_s, ip_r = snd.GetObject[ns.Ipv4](), rcv.GetObject[ns.Ipv4]()
+    rt_s, rt_r = static.GetStaticRouting(ip_s), static.GetStaticRouting(ip_r)
+    for s_addr, a_addr, r_addr, b_addr in hops:
+        rt_s.AddHostRouteTo(r_addr, a_addr, ip_s.GetInterfaceForAddress(s_addr))
+        rt_r.AddHostRouteTo(s_addr, b_addr, ip_r.GetInterfaceForAddress(r_addr))
+    built.keep.append(static)
+
+    chunk = CHUNK_SEGMENTS * config.tcp.mss_bytes
+    for c, conn in enumerate(config.connections):
+        mp.NewConn(c, conn.size_bytes or 0)
+        cc = "ns3::TcpLia" if conn.coupled else f"ns3::{conn.variant}"
+        for j, p in enumerate(conn.paths):
+            idx = len(built.flows)
+            port = FIRST_PORT + idx
+            sink_index = rcv.GetNApplications()
+            helper = ns.PacketSinkHelper(
+                "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
+            )
+            sinks = helper.Install(rcv)
+            sinks.Start(ns.Seconds(0.0))
+            path = f"/NodeList/{rcv.GetId()}/ApplicationList/{sink_index}/$ns3::PacketSink"
+            if not (glue().WatchSink(sinks.Get(0), path, 0) and mp.WatchConnSink(sinks.Get(0), c)):
+                raise RuntimeError(f"could not connect to the Rx trace of {path}")
+            app = mp.AddSubflow(
+                snd, c, j, rx_addr[p], port, cc, chunk, idx if config.trace_cwnd else -1,
+                conn.start_s, config.duration_s + 1.0,
+            )
+            built.keep.extend([helper, sinks, app])
+            built.flows.append(
+                {
+                    "start_s": conn.start_s,
+                    "size_bytes": None,
+                    "stop_s": None,
+                    "kind": "multipath",
+                    "sender": 0,
+                    "app": c,
+                    "variant": cc.removeprefix("ns3::"),
+                    "flow_index": idx,
+                    "port": port,
+                    "sink_path": path,
+                    "src_node": snd.GetId(),
+                    "connection": c,
+                    "subflow": j,
+                    "path": p,
+                }
+            )
+            if config.trace_cwnd:
+                built.cc_sockets.append({"flow_index": idx, "socket_path": ""})
+
+    def finish(apps: pd.DataFrame) -> pd.DataFrame:
+        apps = apps.copy()
+        c = apps["connection"].to_numpy()
+        j = apps["subflow"].to_numpy()
+        started = np.array([float(mp.SubStarted(int(a), int(b))) for a, b in zip(c, j)])
+        connected = np.array([float(mp.SubConnected(int(a), int(b))) for a, b in zip(c, j)])
+        done = np.array([float(mp.ConnDone(int(a))) for a in c])
+        conn_start = np.array([config.connections[int(a)].start_s for a in c])
+        apps["start_s"] = np.where(started >= 0, started, np.nan)
+        apps["connected_s"] = np.where(connected >= 0, connected, np.nan)
+        apps["handed_bytes"] = [int(mp.SubHanded(int(a), int(b))) for a, b in zip(c, j)]
+        sizes = [config.connections[int(a)].size_bytes for a in c]
+        apps["connection_size_bytes"] = np.array([np.nan if s is None else float(s) for s in sizes])
+        apps["connection_rx_bytes"] = [int(mp.ConnRxBytes(int(a))) for a in c]
+        apps["completed"] = done >= 0
+        apps["fct_s"] = np.where(done >= 0, done - conn_start, np.nan)
+        end = np.where(done >= 0, done, config.duration_s)
+        span = np.maximum(end - apps["start_s"].to_numpy(), 1e-12)
+        apps["goodput_bps"] = np.where(np.isnan(span), 0.0, apps["rx_bytes"] * 8.0 / span)
+        return apps
+
+    built.finish = finish
+    return built
+
+
 def build(ns: Any, config: Any, out_dir: str) -> Built:
     """Dispatch on the config type."""
     if isinstance(config, Dumbbell):
         return build_dumbbell(ns, config, out_dir)
     if isinstance(config, Caterpillar):
         return build_caterpillar(ns, config, out_dir)
+    if isinstance(config, Multipath):
+        return build_multipath(ns, config, out_dir)
     raise ValueError(f"no ns-3 builder for {type(config).__name__}")
