@@ -1,0 +1,212 @@
+"""Tables for ``notebooks/fit_models_to_traces.ipynb`` from the shipped ``fit_*`` dataset (no root, no captures).
+
+One call per result: :func:`load`, :func:`estimator_checks`, :func:`mathis_fits`,
+:func:`cubic_fits`, :func:`k_table`, :func:`mptcp_tables`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.fit.cubic import fit_cubic, fit_epoch_k, predicted_regrowth_s, w_origin_segments
+from tcpmodels.fit.lia import lia_counterfactual
+from tcpmodels.fit.throughput import add_predictions, classify_regime, fit_loss_exponent, fit_mathis_c
+from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, cubic_k_s
+
+__all__ = ["load", "estimator_checks", "mathis_fits", "cubic_fits", "k_table", "mptcp_tables", "MATHIS_PUBLISHED_C"]
+
+#: Mathis et al. (1997), Table 1: C for periodic / random loss, without / with delayed ACKs
+MATHIS_PUBLISHED_C = {"periodic, no delayed ACK": 1.22, "periodic, delayed ACK": 0.87,
+                      "random, no delayed ACK": 1.31, "random, delayed ACK": 0.93}
+
+
+def load(data_dir: str | Path) -> dict:
+    """The ``fit_*`` tables of ``<data_dir>/datasets`` (flows with predictions and regimes added) and provenance.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the missing file and the command that builds it.
+    """
+    ds = Path(data_dir) / "datasets"
+    out: dict = {}
+    for name in ("flows", "epochs", "tcpinfo", "mptcp_subflows", "mptcp_tcpinfo"):
+        path = ds / f"fit_{name}.parquet"
+        if not path.exists() and name.startswith("mptcp"):
+            out[name] = pd.DataFrame()
+            continue
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing; build it with "
+                                    "`python -m tcpmodels.experiments.fit build` after the campaign")
+        out[name] = pd.read_parquet(path)
+    out["provenance"] = json.loads((ds / "fit_provenance.json").read_text())
+    f = add_predictions(out["flows"])
+    f["regime"] = classify_regime(f)
+    out["flows"] = f
+    return out
+
+
+def estimator_checks(flows: pd.DataFrame, epochs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Capture-only estimates against the kernel's own counters and TCP_INFO, one row per check.
+
+    With ``epochs`` also W_max from bytes in flight (capture) against W_max from cwnd (TCP_INFO).
+
+    Columns: ``check``, ``flows``, ``median``, ``p10``, ``p90``, ``meaning``.
+    """
+    f = flows
+    rows = []
+
+    def add(check, values, meaning):
+        v = pd.Series(values, dtype=float).replace([np.inf, -np.inf], np.nan).dropna()
+        rows.append({"check": check, "flows": int(len(v)), "median": v.median(), "p10": v.quantile(0.1),
+                     "p90": v.quantile(0.9), "meaning": meaning})
+
+    events_all = f["loss_events"] + 1  # + the slow-start event that opens the window (when there was loss)
+    kern = f["kernel_recoveries"] + f["kernel_timeouts"]
+    has = f["loss_events"] > 0
+    add("loss events (capture, incl. first) - kernel recoveries + timeouts", (events_all - kern)[has],
+        "0: one capture loss event per kernel window reduction")
+    add("loss events / retransmitted segments", (f["loss_events"] / f["retransmissions"])[f["retransmissions"] > 0],
+        "<= 1: retransmissions of one window grouped")
+    add("capture RTT mean / TCP_INFO srtt mean", f["rtt_mean_s"] / f["tcpinfo_srtt_mean_s"],
+        "1: the capture at the sender sees the sender's RTT")
+    add("capture timeouts - kernel TCPTimeouts", f["timeouts"] - f["kernel_timeouts"],
+        "0 (the capture counts timeouts in the steady window, the kernel all)")
+    add("mean flight / TCP_INFO mean cwnd", f["flight_mean_segments"] / f["tcpinfo_cwnd_mean_segments"],
+        "1 when cwnd-limited, < 1 when the receiver window limits")
+    add("random drops per data frame / loss setting", (f["random_drop_rate_data"] / f["loss_rate_set"])[f["loss_rate_set"] > 0],
+        "1: the delay element drops what was asked")
+    add("loss-event rate / random drop rate", (f["loss_event_rate"] / f["random_drop_rate_data"])[f["loss_rate_set"] > 0],
+        "<= 1: several drops of one window are one event")
+    add("b (segments per advancing ACK)", f["b"], "about 2: delayed ACKs (quick ACKs and SACK-era jumps move it)")
+    if epochs is not None and "capture_w_max_segments" in epochs:
+        e = epochs[epochs["w_prior_segments"] > 0]
+        add("W_max at a loss: capture flight / TCP_INFO cwnd (per epoch)",
+            e["capture_w_max_segments"] / e["w_prior_segments"], "1: the window trajectory is visible in the capture")
+    return pd.DataFrame(rows)
+
+
+def mathis_fits(flows: pd.DataFrame, *, confidence_level: float = 0.95) -> pd.DataFrame:
+    """The Mathis constant C (and the free exponent of p) fitted per congestion control and regime subset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subset: ``subset``, ``n``, ``c``, ``c_se``, ``c_low``, ``c_high``,
+        ``typical_error_factor`` (exp of the log residual s.d.), ``exponent``,
+        ``exponent_low``, ``exponent_high``.
+    """
+    f = flows[(flows["loss_events"] > 0) & flows["throughput_bps"].gt(0)]
+    subsets = {
+        "reno, congestion avoidance": (f["cc"] == "reno") & (f["regime"] == "congestion avoidance"),
+        "reno, CA + link-limited": (f["cc"] == "reno") & f["regime"].isin(["congestion avoidance", "link-limited"]),
+        "reno, all with loss": f["cc"] == "reno",
+        "cubic, CA + link-limited": (f["cc"] == "cubic") & f["regime"].isin(["congestion avoidance", "link-limited"]),
+        "cubic, all with loss": f["cc"] == "cubic",
+    }
+    rows = []
+    for name, sel in subsets.items():
+        g = f[sel]
+        if len(g) < 3:
+            continue
+        fit = fit_mathis_c(g["throughput_bps"], g["mss_bytes"], g["rtt_mean_s"], g["loss_event_rate"],
+                           confidence_level=confidence_level)
+        ex = fit_loss_exponent(g["throughput_bps"], g["mss_bytes"], g["rtt_mean_s"], g["loss_event_rate"],
+                               confidence_level=confidence_level)
+        rows.append({"subset": name, "n": fit.n, "c": fit.c, "c_se": fit.c_se, "c_low": fit.ci[0],
+                     "c_high": fit.ci[1], "typical_error_factor": math.exp(fit.log_residual_sd),
+                     "exponent": ex.exponent, "exponent_low": ex.exponent_ci[0], "exponent_high": ex.exponent_ci[1]})
+    return pd.DataFrame(rows)
+
+
+def _run_key(df: pd.DataFrame) -> pd.Series:
+    return df["name"]
+
+
+def cubic_fits(epochs: pd.DataFrame, tcpinfo: pd.DataFrame, *, n_boot: int = 100, seed: int = 0,
+               min_bdp_segments: float = 0.0, max_bdp_segments: float = np.inf, settings=None) -> tuple:
+    """Fit C and beta_cubic jointly over the CUBIC runs whose BDP (at 20 Mbit/s, in 1448-byte segments)
+    lies in the given range, optionally only of some loss settings.
+
+    Returns
+    -------
+    (CubicFit, pandas.DataFrame, pandas.DataFrame)
+        The fit, the epochs used (all runs, with ``run``) and the samples (with ``run``).
+    """
+    ep = epochs[epochs["cc"] == "cubic"].copy()
+    if settings is not None:
+        ep = ep[ep["setting"].isin(settings)]
+    bdp = 20e6 * ep["rtt_ms"] * 1e-3 / 8 / 1448
+    ep = ep[(bdp >= min_bdp_segments) & (bdp <= max_bdp_segments)]
+    ep["run"] = _run_key(ep)
+    runs = ep["run"].unique()
+    ti = tcpinfo[tcpinfo["name"].isin(runs)].copy()
+    ti["run"] = ti["name"]
+    ti = ti.sort_values(["run", "t_s"]).reset_index(drop=True)
+    # first_index/last_index refer to positions within each run's own sample list
+    fit = fit_cubic(ep.reset_index(drop=True), ti, n_boot=n_boot, rng=np.random.default_rng(seed))
+    return fit, ep, ti
+
+
+def k_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame | None = None, *, c: float = C_CUBIC,
+            beta_cubic: float = BETA_CUBIC) -> pd.DataFrame:
+    """K observed against K predicted for every CUBIC epoch that regrew to its ``w_prior``.
+
+    Columns added: ``k_fit_s`` (with ``tcpinfo``: the inflection time of a cubic with C =
+    ``c`` fitted to the epoch's cwnd samples, :func:`tcpmodels.fit.cubic.fit_epoch_k`;
+    NaN for epochs under 1 s or in the Reno-friendly region),
+    ``k_rfc_s`` (:func:`cubic_k_s` of ``w_prior``, the bare formula), ``k_fc_s`` (K of the
+    curve with fast convergence, ``cbrt((W_origin - beta W_prior) / C)``),
+    ``k_model_s`` (time for RFC 9438's window with fast convergence and the Reno-friendly
+    floor to reach ``w_prior``), ``k_cubic_only_s`` (the same without the Reno-friendly
+    floor), ``bdp_segments``, ``reno_friendly`` (``k_model_s`` < 0.8 ``k_cubic_only_s``). [s]
+    """
+    rows = []
+    # cwnd stops growing where the receiver window binds: those epochs say nothing about CUBIC's K
+    cub = epochs[(epochs["cc"] == "cubic") & (epochs["setting"] != "rwnd")]
+    for name, ep in cub.groupby("name"):
+        ep = ep.sort_values("loss_s").copy()
+        origin = w_origin_segments(ep["w_prior_segments"].to_numpy(float), beta_cubic)
+        ep["w_origin_segments"] = origin
+        ep["k_rfc_s"] = cubic_k_s(ep["w_prior_segments"].to_numpy(float), c=c, beta_cubic=beta_cubic)
+        rtt = ep["rtt_s"].fillna(ep["rtt_ms"] * 1e-3).to_numpy(float)
+        ep["k_model_s"] = predicted_regrowth_s(ep["w_prior_segments"], origin, rtt, c, beta_cubic)
+        ep["k_cubic_only_s"] = predicted_regrowth_s(ep["w_prior_segments"], origin, rtt, c, beta_cubic,
+                                                    reno_friendly=False)
+        # K of the cubic curve itself, with fast convergence: cbrt((W_origin - beta W_prior) / C)
+        ep["k_fc_s"] = np.cbrt(np.maximum(origin - beta_cubic * ep["w_prior_segments"].to_numpy(float), 0) / c)
+        ep["k_fit_s"] = np.nan
+        if tcpinfo is not None:
+            smp = tcpinfo[tcpinfo["name"] == name].sort_values("t_s").reset_index(drop=True)
+            for i, e in ep.iterrows():
+                long_enough = e["end_s"] - e["start_s"] >= 1.0 and e["first_index"] >= 0
+                if not long_enough or e["k_model_s"] < 0.8 * e["k_cubic_only_s"]:
+                    continue
+                seg = smp.iloc[int(e["first_index"]): int(e["last_index"]) + 1]
+                seg = seg[seg["ca_state"] == 0]
+                ep.loc[i, "k_fit_s"] = fit_epoch_k(seg["t_s"] - e["start_s"], seg["cwnd_segments"], c)[0]
+        rows.append(ep)
+    out = pd.concat(rows, ignore_index=True) if rows else epochs.iloc[0:0]
+    out["bdp_segments"] = 20e6 * out["rtt_ms"] * 1e-3 / 8 / 1448
+    out["reno_friendly"] = out["k_model_s"] < 0.8 * out["k_cubic_only_s"]
+    found = out["k_obs_s"].notna() | out["k_fit_s"].notna()
+    return out[found & out["start_s"].notna() & ~out["after_timeout"].astype(bool)].reset_index(drop=True)
+
+
+def mptcp_tables(subflows: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """:func:`tcpmodels.fit.lia.lia_counterfactual` for every MPTCP run, keyed by run name."""
+    out = {}
+    cols = ["path", "path_rtt_ms", "path_loss_rate_set", "loss_event_rate", "rtt_mean_s", "throughput_bps",
+            "tcpinfo_cwnd_mean_segments", "mss_bytes"]
+    if subflows.empty:
+        return out
+    for name, g in subflows.groupby("name"):
+        g = g.sort_values("path")[cols].set_index("path")
+        if (g["loss_event_rate"] > 0).all():
+            out[name] = lia_counterfactual(g)
+    return out

@@ -1,0 +1,72 @@
+"""The host-wide lock that keeps timing-sensitive testbed work (campaign samples, kernel tests) apart.
+
+Plain file locking: no root needed, so these run everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tcpmodels.testbed.hostlock import HostLockTimeout, host_lock
+
+_HOLD = """
+import sys, time
+from tcpmodels.testbed.hostlock import host_lock
+with host_lock(path=sys.argv[1], holder="other campaign sample 7"):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+def _hold_in_child(path, seconds):
+    child = subprocess.Popen([sys.executable, "-c", _HOLD, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "held"
+    return child
+
+
+def test_lock_is_exclusive_between_processes_and_names_the_holder(tmp_path):
+    path = tmp_path / "host.lock"
+    child = _hold_in_child(path, 30)
+    try:
+        t0 = time.monotonic()
+        with pytest.raises(HostLockTimeout, match=r"host\.lock still held after 0\.5 s by .*other campaign sample 7"):
+            with host_lock(path=path, timeout_s=0.5, poll_s=0.05):
+                pass
+        assert time.monotonic() - t0 >= 0.5
+    finally:
+        child.kill()
+        child.communicate()
+    # the kernel released the dead holder's lock: no stale lock
+    with host_lock(path=path, timeout_s=2, holder="me") as waited_s:
+        assert waited_s < 1.0
+        assert json.loads(path.read_text())["holder"] == "me"
+    assert path.read_text() == ""  # holder cleared on release
+
+
+def test_waiter_gets_the_lock_when_the_holder_finishes(tmp_path):
+    path = tmp_path / "host.lock"
+    child = _hold_in_child(path, 0.6)
+    with host_lock(path=path, timeout_s=10, poll_s=0.05) as waited_s:
+        assert 0.2 < waited_s < 5
+    child.communicate()
+
+
+def test_lock_is_reentrant_across_sequential_uses_and_released_on_error(tmp_path):
+    path = tmp_path / "host.lock"
+    with pytest.raises(RuntimeError):
+        with host_lock(path=path, timeout_s=1):
+            raise RuntimeError("sample failed")
+    with host_lock(path=path, timeout_s=1):
+        pass
+
+
+@pytest.mark.parametrize("kw, match", [({"timeout_s": 0}, r"timeout_s \[s\]"), ({"poll_s": -1}, r"poll_s \[s\]")])
+def test_bad_arguments_are_named(tmp_path, kw, match):
+    with pytest.raises(ValueError, match=match):
+        with host_lock(path=tmp_path / "x.lock", **kw):
+            pass
