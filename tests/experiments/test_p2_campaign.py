@@ -1,0 +1,169 @@
+"""P2 campaign: plan, configuration checks, resumable records (unit), and a tiny real-kernel run (testbed).
+
+(Named ``test_p2_campaign.py``, not ``test_p2.py``: the test folders have no
+``__init__.py``, so two ``test_p2.py`` modules would clash under pytest.)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from tcpmodels.experiments import p2
+from tcpmodels.experiments._campaign import JsonlRecords
+
+KB = 1024
+
+
+def test_plan_covers_the_grid_once_per_repetition_whole_repetitions_first():
+    plan = p2.sample_plan(p2.DEFAULT_CONFIG)
+    assert len(plan) == 16 * 16 * 2
+    assert p2.DEFAULT_CONFIG.rtts_ms[0] == 120 and p2.DEFAULT_CONFIG.rtts_ms[-1] == 180
+    first = [(s["rtt1_ms"], s["rtt2_ms"]) for s in plan[:256]]
+    assert len(set(first)) == 256 and {s["rep"] for s in plan[:256]} == {0}
+    assert [s["order"] for s in plan] == list(range(512))
+    assert plan == p2.sample_plan(p2.DEFAULT_CONFIG)  # deterministic: resume sees the same order
+
+
+def test_steps_hold_every_probe_of_tables_2_to_4_and_the_data_transfers():
+    steps = p2.client_steps(p2.DEFAULT_CONFIG)
+    names = [s["name"] for s in steps]
+    assert names[:3] == ["path_probe_128KB", "path_probe_256KB", "path_probe_512KB"]
+    assert [s["label"] for s in steps if s["kind"] == "mptcp_probe"] == list(p2.PAPER_PROBE_LABELS)
+    assert names[-2:] == ["mptcp_data", "tcp_data"]
+    for s in steps[:3]:  # two concurrent single-path TCP probes, one per path, bound to its address
+        assert [(f["path"], f["bind"], f["mptcp"]) for f in s["flows"]] == [(0, "10.0.1.1", False),
+                                                                            (1, "10.0.2.1", False)]
+    assert all(f["direction"] == "upload" for s in steps for f in s["flows"])  # client -> server as in the paper
+    sizes = p2.DEFAULT_CONFIG.mptcp_probe_sizes_bytes
+    assert sizes[0] == 64 * KB and sizes[-1] == p2.DEFAULT_CONFIG.data_size_bytes // 2
+
+
+def test_scaling_keeps_data_well_above_the_bdp():
+    sc = p2.DEFAULT_CONFIG.scaling()
+    assert sc["data_over_two_path_bdp"] > 4  # the paper's 256 MB over 2 x 1 Gbit/s x 150 ms is about 7
+    assert sc["paper_data_over_two_path_bdp"] == pytest.approx(256 * 2**20 / 37.5e6)
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(mptcp_probe_sizes_bytes=(1, 2)), "mptcp_probe_sizes_bytes"),
+    (dict(path_probe_sizes_bytes=(2, 1, 3)), "path_probe_sizes_bytes"),
+    (dict(rate_bps=0.0), r"rate_bps \[bit/s\]"),
+    (dict(rtts_ms=()), r"rtts_ms \[ms\]"),
+    (dict(reps=0), "reps"),
+])
+def test_config_rejects_bad_values_by_name(change, match):
+    with pytest.raises(ValueError, match=match):
+        replace(p2.DEFAULT_CONFIG, **change)
+
+
+def test_jsonl_records_skip_done_keys_and_survive_a_torn_last_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    rec = JsonlRecords(path, ("campaign", "rep", "rtt1_ms", "rtt2_ms"))
+    rec.append({"campaign": "p2", "rep": 0, "rtt1_ms": 120.0, "rtt2_ms": 124.0, "x": 1})
+    with path.open("a") as fh:
+        fh.write('{"campaign": "p2", "rep": 0, "rtt1_ms": 1')  # killed mid-write
+    assert rec.done_keys() == {("p2", 0, 120.0, 124.0)}
+    rec.append({"campaign": "p2", "rep": 1, "rtt1_ms": 120.0, "rtt2_ms": 124.0})
+    assert len(rec.read()) == 2 and rec.done_keys() == {("p2", 0, 120.0, 124.0), ("p2", 1, 120.0, 124.0)}
+    with pytest.raises(KeyError, match="rtt2_ms"):
+        rec.append({"campaign": "p2", "rep": 0, "rtt1_ms": 1.0})
+
+
+def _fake_record(rep, r1, r2, rate_scale=1.0):
+    transfers = []
+    for step in p2.client_steps(p2.DEFAULT_CONFIG):
+        for f in step["flows"]:
+            transfers.append({"name": step["name"], "kind": step["kind"], "label": step["label"],
+                              "size_bytes": f["size_bytes"], "path": f["path"], "mptcp": f["mptcp"],
+                              "rate_bps": 1e6 * rate_scale, "completion_s": 1.0, "connect_s": 0.15,
+                              "bytes": f["size_bytes"], "tx_bytes_p0": 900, "tx_bytes_p1": 100,
+                              "out_segs": 1000, "retrans_segs": 5, "error": None})
+    return {"campaign": "p2", "schema": 1, "rep": rep, "rtt1_ms": r1, "rtt2_ms": r2, "order": 0,
+            "rtt_measured_ms": [r1, r2], "load_avg": [1.0, 1.0, 1.0], "lock_wait_s": 0.0, "wall_s": 10.0,
+            "started_utc": "2026-01-01T00:00:00+00:00", "run_id": "abcdef", "config_hash": "x",
+            "transfers": transfers}
+
+
+def test_samples_frame_columns_units_and_shares():
+    df = p2.samples_frame([_fake_record(0, 120.0, 124.0), _fake_record(0, 128.0, 120.0, 2.0)])
+    assert len(df) == 2
+    assert df.loc[0, "mptcp_data_Bps"] == pytest.approx(1e6 / 8)  # bytes/s from bit/s
+    assert df.loc[1, "tcp_data_Bps"] == pytest.approx(2e6 / 8)
+    assert df.loc[0, "mptcp_probe_64KB_share1"] == pytest.approx(0.9)
+    assert df.loc[0, "mptcp_data_loss"] == pytest.approx(0.005)
+    assert {"path_probe_128KB_path1_Bps", "path_probe_128KB_path2_Bps"} <= set(df.columns)
+    assert "path_probe_128KB_path1_share1" not in df.columns  # shares only for MPTCP transfers
+
+
+def test_dataset_writes_parquet_and_provenance(tmp_path):
+    records = tmp_path / "s.jsonl"
+    rec = JsonlRecords(records, ("campaign", "rep", "rtt1_ms", "rtt2_ms"))
+    for r in (_fake_record(0, 120.0, 124.0), _fake_record(0, 124.0, 120.0)):
+        rec.append(r)
+    prov = p2.build_dataset(records, None, tmp_path / "out")
+    assert (tmp_path / "out" / "p2_samples.parquet").exists()
+    stored = json.loads((tmp_path / "out" / "p2_provenance.json").read_text())
+    assert stored["n_samples"] == 2 == prov["n_samples"] and stored["n_planned"] == 512
+    assert stored["scaling"]["data_size_bytes"] == p2.DEFAULT_CONFIG.data_size_bytes
+    assert "connect() returned" in stored["throughput_definition"]
+    with pytest.raises(ValueError, match="no sample records"):
+        p2.build_dataset(tmp_path / "none.jsonl", None, tmp_path / "out2")
+
+
+# ------------------------------------------------------------------ real kernel
+TINY = replace(p2.DEFAULT_CONFIG, rate_bps=20e6, buffer_bytes=100_000, data_size_bytes=512 * KB,
+               mptcp_probe_sizes_bytes=(16 * KB, 32 * KB, 48 * KB, 64 * KB, 96 * KB, 128 * KB, 192 * KB, 256 * KB),
+               path_probe_sizes_bytes=(16 * KB, 32 * KB, 64 * KB), rtts_ms=(20.0, 40.0), reps=1)
+
+
+def _testbed_missing() -> str | None:
+    """Why the real-kernel testbed cannot run here (None if it can)."""
+    import shutil
+
+    from tcpmodels.testbed import missing_privileges
+
+    missing = missing_privileges()
+    if missing:
+        return "needs root: " + "; ".join(missing)
+    for tool in ("ip", "tc", "ethtool"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (make system-deps)"
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        return "a C compiler (cc) is needed for the delay element (make system-deps)"
+    return None
+
+
+@pytest.mark.testbed
+def test_tiny_campaign_records_documented_fields_and_resume_skips_done(tmp_path):
+    reason = _testbed_missing()
+    if reason:
+        pytest.skip(f"testbed: {reason}")
+    records = tmp_path / "samples.jsonl"
+    plan = p2.sample_plan(TINY)[:2]
+    assert p2.run_campaign(records, TINY, plan=plan, limit=1, progress=False) == 1
+    assert p2.run_campaign(records, TINY, plan=plan, progress=False) == 1  # only the one not yet done
+    assert p2.run_campaign(records, TINY, plan=plan, progress=False) == 0  # nothing left
+    recs = [json.loads(x) for x in records.read_text().splitlines()]
+    assert len(recs) == 2 and {(r["rtt1_ms"], r["rtt2_ms"]) for r in recs} == {(s["rtt1_ms"], s["rtt2_ms"])
+                                                                               for s in plan}
+    for r in recs:
+        assert set(p2.SAMPLE_FIELDS) <= set(r), set(p2.SAMPLE_FIELDS) - set(r)
+        assert len(r["transfers"]) == 3 * 2 + 8 + 2
+        for t in r["transfers"]:
+            assert set(p2.TRANSFER_FIELDS) <= set(t)
+            assert t["error"] is None, t
+            assert t["bytes"] == t["size_bytes"] and t["rate_bps"] > 0
+        # the configured RTTs are the ones measured (UDP echo through the delay element)
+        for want, got in zip((r["rtt1_ms"], r["rtt2_ms"]), r["rtt_measured_ms"]):
+            assert got == pytest.approx(want, abs=3.0)
+        by = {(t["name"], t["path"]): t for t in r["transfers"]}
+        # a single-path probe bound to path 2 leaves through path 2's interface only
+        assert by[("path_probe_128KB", 1)]["tx_bytes_p1"] > 16 * KB
+        # the 16 KB MPTCP probe is over before a second subflow carries data
+        small, data = by[("mptcp_probe_64KB", None)], by[("mptcp_data", None)]
+        assert small["tx_bytes_p0"] / (small["tx_bytes_p0"] + small["tx_bytes_p1"]) > 0.9
+        assert data["tx_bytes_p1"] > 0.05 * data["size_bytes"]  # ... while the data transfer uses both paths
+        assert r["load_avg"] and r["wall_s"] > 0
