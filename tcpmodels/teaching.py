@@ -23,12 +23,11 @@ from tcpmodels.models.cubic import (
     cubic_k_s,
     cubic_reno_friendly_window_segments,
     cubic_window_segments,
-    cubic_window_trajectory,
     kozu_k_s,
     kozu_x,
     reno_window_segments,
-    reno_window_trajectory,
 )
+from tcpmodels.models.window_dynamics import cubic_window_trajectory, reno_window_trajectory
 
 __all__ = ["bottleneck_table", "cubic_vs_reno_summary", "plot_cubic_vs_reno", "save_figure"]
 
@@ -253,9 +252,9 @@ def bottleneck_table(
     pandas.DataFrame
         ``reno_rtt_ms``, ``cubic_rtt_ms``, ``reno_mbps``, ``cubic_mbps``, ``cubic_share``,
         ``jain_index``, ``reno_loss_events``, ``cubic_loss_events`` from
-        :func:`tcpmodels.models.cubic.reno_cubic_bottleneck` (a fluid model; see its Notes).
+        :func:`tcpmodels.models.bottleneck.reno_cubic_bottleneck` (a fluid model; see its Notes).
     """
-    from tcpmodels.models.cubic import reno_cubic_bottleneck
+    from tcpmodels.models.bottleneck import reno_cubic_bottleneck
 
     rows = []
     for reno_rtt, cubic_rtt in rtt_pairs_s:

@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from tcpmodels.models.cubic import (
     X_READINGS,
-    BottleneckShare,
     PowerLawX,
     beta_cubic_from_reduction,
     cubic_alpha_reno_friendly,
@@ -22,14 +21,13 @@ from tcpmodels.models.cubic import (
     cubic_loss_rate_for_window,
     cubic_reno_friendly_window_segments,
     cubic_window_segments,
-    cubic_window_trajectory,
     kozu_k_s,
     kozu_x,
     reduction_from_beta_cubic,
-    reno_cubic_bottleneck,
     reno_window_segments,
-    reno_window_trajectory,
 )
+from tcpmodels.models.bottleneck import BottleneckShare, reno_cubic_bottleneck
+from tcpmodels.models.window_dynamics import cubic_window_trajectory, reno_window_trajectory
 
 # deterministic hypothesis settings for this module (no global profile change)
 DET = settings(derandomize=True, deadline=None, max_examples=60)
