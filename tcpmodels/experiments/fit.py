@@ -28,9 +28,9 @@ seen and the RTT samples include the queueing delay the sender experiences.
 Records: one JSON line per run in ``<out_dir>/records.jsonl`` (key ``kind, cc,
 rtt_ms, setting, rep``), written after the run, so a killed campaign resumes where
 it stopped (``resume`` skips every key on file). Captures go to
-``<out_dir>/captures/<run>.pcap.gz``. Each run holds the host-wide testbed lock (the
-file of :func:`tcpmodels.testbed.hostlock.host_lock`, taken with a blocking ``flock``
-so that campaigns alternate) for exactly its own duration; the load average before
+``<out_dir>/captures/<run>.pcap.gz``. Each run holds the host-wide testbed lock
+(:func:`tcpmodels.testbed.hostlock.host_lock`, a blocking ``flock``, so that
+campaigns alternate) for exactly its own duration; the load average before
 and after and the time waited for the lock are in every record.
 
 ``build`` turns records and captures into the dataset ``data/datasets/fit_*``
@@ -47,17 +47,15 @@ Command line::
 from __future__ import annotations
 
 import argparse
-import fcntl
 import gzip
 import json
-import os
 import shutil
 import sys
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tcpmodels.testbed.hostlock import host_lock
 from tcpmodels.experiments._campaign import JsonlRecords, git_state, host_facts, load_average, utc_now
 
 __all__ = ["FitRun", "grid", "run_one", "run_campaign", "build_dataset", "SETTINGS", "KEY_FIELDS", "main"]
@@ -301,34 +299,6 @@ def run_one(run: FitRun, out_dir: str | Path, *, seed_base: int = 1100) -> dict:
 
 
 # ------------------------------------------------------------------------------ campaign
-@contextmanager
-def _fair_host_lock(holder: str):
-    """The host lock (same file as :func:`tcpmodels.testbed.hostlock.host_lock`), taken with a *blocking* flock.
-
-    ``host_lock`` polls with ``LOCK_NB``; a campaign that releases and re-takes the lock
-    between samples then wins every race against a poller. A blocked ``flock`` is woken
-    by the kernel at the release itself, so the two campaigns alternate run by run.
-    Yields the time waited. [s]
-    """
-    from tcpmodels.testbed.hostlock import LOCK_PATH
-
-    LOCK_PATH.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(LOCK_PATH, os.O_RDWR | os.O_CREAT, 0o644)
-    t0 = time.monotonic()
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        waited = time.monotonic() - t0
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "holder": holder, "since_unix_s": time.time()}).encode(), 0)
-        try:
-            yield waited
-        finally:
-            os.ftruncate(fd, 0)
-            fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
-
-
 def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progress: bool = True,
                  max_runs: int | None = None) -> list[dict]:
     """Run every run of :func:`grid` not yet on file, each under the host lock; return the new records.
@@ -353,7 +323,7 @@ def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progr
         bar = tqdm(total=len(todo), desc="fit campaign", unit="run", file=sys.stderr)
     new = []
     for run in todo:
-        with _fair_host_lock(f"fit campaign {run.name}") as waited_s:
+        with host_lock(timeout_s=3600, holder=f"fit campaign {run.name}") as waited_s:
             try:
                 rec = run_one(run, out_dir)
             except Exception as exc:  # noqa: BLE001 - one failed run must not stop the campaign

@@ -19,6 +19,8 @@ import errno
 import fcntl
 import json
 import os
+import signal
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +35,51 @@ LOCK_PATH = Path(os.environ.get("TCPMODELS_HOST_LOCK", "/run/tcpmodels/host.lock
 
 class HostLockTimeout(TestbedError):
     """The host lock stayed held by someone else for longer than the timeout."""
+
+
+def _timeout_error(lock_path: Path, timeout_s: float) -> HostLockTimeout:
+    try:
+        current = lock_path.read_text().strip() or "unknown"
+    except OSError:
+        current = "unknown"
+    return HostLockTimeout(
+        f"host lock {lock_path} still held after {timeout_s:g} s by {current}; "
+        "wait for that run to finish, or raise timeout_s"
+    )
+
+
+def _wait_blocking(fd: int, timeout_s: float, lock_path: Path) -> None:
+    """A blocking flock bounded by a SIGALRM timer (main thread only).
+
+    Fair between campaigns: the kernel hands the lock to a process blocked in
+    ``flock`` at the moment it is released, whereas a poller loses every race
+    against a holder that releases and re-takes it between samples.
+    """
+    def _expired(signum, frame):
+        raise _timeout_error(lock_path, timeout_s)
+
+    previous = signal.signal(signal.SIGALRM, _expired)
+    signal.setitimer(signal.ITIMER_REAL, timeout_s)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _wait_polling(fd: int, timeout_s: float, poll_s: float, lock_path: Path) -> None:
+    """Poll with ``LOCK_NB`` (where SIGALRM is not ours to use: other threads, or a timer already armed)."""
+    t0 = time.monotonic()
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+        if time.monotonic() - t0 >= timeout_s:
+            raise _timeout_error(lock_path, timeout_s)
+        time.sleep(poll_s)
 
 
 @contextmanager
@@ -73,23 +120,11 @@ def host_lock(*, timeout_s: float = 900.0, holder: str = "", path: str | Path | 
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     t0 = time.monotonic()
     try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise
-            if time.monotonic() - t0 >= timeout_s:
-                try:
-                    current = lock_path.read_text().strip() or "unknown"
-                except OSError:
-                    current = "unknown"
-                raise HostLockTimeout(
-                    f"host lock {lock_path} still held after {timeout_s:g} s by {current}; "
-                    "wait for that run to finish, or raise timeout_s"
-                )
-            time.sleep(poll_s)
+        # SIGALRM is free only in the main thread with no timer armed (pytest-timeout, say, arms one)
+        if threading.current_thread() is threading.main_thread() and signal.getitimer(signal.ITIMER_REAL)[0] == 0:
+            _wait_blocking(fd, timeout_s, lock_path)
+        else:
+            _wait_polling(fd, timeout_s, poll_s, lock_path)
         waited_s = time.monotonic() - t0
         os.ftruncate(fd, 0)
         os.pwrite(fd, json.dumps({"pid": os.getpid(), "holder": holder, "since_unix_s": time.time()}).encode(), 0)

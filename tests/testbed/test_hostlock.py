@@ -70,3 +70,34 @@ def test_bad_arguments_are_named(tmp_path, kw, match):
     with pytest.raises(ValueError, match=match):
         with host_lock(path=tmp_path / "x.lock", **kw):
             pass
+
+
+_WAIT_BLOCKING = """
+import signal, sys, time
+from tcpmodels.testbed.hostlock import HostLockTimeout, host_lock
+assert signal.getitimer(signal.ITIMER_REAL)[0] == 0  # so host_lock takes its blocking (fair) path
+t0 = time.monotonic()
+try:
+    with host_lock(path=sys.argv[1], timeout_s=0.5):
+        print("acquired")
+except HostLockTimeout as exc:
+    print(f"timeout {time.monotonic() - t0:.2f} {exc}")
+print("handler restored", signal.getsignal(signal.SIGALRM) == signal.SIG_DFL)
+"""
+
+
+def test_blocking_wait_in_a_main_thread_times_out_and_restores_sigalrm(tmp_path):
+    """Outside pytest (no pytest-timeout alarm armed) host_lock waits in a blocking flock under a
+    SIGALRM timer; the timeout still names the holder and the previous handler comes back."""
+    path = tmp_path / "host.lock"
+    child = _hold_in_child(path, 30)
+    try:
+        out = subprocess.run([sys.executable, "-c", _WAIT_BLOCKING, str(path)], capture_output=True, text=True,
+                             timeout=60).stdout
+    finally:
+        child.kill()
+        child.communicate()
+    assert "acquired" not in out
+    seconds = float(out.split()[1])
+    assert 0.45 < seconds < 5 and "other campaign sample 7" in out
+    assert "handler restored True" in out
