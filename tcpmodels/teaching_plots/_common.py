@@ -1,17 +1,28 @@
 """Widget plumbing shared by the teaching notebooks: a callback that displays figures, a panel builder.
 
 The notebooks may not define functions, so every ipywidgets callback lives here.
-:func:`figure_widget` wires a dict of controls to :func:`render` with
-:func:`ipywidgets.interactive_output`; :func:`render` calls each plot function with
-the slider values it accepts and displays the returned figure (or the error message
-of a ``ValueError``, so that an out-of-domain slider combination reads as a sentence
-in the lecture, not as a traceback).
+:func:`figure_widget` observes a dict of controls and calls :func:`render` on every
+change; :func:`render` calls each plot function with the slider values it accepts
+and shows the returned figure (or the error message of a ``ValueError``, so that an
+out-of-domain slider combination reads as a sentence in the lecture, not as a
+traceback).
+
+The panel writes its :class:`ipywidgets.Output` from the kernel
+(``Output.outputs``) instead of capturing displays into it
+(``with out: display(...)``, which is what :func:`ipywidgets.interactive_output`
+does). Capture routes the figure through the front end by message id; under
+papermill/nbclient that path intermittently never finishes the cell (measured here:
+with both cores busy, 10 of 20 runs of ``teach_mptcp_lia.ipynb`` hung in the widget
+cell with kernel and client both idle; upstream reports: nbclient #312, nbconvert
+#1921, #2003, #2029). Writing the outputs as widget state needs no front end at all.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import io
+from contextlib import redirect_stdout
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -34,11 +45,16 @@ def _accepted(fn: Callable[..., Any], values: Mapping[str, Any]) -> dict[str, An
     return {k: v for k, v in values.items() if k in params}
 
 
-def render(plot_fns: Sequence[Callable[..., Figure]], fixed: Mapping[str, Any] | None = None, **values: Any) -> list[Figure]:
-    """Call each plot function with the slider values it accepts and display the figures.
+def render(
+    plot_fns: Sequence[Callable[..., Figure]],
+    fixed: Mapping[str, Any] | None = None,
+    out: Any = None,
+    **values: Any,
+) -> list[Figure]:
+    """Call each plot function with the slider values it accepts and show the figures.
 
-    The ipywidgets callback of every teaching panel (bound with
-    :func:`functools.partial`, so the notebook needs no ``def`` or ``lambda``).
+    The callback of every teaching panel (bound with :func:`functools.partial`, so
+    the notebook needs no ``def`` or ``lambda``).
 
     Parameters
     ----------
@@ -46,28 +62,46 @@ def render(plot_fns: Sequence[Callable[..., Figure]], fixed: Mapping[str, Any] |
         Functions returning a :class:`matplotlib.figure.Figure`.
     fixed : mapping, optional
         Keyword arguments that are not sliders (e.g. ``n_points`` in quick mode).
+    out : ipywidgets.Output, optional
+        Where to show the result: its ``outputs`` are replaced by the figures and
+        the error lines (as widget state, see the module docstring). ``None``:
+        display in the current output and print the error lines.
     **values
         Current slider values, named as the plot functions' parameters (units in names).
 
     Returns
     -------
     list of Figure
-        The figures displayed (figures are built without pyplot, so nothing accumulates
+        The figures shown (figures are built without pyplot, so nothing accumulates
         in pyplot's list of open figures).
     """
-    from IPython.display import display
-
     merged = {**(fixed or {}), **values}
-    figures = []
+    figures, errors = [], []
     for fn in plot_fns:
         try:
-            fig = fn(**_accepted(fn, merged))
+            figures.append(fn(**_accepted(fn, merged)))
         except ValueError as exc:  # an impossible slider combination: say why, in one line
-            print(f"{fn.__name__}: {exc}")
-            continue
-        display(fig)
-        figures.append(fig)
+            errors.append(f"{fn.__name__}: {exc}")
+    if out is None:
+        from IPython.display import display
+
+        for line in errors:
+            print(line)
+        for fig in figures:
+            display(fig)
+        return figures
+    out.outputs = ()
+    if errors:
+        out.append_stdout("".join(line + "\n" for line in errors))
+    for fig in figures:
+        out.append_display_data(fig)
     return figures
+
+
+def _redraw(plot_fns, fixed, controls, out, change=None) -> None:
+    """Observer of every control: :func:`render` into ``out`` with all controls' current values."""
+    with redirect_stdout(io.StringIO()):  # nothing may leak into the cell that built the panel
+        render(plot_fns, fixed, out, **{name: control.value for name, control in controls.items()})
 
 
 def figure_widget(
@@ -102,9 +136,14 @@ def figure_widget(
         raise ValueError("plot_fns must name at least one plot function")
     if columns < 1:
         raise ValueError(f"columns [-] must be >= 1; got {columns}")
+    controls = dict(controls)
     items = list(controls.values())
     rows = [widgets.HBox(items[i : i + columns]) for i in range(0, len(items), columns)]
-    out = widgets.interactive_output(functools.partial(render, fns, dict(fixed or {})), dict(controls))
+    out = widgets.Output()
+    redraw = functools.partial(_redraw, fns, dict(fixed or {}), controls, out)
+    for control in items:
+        control.observe(redraw, names="value")
+    redraw()
     return widgets.VBox([widgets.VBox(rows), out])
 
 
