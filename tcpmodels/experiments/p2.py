@@ -387,16 +387,12 @@ class Session:
 
     def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
         """Restart the two delay elements with new round-trip delays [ms]; nothing else changes."""
-        from tcpmodels.testbed import netns as _netns
-
         if (float(rtt1_ms), float(rtt2_ms)) == self.rtts_ms:
             return
         topo = _topology(self.config, rtt1_ms, rtt2_ms)
-        # the testbed has no public "change delay" call: stop each element and start it with the new delay
-        for i, lk in enumerate(topo.links):
-            old = self.tb._delay_procs.pop(lk.name)
-            _netns._terminate(old)
-            self.tb._start_delay(lk, self.tb.seed + i)
+        for lk in topo.links:
+            if lk.delayed:
+                self.tb.set_link_delay(lk.name, lk.delay_s, loss_rate=lk.loss_rate)
         self.tb.topology = topo
         self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
 

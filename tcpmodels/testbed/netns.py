@@ -17,6 +17,7 @@ frame queues at the rate limiter first and then travels the delay.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -139,6 +140,8 @@ class Testbed:
         self._procs: list[_Proc] = []
         self._delay_procs: dict[str, subprocess.Popen] = {}
         self.delay_stats: dict[str, dict] = {}
+        #: counters of delay elements replaced by :meth:`set_link_delay` (link, old delay_s, loss_rate, stats)
+        self.replaced_delay_stats: list[dict] = []
         self._created: list[str] = []
         self._old_handlers: dict[int, object] = {}
         self._up = False
@@ -323,6 +326,62 @@ class Testbed:
             _terminate(popen)
             raise TestbedError(f"delay element for link {lk.name} did not start: {line.strip()} {popen.stderr.read()}")
         self._delay_procs[lk.name] = popen
+
+    def set_link_delay(self, link: str, delay_s: float, *, loss_rate: float | None = None) -> None:
+        """Change a delayed link's one-way delay (and optionally its random loss) while the testbed runs.
+
+        The link's delay element is stopped and started again with the new
+        values; addresses, routes, qdiscs and running sockets are untouched
+        (frames in flight inside the old element are dropped, so change delays
+        between transfers). ``self.topology`` is updated to match; the old
+        element's counters are appended to ``replaced_delay_stats``.
+
+        Parameters
+        ----------
+        link : str
+            Name of a link that was built with a delay element (``delay_s > 0``
+            or ``loss_rate > 0`` in the topology).
+        delay_s : float
+            New one-way delay, in (0, 10]. The round-trip time over this link
+            grows by ``2 * delay_s``. [s]
+        loss_rate : float, optional
+            New per-frame random loss probability in [0, 1); ``None`` keeps it. [-]
+
+        Raises
+        ------
+        ValueError
+            For an unknown link, a link without a delay element, or values out of range.
+        TestbedError
+            When the testbed is not up or the new element does not start.
+        """
+        names = [lk.name for lk in self.topology.links]
+        if link not in names:
+            raise ValueError(f"no link {link!r} in topology {self.topology.name}; links: {', '.join(names)}")
+        old_link = self.topology.link(link)
+        if not old_link.delayed:
+            raise ValueError(
+                f"link {link!r} has no delay element (it was built with delay_s = 0 and loss_rate = 0); "
+                "give it a delay in the topology to change it later"
+            )
+        if not 0.0 < float(delay_s) <= 10.0:
+            raise ValueError(f"delay_s [s] must be in (0, 10]; got {delay_s}")
+        if not self._up or link not in self._delay_procs:
+            raise TestbedError(f"testbed {self.run_id} is not up: enter it (with Testbed(...) as tb) before set_link_delay")
+        new_link = dataclasses.replace(
+            old_link, delay_s=float(delay_s), loss_rate=old_link.loss_rate if loss_rate is None else float(loss_rate)
+        )
+        index = names.index(link)
+        out = _terminate(self._delay_procs.pop(link), sig=signal.SIGTERM)
+        try:
+            stats = json.loads(out.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            stats = None
+        self.replaced_delay_stats.append({"link": link, "delay_s": old_link.delay_s, "loss_rate": old_link.loss_rate,
+                                          "stats": stats})
+        self.topology = dataclasses.replace(
+            self.topology, links=tuple(new_link if lk.name == link else lk for lk in self.topology.links)
+        )
+        self._start_delay(new_link, self.seed + index)
 
     # ------------------------------------------------------------- execution
     def _cmd(self, node: str, argv: list[str]) -> list[str]:

@@ -366,3 +366,20 @@ def test_non_root_refusal_before_any_side_effect(tmp_path):
     others = _live_other_namespaces()
     assert _netns_names() - others == ns_before - others
     assert not out_dir.exists()
+
+
+def test_set_link_delay_changes_the_rtt_of_a_running_testbed():
+    """The public delay change (used by the P2 campaign between samples) restarts only the delay element."""
+    with Testbed(single_link(PathSpec(rate_bps=50e6, rtt_s=0.010))) as tb:
+        before = np.median(wl.ping_rtt(tb, "c", "10.0.1.2", count=10, interval_s=0.01))
+        tb.set_link_delay("p0", 0.020)
+        after = np.median(wl.ping_rtt(tb, "c", "10.0.1.2", count=10, interval_s=0.01))
+        assert tb.topology.link("p0").delay_s == 0.020
+        with pytest.raises(ValueError, match="no link 'p9'"):
+            tb.set_link_delay("p9", 0.01)
+        with pytest.raises(ValueError, match=r"delay_s \[s\] must be in \(0, 10\]"):
+            tb.set_link_delay("p0", 0.0)
+    assert before == pytest.approx(0.010, abs=0.0005)
+    assert after == pytest.approx(0.040, abs=0.0005)
+    (replaced,) = tb.replaced_delay_stats
+    assert replaced["delay_s"] == 0.005 and replaced["stats"]["a_to_b"]["received"] >= 10
