@@ -1,4 +1,4 @@
-"""ns-3 scenarios (optional extra ``sim``): dumbbell, the P5 caterpillar and coupled multipath, measured into pandas.
+"""ns-3 scenarios (optional extra ``sim``): dumbbell, the P5 caterpillar, coupled multipath and the P1 fat-tree, measured into pandas.
 
 Importing this package does not import ns-3: configs (:mod:`tcpmodels.sim.config`)
 are plain dataclasses, and :func:`run_config` simulates one in a fresh Python
@@ -64,6 +64,8 @@ from tcpmodels.sim.config import (
     BulkApp,
     Caterpillar,
     Dumbbell,
+    FatTree,
+    FatTreeConnection,
     Link,
     Multipath,
     MultipathFlow,
@@ -83,6 +85,8 @@ __all__ = [
     "BulkApp",
     "Caterpillar",
     "Dumbbell",
+    "FatTree",
+    "FatTreeConnection",
     "Link",
     "Multipath",
     "MultipathFlow",

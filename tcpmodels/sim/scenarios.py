@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from tcpmodels.sim.config import BulkApp, Caterpillar, Dumbbell, Link, Multipath, PoissonFlows, TcpOptions
+from tcpmodels.sim.config import BulkApp, Caterpillar, Dumbbell, FatTree, Link, Multipath, PoissonFlows, TcpOptions
 
 __all__ = ["Built", "build"]
 
@@ -238,7 +238,7 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
         stack.Install(c)
     net = _Net(ns)
     built.keep.append(net)
-    dev_s, _, _ = net.link(server.Get(0), gws.Get(0), config.edge)
+    dev_s, _, _ = net.link(server.Get(0), gws.Get(0), config.server_link or config.edge)
     built.devices["server"] = dev_s
     for g in range(config.n_gateways - 1):
         d0, _, _ = net.link(gws.Get(g), gws.Get(g + 1), config.backbone)
@@ -394,4 +394,8 @@ def build(ns: Any, config: Any, out_dir: str) -> Built:
         return build_caterpillar(ns, config, out_dir)
     if isinstance(config, Multipath):
         return build_multipath(ns, config, out_dir)
+    if isinstance(config, FatTree):
+        from tcpmodels.sim.fattree import build_fattree  # noqa: PLC0415 (it imports this module)
+
+        return build_fattree(ns, config, out_dir)
     raise ValueError(f"no ns-3 builder for {type(config).__name__}")
