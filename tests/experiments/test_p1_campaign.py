@@ -1,0 +1,206 @@
+"""P1 campaign: the engine-neutral schedule, its translation to both engines, resumable records,
+and one tiny real run on each engine (markers ``testbed`` and ``sim``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tcpmodels.experiments import p1
+from tcpmodels.experiments._campaign import JsonlRecords
+
+CFG = p1.DEFAULT_CONFIG
+
+
+def test_section4_schedule_follows_the_paper():
+    conns = p1.schedule(CFG, "s4", "mptcp", 0)
+    bg = [c for c in conns if c["kind"] == "background"]
+    short = [c for c in conns if c["kind"] == "short"]
+    assert len(bg) == 5 and all(c["mptcp"] and c["size_bytes"] is None for c in bg)  # 33 % of 16 hosts
+    assert len({c["src"] for c in bg}) == 5 and len({c["dst"] for c in bg}) == 5  # one-to-one partners
+    assert all(c["src"] != c["dst"] for c in conns)
+    senders = {c["src"] for c in short}
+    assert senders == set(range(16)) - {c["src"] for c in bg}  # the other 11 hosts send short flows
+    assert all(c["size_bytes"] == 70_000 and not c["mptcp"] for c in short)
+    assert all(CFG.warmup_s <= c["start_s"] < CFG.warmup_s + CFG.duration_s4_s for c in short)
+    # Poisson, mean 200 ms per host: 11 x 30 s / 0.2 s = 1650 expected; 5 standard deviations
+    assert abs(len(short) - 1650) < 5 * np.sqrt(1650)
+    gaps = np.diff(sorted(c["start_s"] for c in short if c["src"] == min(senders)))
+    assert 0.15 < gaps.mean() < 0.25 and gaps.std() / gaps.mean() > 0.7  # exponential gaps have CV 1
+
+
+def test_same_seed_gives_the_same_workload_for_both_protocols():
+    a, b = p1.schedule(CFG, "s4", "tcp", 3), p1.schedule(CFG, "s4", "mptcp", 3)
+    strip = [{k: v for k, v in c.items() if k != "mptcp"} for c in a]
+    assert strip == [{k: v for k, v in c.items() if k != "mptcp"} for c in b]
+    assert [c["mptcp"] for c in b if c["kind"] == "background"] == [True] * 5
+    assert p1.schedule(CFG, "s4", "tcp", 4) != a
+    planes = np.array([c["plane"] for c in a])
+    assert set(planes) == {0, 1, 2, 3}  # per-flow ECMP over the four cores
+
+
+def test_section5_schedules_are_partition_aggregate():
+    q = p1.schedule(CFG, "s5_query_nobg", "tcp", 0)
+    assert {c["kind"] for c in q} == {"query"}
+    assert {c["src"] for c in q} <= set(p1.AGGREGATOR_HOSTS) and {c["dst"] for c in q} == set(p1.WORKER_HOSTS)
+    assert {c["size_bytes"] for c in q} == set(CFG.query_sizes_bytes)
+    qb = p1.schedule(CFG, "s5_query_bg", "mptcp", 0)
+    bg = [c for c in qb if c["kind"] == "background"]
+    assert len(bg) == 6 and {c["dst"] for c in bg} <= set(p1.WORKER_HOSTS)  # 50 % of the 12 workers
+    assert all(c["mptcp"] for c in qb)  # Section 5: the protocol of every connection
+    m = p1.schedule(CFG, "s5_message_bg", "tcp", 0)
+    msgs = [c for c in m if c["kind"] == "message"]
+    assert {c["size_bytes"] for c in msgs} == set(CFG.message_sizes_bytes)
+    assert abs(len(msgs) - 12 * 20 / 0.5) < 5 * np.sqrt(480)
+
+
+def test_plan_runs_whole_seeds_first():
+    plan = p1.run_plan(CFG, "kernel")
+    assert len(plan) == len(CFG.seeds) * 4 * 2
+    assert {(s["experiment"], s["protocol"]) for s in plan[:8]} == {(e, p) for e in p1.EXPERIMENTS for p in p1.PROTOCOLS}
+    assert {s["seed"] for s in plan[:8]} == {CFG.seeds[0]}
+    with pytest.raises(ValueError, match="engine"):
+        p1.run_plan(CFG, "dce")
+
+
+def test_kernel_flows_pin_single_path_connections_to_their_plane():
+    conns = p1.schedule(CFG, "s4", "mptcp", 0)
+    by_host = p1.kernel_flows(conns, CFG)
+    flows = [f for fl in by_host.values() for f in fl]
+    assert len(flows) == len(conns)
+    for c in conns:
+        f = next(f for f in by_host[c["src"]] if f["flow_id"] == c["conn_id"] + 1)
+        assert f["direction"] == "upload" and f["cc"] == "reno"
+        if c["mptcp"]:
+            assert f["dst"] == p1.host_addr(c["dst"], 0) and f["bind"] is None and f["port"] == p1.BG_PORT
+            assert f["duration_s"] == pytest.approx(c["end_s"]) and f["sample_interval_s"] > 0
+        else:
+            assert f["dst"] == p1.host_addr(c["dst"], c["plane"]) and f["bind"] == p1.host_addr(c["src"], c["plane"])
+            assert f["port"] == p1.FLOW_PORT and f["size_bytes"] == 70_000
+    assert p1.host_addr(5, 2) == "10.37.0.1"  # fat_tree(): 10.{16c + n}.0.1
+
+
+def test_ns3_config_maps_the_schedule_onto_the_fat_tree():
+    conns = p1.schedule(CFG, "s5_query_bg", "mptcp", 1)[:40]
+    cfg = p1.ns3_config(conns, CFG, seed=1)
+    assert len(cfg.connections) == 40
+    for c, sc in zip(conns, cfg.connections):
+        assert (sc.src, sc.dst, sc.size_bytes) == (c["src"], c["dst"], c["size_bytes"])
+        assert sc.cores == (0, 1, 2, 3) and sc.coupled  # LIA over one subflow per core
+    tcp = p1.ns3_config(p1.schedule(CFG, "s4", "tcp", 1)[:30], CFG, seed=1)
+    assert all(len(sc.cores) == 1 and not sc.coupled for sc in tcp.connections)
+    assert cfg.host_link.rate_bps == 100e6 and cfg.agg_core_link.rate_bps == 400e6
+    assert cfg.host_link.queue_bytes == 100_000
+    assert 12 * cfg.host_link.delay_s == pytest.approx(0.5e-3)  # 6 links each way between pods
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(host_rate_bps=0.0), r"host_rate_bps \[bit/s\]"),
+    (dict(buffer_bytes=10), r"buffer_bytes \[bytes\]"),
+    (dict(rtt_s=0.0), r"rtt_s \[s\]"),
+    (dict(background_share_s4=1.5), r"background_share_s4 \[-\]"),
+    (dict(query_sizes_bytes=()), r"query_sizes_bytes \[bytes\]"),
+    (dict(experiments=("s6",)), "experiments"),
+])
+def test_config_rejects_bad_values_by_name(change, match):
+    with pytest.raises(ValueError, match=match):
+        replace(CFG, **change)
+
+
+def test_schedule_rejects_unknown_names():
+    with pytest.raises(ValueError, match="experiment"):
+        p1.schedule(CFG, "s9", "tcp", 0)
+    with pytest.raises(ValueError, match="protocol"):
+        p1.schedule(CFG, "s4", "quic", 0)
+
+
+def test_subflow_stats_from_tcp_info_samples():
+    # two subflows, 1 s at 10 samples/s; subflow 1 halves its window twice
+    samples = []
+    for sub in (0, 1):
+        cwnd = 20.0
+        for i in range(11):
+            if sub == 1 and i in (4, 8):
+                cwnd /= 2
+            samples.append({"t_s": i * 0.1, "subflow": sub, "remote": f"10.{16 * sub}.0.1:5201", "cwnd_segments": cwnd,
+                            "ssthresh_segments": 2**31 - 1 if sub == 0 or i < 4 else 10.0, "srtt_s": 0.002,
+                            "ca_state": 0, "bytes_acked": i * 100_000, "bytes_sent": i * 100_000, "bytes_retrans": 0,
+                            "mss_bytes": 1000})
+            cwnd += 1
+    out = {r["subflow"]: r for r in p1.subflow_stats(samples)}
+    assert out[0]["throughput_bps"] == pytest.approx(8e6)  # 1e6 bytes acknowledged in 1 s
+    assert out[0]["loss_events"] == 0 and out[1]["loss_events"] >= 1
+    assert out[1]["loss_event_rate"] == pytest.approx(out[1]["loss_events"] / 1000)
+    assert out[0]["rtt_mean_s"] == pytest.approx(0.002)
+
+
+def _fake_record(engine, experiment, protocol, seed):
+    conns = p1.schedule(replace(CFG, duration_s4_s=1.0, duration_s5_s=1.0), experiment, protocol, seed)
+    flows = [{**{k: c[k] for k in ("conn_id", "kind", "src", "dst", "start_s", "size_bytes", "mptcp", "plane")},
+              "fct_s": 0.01, "bytes": c["size_bytes"], "rate_bps": 1e7, "connect_s": 1e-4, "mptcp_subflows": None,
+              "error": None} for c in conns]
+    return {"engine": engine, "experiment": experiment, "protocol": protocol, "seed": seed, "schema": 1,
+            "load_avg": [1.0, 1.0, 1.0], "wall_s": 10.0, "started_utc": f"2026-01-01T00:00:{seed:02d}+00:00",
+            "config_hash": "x", "config": CFG.to_dict(), "n_connections": len(conns), "flows": flows, "subflows": [],
+            "tcpinfo": [], "lock_wait_s": 0.0, "base_rtt_s": {"plane0": 1e-4}}
+
+
+def test_dataset_from_records_has_flows_runs_and_provenance(tmp_path):
+    path = tmp_path / "k.jsonl"
+    rec = JsonlRecords(path, ("engine", "experiment", "protocol", "seed"))
+    for proto in ("tcp", "mptcp"):
+        rec.append(_fake_record("kernel", "s4", proto, 0))
+    prov = p1.build_dataset([path], tmp_path / "data", note="unit test")
+    assert prov["engines"]["kernel"]["runs"] == 2 and prov["kernel_base_rtt_ms"] == pytest.approx(0.1)
+    import pandas as pd
+
+    flows = pd.read_parquet(tmp_path / "data" / "datasets" / "p1_flows.parquet")
+    assert set(flows["protocol"]) == {"tcp", "mptcp"} and (flows["fct_s"] == 0.01).all()
+    saved = json.loads((tmp_path / "data" / "datasets" / "p1_provenance.json").read_text())
+    assert saved["config"]["buffer_bytes"] == 100_000 and saved["ns3_setting"]["status"] == "not run"
+
+
+@pytest.mark.testbed
+def test_tiny_kernel_run_and_resume(tmp_path):
+    from tcpmodels.testbed import missing_privileges
+
+    missing = missing_privileges()
+    if missing:
+        pytest.skip(f"needs root for network namespaces: {missing}")
+    cfg = replace(CFG, duration_s5_s=1.0, warmup_s=0.5, drain_s=0.5, seeds=(7,))
+    plan = [{"engine": "kernel", "experiment": "s5_query_nobg", "protocol": "tcp", "seed": 7}]
+    path = tmp_path / "k.jsonl"
+    assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False, yield_s=0.0) == 1
+    rec = JsonlRecords(path, ("engine", "experiment", "protocol", "seed")).read()[0]
+    fct = np.array([f["fct_s"] for f in rec["flows"]], dtype=float)
+    assert len(fct) == rec["n_connections"] > 20 and not any(f["error"] for f in rec["flows"])
+    # 1-16 KB over an idle 100 Mbit/s fabric: a few round trips, well under the 200 ms minimum RTO
+    assert np.all(fct > 0) and np.median(fct) < 0.05
+    assert all(v is not None and v < 0.005 for v in rec["base_rtt_s"].values())
+    assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False) == 0  # resumed: nothing to do
+
+
+def test_ns3_result_rows_line_up_with_the_schedule():
+    """Result columns as documented by :class:`tcpmodels.sim.config.FatTree` (apps, FlowMonitor flows)."""
+    import pandas as pd
+
+    conns = p1.schedule(replace(CFG, duration_s5_s=1.0), "s5_query_bg", "mptcp", 2)
+    apps = pd.DataFrame([{"connection": i, "tag": f"{c['kind']}:{c['conn_id']}", "n_subflows": 4,
+                          "fct_s": np.nan if c["size_bytes"] is None else 0.001 * (i + 1),
+                          "rx_bytes": c["size_bytes"] or 10**7, "goodput_bps": 5e7,
+                          **{f"rx_bytes_core{k}": 2.5e6 for k in range(4)}} for i, c in enumerate(conns)])
+    apps = apps.iloc[::-1]  # order must not matter: rows are matched by tag
+    fm = pd.DataFrame({"flow_index": [1, 1, 2], "direction": ["data", "ack", "data"], "lost_packets": [2, 5, 0]})
+    rows, subflows = p1._ns3_rows(conns, apps, fm)
+    assert [r["conn_id"] for r in rows] == [c["conn_id"] for c in conns]
+    for i, (r, c) in enumerate(zip(rows, conns)):
+        assert r["fct_s"] == (None if c["size_bytes"] is None else pytest.approx(0.001 * (i + 1)))
+        assert r["error"] is None
+    assert rows[1]["lost_packets"] == 2 and rows[2]["lost_packets"] == 0  # data direction only
+    n_bg = sum(c["size_bytes"] is None for c in conns)
+    assert len(subflows) == 4 * n_bg and subflows[0]["throughput_bps"] == pytest.approx(2.5e6 * 8 / conns[0]["end_s"])
+    missing = p1._ns3_rows(conns[:1], apps.iloc[:0], fm)[0][0]
+    assert missing["error"] == "no result row"
