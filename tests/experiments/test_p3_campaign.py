@@ -1,0 +1,228 @@
+"""P3 campaign: plan, configuration checks, throughput from TCP_INFO samples, ns-3 configs, fluid grid (unit);
+a tiny real-kernel sample (testbed) and a tiny ns-3 run of the modified CUBIC (sim).
+
+(Named ``test_p3_campaign.py``: the test folders have no ``__init__.py``.)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from tcpmodels.experiments import p3
+from tcpmodels.experiments._campaign import JsonlRecords
+
+CFG = p3.DEFAULT_CONFIG
+
+
+def test_kernel_plan_covers_the_grid_whole_repetitions_first_with_start_offsets():
+    plan = p3.kernel_plan(CFG)
+    assert len(plan) == 12 * CFG.reps
+    first = {(s["reno_rtt_ms"], s["cubic_rtt_ms"]) for s in plan[:12]}
+    assert first == {(r, c) for r in (1.0, 4.0, 16.0) for c in (1.0, 4.0, 16.0, 64.0)}
+    assert {s["rep"] for s in plan[:12]} == {0}
+    offs = np.array([[s["reno_start_s"], s["cubic_start_s"]] for s in plan])
+    assert offs.min() >= 0 and offs.max() <= CFG.start_jitter_s and len(np.unique(offs)) > 40  # random, not fixed
+    assert plan == p3.kernel_plan(CFG)  # deterministic: resume replays the same offsets
+
+
+def test_buffer_and_scaling_state_what_the_scaled_rate_changes():
+    assert CFG.buffer_bytes == round(100e6 * 0.016 / 8)  # one BDP at 16 ms
+    sc = CFG.scaling()
+    assert sc["rate_scale"] == pytest.approx(0.1)
+    # same RTTs, 10x smaller windows -> K about 10^(1/3) smaller for a flow alone
+    for row in sc["per_rtt"].values():
+        assert row["paper_w_max_alone_segments"] / row["w_max_alone_segments"] == pytest.approx(10.0)
+        assert row["paper_k_alone_s"] / row["k_alone_s"] == pytest.approx(10 ** (1 / 3))
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(rate_bps=0.0), r"rate_bps \[bit/s\]"),
+    (dict(buffer_bdp_fraction=0.0), r"buffer_bdp_fraction \[-\]"),
+    (dict(cubic_rtts_ms=()), r"cubic_rtts_ms \[ms\]"),
+    (dict(reps=0), r"reps"),
+    (dict(ns3_warmup_s=30.0), r"ns3_warmup_s \[s\]"),
+    (dict(x_exponent=0.5), r"x_exponent \[-\]"),
+])
+def test_config_rejects_bad_values_by_name(change, match):
+    with pytest.raises(ValueError, match=match):
+        replace(CFG, **change)
+
+
+def test_x_power_law_default_goes_through_the_fig2_corners():
+    from tcpmodels.models.cubic import PowerLawX
+
+    x = PowerLawX(**p3.x_power_law_params(-1 / 3))
+    assert float(x(0.001)) == pytest.approx(10.0) and float(x(1.0)) == pytest.approx(1.0)
+    assert float(PowerLawX(**p3.x_power_law_params(-2 / 3))(0.001)) == pytest.approx(100.0)
+
+
+def test_jain_index_bounds():
+    assert p3.jain_index(30.0, 30.0) == 1.0 and p3.jain_index(10.0, 0.0) == 0.5
+    assert p3.jain_index(75.0, 25.0) == pytest.approx(100**2 / (2 * (75**2 + 25**2)))
+    assert math.isnan(p3.jain_index(0.0, 0.0))
+    with pytest.raises(ValueError, match="bit/s"):
+        p3.jain_index(-1.0, 1.0)
+
+
+def _samples(rate_Bps, t_end_s, dt=0.1):
+    t = np.arange(0, t_end_s + 1e-9, dt)
+    return [{"t_s": float(x), "bytes_acked": int(rate_Bps * x)} for x in t]
+
+
+def test_flow_samples_give_the_throughput_over_the_common_interval():
+    # flow A at 5 MB/s starting at 100.0 s, flow B at 2 MB/s starting 0.4 s later; 10 s each
+    s = p3.summarize_flow_samples([_samples(5e6, 10.0), _samples(2e6, 10.0)], [100.0, 100.4], warmup_s=2.0,
+                                  window_s=2.0)
+    assert s["t0_mono_s"] == pytest.approx(102.4)
+    assert s["span_s"] == pytest.approx(10.0 - 2.4)  # later start + warm-up .. earlier end
+    assert s["throughput_bps"] == pytest.approx([40e6, 16e6], rel=1e-6)
+    assert len(s["window_throughput_bps"][0]) == 3 and np.allclose(s["window_throughput_bps"][1], 16e6)
+    with pytest.raises(ValueError, match="window_s"):
+        p3.summarize_flow_samples([_samples(5e6, 3.0), _samples(2e6, 3.0)], [0.0, 0.0], warmup_s=2.5, window_s=1.0)
+
+
+def _fake_kernel_record(rep, reno, cubic, reno_Bps=6e6, cubic_Bps=3e6):
+    flows = []
+    for cc, rate, ssth in (("reno", reno_Bps, 50), ("cubic", cubic_Bps, 70)):
+        smp = [{**x, "cwnd_segments": 80, "ssthresh_segments": ssth, "srtt_s": reno / 1e3, "min_rtt_s": reno / 1e3,
+                "total_retrans": 10, "ca_state": 0} for x in _samples(rate, 36.0)]
+        flows.append({"cc_effective": cc, "start_mono_s": 10.0, "samples": smp, "error": None})
+    return {"campaign": "p3_kernel", "rep": rep, "reno_rtt_ms": reno, "cubic_rtt_ms": cubic, "order": 0,
+            "reno_start_s": 0.0, "cubic_start_s": 0.0, "ping_rtt_ms": [reno, cubic], "load_avg": [1.0, 1.0, 1.0],
+            "wall_s": 40.0, "started_utc": "2026-01-01T00:00:00+00:00", "lock_wait_s": 0.0, "flows": flows}
+
+
+def test_kernel_frame_throughput_jain_and_wmax_from_ssthresh():
+    df = p3.kernel_frame([_fake_kernel_record(0, 1.0, 64.0), _fake_kernel_record(1, 1.0, 64.0, 4.5e6, 4.5e6)])
+    r = df.iloc[0]
+    assert r["reno_bps"] == pytest.approx(48e6) and r["cubic_bps"] == pytest.approx(24e6)
+    assert r["span_s"] == pytest.approx(CFG.measure_s)
+    assert r["jain"] == pytest.approx(72**2 / (2 * (48**2 + 24**2)))
+    assert r["reno_wmax_segments"] == pytest.approx(100.0) and r["cubic_wmax_segments"] == pytest.approx(100.0)
+    assert r["cubic_k_s"] == pytest.approx((100 * 0.3 / 0.4) ** (1 / 3))
+    assert df.iloc[1]["jain"] == pytest.approx(1.0)
+
+
+def test_dataset_writes_parquet_and_provenance(tmp_path):
+    records = tmp_path / "k.jsonl"
+    rec = JsonlRecords(records, ("campaign", "rep", "reno_rtt_ms", "cubic_rtt_ms"))
+    for r in (_fake_kernel_record(0, 1.0, 4.0), _fake_kernel_record(0, 4.0, 4.0)):
+        rec.append(r)
+    tiny = replace(CFG, reno_rtts_ms=(16.0,), cubic_rtts_ms=(64.0,), slider_exponents=())
+    prov = p3.build_dataset(records, None, tmp_path / "out", tiny, fluid=False)
+    stored = json.loads((tmp_path / "out" / "p3_provenance.json").read_text())
+    assert stored["kernel"]["n_samples"] == 2 == prov["kernel"]["n_samples"]
+    assert stored["config"]["buffer_bytes"] == tiny.buffer_bytes and "load_avg_at_write" in stored
+    assert stored["files"] == ["p3_kernel.parquet", "p3_kernel.csv"] and "fluid" not in stored
+    with pytest.raises(ValueError, match="no kernel records"):
+        p3.build_dataset(tmp_path / "none.jsonl", None, tmp_path / "out2", tiny, fluid=False)
+
+
+def test_ns3_plan_phases_share_offsets_across_kinds_and_configs_match():
+    main0 = p3.ns3_plan(CFG, ("main0",))
+    assert len(main0) == 3 * 12 and {r["kind"] for r in main0} == set(p3.NS3_KINDS)
+    by_pair = {}
+    for r in main0:
+        by_pair.setdefault((r["reno_rtt_ms"], r["cubic_rtt_ms"]), set()).add((r["reno_start_s"], r["cubic_start_s"]))
+    assert all(len(v) == 1 for v in by_pair.values())  # the kinds of one seed start alike
+    slider = p3.ns3_plan(CFG, ("slider0",))
+    assert len(slider) == 2 * 12 and {r["x_exponent"] for r in slider} == {CFG.slider_exponents[0]}
+    assert p3.ns3_plan(CFG, ("main1",))[0]["seed"] == CFG.ns3_seeds[1]
+    with pytest.raises(ValueError, match="phases"):
+        p3.ns3_plan(CFG, ("bogus",))
+    run = next(r for r in main0 if r["kind"] == "divide" and r["cubic_rtt_ms"] == 64.0 and r["reno_rtt_ms"] == 4.0)
+    cfg = p3.ns3_config(CFG, run)
+    assert [s.variant for s in cfg.senders] == ["TcpLinuxReno", "TcpCubicX"]
+    assert [s.access.delay_s for s in cfg.senders] == pytest.approx([0.002, 0.032])
+    assert cfg.senders[1].cc_params["reading"] == "divide"
+    assert cfg.senders[1].cc_params["x_power_law"]["x1"] == pytest.approx(10.0)
+    assert cfg.bottleneck.rate_bps == CFG.rate_bps and cfg.bottleneck.queue_bytes == CFG.buffer_bytes
+    assert cfg.tcp.cubic_hystart is False and cfg.tcp.rcvbuf_bytes == CFG.rwnd_bytes
+    std = p3.ns3_config(CFG, next(r for r in main0 if r["kind"] == "standard"))
+    assert std.senders[1].variant == "TcpCubic" and not std.senders[1].cc_params
+
+
+def test_fluid_grid_readings_move_k_in_opposite_directions():
+    tiny = replace(CFG, reno_rtts_ms=(1.0,), cubic_rtts_ms=(4.0,), slider_exponents=())
+    df = p3.fluid_frame(tiny, loss_sharings=("proportional",), duration_s=8.0, warmup_s=2.0)
+    assert sorted(df["reading"]) == ["divide", "multiply", "none"]
+    assert ((df["reno_bps"] + df["cubic_bps"]) <= tiny.rate_bps * 1.001).all()
+    x = df.loc[df["reading"] == "multiply", "x"].iloc[0]
+    assert x == pytest.approx(10 * 4 ** (-1 / 3))
+    # for the same W_max the readings scale K by x^(+1/3) and x^(-1/3)
+    k = df.set_index("reading")["cubic_k_s"] / (df.set_index("reading")["cubic_wmax_segments"] * 0.3 / 0.4) ** (1 / 3)
+    assert k["multiply"] == pytest.approx(x ** (1 / 3)) and k["divide"] == pytest.approx(x ** (-1 / 3))
+
+
+# ------------------------------------------------------------------ real kernel
+TINY = replace(CFG, rate_bps=20e6, buffer_bdp_fraction=1.0, buffer_ref_rtt_s=0.016, warmup_s=1.0, measure_s=3.0,
+               window_s=1.0, reps=1, start_jitter_s=0.2)
+
+
+def _testbed_missing() -> str | None:
+    """Why the real-kernel testbed cannot run here (None if it can)."""
+    import shutil
+
+    from tcpmodels.testbed import missing_privileges
+
+    missing = missing_privileges()
+    if missing:
+        return "needs root: " + "; ".join(missing)
+    for tool in ("ip", "tc", "ethtool"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (make system-deps)"
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        return "a C compiler (cc) is needed for the delay element (make system-deps)"
+    return None
+
+
+@pytest.mark.testbed
+def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(tmp_path):
+    reason = _testbed_missing()
+    if reason:
+        pytest.skip(f"testbed: {reason}")
+    records = tmp_path / "k.jsonl"
+    plan = [{"campaign": "p3_kernel", "rep": 0, "reno_rtt_ms": 2.0, "cubic_rtt_ms": 8.0, "order": 0,
+             "reno_start_s": 0.0, "cubic_start_s": 0.1}]
+    assert p3.run_kernel_campaign(records, TINY, plan=plan, progress=False, yield_s=0.0) == 1
+    assert p3.run_kernel_campaign(records, TINY, plan=plan, progress=False, yield_s=0.0) == 0  # resumed: done
+    recs = JsonlRecords(records, ("campaign", "rep", "reno_rtt_ms", "cubic_rtt_ms")).read()
+    r = recs[0]
+    # the kernel really ran reno on one socket and cubic on the other (read back with TCP_CONGESTION)
+    assert [f["cc_effective"] for f in r["flows"]] == ["reno", "cubic"]
+    assert all(f.get("error") is None for f in r["flows"])
+    for want, got in zip((2.0, 8.0), r["ping_rtt_ms"]):
+        assert got == pytest.approx(want, abs=1.5)
+    df = p3.kernel_frame(recs, TINY)
+    row = df.iloc[0]
+    assert row["span_s"] == pytest.approx(3.0, abs=0.05)
+    # both flows through one 20 Mbit/s bottleneck: together they fill most of it and never exceed it
+    assert 0.6 * 20e6 < row["total_bps"] < 1.02 * 20e6
+    assert row["reno_bps"] > 0.05 * 20e6 and row["cubic_bps"] > 0.05 * 20e6
+    assert 0.5 <= row["jain"] <= 1.0
+
+
+# ------------------------------------------------------------------------ ns-3
+@pytest.mark.sim
+def test_tiny_ns3_run_of_the_modified_cubic_shares_the_bottleneck(tmp_path):
+    tiny = replace(CFG, rate_bps=10e6, ns3_duration_s=3.0, ns3_warmup_s=1.0, window_s=1.0)
+    plan = [{"phase": "main0", "kind": "divide", "x_exponent": -1 / 3, "seed": 0, "reno_rtt_ms": 4.0,
+             "cubic_rtt_ms": 16.0, "reno_start_s": 0.0, "cubic_start_s": 0.05}]
+    from distributed import Client, LocalCluster
+
+    # a dashboard on a free port: 8787 may be taken by another sweep on the host (a warning, i.e. an error here)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as cluster, \
+            Client(cluster) as client:
+        df = p3.run_ns3(tmp_path / "cache", tiny, plan=plan, progress=False, on_failure="raise", client=client)
+    assert len(df) == 1
+    r = df.iloc[0]
+    assert 0.5 * 10e6 < r["total_bps"] <= 1.01 * 10e6
+    assert r["reno_bps"] > 0 and r["cubic_bps"] > 0 and r["n_windows"] == 2
+    assert r["ns3_version"] and r["wall_s"] > 0
+    again = p3.ns3_frame(tmp_path / "cache", tiny, plan=plan)  # read back from the cache, not rerun
+    assert again.iloc[0]["cubic_bps"] == r["cubic_bps"]
