@@ -1,0 +1,123 @@
+"""P5 campaign: plan and config checks (unit), and one tiny caterpillar run through the sweep, the cache
+and the dataset builder (``sim``).
+
+(Named ``test_p5_campaign.py``: the test folders have no ``__init__.py``, so it must not clash with
+``tests/papers/test_p5.py``.)
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcpmodels.experiments import p5
+from tcpmodels.papers import p5_selfsimilar as paper
+from tcpmodels.traces import read_pcap
+
+
+def test_plan_is_the_paper_grid_with_seed_0_first_and_deterministic():
+    items = p5.plan(p5.DEFAULT_CONFIG)
+    main = [i for i in items if i["case"] == "main"]
+    cfg = p5.DEFAULT_CONFIG
+    assert len(main) == 4 * 4 * 2 * len(cfg.seeds)
+    assert {(i["alpha"], i["n_clients"], i["backbone_bps"]) for i in main} == {
+        (a, n, b) for a in (1.05, 1.35, 1.65, 1.95) for n in (8, 16, 24, 32) for b in (5e6, 10e6)}
+    # a campaign cut short has the 5 Mbit/s grid (the loss table), then one long run, then Figs. 4, 10, 11
+    assert {(i["case"], i["seed"], i["backbone_bps"]) for i in items[:16]} == {("main", 0, 5e6)}
+    assert items[16]["case"] == "long"
+    assert [(i["case"], i["alpha"], i["backbone_bps"]) for i in items[17:21]] == [("main", 1.65, 10e6)] * 4
+    assert p5.plan(p5.DEFAULT_CONFIG) == items  # the same keys on resume
+    cat = items[0]["caterpillar"]
+    assert cat["edge"] == {"rate_bps": 10e6, "delay_s": 0.015, "queue_packets": 3000, "queue_bytes": None}
+    assert cat["backbone"]["queue_packets"] == 3000 and cat["variant"] == "TcpNewReno"
+    assert cat["workload"]["max_flows"] == 50 and cat["workload"]["size"]["mean_bytes"] == 10_000
+    assert cat["n_gateways"] == 6 and cat["n_articulation"] == 4 and cat["duration_s"] == 20.0
+    altq = [i for i in items if i["case"] == "alt_server_queue"]
+    assert altq and all(i["caterpillar"]["server_link"]["queue_packets"] == 50 for i in altq)
+    long = [i for i in items if i["case"] == "long"]
+    assert len(long) == 4 and all(i["caterpillar"]["workload"]["max_flows"] is None for i in long)
+    assert all(i["caterpillar"]["duration_s"] == 300.0 for i in long)
+
+
+@pytest.mark.parametrize("change, match", [
+    (dict(alphas=(0.9,)), r"alphas \[-\]"),
+    (dict(n_clients=(0,)), "n_clients"),
+    (dict(mean_interarrival_s=0.0), r"mean_interarrival_s \[s\]"),
+    (dict(backbone_rates_bps=(-1.0,)), r"backbone_rates_bps \[bit/s\]"),
+    (dict(hurst_bin_s=1.0), r"hurst_bin_s \[s\]"),
+])
+def test_config_rejects_bad_values_by_name(change, match):
+    with pytest.raises(ValueError, match=match):
+        replace(p5.DEFAULT_CONFIG, **change)
+
+
+def test_packet_counts_bins_only_the_server_direction():
+    pk = pd.DataFrame({"timestamp_s": [0.001, 0.004, 0.012, 0.015, 0.029, 0.5],
+                       "src_addr": ["10.0.0.1", "10.0.0.9", "10.0.0.1", "10.0.0.1", "10.0.0.1", "10.0.0.1"]})
+    c = p5.packet_counts(pk, bin_s=0.01, duration_s=0.03)
+    assert c.tolist() == [1, 2, 1]  # the ACK from 10.0.0.9 and the packet after the end are not counted
+    with pytest.raises(ValueError, match=r"bin_s \[s\]"):
+        p5.packet_counts(pk, bin_s=0.0, duration_s=1.0)
+
+
+def test_bellcore_counts_keep_every_packet_of_the_whole_bins(tmp_path):
+    path = tmp_path / "trace.TL"
+    path.write_text("0.0 64\n0.004 1518\n0.011 100\n0.025 64\n0.031 200\n")
+    c = p5.bellcore_counts(path, bin_s=0.01)
+    assert c["packets"].tolist() == [2, 1, 1]  # the last, partial bin [0.03, 0.031] is dropped
+    assert c["bytes"].tolist() == [1582, 100, 64]
+    (tmp_path / "bad.TL").write_text("1 2 3\n4 5 6\n")
+    with pytest.raises(ValueError, match="two columns"):
+        p5.bellcore_counts(tmp_path / "bad.TL")
+
+
+@pytest.mark.sim
+# another campaign's Dask dashboard on the default port: distributed warns and leaves its probe socket open
+@pytest.mark.filterwarnings("ignore:Port 8787 is already in use:UserWarning")
+@pytest.mark.filterwarnings("ignore:Exception ignored in.*socket:pytest.PytestUnraisableExceptionWarning")
+def test_tiny_campaign_runs_caches_and_builds_a_consistent_dataset(tmp_path):
+    # One 5 s caterpillar run, 8 clients opening 20 downloads each at 20 per second, a 10-packet queue at S
+    # and a 10 Mbit/s bottleneck: the slow-start bursts out of S must overflow its queue.
+    cfg = replace(p5.DEFAULT_CONFIG, alphas=(1.65,), altq_alphas=(1.65,), n_clients=(8,),
+                  backbone_rates_bps=(10e6,), seeds=(0,), duration_s=5.0, flows_per_client=20,
+                  mean_interarrival_s=0.05, alt_server_queue_packets=10, long_seeds=())
+    cache = tmp_path / "cache"
+    first = p5.run_campaign(cfg, cases=("alt_server_queue",), cache_dir=cache, processes=False,
+                             progress=False)
+    assert (first["n_run"], first["n_failed"]) == (1, 0)
+    again = p5.run_campaign(cfg, cases=("alt_server_queue",), cache_dir=cache, processes=False, progress=False)
+    assert (again["n_run"], again["n_cached"]) == (0, 1)  # resumed from the cache, nothing re-simulated
+    assert len((tmp_path / "campaign_log.jsonl").read_text().splitlines()) == 2
+
+    out = tmp_path / "datasets"
+    rid = "alt_server_queue-a1.65-n8-b10-s0"
+    prov = p5.build_dataset(cfg, cache_dir=cache, out_dir=out, capture_run=rid, capture_dir=tmp_path / "captures")
+    assert prov["n_runs"] == 1 and prov["runs_by_case"] == {"alt_server_queue": 1}
+    assert "main-a1.65-n8-b10-s0" in prov["missing_runs"]  # what was not run is listed, not invented
+    assert json.loads((out / "p5_provenance.json").read_text())["kernel"]
+    ds = paper.load_dataset(out)
+    run = ds.runs.iloc[0]
+    b, f = ds.bins, ds.flows
+    assert len(b) == 50 and np.allclose(np.diff(b["t_end_s"]), 0.1)
+    assert run["drop_pkts_s"] > 0 and 0 < run["loss_s"] < 1
+    assert b["drop_pkts_s"].sum() == run["drop_pkts_s"]
+    # every completed download received its whole file; completions per bin add up to the completed flows
+    assert (f.loc[f["completed"], "rx_bytes"] == f.loc[f["completed"], "size_bytes"]).all()
+    assert b["completed"].sum() == f["completed"].sum() == run["n_completed"]
+    # the pcap's G1 -> G2 bytes cover every delivered payload byte and never beat the link over 1 s
+    sent_bytes = (b["thr_g1_bps"] * 0.1 / 8).sum()
+    assert f["rx_bytes"].sum() <= sent_bytes <= 1.1 * b["enq_bytes_g1"].sum()
+    assert (b["thr_g1_bps"].rolling(10).mean().dropna() <= 10e6 * 1.01).all()
+    # the shipped capture is the run's bottleneck pcap: its packets from S are the run's G1 -> G2 packets
+    packets = read_pcap(tmp_path / "captures" / f"p5_bottleneck_{rid}.pcap.gz")
+    down = packets[packets["src_addr"].astype(str) == p5.SERVER_ADDR]
+    assert len(down) == run["pcap_packets"] > 0
+    assert down["wire_bytes"].sum() == pytest.approx(sent_bytes)
+    h = ds.hurst[ds.hurst["source"] == "ns-3"]
+    assert set(h["method"]) == {"whittle", "wavelet", "periodogram", "dfa", "rs", "aggvar"}
+    assert np.allclose(h["predicted"], (3 - 1.65) / 2)
+    assert (h["ci95_low"] < h["hurst"]).all() and (h["hurst"] < h["ci95_high"]).all()

@@ -1,0 +1,184 @@
+"""P5 paper module: figure tables computed correctly from known numbers, verdicts that follow the data, and
+the shipped dataset consistent with itself and with the paper's setup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcpmodels.papers import p5_selfsimilar as p5
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+METHODS = ("whittle", "wavelet", "periodogram", "dfa", "rs", "aggvar")
+
+
+def synthetic(*, g1_loss_by_n=None, alpha_loss=None, hurst_offset=0.0) -> p5.P5Dataset:
+    """Main runs at 5 Mbit/s (2 alphas x 4 client counts x 2 seeds, 2 s in 0.1 s bins) with chosen losses.
+
+    In every bin G1 accepts 10,000 bytes and drops ``g1_loss_by_n[n] * alpha_loss[alpha]`` of them
+    relative to what it was offered; S drops nothing; one download per run finishes in each bin.
+    """
+    g1_loss_by_n = g1_loss_by_n or {8: 0.0, 16: 0.0, 24: 0.05, 32: 0.06}
+    alpha_loss = alpha_loss or {1.05: 0.5, 1.65: 1.0}
+    runs, bins, flows, hurst = [], [], [], []
+    t = np.round(np.arange(1, 21) * 0.1, 10)
+    rng = np.random.default_rng(0)
+    for a, scale in alpha_loss.items():
+        for n, loss in g1_loss_by_n.items():
+            for seed in (0, 1):
+                rid = f"main-a{a}-n{n}-s{seed}"
+                p = loss * scale
+                drop = np.round(10_000 * p / (1 - p)).astype(int)
+                meta = dict(run_id=rid, case="main", alpha=a, n_clients=n, backbone_mbps=5.0, seed=seed)
+                bins.append(pd.DataFrame({**meta, "t_end_s": t, "drop_pkts_s": 0, "drop_bytes_s": 0,
+                                          "enq_bytes_s": 10_000, "loss_s": 0.0, "drop_pkts_g1": int(drop > 0),
+                                          "drop_bytes_g1": drop, "enq_bytes_g1": 10_000, "loss_g1": p,
+                                          "thr_g1_bps": 10_000 * 8 / 0.1, "completed": 1}))
+                sizes = np.concatenate([[1e6 if a < 1.5 else 1e4], np.full(19, 1000.0)])
+                flows.append(pd.DataFrame({"run_id": rid, "client": 0, "start_s": t - 0.1, "size_bytes": sizes,
+                                           "rx_bytes": sizes.astype(int), "fct_s": np.full(20, 0.05),
+                                           "completed": True}))
+                runs.append({**meta, "duration_s": 2.0, "n_flows": 20, "n_completed": 20,
+                             "offered_bytes": sizes.sum(), "rx_bytes": int(sizes.sum()),
+                             "max_size_bytes": sizes.max(), "drop_pkts_s": 0, "drop_pkts_g1": 20 * int(drop > 0),
+                             "loss_s": 0.0, "loss_g1": p, "pcap_packets": 100, "run_wall_s": 1.0,
+                             "ns3_load_wall_s": 1.0, "ns3_version": "3.x", "date_utc": "2026"})
+    for a in (1.05, 1.35, 1.65, 1.95):
+        pred = (3 - a) / 2
+        for m in METHODS:
+            h = pred + hurst_offset + rng.normal(0, 0.01)
+            hurst.append({"method": m, "hurst": h, "stderr": 0.02, "stderr_kind": "asymptotic",
+                          "ci95_low": h - 0.04, "ci95_high": h + 0.04, "n": 60_000, "run_id": f"long-{a}",
+                          "case": "long", "alpha": a, "n_clients": 32, "backbone_mbps": 10.0, "seed": 0,
+                          "source": "ns-3", "series_bin_s": 0.01, "predicted": pred})
+    counts = pd.DataFrame({"run_id": "long-1.05", "source": "ns-3", "alpha": 1.05, "t_s": np.arange(100) * 0.01,
+                           "packets": rng.poisson(5, 100)})
+    return p5.P5Dataset(runs=pd.DataFrame(runs), bins=pd.concat(bins, ignore_index=True),
+                        flows=pd.concat(flows, ignore_index=True), hurst=pd.DataFrame(hurst), counts=counts)
+
+
+def test_over_time_pools_seeds_and_converts_units():
+    ds = synthetic()
+    loss = p5.over_time(ds, "loss_g1", alpha=1.65, backbone_mbps=5.0)
+    assert loss.index.tolist() == [1.0, 2.0]
+    assert loss["32 clients"].tolist() == pytest.approx([6.0, 6.0], abs=0.01)  # [%] of offered bytes
+    assert loss["16 clients"].tolist() == [0.0, 0.0]
+    thr = p5.over_time(ds, "thr_g1", alpha=1.65, backbone_mbps=5.0)
+    assert thr.to_numpy() == pytest.approx(0.8)  # 10 kB per 0.1 s = 0.8 Mbit/s, averaged (not summed) over seeds
+    ses = p5.over_time(ds, "sessions", alpha=1.65, backbone_mbps=5.0, step_s=0.5)
+    assert ses.to_numpy() == pytest.approx(5.0)  # one per 0.1 s bin per run
+    with pytest.raises(ValueError, match="quantity"):
+        p5.over_time(ds, "queue", alpha=1.65, backbone_mbps=5.0)
+    with pytest.raises(ValueError, match=r"step_s \[s\]"):
+        p5.over_time(ds, "loss_s", alpha=1.65, backbone_mbps=5.0, step_s=0)
+    with pytest.raises(ValueError, match="no runs"):
+        p5.over_time(ds, "loss_s", alpha=1.35, backbone_mbps=5.0)
+
+
+def test_loss_table_is_alpha_by_clients():
+    t = p5.tables(synthetic())
+    g1 = t["loss_g1_5M"]
+    assert list(g1.index) == [1.05, 1.65] and list(g1.columns) == [f"{n} clients" for n in (8, 16, 24, 32)]
+    assert g1.loc[1.65, "24 clients"] == pytest.approx(5.0) and g1.loc[1.05, "24 clients"] == pytest.approx(2.5)
+
+
+def test_claims_follow_the_data():
+    good = p5.claims(synthetic())
+    assert list(good["claim"].str[:4]) == ["C5.1", "C5.2", "C5.3", "C5.4"]
+    assert good["why"].str.len().min() > 40
+    verdict = dict(zip(good["claim"].str[:4], good["holds"]))
+    assert verdict["C5.1"] and verdict["C5.2"] and verdict["C5.4"]
+    # loss higher at alpha 1.05 than at 1.65 -> C5.1 fails
+    assert not p5.claims(synthetic(alpha_loss={1.05: 1.0, 1.65: 0.5}))["holds"].iloc[0]
+    # G1 loss already with 8 clients and proportional to n -> C5.2 fails
+    prop = {8: 0.01, 16: 0.02, 24: 0.03, 32: 0.04}
+    assert not p5.claims(synthetic(g1_loss_by_n=prop))["holds"].iloc[1]
+    # H far from (3 - alpha)/2 -> C5.4 fails
+    assert not p5.claims(synthetic(hurst_offset=0.2))["holds"].iloc[3]
+
+
+def test_hurst_tables_carry_the_prediction():
+    t = p5.tables(synthetic())
+    hl = t["hurst_long"]
+    assert np.allclose(hl["predicted"], (3 - hl["alpha"]) / 2)
+    assert hl["covers"].all()
+    assert t["hurst_summary"]["predicted (3-alpha)/2"].tolist() == pytest.approx([0.975, 0.825, 0.675, 0.525])
+
+
+# ----------------------------------------------------------------------------- the shipped dataset
+
+@pytest.fixture(scope="module")
+def shipped():
+    if not (DATA / "datasets" / "p5_runs.parquet").exists():
+        pytest.fail("data/datasets/p5_runs.parquet is missing; build it with "
+                    "`python -m tcpmodels.experiments.p5 dataset`")
+    ds = p5.load_dataset(DATA)
+    return ds, p5.tables(ds)
+
+
+def test_shipped_dataset_has_the_paper_grid_and_provenance(shipped):
+    ds, t = shipped
+    main = ds.runs[ds.runs["case"] == "main"]
+    have = set(zip(main["alpha"], main["n_clients"], main["backbone_mbps"]))
+    # the 5 Mbit/s grid (the loss table) and the 10 Mbit/s runs of Figs. 4, 10, 11 are all there
+    assert {(a, n, 5.0) for a in (1.05, 1.35, 1.65, 1.95) for n in (8, 16, 24, 32)} <= have
+    assert {(1.65, n, 10.0) for n in (8, 16, 24, 32)} <= have
+    # whatever else of the plan is absent is listed as missing, not filled in
+    assert not set(ds.runs["run_id"]) & set(ds.provenance["missing_runs"])
+    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 84
+    assert (main["duration_s"] == 20.0).all() and (main["n_flows"] <= main["n_clients"] * 50).all()
+    prov = ds.provenance
+    for key in ("command", "kernel", "ns3_version", "date_utc", "git_commit", "parameters", "campaign_wall_s",
+                "load_average_at_dataset"):
+        assert prov[key] not in (None, ""), key
+    assert t["loss_g1_5M"].shape == (4, 4)
+
+
+def test_shipped_runs_agree_with_their_bins_and_flows(shipped):
+    ds, _ = shipped
+    b = ds.bins.groupby("run_id")
+    r = ds.runs.set_index("run_id")
+    assert (b["drop_pkts_g1"].sum().reindex(r.index) == r["drop_pkts_g1"]).all()
+    assert (b["completed"].sum().reindex(r.index) == r["n_completed"]).all()
+    loss = b["drop_bytes_g1"].sum() / (b["drop_bytes_g1"].sum() + b["enq_bytes_g1"].sum()).clip(lower=1)
+    assert np.allclose(loss.reindex(r.index), r["loss_g1"], atol=1e-9)
+    f = ds.flows
+    assert (f["rx_bytes"] <= f["size_bytes"]).all()
+    assert (f.loc[f["completed"], "rx_bytes"] == f.loc[f["completed"], "size_bytes"]).all()
+    # one-second G1 -> G2 throughput never exceeds the gateway rate
+    thr = ds.bins.assign(w=np.ceil(np.round(ds.bins["t_end_s"], 6))).groupby(["run_id", "w"])["thr_g1_bps"].mean()
+    cap = r["backbone_mbps"].reindex(thr.index.get_level_values("run_id")).to_numpy() * 1e6
+    assert (thr.to_numpy() <= cap * 1.02).all()
+
+
+def test_shipped_hurst_rows_cover_every_estimator(shipped):
+    ds, t = shipped
+    long = ds.hurst[ds.hurst["case"] == "long"]
+    assert set(long["method"]) == set(METHODS)
+    assert (long["n"] >= 30_000).all()  # long runs: at least 300 s of 10 ms bins
+    bc = t["hurst_bellcore"]
+    assert set(bc["method"]) == set(METHODS) and (bc["n"] > 2000).all()
+    c = p5.claims(ds, tables_=t)
+    assert len(c) == 4 and c["why"].str.len().min() > 40
+
+
+def test_closing_tables_and_figure_grid():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = p5.tables(synthetic())
+    closing = p5.closing_tables(t)
+    assert closing["loss_5M"].shape == (2, 8)  # G1 and S for 4 client counts
+    assert closing["loss_5M"].loc[1.65, "G1 %, n=32"] == pytest.approx(6.0, abs=0.01)
+    assert closing["hurst"]["predicted (3-alpha)/2"].tolist() == pytest.approx([0.975, 0.825, 0.675, 0.525])
+    fig = p5.plot_figures(t, ["Fig. 5", "Fig. 10"])
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "not in the dataset" in titles[1] and "not in the dataset" not in titles[0]
+    with pytest.raises(ValueError, match="figures must be among"):
+        p5.plot_figures(t, ["Fig. 12"])
+    plt.close(fig)
