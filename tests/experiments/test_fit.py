@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 
 import pandas as pd
 import pytest
@@ -38,25 +36,9 @@ def test_full_grid_is_the_documented_sweep():
         grid("huge")
 
 
-def _testbed_reason() -> str | None:
-    from tcpmodels.testbed import missing_privileges
-
-    missing = missing_privileges()
-    if missing:
-        return "needs root: " + "; ".join(missing)
-    if shutil.which("tcpdump") is None:
-        return "tcpdump is not installed"
-    probe = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    if probe.returncode != 0:
-        return f"network namespaces unavailable: {probe.stderr.strip()}"
-    return None
-
 
 @pytest.mark.testbed
-def test_tiny_campaign_records_resumes_and_builds(tmp_path):
-    reason = _testbed_reason()
-    if reason:
-        pytest.skip(f"testbed: {reason}")
+def test_tiny_campaign_records_resumes_and_builds(testbed_available, tmp_path):
     out = tmp_path / "runs"
     new = run_campaign(out, which="tiny", progress=False)
     assert len(new) == 2 and not any(r.get("error") for r in new)

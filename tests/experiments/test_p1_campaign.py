@@ -164,12 +164,7 @@ def test_dataset_from_records_has_flows_runs_and_provenance(tmp_path):
 
 
 @pytest.mark.testbed
-def test_tiny_kernel_run_and_resume(tmp_path):
-    from tcpmodels.testbed import missing_privileges
-
-    missing = missing_privileges()
-    if missing:
-        pytest.skip(f"needs root for network namespaces: {missing}")
+def test_tiny_kernel_run_and_resume(testbed_available, tmp_path):
     cfg = replace(CFG, duration_s5_s=1.0, warmup_s=0.5, drain_s=0.5, seeds=(7,))
     plan = [{"engine": "kernel", "experiment": "s5_query_nobg", "protocol": "tcp", "seed": 7}]
     path = tmp_path / "k.jsonl"

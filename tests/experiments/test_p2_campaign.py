@@ -119,28 +119,9 @@ TINY = replace(p2.DEFAULT_CONFIG, rate_bps=20e6, buffer_bytes=100_000, data_size
                path_probe_sizes_bytes=(16 * KB, 32 * KB, 64 * KB), rtts_ms=(20.0, 40.0), reps=1)
 
 
-def _testbed_missing() -> str | None:
-    """Why the real-kernel testbed cannot run here (None if it can)."""
-    import shutil
-
-    from tcpmodels.testbed import missing_privileges
-
-    missing = missing_privileges()
-    if missing:
-        return "needs root: " + "; ".join(missing)
-    for tool in ("ip", "tc", "ethtool"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (make system-deps)"
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        return "a C compiler (cc) is needed for the delay element (make system-deps)"
-    return None
-
 
 @pytest.mark.testbed
-def test_tiny_campaign_records_documented_fields_and_resume_skips_done(tmp_path):
-    reason = _testbed_missing()
-    if reason:
-        pytest.skip(f"testbed: {reason}")
+def test_tiny_campaign_records_documented_fields_and_resume_skips_done(testbed_available, tmp_path):
     records = tmp_path / "samples.jsonl"
     plan = p2.sample_plan(TINY)[:2]
     assert p2.run_campaign(records, TINY, plan=plan, limit=1, progress=False) == 1

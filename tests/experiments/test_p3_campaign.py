@@ -164,28 +164,9 @@ TINY = replace(CFG, rate_bps=20e6, buffer_bdp_fraction=1.0, buffer_ref_rtt_s=0.0
                window_s=1.0, reps=1, start_jitter_s=0.2)
 
 
-def _testbed_missing() -> str | None:
-    """Why the real-kernel testbed cannot run here (None if it can)."""
-    import shutil
-
-    from tcpmodels.testbed import missing_privileges
-
-    missing = missing_privileges()
-    if missing:
-        return "needs root: " + "; ".join(missing)
-    for tool in ("ip", "tc", "ethtool"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (make system-deps)"
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        return "a C compiler (cc) is needed for the delay element (make system-deps)"
-    return None
-
 
 @pytest.mark.testbed
-def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(tmp_path):
-    reason = _testbed_missing()
-    if reason:
-        pytest.skip(f"testbed: {reason}")
+def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_available, tmp_path):
     records = tmp_path / "k.jsonl"
     plan = [{"campaign": "p3_kernel", "rep": 0, "reno_rtt_ms": 2.0, "cubic_rtt_ms": 8.0, "order": 0,
              "reno_start_s": 0.0, "cubic_start_s": 0.1}]

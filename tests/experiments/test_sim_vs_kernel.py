@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -133,6 +132,7 @@ def test_dataset_and_provenance_from_records_of_two_scenarios(tmp_path):
     on_disk = json.loads((tmp_path / "out" / "sim_vs_kernel_provenance.json").read_text())
     for key in ("command", "scenarios", "tools", "host", "git", "load_avg_at_write", "ns3_version", "wall_s_sum"):
         assert key in on_disk, key
+    assert set(prov["scenarios"]) == set(on_disk["scenarios"]) == {"reno_cubic_reno", "reno_reno_reno"}
     mixed = on_disk["scenarios"]["reno_cubic_reno"]
     assert mixed["engines"]["kernel"]["n_samples"] == 3 and mixed["verdict"]["holds"] is True
     assert mixed["kernel_ping_rtt_ms_median"] == [10.1, 20.1, 40.1]
@@ -153,28 +153,11 @@ def test_dataset_and_provenance_from_records_of_two_scenarios(tmp_path):
 SHORT = replace(CFG, duration_s=5.0, warmup_s=2.0, reps=1, start_jitter_s=0.3)
 
 
-def _testbed_missing() -> str | None:
-    from tcpmodels.testbed import missing_privileges
-
-    missing = missing_privileges()
-    if missing:
-        return "needs root: " + "; ".join(missing)
-    for tool in ("ip", "tc", "ethtool"):
-        if shutil.which(tool) is None:
-            return f"{tool} is not installed (make system-deps)"
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        return "a C compiler (cc) is needed for the delay element (make system-deps)"
-    return None
-
-
 @pytest.mark.testbed
 @pytest.mark.sim
-def test_one_short_sample_on_each_engine_fills_the_bottleneck_and_resumes(tmp_path):
+def test_one_short_sample_on_each_engine_fills_the_bottleneck_and_resumes(testbed_available, tmp_path):
     from tcpmodels.sim import _ns3
 
-    reason = _testbed_missing()
-    if reason:
-        pytest.skip(f"testbed: {reason}")
     if not _ns3.available():
         pytest.skip("ns-3 is not installed (pip install -e '.[sim]')")
     records = tmp_path / "r.jsonl"

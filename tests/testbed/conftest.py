@@ -1,43 +1,12 @@
-"""Fixtures for the testbed tests: skip cleanly where namespaces or root are unavailable."""
+"""Fixtures for the testbed tests: the host lock (``testbed_available`` is in ``tests/conftest.py``)."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 
 import pytest
 
 from tcpmodels.testbed import missing_privileges
-
-
-def _namespaces_work() -> str | None:
-    """None if a network namespace can be made and removed here, else why not."""
-    missing = missing_privileges()
-    if missing:
-        return "needs root: " + "; ".join(missing)
-    probe = f"tmprobe{os.getpid()}"  # not of the testbed's tm<6 hex>- pattern, so no cleanup touches it
-    proc = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
-    if proc.returncode != 0:
-        return f"network namespaces unavailable: {proc.stderr.strip()}"
-    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
-    for tool in ("ethtool", "cc"):
-        if shutil.which(tool) is None and not (tool == "cc" and shutil.which("gcc")):
-            return f"{tool} is not installed (make system-deps)"
-    return None
-
-
-_REASON = None
-
-
-@pytest.fixture(scope="session")
-def testbed_available():
-    """Skip the test with the reason when the real-kernel testbed cannot run here."""
-    global _REASON
-    if _REASON is None:
-        _REASON = _namespaces_work() or ""
-    if _REASON:
-        pytest.skip(f"testbed: {_REASON}")
 
 
 @pytest.fixture(autouse=True)
