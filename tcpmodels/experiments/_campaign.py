@@ -13,11 +13,13 @@ import os
 import platform
 import socket
 import subprocess
+import sys
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["JsonlRecords", "load_average", "git_state", "utc_now", "host_facts"]
+__all__ = ["JsonlRecords", "load_average", "git_state", "utc_now", "host_facts", "campaign_errors"]
 
 
 def utc_now() -> str:
@@ -123,3 +125,39 @@ class Stopwatch:
     @property
     def elapsed_s(self) -> float:
         return time.monotonic() - self.t0
+
+
+@contextmanager
+def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()):
+    """Turn a campaign command's expected failures into one line on stderr and an exit code.
+
+    For the ``main()`` of every campaign module: what a user can cause or fix
+    reads as a sentence, never as a traceback, and a script can tell the cases
+    apart by the exit status (raised as :class:`SystemExit`).
+
+    ====================================================  ====
+    no root / no namespaces (:class:`PrivilegeError`)      77 (the "skipped" status of automake and pytest plugins)
+    :class:`TestbedError`, :class:`ValueError`, ``also``   1
+    Ctrl-C (the records on disk stay valid: rerun resumes) 130
+    ====================================================  ====
+
+    Parameters
+    ----------
+    name : str
+        Prefix of the message, e.g. ``"p3"``.
+    also : tuple of exception types
+        Further expected failures of this command (exit status 1).
+    """
+    from tcpmodels.testbed._system import PrivilegeError, TestbedError
+
+    try:
+        yield
+    except PrivilegeError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(77) from None
+    except (TestbedError, ValueError, *also) as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted; rerun the same command to resume", file=sys.stderr)
+        raise SystemExit(130) from None

@@ -372,13 +372,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="runs whose capture goes, trimmed, to data/captures: NAME or NAME:SECONDS (default 6 s)")
     args = parser.parse_args(argv)
     if args.cmd in ("run", "resume"):
-        from tcpmodels.testbed._system import PrivilegeError
+        from tcpmodels.experiments._campaign import campaign_errors
 
-        try:
+        with campaign_errors("fit campaign"):
             new = run_campaign(args.out_dir, which=args.grid, progress=not args.no_progress, max_runs=args.max_runs)
-        except PrivilegeError as exc:
-            print(f"fit campaign: {exc}", file=sys.stderr)
-            return 77
         print(json.dumps({"new_runs": len(new)}))
         return 0
     info = build_dataset(args.out_dir, args.data_dir, captures_to_ship=tuple(args.ship))

@@ -907,9 +907,9 @@ def main(argv: list[str] | None = None) -> int:
         config = replace(config, seeds=tuple(args.seeds))
     if getattr(args, "experiments", None):
         config = replace(config, experiments=tuple(args.experiments))
-    from tcpmodels.testbed import PrivilegeError, TestbedError
+    from tcpmodels.experiments._campaign import campaign_errors
 
-    try:
+    with campaign_errors("p1", also=(RuntimeError,)):
         if args.cmd in ("run", "resume"):
             n = run_campaign(args.records, config, engine=args.engine, capture_dir=args.captures, limit=args.limit,
                              progress=not args.no_progress)
@@ -918,15 +918,6 @@ def main(argv: list[str] | None = None) -> int:
             prov = build_dataset(args.records, args.out, config, note=args.note, ship_capture=args.ship_capture,
                                  ns3_status=args.ns3_status)
             print(json.dumps(prov["engines"]))
-    except PrivilegeError as exc:
-        print(f"p1: {exc}", file=sys.stderr)
-        return 77
-    except (TestbedError, ValueError, RuntimeError) as exc:
-        print(f"p1: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("p1: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
     return 0
 
 

@@ -64,7 +64,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 __all__ = ["P2Config", "DEFAULT_CONFIG", "sample_plan", "client_steps", "run_campaign", "run_sweep",
@@ -682,10 +682,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "client":
         _client_main(json.loads(sys.stdin.read()), args.port)
         return 0
-    from tcpmodels.testbed import PrivilegeError, TestbedError
-
     config = DEFAULT_CONFIG
-    try:
+    from tcpmodels.experiments._campaign import campaign_errors
+
+    with campaign_errors("p2"):
         if args.cmd in ("run", "resume"):
             if args.reps:
                 config = replace(config, reps=args.reps)
@@ -697,15 +697,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             prov = build_dataset(args.records, args.sweep, args.out, config, note=args.note)
             print(json.dumps({k: prov[k] for k in ("n_samples", "n_fig4_records", "sample_wall_s")}))
-    except PrivilegeError as exc:
-        print(f"p2: {exc}", file=sys.stderr)
-        return 77
-    except (TestbedError, ValueError) as exc:
-        print(f"p2: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("p2: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
     return 0
 
 

@@ -909,10 +909,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--note", default="")
     args = parser.parse_args(argv)
-    from tcpmodels.testbed import PrivilegeError, TestbedError
-
     config = DEFAULT_CONFIG
-    try:
+    from tcpmodels.experiments._campaign import campaign_errors
+
+    with campaign_errors("p3"):
         if args.cmd == "kernel":
             if args.reps:
                 config = replace(config, reps=args.reps)
@@ -933,15 +933,6 @@ def main(argv: list[str] | None = None) -> int:
             prov = build_dataset(args.records, args.cache, args.out, config, note=args.note, fluid_path=args.fluid)
             print(json.dumps({k: prov.get(k, {}).get("n_samples" if k == "kernel" else "n_runs")
                               for k in ("kernel", "ns3")}))
-    except PrivilegeError as exc:
-        print(f"p3: {exc}", file=sys.stderr)
-        return 77
-    except (TestbedError, ValueError) as exc:
-        print(f"p3: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("p3: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
     return 0
 
 

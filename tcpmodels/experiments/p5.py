@@ -76,7 +76,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.experiments._campaign import git_state, host_facts, load_average, utc_now
+from tcpmodels.experiments._campaign import campaign_errors, git_state, host_facts, load_average, utc_now
 
 __all__ = [
     "P5Config",
@@ -610,7 +610,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
     config = DEFAULT_CONFIG if seeds is None else replace(DEFAULT_CONFIG, seeds=seeds)
-    try:
+    with campaign_errors("p5"):
         if args.cmd == "run":
             cases = tuple(c.strip() for c in args.cases.split(",") if c.strip())
             entry = run_campaign(config, cases=cases, cache_dir=args.cache, n_workers=args.workers,
@@ -620,12 +620,6 @@ def main(argv: list[str] | None = None) -> int:
             prov = build_dataset(config, cache_dir=args.cache, out_dir=args.out, note=args.note)
             print(json.dumps({k: prov[k] for k in ("n_runs", "runs_by_case", "campaign_wall_s")}
                              | {"missing": len(prov["missing_runs"])}))
-    except ValueError as exc:
-        print(f"p5: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("p5: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
     return 0
 
 

@@ -611,9 +611,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--note", default="")
     args = parser.parse_args(argv)
-    from tcpmodels.testbed import PrivilegeError, TestbedError
+    from tcpmodels.experiments._campaign import campaign_errors
 
-    try:
+    with campaign_errors("sim_vs_kernel"):
         if args.cmd == "run":
             config = SCENARIOS[args.scenario]
             config = config if not args.reps else replace(config, reps=args.reps)
@@ -623,15 +623,6 @@ def main(argv: list[str] | None = None) -> int:
         else:
             prov = build_dataset(args.records, args.out, note=args.note)
             print(json.dumps({k: v["verdict"] for k, v in prov["scenarios"].items()}))
-    except PrivilegeError as exc:
-        print(f"sim_vs_kernel: {exc}", file=sys.stderr)
-        return 77
-    except (TestbedError, ValueError) as exc:
-        print(f"sim_vs_kernel: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("sim_vs_kernel: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
     return 0
 
 
