@@ -87,10 +87,16 @@ class P5Dataset:
     hurst: pd.DataFrame
     counts: pd.DataFrame
     provenance: dict = field(default_factory=dict)
+    #: kernel testbed runs (:mod:`tcpmodels.experiments.p5_testbed`): H per alpha and estimator; empty if not shipped
+    testbed_hurst: pd.DataFrame = field(default_factory=pd.DataFrame)
+    #: their packet-count series (alpha, t_s, packets)
+    testbed_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
+    testbed_provenance: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {"runs": self.runs, "bins": self.bins, "flows": self.flows, "hurst": self.hurst,
-                "counts": self.counts, "provenance": self.provenance}
+                "counts": self.counts, "provenance": self.provenance, "testbed_hurst": self.testbed_hurst,
+                "testbed_counts": self.testbed_counts, "testbed_provenance": self.testbed_provenance}
 
 
 def load_dataset(data_dir: str | Path = "data") -> P5Dataset:
@@ -109,6 +115,10 @@ def load_dataset(data_dir: str | Path = "data") -> P5Dataset:
                                 "`python -m tcpmodels.experiments.p5 dataset`")
     parts = {n: pd.read_parquet(d / f"p5_{n}.parquet") for n in ("runs", "bins", "flows", "hurst", "counts")}
     prov = json.loads((d / "p5_provenance.json").read_text())
+    if (d / "p5_testbed_hurst.parquet").exists():  # the kernel testbed part is optional
+        parts["testbed_hurst"] = pd.read_parquet(d / "p5_testbed_hurst.parquet")
+        parts["testbed_counts"] = pd.read_parquet(d / "p5_testbed_counts.parquet")
+        parts["testbed_provenance"] = json.loads((d / "p5_testbed_provenance.json").read_text())
     return P5Dataset(**parts, provenance=prov)
 
 
@@ -251,6 +261,18 @@ def _hurst_long(dataset: P5Dataset) -> pd.DataFrame:
     return out
 
 
+def _hurst_testbed(dataset: P5Dataset) -> pd.DataFrame:
+    """Kernel testbed runs: one row per alpha and estimator, with the prediction and whether the interval covers it."""
+    h = dataset.testbed_hurst
+    if h.empty:
+        return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
+    out = h[["alpha", "method", "hurst", "ci95_low", "ci95_high", "stderr_kind", "n"]].copy()
+    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
+    out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
+    out["diff"] = out["hurst"] - out["predicted"]
+    return out.reset_index(drop=True)
+
+
 def _hurst_summary(long: pd.DataFrame) -> pd.DataFrame:
     """Per alpha: predicted H, each estimator's H [95 % interval], and the median over estimators."""
     if long.empty:
@@ -360,7 +382,7 @@ def tables(dataset: P5Dataset, *, step_s: float = 1.0) -> dict[str, pd.DataFrame
     statement per figure), ``loss`` (long form), ``loss_s_5M``, ``loss_g1_5M``,
     ``loss_s_10M``, ``loss_g1_10M`` (alpha x clients [%]), ``finish`` (per run),
     ``sizes``, ``hurst_long``, ``hurst_summary``, ``hurst_20s``, ``hurst_bellcore``,
-    ``alt_arrival``, ``alt_server_queue``, ``onset_altq``, ``onset_main``.
+    ``hurst_testbed`` and ``hurst_testbed_summary`` (kernel testbed; empty if not shipped), ``alt_arrival``, ``alt_server_queue``, ``onset_altq``, ``onset_main``.
     """
     t: dict[str, pd.DataFrame] = {}
     have = set(dataset.runs["case"])
@@ -391,6 +413,8 @@ def tables(dataset: P5Dataset, *, step_s: float = 1.0) -> dict[str, pd.DataFrame
     t["hurst_summary"] = _hurst_summary(t["hurst_long"])
     t["hurst_20s"] = _hurst_20s(dataset)
     t["hurst_bellcore"] = _hurst_bellcore(dataset)
+    t["hurst_testbed"] = _hurst_testbed(dataset)
+    t["hurst_testbed_summary"] = _hurst_summary(t["hurst_testbed"])
     t["alt_arrival"] = _alt_compare(dataset, "alt_arrival")
     t["alt_server_queue"] = _alt_compare(dataset, "alt_server_queue")
     t["onset_main"] = _onset_table(dataset, "main")
@@ -513,41 +537,56 @@ def claims(dataset: P5Dataset, *, tables_: dict | None = None) -> pd.DataFrame:
             "by seconds.",
     ))
 
-    # C5.4: H ~ (3 - alpha)/2
-    hl = t["hurst_long"]
-    if hl.empty:
-        out.append(Claim(claim="C5.4 measured H of the bottleneck traffic follows (3 - alpha)/2",
-                         paper_says="(model, PAPERS.md) H = (3 - alpha)/2", we_measured="no long runs in the dataset",
-                         holds=None, why="the 300 s runs are missing; 20 s runs are too short for a fair estimate"))
-    else:
-        good = hl[hl["method"].isin(["whittle", "wavelet"])]
-        med = hl.groupby("alpha")["hurst"].median()
-        pred = hurst_from_alpha(med.index.to_numpy())
-        err = np.abs(med.to_numpy() - pred)
-        slope = np.polyfit(med.index.to_numpy(), med.to_numpy(), 1)[0] if len(med) >= 2 else np.nan
-        cover = int(good["covers"].sum())
-        holds = bool(np.all(err <= 0.1) and slope < 0) if len(med) >= 3 else None
-        out.append(Claim(
-            claim="C5.4 measured H of the bottleneck traffic follows (3 - alpha)/2",
-            paper_says="(model, PAPERS.md; the paper cites it but measures no H) H = (3 - alpha)/2: "
-                       + ", ".join(f"{a:g} -> {p:.3f}" for a, p in zip(med.index, pred)),
-            we_measured="median H over six estimators, 300 s runs, 10 ms packet counts at G1: "
-                        + ", ".join(f"alpha {a:g}: {h:.2f}" for a, h in med.items())
-                        + f"; slope dH/dalpha {slope:.2f} (model -0.5); local Whittle and wavelet intervals "
-                          f"cover the prediction in {cover} of {len(good)} cases",
-            holds=holds,
-            why=("only " + ", ".join(f"{a:g}" for a in med.index) + " has/have a long run: too few shapes to test "
-                 "the line" if holds is None else
-                 "within 0.1 of the prediction at every alpha and decreasing" if holds else
-                 ("H decreases with alpha as predicted but less steeply; off by more than 0.1 at alpha "
-                  if slope < 0 else "H does not decrease with alpha; off by more than 0.1 at alpha ")
-                 + ", ".join(f"{a:g} ({h - q:+.2f})" for a, h, q in zip(med.index, med.to_numpy(), pred)
-                             if abs(h - q) > 0.1)) +
-                f"; the intervals are asymptotic and narrow for {int(hl['n'].max()):,} points and do not hold the "
-                "estimators' bias: TCP's windows and queueing add short-range correlation (lifting H near alpha 2), "
-                "and a finite run cannot show the full dependence at alpha near 1 (lowering H there).",
-        ))
+    # C5.4: H ~ (3 - alpha)/2, judged by one rule on the ns-3 long runs and on the kernel testbed
+    out.append(_c54(t["hurst_long"], "C5.4 measured H of the bottleneck traffic follows (3 - alpha)/2",
+                    "300 s ns-3 runs, 10 ms packet counts at G1",
+                    "the 300 s runs are missing; 20 s runs are too short for a fair estimate"))
+    if not t["hurst_testbed"].empty:
+        tb = dataset.testbed_provenance.get("config", {})
+        out.append(_c54(t["hurst_testbed"], "C5.4 [kernel testbed] H of heavy-tailed TCP downloads follows (3 - alpha)/2",
+                        f"{tb.get('duration_s', float('nan')):g} s real-kernel runs (Reno, Poisson arrivals of "
+                        f"Pareto-sized downloads through a {tb.get('rate_bps', float('nan')) / 1e6:g} Mbit/s tbf "
+                        "bottleneck), 10 ms packet counts from tcpdump at the bottleneck",
+                        "no testbed runs"))
     return claims_frame(out)
+
+
+def _c54(hl: pd.DataFrame, claim: str, series: str, missing: str) -> Claim:
+    """Verdict on H = (3 - alpha)/2 from one H table (alpha, method, hurst, ci95_low/high, covers, n).
+
+    Holds when the median over estimators is within 0.1 of the prediction at
+    every alpha (at least three alphas) and H decreases with alpha.
+    """
+    if hl.empty:
+        return Claim(claim=claim, paper_says="(model, PAPERS.md) H = (3 - alpha)/2", we_measured=missing, holds=None,
+                     why=missing)
+    good = hl[hl["method"].isin(["whittle", "wavelet"])]
+    med = hl.groupby("alpha")["hurst"].median()
+    pred = hurst_from_alpha(med.index.to_numpy())
+    err = np.abs(med.to_numpy() - pred)
+    slope = np.polyfit(med.index.to_numpy(), med.to_numpy(), 1)[0] if len(med) >= 2 else np.nan
+    cover = int(good["covers"].sum())
+    holds = bool(np.all(err <= 0.1) and slope < 0) if len(med) >= 3 else None
+    return Claim(
+        claim=claim,
+        paper_says="(model, PAPERS.md; the paper cites it but measures no H) H = (3 - alpha)/2: "
+                   + ", ".join(f"{a:g} -> {p:.3f}" for a, p in zip(med.index, pred)),
+        we_measured=f"median H over six estimators, {series}: "
+                    + ", ".join(f"alpha {a:g}: {h:.2f}" for a, h in med.items())
+                    + f"; slope dH/dalpha {slope:.2f} (model -0.5); local Whittle and wavelet intervals "
+                      f"cover the prediction in {cover} of {len(good)} cases",
+        holds=holds,
+        why=("only " + ", ".join(f"{a:g}" for a in med.index) + " has/have a long run: too few shapes to test "
+             "the line" if holds is None else
+             "within 0.1 of the prediction at every alpha and decreasing" if holds else
+             ("H decreases with alpha as predicted but less steeply; off by more than 0.1 at alpha "
+              if slope < 0 else "H does not decrease with alpha; off by more than 0.1 at alpha ")
+             + ", ".join(f"{a:g} ({h - q:+.2f})" for a, h, q in zip(med.index, med.to_numpy(), pred)
+                         if abs(h - q) > 0.1)) +
+            f"; the intervals are asymptotic and narrow for {int(hl['n'].max()):,} points and do not hold the "
+            "estimators' bias: TCP's windows and queueing add short-range correlation (lifting H near alpha 2), "
+            "and a finite run cannot show the full dependence at alpha near 1 (lowering H there).",
+    )
 
 
 def hurst_aggregated(counts: pd.DataFrame, factor: int = 10, *, source: str = "ns-3") -> pd.DataFrame:

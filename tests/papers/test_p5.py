@@ -161,8 +161,14 @@ def test_shipped_hurst_rows_cover_every_estimator(shipped):
     assert (long["n"] >= 30_000).all()  # long runs: at least 300 s of 10 ms bins
     bc = t["hurst_bellcore"]
     assert set(bc["method"]) == set(METHODS) and (bc["n"] > 2000).all()
+    tb = t["hurst_testbed"]  # kernel testbed: every estimator for each of P5's four shapes, 200 s of 10 ms bins
+    assert sorted(tb["alpha"].unique()) == [1.05, 1.35, 1.65, 1.95]
+    assert tb.groupby("alpha")["method"].apply(set).eq(set(METHODS)).all() and (tb["n"] >= 20_000).all()
+    for run in ds.testbed_provenance["runs"]:  # packets accounted for: what tcpdump wrote was all read and parsed
+        assert run["capture"]["packets_captured"] == run["read_accounting"]["tcp_parsed"]
+        assert not run["read_accounting"]["skipped"] and run["flows"]["errors"] == 0
     c = p5.claims(ds, tables_=t)
-    assert len(c) == 4 and c["why"].str.len().min() > 40
+    assert len(c) == 5 and c["why"].str.len().min() > 40
 
 
 def test_closing_tables_and_figure_grid():
@@ -182,3 +188,31 @@ def test_closing_tables_and_figure_grid():
     with pytest.raises(ValueError, match="figures must be among"):
         p5.plot_figures(t, ["Fig. 12"])
     plt.close(fig)
+
+
+def _with_testbed(ds: p5.P5Dataset, offset: float) -> p5.P5Dataset:
+    rows = [{"alpha": a, "method": m, "hurst": (3 - a) / 2 + offset, "ci95_low": (3 - a) / 2 + offset - 0.03,
+             "ci95_high": (3 - a) / 2 + offset + 0.03, "stderr_kind": "asymptotic", "n": 20_000}
+            for a in (1.05, 1.35, 1.65, 1.95) for m in METHODS]
+    from dataclasses import replace
+
+    return replace(ds, testbed_hurst=pd.DataFrame(rows),
+                   testbed_provenance={"config": {"duration_s": 200.0, "rate_bps": 10e6}})
+
+
+def test_testbed_hurst_is_judged_by_the_same_rule_as_ns3():
+    plain = p5.claims(synthetic())
+    assert not plain["claim"].str.contains("kernel testbed").any()  # no testbed data: no testbed row
+    assert p5.tables(synthetic())["hurst_testbed"].empty
+
+    near = _with_testbed(synthetic(), offset=0.05)
+    t = p5.tables(near)
+    assert len(t["hurst_testbed"]) == 24 and t["hurst_testbed"]["covers"].eq(False).all()  # 0.05 off, +-0.03 wide
+    assert list(t["hurst_testbed_summary"].index) == [1.05, 1.35, 1.65, 1.95]
+    row = p5.claims(near).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
+    assert bool(row["holds"]) is True
+    assert "200 s real-kernel runs" in row["we_measured"] and "10 Mbit/s" in row["we_measured"]
+
+    far = _with_testbed(synthetic(), offset=0.2)
+    row = p5.claims(far).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
+    assert not row["holds"] and "off by more than 0.1 at alpha 1.05 (+0.20)" in row["why"]

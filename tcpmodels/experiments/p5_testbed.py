@@ -1,0 +1,291 @@
+"""P5 on the real kernel: heavy-tailed downloads through a testbed bottleneck, and the Hurst exponent of the capture.
+
+P5 (Ono, Nakashima) predicts that traffic made of sessions with Pareto(alpha)
+sizes is self-similar with ``H = (3 - alpha) / 2``. The ns-3 campaign
+(:mod:`tcpmodels.experiments.p5`) measures that in simulation; this module
+measures it on Linux's own TCP: downloads arrive as a Poisson process, each of
+a Pareto(alpha)-distributed size, and run Reno (the kernel's counterpart of
+P5's NewReno) from the server ``s`` to the client ``c`` of
+:func:`tcpmodels.testbed.single_link` through one drop-tail bottleneck (tbf)
+and the delay element. tcpdump captures the server side of the bottleneck
+link (egress packets are seen as the qdisc releases them, so the series is the
+bottleneck's output, as P5 counts at G1). The capture is read with
+:func:`tcpmodels.traces.read_pcap`, the server's packets are counted per bin
+(:func:`tcpmodels.experiments.p5.packet_counts`) and every estimator of
+:func:`tcpmodels.models.hurst.estimate_all` is applied.
+
+Why Poisson arrivals of Pareto sessions should give ``(3 - alpha) / 2``: the
+number of sessions active at time t is an M/G/infinity process, whose
+covariance decays as ``k^(1 - alpha)`` when session lengths are Pareto(alpha),
+1 < alpha < 2 (Cox 1984; Taqqu and Levy 1986). Sessions that share one
+bottleneck are processor-sharing rather than infinite-server, so the rate per
+session is not constant; how far that moves H is part of what is measured.
+
+Usage (root; about ``duration_s`` + 20 s per alpha)::
+
+    python -m tcpmodels.experiments.p5_testbed run --runs runs/p5_testbed
+    python -m tcpmodels.experiments.p5_testbed dataset --runs runs/p5_testbed --out data/datasets
+
+``run`` is resumable: an alpha whose result file exists is skipped.
+
+References
+----------
+.. [1] K. Ono, T. Nakashima, P5 (``../shared/PAPERS.md``), Sec. 2 and Sec. 4.
+.. [2] D. R. Cox, "Long-range dependence: a review", in Statistics: An Appraisal, 1984.
+.. [3] W. E. Leland, M. S. Taqqu, W. Willinger, D. V. Wilson, "On the self-similar nature of
+   Ethernet traffic (extended version)", IEEE/ACM ToN 2(1), 1994.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.experiments._campaign import campaign_errors, git_state, host_facts, load_average, utc_now
+
+__all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "main"]
+
+REPO = Path(__file__).resolve().parents[2]
+#: Address of the server ``s`` in :func:`tcpmodels.testbed.single_link`; it sends the downloads.
+SERVER_ADDR = "10.0.1.2"
+
+
+@dataclass(frozen=True)
+class TestbedP5Config:
+    """One testbed run per alpha: Poisson arrivals of Pareto-sized Reno downloads through one bottleneck.
+
+    Parameters
+    ----------
+    alphas : tuple of float
+        Pareto shapes, each in (1, 2) (P5: 1.05, 1.35, 1.65, 1.95). [-]
+    rate_bps : float
+        Bottleneck rate (tbf, each direction). [bit/s]
+    rtt_s : float
+        Round-trip propagation delay added by the delay element. [s]
+    buffer_bytes : int
+        Drop-tail buffer at the bottleneck. [bytes]
+    mean_size_bytes : float
+        Mean download size (P5: 10 KB; larger here so that the sessions, not
+        handshakes, make the traffic). [bytes]
+    load : float
+        Offered load ``arrival rate x mean size / rate`` in (0, 1); the arrival
+        rate follows from it. With alpha near 1 a finite sample's mean is far
+        below ``mean_size_bytes``, so the realised load is lower. [-]
+    duration_s : float
+        Arrivals happen in [0, duration_s); the count series covers the same span. [s]
+    bin_s : float
+        Bin of the packet-count series. [s]
+    cc : str
+        Congestion control of every download (``reno``: P5's NewReno). [-]
+    seed : int
+        Seed of the arrival times and sizes (alpha i uses ``seed + i``).
+    """
+
+    alphas: tuple[float, ...] = (1.05, 1.35, 1.65, 1.95)
+    rate_bps: float = 10e6
+    rtt_s: float = 0.03
+    buffer_bytes: int = 75_000
+    mean_size_bytes: float = 50_000.0
+    load: float = 0.5
+    duration_s: float = 200.0
+    bin_s: float = 0.01
+    cc: str = "reno"
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.alphas or not all(1.0 < float(a) < 2.0 for a in self.alphas):
+            raise ValueError(f"alphas [-] must each be in (1, 2); got {self.alphas!r}")
+        for name in ("rate_bps", "rtt_s", "buffer_bytes", "mean_size_bytes", "duration_s", "bin_s"):
+            if not float(getattr(self, name)) > 0:
+                raise ValueError(f"{name} must be > 0; got {getattr(self, name)!r}")
+        if not 0.0 < self.load < 1.0:
+            raise ValueError(f"load [-] must be in (0, 1); got {self.load!r}")
+        if self.duration_s / self.bin_s < 512:
+            raise ValueError(f"duration_s / bin_s must give >= 512 bins for the Hurst estimators; "
+                             f"got {self.duration_s} / {self.bin_s} = {self.duration_s / self.bin_s:.0f}")
+
+    @property
+    def arrival_rate_per_s(self) -> float:
+        """Download arrivals per second that offer ``load`` of the bottleneck. [1/s]"""
+        return self.load * self.rate_bps / 8.0 / self.mean_size_bytes
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "arrival_rate_per_s": self.arrival_rate_per_s}
+
+
+DEFAULT_CONFIG = TestbedP5Config()
+
+
+def _result_path(runs_dir: Path, alpha: float) -> Path:
+    return runs_dir / f"alpha{alpha:.2f}.json"
+
+
+def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> dict:
+    """One testbed run at Pareto shape ``alpha``; writes ``alpha<a>.json`` and ``alpha<a>_counts.npy``.
+
+    The caller holds the host lock. Returns the record (also written as JSON).
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    """
+    from tcpmodels.experiments.p5 import packet_counts
+    from tcpmodels.models.heavytail import hurst_from_alpha
+    from tcpmodels.models.hurst import estimate_all
+    from tcpmodels.testbed import PathSpec, Testbed, single_link
+    from tcpmodels.testbed import workload as wl
+    from tcpmodels.testbed._system import tool_versions
+    from tcpmodels.testbed.capture import start_capture
+    from tcpmodels.traces import read_pcap
+
+    runs_dir = Path(runs_dir)
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    index = list(config.alphas).index(alpha) if alpha in config.alphas else 0
+    rng = np.random.default_rng(config.seed + index)
+    flows = wl.poisson_flows(rng=rng, first_id=1, arrival_rate_per_s=config.arrival_rate_per_s,
+                             duration_s=config.duration_s, dst=SERVER_ADDR, cc=config.cc, direction="download",
+                             size_dist={"kind": "pareto", "mean_bytes": config.mean_size_bytes, "alpha": alpha})
+    topo = single_link(PathSpec(rate_bps=config.rate_bps, rtt_s=config.rtt_s, buffer_bytes=config.buffer_bytes))
+    pcap = runs_dir / f"alpha{alpha:.2f}.pcap"
+    rec: dict = {"alpha": float(alpha), "config": config.to_dict(), "started_utc": utc_now(),
+                 "load_avg_before": load_average(), "n_flows_planned": len(flows),
+                 "planned_bytes": int(sum(f["size_bytes"] for f in flows))}
+    t0 = time.monotonic()
+    with Testbed(topo, seed=config.seed + index) as tb:
+        rec["testbed_run_id"] = tb.run_id
+        server = wl.start_server(tb, "s")
+        wl.ping_rtt(tb, "c", SERVER_ADDR, count=3, interval_s=0.01)  # ARP resolved before the first download
+        cap = start_capture(tb, "s", "p0", pcap, snaplen_bytes=96, bpf_filter=f"src host {SERVER_ADDR} and tcp")
+        launched_epoch_s = time.time()
+        records = wl.run_flows(tb, "c", flows, timeout_s=config.duration_s + 900)
+        time.sleep(0.3)
+        rec["capture"] = cap.stop()
+        server.stop()
+    rec["wall_s"] = round(time.monotonic() - t0, 1)
+    rec["delay_elements"] = tb.delay_stats
+    errors = [r for r in records if r.get("error")]
+    rec["flows"] = {"n": len(records), "errors": len(errors), "first_errors": [r["error"] for r in errors[:5]],
+                    "bytes": int(sum(r.get("bytes", 0) or 0 for r in records))}
+    packets = read_pcap(pcap)
+    acct = packets.attrs.get("accounting")
+    rec["read_accounting"] = acct.to_dict() if hasattr(acct, "to_dict") else str(acct)
+    # series from the launch of the flow schedule: arrival times are relative to it
+    shifted = packets.assign(timestamp_s=packets["timestamp_s"] - launched_epoch_s)
+    counts = packet_counts(shifted, bin_s=config.bin_s, duration_s=config.duration_s, src_addr=SERVER_ADDR)
+    rec["packets_in_series"] = int(counts.sum())
+    t = shifted["timestamp_s"].to_numpy()
+    in_window = (shifted["src_addr"].astype(str) == SERVER_ADDR).to_numpy() & (t >= 0) & (t < config.duration_s)
+    rec["utilisation"] = float(shifted["wire_bytes"].to_numpy()[in_window].sum() * 8 / (config.rate_bps * config.duration_s))
+    hurst = estimate_all(counts.astype(float)).reset_index()
+    rec["hurst"] = hurst.to_dict(orient="records")
+    rec["predicted_hurst"] = float(hurst_from_alpha(alpha))
+    rec["host"] = {**host_facts(), **tool_versions()}
+    rec["finished_utc"] = utc_now()
+    np.save(runs_dir / f"alpha{alpha:.2f}_counts.npy", counts)
+    pcap.unlink(missing_ok=True)  # the count series is the dataset; a 200 s capture is ~10 MB compressed
+    _result_path(runs_dir, alpha).write_text(json.dumps(rec, indent=1, default=str))
+    return rec
+
+
+def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG, *, progress: bool = True) -> int:
+    """Run every alpha without a result in ``runs_dir`` (one at a time, under the host lock); returns how many ran."""
+    from tqdm.auto import tqdm
+
+    from tcpmodels.testbed.hostlock import host_lock
+
+    runs_dir = Path(runs_dir)
+    todo = [a for a in config.alphas if not _result_path(runs_dir, a).exists()]
+    for alpha in tqdm(todo, desc="p5 testbed", unit="run", disable=not progress):
+        with host_lock(timeout_s=3600, holder=f"p5 testbed alpha {alpha}"):
+            run_alpha(config, alpha, runs_dir)
+    return len(todo)
+
+
+def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
+                  *, note: str = "") -> dict:
+    """Write ``p5_testbed_hurst.parquet``, ``p5_testbed_counts.parquet`` and ``p5_testbed_provenance.json``.
+
+    ``p5_testbed_hurst``: one row per alpha and estimator (H, 95 % interval,
+    predicted ``(3 - alpha) / 2``, whether the interval covers it).
+    ``p5_testbed_counts``: the packet-count series (alpha, t_s, packets).
+
+    Raises
+    ------
+    ValueError
+        If ``runs_dir`` holds no result of any of ``config.alphas``.
+    """
+    runs_dir, out_dir = Path(runs_dir), Path(out_dir)
+    recs = [json.loads(_result_path(runs_dir, a).read_text()) for a in config.alphas
+            if _result_path(runs_dir, a).exists()]
+    if not recs:
+        raise ValueError(f"no p5 testbed results in {runs_dir} (run `python -m tcpmodels.experiments.p5_testbed run`)")
+    hurst, counts = [], []
+    for r in recs:
+        h = pd.DataFrame(r["hurst"]).assign(alpha=r["alpha"], predicted=r["predicted_hurst"])
+        h["covers"] = (h["ci95_low"] <= h["predicted"]) & (h["predicted"] <= h["ci95_high"])
+        hurst.append(h)
+        c = np.load(runs_dir / f"alpha{r['alpha']:.2f}_counts.npy")
+        counts.append(pd.DataFrame({"alpha": r["alpha"], "t_s": np.arange(len(c)) * r["config"]["bin_s"],
+                                    "packets": c.astype(np.int32)}))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    cols = ["alpha", "method", "hurst", "stderr", "stderr_kind", "ci95_low", "ci95_high", "n", "predicted", "covers"]
+    pd.concat(hurst, ignore_index=True)[cols].to_parquet(out_dir / "p5_testbed_hurst.parquet", index=False)
+    pd.concat(counts, ignore_index=True).to_parquet(out_dir / "p5_testbed_counts.parquet", index=False,
+                                                    compression="zstd")
+    prov = {
+        "dataset": "p5_testbed", "written_utc": utc_now(), "generator": "tcpmodels.experiments.p5_testbed dataset",
+        "command": "python -m tcpmodels.experiments.p5_testbed run && python -m tcpmodels.experiments.p5_testbed dataset",
+        "config": config.to_dict(), "git": git_state(REPO), "note": note,
+        "engine": "Linux kernel TCP in network namespaces (tbf bottleneck, AF_PACKET delay element, tcpdump)",
+        "series": "packets sent by the server per bin, captured on the server side of the bottleneck (egress, "
+                  "after the qdisc), bins from the launch of the flow schedule",
+        "runs": [{k: r[k] for k in ("alpha", "started_utc", "finished_utc", "wall_s", "n_flows_planned",
+                                    "planned_bytes", "flows", "capture", "read_accounting", "packets_in_series",
+                                    "utilisation", "load_avg_before", "testbed_run_id")} for r in recs],
+        "host": recs[-1]["host"],
+        "files": ["p5_testbed_hurst.parquet", "p5_testbed_counts.parquet"],
+    }
+    (out_dir / "p5_testbed_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    return prov
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.p5_testbed", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("run", help="one testbed run per alpha (root; resumable)")
+    p.add_argument("--runs", default=str(REPO / "runs" / "p5_testbed"))
+    p.add_argument("--duration-s", type=float, help=f"default {DEFAULT_CONFIG.duration_s:g}")
+    p.add_argument("--alphas", type=float, nargs="+")
+    p.add_argument("--no-progress", action="store_true")
+    p = sub.add_parser("dataset", help="results -> data/datasets/p5_testbed_* + provenance")
+    p.add_argument("--runs", default=str(REPO / "runs" / "p5_testbed"))
+    p.add_argument("--out", default=str(REPO / "data" / "datasets"))
+    p.add_argument("--duration-s", type=float)
+    p.add_argument("--alphas", type=float, nargs="+")
+    p.add_argument("--note", default="")
+    args = parser.parse_args(argv)
+    with campaign_errors("p5_testbed"):
+        config = DEFAULT_CONFIG
+        if args.duration_s:
+            config = replace(config, duration_s=args.duration_s)
+        if args.alphas:
+            config = replace(config, alphas=tuple(args.alphas))
+        if args.cmd == "run":
+            n = run_campaign(args.runs, config, progress=not args.no_progress)
+            print(json.dumps({"ran": n, "runs": args.runs}))
+        else:
+            prov = build_dataset(args.runs, args.out, config, note=args.note)
+            print(json.dumps({"runs": len(prov["runs"]), "out": args.out}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

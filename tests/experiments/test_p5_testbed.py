@@ -1,0 +1,102 @@
+"""P5 on the kernel testbed: configuration checks, the dataset from run results, and one tiny real run."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcpmodels.experiments import p5_testbed as p5t
+from tcpmodels.models.heavytail import hurst_from_alpha
+from tcpmodels.models.hurst import estimate_all
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"alphas": (1.05, 2.0)}, r"alphas \[-\] must each be in \(1, 2\)"),
+        ({"alphas": ()}, r"alphas \[-\] must each be in \(1, 2\)"),
+        ({"load": 1.0}, r"load \[-\] must be in \(0, 1\); got 1.0"),
+        ({"rate_bps": 0.0}, "rate_bps must be > 0; got 0.0"),
+        ({"duration_s": 4.0}, r"duration_s / bin_s must give >= 512 bins .* got 4.0 / 0.01 = 400"),
+    ],
+)
+def test_bad_configs_are_refused_with_the_value(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        p5t.TestbedP5Config(**kwargs)
+
+
+def test_arrival_rate_offers_the_stated_load():
+    cfg = p5t.TestbedP5Config(rate_bps=10e6, mean_size_bytes=50_000, load=0.5)
+    # 0.5 x 1.25 MB/s / 50 kB = 12.5 downloads per second
+    assert cfg.arrival_rate_per_s == pytest.approx(12.5)
+    assert cfg.to_dict()["arrival_rate_per_s"] == pytest.approx(12.5)
+
+
+def _fake_result(runs, alpha: float, counts: np.ndarray, cfg: p5t.TestbedP5Config) -> None:
+    hurst = estimate_all(counts.astype(float)).reset_index()
+    rec = {"alpha": alpha, "config": cfg.to_dict(), "started_utc": "2026-11-24T07:00:00+00:00",
+           "finished_utc": "2026-11-24T07:03:30+00:00", "wall_s": 210.0, "n_flows_planned": 10, "planned_bytes": 1,
+           "flows": {"n": 10, "errors": 0}, "capture": {"packets_captured": int(counts.sum())},
+           "read_accounting": {"records_read": int(counts.sum())}, "packets_in_series": int(counts.sum()),
+           "utilisation": 0.5, "load_avg_before": [0.1, 0.1, 0.1], "testbed_run_id": "tm000000",
+           "hurst": hurst.to_dict(orient="records"), "predicted_hurst": float(hurst_from_alpha(alpha)),
+           "host": {"kernel": "test"}}
+    (runs / f"alpha{alpha:.2f}.json").write_text(json.dumps(rec))
+    np.save(runs / f"alpha{alpha:.2f}_counts.npy", counts)
+
+
+def test_dataset_from_results_has_every_estimator_per_alpha_and_a_provenance(tmp_path):
+    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2, 1.8), duration_s=20.48)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    rng = np.random.default_rng(0)
+    for a in cfg.alphas:
+        _fake_result(runs, a, rng.poisson(5.0, 2048), cfg)
+    prov = p5t.build_dataset(runs, tmp_path / "out", cfg, note="synthetic")
+    h = pd.read_parquet(tmp_path / "out" / "p5_testbed_hurst.parquet")
+    assert sorted(h["alpha"].unique()) == [1.2, 1.8]
+    assert h.groupby("alpha")["method"].nunique().eq(6).all()
+    assert np.allclose(h["predicted"], (3 - h["alpha"]) / 2)
+    assert h["covers"].eq((h["ci95_low"] <= h["predicted"]) & (h["predicted"] <= h["ci95_high"])).all()
+    # independent counts: the estimators find H near 0.5, so the alpha 1.8 prediction (0.6) is the nearer one
+    assert abs(h["hurst"].median() - 0.5) < 0.1
+    c = pd.read_parquet(tmp_path / "out" / "p5_testbed_counts.parquet")
+    assert len(c) == 2 * 2048 and c["t_s"].max() == pytest.approx(2047 * 0.01)
+    on_disk = json.loads((tmp_path / "out" / "p5_testbed_provenance.json").read_text())
+    assert on_disk["note"] == "synthetic" and len(on_disk["runs"]) == len(prov["runs"]) == 2
+    for key in ("command", "config", "git", "engine", "series", "host", "files"):
+        assert key in on_disk, key
+
+
+def test_dataset_without_results_says_how_to_make_them(tmp_path):
+    with pytest.raises(ValueError, match=r"no p5 testbed results in .* \(run `python -m tcpmodels\.experiments\.p5_testbed run`\)"):
+        p5t.build_dataset(tmp_path, tmp_path / "out")
+
+
+def test_cli_reports_a_bad_value_in_one_line(capsys):
+    with pytest.raises(SystemExit) as info:
+        p5t.main(["dataset", "--runs", "/nonexistent", "--out", "/nonexistent", "--alphas", "2.5"])
+    assert info.value.code == 1
+    assert capsys.readouterr().err.startswith("p5_testbed: alphas [-] must each be in (1, 2)")
+
+
+@pytest.mark.testbed
+def test_tiny_kernel_run_counts_every_captured_packet(testbed_available, tmp_path):
+    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.5,), duration_s=6.0)
+    rec = p5t.run_alpha(cfg, 1.5, tmp_path)
+    assert rec["flows"]["n"] == rec["n_flows_planned"] > 30 and rec["flows"]["errors"] == 0
+    assert rec["flows"]["bytes"] == rec["planned_bytes"]  # every download completed in full
+    acct, cap = rec["read_accounting"], rec["capture"]
+    # packets are accounted for: what tcpdump wrote is what the reader read and parsed, nothing skipped
+    assert cap["packets_dropped_by_kernel"] == 0
+    assert acct["records_read"] == cap["packets_captured"] == acct["tcp_parsed"] and not acct["skipped"]
+    # the series holds the packets sent in the window; the rest are tails of downloads still running at 6 s
+    assert 0.8 * cap["packets_captured"] <= rec["packets_in_series"] <= cap["packets_captured"]
+    assert 0.1 < rec["utilisation"] < 0.95
+    assert {h["method"] for h in rec["hurst"]} == {"aggvar", "dfa", "periodogram", "rs", "wavelet", "whittle"}
+    assert (tmp_path / "alpha1.50.json").exists() and not (tmp_path / "alpha1.50.pcap").exists()
+    assert np.load(tmp_path / "alpha1.50_counts.npy").sum() == rec["packets_in_series"]
