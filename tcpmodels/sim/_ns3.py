@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-__all__ = ["available", "load", "ns3_version", "MissingNs3Error"]
+__all__ = ["available", "load", "ns3_version", "cppdef_once", "MissingNs3Error"]
 
 
 class MissingNs3Error(ImportError):
@@ -153,6 +153,24 @@ def load() -> Any:
     cppyy.cppdef(GLUE)
     _NS = ns
     return ns
+
+
+_DEFINED: set[str] = set()
+
+
+def cppdef_once(key: str, source: str) -> Any:
+    """Compile C++ ``source`` into this process once per ``key``; return ``cppyy.gbl``.
+
+    cppyy keeps a definition for the life of the process and refuses to define
+    a class twice, so every run-time C++ piece (CUBIC-x, LIA, the fat-tree
+    receiver, the jitter channel) goes through here.
+    """
+    import cppyy  # noqa: PLC0415
+
+    if key not in _DEFINED:
+        cppyy.cppdef(source)
+        _DEFINED.add(key)
+    return cppyy.gbl
 
 
 def glue() -> Any:

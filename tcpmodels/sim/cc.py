@@ -210,7 +210,6 @@ class TcpCubicX : public TcpCongestionOps {
 """
 
 _READINGS = {"none": 0, "multiply": 1, "divide": 2}
-_LOADED = False
 
 
 def check_cubic_x_params(params: dict) -> None:
@@ -247,14 +246,9 @@ def check_cubic_x_params(params: dict) -> None:
 
 def load_cubic_x(ns: Any) -> None:
     """Compile ``ns3::TcpCubicX`` (once per process) and register its TypeId."""
-    global _LOADED
-    if _LOADED:
-        return
-    import cppyy  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import cppdef_once  # noqa: PLC0415
 
-    cppyy.cppdef(CUBIC_X_CPP)
-    cppyy.gbl.ns3.TcpCubicX.GetTypeId()
-    _LOADED = True
+    cppdef_once("TcpCubicX", CUBIC_X_CPP).ns3.TcpCubicX.GetTypeId()
 
 
 def configure_cubic_x(ns: Any, **params: Any) -> None:

@@ -86,8 +86,6 @@ inline uint64_t PlaneRxBytes(uint32_t conn, uint32_t plane) { return g_planeRx[c
 }  // namespace tcpmodels_ft
 """
 
-_LOADED = False
-
 
 def _check_host(n: int) -> None:
     if not isinstance(n, int) or isinstance(n, bool) or not (0 <= n < N_HOSTS):
@@ -221,13 +219,9 @@ def fat_tree_routes() -> list[tuple[str, str, str]]:
 
 
 def _load_plane_rx() -> Any:
-    global _LOADED
-    import cppyy  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import cppdef_once  # noqa: PLC0415
 
-    if not _LOADED:
-        cppyy.cppdef(PLANE_RX_CPP)
-        _LOADED = True
-    return cppyy.gbl.tcpmodels_ft
+    return cppdef_once("tcpmodels_ft", PLANE_RX_CPP).tcpmodels_ft
 
 
 def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:

@@ -363,20 +363,12 @@ inline uint64_t SubHanded(uint32_t id, uint32_t j) { return g_conns[id].subs.at(
 }  // namespace tcpmodels_mp
 """
 
-_LOADED = False
-
-
 def load_lia(ns: Any) -> Any:
     """Compile ``ns3::TcpLia`` and the multipath application (once per process); return ``tcpmodels_mp``."""
-    global _LOADED
-    import cppyy  # noqa: PLC0415
-
     from tcpmodels.sim import _ns3  # noqa: PLC0415
 
     _ns3.glue()  # the cwnd tracers the subflows use
-    if not _LOADED:
-        cppyy.cppdef(LIA_CPP)
-        cppyy.gbl.ns3.TcpLia.GetTypeId()
-        cppyy.gbl.tcpmodels_mp.Subflow.GetTypeId()
-        _LOADED = True
-    return cppyy.gbl.tcpmodels_mp
+    gbl = _ns3.cppdef_once("TcpLia", LIA_CPP)
+    gbl.ns3.TcpLia.GetTypeId()
+    gbl.tcpmodels_mp.Subflow.GetTypeId()
+    return gbl.tcpmodels_mp
