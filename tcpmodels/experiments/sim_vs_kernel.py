@@ -50,10 +50,13 @@ Command line::
 
     python -m tcpmodels.experiments.sim_vs_kernel run --records runs/sim_vs_kernel/samples.jsonl
     python -m tcpmodels.experiments.sim_vs_kernel run --scenario reno_reno_reno --records runs/sim_vs_kernel/reno.jsonl
+    python -m tcpmodels.experiments.sim_vs_kernel run --scenario reno_reno_reno_locked --engines ns3 \\
+        --records runs/sim_vs_kernel/reno_locked.jsonl
     python -m tcpmodels.experiments.sim_vs_kernel run --scenario reno_reno_reno_nudged --engines ns3 \\
         --records runs/sim_vs_kernel/reno_nudged.jsonl
     python -m tcpmodels.experiments.sim_vs_kernel dataset --out data/datasets --records \\
-        runs/sim_vs_kernel/samples.jsonl runs/sim_vs_kernel/reno.jsonl runs/sim_vs_kernel/reno_nudged.jsonl
+        runs/sim_vs_kernel/samples.jsonl runs/sim_vs_kernel/reno.jsonl runs/sim_vs_kernel/reno_locked.jsonl \\
+        runs/sim_vs_kernel/reno_nudged.jsonl
 
 References
 ----------
@@ -125,6 +128,14 @@ class SvkConfig:
         Largest accepted difference of the mean aggregate utilisation between the engines. [-]
     seed : int
         Start offsets.
+    ns3_jitter_packets : float
+        ns-3 only: every access link delays each packet by an extra uniform
+        ``[0, ns3_jitter_packets x one 1500-byte packet time at rate_bps]``,
+        order preserving (:mod:`tcpmodels.sim.jitter`). Without it ns-3's exact
+        timing phase-locks the drop-tail bottleneck (measured: Reno x 3 at
+        10/20/40 ms gave 11.3 / 32.0 / 5.0 Mbit/s against the kernel's
+        25.0 / 12.2 / 10.6; a tenth of a packet time still locked, one to four
+        agreed). 0: exact delays, the phase-locked simulator. [-]
     """
 
     name: str = "reno_cubic_reno"
@@ -141,6 +152,7 @@ class SvkConfig:
     tolerance_share: float = 0.10
     tolerance_utilisation: float = 0.05
     seed: int = 0
+    ns3_jitter_packets: float = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rtts_ms", tuple(float(x) for x in self.rtts_ms))
@@ -165,6 +177,8 @@ class SvkConfig:
             raise ValueError(f"warmup_s [s] must be >= 0; got {self.warmup_s}")
         if not 0 <= self.start_jitter_s <= 10:
             raise ValueError(f"start_jitter_s [s] must be in [0, 10]; got {self.start_jitter_s}")
+        if not 0 <= self.ns3_jitter_packets <= 100:
+            raise ValueError(f"ns3_jitter_packets [-] must be in [0, 100]; got {self.ns3_jitter_packets}")
         if not (isinstance(self.reps, int) and self.reps >= 1):
             raise ValueError(f"reps must be an integer >= 1; got {self.reps!r}")
         if not 0.01 <= self.sample_interval_s <= 1.0:
@@ -197,10 +211,12 @@ DEFAULT_CONFIG = SvkConfig()
 SCENARIOS = {
     "reno_cubic_reno": DEFAULT_CONFIG,
     "reno_reno_reno": SvkConfig(name="reno_reno_reno", ccs=("reno", "reno", "reno"), reps=3, seed=1),
-    # ns-3 only: the 20 ms sender's RTT 0.12 ms longer (half a 1500-byte packet time at 50 Mbit/s), to show
-    # how the deterministic simulator's drop-tail phase effects decide which flow wins
+    # ns-3 only, exact delays (no jitter): the phase-locked simulator, and the same with the 20 ms sender's RTT
+    # 0.12 ms longer (half a 1500-byte packet time at 50 Mbit/s), to show that phase, not window, picks the winner
+    "reno_reno_reno_locked": SvkConfig(name="reno_reno_reno_locked", ccs=("reno", "reno", "reno"), reps=3, seed=1,
+                                       ns3_jitter_packets=0.0),
     "reno_reno_reno_nudged": SvkConfig(name="reno_reno_reno_nudged", ccs=("reno", "reno", "reno"),
-                                       rtts_ms=(10.0, 20.12, 40.0), reps=3, seed=1),
+                                       rtts_ms=(10.0, 20.12, 40.0), reps=3, seed=1, ns3_jitter_packets=0.0),
 }
 
 
@@ -229,9 +245,10 @@ def ns3_config(config: SvkConfig, sample: dict):
     """The :class:`tcpmodels.sim.config.Dumbbell` of one ns-3 sample."""
     from tcpmodels.sim.config import BulkApp, Dumbbell, Link, Sender, TcpOptions
 
+    jitter_s = config.ns3_jitter_packets * 1500 * 8 / config.rate_bps
     senders = tuple(
-        Sender(access=Link(rate_bps=10e9, delay_s=rtt * 1e-3 / 2, queue_packets=10000), variant=NS3_VARIANT[cc],
-               apps=(BulkApp(start_s=float(start)),))
+        Sender(access=Link(rate_bps=10e9, delay_s=rtt * 1e-3 / 2, queue_packets=10000, jitter_s=jitter_s),
+               variant=NS3_VARIANT[cc], apps=(BulkApp(start_s=float(start)),))
         for rtt, cc, start in zip(config.rtts_ms, config.ccs, sample["starts_s"])
     )
     return Dumbbell(senders=senders, bottleneck=Link(rate_bps=config.rate_bps, delay_s=0.0,

@@ -117,6 +117,10 @@ class Link:
     queue_bytes : int, optional
         Drop-tail queue limit in bytes instead. [bytes] Give exactly one of
         the two; with neither the limit is 100 packets.
+    jitter_s : float
+        Upper bound of a uniform extra delay per packet, order preserving
+        (:mod:`tcpmodels.sim.jitter`); breaks the phase locking of
+        deterministic drop-tail runs. 0: a plain ``PointToPointChannel``. [s]
 
     Notes
     -----
@@ -129,10 +133,12 @@ class Link:
     delay_s: float
     queue_packets: int | None = None
     queue_bytes: int | None = None
+    jitter_s: float = 0.0
 
     def __post_init__(self) -> None:
         _positive("rate_bps", self.rate_bps, "bit/s")
         _positive("delay_s", self.delay_s, "s", allow_zero=True)
+        _positive("jitter_s", self.jitter_s, "s", allow_zero=True)
         if self.queue_packets is not None and self.queue_bytes is not None:
             raise ValueError("give queue_packets or queue_bytes, not both")
         if self.queue_packets is not None and (not isinstance(self.queue_packets, int) or self.queue_packets < 1):

@@ -60,6 +60,10 @@ def _delay(link: Link) -> str:
     return f"{int(round(link.delay_s * 1e9))}ns"
 
 
+#: Random streams of jittered channels start here (ns-3 numbers unassigned streams from 2^63; apps use few).
+_JITTER_STREAM_BASE = 100_000
+
+
 class _Net:
     """Point-to-point links with addresses, their queues set to exactly the configured size."""
 
@@ -69,6 +73,7 @@ class _Net:
         self.addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.252"))
         self.tch = ns.TrafficControlHelper()
         self.keep: list[Any] = []
+        self.n_jittered = 0  # jittered links built so far: each gets its own random stream
 
     def link(self, a: Any, b: Any, link: Link) -> tuple[Any, Any, Any]:
         """Join nodes a, b; return (device at a, device at b, interfaces)."""
@@ -80,7 +85,14 @@ class _Net:
         # not fit; with it, and no queue disc, the traffic-control layer would drop
         # the packet uncounted by the device queue.
         p2p.DisableFlowControl()
-        devs = p2p.Install(a, b)
+        if link.jitter_s > 0:
+            from tcpmodels.sim.jitter import install_jitter_link  # noqa: PLC0415
+
+            self.n_jittered += 1
+            devs = install_jitter_link(ns, a, b, rate=_rate(link), delay=_delay(link), jitter_s=link.jitter_s,
+                                       stream=_JITTER_STREAM_BASE + self.n_jittered)
+        else:
+            devs = p2p.Install(a, b)
         ifaces = self.addr.Assign(devs)
         self.addr.NewNetwork()
         # Drop the traffic-control layer's default pfifo_fast (1000 packets) so the

@@ -47,19 +47,33 @@ def test_ns3_config_is_the_kernel_dumbbell():
 
 
 def test_scenarios_differ_only_where_they_say():
-    mixed, reno, nudged = (svk.SCENARIOS[k] for k in ("reno_cubic_reno", "reno_reno_reno", "reno_reno_reno_nudged"))
+    mixed, reno, locked, nudged = (svk.SCENARIOS[k] for k in ("reno_cubic_reno", "reno_reno_reno",
+                                                              "reno_reno_reno_locked", "reno_reno_reno_nudged"))
     assert mixed == CFG and mixed.ccs == ("reno", "cubic", "reno")
     assert replace(reno, name=mixed.name, ccs=mixed.ccs, reps=mixed.reps, seed=mixed.seed) == mixed
-    assert replace(nudged, name=reno.name, rtts_ms=reno.rtts_ms) == reno
+    assert reno.ns3_jitter_packets == 1.0 and locked.ns3_jitter_packets == nudged.ns3_jitter_packets == 0.0
+    assert replace(locked, name=reno.name, ns3_jitter_packets=reno.ns3_jitter_packets) == reno
+    assert replace(nudged, name=locked.name, rtts_ms=locked.rtts_ms) == locked
     half_packet_ms = 1500 * 8 / mixed.rate_bps / 2 * 1e3
     assert np.subtract(nudged.rtts_ms, reno.rtts_ms) == pytest.approx([0.0, half_packet_ms, 0.0])
-    assert len({c.hash() for c in svk.SCENARIOS.values()}) == 3
+    assert len({c.hash() for c in svk.SCENARIOS.values()}) == 4
+
+
+def test_ns3_access_links_carry_the_jitter_and_the_bottleneck_none():
+    sample = svk.plan(CFG, ("ns3",))[0]
+    packet_s = 1500 * 8 / CFG.rate_bps  # 0.24 ms at 50 Mbit/s
+    d = svk.ns3_config(CFG, sample)
+    assert [s.access.jitter_s for s in d.senders] == pytest.approx([packet_s] * 3)
+    assert d.bottleneck.jitter_s == 0.0
+    locked = svk.ns3_config(svk.SCENARIOS["reno_reno_reno_locked"], sample)
+    assert all(s.access.jitter_s == 0.0 for s in locked.senders)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
         ({"rate_bps": 1e10}, r"rate_bps \[bit/s\] must be in \[1e5, 1e9\]"),
+        ({"ns3_jitter_packets": -1.0}, r"ns3_jitter_packets \[-\] must be in \[0, 100\]; got -1.0"),
         ({"ccs": ("reno", "bbr", "reno")}, r"ccs entries must be one of \['cubic', 'reno'\]; got 'bbr'"),
         ({"ccs": ("reno",)}, r"ccs needs one entry per sender \(3\); got 1"),
         ({"rtts_ms": (10.0, 0.0, 40.0)}, r"rtts_ms entries \[ms\] must be in \[0.1, 1000\]; got 0.0"),
@@ -179,3 +193,20 @@ def test_one_short_sample_on_each_engine_fills_the_bottleneck_and_resumes(testbe
     table = svk.agreement(svk.flow_frame(list(recs.values())), SHORT)
     assert table.loc[table["flow"] == "total", "agrees"].item() is True
     assert math.isfinite(table["diff_share"].abs().max())
+
+
+def test_shipped_dataset_agrees_with_jitter_and_shows_the_locking_without():
+    """The shipped runs: with one packet time of jitter both scenarios agree with the kernel; exact delays do not."""
+    from pathlib import Path
+
+    frame, configs, prov = svk.load_dataset(Path(__file__).resolve().parents[2] / "data")
+    assert set(configs) == {"reno_cubic_reno", "reno_reno_reno", "reno_reno_reno_locked", "reno_reno_reno_nudged"}
+    for name in ("reno_cubic_reno", "reno_reno_reno"):
+        assert configs[name].ns3_jitter_packets == 1.0
+        assert prov["scenarios"][name]["verdict"]["holds"] is True, prov["scenarios"][name]["verdict"]
+    kernel = frame[(frame["scenario"] == "reno_reno_reno") & (frame["engine"] == "kernel")]
+    locked = frame[(frame["scenario"] == "reno_reno_reno_locked") & (frame["engine"] == "ns3")]
+    k = kernel.groupby("flow")["throughput_bps"].mean()
+    lk = locked.groupby("flow")["throughput_bps"].mean()
+    assert k.is_monotonic_decreasing  # the kernel: Reno's share falls with RTT
+    assert lk[1] > lk[0] and abs(lk[1] - k[1]) / configs["reno_reno_reno"].rate_bps > 0.2  # locked ns-3: it does not
