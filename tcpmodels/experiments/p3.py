@@ -178,6 +178,13 @@ class P3Config:
         Further exponents simulated (seed ``ns3_seeds[0]``) for the notebook's slider. [-]
     seed : int
         Shuffles the kernel sample order and draws the kernel start offsets.
+    ns3_jitter_packets : float
+        ns-3 only: each access link adds a uniform, order-preserving extra delay
+        of up to this many 1500-byte packet times at ``rate_bps``
+        (:mod:`tcpmodels.sim.jitter`). Exact delays phase-lock a drop-tail
+        dumbbell (see :mod:`tcpmodels.experiments.sim_vs_kernel`, where one
+        packet time brought ns-3 within 0.08 of the kernel's shares); 0 gives
+        the exact-delay simulator of the first campaign. [-]
     """
 
     rate_bps: float = 100e6
@@ -199,6 +206,7 @@ class P3Config:
     x_exponent: float = -1.0 / 3.0
     slider_exponents: tuple = (-2.0 / 3.0, -1.0 / 6.0)
     seed: int = 3
+    ns3_jitter_packets: float = 1.0
 
     def __post_init__(self):
         if not 1e6 <= self.rate_bps <= 2e9:
@@ -207,6 +215,8 @@ class P3Config:
             raise ValueError(f"buffer_bdp_fraction [-] must be in [0.05, 20]; got {self.buffer_bdp_fraction}")
         if not 0 < self.buffer_ref_rtt_s <= 1:
             raise ValueError(f"buffer_ref_rtt_s [s] must be in (0, 1]; got {self.buffer_ref_rtt_s}")
+        if not 0 <= self.ns3_jitter_packets <= 100:
+            raise ValueError(f"ns3_jitter_packets [-] must be in [0, 100]; got {self.ns3_jitter_packets}")
         for name in ("reno_rtts_ms", "cubic_rtts_ms"):
             v = getattr(self, name)
             if not v or any(not 0.1 <= r <= 1000 for r in v):
@@ -628,8 +638,10 @@ def ns3_config(config: P3Config, run: dict):
     """The :class:`tcpmodels.sim.config.Dumbbell` of one planned ns-3 run (see :func:`ns3_plan`)."""
     from tcpmodels.sim.config import BulkApp, Dumbbell, Link, Sender, TcpOptions
 
+    jitter_s = config.ns3_jitter_packets * 1500 * 8 / config.rate_bps
+
     def access(rtt_ms):
-        return Link(rate_bps=10e9, delay_s=rtt_ms * 1e-3 / 2, queue_packets=10000)
+        return Link(rate_bps=10e9, delay_s=rtt_ms * 1e-3 / 2, queue_packets=10000, jitter_s=jitter_s)
 
     if run["kind"] == "standard":
         cubic = Sender(access=access(run["cubic_rtt_ms"]), variant="TcpCubic",
@@ -680,12 +692,14 @@ def _ns3_summary(config: P3Config, run: dict, result) -> dict:
 
 
 def run_ns3(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, phases=NS3_PHASES, progress: bool = True,
-            on_failure: str = "collect", plan: list[dict] | None = None, processes: bool = True, client=None):
-    """Run (or resume from the cache) the ns-3 runs of ``phases`` one at a time; return their summaries.
+            on_failure: str = "collect", plan: list[dict] | None = None, processes: bool = True, client=None,
+            n_workers: int = 1):
+    """Run (or resume from the cache) the ns-3 runs of ``phases``; return their summaries.
 
-    Each phase is one :func:`tcpmodels.sweep.sweep` call on a one-worker local
-    cluster (the machine is shared), so a campaign cut short keeps every
-    finished phase and every finished run of the current one.
+    Each phase is one :func:`tcpmodels.sweep.sweep` call on a local cluster of
+    ``n_workers`` (default one: leave a core to whoever else shares the host),
+    so a campaign cut short keeps every finished phase and every finished run
+    of the current one.
 
     Returns
     -------
@@ -699,7 +713,7 @@ def run_ns3(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, phases=
     for r in plan:
         by_phase.setdefault(r["phase"], []).append(r)
     for phase, runs in by_phase.items():
-        sweep([ns3_config(config, r) for r in runs], run_sim, cache_dir=cache_dir, n_workers=1, processes=processes,
+        sweep([ns3_config(config, r) for r in runs], run_sim, cache_dir=cache_dir, n_workers=n_workers, processes=processes,
               client=client, progress=progress, on_failure=on_failure, desc=f"p3 ns-3 {phase}")
     return ns3_frame(cache_dir, config, plan=plan)
 
@@ -801,7 +815,10 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     """Write ``p3_kernel.parquet``, ``p3_ns3.parquet``, ``p3_fluid.parquet`` and ``p3_provenance.json``.
 
     The fluid table is computed (:func:`fluid_frame`, a few minutes) unless
-    ``fluid_path`` names one written earlier by the ``fluid`` command.
+    ``fluid_path`` names one written earlier by the ``fluid`` command. Without
+    ``records_path`` the kernel table already in ``out_dir`` is kept and the
+    ``kernel`` section of its provenance is carried over, marked with the build
+    it came from (to rebuild the ns-3 part where the kernel records are gone).
     """
     from datetime import datetime
 
@@ -848,6 +865,13 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
 
         prov["tools"] = tool_versions()
         prov["files"] += ["p3_kernel.parquet", "p3_kernel.csv"]
+    elif (out_dir / "p3_kernel.parquet").exists() and (out_dir / "p3_provenance.json").exists():
+        previous = json.loads((out_dir / "p3_provenance.json").read_text())
+        if "kernel" in previous:
+            origin = previous["kernel"].get("carried_over_from_build_utc", previous.get("written_utc"))
+            prov["kernel"] = {**previous["kernel"], "carried_over_from_build_utc": origin}  # the build that ran them
+            prov["tools"] = previous.get("tools")
+            prov["files"] += [f for f in ("p3_kernel.parquet", "p3_kernel.csv") if (out_dir / f).exists()]
     if cache_dir is not None:
         nf = ns3_frame(cache_dir, config)
         if len(nf):
@@ -898,6 +922,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--phases", nargs="+", default=list(NS3_PHASES), choices=NS3_PHASES)
     p.add_argument("--kinds", nargs="+", choices=NS3_KINDS, help="only these CUBIC variants")
     p.add_argument("--reno-rtts-ms", nargs="+", type=float, help="only these Reno RTTs [ms]")
+    p.add_argument("--workers", type=int, default=1, help="ns-3 processes at once (default 1)")
     p.add_argument("--no-progress", action="store_true")
     p = sub.add_parser("fluid", help="the fluid model over the grid -> one Parquet file")
     p.add_argument("--out", required=True)
@@ -922,7 +947,7 @@ def main(argv: list[str] | None = None) -> int:
             plan = [r for r in ns3_plan(config, tuple(args.phases))
                     if (not args.kinds or r["kind"] in args.kinds)
                     and (not args.reno_rtts_ms or r["reno_rtt_ms"] in args.reno_rtts_ms)]
-            df = run_ns3(args.cache, config, plan=plan, progress=not args.no_progress)
+            df = run_ns3(args.cache, config, plan=plan, progress=not args.no_progress, n_workers=args.workers)
             print(json.dumps({"runs_cached": len(df), "cache": args.cache}))
         elif args.cmd == "fluid":
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -121,6 +121,16 @@ def test_dataset_writes_parquet_and_provenance(tmp_path):
     assert stored["files"] == ["p3_kernel.parquet", "p3_kernel.csv"] and "fluid" not in stored
     with pytest.raises(ValueError, match="no kernel records"):
         p3.build_dataset(tmp_path / "none.jsonl", None, tmp_path / "out2", tiny, fluid=False)
+    # a rebuild without kernel records keeps the kernel table and carries its provenance over, marked
+    kernel_before = (tmp_path / "out" / "p3_kernel.parquet").read_bytes()
+    again = p3.build_dataset(None, None, tmp_path / "out", tiny, fluid=False, note="ns-3 part only")
+    assert (tmp_path / "out" / "p3_kernel.parquet").read_bytes() == kernel_before
+    assert again["kernel"]["n_samples"] == 2 and again["kernel"]["carried_over_from_build_utc"] == stored["written_utc"]
+    assert again["files"] == ["p3_kernel.parquet", "p3_kernel.csv"] and again["note"] == "ns-3 part only"
+    twice = p3.build_dataset(None, None, tmp_path / "out", tiny, fluid=False)  # still names the build that ran them
+    assert twice["kernel"]["carried_over_from_build_utc"] == stored["written_utc"]
+    # nothing to carry over in an empty folder
+    assert "kernel" not in p3.build_dataset(None, None, tmp_path / "out3", tiny, fluid=False)
 
 
 def test_ns3_plan_phases_share_offsets_across_kinds_and_configs_match():
