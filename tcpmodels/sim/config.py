@@ -133,7 +133,8 @@ class Link:
     delay_s: float
     queue_packets: int | None = None
     queue_bytes: int | None = None
-    jitter_s: float = 0.0
+    # added after configs were hashed: left out of the stored form at its default, so older hashes still hold
+    jitter_s: float = dataclasses.field(default=0.0, metadata={"omit_when_default": True})
 
     def __post_init__(self) -> None:
         _positive("rate_bps", self.rate_bps, "bit/s")
@@ -883,7 +884,10 @@ def config_to_dict(config: Any) -> dict:
                 if tag in type(o).__dict__ and isinstance(type(o).__dict__[tag], str):
                     d[tag] = type(o).__dict__[tag]
             for f in dataclasses.fields(o):
-                d[f.name] = conv(getattr(o, f.name))
+                value = getattr(o, f.name)
+                if f.metadata.get("omit_when_default") and value == f.default:
+                    continue  # a field added later, at its default: the stored form (and hash) of older configs
+                d[f.name] = conv(value)
             return d
         if isinstance(o, (list, tuple)):
             return [conv(v) for v in o]

@@ -18,6 +18,7 @@ from tcpmodels.sim.config import (
     TcpOptions,
     config_from_dict,
     config_hash,
+    config_to_dict,
     config_to_json,
 )
 from tcpmodels.sim.scenarios import _flow_schedule
@@ -115,3 +116,17 @@ def test_poisson_schedule():
     assert len(limited) == 7
     same = _flow_schedule(app, np.random.default_rng(1), duration_s=100.0)
     assert [f["start_s"] for f in same] == list(starts)
+
+
+def test_jitter_is_stored_only_when_set_so_older_hashes_hold():
+    from dataclasses import replace
+
+    plain = Link(rate_bps=10e6, delay_s=0.015, queue_packets=3000)
+    # the stored form of a link from before jitter existed: its hash, and every hash containing it, is unchanged
+    assert config_to_dict(plain) == {"rate_bps": 10e6, "delay_s": 0.015, "queue_packets": 3000, "queue_bytes": None}
+    jittered = Link(rate_bps=10e6, delay_s=0.015, queue_packets=3000, jitter_s=0.0012)
+    assert config_to_dict(jittered)["jitter_s"] == 0.0012
+    for link in (plain, jittered):
+        cfg = replace(dumbbell(seed=1), bottleneck=link)
+        assert config_from_dict(config_to_dict(cfg)) == cfg
+    assert config_hash(Link(rate_bps=1e6, delay_s=0.0)) != config_hash(Link(rate_bps=1e6, delay_s=0.0, jitter_s=1e-4))
