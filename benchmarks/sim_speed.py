@@ -31,6 +31,13 @@ fattree-16, 222 short flows + 5 LIA bulk transfers, 429 k packets: 69 s wall
 per process. Both together: serial 151 s, Dask LocalCluster (2 workers)
 376 s -- slower, because the two cores were already busy.
 
+Measured on an idle host (2026-11-24, load < 1.5, ``--quick``), simulated
+seconds per wall second and packets per wall second: dumbbell-small 0.55 /
+4.7 k, dumbbell-large 0.19 / 14.4 k, caterpillar-8 28.7 / 7.8 k,
+caterpillar-32 11.6 / 13.9 k, fattree-4 3.8 / 16.0 k, fattree-16 0.30 /
+26.0 k; ns-3 import 8-9 s per process. All six: serial 89.5 s, Dask
+LocalCluster (2 workers) 51.9 s, a 1.73x speed-up.
+
 Usage::
 
     python benchmarks/sim_speed.py            # about 2-4 minutes on 2 idle cores
