@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["JsonlRecords", "load_average", "git_state", "utc_now", "host_facts", "campaign_errors"]
+__all__ = ["JsonlRecords", "ServerTestbed", "load_average", "git_state", "utc_now", "host_facts", "campaign_errors"]
 
 
 def utc_now() -> str:
@@ -99,6 +99,11 @@ class JsonlRecords:
         """Keys of the samples already recorded."""
         return {self.key(r) for r in self.read() if all(k in r for k in self.key_fields)}
 
+    def pending(self, plan: list[dict]) -> list[dict]:
+        """The samples of ``plan`` not recorded yet, in plan order (what a resumed campaign still has to run)."""
+        done = self.done_keys()
+        return [s for s in plan if self.key(s) not in done]
+
     def append(self, record: dict) -> None:
         """Append one record durably (flush + fsync)."""
         self.key(record)
@@ -161,3 +166,48 @@ def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()):
     except KeyboardInterrupt:
         print(f"{name}: interrupted; rerun the same command to resume", file=sys.stderr)
         raise SystemExit(130) from None
+
+
+class ServerTestbed:
+    """A testbed with one traffic server, kept up across the samples of a campaign; a context manager.
+
+    Subclasses implement :meth:`topology` and set ``server_node``, ``port`` and
+    ``mptcp``; :meth:`on_server_started` runs once the server is up. If the
+    server does not start, the testbed is torn down before the error propagates.
+    On exit the server is stopped (its records are not kept: each sample reads
+    its own) and the testbed torn down.
+    """
+
+    server_node = "s"
+    port = 5201
+    mptcp = False
+    tb = None
+    server = None
+
+    def topology(self):
+        """The :class:`tcpmodels.testbed.Topology` to build."""
+        raise NotImplementedError
+
+    def on_server_started(self) -> None:
+        """Hook after the server is up (e.g. a thread draining its output)."""
+
+    def __enter__(self):
+        from tcpmodels.testbed import Testbed
+        from tcpmodels.testbed import workload as wl
+
+        self.tb = Testbed(self.topology()).__enter__()
+        try:
+            self.server = wl.start_server(self.tb, self.server_node, port=self.port, mptcp=self.mptcp)
+            self.on_server_started()
+        except BaseException:
+            self.tb.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self.server is not None:
+                self.server.stop()
+        except Exception:  # noqa: BLE001 - the testbed teardown kills it anyway
+            pass
+        self.tb.__exit__(*exc)

@@ -677,12 +677,9 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
 
     plan = run_plan(config, engine) if plan is None else plan
     records = JsonlRecords(records_path, _KEY)
-    done = records.done_keys()
-    todo = [s for s in plan if records.key(s) not in done]
-    if limit is not None:
-        todo = todo[:limit]
-    bar = _progress(len(plan), len(plan) - len([s for s in plan if records.key(s) not in done]), f"p1 {engine}",
-                    progress)
+    pending = records.pending(plan)
+    todo = pending if limit is None else pending[:limit]
+    bar = _progress(len(plan), len(plan) - len(pending), f"p1 {engine}", progress)
     session = None
     n = 0
     try:

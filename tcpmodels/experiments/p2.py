@@ -67,6 +67,8 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from tcpmodels.experiments._campaign import ServerTestbed
+
 __all__ = ["P2Config", "DEFAULT_CONFIG", "sample_plan", "client_steps", "run_campaign", "run_sweep",
            "build_dataset", "SAMPLE_FIELDS", "TRANSFER_FIELDS", "PAPER_PROBE_LABELS", "FIG4_RTT_PAIRS_MS"]
 
@@ -353,7 +355,7 @@ def _transfers(steps: list[dict], lines: list[dict]) -> list[dict]:
     return out
 
 
-class Session:
+class Session(ServerTestbed):
     """A running two-path testbed with an MPTCP traffic server, reused across samples.
 
     Between samples only the delay elements are restarted with the new RTTs
@@ -361,29 +363,20 @@ class Session:
     stay. Use as a context manager.
     """
 
+    server_node = "s"
     port = 5201
+    mptcp = True
 
     def __init__(self, config: P2Config, rtt1_ms: float, rtt2_ms: float):
         self.config = config
         self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
-        self.tb = None
 
-    def __enter__(self) -> "Session":
-        from tcpmodels.testbed import Testbed
-        from tcpmodels.testbed import workload as wl
+    def topology(self):
+        return _topology(self.config, *self.rtts_ms)
 
-        self.tb = Testbed(_topology(self.config, *self.rtts_ms)).__enter__()
-        try:
-            self.server = wl.start_server(self.tb, "s", port=self.port, mptcp=True)
-            # server records are not needed (upload replies carry the times); keep its pipe drained
-            threading.Thread(target=lambda: [None for _ in self.server.popen.stdout], daemon=True).start()
-        except BaseException:
-            self.tb.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.tb.__exit__(*exc)
+    def on_server_started(self) -> None:
+        # server records are not needed (upload replies carry the times); keep its pipe drained
+        threading.Thread(target=lambda: [None for _ in self.server.popen.stdout], daemon=True).start()
 
     def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
         """Restart the two delay elements with new round-trip delays [ms]; nothing else changes."""
@@ -466,11 +459,9 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
     from tcpmodels.testbed.hostlock import host_lock
 
     records = JsonlRecords(records_path, ("campaign", "rep", "rtt1_ms", "rtt2_ms"))
-    done = records.done_keys()
-    todo = [s for s in plan if records.key(s) not in done]
-    if limit is not None:
-        todo = todo[:limit]
-    bar = _progress(len(plan), len(plan) - len([s for s in plan if records.key(s) not in done]), desc, progress)
+    pending = records.pending(plan)
+    todo = pending if limit is None else pending[:limit]
+    bar = _progress(len(plan), len(plan) - len(pending), desc, progress)
     session = None
     failures = 0
     n = 0

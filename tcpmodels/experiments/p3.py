@@ -79,6 +79,8 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from tcpmodels.experiments._campaign import ServerTestbed
+
 __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "kernel_plan", "KernelSession", "run_kernel_campaign",
            "summarize_flow_samples", "kernel_frame", "ns3_plan", "ns3_config", "run_ns3", "ns3_frame",
            "fluid_frame", "build_dataset", "jain_index", "x_power_law_params", "main"]
@@ -327,38 +329,22 @@ _KEEP = ("t_s", "bytes_acked", "cwnd_segments", "ssthresh_segments", "srtt_s", "
          "ca_state")
 
 
-class KernelSession:
+class KernelSession(ServerTestbed):
     """A running dumbbell testbed with a traffic server on the receiver, reused across samples.
 
     Between samples only the two access links' delay elements change
     (:meth:`set_rtts`). Use as a context manager.
     """
 
+    server_node = "d"
     port = 5301
 
     def __init__(self, config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float):
         self.config = config
         self.rtts_ms = (float(reno_rtt_ms), float(cubic_rtt_ms))
-        self.tb = None
 
-    def __enter__(self) -> "KernelSession":
-        from tcpmodels.testbed import Testbed
-        from tcpmodels.testbed import workload as wl
-
-        self.tb = Testbed(_kernel_topology(self.config, *self.rtts_ms)).__enter__()
-        try:
-            self.server = wl.start_server(self.tb, "d", port=self.port)
-        except BaseException:
-            self.tb.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        try:
-            self.server.stop()
-        except Exception:  # noqa: BLE001 - the testbed teardown kills it anyway
-            pass
-        self.tb.__exit__(*exc)
+    def topology(self):
+        return _kernel_topology(self.config, *self.rtts_ms)
 
     def set_rtts(self, reno_rtt_ms: float, cubic_rtt_ms: float) -> None:
         """Change the two senders' round-trip delays [ms] (restarts their delay elements)."""
@@ -439,11 +425,9 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
 
     plan = kernel_plan(config) if plan is None else plan
     records = JsonlRecords(records_path, _KERNEL_KEY)
-    done = records.done_keys()
-    todo = [s for s in plan if records.key(s) not in done]
-    bar = _progress(len(plan), len(plan) - len(todo), "p3 kernel", progress)
-    if limit is not None:
-        todo = todo[:limit]
+    pending = records.pending(plan)
+    todo = pending if limit is None else pending[:limit]
+    bar = _progress(len(plan), len(plan) - len(pending), "p3 kernel", progress)
     session, failures, n = None, 0, 0
     try:
         for s in todo:

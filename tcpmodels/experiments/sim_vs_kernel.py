@@ -394,12 +394,10 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
 
     todo_all = plan(config, engines) if samples is None else samples
     records = JsonlRecords(records_path, _KEY)
-    done = records.done_keys()
-    todo = [s for s in todo_all if records.key(s) not in done]
-    if limit is not None:
-        todo = todo[:limit]
+    pending = records.pending(todo_all)
+    todo = pending if limit is None else pending[:limit]
     n = 0
-    with tqdm(total=len(todo_all), initial=len(todo_all) - len(todo), desc="sim_vs_kernel", unit="sample",
+    with tqdm(total=len(todo_all), initial=len(todo_all) - len(pending), desc="sim_vs_kernel", unit="sample",
               disable=not progress, file=sys.stderr) as bar:
         for s in todo:
             started, load = utc_now(), load_average()
