@@ -94,6 +94,16 @@ def _positive(name: str, value: float, unit: str, *, allow_zero: bool = False) -
         raise ValueError(f"{name} [{unit}] must be in {lo}, inf); got {value!r}")
 
 
+def _check_subflow_cc(conn: Any) -> None:
+    """A multipath connection's ``coupled`` is a bool and its ``variant`` an uncoupled TCP (``ns3::`` prefix dropped)."""
+    if not isinstance(conn.coupled, bool):
+        raise ValueError(f"coupled must be True or False; got {conn.coupled!r}")
+    v = conn.variant.removeprefix("ns3::")
+    if v not in TCP_VARIANTS or v == "TcpCubicX":
+        raise ValueError(f"variant must be one of {', '.join(TCP_VARIANTS[:-1])}; got {conn.variant!r}")
+    object.__setattr__(conn, "variant", v)
+
+
 def _check_fields(obj: Any) -> None:
     """Reject a field given with a value of the wrong container type (lists -> tuples)."""
     for f in dataclasses.fields(obj):
@@ -554,12 +564,7 @@ class MultipathFlow:
         for p in self.paths:
             if not isinstance(p, int) or isinstance(p, bool) or p < 0:
                 raise ValueError(f"paths entries must be path indices (integers >= 0); got {p!r}")
-        if not isinstance(self.coupled, bool):
-            raise ValueError(f"coupled must be True or False; got {self.coupled!r}")
-        v = self.variant.removeprefix("ns3::")
-        if v not in TCP_VARIANTS or v == "TcpCubicX":
-            raise ValueError(f"variant must be one of {', '.join(TCP_VARIANTS[:-1])}; got {self.variant!r}")
-        object.__setattr__(self, "variant", v)
+        _check_subflow_cc(self)
         _positive("start_s", self.start_s, "s", allow_zero=True)
         if self.size_bytes is not None and (
             not isinstance(self.size_bytes, int) or isinstance(self.size_bytes, bool) or self.size_bytes < 1
@@ -729,12 +734,7 @@ class FatTreeConnection:
                     raise ValueError(f"cores entries [core index] must be integers in [0, 3]; got {c!r}")
             if len(set(cores)) != len(cores):
                 raise ValueError(f"cores entries must be distinct (one subflow per core); got {cores!r}")
-        if not isinstance(self.coupled, bool):
-            raise ValueError(f"coupled must be True or False; got {self.coupled!r}")
-        v = self.variant.removeprefix("ns3::")
-        if v not in TCP_VARIANTS or v == "TcpCubicX":
-            raise ValueError(f"variant must be one of {', '.join(TCP_VARIANTS[:-1])}; got {self.variant!r}")
-        object.__setattr__(self, "variant", v)
+        _check_subflow_cc(self)
         if not isinstance(self.tag, str):
             raise ValueError(f"tag must be a string; got {self.tag!r}")
 

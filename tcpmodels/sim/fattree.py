@@ -248,7 +248,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
 
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
     from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
-    from tcpmodels.sim.scenarios import FIRST_PORT, Built, _Net, _set_tcp_defaults  # noqa: PLC0415
+    from tcpmodels.sim.scenarios import FIRST_PORT, Built, _Net, _set_tcp_defaults, _watched_sink  # noqa: PLC0415
 
     _set_tcp_defaults(ns, config.tcp)
     mp = load_lia(ns)
@@ -313,15 +313,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
         src, dst = node[f"h{conn.src}"], node[f"h{conn.dst}"]
         port = FIRST_PORT + k
         mp.NewConn(k, conn.size_bytes or 0)
-        sink_index = dst.GetNApplications()
-        helper = ns.PacketSinkHelper(
-            "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-        )
-        sinks = helper.Install(dst)
-        sinks.Start(ns.Seconds(0.0))
-        path = f"/NodeList/{dst.GetId()}/ApplicationList/{sink_index}/$ns3::PacketSink"
-        if not (glue().WatchSink(sinks.Get(0), path, int(conn.size_bytes or 0)) and ft.WatchPlanes(sinks.Get(0), k)):
-            raise RuntimeError(f"could not connect to the Rx trace of {path}")
+        helper, sinks, path = _watched_sink(ns, dst, port, conn.size_bytes, lambda sink, k=k: ft.WatchPlanes(sink, k))
         cc = "ns3::TcpLia" if conn.coupled else f"ns3::{conn.variant}"
         for j, c in enumerate(planes[k]):
             trace_id = 4 * k + j if config.trace_cwnd else -1

@@ -140,24 +140,35 @@ def _flow_schedule(app: BulkApp | PoissonFlows, rng: np.random.Generator, durati
     return [{"start_s": s, "size_bytes": n, "stop_s": None, "kind": "poisson"} for s, n in zip(starts, sizes)]
 
 
-def _install_flow(ns: Any, built: Built, src: Any, dst: Any, dst_addr: Any, flow: dict, duration_s: float) -> None:
-    """A BulkSend on ``src`` to a PacketSink of its own port on ``dst``."""
+def _watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None, *also: Callable[[Any], bool]):
+    """A PacketSink on ``node:port`` from t = 0 whose Rx trace feeds the FCT bookkeeping of the glue.
+
+    ``expected_bytes`` (None: unlimited) marks completion; each of ``also`` is a
+    further watcher called with the sink, returning False if it could not connect.
+    Returns ``(helper, sinks, config path of the sink)``; keep the first two alive.
+    """
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 
-    port = FIRST_PORT + len(built.flows)
-    sink_index = dst.GetNApplications()
-    sink_helper = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
-    sinks = sink_helper.Install(dst)
+    index = node.GetNApplications()
+    helper = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
+    sinks = helper.Install(node)
     sinks.Start(ns.Seconds(0.0))
+    path = f"/NodeList/{node.GetId()}/ApplicationList/{index}/$ns3::PacketSink"
+    if not (glue().WatchSink(sinks.Get(0), path, int(expected_bytes or 0)) and all(w(sinks.Get(0)) for w in also)):
+        raise RuntimeError(f"could not connect to the Rx trace of {path}")
+    return helper, sinks, path
+
+
+def _install_flow(ns: Any, built: Built, src: Any, dst: Any, dst_addr: Any, flow: dict, duration_s: float) -> None:
+    """A BulkSend on ``src`` to a PacketSink of its own port on ``dst``."""
+    port = FIRST_PORT + len(built.flows)
+    sink_helper, sinks, path = _watched_sink(ns, dst, port, flow["size_bytes"])
     sender = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(dst_addr, port).ConvertTo())
     sender.SetAttribute("MaxBytes", ns.UintegerValue(flow["size_bytes"] or 0))
     sender.SetAttribute("SendSize", ns.UintegerValue(1448 * 8))
     apps = sender.Install(src)
     apps.Start(ns.Seconds(flow["start_s"]))
     apps.Stop(ns.Seconds(flow["stop_s"] if flow["stop_s"] is not None else duration_s + 1.0))
-    path = f"/NodeList/{dst.GetId()}/ApplicationList/{sink_index}/$ns3::PacketSink"
-    if not glue().WatchSink(sinks.Get(0), path, int(flow["size_bytes"] or 0)):
-        raise RuntimeError(f"could not connect to the Rx trace of {path}")
     built.keep.extend([sink_helper, sinks, sender, apps])
     built.flows.append({**flow, "flow_index": len(built.flows), "port": port, "sink_path": path, "src_node": src.GetId()})
 
@@ -284,7 +295,6 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
     """
     import pandas as pd  # noqa: PLC0415
 
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
     from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
 
     _set_tcp_defaults(ns, config.tcp)
@@ -338,15 +348,7 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
         for j, p in enumerate(conn.paths):
             idx = len(built.flows)
             port = FIRST_PORT + idx
-            sink_index = rcv.GetNApplications()
-            helper = ns.PacketSinkHelper(
-                "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo()
-            )
-            sinks = helper.Install(rcv)
-            sinks.Start(ns.Seconds(0.0))
-            path = f"/NodeList/{rcv.GetId()}/ApplicationList/{sink_index}/$ns3::PacketSink"
-            if not (glue().WatchSink(sinks.Get(0), path, 0) and mp.WatchConnSink(sinks.Get(0), c)):
-                raise RuntimeError(f"could not connect to the Rx trace of {path}")
+            helper, sinks, path = _watched_sink(ns, rcv, port, None, lambda sink, c=c: mp.WatchConnSink(sink, c))
             app = mp.AddSubflow(
                 snd, c, j, rx_addr[p], port, cc, chunk, idx if config.trace_cwnd else -1,
                 conn.start_s, config.duration_s + 1.0,
