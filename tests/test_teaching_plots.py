@@ -282,7 +282,7 @@ def test_figure_widget_redraws_when_a_control_changes():
 def test_every_panel_has_sliders_named_like_the_plot_arguments(make, monkeypatch):
     import ipywidgets as widgets
 
-    import tcpmodels.teaching_plots._common as common
+    import tcpmodels.widgets as common
 
     monkeypatch.setattr(common, "render", lambda *a, **k: None)  # building the panel must not plot here
     panel = make()
@@ -355,7 +355,8 @@ def test_docstring_examples_of_the_teaching_modules():
     import doctest
     import importlib
 
-    for name in ("throughput", "bdp", "mptcp", "heavytail", "traces", "_common"):
-        module = importlib.import_module(f"tcpmodels.teaching_plots.{name}")
+    names = [f"tcpmodels.teaching_plots.{n}" for n in ("throughput", "bdp", "mptcp", "heavytail", "traces")]
+    for name in names + ["tcpmodels.widgets"]:
+        module = importlib.import_module(name)
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"

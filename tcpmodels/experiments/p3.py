@@ -80,10 +80,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from tcpmodels.experiments._campaign import ServerTestbed
+from tcpmodels.models.cubic import x_power_law_params
 
 __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "kernel_plan", "KernelSession", "run_kernel_campaign",
            "summarize_flow_samples", "kernel_frame", "ns3_plan", "ns3_config", "run_ns3", "ns3_frame",
-           "fluid_frame", "build_dataset", "jain_index", "x_power_law_params", "main"]
+           "fluid_frame", "build_dataset", "jain_index", "main"]
 
 REPO = Path(__file__).resolve().parents[2]
 MB = 1024 * 1024
@@ -127,19 +128,6 @@ def jain_index(a, b):
     return float(out) if out.ndim == 0 else out
 
 
-def x_power_law_params(x_exponent: float) -> dict:
-    """``TcpCubicX`` ``x_power_law`` for x(RTT) = (RTT / 1 s)^k: through (1 s, 1) with exponent ``k``. [-]
-
-    ``k = -1/3`` gives x(1 ms) = 10, the default read off P3 Fig. 2 (an assumption).
-
-    Parameters
-    ----------
-    x_exponent : float
-        Exponent k of the power law, in [-2, 0). [-]
-    """
-    if not -2.0 <= x_exponent < 0.0:
-        raise ValueError(f"x_exponent [-] must be in [-2, 0) (x larger for smaller RTT); got {x_exponent}")
-    return {"rtt1_s": 0.001, "x1": float(1000.0 ** (-x_exponent)), "rtt2_s": 1.0, "x2": 1.0}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -756,7 +744,7 @@ def fluid_frame(config: P3Config = DEFAULT_CONFIG, *, exponents=None, loss_shari
     from tqdm import tqdm
 
     from tcpmodels.models.bottleneck import reno_cubic_bottleneck
-    from tcpmodels.models.cubic import PowerLawX, kozu_k_s, kozu_x
+    from tcpmodels.models.cubic import PowerLawX, kozu_k_s, kozu_x, x_power_law_params
 
     exponents = (config.x_exponent, *config.slider_exponents) if exponents is None else tuple(exponents)
     combos = [("none", 0.0)] + [(rd, e) for e in exponents for rd in ("multiply", "divide")]

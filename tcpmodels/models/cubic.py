@@ -56,6 +56,7 @@ __all__ = [
     "PowerLawX",
     "kozu_x",
     "kozu_k_s",
+    "x_power_law_params",
 ]
 
 #: RFC 9438 Sec. 4.2 / 5.1: the CUBIC scaling constant C [segments/s^3].
@@ -639,3 +640,29 @@ def kozu_k_s(
     _check_beta(b)
     x = np.asarray(kozu_x(r, x_of_rtt), dtype=float)
     return wrap(np.cbrt(_x_factor(reading, x) * w * (1.0 - b) / cc), kind)
+
+
+def x_power_law_params(x_exponent: float) -> dict:
+    """Parameters of :class:`PowerLawX` for x(RTT) = (RTT / 1 s)^k: through (1 s, 1) with exponent ``k``. [-]
+
+    ``k = -1/3`` gives x(1 ms) = 10, the default read off P3 Fig. 2 (an assumption).
+
+    Parameters
+    ----------
+    x_exponent : float
+        Exponent k of the power law, in [-2, 0). [-]
+
+    Returns
+    -------
+    dict
+        Keyword arguments of :class:`PowerLawX` (``rtt1_s``, ``x1``, ``rtt2_s``, ``x2``); also the
+        ``x_power_law`` parameter of the ns-3 ``TcpCubicX``.
+
+    Examples
+    --------
+    >>> round(x_power_law_params(-1 / 3)["x1"], 9)
+    10.0
+    """
+    if not -2.0 <= x_exponent < 0.0:
+        raise ValueError(f"x_exponent [-] must be in [-2, 0) (x larger for smaller RTT); got {x_exponent}")
+    return {"rtt1_s": 0.001, "x1": float(1000.0 ** (-x_exponent)), "rtt2_s": 1.0, "x2": 1.0}

@@ -280,8 +280,7 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     the fluid model: W_max at losses and K in each reading (each reading's own
     W_max, since the modified K changes the equilibrium).
     """
-    from tcpmodels.experiments.p3 import x_power_law_params
-    from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, kozu_x
+    from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, kozu_x, x_power_law_params
 
     expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
     xfn = PowerLawX(**x_power_law_params(expo))
@@ -625,7 +624,7 @@ def exponent_widget(ds: P3Dataset, value: float = -1 / 3):
 
     import ipywidgets as widgets
 
-    from tcpmodels.teaching_plots._common import figure_widget
+    from tcpmodels.widgets import figure_widget
 
     exps = available_exponents(ds)
     if not exps:

@@ -20,7 +20,7 @@ from tcpmodels.models.bdp import (
 )
 from tcpmodels.papers import p4_lftcp
 
-from ._common import figure_widget, int_slider, log_slider
+from tcpmodels.widgets import figure_widget, int_slider, log_slider
 
 __all__ = ["plot_bdp_window", "bdp_table", "bdp_widget"]
 

@@ -30,7 +30,7 @@ from tcpmodels._arrays import check_range
 from tcpmodels.models.heavytail import Pareto, hurst_from_alpha, onoff_aggregate_rate, onoff_mean_rate
 from tcpmodels.models.hurst import METHODS, estimate_all, hurst_aggvar
 
-from ._common import figure_widget, float_slider, int_slider
+from tcpmodels.widgets import figure_widget, float_slider, int_slider
 
 __all__ = [
     "BIN_S",

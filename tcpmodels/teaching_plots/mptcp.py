@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from tcpmodels._arrays import check_range
 from tcpmodels.models.mptcp import lia_equilibrium
 
-from ._common import figure_widget, log_slider
+from tcpmodels.widgets import figure_widget, log_slider
 
 __all__ = ["plot_lia_two_paths", "lia_table", "lia_widget"]
 

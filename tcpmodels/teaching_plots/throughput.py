@@ -25,7 +25,7 @@ from tcpmodels.models.throughput import (
     window_limited_throughput_bps,
 )
 
-from ._common import figure_widget, float_slider, int_slider, log_slider
+from tcpmodels.widgets import figure_widget, float_slider, int_slider, log_slider
 
 __all__ = ["REGIMES", "pftk_regime", "plot_throughput_models", "throughput_table", "throughput_widget"]
 

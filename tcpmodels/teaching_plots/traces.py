@@ -18,7 +18,7 @@ from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
 
-from ._common import figure_widget, float_slider, int_slider
+from tcpmodels.widgets import figure_widget, float_slider, int_slider
 
 __all__ = ["CAPTURE_SUFFIXES", "shipped_captures", "data_flows", "capture_provenance", "plot_trace", "trace_widget"]
 

@@ -15,6 +15,7 @@ import pytest
 
 from tcpmodels.experiments import p3
 from tcpmodels.experiments._campaign import JsonlRecords
+from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 
 CFG = p3.DEFAULT_CONFIG
 
@@ -54,11 +55,9 @@ def test_config_rejects_bad_values_by_name(change, match):
 
 
 def test_x_power_law_default_goes_through_the_fig2_corners():
-    from tcpmodels.models.cubic import PowerLawX
-
-    x = PowerLawX(**p3.x_power_law_params(-1 / 3))
+    x = PowerLawX(**x_power_law_params(-1 / 3))
     assert float(x(0.001)) == pytest.approx(10.0) and float(x(1.0)) == pytest.approx(1.0)
-    assert float(PowerLawX(**p3.x_power_law_params(-2 / 3))(0.001)) == pytest.approx(100.0)
+    assert float(PowerLawX(**x_power_law_params(-2 / 3))(0.001)) == pytest.approx(100.0)
 
 
 def test_jain_index_bounds():

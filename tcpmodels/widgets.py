@@ -1,4 +1,4 @@
-"""Widget plumbing shared by the teaching notebooks: a callback that displays figures, a panel builder.
+"""Widget plumbing shared by the teaching notebooks and the paper notebooks: a callback that displays figures, a panel builder.
 
 The notebooks may not define functions, so every ipywidgets callback lives here.
 :func:`figure_widget` observes a dict of controls and calls :func:`render` on every
