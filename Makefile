@@ -55,8 +55,10 @@ test-fast: $(VENV)/.full
 	$(BIN)/python -m pytest -m "not testbed and not sim and not browser" $(PYTEST_ARGS)
 
 # Token: $JUPYTER_TOKEN if set, else a random one that Jupyter prints in the URL (one it did not generate is masked as "...").
+# Only on 127.0.0.1. As root (--allow-root) the browser terminals are switched off: a shell in a tab would be a root shell.
 lab: $(VENV)/.base
-	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=notebooks \
+	  $$([ "$$(id -u)" = 0 ] && echo --allow-root --ServerApp.terminals_enabled=False)
 
 clean:
-	rm -rf reports .pytest_cache .hypothesis build *.egg-info
+	rm -rf reports .pytest_cache .hypothesis build dist *.egg-info

@@ -1,9 +1,9 @@
 """Figures and small tables for the teaching notebooks (kept here so the notebooks stay thin).
 
 Every plot function returns a :class:`matplotlib.figure.Figure` built without pyplot,
-so it can be used as an ``ipywidgets.interactive`` callback (Jupyter displays the
-returned figure once; nothing accumulates in pyplot's figure list) and saved with
-:func:`save_figure`. The models come from :mod:`tcpmodels.models`; nothing here is
+so it can be redrawn by :func:`cubic_vs_reno_widget` (through
+:func:`tcpmodels.widgets.figure_widget`; nothing accumulates in pyplot's figure list) and saved
+with :func:`save_figure`. The models come from :mod:`tcpmodels.models`; nothing here is
 computed that a model function does not already test.
 """
 
@@ -28,8 +28,9 @@ from tcpmodels.models.cubic import (
     reno_window_segments,
 )
 from tcpmodels.models.window_dynamics import cubic_window_trajectory, reno_window_trajectory
+from tcpmodels.widgets import save_figure
 
-__all__ = ["bottleneck_table", "cubic_vs_reno_summary", "plot_cubic_vs_reno", "save_figure"]
+__all__ = ["bottleneck_table", "cubic_vs_reno_summary", "cubic_vs_reno_widget", "plot_cubic_vs_reno", "save_figure"]
 
 _MAX_STEPS = 15_000
 
@@ -208,13 +209,52 @@ def plot_cubic_vs_reno(
     return fig
 
 
-def save_figure(fig: Figure, figures_dir: str | Path, name: str, dpi: int = 120) -> Path:
-    """Save ``fig`` as ``<figures_dir>/<name>.png`` (creating the folder) and return the path."""
-    out_dir = Path(figures_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{name}.png"
-    fig.savefig(path, dpi=dpi)
-    return path
+def cubic_vs_reno_widget(
+    w_max_segments: float = 100.0,
+    c: float = 0.4,
+    beta_cubic: float = 0.7,
+    rtt_s: float = 0.1,
+    x_reading: str = "none",
+    *,
+    cycles: int = 3,
+):
+    """Sliders for W_max, C, beta_cubic and the RTT and a menu for P3's reading above :func:`plot_cubic_vs_reno`.
+
+    Parameters
+    ----------
+    w_max_segments : float
+        Initial window at the loss. [segments]
+    c : float
+        Initial CUBIC scaling constant. [segments/s^3]
+    beta_cubic : float
+        Initial fraction of the window kept at a loss. [-]
+    rtt_s : float
+        Initial round-trip time. [s]
+    x_reading : {"none", "multiply", "divide"}
+        Initial reading of P3's eq. (4).
+    cycles : int
+        Loss cycles in the right panel (fixed, not a slider). [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`; it redraws the figure on every change
+        (the figure is built without pyplot, so ``ipywidgets.interactive`` would show nothing).
+    """
+    import ipywidgets as widgets
+
+    from tcpmodels.widgets import figure_widget, float_slider, log_slider
+
+    _check_reading(x_reading)
+    controls = {
+        "w_max_segments": log_slider("W_max [segments]", w_max_segments, 3.0, 1e4),
+        "c": float_slider("C [segments/s^3]", c, 0.05, 4.0, 0.05),
+        "beta_cubic": float_slider("beta_cubic [-]", beta_cubic, 0.5, 0.9, 0.05),
+        "rtt_s": log_slider("RTT [s]", rtt_s, 1e-3, 1.0),
+        "x_reading": widgets.Dropdown(options=list(X_READINGS), value=x_reading, description="x(RTT) reading",
+                                      style={"description_width": "13em"}, layout={"width": "34em"}),  # fmt: skip
+    }
+    return figure_widget(plot_cubic_vs_reno, controls, fixed={"cycles": cycles})
 
 
 def bottleneck_table(

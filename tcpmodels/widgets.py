@@ -24,17 +24,43 @@ import inspect
 import io
 from contextlib import redirect_stdout
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
 
-from tcpmodels.teaching import save_figure
 
 __all__ = ["figure_widget", "render", "save_figure", "log_slider", "float_slider", "int_slider"]
 
 #: Layout shared by all sliders: a readable description column and a wide track.
 _STYLE = {"description_width": "13em"}
 _LAYOUT = {"width": "34em"}
+
+
+def save_figure(fig: Figure, figures_dir: str | Path, name: str, dpi: int = 120) -> Path:
+    """Save ``fig`` as ``<figures_dir>/<name>.png``, creating the folder.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        The figure to save.
+    figures_dir : str or Path
+        Folder for the PNG (created if missing).
+    name : str
+        File name without the ``.png`` suffix.
+    dpi : int
+        Resolution. [dots/inch]
+
+    Returns
+    -------
+    Path
+        The written file.
+    """
+    out_dir = Path(figures_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.png"
+    fig.savefig(path, dpi=dpi)
+    return path
 
 
 def _accepted(fn: Callable[..., Any], values: Mapping[str, Any]) -> dict[str, Any]:

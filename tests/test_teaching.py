@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import io
 from pathlib import Path
 
 import nbformat
@@ -97,21 +98,45 @@ def test_bottleneck_table_rows():
     assert df.cubic_share[1] < df.cubic_share[0]
 
 
-def test_widget_callback_contract():
+def test_widget_redraws_the_figure_on_every_control(monkeypatch):
+    """The lecture's panel shows a figure at once and a new one after each control moves.
+
+    (The old ``widgets.interactive`` over a function returning a pyplot-free Figure displayed
+    nothing in JupyterLab: the figure must be written into the Output, as figure_widget does.)
+    """
     widgets = pytest.importorskip("ipywidgets")
-    w = widgets.interactive(
-        teaching.plot_cubic_vs_reno,
-        w_max_segments=widgets.FloatLogSlider(value=100.0, base=10, min=0.5, max=4),
-        c=widgets.FloatSlider(value=0.4, min=0.05, max=4.0),
-        beta_cubic=widgets.FloatSlider(value=0.7, min=0.5, max=0.9),
-        rtt_s=widgets.FloatLogSlider(value=0.1, base=10, min=-3, max=0),
-        x_reading=widgets.Dropdown(options=["none", "multiply", "divide"], value="multiply"),
-        x_of_rtt=widgets.fixed(None),
-        cycles=widgets.fixed(3),
-    )
-    assert isinstance(w.result, Figure)
-    w.children[4].value = "divide"  # a redraw through the widget
-    assert isinstance(w.result, Figure)
+    drawn = []
+
+    def recording_plot(*args, **kwargs):
+        drawn.append(original(*args, **kwargs))
+        return drawn[-1]
+
+    original = teaching.plot_cubic_vs_reno
+    monkeypatch.setattr(teaching, "plot_cubic_vs_reno", recording_plot)
+    panel = teaching.cubic_vs_reno_widget(100.0, 0.4, 0.7, 0.1, "none", cycles=1)
+    controls = [w for row in panel.children[0].children for w in row.children]
+    out = panel.children[1]
+    assert isinstance(out, widgets.Output)
+
+    def shown():
+        kinds = [o["output_type"] for o in out.outputs]
+        assert kinds == ["display_data"], out.outputs  # one figure, no error line
+        buf = io.BytesIO()
+        drawn[-1].savefig(buf, format="png", dpi=40)
+        return buf.getvalue()
+
+    assert [c.description for c in controls][:4] == ["W_max [segments]", "C [segments/s^3]", "beta_cubic [-]", "RTT [s]"]
+    before = shown()
+    for control in controls:
+        if isinstance(control, widgets.Dropdown):
+            control.value = next(o for o in control.options if o != control.value)
+        else:
+            control.value = control.value + control.step if control.value + control.step <= control.max else control.min
+        now = shown()
+        assert now != before, f"moving {control.description} did not redraw"
+        before = now
+    with pytest.raises(ValueError, match="x_reading"):
+        teaching.cubic_vs_reno_widget(x_reading="both")
 
 
 def test_notebook_layout():
@@ -133,9 +158,9 @@ def test_notebook_layout():
         "figures_dir": "../figures",
     }
     assert all(not c.get("outputs") and c.get("execution_count") is None for c in code)
-    hidden = [c for c in nb.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
-    assert len(hidden) == 1 and hidden[0].source.startswith("### Answers")
+    answers = [c for c in nb.cells if c.cell_type == "markdown" and "Answers</b>" in c.source]
+    assert len(answers) == 1 and answers[0].source.startswith("<details>\n<summary>")  # collapsed, even after Run All
     src = "\n".join(c.source for c in code)
-    assert "widgets.interactive(teaching.plot_cubic_vs_reno" in src
+    assert "teaching.cubic_vs_reno_widget(" in src and "widgets.interactive" not in src
     assert 'save_figure(fig, figures_dir, "teach_cubic_vs_reno")' in src
 

@@ -46,7 +46,7 @@ from tcpmodels.teaching_plots.throughput import (
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 MY_NOTEBOOKS = ["teach_throughput_models", "teach_bdp_window_scaling", "teach_mptcp_lia", "teach_heavy_tails",
-                "teach_trace_explorer"]
+                "teach_trace_explorer", "teach_cubic_vs_reno"]
 
 
 # --------------------------------------------------------------------------- throughput
@@ -296,17 +296,18 @@ def test_every_panel_has_sliders_named_like_the_plot_arguments(make, monkeypatch
 
 
 @pytest.mark.parametrize("name", MY_NOTEBOOKS)
-def test_teaching_notebook_has_widget_static_figure_and_hidden_answers(name):
+def test_teaching_notebook_has_widget_static_figure_and_collapsed_answers(name):
     cells = json.loads((NOTEBOOKS / f"{name}.ipynb").read_text())["cells"]
     code = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert "_widget(" in code and "save_figure(" in code and f'"{name}' in code
     titles = [i for i, c in enumerate(cells) if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## Exercises")]
     assert len(titles) == 1, "one '## Exercises' section"
-    answer = cells[titles[0] + 1]
-    assert answer["metadata"].get("jupyter", {}).get("source_hidden") is True
-    assert "Answers" in "".join(answer["source"])
+    answer = "".join(cells[titles[0] + 1]["source"])
+    # a <details> block stays closed when Run All renders the markdown (source_hidden did not)
+    assert answer.startswith("<details>\n<summary><b>Answers</b>") and answer.rstrip().endswith("</details>")
+    assert "<details open" not in answer
     questions = [ln for ln in "".join(cells[titles[0]]["source"]).splitlines() if ln[:2] in ("1.", "2.", "3.")]
-    assert 2 <= len(questions) <= 3
+    assert 2 <= len(questions) <= 5
 
 
 # --------------------------------------------------------------------------- trace explorer
@@ -349,6 +350,26 @@ def test_trace_figure_zooms_and_rejects_bad_choices():
         from tcpmodels.teaching_plots.traces import shipped_captures
 
         shipped_captures(DATA / "does-not-exist")
+
+
+@needs_capture
+def test_trace_widget_flow_range_follows_the_capture():
+    """The flow slider offers exactly the capture's payload-carrying flows, also after the menu changes."""
+    from tcpmodels.teaching_plots.traces import data_flows, trace_widget
+
+    panel = trace_widget("cubic_bulk.pcap.gz", flow_rank=1, data_dir=DATA)
+    menu, flow, zoom = [w for row in panel.children[0].children for w in row.children]
+    out = panel.children[1]
+    assert (flow.min, flow.max, flow.value) == (0, len(data_flows("cubic_bulk.pcap.gz", DATA)) - 1, 1)
+    for name in menu.options:
+        menu.value = name
+        assert flow.max == max(len(data_flows(name, DATA)) - 1, 0), name
+        assert flow.value <= flow.max
+        # the figure, never an error line: every reachable slider value is a valid flow
+        assert [o["output_type"] for o in out.outputs] == ["display_data"], (name, out.outputs)
+    flow.value = flow.max
+    assert [o["output_type"] for o in out.outputs] == ["display_data"]
+    assert 0.05 <= zoom.min and zoom.max == 1.0
 
 
 def test_docstring_examples_of_the_teaching_modules():

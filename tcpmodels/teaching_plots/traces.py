@@ -166,15 +166,56 @@ def plot_trace(
 
 
 def trace_widget(capture: str = "cubic_bulk.pcap.gz", flow_rank: int = 0, zoom_fraction: float = 1.0, data_dir: str | Path = "../data"):
-    """A capture menu, a flow-rank slider and a zoom slider above :func:`plot_trace`."""
+    """A capture menu, a flow-rank slider and a zoom slider above :func:`plot_trace`.
+
+    The flow slider's range comes from the data: it runs from 0 to the number of
+    payload-carrying flow directions of the chosen capture minus one, and follows the
+    capture menu (its value is clamped into the new range before the figure is redrawn).
+
+    Parameters
+    ----------
+    capture : str
+        Initially selected file in ``<data_dir>/captures/`` (the first one if not shipped).
+    flow_rank : int
+        Initial flow: 0 the one with the most bytes. [-]
+    zoom_fraction : float
+        Initial fraction of the flow's duration shown, in [0.05, 1]. [-]
+    data_dir : str or Path
+        Folder holding ``captures/``.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`.
+    """
     import ipywidgets as widgets
 
     names = shipped_captures(data_dir)
+    capture = capture if capture in names else names[0]
+    n_flows = _flow_count(capture, data_dir)
+    menu = widgets.Dropdown(options=names, value=capture, description="capture",
+                            style={"description_width": "13em"}, layout={"width": "34em"})  # fmt: skip
+    flow = int_slider("flow (0 = most bytes)", min(max(int(flow_rank), 0), n_flows - 1), 0, max(n_flows - 1, 0))
+    flow.disabled = n_flows <= 1
+    # registered before figure_widget's observer, so the range is right when the figure is redrawn
+    menu.observe(functools.partial(_follow_capture, flow, str(data_dir)), names="value")
     controls = {
-        "capture": widgets.Dropdown(options=names, value=capture if capture in names else names[0],
-                                    description="capture", style={"description_width": "13em"},
-                                    layout={"width": "34em"}),  # fmt: skip
-        "flow_rank": int_slider("flow (0 = most bytes)", int(flow_rank), 0, 5),
-        "zoom_fraction": float_slider("show first fraction [-]", zoom_fraction, 0.05, 1.0, 0.05),
+        "capture": menu,
+        "flow_rank": flow,
+        "zoom_fraction": float_slider("show first fraction [-]", min(max(zoom_fraction, 0.05), 1.0), 0.05, 1.0, 0.05),
     }
     return figure_widget(plot_trace, controls, fixed={"data_dir": str(data_dir)})
+
+
+def _flow_count(capture: str, data_dir: str | Path) -> int:
+    """Number of payload-carrying flow directions of a capture (at least 1, so the slider has a range)."""
+    return max(len(data_flows(capture, data_dir)), 1)
+
+
+def _follow_capture(flow, data_dir: str, change) -> None:
+    """Observer of the capture menu: set the flow slider's range to the new capture's flows."""
+    n_flows = _flow_count(change["new"], data_dir)
+    if flow.value > n_flows - 1:
+        flow.value = n_flows - 1
+    flow.max = n_flows - 1
+    flow.disabled = n_flows <= 1

@@ -33,6 +33,7 @@ def lab_server(tmp_path_factory):
     root = base / "work" / "notebooks"
     root.mkdir(parents=True)
     (base / "work" / "figures").mkdir()
+    (base / "work" / "data").symlink_to(REPO / "data", target_is_directory=True)  # read only: captures, datasets
     for nb in sorted((REPO / "notebooks").glob("*.ipynb")):
         shutil.copy2(nb, root / nb.name)
     settings = base / "settings"

@@ -5,14 +5,17 @@ Selectors follow JupyterLab's UI tests (galata): ``.jp-Notebook``, the execution
 outputs ``.jp-OutputArea-output[data-mime-type=...]``, images ``.jp-RenderedImage img``;
 ipywidgets 8 renders sliders as ``.widget-slider`` with a noUiSlider handle ``.noUi-handle``
 and its Output widget as ``.widget-output``. Runs all cells through the menu (what galata's
-``page.notebook.run()`` does), moves the first slider with the keyboard, and checks that the
-figure was redrawn and no cell shows an error. A screenshot goes to ``reports/``.
+``page.notebook.run()`` does) of every teaching notebook, moves every slider (keyboard) and
+dropdown of every widget panel once, and checks after each move that the panel's figure was
+redrawn and no cell shows an error; the exercise answers must stay in a closed ``<details>``.
+A screenshot per notebook goes to ``reports/browser_<name>.png``.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import time
 
@@ -22,8 +25,15 @@ from _labtools import BIN, REPO, api_get, free_port, stop_process_group, wait_fo
 
 WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
 WIDGET_IMG = ".widget-output .jp-RenderedImage img"
-#: Notebooks driven in the browser (cheap to compute; each takes ~30 s here).
-BROWSER_NOTEBOOKS = ["teach_throughput_models", "teach_mptcp_lia"]
+NOTEBOOKS_DIR = REPO / "notebooks"
+#: Every lecture notebook, plus the capture-analysis notebook once it exists (another branch adds it).
+BROWSER_NOTEBOOKS = sorted(p.stem for p in NOTEBOOKS_DIR.glob("teach_*.ipynb")) + [
+    name for name in ("traces_tour", "analyze_capture") if (NOTEBOOKS_DIR / f"{name}.ipynb").is_file()
+]
+#: Notebooks with static figures only (no control to move).
+NO_WIDGETS = {"traces_tour"}
+#: Seconds for Run All (the full, non-quick parameters a lecturer runs; heavy tails is the slowest).
+RUN_ALL_TIMEOUT_S = 240
 
 
 def test_widget_extension_is_enabled():
@@ -34,6 +44,28 @@ def test_widget_extension_is_enabled():
     lines = [ln for ln in text.splitlines() if WIDGET_MANAGER in ln]
     assert lines, f"{WIDGET_MANAGER} missing from `jupyter labextension list`:\n{text}"
     assert "enabled" in lines[0] and "OK" in lines[0], lines[0]
+
+
+def test_make_lab_arguments_keep_localhost_and_token_and_drop_terminals_as_root(tmp_path):
+    """`make lab` passes JupyterLab 127.0.0.1 and no token override; as root also --allow-root and no terminals.
+
+    Runs the real Makefile recipe with a stand-in `jupyter` that prints its arguments."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "jupyter").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+    (fake / "jupyter").chmod(0o755)
+    done = subprocess.run(["make", "-s", "-o", ".venv/.base", "lab", f"BIN={fake}"], cwd=REPO, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    args = done.stdout.split()
+    assert args[:2] == ["lab", "--ip=127.0.0.1"] and "--no-browser" in args and "--notebook-dir=notebooks" in args
+    assert not [a for a in args if "token" in a.lower() or "password" in a.lower()], args  # Jupyter's random token
+    if os.geteuid() == 0:
+        assert "--allow-root" in args and "--ServerApp.terminals_enabled=False" in args, args
+    else:
+        assert "--allow-root" not in args
 
 
 @pytest.mark.browser
@@ -65,6 +97,8 @@ def test_make_lab_serves_the_notebooks_folder_on_localhost_with_a_printed_token(
         wait_for_status(base, token, process, log_path)
         assert api_get(base, "/api/status", None)[0] == 403, "the server answers without a token"
         assert api_get(base, "/api/status", "wrong" + token)[0] == 403
+        if os.geteuid() == 0:  # a browser terminal would be a root shell
+            assert api_get(base, "/api/terminals", token)[0] == 404, "terminals are enabled for root"
         status, listing = api_get(base, "/api/contents", token)
         names = {item["name"] for item in listing["content"]}
         assert status == 200 and {"teach_throughput_models.ipynb", "README.md"} <= names, names
@@ -115,33 +149,84 @@ def _wait_until_idle_and_all_run(page, timeout_s: float) -> None:
         status = page.eval_on_selector(".jp-Notebook-ExecutionIndicator", "e => e.dataset.status")
         if prompts and all(re.fullmatch(r"\[\d+\]:", p) for p in prompts) and status == "idle":
             return
+        if status == "idle" and page.locator('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]').count():
+            _assert_no_errors(page)  # Run All stopped at an error: say which, without waiting for the timeout
         time.sleep(1.0)
     raise AssertionError(f"notebook did not finish within {timeout_s} s: prompts {prompts}, kernel {status}")
 
 
-def _wait_for_stable_src(page, selector: str, settle_s: float, timeout_s: float) -> str:
-    """The image src once it has not changed for ``settle_s`` and the kernel is idle."""
+def _panels(page):
+    """Each widget panel: the VBox whose children are the controls and the Output with the figure."""
+    return page.locator(".widget-output").locator("xpath=..")
+
+
+def _panel_src(panel) -> str | None:
+    img = panel.locator(".widget-output .jp-RenderedImage img")
+    return img.first.get_attribute("src") if img.count() else None
+
+
+def _wait_for_panel_change(page, panel, old: str | None, settle_s: float = 1.0, timeout_s: float = 90) -> str:
+    """The panel's figure once it differs from ``old``, has not changed for ``settle_s`` and the kernel is idle."""
     deadline = time.monotonic() + timeout_s
     last, since = None, time.monotonic()
     while time.monotonic() < deadline:
-        src = page.eval_on_selector(selector, "e => e.src")
+        src = _panel_src(panel)
         status = page.eval_on_selector(".jp-Notebook-ExecutionIndicator", "e => e.dataset.status")
         if src != last:
             last, since = src, time.monotonic()
-        elif status == "idle" and time.monotonic() - since >= settle_s:
+        elif src and src != old and status == "idle" and time.monotonic() - since >= settle_s:
             return src
         time.sleep(0.5)
-    raise AssertionError(f"plot image did not settle within {timeout_s} s")
+    raise AssertionError(f"the panel's figure did not change within {timeout_s} s (still {str(last)[:60]}...)")
+
+
+def _move_slider(page, slider) -> str:
+    """Move a slider one keyboard step (right, or left at the maximum); returns 'old -> new' readouts."""
+    readout = slider.locator(".widget-readout")
+    before = readout.text_content()
+    handle = slider.locator(".noUi-handle")
+    handle.scroll_into_view_if_needed()
+    handle.focus()
+    for key in ("ArrowRight", "ArrowLeft"):
+        page.keyboard.press(key)
+        if readout.text_content() != before:
+            return f"{before} -> {readout.text_content()}"
+    raise AssertionError(f"the slider {slider.text_content()!r} did not move")
+
+
+def _move_dropdown(select) -> str:
+    """Choose the next option of a dropdown (the first if the last is selected)."""
+    options = select.locator("option").all_text_contents()
+    before = select.evaluate("e => e.selectedIndex")
+    select.scroll_into_view_if_needed()
+    select.select_option(index=(before + 1) % len(options))
+    return f"{options[before]} -> {options[(before + 1) % len(options)]}"
+
+
+def _assert_no_errors(page) -> None:
+    errors = page.locator(
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
+        '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
+    )  # fmt: skip
+    texts = [errors.nth(i).text_content()[:500] for i in range(errors.count())]
+    assert not texts, f"cells show errors or warnings: {texts}"
+    widget_text = page.locator(".widget-output [data-mime-type='application/vnd.jupyter.stdout']")
+    assert widget_text.count() == 0, f"a widget printed a message: {widget_text.first.text_content()}"
+    body = page.locator("#main").text_content()
+    assert "Error displaying widget" not in body and "Traceback" not in body
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(600)
 @pytest.mark.parametrize("name", BROWSER_NOTEBOOKS)
-def test_teaching_notebook_runs_and_slider_redraws_in_chromium(name, lab_server, chromium_browser):
+def test_teaching_notebook_runs_and_every_control_redraws_in_chromium(name, lab_server, chromium_browser):
+    """Run All as the lecture says, then move every slider and dropdown of every panel once: each
+    move must give a new figure and no error; the answers stay collapsed; a screenshot is saved."""
     context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     page.set_default_timeout(90_000)
     shot = REPO / "reports" / f"browser_{name}.png"
+    moved: list[str] = []
     try:
         # a fresh workspace (?reset): only this notebook open, whatever earlier tests left
         page.goto(lab_server.url(f"lab/tree/{name}.ipynb", "reset"))
@@ -150,48 +235,46 @@ def test_teaching_notebook_runs_and_slider_redraws_in_chromium(name, lab_server,
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']")
 
         _run_all_cells(page)
-        _wait_until_idle_and_all_run(page, timeout_s=100)
-
-        # the static figure (outside any widget) and the widget's own figure are both there
-        page.wait_for_selector(WIDGET_IMG, timeout=60_000)
+        _wait_until_idle_and_all_run(page, timeout_s=RUN_ALL_TIMEOUT_S)
         n_static = page.locator(".jp-RenderedImage img").count() - page.locator(WIDGET_IMG).count()
         assert n_static >= 1, "no static figure in the cell outputs"
-        before = _wait_for_stable_src(page, WIDGET_IMG, settle_s=1.0, timeout_s=60)
-        assert before.startswith("data:image/png;base64,")
 
-        slider = page.locator(".widget-slider").first
-        readout = slider.locator(".widget-readout")
-        value_before = readout.text_content()
-        handle = slider.locator(".noUi-handle")
-        handle.scroll_into_view_if_needed()
-        handle.focus()
-        for _ in range(3):
-            page.keyboard.press("ArrowRight")
-        assert readout.text_content() != value_before, "the slider did not move"
-        page.wait_for_function(
-            "([sel, old]) => { const e = document.querySelector(sel); return e && e.src !== old; }",
-            arg=[WIDGET_IMG, before], timeout=60_000,
-        )  # fmt: skip
-        after = _wait_for_stable_src(page, WIDGET_IMG, settle_s=1.5, timeout_s=60)
-        assert after != before, "the plot did not change after moving the slider"
+        # answers: rendered by Run All, but inside a closed <details>
+        opened = page.eval_on_selector_all(".jp-RenderedMarkdown details", "els => els.map(e => e.open)")
+        if name.startswith("teach_"):
+            assert opened == [False], f"expected one closed answers block, found open flags {opened}"
+            assert not page.locator(".jp-RenderedMarkdown details li").first.is_visible(), "answers are visible"
 
-        errors = page.locator(
-            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
-            '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
-        )  # fmt: skip
-        texts = [errors.nth(i).text_content()[:500] for i in range(errors.count())]
-        assert not texts, f"cells show errors or warnings: {texts}"
-        widget_text = page.locator(".widget-output [data-mime-type='application/vnd.jupyter.stdout']")
-        assert widget_text.count() == 0, f"the widget printed a message: {widget_text.first.text_content()}"
-        body = page.locator("#main").text_content()
-        assert "Error displaying widget" not in body and "Traceback" not in body
+        panels = _panels(page)
+        if name in NO_WIDGETS:
+            assert panels.count() == 0
+        else:
+            page.wait_for_selector(WIDGET_IMG, timeout=60_000)
+            assert panels.count() >= 1, "no widget panel"
+        for i in range(panels.count()):
+            panel = panels.nth(i)
+            src = _wait_for_panel_change(page, panel, None)
+            assert src.startswith("data:image/png;base64,")
+            # sliders first: a dropdown may change what a slider offers (the trace explorer's flows)
+            controls = [("slider", s) for s in panel.locator(".widget-slider").all()]
+            controls += [("dropdown", d) for d in panel.locator(".widget-dropdown select").all()]
+            assert controls, f"panel {i} has no control"
+            for kind, control in controls:
+                what = _move_slider(page, control) if kind == "slider" else _move_dropdown(control)
+                src = _wait_for_panel_change(page, panel, src)
+                moved.append(f"panel {i} {kind}: {what}")
+                _assert_no_errors(page)
+        _assert_no_errors(page)
 
-        page.locator(".widget-output").first.scroll_into_view_if_needed()
+        first = page.locator(".widget-output").first if panels.count() else page.locator(".jp-RenderedImage img").first
+        first.scroll_into_view_if_needed()
         shot.parent.mkdir(exist_ok=True)
         page.screenshot(path=str(shot))
+        print(f"{name}: moved {len(moved)} controls: {moved}")
     except Exception:
         shot.parent.mkdir(exist_ok=True)
         page.screenshot(path=str(shot.with_name(f"browser_{name}_failure.png")))
+        print(f"moved before the failure: {moved}")
         print(lab_server.log_tail())
         raise
     finally:
