@@ -15,16 +15,39 @@ import sys
 
 #: Modules that contribute a sub-command, in the order ``--help`` lists them.
 SUBCOMMAND_MODULES = (
+    "tcpmodels.project",
     "tcpmodels.report",
     "tcpmodels.testbed.cli",
 )
 
 
+_EPILOG = """\
+start here:
+  tcpmodels init work        write the shipped notebooks and data into ./work
+  cd work
+  tcpmodels report           execute them -> reports/index.html, figures/
+
+`tcpmodels COMMAND --help` describes one command."""
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The ``tcpmodels`` argument parser with every available sub-command.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        Plain-text help (no reStructuredText); one sub-parser per module of
+        :data:`SUBCOMMAND_MODULES` whose imports succeed.
+    """
+    from tcpmodels import __version__
+
     parser = argparse.ArgumentParser(
         prog="tcpmodels",
         description="Analytical TCP models fitted to real captures; paper reproductions as notebooks.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"tcpmodels {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in SUBCOMMAND_MODULES:
         try:
@@ -38,6 +61,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments without the program name; ``sys.argv[1:]`` if omitted.
+
+    Returns
+    -------
+    int
+        Exit status: 0 success, 1 a notebook or job failed, 2 a usage error.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:

@@ -1,10 +1,12 @@
 """Execute notebooks with papermill and write an HTML report.
 
 ``tcpmodels report [NAMES...] [-p key value]...`` (also ``python -m tcpmodels
-report`` and ``make report``) runs every notebook in ``notebooks/`` (or the
-ones named) from the ``notebooks/`` folder as working directory, writes the
-executed copy and its HTML rendering to ``reports/``, and an index page
+report`` and ``make report``) runs every notebook in ``./notebooks`` (or the
+ones named) with that folder as working directory, writes the executed copy
+and its HTML rendering to ``./reports``, and an index page
 ``reports/index.html`` with one line per notebook: status, run time, link.
+Both folders are relative to the working directory unless given as flags;
+outside a checkout, ``tcpmodels init DIR`` writes a ready folder first.
 
 On failure the executed notebook is kept (papermill writes it cell by cell),
 the notebook and the failing cell are named, and the command exits non-zero
@@ -25,7 +27,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["NotebookRun", "find_notebooks", "run_notebook", "run_report", "write_index"]
+__all__ = ["NotebookRun", "default_dirs", "find_notebooks", "run_notebook", "run_report", "write_index"]
 
 #: Seconds one notebook may take before the run of that notebook is failed.
 DEFAULT_TIMEOUT_S = 1800
@@ -50,20 +52,66 @@ class NotebookRun:
         return d
 
 
-def project_root() -> Path:
-    """The checkout that holds ``notebooks/`` (the package's parent folder)."""
-    return Path(__file__).resolve().parent.parent
+def default_dirs(
+    notebooks_dir: str | Path | None = None,
+    output_dir: str | Path | None = None,
+    cwd: str | Path | None = None,
+) -> tuple[Path, Path]:
+    """The notebooks and reports folders: the flags if given, else ``notebooks/`` and ``reports/`` in ``cwd``.
+
+    Never relative to the installed package: a wheel lives in ``site-packages``, which
+    holds neither the user's notebooks nor a place for their reports.
+
+    Parameters
+    ----------
+    notebooks_dir : str or Path, optional
+        Folder of notebooks (``--notebooks-dir``); relative paths are taken from ``cwd``.
+    output_dir : str or Path, optional
+        Folder for executed copies and ``index.html`` (``--output-dir``).
+    cwd : str or Path, optional
+        Base of the defaults; the process's working directory if omitted.
+
+    Returns
+    -------
+    tuple of Path
+        ``(notebooks_dir, output_dir)``, absolute.
+    """
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    notebooks = base / (notebooks_dir if notebooks_dir is not None else "notebooks")
+    output = base / (output_dir if output_dir is not None else "reports")
+    return notebooks.resolve(), output.resolve()
 
 
 def find_notebooks(notebooks_dir: Path, names: list[str] | None = None) -> list[Path]:
     """Notebooks to run, sorted by name; ``names`` may omit the ``.ipynb`` suffix.
 
+    Parameters
+    ----------
+    notebooks_dir : Path
+        Folder holding the notebooks.
+    names : list of str, optional
+        Notebook names (stems or file names); all notebooks of the folder if omitted.
+
+    Returns
+    -------
+    list of Path
+        The chosen notebooks.
+
     Raises
     ------
     FileNotFoundError
-        Naming every requested notebook that does not exist and listing the ones that do.
+        If the folder is missing or empty (saying how to get one), or naming every requested
+        notebook that does not exist and listing the ones that do.
     """
+    if not notebooks_dir.is_dir():
+        raise FileNotFoundError(
+            f"no notebooks folder {notebooks_dir} (the default is ./notebooks in the working directory); "
+            "run `tcpmodels init DIR` to write the shipped notebooks and data into DIR and run the report there, "
+            "or pass --notebooks-dir"
+        )
     available = sorted(p for p in notebooks_dir.glob("*.ipynb") if not p.name.startswith("."))
+    if not available:
+        raise FileNotFoundError(f"no .ipynb notebook in {notebooks_dir}")
     if not names:
         return available
     by_stem = {p.stem: p for p in available}
@@ -226,9 +274,7 @@ def run_report(
     """Execute the notebooks and write the report; returns one :class:`NotebookRun` each."""
     from tqdm.auto import tqdm
 
-    root = project_root()
-    notebooks_dir = notebooks_dir or root / "notebooks"
-    output_dir = output_dir or root / "reports"
+    notebooks_dir, output_dir = default_dirs(notebooks_dir, output_dir)
     notebooks = find_notebooks(notebooks_dir, names)
     runs: list[NotebookRun] = []
     bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
@@ -256,7 +302,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"tcpmodels report: {exc}", file=sys.stderr)
         return 2
     failed = [r for r in runs if r.status != "ok"]
-    out = runs[0].output_ipynb.parent if runs else project_root() / "reports"
+    out = runs[0].output_ipynb.parent if runs else default_dirs(args.notebooks_dir, args.output_dir)[1]
     for r in runs:
         mark = "ok    " if r.status == "ok" else "FAILED"
         print(f"{mark} {r.seconds:7.1f} s  {r.name}")
@@ -264,23 +310,47 @@ def _cmd_report(args: argparse.Namespace) -> int:
         where = f"cell {r.failing_cell}" if r.failing_cell is not None else "before any cell ran"
         print(f"tcpmodels report: {r.name} failed at {where}: {r.error} (executed copy: {r.output_ipynb})",
               file=sys.stderr)
+    for r in runs:
+        if r.status == "ok" and r.error:  # executed, but e.g. the HTML rendering failed
+            print(f"tcpmodels report: {r.name}: {r.error}", file=sys.stderr)
     print(f"report: {out / 'index.html'}")
     return 1 if failed else 0
 
 
+_DESCRIPTION = """\
+Execute notebooks with papermill and write an HTML report.
+
+Runs every notebook in ./notebooks (or the ones named), each with its own folder
+as working directory, writes the executed copy and its HTML rendering to
+./reports, and reports/index.html with one line per notebook: status, seconds,
+link. Both folders are relative to the working directory unless given as flags.
+A failing notebook is named with its failing cell; the others still run, and the
+command exits with status 1."""
+
+_EPILOG = """\
+examples:
+  tcpmodels init work && cd work      write the shipped notebooks and data
+  tcpmodels report p4_lftcp_100g      one notebook
+  tcpmodels report -p quick True      every notebook, in quick mode"""
+
+
 def add_subcommand(subparsers) -> None:
+    """Register ``tcpmodels report``."""
     p = subparsers.add_parser(
         "report",
         help="execute notebooks with papermill and write reports/index.html",
-        description=__doc__,
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("names", nargs="*", help="notebooks to run (default: all in notebooks/)")
+    p.add_argument("names", nargs="*", help="notebooks to run, e.g. p4_lftcp_100g (default: all in the notebooks folder)")
     p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("KEY", "VALUE"),
                    help="notebook parameter, e.g. -p quick True (Python literal or string)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                    help="seconds one notebook may take, kernel included (default %(default)s)")
-    p.add_argument("--notebooks-dir", type=Path, default=None, help="folder of notebooks (default: notebooks/)")
-    p.add_argument("--output-dir", type=Path, default=None, help="where executed copies go (default: reports/)")
+    p.add_argument("--notebooks-dir", type=Path, default=None,
+                   help="folder of notebooks (default: ./notebooks in the working directory)")
+    p.add_argument("--output-dir", type=Path, default=None,
+                   help="where executed copies and index.html go (default: ./reports in the working directory)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_report)

@@ -78,3 +78,60 @@ def test_cli_has_report_and_help(capsys):
     assert args.names == ["a"] and args.parameter == [["quick", "True"]]
     assert cli.main([]) == 2
     assert "report" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- paths and help
+
+
+def test_default_dirs_are_relative_to_the_working_directory_never_the_package(tmp_path, monkeypatch):
+    import tcpmodels
+    from tcpmodels.report import default_dirs
+
+    monkeypatch.chdir(tmp_path)
+    assert default_dirs() == (tmp_path / "notebooks", tmp_path / "reports")
+    assert default_dirs("nb", "out") == (tmp_path / "nb", tmp_path / "out")
+    assert default_dirs(tmp_path / "x", None, cwd="/elsewhere") == (tmp_path / "x", Path("/elsewhere/reports"))
+    package = Path(tcpmodels.__file__).resolve().parent
+    assert not any(p.is_relative_to(package.parent) for p in default_dirs())
+
+
+def test_missing_notebooks_folder_says_what_to_do(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["report", "p4_lftcp_100g", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"no notebooks folder {tmp_path / 'notebooks'}" in err and "tcpmodels init DIR" in err
+    (tmp_path / "notebooks").mkdir()
+    with pytest.raises(FileNotFoundError, match="no .ipynb notebook in"):
+        find_notebooks(tmp_path / "notebooks")
+
+
+def test_help_is_plain_text(capsys):
+    for argv in (["--help"], ["report", "--help"], ["init", "--help"]):
+        with pytest.raises(SystemExit) as exit_info:
+            cli.main(argv)
+        assert exit_info.value.code == 0
+        text = capsys.readouterr().out
+        assert "``" not in text and ":func:" not in text and "usage: tcpmodels" in text, argv
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    import tcpmodels
+
+    assert capsys.readouterr().out.strip() == f"tcpmodels {tcpmodels.__version__}"
+
+
+def test_init_writes_a_ready_folder_and_refuses_to_overwrite(tmp_path, capsys):
+    from tcpmodels.project import shipped_root
+
+    root = Path(__file__).resolve().parents[1]
+    assert shipped_root() == root  # a checkout: its own folders are the source
+    assert cli.main(["init", str(tmp_path / "work")]) == 0
+    work = tmp_path / "work"
+    assert sorted(p.name for p in (work / "notebooks").glob("*.ipynb")) == sorted(p.name for p in (root / "notebooks").glob("*.ipynb"))
+    assert (work / "data" / "captures" / "cubic_bulk.pcap.gz").read_bytes() == (root / "data" / "captures" / "cubic_bulk.pcap.gz").read_bytes()
+    assert (work / "figures").is_dir()
+    assert "cd " in capsys.readouterr().out
+    assert cli.main(["init", str(work)]) == 2
+    assert "--force" in capsys.readouterr().err
+    (work / "notebooks" / "extra.ipynb").write_text("{}")
+    assert cli.main(["init", str(work), "--force"]) == 0
+    assert not (work / "notebooks" / "extra.ipynb").exists()

@@ -1,0 +1,34 @@
+"""Build hook: the wheel also carries the repository's notebooks/ and data/ (for ``tcpmodels init``).
+
+All metadata is in setup.cfg. ``build_py`` copies ``notebooks/*.ipynb``, ``notebooks/README.md``
+and ``data/`` into ``tcpmodels/_shipped/`` of the build, so an installed wheel can write a
+ready working folder (``tcpmodels.project.init_project``) without the repository. An editable
+install skips the copy: there the checkout's own folders are used.
+"""
+
+import shutil
+from pathlib import Path
+
+from setuptools import setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).resolve().parent
+SHIPPED = ("notebooks", "data")
+IGNORE = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.pyc", ".DS_Store")
+
+
+class BuildPyWithShippedFiles(build_py):
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        target = Path(self.build_lib) / "tcpmodels" / "_shipped"
+        for name in SHIPPED:
+            if not (ROOT / name).is_dir():
+                raise FileNotFoundError(f"{ROOT / name} is missing: the wheel must ship it (see tcpmodels/project.py)")
+            if (target / name).exists():
+                shutil.rmtree(target / name)
+            shutil.copytree(ROOT / name, target / name, ignore=IGNORE)
+
+
+setup(cmdclass={"build_py": BuildPyWithShippedFiles})
