@@ -105,8 +105,14 @@ def _cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_subcommand(subparsers) -> None:
-    """Register ``tcpmodels init``."""
+def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``tcpmodels init``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``tcpmodels`` parser's sub-command collection.
+    """
     p = subparsers.add_parser(
         "init",
         help="write the shipped notebooks and data into a working folder",

@@ -26,6 +26,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["NotebookRun", "default_dirs", "find_notebooks", "run_notebook", "run_report", "write_index"]
 
@@ -45,7 +46,14 @@ class NotebookRun:
     error: str = ""
     failing_cell: int | None = None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as JSON-ready values (paths as strings).
+
+        Returns
+        -------
+        dict of str to Any
+            One entry per field.
+        """
         d = asdict(self)
         d["output_ipynb"] = str(self.output_ipynb)
         d["output_html"] = str(self.output_html) if self.output_html else None
@@ -176,6 +184,24 @@ def run_notebook(
     Papermill runs in a child process (its own session) so that ``timeout_s``
     bounds the whole notebook, kernel included: on expiry the process group is
     killed and the run is marked failed with the cell it was in.
+
+    Parameters
+    ----------
+    notebook : Path
+        The source notebook; it runs with its own folder as working directory.
+    output_dir : Path
+        Where the executed copy and its HTML go (created if missing).
+    parameters : dict, optional
+        Values for the cell tagged ``parameters`` (papermill ``-y``).
+    timeout_s : float
+        Time the whole notebook may take, kernel included. [s]
+    kernel_name : str
+        Jupyter kernel to run it in.
+
+    Returns
+    -------
+    NotebookRun
+        Status, run time, output paths and, on failure, the failing cell and error.
     """
     output_dir.mkdir(parents=True, exist_ok=True)
     out = output_dir / notebook.name
@@ -271,7 +297,33 @@ def run_report(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: bool = True,
 ) -> list[NotebookRun]:
-    """Execute the notebooks and write the report; returns one :class:`NotebookRun` each."""
+    """Execute the notebooks and write the report.
+
+    Parameters
+    ----------
+    names : list of str, optional
+        Notebooks to run (stems or file names); all of the folder if omitted.
+    parameters : dict, optional
+        Parameters passed to every notebook (e.g. ``{"quick": True}``).
+    notebooks_dir : Path, optional
+        Folder of notebooks; ``./notebooks`` of the working directory if omitted.
+    output_dir : Path, optional
+        Folder for executed copies and ``index.html``; ``./reports`` if omitted.
+    timeout_s : float
+        Time one notebook may take. [s]
+    progress : bool
+        Show a progress bar on stderr.
+
+    Returns
+    -------
+    list of NotebookRun
+        One per notebook, in name order.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the notebooks folder is missing or empty, or a named notebook does not exist.
+    """
     from tqdm.auto import tqdm
 
     notebooks_dir, output_dir = default_dirs(notebooks_dir, output_dir)
@@ -334,8 +386,14 @@ examples:
   tcpmodels report -p quick True      every notebook, in quick mode"""
 
 
-def add_subcommand(subparsers) -> None:
-    """Register ``tcpmodels report``."""
+def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``tcpmodels report``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``tcpmodels`` parser's sub-command collection.
+    """
     p = subparsers.add_parser(
         "report",
         help="execute notebooks with papermill and write reports/index.html",

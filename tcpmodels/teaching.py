@@ -10,11 +10,11 @@ computed that a model function does not already test.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels.models.cubic import (
@@ -217,7 +217,7 @@ def cubic_vs_reno_widget(
     x_reading: str = "none",
     *,
     cycles: int = 3,
-):
+) -> VBox:
     """Sliders for W_max, C, beta_cubic and the RTT and a menu for P3's reading above :func:`plot_cubic_vs_reno`.
 
     Parameters

@@ -22,11 +22,13 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+import math
 from contextlib import redirect_stdout
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 
@@ -136,7 +138,7 @@ def figure_widget(
     *,
     fixed: Mapping[str, Any] | None = None,
     columns: int = 2,
-):
+) -> widgets.VBox:
     """A panel of controls above an output area that redraws the figures when a control changes.
 
     Parameters
@@ -155,7 +157,6 @@ def figure_widget(
     ipywidgets.VBox
         ``children[0]`` holds the controls, ``children[1]`` is the :class:`ipywidgets.Output`.
     """
-    import ipywidgets as widgets
 
     fns = (plot_fns,) if callable(plot_fns) else tuple(plot_fns)
     if not fns:
@@ -173,11 +174,29 @@ def figure_widget(
     return widgets.VBox([widgets.VBox(rows), out])
 
 
-def log_slider(description: str, value: float, low: float, high: float, *, steps_per_decade: int = 20, readout_format: str = ".3g"):
-    """A :class:`ipywidgets.FloatLogSlider` from ``low`` to ``high`` (values, not exponents)."""
-    import math
+def log_slider(
+    description: str, value: float, low: float, high: float, *, steps_per_decade: int = 20, readout_format: str = ".3g"
+) -> widgets.FloatLogSlider:
+    """A :class:`ipywidgets.FloatLogSlider` from ``low`` to ``high`` (values, not exponents).
 
-    import ipywidgets as widgets
+    Parameters
+    ----------
+    description : str
+        Label, with the unit in brackets.
+    value : float
+        Initial value (clamped into the range by ipywidgets).
+    low, high : float
+        Range, 0 < low < high.
+    steps_per_decade : int
+        Keyboard/drag steps per factor of ten. [-]
+    readout_format : str
+        Format of the number shown beside the slider.
+
+    Returns
+    -------
+    ipywidgets.FloatLogSlider
+        Redraws on release (``continuous_update=False``).
+    """
 
     if not 0 < low < high:
         raise ValueError(f"log slider {description!r}: need 0 < low < high; got low={low}, high={high}")
@@ -188,9 +207,29 @@ def log_slider(description: str, value: float, low: float, high: float, *, steps
     )  # fmt: skip
 
 
-def float_slider(description: str, value: float, low: float, high: float, step: float, *, readout_format: str = ".3g"):
-    """A :class:`ipywidgets.FloatSlider` that redraws on release (not on every pixel of a drag)."""
-    import ipywidgets as widgets
+def float_slider(
+    description: str, value: float, low: float, high: float, step: float, *, readout_format: str = ".3g"
+) -> widgets.FloatSlider:
+    """A :class:`ipywidgets.FloatSlider` that redraws on release (not on every pixel of a drag).
+
+    Parameters
+    ----------
+    description : str
+        Label, with the unit in brackets.
+    value : float
+        Initial value.
+    low, high : float
+        Range.
+    step : float
+        Step of the slider and the arrow keys.
+    readout_format : str
+        Format of the number shown beside the slider.
+
+    Returns
+    -------
+    ipywidgets.FloatSlider
+        With ``continuous_update=False``.
+    """
 
     return widgets.FloatSlider(
         value=value, min=low, max=high, step=step, description=description, readout_format=readout_format,
@@ -198,9 +237,25 @@ def float_slider(description: str, value: float, low: float, high: float, step: 
     )  # fmt: skip
 
 
-def int_slider(description: str, value: int, low: int, high: int, step: int = 1):
-    """A :class:`ipywidgets.IntSlider` that redraws on release."""
-    import ipywidgets as widgets
+def int_slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
+    """A :class:`ipywidgets.IntSlider` that redraws on release.
+
+    Parameters
+    ----------
+    description : str
+        Label, with the unit in brackets.
+    value : int
+        Initial value.
+    low, high : int
+        Range.
+    step : int
+        Step of the slider and the arrow keys.
+
+    Returns
+    -------
+    ipywidgets.IntSlider
+        With ``continuous_update=False``.
+    """
 
     return widgets.IntSlider(
         value=value, min=low, max=high, step=step, description=description, continuous_update=False,

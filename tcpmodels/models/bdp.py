@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, wrap
 from tcpmodels.models.throughput import window_limited_throughput_bps
 
@@ -36,7 +37,7 @@ WINDOW_FIELD_MAX_BYTES = 65_535
 WSCALE_SHIFT_MAX = 14
 
 
-def bdp_bytes(rate_bps, rtt_s):
+def bdp_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     r"""Bandwidth-delay product: the bytes in flight that keep a link busy.
 
     Parameters
@@ -71,7 +72,7 @@ def bdp_bytes(rate_bps, rtt_s):
     return wrap(args["rate_bps"] * args["rtt_s"] / 8.0, kind)
 
 
-def window_needed_bytes(rate_bps, rtt_s):
+def window_needed_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     """Window (bytes in flight) a single connection needs to sustain ``rate_bps``.
 
     The same number as :func:`bdp_bytes`, named for the question it answers:
@@ -115,7 +116,7 @@ def _check_shift(wscale_shift) -> tuple[np.ndarray, object]:
     return shift, kind
 
 
-def max_window_bytes(wscale_shift):
+def max_window_bytes(wscale_shift: Numeric) -> Numeric:
     r"""Largest window TCP can advertise with a given window-scale shift.
 
     Parameters
@@ -148,7 +149,7 @@ def max_window_bytes(wscale_shift):
     return wrap(WINDOW_FIELD_MAX_BYTES * np.exp2(shift), kind)
 
 
-def max_window_ceiling_bps(wscale_shift, rtt_s):
+def max_window_ceiling_bps(wscale_shift: Numeric, rtt_s: Numeric) -> Numeric:
     """Rate ceiling of one TCP connection whose window is the largest advertisable.
 
     ``window_limited_throughput_bps(max_window_bytes(wscale_shift), rtt_s)``.
@@ -180,7 +181,7 @@ def max_window_ceiling_bps(wscale_shift, rtt_s):
     return wrap(window_limited_throughput_bps(window, args["rtt_s"]), kind)
 
 
-def min_wscale_shift(rate_bps, rtt_s):
+def min_wscale_shift(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     r"""Smallest window-scale shift whose largest window covers ``rate * RTT``.
 
     Parameters

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, wrap
 
 __all__ = [
@@ -74,7 +75,7 @@ _RENO_WINDOW_CONSTANT = 1.2
 # --------------------------------------------------------------------------------------
 # conventions
 # --------------------------------------------------------------------------------------
-def beta_cubic_from_reduction(beta_reduction):
+def beta_cubic_from_reduction(beta_reduction: Numeric) -> Numeric:
     r"""Convert the paper convention (fraction removed) to RFC 9438's ``beta_cubic`` (fraction kept).
 
     Parameters
@@ -105,7 +106,7 @@ def beta_cubic_from_reduction(beta_reduction):
     return wrap(1.0 - b, kind)
 
 
-def reduction_from_beta_cubic(beta_cubic):
+def reduction_from_beta_cubic(beta_cubic: Numeric) -> Numeric:
     r"""Convert RFC 9438's ``beta_cubic`` (fraction kept) to the paper's reduction (fraction removed).
 
     Parameters
@@ -140,7 +141,7 @@ def _check_c(c: np.ndarray) -> None:
 # --------------------------------------------------------------------------------------
 # closed forms
 # --------------------------------------------------------------------------------------
-def cubic_k_s(w_max_segments, c=C_CUBIC, beta_cubic=BETA_CUBIC):
+def cubic_k_s(w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""Time for CUBIC to grow back to W_max after a window reduction.
 
     Parameters
@@ -184,7 +185,7 @@ def cubic_k_s(w_max_segments, c=C_CUBIC, beta_cubic=BETA_CUBIC):
     return wrap(np.cbrt(w * (1.0 - b) / cc), kind)
 
 
-def cubic_window_segments(t_s, w_max_segments, c=C_CUBIC, beta_cubic=BETA_CUBIC, k_s=None):
+def cubic_window_segments(t_s: Numeric, w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC, k_s: Numeric | None = None) -> Numeric:
     r"""CUBIC window growth function W_cubic(t) after a loss at W_max.
 
     Parameters
@@ -239,7 +240,7 @@ def cubic_window_segments(t_s, w_max_segments, c=C_CUBIC, beta_cubic=BETA_CUBIC,
     return wrap(cc * (t - k) ** 3 + w, kind)
 
 
-def cubic_alpha_reno_friendly(beta_cubic=BETA_CUBIC):
+def cubic_alpha_reno_friendly(beta_cubic: Numeric = BETA_CUBIC) -> Numeric:
     r"""Additive increase of CUBIC's Reno-friendly estimate, alpha_cubic.
 
     Parameters
@@ -274,7 +275,7 @@ def cubic_alpha_reno_friendly(beta_cubic=BETA_CUBIC):
     return wrap(3.0 * (1.0 - b) / (1.0 + b), kind)
 
 
-def cubic_reno_friendly_window_segments(t_s, w_max_segments, rtt_s, beta_cubic=BETA_CUBIC):
+def cubic_reno_friendly_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""CUBIC's Reno-friendly window estimate W_est(t) after a loss at W_max.
 
     Parameters
@@ -329,7 +330,7 @@ def cubic_reno_friendly_window_segments(t_s, w_max_segments, rtt_s, beta_cubic=B
     return wrap(out, kind)
 
 
-def reno_window_segments(t_s, w_max_segments, rtt_s, beta_reno=0.5):
+def reno_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, beta_reno: float = 0.5) -> Numeric:
     r"""Reno's congestion-avoidance window after a loss at W_max (additive increase).
 
     Parameters
@@ -372,7 +373,7 @@ def reno_window_segments(t_s, w_max_segments, rtt_s, beta_reno=0.5):
     return wrap(b * w + t / r, kind)
 
 
-def cubic_average_window_segments(loss_rate, rtt_s, c=C_CUBIC, beta_cubic=BETA_CUBIC):
+def cubic_average_window_segments(loss_rate: Numeric, rtt_s: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""CUBIC's average window under deterministic loss (response function), Reno-friendly floor included.
 
     Parameters
@@ -425,7 +426,7 @@ def cubic_average_window_segments(loss_rate, rtt_s, c=C_CUBIC, beta_cubic=BETA_C
     return wrap(out, kind)
 
 
-def cubic_loss_rate_for_window(window_segments, rtt_s, c=C_CUBIC, beta_cubic=BETA_CUBIC):
+def cubic_loss_rate_for_window(window_segments: Numeric, rtt_s: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""Loss rate at which CUBIC's average window equals ``window_segments`` (inverse response function).
 
     Parameters
@@ -532,7 +533,7 @@ class PowerLawX:
         return wrap(self.x1 * (r / self.rtt1_s) ** self.exponent, kind)
 
 
-def kozu_x(rtt_s, x_of_rtt: Callable[[Any], Any] | None = None):
+def kozu_x(rtt_s: Numeric, x_of_rtt: Callable[[Any], Any] | None = None) -> Numeric:
     """Evaluate the x(RTT) hook: ``x_of_rtt(rtt_s)``, default :class:`PowerLawX` ``()``.
 
     Parameters
@@ -570,13 +571,13 @@ def _x_factor(reading: str, x: np.ndarray) -> np.ndarray:
 
 
 def kozu_k_s(
-    w_max_segments,
-    rtt_s,
+    w_max_segments: Numeric,
+    rtt_s: Numeric,
     reading: str = "multiply",
     x_of_rtt: Callable[[Any], Any] | None = None,
-    c=C_CUBIC,
-    beta_cubic=BETA_CUBIC,
-):
+    c: float = C_CUBIC,
+    beta_cubic: float = BETA_CUBIC,
+) -> Numeric:
     r"""K of the Kozu–Yamaguchi proposal (P3 eq. (4)): CUBIC's K scaled by an RTT-dependent x(RTT).
 
     Parameters

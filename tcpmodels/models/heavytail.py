@@ -36,8 +36,10 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special, stats
 
+from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, wrap
 
 __all__ = [
@@ -69,7 +71,7 @@ def _check_rng(rng: Any) -> None:
 # --------------------------------------------------------------------------- Pareto formulas
 
 
-def pareto_scale(mean, alpha):
+def pareto_scale(mean: Numeric, alpha: Numeric) -> Numeric:
     r"""Pareto scale (minimum) :math:`x_m` that gives a mean for a shape.
 
     Parameters
@@ -101,7 +103,7 @@ def pareto_scale(mean, alpha):
     return wrap(args["mean"] * (args["alpha"] - 1.0) / args["alpha"], kind)
 
 
-def pareto_mean(scale, alpha):
+def pareto_mean(scale: Numeric, alpha: Numeric) -> Numeric:
     r"""Mean of a Pareto distribution, :math:`\alpha x_m / (\alpha - 1)`.
 
     Parameters
@@ -131,7 +133,7 @@ def pareto_mean(scale, alpha):
     return wrap(out, kind)
 
 
-def pareto_median(scale, alpha):
+def pareto_median(scale: Numeric, alpha: Numeric) -> Numeric:
     r"""Median of a Pareto distribution, :math:`x_m 2^{1/\alpha}`.
 
     Parameters
@@ -159,7 +161,7 @@ def pareto_median(scale, alpha):
     return wrap(args["scale"] * 2.0 ** (1.0 / args["alpha"]), kind)
 
 
-def pareto_alpha_from_median_ratio(median_over_mean):
+def pareto_alpha_from_median_ratio(median_over_mean: Numeric) -> Numeric:
     r"""Shape alpha for which the median of a Pareto is a given fraction of its mean.
 
     The ratio :math:`r = \text{median}/\text{mean} = (1 - 1/\alpha)\,2^{1/\alpha}`
@@ -192,7 +194,7 @@ def pareto_alpha_from_median_ratio(median_over_mean):
     return wrap(1.0 / (1.0 - v), kind)
 
 
-def hurst_from_alpha(alpha):
+def hurst_from_alpha(alpha: Numeric) -> Numeric:
     r"""Hurst parameter of an aggregate of ON/OFF sources with Pareto periods.
 
     Parameters
@@ -267,7 +269,20 @@ class Pareto:
 
     @classmethod
     def from_mean(cls, mean: float, alpha: float) -> "Pareto":
-        """The Pareto with a given mean [x] and shape alpha (> 1) [-]."""
+        """The Pareto with a given mean and shape.
+
+        Parameters
+        ----------
+        mean : float
+            Mean, > 0. [x]
+        alpha : float
+            Tail index, > 1 (a finite mean). [-]
+
+        Returns
+        -------
+        Pareto
+            With ``scale = mean (alpha - 1) / alpha``.
+        """
         return cls(scale=float(pareto_scale(float(mean), float(alpha))), alpha=float(alpha))
 
     @property
@@ -293,27 +308,69 @@ class Pareto:
         """H = (3 - alpha)/2 of an ON/OFF aggregate with these periods (see :func:`hurst_from_alpha`)."""
         return float(hurst_from_alpha(self.alpha))
 
-    def sf(self, x):
-        """Survival function P(X > x) [-] at ``x`` [x]."""
+    def sf(self, x: ArrayLike) -> np.ndarray:
+        """Survival function P(X > x).
+
+        Parameters
+        ----------
+        x : array_like
+            Values of the variable. [x]
+
+        Returns
+        -------
+        numpy.ndarray or float
+            P(X > x), 1 below the scale. [-]
+        """
         return stats.pareto.sf(x, self.alpha, scale=self.scale)
 
-    def to_scipy(self):
-        """The same distribution as a frozen ``scipy.stats.pareto``."""
+    def to_scipy(self) -> Any:
+        """The same distribution as a frozen ``scipy.stats.pareto``.
+
+        Returns
+        -------
+        scipy.stats.rv_frozen
+            ``scipy.stats.pareto(b=alpha, scale=scale)``.
+        """
         return stats.pareto(self.alpha, scale=self.scale)
 
     def sample(self, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-        """Draw ``size`` independent values [x] using ``rng`` (no global random state)."""
+        """Draw independent values using ``rng`` (no global random state).
+
+        Parameters
+        ----------
+        size : int or tuple of int
+            Output shape.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            Samples of shape ``size``. [x]
+        """
         _check_rng(rng)
         return self.scale * (1.0 + rng.pareto(self.alpha, size))
 
     def sample_equilibrium(self, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-        r"""Draw from the equilibrium (residual-life) distribution [x]; needs alpha > 1.
+        r"""Draw from the equilibrium (residual-life) distribution; needs alpha > 1.
 
         The remaining length of the period in progress at a random time, with
         density :math:`P(X > x)/E[X]`. Its CDF is :math:`x/E[X]` below
         :math:`x_m` and :math:`1 - (x_m/x)^{\alpha-1}/\alpha` above, inverted here.
         Starting each ON/OFF source with this makes the superposition
         stationary from time 0.
+
+        Parameters
+        ----------
+        size : int or tuple of int
+            Output shape.
+        rng : numpy.random.Generator
+            Source of randomness.
+
+        Returns
+        -------
+        numpy.ndarray
+            Residual lengths of shape ``size`` (``inf`` where longer than any float). [x]
         """
         _check_rng(rng)
         a, xm = self.alpha, self.scale
@@ -326,14 +383,20 @@ class Pareto:
         return np.where(u < knee, u * a * xm / (a - 1.0), tail)
 
     def to_dict(self) -> dict[str, float]:
-        """Parameters and derived quantities as a plain dict."""
+        """Parameters and derived quantities as a plain dict.
+
+        Returns
+        -------
+        dict of str to float
+            ``scale``, ``alpha``, ``mean``, ``median``, ``variance``.
+        """
         return {**asdict(self), "mean": self.mean, "median": self.median, "variance": self.variance}
 
 
 # --------------------------------------------------------------------------- ON/OFF aggregate
 
 
-def onoff_mean_rate(n_sources, mean_on_s, mean_off_s, peak_rate=1.0):
+def onoff_mean_rate(n_sources: Numeric, mean_on_s: Numeric, mean_off_s: Numeric, peak_rate: Numeric = 1.0) -> Numeric:
     r"""Long-run mean rate of N independent ON/OFF sources.
 
     Parameters
@@ -492,7 +555,7 @@ def _on_time_per_bin(times_s: np.ndarray, signs: np.ndarray, bin_s: float, n_bin
 # --------------------------------------------------------------------------- fractional Gaussian noise
 
 
-def fgn_autocovariance(lag, hurst):
+def fgn_autocovariance(lag: Numeric, hurst: Numeric) -> Numeric:
     r"""Autocovariance of unit-variance fractional Gaussian noise.
 
     Parameters
@@ -525,7 +588,7 @@ def fgn_autocovariance(lag, hurst):
 
 
 def circulant_gaussian(
-    autocovariance, rng: np.random.Generator, *, n_series: int | None = None, tolerance: float = 1e-9
+    autocovariance: ArrayLike, rng: np.random.Generator, *, n_series: int | None = None, tolerance: float = 1e-9
 ) -> np.ndarray:
     r"""Exact sample of a stationary Gaussian series by circulant embedding.
 

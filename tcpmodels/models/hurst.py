@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pandas as pd
 from scipy import optimize, special, stats
 
@@ -134,7 +135,13 @@ class HurstResult:
         return (self.hurst - z * self.stderr, self.hurst + z * self.stderr)
 
     def to_dict(self) -> dict[str, Any]:
-        """Scalars as a plain dict (the fit arrays and array-valued params are left out), with the 95% interval."""
+        """Scalars as a plain dict (the fit arrays and array-valued params are left out), with the 95% interval.
+
+        Returns
+        -------
+        dict of str to Any
+            Method, estimate, standard error and its kind, the 95 % interval and scalar fit parameters.
+        """
         low, high = self.confidence_interval(0.95)
         return {
             "method": self.method,
@@ -259,7 +266,7 @@ def _loglog_result(
 # --------------------------------------------------------------------------- time-domain estimators
 
 
-def hurst_rs(x, *, min_window: int = 16, max_window: int | None = None, n_windows: int = 20) -> HurstResult:
+def hurst_rs(x: ArrayLike, *, min_window: int = 16, max_window: int | None = None, n_windows: int = 20) -> HurstResult:
     r"""Hurst parameter by rescaled-range (R/S) analysis.
 
     For each window size s the series is cut into :math:`\lfloor n/s \rfloor`
@@ -341,7 +348,7 @@ def hurst_rs(x, *, min_window: int = 16, max_window: int | None = None, n_window
     )
 
 
-def hurst_aggvar(x, *, min_block: int = 10, max_block: int | None = None, n_blocks: int = 20) -> HurstResult:
+def hurst_aggvar(x: ArrayLike, *, min_block: int = 10, max_block: int | None = None, n_blocks: int = 20) -> HurstResult:
     r"""Hurst parameter by the aggregated-variance method.
 
     The series is averaged over non-overlapping blocks of m samples; the
@@ -396,7 +403,7 @@ def hurst_aggvar(x, *, min_block: int = 10, max_block: int | None = None, n_bloc
     )
 
 
-def hurst_dfa(x, *, min_window: int = 16, max_window: int | None = None, n_windows: int = 20) -> HurstResult:
+def hurst_dfa(x: ArrayLike, *, min_window: int = 16, max_window: int | None = None, n_windows: int = 20) -> HurstResult:
     r"""Hurst parameter by detrended fluctuation analysis of order 1 (DFA-1).
 
     The profile :math:`Y_t = \sum_{i \le t} (x_i - \bar x)` is cut into
@@ -471,7 +478,7 @@ def _bandwidth(n: int, n_freq: int | None, exponent: float, name: str) -> int:
     return m
 
 
-def hurst_periodogram(x, *, n_freq: int | None = None) -> HurstResult:
+def hurst_periodogram(x: ArrayLike, *, n_freq: int | None = None) -> HurstResult:
     r"""Hurst parameter by regression of the log periodogram at low frequencies.
 
     The periodogram :math:`I(\lambda_j)` at the m lowest Fourier frequencies
@@ -524,7 +531,7 @@ def hurst_periodogram(x, *, n_freq: int | None = None) -> HurstResult:
     )
 
 
-def hurst_local_whittle(x, *, n_freq: int | None = None, bounds: tuple[float, float] = (0.001, 1.499)) -> HurstResult:
+def hurst_local_whittle(x: ArrayLike, *, n_freq: int | None = None, bounds: tuple[float, float] = (0.001, 1.499)) -> HurstResult:
     r"""Hurst parameter by Robinson's local Whittle (Gaussian semiparametric) estimator.
 
     Minimises over H
@@ -609,7 +616,7 @@ def _wavelet_filters(wavelet: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hurst_wavelet(
-    x, *, wavelet: str = "db3", j1: int | None = None, j2: int | None = None, min_coefficients: int = 16
+    x: ArrayLike, *, wavelet: str = "db3", j1: int | None = None, j2: int | None = None, min_coefficients: int = 16
 ) -> HurstResult:
     r"""Hurst parameter by the Abry--Veitch wavelet (logscale diagram) estimator.
 
@@ -731,8 +738,22 @@ METHODS: dict[str, Callable[..., HurstResult]] = {
 }
 
 
-def hurst_exponent(x, method: str = "whittle", **kwargs: Any) -> HurstResult:
+def hurst_exponent(x: ArrayLike, method: str = "whittle", **kwargs: Any) -> HurstResult:
     """Estimate H with the named method (a key of :data:`METHODS`); keyword arguments go to it.
+
+    Parameters
+    ----------
+    x : array_like or pandas.Series
+        The series (e.g. packets or bytes per bin), 1-D.
+    method : str
+        A key of :data:`METHODS`: ``rs``, ``aggvar``, ``dfa``, ``periodogram``, ``whittle``, ``wavelet``.
+    **kwargs
+        Passed to the estimator (e.g. ``min_window``).
+
+    Returns
+    -------
+    HurstResult
+        The estimate with its standard error.
 
     Examples
     --------
@@ -749,8 +770,21 @@ def hurst_exponent(x, method: str = "whittle", **kwargs: Any) -> HurstResult:
     return func(x, **kwargs)
 
 
-def estimate_all(x, methods: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """All estimators on one series: one row per method (:meth:`HurstResult.to_dict` columns)."""
+def estimate_all(x: ArrayLike, methods: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """All estimators on one series.
+
+    Parameters
+    ----------
+    x : array_like or pandas.Series
+        The series, 1-D.
+    methods : tuple of str, optional
+        Keys of :data:`METHODS`; all of them if omitted.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per method, indexed by ``method``, with the :meth:`HurstResult.to_dict` columns.
+    """
     names = tuple(METHODS) if methods is None else tuple(methods)
     rows = [hurst_exponent(x, m).to_dict() for m in names]
     return pd.DataFrame(rows).set_index("method")

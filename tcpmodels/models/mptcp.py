@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
+import pandas as pd
 from scipy.optimize import brentq
 
 from tcpmodels._arrays import broadcast, check_range, wrap
@@ -44,7 +46,7 @@ def _alpha(w: np.ndarray, r: np.ndarray) -> np.ndarray:
     return total * np.max(w / r**2, axis=-1) / np.sum(w / r, axis=-1) ** 2
 
 
-def lia_alpha(windows_segments, rtts_s):
+def lia_alpha(windows_segments: ArrayLike, rtts_s: ArrayLike) -> float | np.ndarray:
     r"""RFC 6356 aggressiveness parameter alpha of one MPTCP connection (or many).
 
     Parameters
@@ -85,7 +87,7 @@ def lia_alpha(windows_segments, rtts_s):
     return float(a) if np.ndim(a) == 0 else a
 
 
-def lia_increase_segments(windows_segments, rtts_s):
+def lia_increase_segments(windows_segments: ArrayLike, rtts_s: ArrayLike) -> np.ndarray | pd.Series:
     r"""Window increase per ACK on each subflow under RFC 6356 LIA.
 
     Parameters
@@ -177,7 +179,13 @@ class LiaEquilibrium:
     mss_bytes: float
 
     def to_dict(self) -> dict[str, Any]:
-        """All fields as plain Python values (arrays become lists)."""
+        """All fields as plain Python values (arrays become lists).
+
+        Returns
+        -------
+        dict of str to Any
+            One entry per field.
+        """
         out: dict[str, Any] = {}
         for name in self.__dataclass_fields__:
             value = getattr(self, name)
@@ -185,7 +193,7 @@ class LiaEquilibrium:
         return out
 
 
-def lia_equilibrium(rtts_s, loss_rates, *, mss_bytes: float = 1460.0, window_constant: float = math.sqrt(2.0)) -> LiaEquilibrium:
+def lia_equilibrium(rtts_s: ArrayLike, loss_rates: ArrayLike, *, mss_bytes: float = 1460.0, window_constant: float = math.sqrt(2.0)) -> LiaEquilibrium:
     r"""Windows and rates at which RFC 6356 LIA settles on paths with given RTTs and loss rates.
 
     Parameters

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, wrap
 
 __all__ = [
@@ -46,7 +47,7 @@ def _mathis_constant(b: np.ndarray, c: float | None) -> np.ndarray:
     return c_arr
 
 
-def mathis_throughput_bps(mss_bytes, rtt_s, loss_rate, b=1, c=None):
+def mathis_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, b: Numeric = 1, c: float | None = None) -> Numeric:
     r"""Mathis et al. square-root law for TCP Reno in congestion avoidance.
 
     Parameters
@@ -102,7 +103,7 @@ def mathis_throughput_bps(mss_bytes, rtt_s, loss_rate, b=1, c=None):
     return wrap(rate, kind)
 
 
-def mathis_loss_rate(rate_bps, mss_bytes, rtt_s, b=1, c=None):
+def mathis_loss_rate(rate_bps: Numeric, mss_bytes: Numeric, rtt_s: Numeric, b: Numeric = 1, c: float | None = None) -> Numeric:
     r"""Loss rate at which the Mathis law gives ``rate_bps``.
 
     Parameters
@@ -171,7 +172,7 @@ def _pftk_f(p: np.ndarray) -> np.ndarray:
     return np.polynomial.polynomial.polyval(p, [1.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
 
 
-def padhye_throughput_bps(mss_bytes, rtt_s, loss_rate, t0_s, w_max_segments, b=2):
+def padhye_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, t0_s: Numeric, w_max_segments: Numeric, b: Numeric = 2) -> Numeric:
     r"""Padhye-Firoiu-Towsley-Kurose (PFTK) full model of TCP Reno throughput.
 
     Parameters
@@ -266,7 +267,7 @@ def padhye_throughput_bps(mss_bytes, rtt_s, loss_rate, t0_s, w_max_segments, b=2
     return wrap(rate * args["mss_bytes"] * _BITS_PER_BYTE, kind)
 
 
-def padhye_approx_throughput_bps(mss_bytes, rtt_s, loss_rate, t0_s, w_max_segments, b=2):
+def padhye_approx_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, t0_s: Numeric, w_max_segments: Numeric, b: Numeric = 2) -> Numeric:
     r"""Closed-form approximation of the PFTK model (eq. (32) of the ToN paper).
 
     Parameters
@@ -323,7 +324,7 @@ def padhye_approx_throughput_bps(mss_bytes, rtt_s, loss_rate, t0_s, w_max_segmen
     return wrap(rate * args["mss_bytes"] * _BITS_PER_BYTE, kind)
 
 
-def window_limited_throughput_bps(window_bytes, rtt_s):
+def window_limited_throughput_bps(window_bytes: Numeric, rtt_s: Numeric) -> Numeric:
     r"""Largest rate a fixed window allows: one window per round trip.
 
     Parameters

@@ -22,9 +22,10 @@ References
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -212,7 +213,7 @@ class FormulaThroughputRegressor(RegressorMixin, BaseEstimator):
             cap = np.minimum(cap, float(self.capacity_bps))
         return cap
 
-    def fit(self, X, y=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None) -> Self:
         """Check ``X`` and, with ``calibrate=True``, learn the constant ``scale_``.
 
         Parameters
@@ -245,7 +246,7 @@ class FormulaThroughputRegressor(RegressorMixin, BaseEstimator):
             self.scale_ = float(np.exp(np.mean(np.log(y[use]) - np.log(formula[use]))))
         return self
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted throughput, ``min(scale_ * formula, window ceiling, capacity_bps)``.
 
         Parameters

@@ -42,6 +42,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pandas as pd
 from statsmodels.tsa.holtwinters import ExponentialSmoothing
 
@@ -93,7 +94,7 @@ def _check_fraction(name: str, value: float, *, low_open: bool) -> float:
     return float(value)
 
 
-def moving_average_forecast(series, window: int, *, by=None):
+def moving_average_forecast(series: ArrayLike, window: int, *, by: ArrayLike | None = None) -> np.ndarray | pd.Series:
     """One-step-ahead prediction by the mean of the last ``window`` samples (MA).
 
     Parameters
@@ -130,7 +131,7 @@ def moving_average_forecast(series, window: int, *, by=None):
     return _by_group(series, by, one_path, "moving_average_forecast")
 
 
-def ewma_forecast(series, alpha: float, *, by=None):
+def ewma_forecast(series: ArrayLike, alpha: float, *, by: ArrayLike | None = None) -> np.ndarray | pd.Series:
     r"""One-step-ahead prediction by an exponentially weighted moving average (EWMA).
 
     Parameters
@@ -169,7 +170,7 @@ def ewma_forecast(series, alpha: float, *, by=None):
     return _by_group(series, by, one_path, "ewma_forecast")
 
 
-def holt_winters_forecast(series, alpha: float, beta: float, *, by=None):
+def holt_winters_forecast(series: ArrayLike, alpha: float, beta: float, *, by: ArrayLike | None = None) -> np.ndarray | pd.Series:
     r"""One-step-ahead prediction by non-seasonal Holt-Winters (level + additive trend).
 
     Parameters

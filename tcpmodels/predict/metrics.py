@@ -32,9 +32,12 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pandas as pd
 from scipy import stats
 from sklearn.metrics import make_scorer
@@ -90,7 +93,7 @@ def _pair(y_true, y_pred, *, positive: bool) -> tuple[np.ndarray, np.ndarray]:
     return t, p
 
 
-def rmse(y_true, y_pred) -> float:
+def rmse(y_true: ArrayLike, y_pred: ArrayLike) -> float:
     r"""Root mean square error of a throughput prediction.
 
     Parameters
@@ -118,7 +121,7 @@ def rmse(y_true, y_pred) -> float:
     return float(np.sqrt(np.mean((p - t) ** 2)))
 
 
-def rpe(y_true, y_pred) -> np.ndarray:
+def rpe(y_true: ArrayLike, y_pred: ArrayLike) -> np.ndarray:
     r"""Relative prediction error of each sample, :math:`(\hat R - R) / \min(\hat R, R)`.
 
     Parameters
@@ -151,7 +154,7 @@ def rpe(y_true, y_pred) -> np.ndarray:
     return (p - t) / np.minimum(p, t)
 
 
-def fraction_rpe_within(y_true, y_pred, threshold: float = 0.1) -> float:
+def fraction_rpe_within(y_true: ArrayLike, y_pred: ArrayLike, threshold: float = 0.1) -> float:
     r"""Fraction of samples whose RPE lies in the open interval (-threshold, threshold).
 
     Parameters
@@ -202,11 +205,18 @@ class SpearmanResult:
     pvalue: float
     n: int
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """All fields as a plain dict.
+
+        Returns
+        -------
+        dict of str to Any
+            ``rho``, ``pvalue`` and the other fields.
+        """
         return asdict(self)
 
 
-def spearman_rho(x, y) -> SpearmanResult:
+def spearman_rho(x: ArrayLike, y: ArrayLike) -> SpearmanResult:
     r"""Spearman rank correlation, e.g. of probe throughput against data throughput.
 
     The paper finds :math:`\rho = 0.87` between 64 KB probe and 256 MB data
@@ -249,7 +259,7 @@ def spearman_rho(x, y) -> SpearmanResult:
     return SpearmanResult(rho=float(res.statistic), pvalue=float(res.pvalue), n=int(a.shape[0]))
 
 
-def make_fraction_rpe_scorer(threshold: float = 0.1):
+def make_fraction_rpe_scorer(threshold: float = 0.1) -> Callable[..., Any]:
     """A scikit-learn scorer for :func:`fraction_rpe_within` (greater is better).
 
     Parameters

@@ -86,7 +86,7 @@ def _plain(value: Any, where: str) -> Any:
     raise TypeError(f"cannot save {where} of type {type(value).__name__} as JSON")
 
 
-def save_json(model, path) -> Path:
+def save_json(model: SingleProbeSVR | PerPathProbeSVR | FormulaThroughputRegressor, path: str | Path) -> Path:
     """Write a fitted predictor to a JSON file.
 
     Parameters
@@ -119,7 +119,7 @@ def save_json(model, path) -> Path:
     return path
 
 
-def load_json(path):
+def load_json(path: str | Path) -> SingleProbeSVR | PerPathProbeSVR | FormulaThroughputRegressor:
     """Read a predictor written by :func:`save_json`.
 
     Parameters

@@ -89,10 +89,12 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Callable
 import numbers
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pandas as pd
 from scipy.spatial.distance import cdist, pdist
 from sklearn.base import BaseEstimator, RegressorMixin
@@ -134,6 +136,11 @@ def probe_feature_names(n_paths: int) -> list[str]:
     n_paths : int
         Number of paths ``m``, >= 1.
 
+    Returns
+    -------
+    list of str
+        ``m`` names, path 1 first.
+
     Examples
     --------
     >>> probe_feature_names(2)
@@ -144,7 +151,7 @@ def probe_feature_names(n_paths: int) -> list[str]:
     return [f"probe_path{j}_bps" for j in range(1, int(n_paths) + 1)]
 
 
-def kernlab_sigest_gamma(X_scaled) -> float:
+def kernlab_sigest_gamma(X_scaled: ArrayLike) -> float:
     r"""RBF width from the spread of the data, kernlab's ``sigest`` made deterministic.
 
     Parameters
@@ -205,9 +212,23 @@ def make_svr_pipeline(
     ``gamma`` must be a number or ``"scale"``/``"auto"`` here; the estimators
     resolve ``"sigest"`` before building the pipeline.
 
+    Parameters
+    ----------
+    C : float
+        SVR regularisation (penalty on points outside the tube). [-]
+    epsilon : float
+        Half-width of the SVR's insensitive tube, in standardised target units. [-]
+    gamma : float or {"scale", "auto"}
+        RBF kernel width on the standardised features. [-]
+    log_throughput : bool
+        Take the logarithm of features and target before scaling (throughputs span decades).
+    tol : float
+        libsvm stopping tolerance. [-]
+
     Returns
     -------
     sklearn.compose.TransformedTargetRegressor
+        Unfitted; the regressor is the feature pipeline, the transformer the target scaling.
     """
     regressor = Pipeline([
         ("log", _log_step(log_throughput)),
@@ -308,7 +329,7 @@ class ProbeSVRBase(RegressorMixin, BaseEstimator):
                 f"to take its logarithm; got {bad:g}"
             )
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit the SVR on probe throughputs ``X`` and data throughputs ``y``.
 
         Parameters
@@ -369,7 +390,7 @@ class ProbeSVRBase(RegressorMixin, BaseEstimator):
         kernel = np.exp(-self.gamma_ * cdist(z, self.support_vectors_, "sqeuclidean"))
         return kernel @ self.dual_coef_ + self.intercept_
 
-    def predict(self, X) -> np.ndarray:
+    def predict(self, X: ArrayLike) -> np.ndarray:
         """Predicted data-transfer throughput.
 
         Parameters
@@ -521,7 +542,7 @@ class PerPathProbeSVR(ProbeSVRBase):
     def _default_probe_names(self, n_columns: int) -> list[str]:
         return probe_feature_names(n_columns)
 
-    def fit(self, X, y):
+    def fit(self, X: ArrayLike, y: ArrayLike) -> Self:
         """Fit on per-path probe throughputs ``X`` (one column per path) and MPTCP throughput ``y``.
 
         Parameters
@@ -570,8 +591,9 @@ class TunedSVR(NamedTuple):
         return float(self.cv_results["mean_test_score"].max())
 
 
-def tune_svr(X, y, *, estimator=None, param_grid=None, cv=None,
-             scoring="neg_root_mean_squared_error", n_jobs=None) -> TunedSVR:
+def tune_svr(X: ArrayLike, y: ArrayLike, *, estimator: ProbeSVRBase | None = None,
+             param_grid: dict[str, Any] | list[dict[str, Any]] | None = None, cv: Any = None,
+             scoring: str | Callable[..., float] = "neg_root_mean_squared_error", n_jobs: int | None = None) -> TunedSVR:
     """Choose ``C``, ``epsilon`` and ``gamma`` of a probe SVR by grid-search cross-validation.
 
     Parameters

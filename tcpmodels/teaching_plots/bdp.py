@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
@@ -49,6 +50,11 @@ def bdp_table(rate_gbps: float = 100.0, rtt_ms: float = 296.0, wscale_shift: int
         Round-trip time. [ms]
     wscale_shift : int
         Negotiated window-scale shift, 0 ... 14. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``quantity``, ``value``, ``unit``.
     """
     _check(rate_gbps, rtt_ms, wscale_shift)
     row = sizing_table([rate_gbps * 1e9], [rtt_ms / 1e3], wscale_shift=int(wscale_shift)).iloc[0]
@@ -157,8 +163,25 @@ def plot_bdp_window(
     return fig
 
 
-def bdp_widget(rate_gbps: float = 100.0, rtt_ms: float = 296.0, wscale_shift: int = WSCALE_SHIFT_MAX, *, n_points: int = 200):
-    """Sliders for the link rate, the RTT and the window-scale shift above :func:`plot_bdp_window`."""
+def bdp_widget(rate_gbps: float = 100.0, rtt_ms: float = 296.0, wscale_shift: int = WSCALE_SHIFT_MAX, *, n_points: int = 200) -> VBox:
+    """Sliders for the link rate, the RTT and the window-scale shift above :func:`plot_bdp_window`.
+
+    Parameters
+    ----------
+    rate_gbps : float
+        Initial link rate. [Gbit/s]
+    rtt_ms : float
+        Initial round-trip time. [ms]
+    wscale_shift : int
+        Initial window-scale shift, 0 ... 14. [-]
+    n_points : int
+        Points per curve (fixed). [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+    """
     controls = {
         "rate_gbps": log_slider("link rate [Gbit/s]", rate_gbps, 0.01, 400.0),
         "rtt_ms": log_slider("RTT [ms]", rtt_ms, 0.1, 1000.0),

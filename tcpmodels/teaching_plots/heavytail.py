@@ -24,6 +24,7 @@ import functools
 
 import numpy as np
 import pandas as pd
+from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
@@ -133,8 +134,25 @@ def plot_pareto_samples(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: in
     return fig
 
 
-def pareto_widget(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20_000, seed: int = 0):
-    """Sliders for alpha, the mean, the sample size and the seed above :func:`plot_pareto_samples`."""
+def pareto_widget(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20_000, seed: int = 0) -> VBox:
+    """Sliders for alpha, the mean, the sample size and the seed above :func:`plot_pareto_samples`.
+
+    Parameters
+    ----------
+    alpha : float
+        Initial tail index. [-]
+    mean_kb : float
+        Initial mean file size. [KB]
+    n_samples : int
+        Initial number of files drawn. [-]
+    seed : int
+        Initial seed of the random generator.
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+    """
     controls = {
         "alpha": float_slider("tail index alpha [-]", alpha, 1.05, 2.5, 0.05),
         "mean_kb": float_slider("mean file size [KB]", mean_kb, 1.0, 100.0, 1.0),
@@ -251,6 +269,17 @@ def plot_self_similarity(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
 def hurst_table(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> pd.DataFrame:
     """The six estimators of :mod:`tcpmodels.models.hurst` on both series (finest bins).
 
+    Parameters
+    ----------
+    alpha : float
+        Tail index of the ON and OFF periods. [-]
+    n_sources : int
+        Number of ON/OFF sources. [-]
+    seed : int
+        Seed of the random generator.
+    n_scales : int
+        Time scales of :func:`aggregate_series` (sets the series length). [-]
+
     Returns
     -------
     pandas.DataFrame
@@ -319,8 +348,25 @@ def plot_hurst_estimates(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
     return fig
 
 
-def self_similarity_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4):
-    """Sliders for alpha, the number of sources and the seed above both aggregate figures."""
+def self_similarity_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> VBox:
+    """Sliders for alpha, the number of sources and the seed above both aggregate figures.
+
+    Parameters
+    ----------
+    alpha : float
+        Initial tail index of the ON and OFF periods. [-]
+    n_sources : int
+        Initial number of ON/OFF sources. [-]
+    seed : int
+        Initial seed of the random generator.
+    n_scales : int
+        Time scales shown (fixed). [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+    """
     controls = {
         "alpha": float_slider("tail index alpha [-]", alpha, 1.05, 2.5, 0.05),
         "n_sources": int_slider("ON/OFF sources [-]", int(n_sources), 1, 200),

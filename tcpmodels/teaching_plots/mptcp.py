@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
@@ -157,8 +158,25 @@ def lia_widget(
     mss_bytes: float = 1460.0,
     *,
     n_points: int = 60,
-):
-    """Sliders for both paths' RTT and loss rate above :func:`plot_lia_two_paths`."""
+) -> VBox:
+    """Sliders for both paths' RTT and loss rate above :func:`plot_lia_two_paths`.
+
+    Parameters
+    ----------
+    rtt1_ms, rtt2_ms : float
+        Initial round-trip times of paths 1 and 2. [ms]
+    loss_rate1, loss_rate2 : float
+        Initial loss-event rates of paths 1 and 2. [-]
+    mss_bytes : float
+        Segment size (fixed). [bytes]
+    n_points : int
+        Points of the loss-rate sweep (fixed). [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+    """
     controls = {
         "rtt1_ms": log_slider("path 1 RTT [ms]", rtt1_ms, 1.0, 1000.0),
         "rtt2_ms": log_slider("path 2 RTT [ms]", rtt2_ms, 1.0, 1000.0),

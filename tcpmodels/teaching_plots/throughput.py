@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import broadcast, check_range, wrap
@@ -25,6 +26,7 @@ from tcpmodels.models.throughput import (
     window_limited_throughput_bps,
 )
 
+from tcpmodels._typing import Numeric
 from tcpmodels.widgets import figure_widget, float_slider, int_slider, log_slider
 
 __all__ = ["REGIMES", "pftk_regime", "plot_throughput_models", "throughput_table", "throughput_widget"]
@@ -34,7 +36,7 @@ REGIMES = ("window limit", "triple-dup losses (1/sqrt p)", "timeouts")
 _REGIME_COLOURS = ("#d9e8f5", "#e3f1dc", "#f8e0d8")
 
 
-def pftk_regime(rtt_s, loss_rate, t0_s, w_max_segments, b=2):
+def pftk_regime(rtt_s: Numeric, loss_rate: Numeric, t0_s: Numeric, w_max_segments: Numeric, b: Numeric = 2) -> Numeric:
     r"""Which term sets the approximate PFTK rate: 0 window limit, 1 triple-dup losses, 2 timeouts.
 
     Parameters
@@ -201,9 +203,28 @@ def throughput_table(
     w_max_segments: float = 64.0,
     b: int = 2,
 ) -> pd.DataFrame:
-    """The four models at one point: ``model``, ``rate_mbps``, ``ratio_to_pftk_full``, and the PFTK regime.
+    """The four models at one point, and which PFTK term sets the rate.
 
-    Parameters are those of :func:`plot_throughput_models`.
+    Parameters
+    ----------
+    loss_rate : float
+        Loss-event rate p in (0, 1). [-]
+    rtt_ms : float
+        Round-trip time. [ms]
+    mss_bytes : float
+        Segment size. [bytes]
+    t0_ms : float
+        First retransmission timeout. [ms]
+    w_max_segments : float
+        Receiver window. [segments]
+    b : int
+        Segments per ACK. [segments]
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``model``, ``rate_mbps`` and ``ratio_to_pftk_full``; ``attrs["regime"]``
+        names the PFTK term (window, triple-duplicate or timeout).
     """
     check_range("loss_rate", loss_rate, unit="-", low=0, high=1, low_open=True, high_open=True)
     rates = _curves(mss_bytes, rtt_ms / 1e3, loss_rate, t0_ms / 1e3, w_max_segments, b)
@@ -225,8 +246,31 @@ def throughput_widget(
     b: int = 2,
     *,
     n_points: int = 240,
-):
-    """Sliders for p, RTT, MSS, T0 and W_max (and b) above :func:`plot_throughput_models`."""
+) -> VBox:
+    """Sliders for p, RTT, MSS, T0 and W_max (and b) above :func:`plot_throughput_models`.
+
+    Parameters
+    ----------
+    loss_rate : float
+        Initial loss-event rate. [-]
+    rtt_ms : float
+        Initial round-trip time. [ms]
+    mss_bytes : float
+        Initial segment size. [bytes]
+    t0_ms : float
+        Initial first retransmission timeout. [ms]
+    w_max_segments : float
+        Initial receiver window. [segments]
+    b : int
+        Initial segments per ACK, 1 or 2. [segments]
+    n_points : int
+        Points per curve (fixed). [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+    """
     import ipywidgets as widgets
 
     controls = {

@@ -12,8 +12,10 @@ import functools
 import json
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
@@ -35,6 +37,16 @@ def _captures_dir(data_dir: str | Path) -> Path:
 
 def shipped_captures(data_dir: str | Path = "../data") -> list[str]:
     """Names of the capture files in ``<data_dir>/captures/``, sorted.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        Folder holding ``captures/``.
+
+    Returns
+    -------
+    list of str
+        File names ending in one of :data:`CAPTURE_SUFFIXES`.
 
     Raises
     ------
@@ -74,6 +86,13 @@ def _load(capture: str, data_dir: str | Path):
 def data_flows(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> pd.DataFrame:
     """The flow directions of a capture that carry payload, largest first (``flow_rank`` 0, 1, ...).
 
+    Parameters
+    ----------
+    capture : str
+        File name in ``<data_dir>/captures/``.
+    data_dir : str or Path
+        Folder holding ``captures/``.
+
     Returns
     -------
     pandas.DataFrame
@@ -85,8 +104,21 @@ def data_flows(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../d
     return carrying.sort_values("unique_payload_bytes", ascending=False, kind="stable")[_FLOW_COLUMNS]
 
 
-def capture_provenance(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> dict:
-    """The JSON provenance record shipped beside a capture (``{}`` if there is none)."""
+def capture_provenance(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> dict[str, Any]:
+    """The JSON provenance record shipped beside a capture.
+
+    Parameters
+    ----------
+    capture : str
+        File name in ``<data_dir>/captures/``.
+    data_dir : str or Path
+        Folder holding ``captures/``.
+
+    Returns
+    -------
+    dict
+        The ``<stem>.json`` beside the capture, ``{}`` if there is none.
+    """
     stem = capture
     for suffix in sorted(CAPTURE_SUFFIXES, key=len, reverse=True):
         if stem.endswith(suffix):
@@ -165,7 +197,7 @@ def plot_trace(
     return fig
 
 
-def trace_widget(capture: str = "cubic_bulk.pcap.gz", flow_rank: int = 0, zoom_fraction: float = 1.0, data_dir: str | Path = "../data"):
+def trace_widget(capture: str = "cubic_bulk.pcap.gz", flow_rank: int = 0, zoom_fraction: float = 1.0, data_dir: str | Path = "../data") -> VBox:
     """A capture menu, a flow-rank slider and a zoom slider above :func:`plot_trace`.
 
     The flow slider's range comes from the data: it runs from 0 to the number of
