@@ -381,3 +381,17 @@ def test_docstring_examples_of_the_teaching_modules():
         module = importlib.import_module(name)
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
+
+
+@needs_capture
+def test_flows_table_is_data_flows_in_lecture_units():
+    from tcpmodels.teaching_plots.traces import data_flows, flows_table
+
+    raw, shown = data_flows("cubic_bulk.pcap.gz", DATA), flows_table("cubic_bulk.pcap.gz", DATA)
+    assert list(shown.index) == list(range(len(raw))) and shown.index.name == "flow_rank"
+    assert list(shown["flow_id"]) == list(raw.index)
+    top = shown.iloc[0]
+    assert top["payload_kb"] == pytest.approx(6_000.0)  # the 6,000,000 B the provenance records
+    assert top["rtt_median_ms"] == pytest.approx(raw.iloc[0].rtt_median_s * 1e3)
+    assert top["throughput_mbps"] == pytest.approx(raw.iloc[0].throughput_bps / 1e6)
+    assert top["to"].endswith(":5201")

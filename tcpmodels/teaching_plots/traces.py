@@ -22,7 +22,8 @@ from tcpmodels._arrays import check_range
 
 from tcpmodels.widgets import figure_widget, float_slider, int_slider
 
-__all__ = ["CAPTURE_SUFFIXES", "shipped_captures", "data_flows", "capture_provenance", "plot_trace", "trace_widget"]
+__all__ = ["CAPTURE_SUFFIXES", "shipped_captures", "data_flows", "flows_table", "capture_provenance", "plot_trace",
+           "trace_widget"]
 
 #: File names the explorer offers.
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz")
@@ -102,6 +103,42 @@ def data_flows(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../d
     table = _load(capture, data_dir)[2]
     carrying = table[table["unique_payload_bytes"] > 0]
     return carrying.sort_values("unique_payload_bytes", ascending=False, kind="stable")[_FLOW_COLUMNS]
+
+
+def flows_table(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> pd.DataFrame:
+    """:func:`data_flows` in the lecture's units (KB, ms, Mbit/s), for display.
+
+    Parameters
+    ----------
+    capture : str
+        File name in ``<data_dir>/captures/``.
+    data_dir : str or Path
+        Folder holding ``captures/``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``flow_rank`` (the trace explorer's slider value), with ``flow_id``,
+        ``from``, ``to``, ``packets``, ``payload_kb`` (unique payload; 1 KB = 1000 B),
+        ``retransmitted``, ``rtt_median_ms``, ``loss_rate``, ``throughput_mbps`` and ``duration_s``.
+    """
+    table = data_flows(capture, data_dir)
+    out = pd.DataFrame(
+        {
+            "flow_id": table.index.to_numpy(),
+            "from": [f"{a}:{p}" for a, p in zip(table["src_addr"], table["src_port"])],
+            "to": [f"{a}:{p}" for a, p in zip(table["dst_addr"], table["dst_port"])],
+            "packets": table["packets"].to_numpy(),
+            "payload_kb": table["unique_payload_bytes"].to_numpy() / 1e3,
+            "retransmitted": table["retransmitted_packets"].to_numpy(),
+            "rtt_median_ms": table["rtt_median_s"].to_numpy() * 1e3,
+            "loss_rate": table["loss_rate"].to_numpy(),
+            "throughput_mbps": table["throughput_bps"].to_numpy() / 1e6,
+            "duration_s": table["duration_s"].to_numpy(),
+        }
+    )
+    out.index.name = "flow_rank"
+    return out
 
 
 def capture_provenance(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> dict[str, Any]:
