@@ -17,7 +17,7 @@ help:
 	@echo "make test    system packages (when root), .venv with all extras, the whole test suite"
 	@echo "make lab     JupyterLab on 127.0.0.1 with a token, notebooks/ open"
 
-$(VENV)/.base: setup.cfg pyproject.toml
+$(VENV)/.base: setup.cfg setup.py pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q -e '.[lab]'
