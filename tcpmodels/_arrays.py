@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ReturnKind", "broadcast", "wrap", "check_range"]
+__all__ = ["ReturnKind", "broadcast", "wrap", "check_range", "check_same_index"]
 
 
 @dataclass(frozen=True)
@@ -57,19 +57,14 @@ def broadcast(**arrays: Any) -> tuple[dict[str, np.ndarray], ReturnKind]:
         If an argument is not numeric.
     """
     kind = ReturnKind("scalar")
-    series_index: pd.Index | None = None
-    series_owner = ""
     converted: dict[str, np.ndarray] = {}
+    index = check_same_index(**arrays)
     for name, value in arrays.items():
+        if value is None:
+            raise TypeError(f"{name} must be numeric (float, array or Series); got None")
         if isinstance(value, pd.Series):
-            if series_index is None:
-                series_index, series_owner = value.index, name
-                kind = ReturnKind("series", value.index, value.name)
-            elif not value.index.equals(series_index):
-                raise ValueError(
-                    f"{name} and {series_owner} are pandas Series with different indexes; "
-                    "align them first (e.g. a.align(b))"
-                )
+            if kind.kind != "series":
+                kind = ReturnKind("series", index, value.name)
             value = value.to_numpy()
         elif isinstance(value, (np.ndarray, list, tuple)) and kind.kind == "scalar":
             if np.ndim(value) > 0:
@@ -84,6 +79,33 @@ def broadcast(**arrays: Any) -> tuple[dict[str, np.ndarray], ReturnKind]:
         shapes = ", ".join(f"{k}{v.shape}" for k, v in converted.items())
         raise ValueError(f"parameters do not broadcast to one shape: {shapes}") from exc
     return dict(zip(converted, shaped)), kind
+
+
+def check_same_index(**values: Any) -> pd.Index | None:
+    """The index shared by every pandas Series among ``values`` (None if there is none).
+
+    Models, predictors and metrics all call this, so a Series keeps its meaning
+    the same way everywhere: values are matched by position only when the
+    indexes are equal, and misaligned Series are an error rather than a silent
+    positional match.
+
+    Raises
+    ------
+    ValueError
+        If two Series have different indexes; the message names both parameters.
+    """
+    index: pd.Index | None = None
+    owner = ""
+    for name, value in values.items():
+        if isinstance(value, pd.Series):
+            if index is None:
+                index, owner = value.index, name
+            elif not value.index.equals(index):
+                raise ValueError(
+                    f"{name} and {owner} are pandas Series with different indexes; "
+                    "align them first (e.g. a.align(b))"
+                )
+    return index
 
 
 def wrap(result: np.ndarray, kind: ReturnKind) -> Any:
