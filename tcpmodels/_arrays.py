@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ReturnKind", "broadcast", "wrap", "check_range"]
+__all__ = ["ReturnKind", "broadcast", "wrap", "check_range", "check_scalar", "check_same_index"]
 
 
 @dataclass(frozen=True)
@@ -57,19 +57,17 @@ def broadcast(**arrays: Any) -> tuple[dict[str, np.ndarray], ReturnKind]:
         If an argument is not numeric.
     """
     kind = ReturnKind("scalar")
-    series_index: pd.Index | None = None
-    series_owner = ""
     converted: dict[str, np.ndarray] = {}
+    index = check_same_index(**arrays)
     for name, value in arrays.items():
+        if value is None or (isinstance(value, (list, tuple)) and any(v is None for v in np.ravel(
+                np.asarray(value, dtype=object)))):
+            raise TypeError(f"{name} must be numeric (float, array or Series); got None"
+                            f"{'' if value is None else ' inside ' + type(value).__name__} "
+                            "(use float('nan') or numpy.nan for a missing value)")
         if isinstance(value, pd.Series):
-            if series_index is None:
-                series_index, series_owner = value.index, name
-                kind = ReturnKind("series", value.index, value.name)
-            elif not value.index.equals(series_index):
-                raise ValueError(
-                    f"{name} and {series_owner} are pandas Series with different indexes; "
-                    "align them first (e.g. a.align(b))"
-                )
+            if kind.kind != "series":
+                kind = ReturnKind("series", index, value.name)
             value = value.to_numpy()
         elif isinstance(value, (np.ndarray, list, tuple)) and kind.kind == "scalar":
             if np.ndim(value) > 0:
@@ -84,6 +82,33 @@ def broadcast(**arrays: Any) -> tuple[dict[str, np.ndarray], ReturnKind]:
         shapes = ", ".join(f"{k}{v.shape}" for k, v in converted.items())
         raise ValueError(f"parameters do not broadcast to one shape: {shapes}") from exc
     return dict(zip(converted, shaped)), kind
+
+
+def check_same_index(**values: Any) -> pd.Index | None:
+    """The index shared by every pandas Series among ``values`` (None if there is none).
+
+    Models, predictors and metrics all call this, so a Series keeps its meaning
+    the same way everywhere: values are matched by position only when the
+    indexes are equal, and misaligned Series are an error rather than a silent
+    positional match.
+
+    Raises
+    ------
+    ValueError
+        If two Series have different indexes; the message names both parameters.
+    """
+    index: pd.Index | None = None
+    owner = ""
+    for name, value in values.items():
+        if isinstance(value, pd.Series):
+            if index is None:
+                index, owner = value.index, name
+            elif not value.index.equals(index):
+                raise ValueError(
+                    f"{name} and {owner} are pandas Series with different indexes; "
+                    "align them first (e.g. a.align(b))"
+                )
+    return index
 
 
 def wrap(result: np.ndarray, kind: ReturnKind) -> Any:
@@ -131,3 +156,26 @@ def check_range(
         raise ValueError(
             f"{name} [{unit}] must be in {lo_br}{_fmt(low)}, {_fmt(high)}{hi_br}; got {first:g}{more}"
         )
+
+
+def check_scalar(name: str, value: Any, unit: str, **interval: Any) -> float:
+    """Return ``value`` as a float after checking it is one number, not NaN, inside the interval.
+
+    For parameters that cannot broadcast (a time step, a duration of one
+    simulation). ``interval`` takes the keywords of :func:`check_range`
+    (``low``, ``high``, ``low_open``, ``high_open``).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is a bool or not a scalar.
+    ValueError
+        If it is NaN or outside the interval; the message names the parameter and unit.
+    """
+    if isinstance(value, (bool, np.bool_)) or not np.isscalar(value):
+        raise TypeError(f"{name} [{unit}] must be a single number; got {value!r}")
+    v = float(value)
+    if np.isnan(v):
+        raise ValueError(f"{name} [{unit}] must be a number, not NaN")
+    check_range(name, v, unit=unit, **interval)
+    return v

@@ -18,7 +18,6 @@ JSON beside each.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import warnings
@@ -31,6 +30,7 @@ from tcpmodels.experiments._campaign import JsonlRecords, git_state, utc_now
 from tcpmodels.fit.cubic import cwnd_epochs
 from tcpmodels.fit.trace import flow_estimates
 from tcpmodels.traces import TraceWarning, annotate, read_pcap
+from tcpmodels.traces.trim import trim_capture
 
 __all__ = ["analyse_record", "write_dataset", "trim_capture"]
 
@@ -134,27 +134,6 @@ def analyse_record(rec: dict, out_dir: Path) -> dict:
                     ti[k] = v
                 out["mptcp_tcpinfo"] += ti.to_dict("records")
     return out
-
-
-def trim_capture(src: Path, dst: Path, *, seconds: float) -> dict:
-    """Copy the first ``seconds`` of a (gzip) pcap to ``dst`` (gzip); return counts. [s]"""
-    import dpkt  # campaign-time tool (root, full venv): dpkt is in the `test` extra
-
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    kept = total = 0
-    opener = gzip.open if str(src).endswith(".gz") else open
-    with opener(src, "rb") as fin, gzip.open(dst, "wb", compresslevel=9) as fout:
-        reader = dpkt.pcap.Reader(fin)
-        writer = dpkt.pcap.Writer(fout, snaplen=reader.snaplen, linktype=reader.datalink(),
-                                  nano=getattr(reader, "_divisor", 1e6) == 1e9)
-        t0 = None
-        for ts, buf in reader:
-            total += 1
-            t0 = ts if t0 is None else t0
-            if ts - t0 <= seconds:
-                writer.writepkt(buf, ts=ts)
-                kept += 1
-    return {"packets_in_source": total, "packets_kept": kept, "seconds_kept": seconds}
 
 
 def _sha256(path: Path) -> str:

@@ -39,8 +39,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
+from tcpmodels._arrays import broadcast, check_range, check_scalar, wrap
 from tcpmodels._typing import Numeric
-from tcpmodels._arrays import broadcast, check_range, wrap
 
 __all__ = [
     "pareto_scale",
@@ -262,10 +262,9 @@ class Pareto:
     alpha: float
 
     def __post_init__(self) -> None:
-        for name, value, unit in (("scale", self.scale, "x"), ("alpha", self.alpha, "-")):
-            if not np.isfinite(value):
-                raise ValueError(f"{name} [{unit}] must be finite and > 0; got {value}")
-            check_range(name, value, unit=unit, low=0, low_open=True)
+        for name, unit in (("scale", "x"), ("alpha", "-")):
+            value = check_scalar(name, getattr(self, name), unit, low=0, low_open=True, high=np.inf, high_open=True)
+            object.__setattr__(self, name, value)
 
     @classmethod
     def from_mean(cls, mean: float, alpha: float) -> "Pareto":
@@ -485,15 +484,19 @@ def onoff_aggregate_rate(
     _check_rng(rng)
     _count("n_sources", n_sources)
     _count("n_bins", n_bins)
-    for name, value in (("alpha_on", alpha_on), ("alpha_off", alpha_off)):
-        check_range(name, value, unit="-", low=1, low_open=True, high=np.inf, high_open=True)
-    for name, value in (("mean_on_s", mean_on_s), ("mean_off_s", mean_off_s), ("bin_s", bin_s)):
-        check_range(name, value, unit="s", low=0, low_open=True, high=np.inf, high_open=True)
-    check_range("peak_rate", peak_rate, unit="unit/s", low=0, low_open=True, high=np.inf, high_open=True)
-    for name, value in (("alpha_on", alpha_on), ("alpha_off", alpha_off), ("mean_on_s", mean_on_s),
-                        ("mean_off_s", mean_off_s), ("bin_s", bin_s), ("peak_rate", peak_rate)):
-        if np.isnan(value):
-            raise ValueError(f"{name} must not be NaN")
+    finite = dict(low=0, low_open=True, high=np.inf, high_open=True)
+    alpha_on = check_scalar("alpha_on", alpha_on, "-", **{**finite, "low": 1})
+    alpha_off = check_scalar("alpha_off", alpha_off, "-", **{**finite, "low": 1})
+    mean_on_s = check_scalar("mean_on_s", mean_on_s, "s", **finite)
+    mean_off_s = check_scalar("mean_off_s", mean_off_s, "s", **finite)
+    bin_s = check_scalar("bin_s", bin_s, "s", **finite)
+    peak_rate = check_scalar("peak_rate", peak_rate, "unit/s", **finite)
+    expected_periods = 2.0 * int(n_sources) * n_bins * bin_s / (mean_on_s + mean_off_s)
+    if not expected_periods <= MAX_ONOFF_PERIODS:
+        raise ValueError(
+            f"the horizon n_bins * bin_s = {n_bins * bin_s:g} s holds about {expected_periods:.3g} ON and OFF "
+            f"periods of {n_sources} sources (mean cycle {mean_on_s + mean_off_s:g} s); at most "
+            f"{MAX_ONOFF_PERIODS:.0e} fit in memory: use fewer or shorter bins, or longer periods")
 
     on = Pareto.from_mean(mean_on_s, alpha_on)
     off = Pareto.from_mean(mean_off_s, alpha_off)
@@ -533,6 +536,10 @@ def onoff_aggregate_rate(
 
     on_time_s = _on_time_per_bin(np.concatenate(times), np.concatenate(signs), bin_s, n_bins)
     return peak_rate * on_time_s / bin_s
+
+
+#: Largest expected number of ON and OFF periods :func:`onoff_aggregate_rate` draws (16 bytes each, twice). [-]
+MAX_ONOFF_PERIODS = 2e8
 
 
 def _on_time_per_bin(times_s: np.ndarray, signs: np.ndarray, bin_s: float, n_bins: int) -> np.ndarray:
@@ -700,10 +707,8 @@ def fgn(
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
         raise ValueError(f"n [samples] must be an integer >= 2; got {n!r}")
-    if np.isnan(hurst):
-        raise ValueError("hurst must not be NaN")
-    check_range("hurst", hurst, unit="-", low=0, high=1, low_open=True, high_open=True)
-    check_range("sigma", sigma, unit="x", low=0, low_open=True, high=np.inf, high_open=True)
+    hurst = check_scalar("hurst", hurst, "-", low=0, high=1, low_open=True, high_open=True)
+    sigma = check_scalar("sigma", sigma, "x", low=0, low_open=True, high=np.inf, high_open=True)
     # Embed n + 1 lags (circulant of size 2n: a power of two when n is) and keep n samples.
     acov = fgn_autocovariance(np.arange(n + 1, dtype=float), float(hurst))
     return sigma * circulant_gaussian(acov, rng, n_series=n_series)[..., :n]

@@ -262,14 +262,23 @@ class FormulaThroughputRegressor(RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         cols = self._columns(X)
-        pred = np.minimum(self.scale_ * self._formula_bps(cols), self._ceiling_bps(cols))
-        unbounded = ~np.isfinite(pred)
+        with np.errstate(over="ignore", divide="ignore"):  # an overflow is reported below, by row
+            pred = np.minimum(self.scale_ * self._formula_bps(cols), self._ceiling_bps(cols))
+        unbounded = ~np.isfinite(pred) & (cols["loss_rate"] == 0)
         if unbounded.any():
             i = int(np.flatnonzero(unbounded)[0])
             raise ValueError(
                 f"loss_rate is 0 in row {i} ({int(unbounded.sum())} rows) and there is no ceiling: "
                 f"{self.model} throughput is unbounded without loss; give w_max_segments "
                 "(column or parameter) or capacity_bps"
+            )
+        overflow = np.isinf(pred)
+        if overflow.any():
+            i = int(np.flatnonzero(overflow)[0])
+            row = ", ".join(f"{k}={v[i]:g}" for k, v in cols.items())
+            raise ValueError(
+                f"the {self.model} throughput overflows float64 in row {i} ({int(overflow.sum())} rows; {row}): "
+                "an RTT or loss rate this small gives no finite rate; check the units of X"
             )
         return pred
 

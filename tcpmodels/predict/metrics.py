@@ -19,8 +19,9 @@ open, as printed in the paper.
 
 All functions take ``(y_true, y_pred)`` in the order of :mod:`sklearn.metrics`
 (measured first), accept lists, arrays or pandas Series, and raise
-``ValueError`` for inputs of different length, empty inputs, non-finite values
-and (for RPE and the Fraction of RPE) rates that are not strictly positive.
+``ValueError`` for inputs of different length, two Series with different
+indexes (as the formula models do: align them first), empty inputs, non-finite
+values and (for RPE and the Fraction of RPE) rates that are not strictly positive.
 
 References
 ----------
@@ -42,6 +43,8 @@ import pandas as pd
 from scipy import stats
 from sklearn.metrics import make_scorer
 
+from tcpmodels._arrays import check_same_index
+
 __all__ = [
     "rmse",
     "rpe",
@@ -54,6 +57,8 @@ __all__ = [
 
 
 def _as_1d(name: str, values) -> np.ndarray:
+    if values is None:
+        raise TypeError(f"{name} must be numeric (list, array or Series); got None")
     if isinstance(values, pd.DataFrame):
         if values.shape[1] != 1:
             raise ValueError(f"{name} must be one-dimensional; got a DataFrame with {values.shape[1]} columns")
@@ -70,7 +75,8 @@ def _as_1d(name: str, values) -> np.ndarray:
 
 
 def _pair(y_true, y_pred, *, positive: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Validate two rate vectors: 1-D, same non-zero length, finite, optionally > 0."""
+    """Validate two rate vectors: 1-D, same non-zero length, equal Series indexes, finite, optionally > 0."""
+    check_same_index(y_true=y_true, y_pred=y_pred)
     t = _as_1d("y_true", y_true)
     p = _as_1d("y_pred", y_pred)
     if t.shape[0] != p.shape[0]:
@@ -242,6 +248,7 @@ def spearman_rho(x: ArrayLike, y: ArrayLike) -> SpearmanResult:
     >>> spearman_rho([1, 2, 3, 4], [10, 20, 25, 100]).rho
     1.0
     """
+    check_same_index(x=x, y=y)
     a = _as_1d("x", x)
     b = _as_1d("y", y)
     if a.shape[0] != b.shape[0]:

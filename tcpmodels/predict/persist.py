@@ -156,6 +156,7 @@ def load_json(path: str | Path) -> SingleProbeSVR | PerPathProbeSVR | FormulaThr
             raise ValueError(f"{path}: field '{field}' is missing")
     if doc["format"] != FORMAT:
         raise ValueError(f"{path}: field 'format' is {doc['format']!r}; this version reads {FORMAT!r}")
+    _check_finite(path, "", doc)
     digest = hashlib.sha256(_canonical(doc)).hexdigest()
     if digest != doc["sha256"]:
         raise ValueError(
@@ -173,9 +174,12 @@ def load_json(path: str | Path) -> SingleProbeSVR | PerPathProbeSVR | FormulaThr
                 ModelVersionWarning, stacklevel=2,
             )
     cls = _CLASSES[doc["class"]]
+    if not isinstance(doc["params"], dict):
+        raise ValueError(f"{path}: field 'params' must be an object; got {type(doc['params']).__name__}")
     try:
         model = cls(**doc["params"])
-    except TypeError as exc:
+        model._check_params()  # the same checks fit() makes, so a bad file fails here and not at predict()
+    except (TypeError, ValueError) as exc:
         raise ValueError(f"{path}: field 'params' does not fit {cls.__name__} ({exc})") from exc
     try:
         model._set_fitted_state(doc["fitted"])
@@ -184,3 +188,15 @@ def load_json(path: str | Path) -> SingleProbeSVR | PerPathProbeSVR | FormulaThr
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{path}: field 'fitted' is invalid ({exc})") from exc
     return model
+
+
+def _check_finite(path: Path, where: str, value) -> None:
+    """Every number in a model file must be finite: :func:`save_json` never writes NaN or infinity."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _check_finite(path, f"{where}.{k}" if where else str(k), v)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _check_finite(path, f"{where}[{i}]", v)
+    elif isinstance(value, float) and not np.isfinite(value):
+        raise ValueError(f"{path}: field '{where}' is {value}; a model file holds finite numbers only")

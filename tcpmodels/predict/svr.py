@@ -185,6 +185,7 @@ def kernlab_sigest_gamma(X_scaled: ArrayLike) -> float:
     x = np.asarray(X_scaled, dtype=float)
     if x.ndim != 2:
         raise ValueError(f"X_scaled must be 2-D (n_samples, n_features); got shape {x.shape}")
+    _check_magnitude("X_scaled", x)
     if x.shape[0] > _SIGEST_MAX_ROWS:
         x = x[np.linspace(0, x.shape[0] - 1, _SIGEST_MAX_ROWS).round().astype(int)]
     d2 = pdist(x, "sqeuclidean") if x.shape[0] >= 2 else np.empty(0)
@@ -193,6 +194,25 @@ def kernlab_sigest_gamma(X_scaled: ArrayLike) -> float:
         return 1.0 / max(x.shape[1], 1)
     q90, q10 = np.quantile(d2, [0.9, 0.1])
     return float(0.5 * (1.0 / q90 + 1.0 / q10))
+
+
+#: Largest magnitude accepted in a feature or target: squares of larger values overflow float64.
+MAX_ABS_VALUE = 1e150
+
+
+def _check_magnitude(name: str, arr: np.ndarray) -> None:
+    """Raise ValueError naming the first non-finite value, or one whose square overflows (> 1e150)."""
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        where = np.argwhere(bad)[0]
+        raise ValueError(f"{name} must be finite; got {arr[tuple(where)]} at index {tuple(int(i) for i in where)} "
+                         f"({int(bad.sum())} non-finite)")
+    big = np.abs(arr) > MAX_ABS_VALUE
+    if big.any():
+        where = np.argwhere(big)[0]
+        raise ValueError(f"{name} must be at most {MAX_ABS_VALUE:g} in magnitude (squared distances overflow "
+                         f"beyond it; is the unit right?); got {arr[tuple(where)]:g} at index "
+                         f"{tuple(int(i) for i in where)} ({int(big.sum())} values)")
 
 
 def _log_step(log_throughput: bool):
@@ -322,6 +342,7 @@ class ProbeSVRBase(RegressorMixin, BaseEstimator):
             raise ValueError(f"{name}: gamma [-] must be 'sigest', 'scale' or a number in (0, inf); got {g!r}")
 
     def _check_positive(self, arr: np.ndarray, what: str) -> None:
+        _check_magnitude(f"{type(self).__name__}: {what}", arr)
         if self.log_throughput and np.any(arr <= 0):
             bad = arr[arr <= 0].ravel()[0]
             raise ValueError(

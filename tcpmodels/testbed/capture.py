@@ -82,5 +82,9 @@ def start_capture(tb, node: str, interface: str, path: str | Path, *, snaplen_by
             break
     if "listening on" not in line:
         popen.kill()
-        raise TestbedError(f"tcpdump on {node}:{interface} did not start: {line}{popen.stderr.read()}")
+        said = (line + popen.stderr.read()).strip()
+        popen.wait(timeout=10)
+        why = said or (f"it exited with status {popen.returncode} and printed nothing" if line == ""
+                       else "it printed nothing within 10 s")
+        raise TestbedError(f"tcpdump on {node}:{interface} did not start: {why}")
     return Capture(node=node, interface=interface, path=path, snaplen_bytes=snaplen_bytes, popen=popen)

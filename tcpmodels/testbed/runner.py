@@ -29,11 +29,12 @@ import numpy as np
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed._system import require_privileges, tool_versions
 from tcpmodels.testbed.capture import start_capture
+from tcpmodels.testbed.config_schema import ConfigError, Table, confined_run_dir, safe_run_name
 from tcpmodels.testbed.netns import Testbed
 from tcpmodels.testbed.topologies import PathSpec, dumbbell, fat_tree, single_link, two_path
-from tcpmodels.testbed.topology import Topology
+from tcpmodels.testbed.topology import QDISCS, Topology
 
-__all__ = ["RunResult", "load_config", "topology_from_config", "run_config"]
+__all__ = ["RunResult", "load_config", "topology_from_config", "capture_points", "run_config"]
 
 _MBIT = 1e6
 _MS = 1e-3
@@ -66,50 +67,87 @@ def load_config(path: str | Path) -> dict:
         raise ValueError(f"config file {path} is not valid TOML: {exc}") from exc
 
 
-def _known(section: str, table: dict, allowed: set[str]) -> None:
-    unknown = set(table) - allowed
-    if unknown:
-        raise ValueError(f"[{section}]: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
-
-
 def _path_spec(i: int, p: dict) -> PathSpec:
-    _known(f"topology.paths[{i}]", p, {"rate_mbps", "rtt_ms", "buffer_bytes", "buffer_packets", "loss", "qdisc"})
-    return PathSpec(rate_bps=p["rate_mbps"] * _MBIT if p.get("rate_mbps") is not None else None,
-                    rtt_s=p.get("rtt_ms", 0.0) * _MS, buffer_bytes=p.get("buffer_bytes"),
-                    buffer_packets=p.get("buffer_packets"), loss_rate=p.get("loss", 0.0), qdisc=p.get("qdisc", "tbf"))
+    t = Table(f"topology.paths[{i}]", p, {"rate_mbps", "rtt_ms", "buffer_bytes", "buffer_packets", "loss", "qdisc"})
+    rate = t.number("rate_mbps", unit="Mbit/s", default=None, low=0.001, high=1e5)
+    return PathSpec(rate_bps=rate * _MBIT if rate is not None else None,
+                    rtt_s=t.number("rtt_ms", unit="ms", default=0.0, low=0.0, high=20_000.0) * _MS,
+                    buffer_bytes=t.integer("buffer_bytes", unit="bytes", default=None, low=1514),
+                    buffer_packets=t.integer("buffer_packets", unit="packets", default=None, low=1),
+                    loss_rate=t.number("loss", unit="-", default=0.0, low=0.0, high=0.999),
+                    qdisc=t.string("qdisc", default="tbf", choices=QDISCS))
 
 
 def topology_from_config(cfg: dict) -> Topology:
-    """Build the :class:`Topology` described by the ``[topology]`` table."""
-    kind = cfg.get("kind")
+    """Build the :class:`Topology` described by the ``[topology]`` table.
+
+    Raises
+    ------
+    ConfigError
+        (a ``ValueError``) naming the table, the key, the value and what was expected.
+    """
+    kind = Table("topology", cfg, set(cfg) if isinstance(cfg, dict) else ()).string(
+        "kind", choices=("single_link", "two_path", "dumbbell", "fat_tree"), default=None)
     if kind in ("single_link", "two_path"):
-        _known("topology", cfg, {"kind", "paths"})
-        paths = [_path_spec(i, p) for i, p in enumerate(cfg.get("paths", []))]
+        t = Table("topology", cfg, {"kind", "paths"})
+        paths = [_path_spec(i, p) for i, p in enumerate(t.tables("paths"))]
         if kind == "single_link":
             if len(paths) != 1:
-                raise ValueError(f"[topology] single_link needs exactly one [[topology.paths]]; got {len(paths)}")
+                raise ConfigError(f"[topology] single_link needs exactly one [[topology.paths]]; got {len(paths)}")
             return single_link(paths[0])
-        if len(paths) < 2:
-            raise ValueError(f"[topology] two_path needs at least two [[topology.paths]]; got {len(paths)}")
+        if not 2 <= len(paths) <= 8:
+            raise ConfigError(f"[topology] two_path needs 2 to 8 [[topology.paths]]; got {len(paths)}")
         return two_path(paths)
     if kind == "dumbbell":
-        _known("topology", cfg, {"kind", "access_rtts_ms", "bottleneck_rate_mbps", "bottleneck_buffer_bytes",
-                                 "bottleneck_buffer_packets", "bottleneck_rtt_ms", "access_rate_mbps", "qdisc"})
-        return dumbbell(access_rtts_s=[x * _MS for x in cfg["access_rtts_ms"]],
-                        bottleneck_rate_bps=cfg["bottleneck_rate_mbps"] * _MBIT,
-                        bottleneck_buffer_bytes=cfg.get("bottleneck_buffer_bytes"),
-                        bottleneck_buffer_packets=cfg.get("bottleneck_buffer_packets"),
-                        bottleneck_rtt_s=cfg.get("bottleneck_rtt_ms", 0.0) * _MS,
-                        access_rate_bps=cfg["access_rate_mbps"] * _MBIT if cfg.get("access_rate_mbps") else None,
-                        qdisc=cfg.get("qdisc", "tbf"))
+        t = Table("topology", cfg, {"kind", "access_rtts_ms", "bottleneck_rate_mbps", "bottleneck_buffer_bytes",
+                                    "bottleneck_buffer_packets", "bottleneck_rtt_ms", "access_rate_mbps", "qdisc"})
+        access = t.number("access_rate_mbps", unit="Mbit/s", default=None, low=0.001, high=1e5)
+        return dumbbell(access_rtts_s=[x * _MS for x in t.numbers("access_rtts_ms", unit="ms", low=0.0)],
+                        bottleneck_rate_bps=t.number("bottleneck_rate_mbps", unit="Mbit/s", low=0.001,
+                                                     high=1e5) * _MBIT,
+                        bottleneck_buffer_bytes=t.integer("bottleneck_buffer_bytes", unit="bytes", default=None,
+                                                          low=1514),
+                        bottleneck_buffer_packets=t.integer("bottleneck_buffer_packets", unit="packets",
+                                                            default=None, low=1),
+                        bottleneck_rtt_s=t.number("bottleneck_rtt_ms", unit="ms", default=0.0, low=0.0) * _MS,
+                        access_rate_bps=access * _MBIT if access else None,
+                        qdisc=t.string("qdisc", default="tbf", choices=QDISCS))
     if kind == "fat_tree":
-        _known("topology", cfg, {"kind", "host_rate_mbps", "edge_agg_rate_mbps", "agg_core_rate_mbps",
-                                 "buffer_bytes", "link_delay_ms"})
-        return fat_tree(host_rate_bps=cfg.get("host_rate_mbps", 100) * _MBIT,
-                        edge_agg_rate_bps=cfg.get("edge_agg_rate_mbps", 200) * _MBIT,
-                        agg_core_rate_bps=cfg.get("agg_core_rate_mbps", 400) * _MBIT,
-                        buffer_bytes=cfg.get("buffer_bytes", 100_000), link_delay_s=cfg.get("link_delay_ms", 0.0) * _MS)
-    raise ValueError(f"[topology] kind must be 'single_link', 'two_path', 'dumbbell' or 'fat_tree'; got {kind!r}")
+        t = Table("topology", cfg, {"kind", "host_rate_mbps", "edge_agg_rate_mbps", "agg_core_rate_mbps",
+                                    "buffer_bytes", "link_delay_ms"})
+        rate = {k: t.number(k, unit="Mbit/s", default=d, low=0.001, high=1e5) * _MBIT
+                for k, d in (("host_rate_mbps", 100), ("edge_agg_rate_mbps", 200), ("agg_core_rate_mbps", 400))}
+        return fat_tree(host_rate_bps=rate["host_rate_mbps"], edge_agg_rate_bps=rate["edge_agg_rate_mbps"],
+                        agg_core_rate_bps=rate["agg_core_rate_mbps"],
+                        buffer_bytes=t.integer("buffer_bytes", unit="bytes", default=100_000, low=1514),
+                        link_delay_s=t.number("link_delay_ms", unit="ms", default=0.0, low=0.0) * _MS)
+    raise ConfigError(f"[topology] kind must be 'single_link', 'two_path', 'dumbbell' or 'fat_tree'; got {kind!r}")
+
+
+def _node(topo: Topology, section: str, key: str, name) -> str:
+    names = [n.name for n in topo.nodes]
+    if not isinstance(name, str) or name not in names:
+        raise ConfigError(f"[{section}] {key} must name a node of topology {topo.name} "
+                          f"({', '.join(names[:12])}{', ...' if len(names) > 12 else ''}); got {name!r}")
+    return name
+
+
+def capture_points(points, topo: Topology) -> list[tuple[str, str]]:
+    """``["node:interface", ...]`` -> (node, interface) pairs, each checked against the topology."""
+    if not isinstance(points, list):
+        raise ConfigError(f"[capture] points must be a list of 'node:interface' strings; got {points!r}")
+    out = []
+    for i, point in enumerate(points):
+        if not isinstance(point, str) or ":" not in point:
+            raise ConfigError(f"[capture] points[{i}] must be 'node:interface'; got {point!r}")
+        node, _, iface = point.partition(":")
+        _node(topo, "capture", f"points[{i}] node", node)
+        here = sorted(lk.name for lk in topo.links if node in (lk.a, lk.b))
+        if iface not in here:
+            raise ConfigError(f"[capture] points[{i}] {point!r}: node {node} has no interface {iface!r}; "
+                              f"its interfaces: {here}")
+        out.append((node, iface))
+    return out
 
 
 def _default_endpoints(topo: Topology) -> tuple[str | None, str | None]:
@@ -146,23 +184,29 @@ def _expand_traffic(items: list[dict], topo: Topology, rng: np.random.Generator)
     out, next_id = [], 1
     default_client, default_server = _default_endpoints(topo)
     for i, item in enumerate(items):
-        _known(f"traffic[{i}]", item, _TRAFFIC_KEYS)
-        kind = item.get("kind")
+        sec = f"traffic[{i}]"
+        t = Table(sec, item, _TRAFFIC_KEYS)
+        kind = t.string("kind", choices=("bulk", "probe", "poisson"))
         client = item.get("from", default_client)
         server = item.get("to", default_server)
         if client is None or server is None:
-            raise ValueError(f"traffic[{i}]: give 'from' and 'to' nodes for topology {topo.name}")
-        for node in (client, server):
-            topo.node(node)
-        dst = item.get("dst") or _node_addr(topo, server)
-        common = dict(cc=item.get("cc", "cubic"), direction=item.get("direction", "download"))
-        phase = int(item.get("phase", i))
+            raise ConfigError(f"[{sec}] give 'from' and 'to' nodes for topology {topo.name}")
+        _node(topo, sec, "from", client)
+        _node(topo, sec, "to", server)
+        dst = t.string("dst", default=None) or _node_addr(topo, server)
+        common = dict(cc=t.string("cc", default="cubic"),
+                      direction=t.string("direction", default="download", choices=("download", "upload")))
+        phase = t.integer("phase", unit="-", default=i, low=0)
+        mptcp = t.boolean("mptcp", default=False)
         if kind == "bulk":
             flows = []
-            for _ in range(int(item.get("parallel", 1))):
-                flows.append(wl.bulk_flow(flow_id=next_id, dst=dst, port=_PORT, size_bytes=item.get("size_bytes"),
-                                          duration_s=item.get("duration_s"), mptcp=bool(item.get("mptcp", False)),
-                                          sample_interval_s=item.get("sample_interval_ms", 100) * _MS, **common))
+            size = t.integer("size_bytes", unit="bytes", default=None, low=1)
+            duration = t.number("duration_s", unit="s", default=None, low=0.0, low_open=True, high=86_400)
+            interval = t.number("sample_interval_ms", unit="ms", default=100, low=1.0)
+            for _ in range(t.integer("parallel", unit="flows", default=1, low=1, high=1000)):
+                flows.append(wl.bulk_flow(flow_id=next_id, dst=dst, port=_PORT, size_bytes=size,
+                                          duration_s=duration, mptcp=mptcp,
+                                          sample_interval_s=interval * _MS, **common))
                 next_id += 1
         elif kind == "probe":
             meta = topo.meta
@@ -174,19 +218,24 @@ def _expand_traffic(items: list[dict], topo: Topology, rng: np.random.Generator)
             for p in chosen:
                 if not 0 <= p < len(pairs):
                     raise ValueError(f"traffic[{i}]: path {p} does not exist (0..{len(pairs) - 1})")
-            flows = wl.probe_flows(first_id=next_id, size_bytes=int(item["size_bytes"]),
+            flows = wl.probe_flows(first_id=next_id, size_bytes=t.integer("size_bytes", unit="bytes", low=1),
                                    paths=[pairs[p] for p in chosen], port=_PORT, cc=common["cc"],
-                                   gap_s=item.get("gap_s", 0.5), direction=common["direction"])
+                                   gap_s=t.number("gap_s", unit="s", default=0.5, low=0.0),
+                                   direction=common["direction"])
             for f, p in zip(flows, chosen):
                 f["path"] = p
             next_id += len(flows)
         elif kind == "poisson":
-            flows = wl.poisson_flows(rng=rng, first_id=next_id, arrival_rate_per_s=float(item["arrival_rate_per_s"]),
-                                     duration_s=float(item["duration_s"]), size_dist=dict(item["size"]), dst=dst,
-                                     port=_PORT, mptcp=bool(item.get("mptcp", False)), **common)
+            if not isinstance(item.get("size"), dict):
+                raise ConfigError(f"[{sec}] size must be a table describing the flow size distribution; "
+                                  f"got {item.get('size')!r}")
+            flows = wl.poisson_flows(rng=rng, first_id=next_id,
+                                     arrival_rate_per_s=t.number("arrival_rate_per_s", unit="1/s", low=0.0,
+                                                                 low_open=True, high=1e5),
+                                     duration_s=t.number("duration_s", unit="s", low=0.0, low_open=True,
+                                                         high=86_400),
+                                     size_dist=dict(item["size"]), dst=dst, port=_PORT, mptcp=mptcp, **common)
             next_id += len(flows)
-        else:
-            raise ValueError(f"traffic[{i}]: kind must be 'bulk', 'probe' or 'poisson'; got {kind!r}")
         out.append((phase, client, server, flows))
     return out
 
@@ -203,36 +252,32 @@ def run_config(config: dict | str | Path, *, out_dir: str | Path | None = None, 
     ------
     PrivilegeError
         Without root, before anything is created.
-    ValueError
-        A config error, naming the table and key.
+    ConfigError
+        (a ``ValueError``) a config error, naming the table, the key, the value and what was expected;
+        raised before any namespace exists.
     """
     config_path = None
     if not isinstance(config, dict):
         config_path = str(Path(config).resolve())
         config = load_config(config)
-    _known("top level", config, {"run", "topology", "capture", "traffic"})
-    run_cfg = dict(config.get("run", {}))
-    _known("run", run_cfg, {"name", "seed", "out_dir"})
-    name = run_cfg.get("name", "run")
-    seed = int(run_cfg.get("seed", 0))
-    topo = topology_from_config(dict(config.get("topology", {})))
+    Table("top level", config, {"run", "topology", "capture", "traffic"})
+    run_cfg = Table("run", config.get("run", {}), {"name", "seed", "out_dir"})
+    name = safe_run_name(run_cfg.string("name", default="run"))
+    seed = run_cfg.integer("seed", unit="-", default=0, low=0, high=2**63 - 1)
+    base = Path(out_dir or run_cfg.string("out_dir", default="runs"))
+    topo = topology_from_config(config.get("topology", {}))
     rng = np.random.default_rng(seed)
-    phases_raw = _expand_traffic(list(config.get("traffic", [])), topo, rng)
-    cap_cfg = dict(config.get("capture", {}))
-    _known("capture", cap_cfg, {"points", "snaplen_bytes"})
-    points = []
-    for point in cap_cfg.get("points", []):
-        node, _, iface = point.partition(":")
-        if not iface:
-            raise ValueError(f"[capture] points must be 'node:interface'; got {point!r}")
-        topo.node(node)
-        points.append((node, iface))
-    snaplen = int(cap_cfg.get("snaplen_bytes", 128))
+    traffic = config.get("traffic", [])
+    if not isinstance(traffic, list):
+        raise ConfigError(f"[[traffic]] must be an array of tables; got {traffic!r}")
+    phases_raw = _expand_traffic(traffic, topo, rng)
+    cap_cfg = Table("capture", config.get("capture", {}), {"points", "snaplen_bytes"})
+    points = capture_points(cap_cfg.table.get("points", []), topo)
+    snaplen = cap_cfg.integer("snaplen_bytes", unit="bytes", default=128, low=64, high=262144)
     require_privileges()
 
     tb = Testbed(topo, run_id=run_id, seed=seed)
-    base = Path(out_dir or run_cfg.get("out_dir", "runs"))
-    run_dir = (base / f"{name}-{tb.run_id}").resolve()
+    run_dir = confined_run_dir(base, f"{name}-{tb.run_id}")
     run_dir.mkdir(parents=True, exist_ok=True)
     record = {
         "run_id": tb.run_id, "name": name, "seed": seed, "config": config, "config_path": config_path,

@@ -26,10 +26,21 @@ from typing import Iterator
 
 import numpy as np
 
-__all__ = ["RecordBatch", "CaptureFileError", "iter_batches", "MAX_RECORD_BYTES"]
+__all__ = ["RecordBatch", "CaptureFileError", "iter_batches", "MAX_RECORD_BYTES", "MIN_CHUNK_BYTES",
+           "MAX_GZIP_EXPANSION"]
 
 #: Largest record accepted (libpcap's MAXIMUM_SNAPLEN); a longer one means a corrupt file.
 MAX_RECORD_BYTES = 262144
+#: Smallest ``chunk_bytes`` accepted: below a page the per-read overhead dominates and 0 would read nothing.
+MIN_CHUNK_BYTES = 4096
+#: Default limit on decompressed / compressed size of a gzip capture. Packet captures compress 2-20x
+#: (headers repeat, payloads do not); a ratio of 1000 is a file of repeated zeros (a decompression bomb:
+#: 1.2 MB expanding to 40 million empty records took 35 s and 0.8 GB before this guard).
+MAX_GZIP_EXPANSION = 1000.0
+#: Decompressed bytes below which the expansion guard never fires (small files are cheap whatever they hold).
+_GZIP_GUARD_FLOOR_BYTES = 64 << 20
+#: Largest |timestamp| the packet table holds: int64 nanoseconds since 1970 (years 1678-2262). [ns]
+_MAX_NS = (1 << 63) - 1
 #: Bytes appended to every chunk so that fixed-width gathers never read outside it.
 PAD_BYTES = 512
 
@@ -75,6 +86,8 @@ class _State:
     records: int = 0
     truncated_tail_bytes: int = 0
     longer_than_snaplen: int = 0
+    wire_shorter_than_captured: int = 0
+    unrepresentable_timestamps: int = 0
     link_types: set = field(default_factory=set)
     # pcapng
     interfaces: list = field(default_factory=list)  # (link_type, snaplen, resol_num, resol_den_pow, offset_s)
@@ -82,12 +95,61 @@ class _State:
     endian: str = "<"
 
 
-def _open(path: str):
+class _GuardedGzip:
+    """A gzip stream that refuses to expand beyond ``max_expansion`` times the compressed file size."""
+
+    def __init__(self, path: str, max_expansion: float | None) -> None:
+        self._fh = gzip.open(path, "rb")
+        self._path = path
+        self._compressed = os.path.getsize(path)
+        self._limit = None if max_expansion is None else max(_GZIP_GUARD_FLOOR_BYTES,
+                                                              max_expansion * self._compressed)
+        self._max_expansion = max_expansion
+        self._read = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._fh.read(n)
+        self._read += len(data)
+        if self._limit is not None and self._read > self._limit:
+            raise CaptureFileError(
+                f"{self._path}: gzip data expands more than {self._max_expansion:g} times "
+                f"({self._compressed} bytes compressed, over {self._read} decompressed); captures compress "
+                "2-20 times, so this looks like a decompression bomb. Pass max_gzip_expansion=None "
+                "(or a larger limit) to read it anyway")
+        return data
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._fh.close()
+
+
+def _open(path: str, max_gzip_expansion: float | None = MAX_GZIP_EXPANSION):
     with open(path, "rb") as fh:
         head = fh.read(2)
     if head == b"\x1f\x8b":
-        return gzip.open(path, "rb")
+        return _GuardedGzip(path, max_gzip_expansion)
     return open(path, "rb")
+
+
+def check_chunk_bytes(chunk_bytes) -> int:
+    """Validate the ``chunk_bytes`` argument of the readers: an integer of at least :data:`MIN_CHUNK_BYTES`."""
+    if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer)):
+        raise TypeError(f"chunk_bytes [bytes] must be an integer; got {chunk_bytes!r} "
+                        f"({type(chunk_bytes).__name__})")
+    if chunk_bytes < MIN_CHUNK_BYTES:
+        raise ValueError(f"chunk_bytes [bytes] must be at least {MIN_CHUNK_BYTES}; got {chunk_bytes}")
+    return int(chunk_bytes)
+
+
+def _check_expansion(max_gzip_expansion) -> None:
+    if max_gzip_expansion is None:
+        return
+    if isinstance(max_gzip_expansion, bool) or not isinstance(max_gzip_expansion, (int, float, np.number)) \
+            or not np.isfinite(max_gzip_expansion) or max_gzip_expansion < 1:
+        raise ValueError(f"max_gzip_expansion [-] must be a finite number >= 1, or None for no limit; "
+                         f"got {max_gzip_expansion!r}")
 
 
 def _gather(buf: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:
@@ -96,7 +158,8 @@ def _gather(buf: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:
 
 
 def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
-                 chunk_bytes: int = 32 << 20) -> Iterator[RecordBatch]:
+                 chunk_bytes: int = 32 << 20, *,
+                 max_gzip_expansion: float | None = MAX_GZIP_EXPANSION) -> Iterator[RecordBatch]:
     """Yield :class:`RecordBatch` objects for every packet record of a capture file.
 
     Parameters
@@ -105,16 +168,34 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
         Classic pcap (µs or ns, either byte order) or pcapng, optionally gzip-compressed.
     state_out : dict, optional
         Filled at the end with ``records``, ``truncated_tail_bytes``,
-        ``longer_than_snaplen`` and ``link_types``.
+        ``longer_than_snaplen``, ``wire_shorter_than_captured``,
+        ``unrepresentable_timestamps`` and ``link_types``.
     chunk_bytes : int
-        Bytes of (decompressed) file handled at once. [bytes]
+        Bytes of (decompressed) file handled at once; at least :data:`MIN_CHUNK_BYTES`. [bytes]
+    max_gzip_expansion : float or None
+        Largest ratio of decompressed to compressed size accepted for a gzip file
+        (checked once more than 64 MiB are decompressed); ``None`` for no limit. [-]
+
+    Notes
+    -----
+    Records are kept as the file has them, with two exceptions that are counted in
+    ``state_out``: a wire length shorter than the captured length is raised to the
+    captured length (``wire_shorter_than_captured``), and a record whose timestamp
+    cannot be held as int64 nanoseconds since 1970 (after 2262 or before 1678, e.g.
+    a corrupt pcapng ``if_tsresol``) is dropped (``unrepresentable_timestamps``).
 
     Raises
     ------
     CaptureFileError
         Empty file, unknown magic number, a corrupt record length, a pcapng packet
-        naming an undefined interface; the message names file and offset.
+        naming an undefined interface, an interface whose ``if_tsresol`` or
+        ``if_tsoffset`` no 64-bit timestamp can hold, a gzip file that expands beyond
+        ``max_gzip_expansion``; the message names file and offset.
+    ValueError, TypeError
+        For a ``chunk_bytes`` or ``max_gzip_expansion`` out of range.
     """
+    chunk_bytes = check_chunk_bytes(chunk_bytes)
+    _check_expansion(max_gzip_expansion)
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"capture file not found: {path}")
@@ -122,7 +203,7 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
         raise CaptureFileError(f"{path}: file is empty (0 bytes), not a capture")
     st = _State(path=path)
     try:
-        with _open(path) as fh:
+        with _open(path, max_gzip_expansion) as fh:
             try:
                 magic = fh.read(4)
             except (OSError, EOFError, zlib.error) as exc:
@@ -143,7 +224,10 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
         raise CaptureFileError(f"{path}: cannot read compressed data: {exc}") from None
     if state_out is not None:
         state_out.update(records=st.records, truncated_tail_bytes=st.truncated_tail_bytes,
-                         longer_than_snaplen=st.longer_than_snaplen, link_types=tuple(sorted(st.link_types)))
+                         longer_than_snaplen=st.longer_than_snaplen,
+                         wire_shorter_than_captured=st.wire_shorter_than_captured,
+                         unrepresentable_timestamps=st.unrepresentable_timestamps,
+                         link_types=tuple(sorted(st.link_types)))
 
 
 def _classic(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordBatch]:
@@ -184,12 +268,13 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordB
             sec, frac, incl, orig = hdr[:, 0], hdr[:, 1], hdr[:, 2], hdr[:, 3]
             st.longer_than_snaplen += int(np.count_nonzero(incl > snaplen))
             n = len(o)
-            yield RecordBatch(
+            # unsigned 32-bit seconds reach 2106; fractions are < 1e9 in a valid file but are not trusted
+            ts_ns, ok = _checked_linear(sec, 1_000_000_000, frac * ns_per_tick)
+            yield _finish_batch(st, RecordBatch(
                 buf=buf, data_offset=o + 16, captured_bytes=incl.astype(np.uint32),
-                wire_bytes=orig.astype(np.uint32), timestamp_ns=sec * 1_000_000_000 + frac * ns_per_tick,
+                wire_bytes=orig.astype(np.uint32), timestamp_ns=ts_ns,
                 interface_id=np.zeros(n, np.uint16), link_type=np.full(n, link_type, np.int32),
-                frame_index=np.arange(st.records, st.records + n, dtype=np.int64))
-            st.records += n
+                frame_index=np.arange(st.records, st.records + n, dtype=np.int64)), ok)
         carry = chunk[pos:]
         file_pos += pos
         if not data:
@@ -197,22 +282,59 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordB
             return
 
 
+def _finish_batch(st: _State, batch: RecordBatch, ts_ok: np.ndarray) -> RecordBatch:
+    """Count the batch's records, raise short wire lengths, drop records with unrepresentable timestamps."""
+    n = len(batch)
+    st.records += n
+    short = batch.wire_bytes < batch.captured_bytes
+    if short.any():
+        st.wire_shorter_than_captured += int(np.count_nonzero(short))
+        batch.wire_bytes = np.maximum(batch.wire_bytes, batch.captured_bytes)
+    if not ts_ok.all():
+        st.unrepresentable_timestamps += int(np.count_nonzero(~ts_ok))
+        for name in ("data_offset", "captured_bytes", "wire_bytes", "timestamp_ns", "interface_id", "link_type",
+                     "frame_index"):
+            setattr(batch, name, getattr(batch, name)[ts_ok])
+    return batch
+
+
+def _checked_linear(ticks: np.ndarray, scale: int, extra: np.ndarray | int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``ticks * scale + extra`` in int64 with a mask of the rows that did not overflow.
+
+    ``ticks`` are non-negative integers below 2**64 held in int64 or uint64; rows whose
+    exact result lies outside int64 get 0 and ``False`` in the mask.
+    """
+    t = np.asarray(ticks).astype(np.uint64, copy=False)
+    extra = np.asarray(extra, dtype=np.int64)
+    limit = np.uint64(_MAX_NS // scale) if scale else np.uint64(_MAX_NS)
+    ok = t <= limit
+    safe = np.where(ok, t, 0).astype(np.int64)
+    base = safe * np.int64(scale)
+    with np.errstate(over="ignore"):
+        out = base + extra
+    ok &= ~((extra > 0) & (out < base))  # extra is small and non-negative in every caller; guard anyway
+    return np.where(ok, out, 0), ok
+
+
 def _tsresol(value: int) -> tuple[int, int]:
     """if_tsresol -> (base, exponent): ticks are base**-exponent seconds."""
     return (2, value & 0x7F) if value & 0x80 else (10, value)
 
 
-def _ticks_to_ns(ticks: np.ndarray, base: int, exp: int) -> np.ndarray:
-    ticks = ticks.astype(np.int64)
+def _ticks_to_ns(ticks: np.ndarray, base: int, exp: int) -> tuple[np.ndarray, np.ndarray]:
+    """pcapng 64-bit ticks of base**-exp seconds -> (int64 ns since the interface's epoch, representable mask)."""
+    t = np.asarray(ticks).astype(np.uint64, copy=False)
     if base == 10:
         if exp <= 9:
-            return ticks * 10 ** (9 - exp)
-        return ticks // 10 ** (exp - 9)
-    if exp > 32:  # finer than 2**-32 s: keep the integer part exact, round the fraction
-        return (ticks >> exp) * 1_000_000_000 + ((ticks & ((1 << exp) - 1)) >> (exp - 32)) * 1_000_000_000 >> 32
-    whole = ticks >> exp
-    frac = ticks & ((1 << exp) - 1)
-    return whole * 1_000_000_000 + ((frac * 1_000_000_000) >> exp)
+            return _checked_linear(t, 10 ** (9 - exp))
+        return (t // np.uint64(10 ** (exp - 9))).astype(np.int64), np.ones(len(t), bool)
+    whole = t >> np.uint64(exp)
+    frac = t & np.uint64((1 << exp) - 1)
+    if exp > 32:  # finer than 2**-32 s: keep the integer part exact, round the fraction to 2**-32 s
+        frac_ns = ((frac >> np.uint64(exp - 32)) * np.uint64(1_000_000_000)) >> np.uint64(32)
+    else:
+        frac_ns = (frac * np.uint64(1_000_000_000)) >> np.uint64(exp)
+    return _checked_linear(whole, 1_000_000_000, frac_ns.astype(np.int64))
 
 
 def _parse_idb(st: _State, body: bytes, file_off: int) -> None:
@@ -229,8 +351,17 @@ def _parse_idb(st: _State, body: bytes, file_off: int) -> None:
             break
         if code == 9 and length >= 1:
             base, exp = _tsresol(val[0])
+            if exp > (19 if base == 10 else 63):
+                raise CaptureFileError(
+                    f"{st.path}: offset {file_off}: interface {len(st.interfaces)} has if_tsresol {val[0]:#04x} "
+                    f"(ticks of {base}^-{exp} s); a 64-bit timestamp cannot hold that: expected at most 10^-19 s "
+                    "(a byte up to 19) or 2^-63 s (a byte up to 0xbf)")
         elif code == 14 and length >= 8:
             offset_s = struct.unpack(e + "q", val[:8])[0]
+            if abs(offset_s) > _MAX_NS // 1_000_000_000:
+                raise CaptureFileError(
+                    f"{st.path}: offset {file_off}: interface {len(st.interfaces)} has if_tsoffset {offset_s} s; "
+                    f"expected at most {_MAX_NS // 1_000_000_000} s in magnitude (int64 nanoseconds, 1678-2262)")
         pos += 4 + ((length + 3) & ~3)
     st.interfaces.append((link_type, snaplen, base, exp, offset_s))
     st.link_types.add(link_type)
@@ -331,16 +462,22 @@ def _pcapng_batch(chunk: bytes, blocks: list, st: _State) -> RecordBatch | None:
         raise CaptureFileError(f"{st.path}: packet block {st.records + i}: captured length {cap[i]} does not fit in "
                                f"its block of {blen[i]} bytes; the file is corrupt")
     ts_ns = np.zeros(n, np.int64)
+    ts_ok = np.ones(n, bool)
     link = np.zeros(n, np.int32)
     for g in np.unique(gif):
         sel = gif == g
         link_type, snaplen, base, exp, offset_s = st.interfaces[g]
-        ts_ns[sel] = _ticks_to_ns(ticks[sel], base, exp) + offset_s * 1_000_000_000
+        ns, ok = _ticks_to_ns(ticks[sel], base, exp)
+        with np.errstate(over="ignore"):
+            shifted = ns + np.int64(offset_s * 1_000_000_000)
+        # adding an offset of either sign overflows exactly when the sign of the sum flips the wrong way
+        ok &= ~((offset_s > 0) & (shifted < ns)) & ~((offset_s < 0) & (shifted > ns))
+        ts_ns[sel] = np.where(ok, shifted, 0)
+        ts_ok[sel] = ok
         link[sel] = link_type
         if snaplen:
             st.longer_than_snaplen += int(np.count_nonzero(cap[sel] > snaplen))
     batch = RecordBatch(buf=buf, data_offset=data_off, captured_bytes=cap.astype(np.uint32),
                         wire_bytes=orig.astype(np.uint32), timestamp_ns=ts_ns, interface_id=gif.astype(np.uint16),
                         link_type=link, frame_index=np.arange(st.records, st.records + n, dtype=np.int64))
-    st.records += n
-    return batch
+    return _finish_batch(st, batch, ts_ok)

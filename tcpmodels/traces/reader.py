@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .decode import LINK_TYPES, decode_batch
-from .pcapfile import iter_batches
+from .pcapfile import MAX_GZIP_EXPANSION, iter_batches
 from .schema import ReadAccounting, conform, empty_table
 
 __all__ = ["read_pcap", "TraceWarning", "ENGINES"]
@@ -29,7 +29,12 @@ class TraceWarning(UserWarning):
     """Something in a capture was skipped or looks wrong; the message names it and counts it."""
 
 
-def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: int = 32 << 20) -> pd.DataFrame:
+#: Timestamps after this (2100-01-01T00:00:00Z) are flagged as implausible (kept, counted). [ns]
+_YEAR_2100_NS = 4_102_444_800 * 1_000_000_000
+
+
+def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: int = 32 << 20,
+              max_gzip_expansion: float | None = MAX_GZIP_EXPANSION) -> pd.DataFrame:
     """Read a capture file into the packet table (one row per TCP segment).
 
     Parameters
@@ -43,7 +48,10 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
         ``pyshark`` drives tshark through pyshark, giving Wireshark's full dissection
         (very slow: thousands of packets per second).
     chunk_bytes : int
-        Native engine: bytes of decompressed file decoded at once; bounds memory. [bytes]
+        Native engine: bytes of decompressed file decoded at once (at least 4096); bounds memory. [bytes]
+    max_gzip_expansion : float or None
+        Native engine: refuse a gzip file that decompresses to more than this many times its
+        size (a decompression bomb); ``None`` reads it anyway. [-]
 
     Returns
     -------
@@ -54,21 +62,23 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     Warns
     -----
     TraceWarning
-        Naming and counting records skipped (by reason), a truncated last record,
-        options cut by the snap length, records longer than the snap length and
-        timestamps that go backwards.
+        Naming and counting records skipped (by reason, including timestamps no
+        int64 nanosecond count can hold), a truncated last record, options cut by
+        the snap length, records longer than the snap length, wire lengths shorter
+        than the captured length, timestamps that go backwards and timestamps before
+        1970 or after 2100.
 
     Raises
     ------
     tcpmodels.traces.pcapfile.CaptureFileError
         If the file is empty, not a capture, or corrupt (message names file and offset).
     ValueError
-        For an unknown engine.
+        For an unknown engine, or ``chunk_bytes`` / ``max_gzip_expansion`` out of range.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
     if engine == "native":
-        table, acc = _read_native(path, chunk_bytes)
+        table, acc = _read_native(path, chunk_bytes, max_gzip_expansion)
     else:
         from . import engines
 
@@ -78,12 +88,12 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     return table
 
 
-def _read_native(path, chunk_bytes: int) -> tuple[pd.DataFrame, ReadAccounting]:
+def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None) -> tuple[pd.DataFrame, ReadAccounting]:
     state: dict = {}
     parts: list[dict] = []
     skipped: dict[str, int] = {}
     notes = {"options_truncated": 0}
-    for batch in iter_batches(path, state, chunk_bytes=chunk_bytes):
+    for batch in iter_batches(path, state, chunk_bytes=chunk_bytes, max_gzip_expansion=max_gzip_expansion):
         cols, sk, nt = decode_batch(batch)
         parts.append(cols)
         for k, v in sk.items():
@@ -96,7 +106,11 @@ def _read_native(path, chunk_bytes: int) -> tuple[pd.DataFrame, ReadAccounting]:
         table = _finish(cols)
     ts = table["timestamp_ns"].to_numpy()
     notes["timestamps_out_of_order"] = int(np.count_nonzero(ts[1:] < ts[:-1]))
+    notes["timestamps_before_1970_or_after_2100"] = int(np.count_nonzero((ts < 0) | (ts > _YEAR_2100_NS)))
     notes["longer_than_snaplen"] = state.get("longer_than_snaplen", 0)
+    notes["wire_shorter_than_captured"] = state.get("wire_shorter_than_captured", 0)
+    if state.get("unrepresentable_timestamps"):
+        skipped["unrepresentable_timestamp"] = state["unrepresentable_timestamps"]
     acc = ReadAccounting(path=os.fspath(path), engine="native", records_read=state.get("records", 0),
                          tcp_parsed=len(table), skipped=skipped,
                          truncated_tail_bytes=state.get("truncated_tail_bytes", 0),
@@ -147,7 +161,11 @@ def _warn(acc: ReadAccounting) -> None:
         msgs.append(f"file ends in the middle of a record: last {acc.truncated_tail_bytes} bytes ignored")
     labels = {"options_truncated": "TCP headers with options cut by the snap length (options not read)",
               "longer_than_snaplen": "records longer than the file's snap length (kept)",
-              "timestamps_out_of_order": "records with a timestamp earlier than the previous one (file order kept)"}
+              "timestamps_out_of_order": "records with a timestamp earlier than the previous one (file order kept)",
+              "timestamps_before_1970_or_after_2100": "records timestamped before 1970 or after 2100 (kept; "
+                                                      "a corrupt header or an unset clock?)",
+              "wire_shorter_than_captured": "records whose wire length is shorter than their captured length "
+                                            "(wire length raised to the captured length)"}
     for key, count in acc.notes.items():
         msgs.append(f"{count} {labels.get(key, key)}")
     if msgs:

@@ -59,7 +59,8 @@ Accounting
 available as a dict through ``to_dict()``): records read, TCP packets parsed, records
 skipped by reason, bytes of a truncated last record, and notes that do not drop a
 packet (records longer than the snap length, options cut by the snap length,
-timestamps out of order). The invariant ``records_read == tcp_parsed + sum(skipped)``
+timestamps out of order, timestamps before 1970 or after 2100, wire lengths shorter
+than the captured length). The invariant ``records_read == tcp_parsed + sum(skipped)``
 is checked before the table is returned.
 
 Skip reasons: ``not_ip`` (e.g. ARP), ``not_tcp`` (UDP, ICMP, ...), ``ip_fragment``
@@ -68,7 +69,9 @@ set; the reassembled TCP segment is not reconstructed), ``truncated_headers`` (t
 captured bytes end before the 20-byte TCP header is complete), ``bad_header`` (an
 IP or TCP header field is impossible, e.g. IHL < 5), ``unknown_link_type`` (a
 link type this reader does not decode; the warning names it), ``ipsec_esp``
-(encrypted, no TCP header visible).
+(encrypted, no TCP header visible), ``unrepresentable_timestamp`` (a timestamp
+that int64 nanoseconds since 1970 cannot hold: after 2262, e.g. from a corrupt
+pcapng ``if_tsresol``).
 """
 
 from __future__ import annotations
@@ -130,7 +133,7 @@ COLUMNS: dict[str, str] = {
 FIN, SYN, RST, PSH, ACK, URG, ECE, CWR, AE = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x100
 
 SKIP_REASONS = ("not_ip", "not_tcp", "ip_fragment", "truncated_headers", "bad_header",
-                "unknown_link_type", "ipsec_esp")
+                "unknown_link_type", "ipsec_esp", "unrepresentable_timestamp")
 
 #: Sentinel for absent integer options.
 ABSENT = {"mss": -1, "window_scale": -1, "mptcp_subtype": -1}

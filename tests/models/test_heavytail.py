@@ -91,8 +91,9 @@ def test_kinds_and_nan_propagate():
         (lambda: pareto_median(1.0, 0.0), r"alpha \[-\] must be in \(0, inf\); got 0"),
         (lambda: pareto_alpha_from_median_ratio(1.0), r"median_over_mean \[-\] must be in \(0, 1\); got 1"),
         (lambda: hurst_from_alpha(1.0), r"alpha \[-\] must be in \(1, inf\); got 1"),
-        (lambda: Pareto(scale=0.0, alpha=1.5), r"scale \[x\] must be in \(0, inf\]; got 0"),
-        (lambda: Pareto(scale=1.0, alpha=np.nan), r"alpha \[-\] must be finite"),
+        (lambda: Pareto(scale=0.0, alpha=1.5), r"scale \[x\] must be in \(0, inf\); got 0"),
+        (lambda: Pareto(scale=1.0, alpha=np.inf), r"alpha \[-\] must be in \(0, inf\); got inf"),
+        (lambda: Pareto(scale=1.0, alpha=np.nan), r"alpha \[-\] must be a number, not NaN"),
     ],
 )
 def test_errors_name_the_parameter(call, match):
