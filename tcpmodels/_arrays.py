@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["ReturnKind", "broadcast", "wrap", "check_range"]
+__all__ = ["ReturnKind", "broadcast", "wrap", "check_range", "check_scalar"]
 
 
 @dataclass(frozen=True)
@@ -131,3 +131,26 @@ def check_range(
         raise ValueError(
             f"{name} [{unit}] must be in {lo_br}{_fmt(low)}, {_fmt(high)}{hi_br}; got {first:g}{more}"
         )
+
+
+def check_scalar(name: str, value: Any, unit: str, **interval: Any) -> float:
+    """Return ``value`` as a float after checking it is one number, not NaN, inside the interval.
+
+    For parameters that cannot broadcast (a time step, a duration of one
+    simulation). ``interval`` takes the keywords of :func:`check_range`
+    (``low``, ``high``, ``low_open``, ``high_open``).
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is a bool or not a scalar.
+    ValueError
+        If it is NaN or outside the interval; the message names the parameter and unit.
+    """
+    if isinstance(value, (bool, np.bool_)) or not np.isscalar(value):
+        raise TypeError(f"{name} [{unit}] must be a single number; got {value!r}")
+    v = float(value)
+    if np.isnan(v):
+        raise ValueError(f"{name} [{unit}] must be a number, not NaN")
+    check_range(name, v, unit=unit, **interval)
+    return v

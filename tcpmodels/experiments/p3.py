@@ -81,6 +81,7 @@ from pathlib import Path
 
 from tcpmodels.experiments._campaign import ServerTestbed
 from tcpmodels.models.cubic import x_power_law_params
+from tcpmodels.models.fairness import jain_index
 
 __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "kernel_plan", "KernelSession", "run_kernel_campaign",
            "summarize_flow_samples", "kernel_frame", "ns3_plan", "ns3_config", "run_ns3", "ns3_frame",
@@ -93,41 +94,6 @@ SCHEMA = 1
 NS3_PHASES = ("main0", "slider0", "main1", "slider1", "main2")
 #: CUBIC variants of the ns-3 grid: standard ns-3 TcpCubic, and TcpCubicX in each reading of eq. (4)
 NS3_KINDS = ("standard", "multiply", "divide")
-
-
-def jain_index(a, b):
-    """Jain's fairness index of two throughputs, ``(a + b)^2 / (2 (a^2 + b^2))``, in [0.5, 1]. [-]
-
-    Parameters
-    ----------
-    a, b : float or array_like
-        Throughputs of the two flows (any one unit). [bit/s]
-
-    Returns
-    -------
-    float or ndarray
-        1 for equal shares, 0.5 when one flow takes everything; NaN if both are 0.
-
-    References
-    ----------
-    .. [1] Jain, Chiu, Hawe, DEC-TR-301 (1984).
-
-    Examples
-    --------
-    >>> jain_index(50.0, 50.0), jain_index(100.0, 0.0)
-    (1.0, 0.5)
-    """
-    import numpy as np
-
-    a, b = np.asarray(a, float), np.asarray(b, float)
-    if np.any(a < 0) or np.any(b < 0):
-        raise ValueError(f"throughputs [bit/s] must be >= 0; got {a}, {b}")
-    den = 2.0 * (a * a + b * b)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(den > 0, (a + b) ** 2 / np.where(den > 0, den, 1.0), np.nan)
-    return float(out) if out.ndim == 0 else out
-
-
 
 
 @dataclass(frozen=True, kw_only=True)
