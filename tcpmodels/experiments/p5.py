@@ -203,12 +203,12 @@ DEFAULT_CONFIG = P5Config()
 def _builder_version() -> str:
     """Hash of the code a caterpillar run depends on (not the whole sim modules: other topologies change there)."""
     from tcpmodels.sim import run as simrun  # noqa: PLC0415
-    from tcpmodels.sim import scenarios  # noqa: PLC0415
+    from tcpmodels.sim import blocks, scenarios  # noqa: PLC0415
     from tcpmodels.sim.config import Caterpillar, Link, PoissonFlows, SizeDistribution, TcpOptions  # noqa: PLC0415
 
     h = hashlib.sha256()
-    for obj in (scenarios.build_caterpillar, scenarios._Net, scenarios._flow_schedule, scenarios._install_flow,
-                scenarios._set_tcp_defaults, scenarios._socket_type, simrun.simulate, Caterpillar, Link,
+    for obj in (scenarios.build_caterpillar, blocks.Net, blocks.flow_schedule, blocks.install_flow,
+                blocks.set_tcp_defaults, blocks.set_socket_type, simrun.simulate, Caterpillar, Link,
                 PoissonFlows, SizeDistribution, TcpOptions):
         h.update(inspect.getsource(obj).encode())
     return h.hexdigest()[:16]

@@ -43,6 +43,7 @@ import hashlib
 import ipaddress
 from typing import Any
 
+from tcpmodels.sim.blocks import FIRST_PORT, Built, Net, set_tcp_defaults, watched_sink
 from tcpmodels.sim.config import FatTree
 
 __all__ = [
@@ -238,7 +239,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
 
     Returns
     -------
-    tcpmodels.sim.scenarios.Built
+    tcpmodels.sim.blocks.Built
         One ``flows`` row per connection (one sink each); ``devices`` holds
         every link end as ``"{from}->{to}"``; ``finish`` adds the per-plane
         delivered bytes.
@@ -248,9 +249,8 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
 
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
     from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
-    from tcpmodels.sim.scenarios import FIRST_PORT, Built, _Net, _set_tcp_defaults, _watched_sink  # noqa: PLC0415
 
-    _set_tcp_defaults(ns, config.tcp)
+    set_tcp_defaults(ns, config.tcp)
     mp = load_lia(ns)
     ft = _load_plane_rx()
     built = Built()
@@ -265,7 +265,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
     built.keep.append(nodes)
     ns.InternetStackHelper().Install(nodes)
 
-    net = _Net(ns)
+    net = Net(ns)
     # transit /30s in 10.100.0.0/16 as in the testbed (10.0.0.0/8 below 10.64 holds the plane addresses)
     net.addr.SetBase(ns.Ipv4Address("10.100.0.0"), ns.Ipv4Mask("255.255.255.252"))
     built.keep.append(net)
@@ -313,7 +313,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
         src, dst = node[f"h{conn.src}"], node[f"h{conn.dst}"]
         port = FIRST_PORT + k
         mp.NewConn(k, conn.size_bytes or 0)
-        helper, sinks, path = _watched_sink(ns, dst, port, conn.size_bytes, lambda sink, k=k: ft.WatchPlanes(sink, k))
+        helper, sinks, path = watched_sink(ns, dst, port, conn.size_bytes, lambda sink, k=k: ft.WatchPlanes(sink, k))
         cc = "ns3::TcpLia" if conn.coupled else f"ns3::{conn.variant}"
         for j, c in enumerate(planes[k]):
             trace_id = 4 * k + j if config.trace_cwnd else -1
