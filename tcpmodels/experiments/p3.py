@@ -667,7 +667,7 @@ def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, plan:
     """
     import pandas as pd
 
-    from tcpmodels.sweep import _canonical_json, _read_cached
+    from tcpmodels.sweep import canonical_json, read_cached
 
     plan = ns3_plan(config) if plan is None else plan
     cache = Path(cache_dir)
@@ -677,7 +677,7 @@ def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, plan:
         if not (cfg_path.parent / "value.pkl").exists():
             continue
         try:
-            text = _canonical_json(json.loads(cfg_path.read_text()))
+            text = canonical_json(json.loads(cfg_path.read_text()))
         except ValueError:
             continue
         mtime = cfg_path.stat().st_mtime
@@ -685,10 +685,10 @@ def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, plan:
             entries[text] = (mtime, key)
     rows = []
     for r in plan:
-        hit_entry = entries.get(_canonical_json(ns3_config(config, r)))
+        hit_entry = entries.get(canonical_json(ns3_config(config, r)))
         if hit_entry is None:
             continue
-        hit, value = _read_cached(cache, hit_entry[1])
+        hit, value = read_cached(cache, hit_entry[1])
         if hit:
             rows.append({**_ns3_summary(config, r, value), "cache_key": hit_entry[1]})
     return pd.DataFrame(rows)

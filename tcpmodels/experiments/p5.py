@@ -496,13 +496,13 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     """
     from tcpmodels.models.heavytail import hurst_from_alpha  # noqa: PLC0415
     from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415
-    from tcpmodels.sweep import _read_cached, cache_key  # noqa: PLC0415
+    from tcpmodels.sweep import read_cached, cache_key  # noqa: PLC0415
 
     items = plan(config, CASES, seeds)
     cache = Path(cache_dir)
     runs, bins, flows, hurst, counts, missing = [], [], [], [], [], []
     for item in items:
-        hit, v = _read_cached(cache, cache_key(item, run_p5))
+        hit, v = read_cached(cache, cache_key(item, run_p5))
         rid = _run_id(item)
         if not hit:
             missing.append(rid)
