@@ -77,6 +77,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tcpmodels.topology_addressing import plane_address
+
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "schedule", "run_plan",
            "run_campaign", "build_dataset", "subflow_stats", "kernel_flows", "host_addr", "KernelSession",
            "ns3_config", "run_ns3", "N_HOSTS", "AGGREGATOR_HOSTS", "WORKER_HOSTS"]
@@ -312,8 +314,8 @@ def run_plan(config: P1Config, engine: str) -> list[dict]:
 
 # ------------------------------------------------------------- kernel engine
 def host_addr(host: int, plane: int) -> str:
-    """Address of ``host`` on ``plane`` in :func:`~tcpmodels.testbed.topologies.fat_tree`."""
-    return f"10.{16 * plane + host}.0.1"
+    """Address of ``host`` on ``plane`` in :func:`~tcpmodels.testbed.topologies.fat_tree` (and in ns-3's fat-tree)."""
+    return plane_address(int(host), int(plane))
 
 
 def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: float = 0.1) -> dict[int, list[dict]]:

@@ -1,8 +1,9 @@
-"""The k=4 fat-tree of P1 in ns-3: addressing plan, per-flow ECMP, builder.
+"""The k=4 fat-tree of P1 in ns-3: per-flow ECMP and the builder.
 
-Addressing and routing follow the kernel testbed
-(:func:`tcpmodels.testbed.topologies.fat_tree`) so that the two engines run the
-same experiment:
+Addressing and routing are the kernel testbed's
+(:func:`tcpmodels.testbed.topologies.fat_tree`), both taken from
+:mod:`tcpmodels.topology_addressing` so that the two engines run the same
+experiment:
 
 - host ``h{n}``, n = 4 pod + 2 edge + index, has four addresses
   ``10.{16c + n}.0.1`` ("plane" c = 0..3), configured with a /12 mask so that
@@ -45,6 +46,18 @@ from typing import Any
 
 from tcpmodels.sim.blocks import FIRST_PORT, Built, Net, set_tcp_defaults, watched_sink
 from tcpmodels.sim.config import FatTree
+from tcpmodels.topology_addressing import (
+    N_CORES,
+    N_HOSTS,
+    check_host,
+    core_name,
+    fat_tree_links,
+    fat_tree_routes,
+    host_name,
+    host_of_address,
+    plane_address,
+    plane_of_address,
+)
 
 __all__ = [
     "N_HOSTS",
@@ -60,9 +73,6 @@ __all__ = [
     "fat_tree_routes",
     "build_fattree",
 ]
-
-N_HOSTS = 16
-N_CORES = 4
 
 #: Per-connection, per-plane byte counter on the receiving PacketSink.
 PLANE_RX_CPP = r"""
@@ -88,50 +98,6 @@ inline uint64_t PlaneRxBytes(uint32_t conn, uint32_t plane) { return g_planeRx[c
 """
 
 
-def _check_host(n: int) -> None:
-    if not isinstance(n, int) or isinstance(n, bool) or not (0 <= n < N_HOSTS):
-        raise ValueError(f"host [index] must be an integer in [0, {N_HOSTS - 1}]; got {n!r}")
-
-
-def _check_plane(c: int) -> None:
-    if not isinstance(c, int) or isinstance(c, bool) or not (0 <= c < N_CORES):
-        raise ValueError(f"plane [core index] must be an integer in [0, {N_CORES - 1}]; got {c!r}")
-
-
-def host_name(n: int) -> str:
-    """Testbed name of host n: ``"h{n}"``."""
-    _check_host(n)
-    return f"h{n}"
-
-
-def core_name(c: int) -> str:
-    """Testbed name of core c: ``"c{j}{m}"`` with c = 2j + m."""
-    _check_plane(c)
-    return f"c{c // 2}{c % 2}"
-
-
-def plane_address(n: int, c: int) -> str:
-    """Host n's address on plane c: ``10.{16c + n}.0.1`` (as in the kernel testbed)."""
-    _check_host(n)
-    _check_plane(c)
-    return f"10.{16 * c + n}.0.1"
-
-
-def plane_of_address(addr: str) -> int:
-    """Plane (core) of a host address ``10.{16c + n}.0.1``; -1 for any other address."""
-    ip = ipaddress.IPv4Address(str(addr)).packed
-    if ip[0] != 10 or ip[2] != 0 or ip[3] != 1 or ip[1] >= 16 * N_CORES:
-        return -1
-    return ip[1] // 16
-
-
-def host_of_address(addr: str) -> int:
-    """Host index of a host address ``10.{16c + n}.0.1``; -1 for any other address."""
-    if plane_of_address(addr) < 0:
-        return -1
-    return ipaddress.IPv4Address(str(addr)).packed[1] % 16
-
-
 def ecmp_plane(src: int, dst: int, flow_id: int, seed: int) -> int:
     """Per-flow ECMP: the core a single-path connection uses, from a hash of its identity.
 
@@ -153,8 +119,8 @@ def ecmp_plane(src: int, dst: int, flow_id: int, seed: int) -> int:
     ----------
     .. [1] C. Hopps, RFC 2992, 2000 (hash-threshold ECMP over a flow identity).
     """
-    _check_host(src)
-    _check_host(dst)
+    check_host(src)
+    check_host(dst)
     digest = hashlib.sha256(f"{int(src)},{int(dst)},{int(flow_id)},{int(seed)}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % N_CORES
 
@@ -169,53 +135,6 @@ def connection_planes(config: FatTree) -> list[tuple[int, ...]]:
             out.append((0,))
         else:
             out.append((ecmp_plane(conn.src, conn.dst, k, config.seed),))
-    return out
-
-
-def fat_tree_links() -> list[tuple[str, str, str]]:
-    """The 48 links as ``(lower node, upper node, tier)``, tier the :class:`FatTree` field of its :class:`Link`.
-
-    Same order and node names as :func:`tcpmodels.testbed.topologies.fat_tree`
-    (host links ``h{n}``-``e{p}{i}``, then edge-aggregation, per pod, then
-    aggregation-core).
-    """
-    out = []
-    for p in range(4):
-        for i in range(2):
-            for h in range(2):
-                out.append((f"h{4 * p + 2 * i + h}", f"e{p}{i}", "host_link"))
-            for j in range(2):
-                out.append((f"e{p}{i}", f"a{p}{j}", "edge_agg_link"))
-        for j in range(2):
-            for m in range(2):
-                out.append((f"a{p}{j}", core_name(2 * j + m), "agg_core_link"))
-    return out
-
-
-def fat_tree_routes() -> list[tuple[str, str, str]]:
-    """Every static route as ``(node, destination prefix, next-hop node)``: the testbed's plan.
-
-    Hosts: ``10.{16c}.0.0/12`` via their edge (one per plane). Edge ``e{p}{i}``:
-    ``10.{16c + n}.0.0/16`` to each of its hosts n, ``10.{16c}.0.0/12`` up to
-    ``a{p}{c // 2}``. Aggregation ``a{p}{j}`` (c = 2j + m): ``10.{16c + 4p + 2i}.0.0/15``
-    down to ``e{p}{i}``, ``10.{16c}.0.0/12`` up to core c. Core c:
-    ``10.{16c + 4p}.0.0/14`` to ``a{p}{c // 2}``.
-    """
-    out = []
-    for p in range(4):
-        for i in range(2):
-            edge = f"e{p}{i}"
-            for h in range(2):
-                n = 4 * p + 2 * i + h
-                for c in range(N_CORES):
-                    out.append((f"h{n}", f"10.{16 * c}.0.0/12", edge))
-                    out.append((edge, f"10.{16 * c + n}.0.0/16", f"h{n}"))
-            for c in range(N_CORES):
-                out.append((edge, f"10.{16 * c}.0.0/12", f"a{p}{c // 2}"))
-                out.append((f"a{p}{c // 2}", f"10.{16 * c + 4 * p + 2 * i}.0.0/15", edge))
-        for c in range(N_CORES):
-            out.append((f"a{p}{c // 2}", f"10.{16 * c}.0.0/12", core_name(c)))
-            out.append((core_name(c), f"10.{16 * c + 4 * p}.0.0/14", f"a{p}{c // 2}"))
     return out
 
 
