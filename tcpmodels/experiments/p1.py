@@ -675,7 +675,7 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
     limit : int, optional
         Stop after this many new runs.
     """
-    from tcpmodels.experiments._campaign import JsonlRecords, Stopwatch, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, Stopwatch, load_average, utc_now
 
     plan = run_plan(config, engine) if plan is None else plan
     records = JsonlRecords(records_path, _KEY)
@@ -781,7 +781,7 @@ def build_dataset(records_paths, data_dir: str | Path, config: P1Config = DEFAUL
     """
     from datetime import datetime
 
-    from tcpmodels.experiments._campaign import JsonlRecords, git_state, host_facts, utc_now
+    from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now
     from tcpmodels.testbed._system import tool_versions
 
     data_dir = Path(data_dir)
@@ -906,7 +906,7 @@ def main(argv: list[str] | None = None) -> int:
         config = replace(config, seeds=tuple(args.seeds))
     if getattr(args, "experiments", None):
         config = replace(config, experiments=tuple(args.experiments))
-    from tcpmodels.experiments._campaign import campaign_errors
+    from tcpmodels.experiments.campaign import campaign_errors
 
     with campaign_errors("p1", also=(RuntimeError,)):
         if args.cmd in ("run", "resume"):

@@ -67,7 +67,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from tcpmodels.experiments._campaign import ServerTestbed
+from tcpmodels.experiments.campaign import ServerTestbed
 
 __all__ = ["P2Config", "DEFAULT_CONFIG", "sample_plan", "client_steps", "run_campaign", "run_sweep",
            "build_dataset", "SAMPLE_FIELDS", "TRANSFER_FIELDS", "PAPER_PROBE_LABELS", "FIG4_RTT_PAIRS_MS"]
@@ -454,7 +454,7 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
               limit: int | None, progress: bool, lock_timeout_s: float, capture_for=None,
               yield_s: float = 0.5) -> int:
     """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused, host lock per sample."""
-    from tcpmodels.experiments._campaign import JsonlRecords, Stopwatch, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, Stopwatch, load_average, utc_now
     from tcpmodels.testbed import TestbedError
     from tcpmodels.testbed.hostlock import host_lock
 
@@ -602,7 +602,7 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
     """Write ``p2_samples.parquet``, ``p2_fig4.parquet`` and ``p2_provenance.json`` to ``out_dir``."""
     from datetime import datetime
 
-    from tcpmodels.experiments._campaign import JsonlRecords, git_state, host_facts, utc_now
+    from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -674,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
         _client_main(json.loads(sys.stdin.read()), args.port)
         return 0
     config = DEFAULT_CONFIG
-    from tcpmodels.experiments._campaign import campaign_errors
+    from tcpmodels.experiments.campaign import campaign_errors
 
     with campaign_errors("p2"):
         if args.cmd in ("run", "resume"):

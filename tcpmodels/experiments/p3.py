@@ -79,7 +79,7 @@ import time
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from tcpmodels.experiments._campaign import ServerTestbed
+from tcpmodels.experiments.campaign import ServerTestbed
 from tcpmodels.models.cubic import x_power_law_params
 from tcpmodels.models.fairness import jain_index
 
@@ -373,7 +373,7 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
     yield_s : float
         Pause after releasing the lock so a waiting campaign can take it. [s]
     """
-    from tcpmodels.experiments._campaign import JsonlRecords, Stopwatch, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, Stopwatch, load_average, utc_now
     from tcpmodels.testbed import TestbedError
     from tcpmodels.testbed.hostlock import host_lock
 
@@ -760,7 +760,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     """
     from datetime import datetime
 
-    from tcpmodels.experiments._campaign import JsonlRecords, git_state, host_facts, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -873,7 +873,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--note", default="")
     args = parser.parse_args(argv)
     config = DEFAULT_CONFIG
-    from tcpmodels.experiments._campaign import campaign_errors
+    from tcpmodels.experiments.campaign import campaign_errors
 
     with campaign_errors("p3"):
         if args.cmd == "kernel":

@@ -48,7 +48,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.experiments._campaign import campaign_errors, git_state, host_facts, load_average, utc_now
+from tcpmodels.experiments.campaign import campaign_errors
+from tcpmodels.records import git_state, host_facts, load_average, utc_now
 
 __all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "main"]
 

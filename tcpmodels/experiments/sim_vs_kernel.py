@@ -389,7 +389,7 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
     """
     from tqdm import tqdm
 
-    from tcpmodels.experiments._campaign import JsonlRecords, Stopwatch, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, Stopwatch, load_average, utc_now
     from tcpmodels.testbed.hostlock import host_lock
 
     todo_all = plan(config, engines) if samples is None else samples
@@ -519,7 +519,7 @@ def build_dataset(records_paths, out_dir: str | Path, *, note: str = "") -> dict
     note : str
         Free text kept in the provenance.
     """
-    from tcpmodels.experiments._campaign import JsonlRecords, git_state, host_facts, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 
     t0 = time.monotonic()
     paths = [records_paths] if isinstance(records_paths, (str, Path)) else list(records_paths)
@@ -603,7 +603,7 @@ def load_dataset(data_dir: str | Path = "data"):
 
 
 def _tool_versions() -> dict:
-    from tcpmodels.sim._ns3 import ns3_version
+    from tcpmodels.sim import ns3_version
     from tcpmodels.testbed._system import tool_versions
 
     return {**tool_versions(), "ns3_wheel": ns3_version()}
@@ -626,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True)
     p.add_argument("--note", default="")
     args = parser.parse_args(argv)
-    from tcpmodels.experiments._campaign import campaign_errors
+    from tcpmodels.experiments.campaign import campaign_errors
 
     with campaign_errors("sim_vs_kernel"):
         if args.cmd == "run":

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tcpmodels.experiments import p1
-from tcpmodels.experiments._campaign import JsonlRecords
+from tcpmodels.records import JsonlRecords
 
 CFG = p1.DEFAULT_CONFIG
 
