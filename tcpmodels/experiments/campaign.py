@@ -1,14 +1,21 @@
-"""What every campaign shares: its command-line errors, a testbed with a traffic server.
+"""What every campaign shares: the sample loop, its command-line errors, a testbed with a traffic server.
 
-The records and provenance a campaign writes are :mod:`tcpmodels.records`.
+:func:`run_samples` is the one campaign runner (resume, host lock, testbed
+rebuild, progress, durable records); :func:`campaign_errors` turns expected
+failures into exit codes; :class:`ServerTestbed` keeps a testbed and a traffic
+server up across samples. The records and provenance a campaign writes are
+:mod:`tcpmodels.records`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from contextlib import contextmanager
+import time
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable
 
-__all__ = ["ServerTestbed", "campaign_errors"]
+__all__ = ["ServerTestbed", "campaign_errors", "run_samples", "progress_bar"]
 
 
 @contextmanager
@@ -90,3 +97,117 @@ class ServerTestbed:
         except Exception:  # noqa: BLE001 - the testbed teardown kills it anyway
             pass
         self.tb.__exit__(*exc)
+
+
+def progress_bar(total: int, initial: int, desc: str, enabled: bool, *, unit: str = "sample"):
+    """The campaigns' tqdm bar on stderr (a quiet refresh every 5 s, fixed width for log files)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, disable=not enabled, file=sys.stderr,
+                mininterval=5.0, dynamic_ncols=False, ncols=100)
+
+
+def run_samples(records, plan: list[dict], measure: Callable[[dict, Any], dict], *, desc: str,
+                session_for: Callable[[dict, Any], Any] | None = None,
+                on_host: Callable[[dict], bool] = lambda sample: True,
+                finish: Callable[[dict, dict], dict] | None = None,
+                limit: int | None = None, progress: bool = True, lock_timeout_s: float = 1800.0,
+                lock_path=None, yield_s: float = 0.5, max_failures: int = 3, unit: str = "sample") -> int:
+    """Run the samples of ``plan`` not yet in ``records``, append one record each; return how many ran.
+
+    The one campaign loop: what is already recorded is skipped (a rerun resumes),
+    a sample on the real kernel holds the host lock (:func:`tcpmodels.testbed.hostlock.host_lock`)
+    for its measurement only, so campaigns interleave sample by sample; a testbed
+    that fails is torn down and rebuilt, up to ``max_failures`` failures in a row;
+    every finished sample is appended durably before the next starts.
+
+    Parameters
+    ----------
+    records : tcpmodels.records.JsonlRecords
+        Where the records go; its key fields identify a sample.
+    plan : list of dict
+        Every sample of the campaign, in run order.
+    measure : callable
+        ``measure(sample, session) -> dict``: run one sample (``session`` is None
+        without ``session_for``); timed as ``wall_s``. A
+        :class:`~tcpmodels.testbed.TestbedError` counts as a failure of the testbed.
+    desc : str
+        Name on the progress bar, the lock and the messages (e.g. ``"p3 kernel"``).
+    session_for : callable, optional
+        ``session_for(sample, session) -> session``: the open testbed session for
+        ``sample`` (a context manager, entered), given the current one or None:
+        reuse (e.g. set the delays) or open a new one. Closed at the end.
+    on_host : callable
+        ``on_host(sample) -> bool``: whether the sample runs on the real kernel
+        (takes the host lock); ns-3 samples do not.
+    finish : callable, optional
+        ``finish(sample, result) -> dict``: work after the lock is released (e.g.
+        reading captures); its dict is what the record keeps. Default: ``result``.
+    limit : int, optional
+        Stop after this many new samples.
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per sample. [s]
+    lock_path : path, optional
+        Lock file (default: the host's).
+    yield_s : float
+        Pause after releasing the lock so a waiting campaign can take it (flock is not fair). [s]
+    max_failures : int
+        Failed samples in a row after which the error propagates.
+
+    Notes
+    -----
+    Each record is ``{**sample, "load_avg", "load_avg_after", "lock_wait_s", "wall_s",
+    "started_utc", **finish(sample, measure(sample, session))}``.
+    """
+    from tcpmodels.records import Stopwatch, load_average, utc_now
+    from tcpmodels.testbed import TestbedError
+    from tcpmodels.testbed.hostlock import host_lock
+
+    pending = records.pending(plan)
+    todo = pending if limit is None else pending[:limit]
+    bar = progress_bar(len(plan), len(plan) - len(pending), desc, progress, unit=unit)
+    session, failures, n = None, 0, 0
+
+    def close_session():
+        nonlocal session
+        if session is not None:
+            session.__exit__(None, None, None)
+            session = None
+
+    try:
+        for s in todo:
+            locked = on_host(s)
+            lock = (host_lock(timeout_s=lock_timeout_s, holder=f"{desc} {s.get('order', '')} pid {os.getpid()}",
+                              path=lock_path) if locked else nullcontext(0.0))
+            with lock as waited_s:
+                watch = Stopwatch()
+                started, load = utc_now(), load_average()
+                try:
+                    if session_for is not None:
+                        session = session_for(s, session)
+                    res = measure(s, session)
+                except TestbedError as exc:
+                    failures += 1
+                    print(f"{desc}: sample {s.get('order', '')} failed ({exc}); rebuilding the testbed",
+                          file=sys.stderr)
+                    close_session()
+                    if failures >= max_failures:
+                        raise
+                    continue
+                wall_s = watch.elapsed_s
+            failures = 0
+            kept = finish(s, res) if finish is not None else res
+            records.append({**s, "load_avg": load, "load_avg_after": load_average(),
+                            "lock_wait_s": round(waited_s, 3), "wall_s": round(wall_s, 3), "started_utc": started,
+                            **kept})
+            n += 1
+            bar.update(1)
+            bar.set_postfix_str(f"last {wall_s:.1f} s, load {load[0]:.1f}")
+            if locked and yield_s > 0:
+                time.sleep(yield_s)
+    finally:
+        close_session()
+        bar.close()
+    return n

@@ -650,13 +650,6 @@ def _ns3_rows(conns: list[dict], apps, fm) -> tuple[list[dict], list[dict]]:
 
 
 # --------------------------------------------------------------- campaigns
-def _progress(total: int, initial: int, desc: str, enabled: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=desc, unit="run", disable=not enabled, file=sys.stderr,
-                mininterval=5.0, ncols=100)
-
-
 def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *, engine: str = "kernel",
                  capture_dir: str | Path | None = None, plan: list[dict] | None = None, limit: int | None = None,
                  progress: bool = True, lock_timeout_s: float = 3600.0, yield_s: float = 1.0) -> int:
@@ -675,61 +668,54 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
     limit : int, optional
         Stop after this many new runs.
     """
-    from tcpmodels.records import JsonlRecords, Stopwatch, load_average, utc_now
+    from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.records import JsonlRecords, Stopwatch
+
+    def stem(s):
+        return f"p1_{s['experiment']}_{s['protocol']}_seed{s['seed']}"
+
+    def capture(s):
+        cap = Path(capture_dir) if (capture_dir is not None and s["experiment"] == "s4") else None
+        if cap is not None:
+            cap.mkdir(parents=True, exist_ok=True)
+        return cap
+
+    opened = []  # testbeds built and not yet reported: the next record carries the setup time
+
+    def session_for(s, session):
+        if engine != "kernel" or session is not None:
+            return session
+        opened.append(KernelSession(config).__enter__())
+        return opened[-1]
+
+    def measure(s, session):
+        conns = schedule(config, s["experiment"], s["protocol"], s["seed"])
+        if engine == "kernel":
+            extra = {"setup_s": round(opened[-1].setup_s, 2)} if opened else {}
+            opened.clear()
+            return {"conns": conns, "res": session.run(conns, capture_dir=capture(s), capture_stem=stem(s)),
+                    "extra": extra}
+        out = Path(records_path).parent / "ns3" / stem(s)
+        return {"conns": conns, "res": run_ns3(conns, config, seed=s["seed"], out_dir=out)}
+
+    def finish(s, measured):
+        conns, res = measured["conns"], measured["res"]
+        if engine == "kernel":
+            watch = Stopwatch()
+            flows, subflows, samples = _kernel_rows(conns, res, capture(s), stem(s))
+            extra = {**measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
+                     "analysis_s": round(watch.elapsed_s, 2), "base_rtt_s": res["base_rtt_s"]}
+        else:
+            flows, subflows = _ns3_rows(conns, res["apps"], res["flows"])
+            samples = []
+            extra = {"sim_record": {k: v for k, v in res["record"].items() if isinstance(v, (int, float, str))}}
+        return {"schema": SCHEMA, "config_hash": config.hash(), "config": config.to_dict(),
+                "n_connections": len(conns), "flows": flows, "subflows": subflows, "tcpinfo": samples, **extra}
 
     plan = run_plan(config, engine) if plan is None else plan
-    records = JsonlRecords(records_path, _KEY)
-    pending = records.pending(plan)
-    todo = pending if limit is None else pending[:limit]
-    bar = _progress(len(plan), len(plan) - len(pending), f"p1 {engine}", progress)
-    session = None
-    n = 0
-    try:
-        for s in todo:
-            conns = schedule(config, s["experiment"], s["protocol"], s["seed"])
-            stem = f"p1_{s['experiment']}_{s['protocol']}_seed{s['seed']}"
-            cap = Path(capture_dir) if (capture_dir is not None and s["experiment"] == "s4") else None
-            if cap is not None:
-                cap.mkdir(parents=True, exist_ok=True)
-            started, load = utc_now(), load_average()
-            extra: dict = {}
-            if engine == "kernel":
-                from tcpmodels.testbed.hostlock import host_lock
-
-                with host_lock(timeout_s=lock_timeout_s, holder=f"p1 {stem} pid {os.getpid()}") as waited_s:
-                    watch = Stopwatch()
-                    if session is None:
-                        session = KernelSession(config).__enter__()
-                        extra["setup_s"] = round(session.setup_s, 2)
-                    res = session.run(conns, capture_dir=cap, capture_stem=stem)
-                    wall_s = watch.elapsed_s
-                watch = Stopwatch()
-                flows, subflows, samples = _kernel_rows(conns, res, cap, stem)
-                extra.update(run_id=res["run_id"], captures=res["captures"], analysis_s=round(watch.elapsed_s, 2),
-                             lock_wait_s=round(waited_s, 3), base_rtt_s=res["base_rtt_s"])
-            else:
-                watch = Stopwatch()
-                out = Path(records_path).parent / "ns3" / stem
-                res = run_ns3(conns, config, seed=s["seed"], out_dir=out)
-                wall_s = watch.elapsed_s
-                flows, subflows = _ns3_rows(conns, res["apps"], res["flows"])
-                samples = []
-                extra.update(lock_wait_s=0.0, sim_record={k: v for k, v in res["record"].items()
-                                                          if isinstance(v, (int, float, str))})
-            rec = {**s, "schema": SCHEMA, "load_avg": load, "load_avg_after": load_average(),
-                   "wall_s": round(wall_s, 3), "started_utc": started, "config_hash": config.hash(),
-                   "config": config.to_dict(),
-                   "n_connections": len(conns), "flows": flows, "subflows": subflows, "tcpinfo": samples, **extra}
-            records.append(rec)
-            n += 1
-            bar.update(1)
-            bar.set_postfix_str(f"last {wall_s:.0f} s, load {load[0]:.1f}")
-            time.sleep(yield_s)  # flock is not fair: let a waiting campaign take the lock
-    finally:
-        if session is not None:
-            session.__exit__(None, None, None)
-        bar.close()
-    return n
+    return run_samples(JsonlRecords(records_path, _KEY), plan, measure, desc=f"p1 {engine}", session_for=session_for,
+                       on_host=lambda s: engine == "kernel", finish=finish, limit=limit, progress=progress,
+                       lock_timeout_s=lock_timeout_s, yield_s=yield_s, unit="run")
 
 
 # ----------------------------------------------------------------- dataset

@@ -443,67 +443,31 @@ def measure(config: P2Config, rtt1_ms: float, rtt2_ms: float, steps: list[dict],
 
 
 # --------------------------------------------------------------- campaigns
-def _progress(total: int, initial: int, desc: str, enabled: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=initial, desc=desc, unit="sample", disable=not enabled, file=sys.stderr,
-                mininterval=5.0, dynamic_ncols=False, ncols=100)
-
-
 def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict], *, desc: str,
               limit: int | None, progress: bool, lock_timeout_s: float, capture_for=None,
               yield_s: float = 0.5) -> int:
     """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused, host lock per sample."""
-    from tcpmodels.records import JsonlRecords, Stopwatch, load_average, utc_now
-    from tcpmodels.testbed import TestbedError
-    from tcpmodels.testbed.hostlock import host_lock
+    from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.records import JsonlRecords
+
+    def session_for(s, session):
+        if session is None:
+            return Session(config, s["rtt1_ms"], s["rtt2_ms"]).__enter__()
+        session.set_rtts(s["rtt1_ms"], s["rtt2_ms"])
+        return session
+
+    def measure(s, session):
+        cap_dir, cap_stem = capture_for(s) if capture_for else (None, "")
+        res = session.run(steps, capture_dir=cap_dir, capture_stem=cap_stem)
+        rec = {"schema": SCHEMA, "rtt_measured_ms": res["rtt_measured_ms"], "run_id": res["run_id"],
+               "config_hash": config.hash(), "transfers": res["transfers"]}
+        if "captures" in res:
+            rec["captures"] = res["captures"]
+        return rec
 
     records = JsonlRecords(records_path, ("campaign", "rep", "rtt1_ms", "rtt2_ms"))
-    pending = records.pending(plan)
-    todo = pending if limit is None else pending[:limit]
-    bar = _progress(len(plan), len(plan) - len(pending), desc, progress)
-    session = None
-    failures = 0
-    n = 0
-    try:
-        for s in todo:
-            cap_dir, cap_stem = capture_for(s) if capture_for else (None, "")
-            with host_lock(timeout_s=lock_timeout_s, holder=f"{desc} {s['order']} pid {os.getpid()}") as waited_s:
-                watch = Stopwatch()
-                started, load = utc_now(), load_average()
-                try:
-                    if session is None:
-                        session = Session(config, s["rtt1_ms"], s["rtt2_ms"]).__enter__()
-                    else:
-                        session.set_rtts(s["rtt1_ms"], s["rtt2_ms"])
-                    res = session.run(steps, capture_dir=cap_dir, capture_stem=cap_stem)
-                except TestbedError as exc:
-                    failures += 1
-                    print(f"{desc}: sample {s['order']} failed ({exc}); rebuilding the testbed", file=sys.stderr)
-                    if session is not None:
-                        session.__exit__(None, None, None)
-                        session = None
-                    if failures >= 3:
-                        raise
-                    continue
-                wall_s = watch.elapsed_s
-            failures = 0
-            rec = {**s, "schema": SCHEMA, "rtt_measured_ms": res["rtt_measured_ms"], "load_avg": load,
-                   "load_avg_after": load_average(), "lock_wait_s": round(waited_s, 3), "wall_s": round(wall_s, 3),
-                   "started_utc": started, "run_id": res["run_id"], "config_hash": config.hash(),
-                   "transfers": res["transfers"]}
-            if "captures" in res:
-                rec["captures"] = res["captures"]
-            records.append(rec)
-            n += 1
-            bar.update(1)
-            bar.set_postfix_str(f"last {wall_s:.1f} s, load {load[0]:.1f}")
-            time.sleep(yield_s)  # flock is not fair: give a waiting campaign or test its turn
-    finally:
-        if session is not None:
-            session.__exit__(None, None, None)
-        bar.close()
-    return n
+    return run_samples(records, plan, measure, desc=desc, session_for=session_for, limit=limit, progress=progress,
+                       lock_timeout_s=lock_timeout_s, yield_s=yield_s)
 
 
 def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, limit: int | None = None,

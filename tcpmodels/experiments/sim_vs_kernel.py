@@ -74,7 +74,6 @@ import argparse
 import hashlib
 import json
 import math
-import os
 import sys
 import tempfile
 import time
@@ -387,41 +386,23 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
     ns3_dir : path, optional
         Where ns-3 runs write their tables (default: a temporary directory per run).
     """
-    from tqdm import tqdm
+    from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.records import JsonlRecords
 
-    from tcpmodels.records import JsonlRecords, Stopwatch, load_average, utc_now
-    from tcpmodels.testbed.hostlock import host_lock
+    def measure(s, session):
+        if s["engine"] == "kernel":
+            res = run_kernel_sample(config, s)
+        elif ns3_dir is None:
+            with tempfile.TemporaryDirectory(prefix="svk_ns3_") as tmp:
+                res = run_ns3_sample(config, s, tmp)
+        else:
+            res = run_ns3_sample(config, s, Path(ns3_dir) / f"rep{s['rep']}")
+        return {"schema": SCHEMA, "config": config.to_dict(), "config_hash": config.hash(), **res}
 
     todo_all = plan(config, engines) if samples is None else samples
-    records = JsonlRecords(records_path, _KEY)
-    pending = records.pending(todo_all)
-    todo = pending if limit is None else pending[:limit]
-    n = 0
-    with tqdm(total=len(todo_all), initial=len(todo_all) - len(pending), desc="sim_vs_kernel", unit="sample",
-              disable=not progress, file=sys.stderr) as bar:
-        for s in todo:
-            started, load = utc_now(), load_average()
-            watch = Stopwatch()
-            if s["engine"] == "kernel":
-                with host_lock(timeout_s=lock_timeout_s, holder=f"sim_vs_kernel rep {s['rep']} pid {os.getpid()}") \
-                        as waited_s:
-                    watch = Stopwatch()
-                    res = run_kernel_sample(config, s)
-            else:
-                waited_s = 0.0
-                if ns3_dir is None:
-                    with tempfile.TemporaryDirectory(prefix="svk_ns3_") as tmp:
-                        res = run_ns3_sample(config, s, tmp)
-                else:
-                    res = run_ns3_sample(config, s, Path(ns3_dir) / f"rep{s['rep']}")
-            rec = {**s, "schema": SCHEMA, "config": config.to_dict(), "config_hash": config.hash(),
-                   "load_avg": load, "load_avg_after": load_average(), "lock_wait_s": round(waited_s, 3),
-                   "wall_s": round(watch.elapsed_s, 3), "started_utc": started, **res}
-            records.append(rec)
-            n += 1
-            bar.update(1)
-            bar.set_postfix_str(f"{s['engine']} rep {s['rep']}: {watch.elapsed_s:.0f} s, load {load[0]:.1f}")
-    return n
+    return run_samples(JsonlRecords(records_path, _KEY), todo_all, measure, desc="sim_vs_kernel",
+                       on_host=lambda s: s["engine"] == "kernel", limit=limit, progress=progress,
+                       lock_timeout_s=lock_timeout_s, yield_s=0.0)
 
 
 def flow_frame(records: list[dict]):
