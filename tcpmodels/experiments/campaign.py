@@ -9,13 +9,14 @@ server up across samples. The records and provenance a campaign writes are
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import time
 from contextlib import contextmanager, nullcontext
 from typing import Any, Callable
 
-__all__ = ["ServerTestbed", "campaign_errors", "run_samples", "progress_bar"]
+__all__ = ["ServerTestbed", "campaign_errors", "run_samples", "progress_bar", "campaign_parser", "add_run_command"]
 
 
 @contextmanager
@@ -211,3 +212,26 @@ def run_samples(records, plan: list[dict], measure: Callable[[dict, Any], dict],
         close_session()
         bar.close()
     return n
+
+
+def campaign_parser(campaign: str, doc: str) -> tuple[argparse.ArgumentParser, Any]:
+    """The skeleton of a campaign's command line: ``python -m tcpmodels.experiments.<campaign> <command> ...``.
+
+    Returns the parser (described by the first line of ``doc``, the campaign's
+    docstring) and its required subcommands, to which the campaign adds its own.
+    """
+    parser = argparse.ArgumentParser(prog=f"python -m tcpmodels.experiments.{campaign}",
+                                     description=doc.split("\n")[0])
+    return parser, parser.add_subparsers(dest="cmd", required=True)
+
+
+def add_run_command(sub: Any, name: str, help: str, *, reps: bool = False) -> argparse.ArgumentParser:
+    """A subcommand that runs or resumes records: ``--records`` (required), ``--limit``, ``--no-progress``
+    (and ``--reps`` with ``reps=True``); the campaign adds the rest."""
+    p = sub.add_parser(name, help=help)
+    p.add_argument("--records", required=True)
+    p.add_argument("--limit", type=int)
+    if reps:
+        p.add_argument("--reps", type=int)
+    p.add_argument("--no-progress", action="store_true")
+    return p

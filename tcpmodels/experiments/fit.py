@@ -46,7 +46,6 @@ Command line::
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import shutil
@@ -357,8 +356,9 @@ def build_dataset(out_dir: str | Path = "runs/fit", data_dir: str | Path = "data
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.fit", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    from tcpmodels.experiments.campaign import campaign_parser
+
+    parser, sub = campaign_parser("fit", __doc__)
     for name in ("run", "resume"):
         p = sub.add_parser(name, help="run the campaign (both skip runs already on file)")
         p.add_argument("--out-dir", default="runs/fit")

@@ -70,7 +70,6 @@ References
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import math
@@ -592,9 +591,9 @@ def _tool_versions() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``run`` and ``dataset`` (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.sim_vs_kernel",
-                                     description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    from tcpmodels.experiments.campaign import campaign_parser
+
+    parser, sub = campaign_parser("sim_vs_kernel", __doc__)
     p = sub.add_parser("run", help="run or resume both engines (kernel needs root; host lock per kernel sample)")
     p.add_argument("--records", required=True)
     p.add_argument("--scenario", default=DEFAULT_CONFIG.name, choices=sorted(SCENARIOS))

@@ -7,6 +7,7 @@ import json
 import sys
 from dataclasses import replace
 
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
 from tcpmodels.experiments.p1 import __doc__ as package_doc
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, ENGINES, EXPERIMENTS
 from tcpmodels.experiments.p1.dataset import build_dataset
@@ -18,11 +19,9 @@ __all__ = ["main"]
 
 # ------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.p1", description=package_doc.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    parser, sub = campaign_parser("p1", package_doc)
     for name in ("run", "resume"):
-        p = sub.add_parser(name, help="run or resume the campaign (the same: done runs are skipped)")
-        p.add_argument("--records", required=True)
+        p = add_run_command(sub, name, "run or resume the campaign (the same: done runs are skipped)")
         p.add_argument("--engine", choices=ENGINES, default="kernel")
         p.add_argument("--captures", help="kernel: capture the Section 4 short flows here")
         p.add_argument("--experiments", nargs="+", choices=EXPERIMENTS)
@@ -31,8 +30,6 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--duration-s5-s", type=float)
         p.add_argument("--drain-s", type=float)
         p.add_argument("--delay-element", action="store_true", help="kernel: 0.5 ms RTT by the delay element")
-        p.add_argument("--limit", type=int)
-        p.add_argument("--no-progress", action="store_true")
     p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
     p.add_argument("--records", nargs="+", required=True)
     p.add_argument("--out", required=True, help="the data/ directory")
@@ -57,7 +54,6 @@ def main(argv: list[str] | None = None) -> int:
         config = replace(config, seeds=tuple(args.seeds))
     if getattr(args, "experiments", None):
         config = replace(config, experiments=tuple(args.experiments))
-    from tcpmodels.experiments.campaign import campaign_errors
 
     with campaign_errors("p1", also=(RuntimeError,)):
         if args.cmd in ("run", "resume"):

@@ -7,6 +7,7 @@ import json
 import sys
 from dataclasses import replace
 
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
 from tcpmodels.experiments.p2 import __doc__ as package_doc
 from tcpmodels.experiments.p2.client import client_main
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG
@@ -18,14 +19,9 @@ __all__ = ["main"]
 
 # ------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.p2", description=package_doc.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    parser, sub = campaign_parser("p2", package_doc)
     for name in ("run", "resume"):
-        p = sub.add_parser(name, help="run or resume the campaign (the same: done samples are skipped)")
-        p.add_argument("--records", required=True)
-        p.add_argument("--limit", type=int)
-        p.add_argument("--reps", type=int)
-        p.add_argument("--no-progress", action="store_true")
+        add_run_command(sub, name, "run or resume the campaign (the same: done samples are skipped)", reps=True)
     p = sub.add_parser("sweep", help="Fig. 4 subflow-share sweep")
     p.add_argument("--records", required=True)
     p.add_argument("--captures")
@@ -42,7 +38,6 @@ def main(argv: list[str] | None = None) -> int:
         client_main(json.loads(sys.stdin.read()), args.port)
         return 0
     config = DEFAULT_CONFIG
-    from tcpmodels.experiments.campaign import campaign_errors
 
     with campaign_errors("p2"):
         if args.cmd in ("run", "resume"):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import replace
 from pathlib import Path
 
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
 from tcpmodels.experiments.p3 import __doc__ as package_doc
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_KINDS, NS3_PHASES
 from tcpmodels.experiments.p3.dataset import build_dataset
@@ -20,13 +20,8 @@ __all__ = ["main"]
 # --------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``kernel``, ``ns3``, ``fluid``, ``dataset`` (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.p3", description=package_doc.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
-    p = sub.add_parser("kernel", help="run or resume the kernel grid (root; host lock per sample)")
-    p.add_argument("--records", required=True)
-    p.add_argument("--limit", type=int)
-    p.add_argument("--reps", type=int)
-    p.add_argument("--no-progress", action="store_true")
+    parser, sub = campaign_parser("p3", package_doc)
+    add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
     p = sub.add_parser("ns3", help="run or resume the ns-3 grid (cached sweep, one worker)")
     p.add_argument("--cache", required=True)
     p.add_argument("--phases", nargs="+", default=list(NS3_PHASES), choices=NS3_PHASES)
@@ -45,7 +40,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--note", default="")
     args = parser.parse_args(argv)
     config = DEFAULT_CONFIG
-    from tcpmodels.experiments.campaign import campaign_errors
 
     with campaign_errors("p3"):
         if args.cmd == "kernel":

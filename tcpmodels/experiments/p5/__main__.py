@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from dataclasses import replace
 
-from tcpmodels.experiments.campaign import campaign_errors
+from tcpmodels.experiments.campaign import campaign_errors, campaign_parser
 from tcpmodels.experiments.p5 import __doc__ as package_doc
 from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, REPO
 from tcpmodels.experiments.p5.dataset import build_dataset
@@ -17,8 +16,7 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``run`` (sweep, resumable) and ``dataset``."""
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.p5", description=package_doc.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    parser, sub = campaign_parser("p5", package_doc)
     p = sub.add_parser("run", help="run or resume the sweep (cached runs are skipped)")
     p.add_argument("--cases", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}")
     p.add_argument("--seeds", help="seeds of the main grid, e.g. 0,1,2")
