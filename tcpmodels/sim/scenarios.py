@@ -17,7 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from tcpmodels.sim.blocks import Built, Net, cc_trace, flow_schedule, install_flow, set_socket_type, set_tcp_defaults
+from tcpmodels.sim.blocks import (
+    FIRST_PORT,
+    Built,
+    Net,
+    cc_trace,
+    flow_schedule,
+    install_flow,
+    set_socket_type,
+    set_tcp_defaults,
+    watched_sink,
+)
 from tcpmodels.sim.config import Caterpillar, Dumbbell, FatTree, Multipath
 from tcpmodels.sim.fattree import build_fattree
 

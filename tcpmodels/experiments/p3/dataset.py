@@ -7,10 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, P3Config
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_PHASES, REPO, P3Config
 from tcpmodels.experiments.p3.fluid import fluid_frame
 from tcpmodels.experiments.p3.kernel import KERNEL_KEY, kernel_frame
-from tcpmodels.experiments.p3.ns3 import ns3_frame
+from tcpmodels.experiments.p3.ns3 import ns3_frame, ns3_plan
 
 __all__ = ["build_dataset"]
 

@@ -61,7 +61,7 @@ References
    of Ethernet traffic (extended version)", IEEE/ACM ToN 2(1), 1-15, 1994.
 """
 
-from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, P5Config
+from tcpmodels.experiments.p5.config import BELLCORE_PATH, CASES, DEFAULT_CONFIG, SERVER_ADDR, P5Config
 from tcpmodels.experiments.p5.counts import bellcore_counts, packet_counts
 from tcpmodels.experiments.p5.dataset import build_dataset
 from tcpmodels.experiments.p5.plan import caterpillar_for, plan
@@ -71,6 +71,8 @@ __all__ = [
     "P5Config",
     "DEFAULT_CONFIG",
     "CASES",
+    "SERVER_ADDR",
+    "BELLCORE_PATH",
     "plan",
     "caterpillar_for",
     "run_p5",
