@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import inspect
 import itertools
 import json
 import os
 import pickle
+import pkgutil
 import shutil
 import socket
 import sys
@@ -56,6 +58,8 @@ __all__ = [
     "grid",
     "cache_key",
     "code_version",
+    "canonical_json",
+    "read_cached",
     "needs_testbed",
     "run_sim",
     "SweepResult",
@@ -64,7 +68,9 @@ __all__ = [
 ]
 
 
-def _canonical_json(config: Any) -> str:
+def canonical_json(config: Any) -> str:
+    """The JSON that names a config in the cache (sorted keys, no whitespace); a dataclass goes through
+    :func:`tcpmodels.sim.config.config_to_dict`. Raises ``ValueError`` for what JSON cannot hold exactly."""
     from tcpmodels.sim.config import config_to_dict  # noqa: PLC0415 (pure Python, no ns-3)
 
     data = config_to_dict(config) if dataclasses.is_dataclass(config) and not isinstance(config, type) else config
@@ -89,17 +95,25 @@ def code_version(fn: Callable) -> str:
     for dep in getattr(fn, "__code_deps__", ()):
         mod = sys.modules.get(dep) if isinstance(dep, str) else dep
         if mod is None:
-            import importlib  # noqa: PLC0415
-
             mod = importlib.import_module(dep)
-        h.update(inspect.getsource(mod).encode())
+        for part in _package_modules(mod):
+            h.update(inspect.getsource(part).encode())
     return h.hexdigest()
+
+
+def _package_modules(mod: Any) -> list[Any]:
+    """``mod`` itself, and for a package every module in it (sorted by name), so a dependency split into a
+    package still covers all of its code."""
+    if not hasattr(mod, "__path__"):
+        return [mod]
+    names = sorted(m.name for m in pkgutil.walk_packages(mod.__path__, mod.__name__ + "."))
+    return [mod] + [importlib.import_module(n) for n in names]
 
 
 def cache_key(config: Any, fn: Callable) -> str:
     """SHA-256 over the config's canonical JSON, ``tcpmodels.__version__`` and :func:`code_version`."""
     h = hashlib.sha256()
-    for part in (_canonical_json(config), tcpmodels.__version__, code_version(fn)):
+    for part in (canonical_json(config), tcpmodels.__version__, code_version(fn)):
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:32]
@@ -152,7 +166,7 @@ class SweepError(RuntimeError):
         self.result = result
         lines = [f"{len(failures)} of {len(result.configs)} configs failed:"]
         for f in failures:
-            lines.append(f"  [{f.index}] {_canonical_json(f.config)[:300]}\n      {f.error}")
+            lines.append(f"  [{f.index}] {canonical_json(f.config)[:300]}\n      {f.error}")
         super().__init__("\n".join(lines))
 
 
@@ -181,7 +195,8 @@ def _entry_dir(cache_dir: Path, key: str) -> Path:
     return cache_dir / key
 
 
-def _read_cached(cache_dir: Path, key: str) -> tuple[bool, Any]:
+def read_cached(cache_dir: Path, key: str) -> tuple[bool, Any]:
+    """``(True, value)`` of the cache entry ``key`` under ``cache_dir``, or ``(False, None)`` if absent or unreadable."""
     d = _entry_dir(cache_dir, key)
     try:
         with open(d / "value.pkl", "rb") as fh:
@@ -209,7 +224,7 @@ def _run_one(fn: Callable, config: Any, key: str, cache_dir: str) -> tuple[str, 
     final = _entry_dir(cache, key)
     try:
         (tmp / "out").mkdir(parents=True)
-        (tmp / "config.json").write_text(_canonical_json(config))
+        (tmp / "config.json").write_text(canonical_json(config))
 
         def call() -> Any:
             return fn(config, str(tmp / "out"))
@@ -236,7 +251,7 @@ def _run_one(fn: Callable, config: Any, key: str, cache_dir: str) -> tuple[str, 
         tb = traceback.format_exc()
         failed = cache / "failed"
         failed.mkdir(parents=True, exist_ok=True)
-        (failed / f"{key}.txt").write_text(f"config: {_canonical_json(config)}\n\n{tb}")
+        (failed / f"{key}.txt").write_text(f"config: {canonical_json(config)}\n\n{tb}")
         shutil.rmtree(tmp, ignore_errors=True)
         return "error", (f"{type(exc).__name__}: {exc}", tb)
 
@@ -312,7 +327,7 @@ def sweep(
     values: list[Any] = [None] * len(configs)
     done: dict[str, Any] = {}
     for k in dict.fromkeys(keys):
-        hit, v = _read_cached(cache, k)
+        hit, v = read_cached(cache, k)
         if hit:
             done[k] = v
     todo = [k for k in dict.fromkeys(keys) if k not in done]
@@ -400,6 +415,7 @@ def run_sim(config: Any, out_dir: str) -> Any:
 
 run_sim.__code_deps__ = (
     "tcpmodels.sim.config",
+    "tcpmodels.sim.blocks",
     "tcpmodels.sim.scenarios",
     "tcpmodels.sim.run",
     "tcpmodels.sim._ns3",

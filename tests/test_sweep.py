@@ -81,6 +81,34 @@ def test_cache_key_depends_on_config_and_code():
     assert len(sw.code_version(sw.run_sim)) == 64
 
 
+def test_code_version_of_a_package_dependency_covers_all_its_modules():
+    # tcpmodels.sim.config is a package: an edit in any of its modules must change the key
+    import hashlib
+    import importlib
+    import inspect
+    import pkgutil
+
+    import tcpmodels.sim.config as pkg
+
+    def uses_config(config, out_dir):
+        return config
+
+    uses_config.__code_deps__ = ("tcpmodels.sim.config",)
+    names = sorted(m.name for m in pkgutil.walk_packages(pkg.__path__, "tcpmodels.sim.config."))
+    assert "tcpmodels.sim.config.parts" in names
+    h = hashlib.sha256(inspect.getsource(uses_config).encode())
+    for mod in [pkg] + [importlib.import_module(n) for n in names]:
+        h.update(inspect.getsource(mod).encode())
+    assert sw.code_version(uses_config) == h.hexdigest()
+
+
+def test_read_cached_and_canonical_json_are_public(tmp_path):
+    assert sw.read_cached(tmp_path, "nope") == (False, None)
+    assert sw.canonical_json({"b": 1, "a": [1.5]}) == '{"a":[1.5],"b":1}'
+    with pytest.raises(ValueError, match="JSON"):
+        sw.canonical_json({"x": float("nan")})
+
+
 def test_sweep_runs_caches_and_reports_progress(tmp_path, capsys):
     configs = sw.grid(Toy(x=0), x=list(range(8)))
     res = sw.sweep(configs, square, cache_dir=tmp_path, desc="toy", **KW)

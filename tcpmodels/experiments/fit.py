@@ -46,7 +46,6 @@ Command line::
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import shutil
@@ -55,8 +54,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 from tcpmodels.testbed.hostlock import host_lock
-from tcpmodels.experiments._campaign import JsonlRecords, git_state, host_facts, load_average, utc_now
 
 __all__ = ["FitRun", "grid", "run_one", "run_campaign", "build_dataset", "SETTINGS", "KEY_FIELDS", "main"]
 
@@ -357,8 +356,9 @@ def build_dataset(out_dir: str | Path = "runs/fit", data_dir: str | Path = "data
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.fit", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    from tcpmodels.experiments.campaign import campaign_parser
+
+    parser, sub = campaign_parser("fit", __doc__)
     for name in ("run", "resume"):
         p = sub.add_parser(name, help="run the campaign (both skip runs already on file)")
         p.add_argument("--out-dir", default="runs/fit")
@@ -372,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="runs whose capture goes, trimmed, to data/captures: NAME or NAME:SECONDS (default 6 s)")
     args = parser.parse_args(argv)
     if args.cmd in ("run", "resume"):
-        from tcpmodels.experiments._campaign import campaign_errors
+        from tcpmodels.experiments.campaign import campaign_errors
 
         with campaign_errors("fit campaign"):
             new = run_campaign(args.out_dir, which=args.grid, progress=not args.no_progress, max_runs=args.max_runs)

@@ -38,7 +38,6 @@ References
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -48,7 +47,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.experiments._campaign import campaign_errors, git_state, host_facts, load_average, utc_now
+from tcpmodels.experiments.campaign import campaign_errors
+from tcpmodels.records import git_state, host_facts, load_average, utc_now
 
 __all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "main"]
 
@@ -258,8 +258,9 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.p5_testbed", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="cmd", required=True)
+    from tcpmodels.experiments.campaign import campaign_parser
+
+    parser, sub = campaign_parser("p5_testbed", __doc__)
     p = sub.add_parser("run", help="one testbed run per alpha (root; resumable)")
     p.add_argument("--runs", default=str(REPO / "runs" / "p5_testbed"))
     p.add_argument("--duration-s", type=float, help=f"default {DEFAULT_CONFIG.duration_s:g}")

@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.experiments._campaign import JsonlRecords, git_state, utc_now
 from tcpmodels.fit.cubic import cwnd_epochs
 from tcpmodels.fit.trace import flow_estimates
+from tcpmodels.records import JsonlRecords, git_state, utc_now
 from tcpmodels.traces import TraceWarning, annotate, read_pcap
 from tcpmodels.traces.trim import trim_capture
 

@@ -16,8 +16,10 @@ from typing import Any
 
 import pandas as pd
 
-from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, PowerLawX
-from tcpmodels.models.window_dynamics import _check_reading_and_k_factor, _CubicFlow, _Flow, _RenoFlow, _scalar
+from tcpmodels._arrays import check_scalar
+from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, PowerLawX, kozu_k_factor
+from tcpmodels.models.fairness import jain_index
+from tcpmodels.models.window_dynamics import CubicFlow, FluidFlow, RenoFlow
 
 __all__ = ["BottleneckShare", "reno_cubic_bottleneck"]
 
@@ -163,30 +165,30 @@ def reno_cubic_bottleneck(
     .. [3] V. Misra, W.-B. Gong, D. Towsley, "Fluid-based analysis of a network of AQM
        routers supporting TCP flows", SIGCOMM 2000 (the fluid queue).
     """
-    cap_bps = _scalar("capacity_bps", capacity_bps, "bit/s", low=0.0, low_open=True)
-    buf = _scalar("buffer_bytes", buffer_bytes, "bytes", low=0.0)
-    r_reno = _scalar("reno_rtt_s", reno_rtt_s, "s", low=0.0, low_open=True)
-    r_cubic = _scalar("cubic_rtt_s", cubic_rtt_s, "s", low=0.0, low_open=True)
-    mss = _scalar("mss_bytes", mss_bytes, "bytes", low=0.0, low_open=True)
-    dur = _scalar("duration_s", duration_s, "s", low=0.0, low_open=True)
-    warm = _scalar("warmup_s", warmup_s, "s", low=0.0, high=dur, high_open=True)
-    c_ = _scalar("c", c, "segments/s^3", low=0.0, low_open=True)
-    beta = _scalar("beta_cubic", beta_cubic, "-", low=0.0, high=1.0, low_open=True, high_open=True)
-    tr_int = _scalar("trace_interval_s", trace_interval_s, "s", low=0.0, low_open=True)
-    dt = min(r_reno, r_cubic) / 10.0 if dt_s is None else _scalar("dt_s", dt_s, "s", low=0.0, low_open=True)
+    cap_bps = check_scalar("capacity_bps", capacity_bps, "bit/s", low=0.0, low_open=True)
+    buf = check_scalar("buffer_bytes", buffer_bytes, "bytes", low=0.0)
+    r_reno = check_scalar("reno_rtt_s", reno_rtt_s, "s", low=0.0, low_open=True)
+    r_cubic = check_scalar("cubic_rtt_s", cubic_rtt_s, "s", low=0.0, low_open=True)
+    mss = check_scalar("mss_bytes", mss_bytes, "bytes", low=0.0, low_open=True)
+    dur = check_scalar("duration_s", duration_s, "s", low=0.0, low_open=True)
+    warm = check_scalar("warmup_s", warmup_s, "s", low=0.0, high=dur, high_open=True)
+    c_ = check_scalar("c", c, "segments/s^3", low=0.0, low_open=True)
+    beta = check_scalar("beta_cubic", beta_cubic, "-", low=0.0, high=1.0, low_open=True, high_open=True)
+    tr_int = check_scalar("trace_interval_s", trace_interval_s, "s", low=0.0, low_open=True)
+    dt = min(r_reno, r_cubic) / 10.0 if dt_s is None else check_scalar("dt_s", dt_s, "s", low=0.0, low_open=True)
     if dur / dt > 5_000_000:
         raise ValueError(f"duration_s / dt_s must be at most 5e6 steps; got {dur / dt:.3g} (raise dt_s or shorten duration_s)")
-    max_w = math.inf if max_window_bytes is None else _scalar("max_window_bytes", max_window_bytes, "bytes", low=2 * mss) / mss
-    k_factor = _check_reading_and_k_factor(x_reading, x_of_rtt, r_cubic)
+    max_w = math.inf if max_window_bytes is None else check_scalar("max_window_bytes", max_window_bytes, "bytes", low=2 * mss) / mss
+    k_factor = kozu_k_factor(r_cubic, x_reading, x_of_rtt)
     if loss_sharing not in ("synchronized", "proportional"):
         raise ValueError(f"loss_sharing must be 'synchronized' or 'proportional'; got {loss_sharing!r}")
     proportional = loss_sharing == "proportional"
 
     cap = cap_bps / (8.0 * mss)  # segments/s
     b_seg = buf / mss
-    flows: list[_Flow] = [
-        _RenoFlow(10.0, math.inf, max_w),
-        _CubicFlow(10.0, math.inf, max_w, c=c_, beta=beta, k_factor=k_factor, fast_convergence=bool(fast_convergence)),
+    flows: list[FluidFlow] = [
+        RenoFlow(10.0, math.inf, max_w),
+        CubicFlow(10.0, math.inf, max_w, c=c_, beta=beta, k_factor=k_factor, fast_convergence=bool(fast_convergence)),
     ]
     base = (r_reno, r_cubic)
     q = 0.0
@@ -247,7 +249,7 @@ def reno_cubic_bottleneck(
     reno_bps = delivered[0] / span * 8.0 * mss
     cubic_bps = delivered[1] / span * 8.0 * mss
     total = reno_bps + cubic_bps
-    jain = total**2 / (2.0 * (reno_bps**2 + cubic_bps**2)) if total > 0 else math.nan
+    jain = jain_index(reno_bps, cubic_bps)
     params = dict(
         capacity_bps=cap_bps,
         buffer_bytes=buf,

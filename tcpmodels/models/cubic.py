@@ -48,6 +48,7 @@ __all__ = [
     "beta_cubic_from_reduction",
     "reduction_from_beta_cubic",
     "cubic_k_s",
+    "kozu_k_factor",
     "cubic_window_segments",
     "cubic_alpha_reno_friendly",
     "cubic_reno_friendly_window_segments",
@@ -558,6 +559,35 @@ def kozu_x(rtt_s: Numeric, x_of_rtt: Callable[[Any], Any] | None = None) -> Nume
     x = np.broadcast_to(np.asarray(fn(r), dtype=float), r.shape)
     check_range("x_of_rtt(rtt_s)", x, unit="-", low=0.0, low_open=True)
     return wrap(x, kind)
+
+
+def kozu_k_factor(rtt_s: float, reading: str = "multiply", x_of_rtt: Callable[[Any], Any] | None = None) -> float:
+    """Factor by which eq. (4) of P3 multiplies ``W_max b / C`` under the cube root, for one flow. [-]
+
+    Parameters
+    ----------
+    rtt_s : float
+        Round-trip time of the flow. [s]
+    reading : {"multiply", "divide", "none"}
+        How x(RTT) enters K (see :func:`kozu_k_s`); ``"none"`` gives 1 without evaluating x.
+    x_of_rtt : callable, optional
+        x(RTT) [-] as a function of RTT [s]; default :class:`PowerLawX` ``()``.
+
+    Returns
+    -------
+    float
+        x(RTT), 1/x(RTT) or 1. [-]
+
+    Examples
+    --------
+    >>> round(kozu_k_factor(0.001, "divide"), 6)
+    0.1
+    """
+    if reading not in X_READINGS:
+        raise ValueError(f"x_reading must be one of {X_READINGS}; got {reading!r}")
+    if reading == "none":
+        return 1.0
+    return float(_x_factor(reading, np.asarray(kozu_x(rtt_s, x_of_rtt))))
 
 
 def _x_factor(reading: str, x: np.ndarray) -> np.ndarray:

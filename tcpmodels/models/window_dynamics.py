@@ -19,15 +19,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpmodels._arrays import check_range
-from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, X_READINGS, _x_factor, kozu_x
+from tcpmodels._arrays import check_scalar
+from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, kozu_k_factor
 
-__all__ = ["reno_window_trajectory", "cubic_window_trajectory"]
+__all__ = ["reno_window_trajectory", "cubic_window_trajectory", "FluidFlow", "RenoFlow", "CubicFlow"]
 
 # --------------------------------------------------------------------------------------
 # per-flow window dynamics shared by the trajectories and the bottleneck model
 # --------------------------------------------------------------------------------------
-class _Flow:
+class FluidFlow:
     """Mutable window state of one flow, advanced in small time steps (fluid per-ACK rules)."""
 
     __slots__ = ("cwnd", "ssthresh", "max_cwnd", "last_loss_t", "losses")
@@ -46,7 +46,7 @@ class _Flow:
         return False
 
 
-class _RenoFlow(_Flow):
+class RenoFlow(FluidFlow):
     """Reno: +1 segment per RTT in congestion avoidance, halve on loss (RFC 5681)."""
 
     __slots__ = ()
@@ -68,7 +68,7 @@ class _RenoFlow(_Flow):
         return (math.nan, math.nan, math.nan, False)
 
 
-class _CubicFlow(_Flow):
+class CubicFlow(FluidFlow):
     """CUBIC per RFC 9438: cubic target bounded to [cwnd, 1.5 cwnd] per RTT, Reno-friendly W_est floor."""
 
     __slots__ = ("c", "beta", "alpha", "k_factor", "fast_convergence", "w_max", "k", "epoch_t", "w_est", "cwnd_prior", "w_cubic_now", "reno_region")
@@ -148,26 +148,8 @@ class _CubicFlow(_Flow):
         return (self.w_cubic_now, self.w_est, self.w_max, self.reno_region)
 
 
-def _check_reading_and_k_factor(x_reading: str, x_of_rtt, rtt_s: float) -> float:
-    if x_reading not in X_READINGS:
-        raise ValueError(f"x_reading must be one of {X_READINGS}; got {x_reading!r}")
-    if x_reading == "none":
-        return 1.0
-    return float(_x_factor(x_reading, np.asarray(kozu_x(rtt_s, x_of_rtt))))
-
-
-def _scalar(name: str, value: Any, unit: str, **rng: Any) -> float:
-    if isinstance(value, (bool, np.bool_)) or not np.isscalar(value):
-        raise TypeError(f"{name} [{unit}] must be a single number; got {value!r}")
-    v = float(value)
-    if math.isnan(v):
-        raise ValueError(f"{name} [{unit}] must be a number, not NaN")
-    check_range(name, v, unit=unit, **rng)
-    return v
-
-
 def _trajectory(
-    flow: _Flow,
+    flow: FluidFlow,
     *,
     rtt_s: float,
     duration_s: float,
@@ -216,14 +198,14 @@ def _trajectory(
 
 
 def _trajectory_args(rtt_s, duration_s, w_max_segments, loss_interval_s, cap_segments, dt_s):
-    rtt = _scalar("rtt_s", rtt_s, "s", low=0.0, low_open=True)
-    dur = _scalar("duration_s", duration_s, "s", low=0.0, low_open=True)
-    w_max = _scalar("w_max_segments", w_max_segments, "segments", low=2.0)
+    rtt = check_scalar("rtt_s", rtt_s, "s", low=0.0, low_open=True)
+    dur = check_scalar("duration_s", duration_s, "s", low=0.0, low_open=True)
+    w_max = check_scalar("w_max_segments", w_max_segments, "segments", low=2.0)
     if loss_interval_s is None and cap_segments is None:
         raise ValueError("give a loss process: loss_interval_s [s] (periodic losses) and/or cap_segments [segments]")
-    interval = None if loss_interval_s is None else _scalar("loss_interval_s", loss_interval_s, "s", low=0.0, low_open=True)
-    cap = None if cap_segments is None else _scalar("cap_segments", cap_segments, "segments", low=2.0, low_open=True)
-    dt = min(rtt / 10.0, dur / 200.0) if dt_s is None else _scalar("dt_s", dt_s, "s", low=0.0, low_open=True)
+    interval = None if loss_interval_s is None else check_scalar("loss_interval_s", loss_interval_s, "s", low=0.0, low_open=True)
+    cap = None if cap_segments is None else check_scalar("cap_segments", cap_segments, "segments", low=2.0, low_open=True)
+    dt = min(rtt / 10.0, dur / 200.0) if dt_s is None else check_scalar("dt_s", dt_s, "s", low=0.0, low_open=True)
     if dur / dt > 2_000_000:
         raise ValueError(f"duration_s / dt_s must be at most 2e6 steps; got {dur / dt:.3g} (raise dt_s)")
     return rtt, dur, w_max, interval, cap, dt
@@ -273,7 +255,7 @@ def reno_window_trajectory(
     .. [1] RFC 5681, Sec. 3.1-3.2.
     """
     rtt, dur, w_max, interval, cap, dt = _trajectory_args(rtt_s, duration_s, w_max_segments, loss_interval_s, cap_segments, dt_s)
-    flow = _RenoFlow(w_max / 2.0, w_max / 2.0, math.inf)
+    flow = RenoFlow(w_max / 2.0, w_max / 2.0, math.inf)
     return _trajectory(flow, rtt_s=rtt, duration_s=dur, dt_s=dt, loss_interval_s=interval, cap_segments=cap)
 
 
@@ -342,10 +324,10 @@ def cubic_window_trajectory(
     .. [1] RFC 9438, Sec. 4.2-4.7.
     """
     rtt, dur, w_max, interval, cap, dt = _trajectory_args(rtt_s, duration_s, w_max_segments, loss_interval_s, cap_segments, dt_s)
-    c_ = _scalar("c", c, "segments/s^3", low=0.0, low_open=True)
-    beta = _scalar("beta_cubic", beta_cubic, "-", low=0.0, high=1.0, low_open=True, high_open=True)
-    k_factor = _check_reading_and_k_factor(x_reading, x_of_rtt, rtt)
-    flow = _CubicFlow(
+    c_ = check_scalar("c", c, "segments/s^3", low=0.0, low_open=True)
+    beta = check_scalar("beta_cubic", beta_cubic, "-", low=0.0, high=1.0, low_open=True, high_open=True)
+    k_factor = kozu_k_factor(rtt, x_reading, x_of_rtt)
+    flow = CubicFlow(
         beta * w_max,
         beta * w_max,
         math.inf,

@@ -1,8 +1,9 @@
-"""The k=4 fat-tree of P1 in ns-3: addressing plan, per-flow ECMP, builder.
+"""The k=4 fat-tree of P1 in ns-3: per-flow ECMP and the builder.
 
-Addressing and routing follow the kernel testbed
-(:func:`tcpmodels.testbed.topologies.fat_tree`) so that the two engines run the
-same experiment:
+Addressing and routing are the kernel testbed's
+(:func:`tcpmodels.testbed.topologies.fat_tree`), both taken from
+:mod:`tcpmodels.topology_addressing` so that the two engines run the same
+experiment:
 
 - host ``h{n}``, n = 4 pod + 2 edge + index, has four addresses
   ``10.{16c + n}.0.1`` ("plane" c = 0..3), configured with a /12 mask so that
@@ -43,7 +44,20 @@ import hashlib
 import ipaddress
 from typing import Any
 
+from tcpmodels.sim.blocks import FIRST_PORT, Built, Net, set_tcp_defaults, watched_sink
 from tcpmodels.sim.config import FatTree
+from tcpmodels.topology_addressing import (
+    N_CORES,
+    N_HOSTS,
+    check_host,
+    core_name,
+    fat_tree_links,
+    fat_tree_routes,
+    host_name,
+    host_of_address,
+    plane_address,
+    plane_of_address,
+)
 
 __all__ = [
     "N_HOSTS",
@@ -59,9 +73,6 @@ __all__ = [
     "fat_tree_routes",
     "build_fattree",
 ]
-
-N_HOSTS = 16
-N_CORES = 4
 
 #: Per-connection, per-plane byte counter on the receiving PacketSink.
 PLANE_RX_CPP = r"""
@@ -87,50 +98,6 @@ inline uint64_t PlaneRxBytes(uint32_t conn, uint32_t plane) { return g_planeRx[c
 """
 
 
-def _check_host(n: int) -> None:
-    if not isinstance(n, int) or isinstance(n, bool) or not (0 <= n < N_HOSTS):
-        raise ValueError(f"host [index] must be an integer in [0, {N_HOSTS - 1}]; got {n!r}")
-
-
-def _check_plane(c: int) -> None:
-    if not isinstance(c, int) or isinstance(c, bool) or not (0 <= c < N_CORES):
-        raise ValueError(f"plane [core index] must be an integer in [0, {N_CORES - 1}]; got {c!r}")
-
-
-def host_name(n: int) -> str:
-    """Testbed name of host n: ``"h{n}"``."""
-    _check_host(n)
-    return f"h{n}"
-
-
-def core_name(c: int) -> str:
-    """Testbed name of core c: ``"c{j}{m}"`` with c = 2j + m."""
-    _check_plane(c)
-    return f"c{c // 2}{c % 2}"
-
-
-def plane_address(n: int, c: int) -> str:
-    """Host n's address on plane c: ``10.{16c + n}.0.1`` (as in the kernel testbed)."""
-    _check_host(n)
-    _check_plane(c)
-    return f"10.{16 * c + n}.0.1"
-
-
-def plane_of_address(addr: str) -> int:
-    """Plane (core) of a host address ``10.{16c + n}.0.1``; -1 for any other address."""
-    ip = ipaddress.IPv4Address(str(addr)).packed
-    if ip[0] != 10 or ip[2] != 0 or ip[3] != 1 or ip[1] >= 16 * N_CORES:
-        return -1
-    return ip[1] // 16
-
-
-def host_of_address(addr: str) -> int:
-    """Host index of a host address ``10.{16c + n}.0.1``; -1 for any other address."""
-    if plane_of_address(addr) < 0:
-        return -1
-    return ipaddress.IPv4Address(str(addr)).packed[1] % 16
-
-
 def ecmp_plane(src: int, dst: int, flow_id: int, seed: int) -> int:
     """Per-flow ECMP: the core a single-path connection uses, from a hash of its identity.
 
@@ -152,8 +119,8 @@ def ecmp_plane(src: int, dst: int, flow_id: int, seed: int) -> int:
     ----------
     .. [1] C. Hopps, RFC 2992, 2000 (hash-threshold ECMP over a flow identity).
     """
-    _check_host(src)
-    _check_host(dst)
+    check_host(src)
+    check_host(dst)
     digest = hashlib.sha256(f"{int(src)},{int(dst)},{int(flow_id)},{int(seed)}".encode()).digest()
     return int.from_bytes(digest[:8], "big") % N_CORES
 
@@ -168,53 +135,6 @@ def connection_planes(config: FatTree) -> list[tuple[int, ...]]:
             out.append((0,))
         else:
             out.append((ecmp_plane(conn.src, conn.dst, k, config.seed),))
-    return out
-
-
-def fat_tree_links() -> list[tuple[str, str, str]]:
-    """The 48 links as ``(lower node, upper node, tier)``, tier the :class:`FatTree` field of its :class:`Link`.
-
-    Same order and node names as :func:`tcpmodels.testbed.topologies.fat_tree`
-    (host links ``h{n}``-``e{p}{i}``, then edge-aggregation, per pod, then
-    aggregation-core).
-    """
-    out = []
-    for p in range(4):
-        for i in range(2):
-            for h in range(2):
-                out.append((f"h{4 * p + 2 * i + h}", f"e{p}{i}", "host_link"))
-            for j in range(2):
-                out.append((f"e{p}{i}", f"a{p}{j}", "edge_agg_link"))
-        for j in range(2):
-            for m in range(2):
-                out.append((f"a{p}{j}", core_name(2 * j + m), "agg_core_link"))
-    return out
-
-
-def fat_tree_routes() -> list[tuple[str, str, str]]:
-    """Every static route as ``(node, destination prefix, next-hop node)``: the testbed's plan.
-
-    Hosts: ``10.{16c}.0.0/12`` via their edge (one per plane). Edge ``e{p}{i}``:
-    ``10.{16c + n}.0.0/16`` to each of its hosts n, ``10.{16c}.0.0/12`` up to
-    ``a{p}{c // 2}``. Aggregation ``a{p}{j}`` (c = 2j + m): ``10.{16c + 4p + 2i}.0.0/15``
-    down to ``e{p}{i}``, ``10.{16c}.0.0/12`` up to core c. Core c:
-    ``10.{16c + 4p}.0.0/14`` to ``a{p}{c // 2}``.
-    """
-    out = []
-    for p in range(4):
-        for i in range(2):
-            edge = f"e{p}{i}"
-            for h in range(2):
-                n = 4 * p + 2 * i + h
-                for c in range(N_CORES):
-                    out.append((f"h{n}", f"10.{16 * c}.0.0/12", edge))
-                    out.append((edge, f"10.{16 * c + n}.0.0/16", f"h{n}"))
-            for c in range(N_CORES):
-                out.append((edge, f"10.{16 * c}.0.0/12", f"a{p}{c // 2}"))
-                out.append((f"a{p}{c // 2}", f"10.{16 * c + 4 * p + 2 * i}.0.0/15", edge))
-        for c in range(N_CORES):
-            out.append((f"a{p}{c // 2}", f"10.{16 * c}.0.0/12", core_name(c)))
-            out.append((core_name(c), f"10.{16 * c + 4 * p}.0.0/14", f"a{p}{c // 2}"))
     return out
 
 
@@ -238,7 +158,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
 
     Returns
     -------
-    tcpmodels.sim.scenarios.Built
+    tcpmodels.sim.blocks.Built
         One ``flows`` row per connection (one sink each); ``devices`` holds
         every link end as ``"{from}->{to}"``; ``finish`` adds the per-plane
         delivered bytes.
@@ -248,9 +168,8 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
 
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
     from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
-    from tcpmodels.sim.scenarios import FIRST_PORT, Built, _Net, _set_tcp_defaults, _watched_sink  # noqa: PLC0415
 
-    _set_tcp_defaults(ns, config.tcp)
+    set_tcp_defaults(ns, config.tcp)
     mp = load_lia(ns)
     ft = _load_plane_rx()
     built = Built()
@@ -265,7 +184,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
     built.keep.append(nodes)
     ns.InternetStackHelper().Install(nodes)
 
-    net = _Net(ns)
+    net = Net(ns)
     # transit /30s in 10.100.0.0/16 as in the testbed (10.0.0.0/8 below 10.64 holds the plane addresses)
     net.addr.SetBase(ns.Ipv4Address("10.100.0.0"), ns.Ipv4Mask("255.255.255.252"))
     built.keep.append(net)
@@ -313,7 +232,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
         src, dst = node[f"h{conn.src}"], node[f"h{conn.dst}"]
         port = FIRST_PORT + k
         mp.NewConn(k, conn.size_bytes or 0)
-        helper, sinks, path = _watched_sink(ns, dst, port, conn.size_bytes, lambda sink, k=k: ft.WatchPlanes(sink, k))
+        helper, sinks, path = watched_sink(ns, dst, port, conn.size_bytes, lambda sink, k=k: ft.WatchPlanes(sink, k))
         cc = "ns3::TcpLia" if conn.coupled else f"ns3::{conn.variant}"
         for j, c in enumerate(planes[k]):
             trace_id = 4 * k + j if config.trace_cwnd else -1

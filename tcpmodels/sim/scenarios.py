@@ -3,192 +3,42 @@
 Call only inside a fresh process (see :mod:`tcpmodels.sim.run`): ns-3 keeps one
 global simulator, and cppyy definitions cannot be unloaded.
 
-Every builder returns a :class:`Built` record naming what the runner samples:
-the devices whose queues are watched, the flows (one row per TCP connection
+Every builder returns a :class:`~tcpmodels.sim.blocks.Built` record naming
+what the runner samples: the devices whose queues are watched, the flows (one row per TCP connection
 that an application opens, with its port and start; for multipath, one row
-per subflow), the PacketSink paths.
+per subflow), the PacketSink paths. The parts the builders share, including
+those of :func:`tcpmodels.sim.fattree.build_fattree`, are in
+:mod:`tcpmodels.sim.blocks`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from tcpmodels.sim.config import BulkApp, Caterpillar, Dumbbell, FatTree, Link, Multipath, PoissonFlows, TcpOptions
+from tcpmodels.sim.blocks import (
+    FIRST_PORT,
+    Built,
+    Net,
+    cc_trace,
+    flow_schedule,
+    install_flow,
+    set_socket_type,
+    set_tcp_defaults,
+    watched_sink,
+)
+from tcpmodels.sim.config import Caterpillar, Dumbbell, FatTree, Multipath
+from tcpmodels.sim.fattree import build_fattree
 
-__all__ = ["Built", "build"]
-
-FIRST_PORT = 10000
-
-
-@dataclass
-class Built:
-    """What a builder made and the runner measures."""
-
-    devices: dict[str, Any] = field(default_factory=dict)  # name -> Ptr<PointToPointNetDevice>
-    flows: list[dict] = field(default_factory=list)  # one dict per TCP connection
-    cc_sockets: list[dict] = field(default_factory=list)  # sockets whose cwnd is traced
-    keep: list[Any] = field(default_factory=list)  # Python references ns-3 objects need alive
-    # after the run: amend the per-connection table (pandas DataFrame -> DataFrame)
-    finish: Callable[[Any], Any] | None = None
-
-
-def _set_tcp_defaults(ns: Any, tcp: TcpOptions) -> None:
-    cfg = ns.Config
-    cfg.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tcp.mss_bytes))
-    cfg.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(tcp.sndbuf_bytes))
-    cfg.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(tcp.rcvbuf_bytes))
-    cfg.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(tcp.delayed_ack_count))
-    cfg.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(tcp.initial_cwnd_segments))
-    cfg.SetDefault("ns3::TcpSocket::ConnTimeout", ns.TimeValue(ns.Seconds(tcp.conn_timeout_s)))
-    cfg.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.Seconds(tcp.min_rto_s)))
-    cfg.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(tcp.sack))
-    cfg.SetDefault("ns3::TcpCubic::HyStart", ns.BooleanValue(tcp.cubic_hystart))
-    cfg.SetDefault(
-        "ns3::TcpL4Protocol::RecoveryType",
-        ns.TypeIdValue(ns.TypeId.LookupByName(f"ns3::{tcp.recovery}")),
-    )
-
-
-def _rate(link: Link) -> str:
-    return f"{int(round(link.rate_bps))}bps"
-
-
-def _delay(link: Link) -> str:
-    return f"{int(round(link.delay_s * 1e9))}ns"
-
-
-#: Random streams of jittered channels start here (ns-3 numbers unassigned streams from 2^63; apps use few).
-_JITTER_STREAM_BASE = 100_000
-
-
-class _Net:
-    """Point-to-point links with addresses, their queues set to exactly the configured size."""
-
-    def __init__(self, ns: Any):
-        self.ns = ns
-        self.addr = ns.Ipv4AddressHelper()
-        self.addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.252"))
-        self.tch = ns.TrafficControlHelper()
-        self.keep: list[Any] = []
-        self.n_jittered = 0  # jittered links built so far: each gets its own random stream
-
-    def link(self, a: Any, b: Any, link: Link) -> tuple[Any, Any, Any]:
-        """Join nodes a, b; return (device at a, device at b, interfaces)."""
-        ns = self.ns
-        p2p = ns.PointToPointHelper()
-        p2p.SetDeviceAttribute("DataRate", ns.StringValue(_rate(link)))
-        p2p.SetChannelAttribute("Delay", ns.StringValue(_delay(link)))
-        # Without flow control the device's own queue drops (and counts) what does
-        # not fit; with it, and no queue disc, the traffic-control layer would drop
-        # the packet uncounted by the device queue.
-        p2p.DisableFlowControl()
-        if link.jitter_s > 0:
-            from tcpmodels.sim.jitter import install_jitter_link  # noqa: PLC0415
-
-            self.n_jittered += 1
-            devs = install_jitter_link(ns, a, b, rate=_rate(link), delay=_delay(link), jitter_s=link.jitter_s,
-                                       stream=_JITTER_STREAM_BASE + self.n_jittered)
-        else:
-            devs = p2p.Install(a, b)
-        ifaces = self.addr.Assign(devs)
-        self.addr.NewNetwork()
-        # Drop the traffic-control layer's default pfifo_fast (1000 packets) so the
-        # device's drop-tail queue below is the only queue.
-        out = []
-        for i in range(2):
-            nd = devs.Get(i)
-            tc = nd.GetNode().GetObject[ns.TrafficControlLayer]()
-            if tc and tc.GetRootQueueDiscOnDevice(nd):
-                self.tch.Uninstall(nd)
-            dev = nd.GetObject[ns.PointToPointNetDevice]()
-            dev.GetQueue().SetMaxSize(ns.QueueSize(link.queue_size_string))
-            out.append(dev)
-        self.keep.extend([p2p, devs, ifaces])
-        return out[0], out[1], ifaces
-
-
-def _socket_type(ns: Any, node: Any, variant: str, cc_params: dict) -> None:
-    if variant == "TcpCubicX":
-        from tcpmodels.sim import cc  # noqa: PLC0415
-
-        cc.load_cubic_x(ns)
-        cc.configure_cubic_x(ns, **cc_params)
-    tid = ns.TypeId.LookupByName(f"ns3::{variant}")
-    ns.Config.Set(
-        f"/NodeList/{node.GetId()}/$ns3::TcpL4Protocol/SocketType",
-        ns.TypeIdValue(tid),
-    )
-
-
-def _flow_schedule(app: BulkApp | PoissonFlows, rng: np.random.Generator, duration_s: float) -> list[dict]:
-    """Start times and sizes of the connections one application opens."""
-    if isinstance(app, BulkApp):
-        return [{"start_s": app.start_s, "size_bytes": app.size_bytes, "stop_s": app.stop_s, "kind": "bulk"}]
-    stop = duration_s if app.stop_s is None else min(app.stop_s, duration_s)
-    starts: list[float] = []
-    t = app.start_s
-    limit = app.max_flows if app.max_flows is not None else np.inf
-    while len(starts) < limit:
-        t += float(rng.exponential(app.mean_interarrival_s))
-        if t >= stop:
-            break
-        starts.append(t)
-    sizes = app.size.sample_bytes(rng, len(starts))
-    return [{"start_s": s, "size_bytes": n, "stop_s": None, "kind": "poisson"} for s, n in zip(starts, sizes)]
-
-
-def _watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None, *also: Callable[[Any], bool]):
-    """A PacketSink on ``node:port`` from t = 0 whose Rx trace feeds the FCT bookkeeping of the glue.
-
-    ``expected_bytes`` (None: unlimited) marks completion; each of ``also`` is a
-    further watcher called with the sink, returning False if it could not connect.
-    Returns ``(helper, sinks, config path of the sink)``; keep the first two alive.
-    """
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
-
-    index = node.GetNApplications()
-    helper = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
-    sinks = helper.Install(node)
-    sinks.Start(ns.Seconds(0.0))
-    path = f"/NodeList/{node.GetId()}/ApplicationList/{index}/$ns3::PacketSink"
-    if not (glue().WatchSink(sinks.Get(0), path, int(expected_bytes or 0)) and all(w(sinks.Get(0)) for w in also)):
-        raise RuntimeError(f"could not connect to the Rx trace of {path}")
-    return helper, sinks, path
-
-
-def _install_flow(ns: Any, built: Built, src: Any, dst: Any, dst_addr: Any, flow: dict, duration_s: float) -> None:
-    """A BulkSend on ``src`` to a PacketSink of its own port on ``dst``."""
-    port = FIRST_PORT + len(built.flows)
-    sink_helper, sinks, path = _watched_sink(ns, dst, port, flow["size_bytes"])
-    sender = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(dst_addr, port).ConvertTo())
-    sender.SetAttribute("MaxBytes", ns.UintegerValue(flow["size_bytes"] or 0))
-    sender.SetAttribute("SendSize", ns.UintegerValue(1448 * 8))
-    apps = sender.Install(src)
-    apps.Start(ns.Seconds(flow["start_s"]))
-    apps.Stop(ns.Seconds(flow["stop_s"] if flow["stop_s"] is not None else duration_s + 1.0))
-    built.keep.extend([sink_helper, sinks, sender, apps])
-    built.flows.append({**flow, "flow_index": len(built.flows), "port": port, "sink_path": path, "src_node": src.GetId()})
-
-
-def _cc_trace(built: Built, node: Any, flows_on_node: list[dict]) -> None:
-    """Trace cwnd etc. of the sockets a node opens (in order of their start)."""
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
-
-    order = sorted(flows_on_node, key=lambda f: (f["start_s"], f["flow_index"]))
-    for k, f in enumerate(order):
-        path = f"/NodeList/{node.GetId()}/$ns3::TcpL4Protocol/SocketList/{k}/$ns3::TcpSocketBase"
-        glue().ScheduleConnectCc(f["start_s"] + 1e-9, path, int(f["flow_index"]))
-        built.cc_sockets.append({"flow_index": f["flow_index"], "socket_path": path})
+__all__ = ["Built", "build", "build_dumbbell", "build_caterpillar", "build_multipath"]
 
 
 def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
     """Senders -> left router -> bottleneck -> right router -> receiver."""
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 
-    _set_tcp_defaults(ns, config.tcp)
+    set_tcp_defaults(ns, config.tcp)
     built = Built()
     n = len(config.senders)
     senders = ns.NodeContainer()
@@ -203,7 +53,7 @@ def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
     stack.Install(routers)
     stack.Install(receiver)
 
-    net = _Net(ns)
+    net = Net(ns)
     built.keep.append(net)
     left, right, rx = routers.Get(0), routers.Get(1), receiver.Get(0)
     for i, s in enumerate(config.senders):
@@ -227,16 +77,16 @@ def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
 
     for i, s in enumerate(config.senders):
         node = senders.Get(i)
-        _socket_type(ns, node, s.variant, s.cc_params)
+        set_socket_type(ns, node, s.variant, s.cc_params)
         mine = []
         for j, app in enumerate(s.apps):
             rng = np.random.default_rng([config.seed, i, j])
-            for flow in _flow_schedule(app, rng, config.duration_s):
+            for flow in flow_schedule(app, rng, config.duration_s):
                 flow.update(sender=i, app=j, variant=s.variant)
-                _install_flow(ns, built, node, rx, rx_addr, flow, config.duration_s)
+                install_flow(ns, built, node, rx, rx_addr, flow, config.duration_s)
                 mine.append(built.flows[-1])
         if config.trace_cwnd:
-            _cc_trace(built, node, [f for f in mine if f["kind"] == "bulk"])
+            cc_trace(built, node, [f for f in mine if f["kind"] == "bulk"])
 
     for name in config.pcap_devices:
         glue().EnablePcap(built.devices[name], f"{out_dir}/{name}.pcap", config.pcap_snaplen_bytes)
@@ -247,7 +97,7 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
     """P5: S - G1 - G2 - ... - Gn, clients round-robin on G2..G(1+n_articulation); downloads S -> clients."""
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 
-    _set_tcp_defaults(ns, config.tcp)
+    set_tcp_defaults(ns, config.tcp)
     built = Built()
     gws = ns.NodeContainer()
     gws.Create(config.n_gateways)
@@ -259,7 +109,7 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
     stack = ns.InternetStackHelper()
     for c in (gws, server, clients):
         stack.Install(c)
-    net = _Net(ns)
+    net = Net(ns)
     built.keep.append(net)
     dev_s, _, _ = net.link(server.Get(0), gws.Get(0), config.server_link or config.edge)
     built.devices["server"] = dev_s
@@ -274,12 +124,12 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
         client_addr.append(ifaces.GetAddress(1))
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
     variant = config.variant.removeprefix("ns3::")
-    _socket_type(ns, server.Get(0), variant, {})
+    set_socket_type(ns, server.Get(0), variant, {})
     for c in range(config.n_clients):
         rng = np.random.default_rng([config.seed, c])
-        for flow in _flow_schedule(config.workload, rng, config.duration_s):
+        for flow in flow_schedule(config.workload, rng, config.duration_s):
             flow.update(sender=c, app=0, variant=variant)
-            _install_flow(ns, built, server.Get(0), clients.Get(c), client_addr[c], flow, config.duration_s)
+            install_flow(ns, built, server.Get(0), clients.Get(c), client_addr[c], flow, config.duration_s)
     for name in config.pcap_devices:
         glue().EnablePcap(built.devices[name], f"{out_dir}/{name}.pcap", config.pcap_snaplen_bytes)
     return built
@@ -297,7 +147,7 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
 
     from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
 
-    _set_tcp_defaults(ns, config.tcp)
+    set_tcp_defaults(ns, config.tcp)
     mp = load_lia(ns)
     built = Built()
     k = len(config.paths)
@@ -309,7 +159,7 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
     stack = ns.InternetStackHelper()
     stack.Install(hosts)
     stack.Install(routers)
-    net = _Net(ns)
+    net = Net(ns)
     built.keep.append(net)
     snd, rcv = hosts.Get(0), hosts.Get(1)
     rx_addr, hops = [], []
@@ -348,7 +198,7 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
         for j, p in enumerate(conn.paths):
             idx = len(built.flows)
             port = FIRST_PORT + idx
-            helper, sinks, path = _watched_sink(ns, rcv, port, None, lambda sink, c=c: mp.WatchConnSink(sink, c))
+            helper, sinks, path = watched_sink(ns, rcv, port, None, lambda sink, c=c: mp.WatchConnSink(sink, c))
             app = mp.AddSubflow(
                 snd, c, j, rx_addr[p], port, cc, chunk, idx if config.trace_cwnd else -1,
                 conn.start_s, config.duration_s + 1.0,
@@ -409,7 +259,5 @@ def build(ns: Any, config: Any, out_dir: str) -> Built:
     if isinstance(config, Multipath):
         return build_multipath(ns, config, out_dir)
     if isinstance(config, FatTree):
-        from tcpmodels.sim.fattree import build_fattree  # noqa: PLC0415 (it imports this module)
-
         return build_fattree(ns, config, out_dir)
     raise ValueError(f"no ns-3 builder for {type(config).__name__}")

@@ -6,9 +6,22 @@ addresses a caller needs in ``topology.meta``.
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
 
 from tcpmodels.testbed.topology import Link, MptcpEndpoint, Node, Route, Rule, Topology
+
+from tcpmodels.topology_addressing import (
+    N_CORES,
+    N_HOSTS,
+    TRANSIT_PREFIX,
+    core_name,
+    fat_tree_link_name,
+    fat_tree_links,
+    fat_tree_routes,
+    host_name,
+    plane_address,
+)
 
 __all__ = ["PathSpec", "single_link", "two_path", "dumbbell", "fat_tree"]
 
@@ -138,60 +151,35 @@ def fat_tree(*, host_rate_bps: float = 100e6, edge_agg_rate_bps: float = 200e6, 
     destination (route ``src``), and announce planes 1-3 as MPTCP ``signal``
     endpoints, so an MPTCP connection to a host's plane-0 address gets one
     subflow per core. Rates default to the P1 paper's 100/200/400 Mbit/s with
-    100 KB drop-tail buffers at every link end.
+    100 KB drop-tail buffers at every link end. The plan is
+    :mod:`tcpmodels.topology_addressing`, which ns-3's fat-tree uses too.
     """
-    nodes, links, routes, endpoints = [], [], [], []
-    link_no = [0]
-
-    def transit(name, a, b, rate):
-        k = link_no[0]
-        link_no[0] += 1
-        a_ip, b_ip = f"10.100.{k}.1", f"10.100.{k}.2"
-        links.append(Link(name=name, a=a, b=b, a_addrs=(a_ip + "/30",), b_addrs=(b_ip + "/30",), rate_bps=rate,
-                          buffer_bytes=buffer_bytes, delay_s=link_delay_s))
-        return a_ip, b_ip
-
-    for n in range(16):
-        nodes.append(Node(name=f"h{n}", mptcp_subflows=3, mptcp_add_addr_accepted=3))
+    rates = {"host_link": host_rate_bps, "edge_agg_link": edge_agg_rate_bps, "agg_core_link": agg_core_rate_bps}
+    nodes = [Node(name=host_name(n), mptcp_subflows=3, mptcp_add_addr_accepted=3) for n in range(N_HOSTS)]
     for p in range(4):
-        for i in range(2):
-            nodes.append(Node(name=f"e{p}{i}", forwarding=True))
-        for j in range(2):
-            nodes.append(Node(name=f"a{p}{j}", forwarding=True))
-    for j in range(2):
-        for m in range(2):
-            nodes.append(Node(name=f"c{j}{m}", forwarding=True))
-
-    def plane_addr(c, n):
-        return f"10.{16 * c + n}.0.1"
-
-    for p in range(4):
-        for i in range(2):
-            edge = f"e{p}{i}"
-            for h in range(2):
-                n = 4 * p + 2 * i + h
-                host = f"h{n}"
-                e_ip, h_ip = transit(f"hl{n}", edge, host, host_rate_bps)
-                for c in range(4):
-                    links[-1] = Link(**{**links[-1].__dict__, "b_addrs": links[-1].b_addrs + (plane_addr(c, n) + "/32",)})
-                    routes.append(Route(node=host, dst=f"10.{16 * c}.0.0/12", via=e_ip, src=plane_addr(c, n)))
-                    routes.append(Route(node=edge, dst=f"10.{16 * c + n}.0.0/16", via=h_ip))
-                    if c > 0:
-                        endpoints.append(MptcpEndpoint(node=host, addr=plane_addr(c, n), flags="signal", link=f"hl{n}"))
-            for j in range(2):
-                e_ip, a_ip = transit(f"ea{p}{i}{j}", edge, f"a{p}{j}", edge_agg_rate_bps)
-                for m in range(2):
-                    c = 2 * j + m
-                    routes.append(Route(node=edge, dst=f"10.{16 * c}.0.0/12", via=a_ip))
-                    routes.append(Route(node=f"a{p}{j}", dst=f"10.{16 * c + 4 * p + 2 * i}.0.0/15", via=e_ip))
-        for j in range(2):
-            for m in range(2):
-                c = 2 * j + m
-                a_ip, c_ip = transit(f"ac{p}{j}{m}", f"a{p}{j}", f"c{j}{m}", agg_core_rate_bps)
-                routes.append(Route(node=f"a{p}{j}", dst=f"10.{16 * c}.0.0/12", via=c_ip))
-                routes.append(Route(node=f"c{j}{m}", dst=f"10.{16 * c + 4 * p}.0.0/14", via=a_ip))
+        nodes += [Node(name=f"e{p}{i}", forwarding=True) for i in range(2)]
+        nodes += [Node(name=f"a{p}{j}", forwarding=True) for j in range(2)]
+    nodes += [Node(name=core_name(c), forwarding=True) for c in range(N_CORES)]
+    transit = ipaddress.IPv4Network(TRANSIT_PREFIX).network_address
+    links, gateway = [], {}  # gateway[(node, neighbour)]: the neighbour's address on their link
+    for k, (lower, upper, tier) in enumerate(fat_tree_links()):
+        a, b = (upper, lower) if tier == "host_link" else (lower, upper)  # host links: the edge is side a
+        a_ip, b_ip = str(transit + 256 * k + 1), str(transit + 256 * k + 2)
+        b_addrs = (b_ip + "/30",)
+        if tier == "host_link":
+            b_addrs += tuple(plane_address(int(lower[1:]), c) + "/32" for c in range(N_CORES))
+        links.append(Link(name=fat_tree_link_name(lower, upper), a=a, b=b, a_addrs=(a_ip + "/30",), b_addrs=b_addrs,
+                          rate_bps=rates[tier], buffer_bytes=buffer_bytes, delay_s=link_delay_s))
+        gateway[(a, b)], gateway[(b, a)] = b_ip, a_ip
+    routes = []
+    for at, prefix, via in fat_tree_routes():
+        # a host sends plane-c destinations from its own plane-c address
+        src = plane_address(int(at[1:]), int(prefix.split(".")[1]) // 16) if at.startswith("h") else None
+        routes.append(Route(node=at, dst=prefix, via=gateway[(at, via)], src=src))
+    endpoints = [MptcpEndpoint(node=host_name(n), addr=plane_address(n, c), flags="signal", link=f"hl{n}")
+                 for n in range(N_HOSTS) for c in range(1, N_CORES)]
     return Topology(
         name="fat_tree_k4", nodes=tuple(nodes), links=tuple(links), routes=tuple(routes), endpoints=tuple(endpoints),
-        meta={"hosts": [f"h{n}" for n in range(16)], "cores": ["c00", "c01", "c10", "c11"],
-              "host_addrs": {f"h{n}": [plane_addr(c, n) for c in range(4)] for n in range(16)}},
+        meta={"hosts": [host_name(n) for n in range(N_HOSTS)], "cores": [core_name(c) for c in range(N_CORES)],
+              "host_addrs": {host_name(n): [plane_address(n, c) for c in range(N_CORES)] for n in range(N_HOSTS)}},
     )

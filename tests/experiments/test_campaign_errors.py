@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcpmodels.experiments._campaign import campaign_errors
+from tcpmodels.experiments.campaign import campaign_errors
 from tcpmodels.testbed._system import PrivilegeError, TestbedError
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tcpmodels.experiments import p1
-from tcpmodels.experiments._campaign import JsonlRecords
+from tcpmodels.records import JsonlRecords
 
 CFG = p1.DEFAULT_CONFIG
 
@@ -189,7 +189,7 @@ def test_ns3_result_rows_line_up_with_the_schedule():
                           **{f"rx_bytes_core{k}": 2.5e6 for k in range(4)}} for i, c in enumerate(conns)])
     apps = apps.iloc[::-1]  # order must not matter: rows are matched by tag
     fm = pd.DataFrame({"flow_index": [1, 1, 2], "direction": ["data", "ack", "data"], "lost_packets": [2, 5, 0]})
-    rows, subflows = p1._ns3_rows(conns, apps, fm)
+    rows, subflows = p1.ns3_rows(conns, apps, fm)
     assert [r["conn_id"] for r in rows] == [c["conn_id"] for c in conns]
     for i, (r, c) in enumerate(zip(rows, conns)):
         assert r["fct_s"] == (None if c["size_bytes"] is None else pytest.approx(0.001 * (i + 1)))
@@ -197,5 +197,5 @@ def test_ns3_result_rows_line_up_with_the_schedule():
     assert rows[1]["lost_packets"] == 2 and rows[2]["lost_packets"] == 0  # data direction only
     n_bg = sum(c["size_bytes"] is None for c in conns)
     assert len(subflows) == 4 * n_bg and subflows[0]["throughput_bps"] == pytest.approx(2.5e6 * 8 / conns[0]["end_s"])
-    missing = p1._ns3_rows(conns[:1], apps.iloc[:0], fm)[0][0]
+    missing = p1.ns3_rows(conns[:1], apps.iloc[:0], fm)[0][0]
     assert missing["error"] == "no result row"

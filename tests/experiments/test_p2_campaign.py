@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from tcpmodels.experiments import p2
-from tcpmodels.experiments._campaign import JsonlRecords
+from tcpmodels.records import JsonlRecords
 
 KB = 1024
 

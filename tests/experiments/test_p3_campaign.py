@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tcpmodels.experiments import p3
-from tcpmodels.experiments._campaign import JsonlRecords
+from tcpmodels.records import JsonlRecords
 from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 
 CFG = p3.DEFAULT_CONFIG

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.experiments import sim_vs_kernel as svk
-from tcpmodels.experiments._campaign import JsonlRecords
+from tcpmodels.records import JsonlRecords
 
 CFG = svk.DEFAULT_CONFIG
 

@@ -21,7 +21,7 @@ from tcpmodels.sim.config import (
     config_to_dict,
     config_to_json,
 )
-from tcpmodels.sim.scenarios import _flow_schedule
+from tcpmodels.sim.blocks import flow_schedule
 
 
 def dumbbell(**kw):
@@ -101,20 +101,20 @@ def test_size_distributions():
 
 def test_poisson_schedule():
     app = PoissonFlows(mean_interarrival_s=0.01, size=SizeDistribution(mean_bytes=1000), start_s=1.0, stop_s=51.0)
-    flows = _flow_schedule(app, np.random.default_rng(1), duration_s=100.0)
+    flows = flow_schedule(app, np.random.default_rng(1), duration_s=100.0)
     starts = np.array([f["start_s"] for f in flows])
     assert starts.min() > 1.0 and starts.max() < 51.0
     # 5000 expected arrivals: Poisson count within 4 standard deviations
     assert abs(len(flows) - 5000) < 4 * np.sqrt(5000)
     gaps = np.diff(starts)
     assert abs(gaps.mean() - 0.01) < 0.0005 and abs(gaps.std() / gaps.mean() - 1) < 0.05  # exponential: CV = 1
-    limited = _flow_schedule(
+    limited = flow_schedule(
         PoissonFlows(mean_interarrival_s=0.01, size=SizeDistribution(mean_bytes=1000), max_flows=7),
         np.random.default_rng(1),
         duration_s=100.0,
     )
     assert len(limited) == 7
-    same = _flow_schedule(app, np.random.default_rng(1), duration_s=100.0)
+    same = flow_schedule(app, np.random.default_rng(1), duration_s=100.0)
     assert [f["start_s"] for f in same] == list(starts)
 
 

@@ -1,0 +1,237 @@
+"""What every campaign shares: the sample loop, its command-line errors, a testbed with a traffic server.
+
+:func:`run_samples` is the one campaign runner (resume, host lock, testbed
+rebuild, progress, durable records); :func:`campaign_errors` turns expected
+failures into exit codes; :class:`ServerTestbed` keeps a testbed and a traffic
+server up across samples. The records and provenance a campaign writes are
+:mod:`tcpmodels.records`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from contextlib import contextmanager, nullcontext
+from typing import Any, Callable
+
+__all__ = ["ServerTestbed", "campaign_errors", "run_samples", "progress_bar", "campaign_parser", "add_run_command"]
+
+
+@contextmanager
+def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()):
+    """Turn a campaign command's expected failures into one line on stderr and an exit code.
+
+    For the ``main()`` of every campaign module: what a user can cause or fix
+    reads as a sentence, never as a traceback, and a script can tell the cases
+    apart by the exit status (raised as :class:`SystemExit`).
+
+    ====================================================  ====
+    no root / no namespaces (:class:`PrivilegeError`)      77 (the "skipped" status of automake and pytest plugins)
+    :class:`TestbedError`, :class:`ValueError`, ``also``   1
+    Ctrl-C (the records on disk stay valid: rerun resumes) 130
+    ====================================================  ====
+
+    Parameters
+    ----------
+    name : str
+        Prefix of the message, e.g. ``"p3"``.
+    also : tuple of exception types
+        Further expected failures of this command (exit status 1).
+    """
+    from tcpmodels.testbed import PrivilegeError, TestbedError
+
+    try:
+        yield
+    except PrivilegeError as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(77) from None
+    except (TestbedError, ValueError, *also) as exc:
+        print(f"{name}: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    except KeyboardInterrupt:
+        print(f"{name}: interrupted; rerun the same command to resume", file=sys.stderr)
+        raise SystemExit(130) from None
+
+
+class ServerTestbed:
+    """A testbed with one traffic server, kept up across the samples of a campaign; a context manager.
+
+    Subclasses implement :meth:`topology` and set ``server_node``, ``port`` and
+    ``mptcp``; :meth:`on_server_started` runs once the server is up. If the
+    server does not start, the testbed is torn down before the error propagates.
+    On exit the server is stopped (its records are not kept: each sample reads
+    its own) and the testbed torn down.
+    """
+
+    server_node = "s"
+    port = 5201
+    mptcp = False
+    tb = None
+    server = None
+
+    def topology(self):
+        """The :class:`tcpmodels.testbed.Topology` to build."""
+        raise NotImplementedError
+
+    def on_server_started(self) -> None:
+        """Hook after the server is up (e.g. a thread draining its output)."""
+
+    def __enter__(self):
+        from tcpmodels.testbed import Testbed
+        from tcpmodels.testbed import workload as wl
+
+        self.tb = Testbed(self.topology()).__enter__()
+        try:
+            self.server = wl.start_server(self.tb, self.server_node, port=self.port, mptcp=self.mptcp)
+            self.on_server_started()
+        except BaseException:
+            self.tb.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            if self.server is not None:
+                self.server.stop()
+        except Exception:  # noqa: BLE001 - the testbed teardown kills it anyway
+            pass
+        self.tb.__exit__(*exc)
+
+
+def progress_bar(total: int, initial: int, desc: str, enabled: bool, *, unit: str = "sample"):
+    """The campaigns' tqdm bar on stderr (a quiet refresh every 5 s, fixed width for log files)."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, disable=not enabled, file=sys.stderr,
+                mininterval=5.0, dynamic_ncols=False, ncols=100)
+
+
+def run_samples(records, plan: list[dict], measure: Callable[[dict, Any], dict], *, desc: str,
+                session_for: Callable[[dict, Any], Any] | None = None,
+                on_host: Callable[[dict], bool] = lambda sample: True,
+                finish: Callable[[dict, dict], dict] | None = None,
+                limit: int | None = None, progress: bool = True, lock_timeout_s: float = 1800.0,
+                lock_path=None, yield_s: float = 0.5, max_failures: int = 3, unit: str = "sample") -> int:
+    """Run the samples of ``plan`` not yet in ``records``, append one record each; return how many ran.
+
+    The one campaign loop: what is already recorded is skipped (a rerun resumes),
+    a sample on the real kernel holds the host lock (:func:`tcpmodels.testbed.hostlock.host_lock`)
+    for its measurement only, so campaigns interleave sample by sample; a testbed
+    that fails is torn down and rebuilt, up to ``max_failures`` failures in a row;
+    every finished sample is appended durably before the next starts.
+
+    Parameters
+    ----------
+    records : tcpmodels.records.JsonlRecords
+        Where the records go; its key fields identify a sample.
+    plan : list of dict
+        Every sample of the campaign, in run order.
+    measure : callable
+        ``measure(sample, session) -> dict``: run one sample (``session`` is None
+        without ``session_for``); timed as ``wall_s``. A
+        :class:`~tcpmodels.testbed.TestbedError` counts as a failure of the testbed.
+    desc : str
+        Name on the progress bar, the lock and the messages (e.g. ``"p3 kernel"``).
+    session_for : callable, optional
+        ``session_for(sample, session) -> session``: the open testbed session for
+        ``sample`` (a context manager, entered), given the current one or None:
+        reuse (e.g. set the delays) or open a new one. Closed at the end.
+    on_host : callable
+        ``on_host(sample) -> bool``: whether the sample runs on the real kernel
+        (takes the host lock); ns-3 samples do not.
+    finish : callable, optional
+        ``finish(sample, result) -> dict``: work after the lock is released (e.g.
+        reading captures); its dict is what the record keeps. Default: ``result``.
+    limit : int, optional
+        Stop after this many new samples.
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per sample. [s]
+    lock_path : path, optional
+        Lock file (default: the host's).
+    yield_s : float
+        Pause after releasing the lock so a waiting campaign can take it (flock is not fair). [s]
+    max_failures : int
+        Failed samples in a row after which the error propagates.
+
+    Notes
+    -----
+    Each record is ``{**sample, "load_avg", "load_avg_after", "lock_wait_s", "wall_s",
+    "started_utc", **finish(sample, measure(sample, session))}``.
+    """
+    from tcpmodels.records import Stopwatch, load_average, utc_now
+    from tcpmodels.testbed import TestbedError
+    from tcpmodels.testbed.hostlock import host_lock
+
+    pending = records.pending(plan)
+    todo = pending if limit is None else pending[:limit]
+    bar = progress_bar(len(plan), len(plan) - len(pending), desc, progress, unit=unit)
+    session, failures, n = None, 0, 0
+
+    def close_session():
+        nonlocal session
+        if session is not None:
+            session.__exit__(None, None, None)
+            session = None
+
+    try:
+        for s in todo:
+            locked = on_host(s)
+            lock = (host_lock(timeout_s=lock_timeout_s, holder=f"{desc} {s.get('order', '')} pid {os.getpid()}",
+                              path=lock_path) if locked else nullcontext(0.0))
+            with lock as waited_s:
+                watch = Stopwatch()
+                started, load = utc_now(), load_average()
+                try:
+                    if session_for is not None:
+                        session = session_for(s, session)
+                    res = measure(s, session)
+                except TestbedError as exc:
+                    failures += 1
+                    print(f"{desc}: sample {s.get('order', '')} failed ({exc}); rebuilding the testbed",
+                          file=sys.stderr)
+                    close_session()
+                    if failures >= max_failures:
+                        raise
+                    continue
+                wall_s = watch.elapsed_s
+            failures = 0
+            kept = finish(s, res) if finish is not None else res
+            records.append({**s, "load_avg": load, "load_avg_after": load_average(),
+                            "lock_wait_s": round(waited_s, 3), "wall_s": round(wall_s, 3), "started_utc": started,
+                            **kept})
+            n += 1
+            bar.update(1)
+            bar.set_postfix_str(f"last {wall_s:.1f} s, load {load[0]:.1f}")
+            if locked and yield_s > 0:
+                time.sleep(yield_s)
+    finally:
+        close_session()
+        bar.close()
+    return n
+
+
+def campaign_parser(campaign: str, doc: str) -> tuple[argparse.ArgumentParser, Any]:
+    """The skeleton of a campaign's command line: ``python -m tcpmodels.experiments.<campaign> <command> ...``.
+
+    Returns the parser (described by the first line of ``doc``, the campaign's
+    docstring) and its required subcommands, to which the campaign adds its own.
+    """
+    parser = argparse.ArgumentParser(prog=f"python -m tcpmodels.experiments.{campaign}",
+                                     description=doc.split("\n")[0])
+    return parser, parser.add_subparsers(dest="cmd", required=True)
+
+
+def add_run_command(sub: Any, name: str, help: str, *, reps: bool = False) -> argparse.ArgumentParser:
+    """A subcommand that runs or resumes records: ``--records`` (required), ``--limit``, ``--no-progress``
+    (and ``--reps`` with ``reps=True``); the campaign adds the rest."""
+    p = sub.add_parser(name, help=help)
+    p.add_argument("--records", required=True)
+    p.add_argument("--limit", type=int)
+    if reps:
+        p.add_argument("--reps", type=int)
+    p.add_argument("--no-progress", action="store_true")
+    return p

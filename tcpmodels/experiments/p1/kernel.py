@@ -1,0 +1,284 @@
+"""P1 on the real Linux stack: the fat-tree testbed session, its client processes, and the per-run rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from tcpmodels.experiments.p1.config import BG_PORT, FLOW_PORT, N_CORES, N_HOSTS, REPO, P1Config
+from tcpmodels.topology_addressing import plane_address
+
+__all__ = ["host_addr", "kernel_flows", "client_main", "KernelSession", "subflow_stats", "kernel_rows"]
+
+
+# ------------------------------------------------------------- kernel engine
+def host_addr(host: int, plane: int) -> str:
+    """Address of ``host`` on ``plane`` in :func:`~tcpmodels.testbed.topologies.fat_tree` (and in ns-3's fat-tree)."""
+    return plane_address(int(host), int(plane))
+
+
+def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: float = 0.1) -> dict[int, list[dict]]:
+    """The schedule as traffic-module flows, grouped by sending host (uploads: the sender is the client).
+
+    A single-path connection binds its plane-``plane`` source and targets the
+    destination's plane-``plane`` address; an MPTCP connection targets plane 0 and
+    lets the path manager add the other planes. Background transfers sample TCP_INFO
+    every ``sample_interval_s``. [s]
+    """
+    out: dict[int, list[dict]] = {}
+    for c in conns:
+        plane = 0 if c["mptcp"] else c["plane"]
+        bg = c["size_bytes"] is None
+        f = {"flow_id": c["conn_id"] + 1, "kind": c["kind"], "dst": host_addr(c["dst"], plane),
+             "bind": None if c["mptcp"] else host_addr(c["src"], plane),
+             "port": BG_PORT if bg else FLOW_PORT, "size_bytes": c["size_bytes"],
+             "duration_s": round(c["end_s"] - c["start_s"], 6) if bg else None, "cc": config.cc,
+             "mptcp": c["mptcp"], "direction": "upload", "start_s": c["start_s"],
+             "sample_interval_s": sample_interval_s if bg else 0.0, "path": plane}
+        out.setdefault(c["src"], []).append(f)
+    return out
+
+
+def _topology(config: P1Config):
+    from tcpmodels.testbed import fat_tree
+
+    topo = fat_tree(host_rate_bps=config.host_rate_bps, edge_agg_rate_bps=config.edge_agg_rate_bps,
+                    agg_core_rate_bps=config.agg_core_rate_bps, buffer_bytes=config.buffer_bytes)
+    # every host pair crosses exactly two host links, each twice per round trip
+    links = tuple(replace(lk, delay_s=config.rtt_s / 4) if lk.name.startswith("hl") and config.delay_element else lk
+                  for lk in topo.links)
+    sysctls = (("net.ipv4.tcp_no_metrics_save", "1"),)  # no ssthresh carried from one flow to the next
+    nodes = tuple(replace(n, sysctls=n.sysctls + sysctls) if n.name.startswith("h") else n for n in topo.nodes)
+    return replace(topo, links=links, nodes=nodes)
+
+
+def client_main(spec: dict) -> None:
+    """Run inside a host namespace: every flow of ``spec["flows"]`` at ``t0_mono_s + start_s``."""
+    from tcpmodels.testbed import traffic
+
+    lock = threading.Lock()
+    t0 = float(spec["t0_mono_s"])
+    threads = [threading.Thread(target=traffic.run_flow, args=(f, t0, lock), daemon=True) for f in spec["flows"]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+class KernelSession:
+    """The fat-tree testbed with an MPTCP-capable traffic server on both ports of every host; reused across runs."""
+
+    def __init__(self, config: P1Config):
+        self.config = config
+        self.tb = None
+        self.servers: list = []
+        self.setup_s = None
+
+    def __enter__(self) -> "KernelSession":
+        from tcpmodels.testbed import Testbed
+        from tcpmodels.testbed import workload as wl
+
+        t0 = time.monotonic()
+        self.tb = Testbed(_topology(self.config)).__enter__()
+        try:
+            for n in range(N_HOSTS):
+                for port in (BG_PORT, FLOW_PORT):
+                    srv = wl.start_server(self.tb, f"h{n}", port=port, mptcp=True)
+                    threading.Thread(target=lambda s=srv: [None for _ in s.popen.stdout], daemon=True).start()
+                    self.servers.append(srv)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        self.setup_s = time.monotonic() - t0
+        self.base_rtt_s = self.measure_base_rtt_s()
+        return self
+
+    def measure_base_rtt_s(self) -> dict:
+        """Idle ICMP round trip between hosts in different pods (h0 -> h12 on each plane). [s]"""
+        from tcpmodels.testbed import workload as wl
+
+        out = {}
+        for plane in range(N_CORES):
+            rtts = wl.ping_rtt(self.tb, "h0", host_addr(12, plane), count=10, interval_s=0.01,
+                               bind=host_addr(0, plane))
+            out[f"plane{plane}"] = float(np.median(rtts)) if len(rtts) else None
+        return out
+
+    def __exit__(self, *exc) -> None:
+        for srv in self.servers:
+            if srv.popen.poll() is None:
+                srv.popen.kill()
+        self.servers = []
+        if self.tb is not None:
+            self.tb.__exit__(*exc)
+            self.tb = None
+
+    def run(self, conns: list[dict], *, capture_dir: Path | None = None, capture_stem: str = "") -> dict:
+        """Run one schedule; return the flow records (one per connection) and capture statistics."""
+        import subprocess
+
+        from tcpmodels.testbed import TestbedError
+        from tcpmodels.testbed.capture import start_capture
+
+        tb = self.tb
+        for srv in self.servers:
+            if srv.popen.poll() is not None:
+                raise TestbedError(f"the traffic server in {srv.node} port {srv.port} has exited")
+        by_host = kernel_flows(conns, self.config)
+        caps = []
+        if capture_dir is not None:
+            senders = sorted({c["src"] for c in conns if c["kind"] == "short"})
+            for h in senders:
+                caps.append(start_capture(tb, f"h{h}", f"hl{h}", Path(capture_dir) / f"{capture_stem}_h{h}.pcap",
+                                          snaplen_bytes=96, bpf_filter=f"tcp port {FLOW_PORT}"))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        t0 = time.monotonic() + 1.5 + 0.1 * len(by_host)  # every client has started its threads by then
+        end_s = max(c["end_s"] for c in conns)
+        procs = {}
+        try:
+            for h, flows in by_host.items():
+                p = tb.popen(f"h{h}", [sys.executable, "-m", "tcpmodels.experiments.p1", "client"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=env, label=f"p1-client-h{h}")
+                try:
+                    p.stdin.write(json.dumps({"t0_mono_s": t0, "flows": flows}))
+                    p.stdin.close()
+                except BrokenPipeError as exc:
+                    p.wait(timeout=10)
+                    raise TestbedError(f"p1 client in h{h} exited at start: {p.stderr.read().strip()[-2000:]}") from exc
+                p.stdin = None
+                procs[h] = p
+            records = []
+            deadline = t0 + end_s + 60.0
+            for h, p in procs.items():
+                try:
+                    out, err = p.communicate(timeout=max(5.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired as exc:
+                    raise TestbedError(f"p1 client in h{h} did not finish within {end_s + 60:.0f} s") from exc
+                if p.returncode != 0:
+                    raise TestbedError(f"p1 client in h{h} failed (exit {p.returncode}): {err.strip()[-2000:]}")
+                records += [json.loads(x) for x in out.splitlines() if x.strip()]
+        finally:
+            for p in procs.values():
+                if p.poll() is None:
+                    p.kill()
+                    p.communicate()
+            time.sleep(0.1)
+            cap_stats = [c.stop() for c in caps]
+        return {"run_id": tb.run_id, "records": records, "captures": cap_stats, "t0_mono_s": t0,
+                "base_rtt_s": self.base_rtt_s}
+
+
+# ----------------------------------------------------------- record analysis
+def subflow_stats(samples: list[dict], *, mss_default_bytes: float = 1448.0) -> list[dict]:
+    """Per-subflow summary of a background connection from its TCP_INFO samples.
+
+    Parameters
+    ----------
+    samples : list of dict
+        The sender's TCP_INFO samples (``t_s``, ``cwnd_segments``, ``ssthresh_segments``,
+        ``srtt_s``, ``bytes_acked``, ``bytes_sent``, ``mss_bytes``, ``ca_state``; MPTCP:
+        ``subflow``, ``local``, ``remote``).
+    mss_default_bytes : float
+        MSS used when a sample reports none. [bytes]
+
+    Returns
+    -------
+    list of dict
+        One per subflow: ``subflow``, ``remote``, ``duration_s`` [s], ``throughput_bps``
+        [bit/s] (bytes acknowledged over the sampled span), ``rtt_mean_s`` [s] (mean srtt),
+        ``mss_bytes``, ``cwnd_mean_segments``, ``loss_events`` (window reductions seen in the
+        samples, :func:`tcpmodels.fit.cubic.cwnd_epochs`), ``segments_sent``,
+        ``loss_event_rate`` [-] (loss events per segment sent; a lower bound, as reductions
+        closer together than the sampling interval merge) and ``retransmit_rate`` [-].
+    """
+    import pandas as pd
+
+    from tcpmodels.fit.cubic import cwnd_epochs
+
+    if not samples:
+        return []
+    s = pd.DataFrame(samples)
+    if "subflow" not in s:
+        s["subflow"] = 0
+    s["remote"] = s.get("remote", pd.Series([""] * len(s))).fillna("")
+    out = []
+    for (sub, remote), g in s.groupby(["subflow", "remote"], sort=True):
+        g = g.sort_values("t_s")
+        g = g[g["cwnd_segments"] > 0]
+        if len(g) < 3:
+            continue
+        span = float(g["t_s"].iloc[-1] - g["t_s"].iloc[0])
+        acked = float(g["bytes_acked"].iloc[-1] - g["bytes_acked"].iloc[0])
+        mss = float(g["mss_bytes"].replace(0, np.nan).median()) if "mss_bytes" in g else mss_default_bytes
+        mss = mss if np.isfinite(mss) else mss_default_bytes
+        ep = cwnd_epochs(g["t_s"].to_numpy(float), g["cwnd_segments"].to_numpy(float),
+                         g["ssthresh_segments"].to_numpy(float), g["ca_state"].to_numpy(int))
+        sent = float(g["bytes_sent"].iloc[-1] - g["bytes_sent"].iloc[0]) / mss
+        retr = float(g["bytes_retrans"].iloc[-1] - g["bytes_retrans"].iloc[0]) / mss if "bytes_retrans" in g else np.nan
+        out.append({"subflow": int(sub), "remote": remote, "duration_s": span,
+                    "throughput_bps": acked * 8 / span if span > 0 else np.nan,
+                    "rtt_mean_s": float(g["srtt_s"].mean()), "mss_bytes": mss,
+                    "cwnd_mean_segments": float(g["cwnd_segments"].mean()), "loss_events": int(len(ep)),
+                    "segments_sent": sent, "loss_event_rate": len(ep) / sent if sent > 0 else np.nan,
+                    "retransmit_rate": retr / sent if sent > 0 else np.nan})
+    return out
+
+
+def _classify_capture(path: Path) -> list[dict]:
+    """Pattern (P1 Table 3) of every short flow in one capture, keyed by the sender's port."""
+    import warnings
+
+    from tcpmodels.traces import TraceWarning, classify_short_flows, read_pcap
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        packets = read_pcap(path)
+    if len(packets) == 0:
+        return []
+    cl = classify_short_flows(packets)
+    return [{"src_port": int(r.src_port), "pattern": str(r.pattern), "fct_capture_s": float(r.fct_s),
+             "retransmitted_packets": int(r.retransmitted_packets),
+             "timeout_gap_s": None if np.isnan(r.timeout_gap_s) else float(r.timeout_gap_s)}
+            for r in cl.itertuples()]
+
+
+def kernel_rows(conns: list[dict], res: dict, capture_dir: Path | None, capture_stem: str) -> tuple[list, list, list]:
+    """Flow rows, background subflow rows and kept TCP_INFO samples of one kernel run."""
+    by_id = {r.get("flow_id"): r for r in res["records"]}
+    patterns: dict[tuple[int, int], dict] = {}
+    if capture_dir is not None:
+        for cap in res.get("captures", []):
+            host = int(Path(cap["path"]).stem.rsplit("_h", 1)[1])
+            for row in _classify_capture(Path(cap["path"])):
+                patterns[(host, row["src_port"])] = row
+    flows, subflows, samples = [], [], []
+    for c in conns:
+        r = by_id.get(c["conn_id"] + 1, {})
+        row = {**{k: c[k] for k in ("conn_id", "kind", "src", "dst", "start_s", "size_bytes", "mptcp", "plane")},
+               "fct_s": r.get("completion_s") if not r.get("error") else None, "bytes": r.get("bytes"),
+               "rate_bps": r.get("rate_bps"), "connect_s": r.get("connect_s"),
+               "mptcp_subflows": r.get("mptcp_subflows"), "error": r.get("error") or (None if r else "no record")}
+        if c["kind"] == "short" and r.get("src"):
+            port = int(r["src"].rsplit(":", 1)[1])
+            pat = patterns.get((c["src"], port), {})
+            row.update(pattern=pat.get("pattern"), fct_capture_s=pat.get("fct_capture_s"),
+                       retransmitted_packets=pat.get("retransmitted_packets"), timeout_gap_s=pat.get("timeout_gap_s"))
+        flows.append(row)
+        if c["kind"] == "background" and r.get("samples"):
+            for sf in subflow_stats(r["samples"]):
+                subflows.append({"conn_id": c["conn_id"], "src": c["src"], "dst": c["dst"], "mptcp": c["mptcp"],
+                                 **sf})
+            if not samples:  # keep the first background connection's samples (the LIA time series)
+                keep = ("t_s", "subflow", "remote", "cwnd_segments", "ssthresh_segments", "srtt_s", "ca_state",
+                        "bytes_acked", "total_retrans")
+                samples = [{"conn_id": c["conn_id"], **{k: s.get(k) for k in keep}} for s in r["samples"]]
+    return flows, subflows, samples

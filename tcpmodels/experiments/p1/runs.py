@@ -1,0 +1,81 @@
+"""Run (or resume) the P1 campaign on one engine with the one campaign runner."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, KEY, SCHEMA, P1Config
+from tcpmodels.experiments.p1.kernel import KernelSession, kernel_rows
+from tcpmodels.experiments.p1.ns3 import ns3_rows, run_ns3
+from tcpmodels.experiments.p1.schedule import run_plan, schedule
+
+__all__ = ["run_campaign"]
+
+
+# --------------------------------------------------------------- campaigns
+def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *, engine: str = "kernel",
+                 capture_dir: str | Path | None = None, plan: list[dict] | None = None, limit: int | None = None,
+                 progress: bool = True, lock_timeout_s: float = 3600.0, yield_s: float = 1.0) -> int:
+    """Run (or resume) the campaign on ``engine``; return the number of runs measured in this call.
+
+    Parameters
+    ----------
+    records_path : str or Path
+        JSONL file, one record per run; runs already on file are skipped.
+    engine : {"kernel", "ns3"}
+    capture_dir : str or Path, optional
+        Kernel: capture the Section 4 short flows here (one pcap per sending host)
+        and classify them into P1's patterns.
+    plan : list of dict, optional
+        Runs instead of :func:`run_plan` (tests use one tiny run).
+    limit : int, optional
+        Stop after this many new runs.
+    """
+    from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.records import JsonlRecords, Stopwatch
+
+    def stem(s):
+        return f"p1_{s['experiment']}_{s['protocol']}_seed{s['seed']}"
+
+    def capture(s):
+        cap = Path(capture_dir) if (capture_dir is not None and s["experiment"] == "s4") else None
+        if cap is not None:
+            cap.mkdir(parents=True, exist_ok=True)
+        return cap
+
+    opened = []  # testbeds built and not yet reported: the next record carries the setup time
+
+    def session_for(s, session):
+        if engine != "kernel" or session is not None:
+            return session
+        opened.append(KernelSession(config).__enter__())
+        return opened[-1]
+
+    def measure(s, session):
+        conns = schedule(config, s["experiment"], s["protocol"], s["seed"])
+        if engine == "kernel":
+            extra = {"setup_s": round(opened[-1].setup_s, 2)} if opened else {}
+            opened.clear()
+            return {"conns": conns, "res": session.run(conns, capture_dir=capture(s), capture_stem=stem(s)),
+                    "extra": extra}
+        out = Path(records_path).parent / "ns3" / stem(s)
+        return {"conns": conns, "res": run_ns3(conns, config, seed=s["seed"], out_dir=out)}
+
+    def finish(s, measured):
+        conns, res = measured["conns"], measured["res"]
+        if engine == "kernel":
+            watch = Stopwatch()
+            flows, subflows, samples = kernel_rows(conns, res, capture(s), stem(s))
+            extra = {**measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
+                     "analysis_s": round(watch.elapsed_s, 2), "base_rtt_s": res["base_rtt_s"]}
+        else:
+            flows, subflows = ns3_rows(conns, res["apps"], res["flows"])
+            samples = []
+            extra = {"sim_record": {k: v for k, v in res["record"].items() if isinstance(v, (int, float, str))}}
+        return {"schema": SCHEMA, "config_hash": config.hash(), "config": config.to_dict(),
+                "n_connections": len(conns), "flows": flows, "subflows": subflows, "tcpinfo": samples, **extra}
+
+    plan = run_plan(config, engine) if plan is None else plan
+    return run_samples(JsonlRecords(records_path, KEY), plan, measure, desc=f"p1 {engine}", session_for=session_for,
+                       on_host=lambda s: engine == "kernel", finish=finish, limit=limit, progress=progress,
+                       lock_timeout_s=lock_timeout_s, yield_s=yield_s, unit="run")

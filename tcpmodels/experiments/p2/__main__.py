@@ -1,0 +1,58 @@
+"""Command line of the P2 campaign: ``run``/``resume``, ``sweep``, ``dataset`` (and the hidden ``client``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+from tcpmodels.experiments.p2 import __doc__ as package_doc
+from tcpmodels.experiments.p2.client import client_main
+from tcpmodels.experiments.p2.config import DEFAULT_CONFIG
+from tcpmodels.experiments.p2.dataset import build_dataset
+from tcpmodels.experiments.p2.kernel import run_campaign, run_sweep
+
+__all__ = ["main"]
+
+
+# ------------------------------------------------------------------- CLI
+def main(argv: list[str] | None = None) -> int:
+    parser, sub = campaign_parser("p2", package_doc)
+    for name in ("run", "resume"):
+        add_run_command(sub, name, "run or resume the campaign (the same: done samples are skipped)", reps=True)
+    p = sub.add_parser("sweep", help="Fig. 4 subflow-share sweep")
+    p.add_argument("--records", required=True)
+    p.add_argument("--captures")
+    p.add_argument("--no-progress", action="store_true")
+    p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
+    p.add_argument("--records", required=True)
+    p.add_argument("--sweep")
+    p.add_argument("--out", required=True)
+    p.add_argument("--note", default="")
+    p = sub.add_parser("client", help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, default=5201)
+    args = parser.parse_args(argv)
+    if args.cmd == "client":
+        client_main(json.loads(sys.stdin.read()), args.port)
+        return 0
+    config = DEFAULT_CONFIG
+
+    with campaign_errors("p2"):
+        if args.cmd in ("run", "resume"):
+            if args.reps:
+                config = replace(config, reps=args.reps)
+            n = run_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
+            print(json.dumps({"measured": n, "records": args.records}))
+        elif args.cmd == "sweep":
+            n = run_sweep(args.records, config, capture_dir=args.captures, progress=not args.no_progress)
+            print(json.dumps({"measured": n, "records": args.records}))
+        else:
+            prov = build_dataset(args.records, args.sweep, args.out, config, note=args.note)
+            print(json.dumps({k: prov[k] for k in ("n_samples", "n_fig4_records", "sample_wall_s")}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

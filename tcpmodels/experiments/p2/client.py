@@ -1,0 +1,94 @@
+"""The client process P2 runs inside the client namespace (``python -m tcpmodels.experiments.p2 client``)."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import threading
+import time
+
+
+__all__ = ["client_main"]
+
+
+# --------------------------------------------------------- in-namespace client
+def _iface_tx_bytes() -> dict[str, int]:
+    """Transmitted bytes per interface of the calling process's network namespace."""
+    out = {}
+    with open("/proc/net/dev", encoding="ascii") as fh:
+        for line in fh.readlines()[2:]:
+            name, rest = line.split(":", 1)
+            out[name.strip()] = int(rest.split()[8])
+    return out
+
+
+def _tcp_segs() -> dict[str, int]:
+    """``OutSegs`` and ``RetransSegs`` of the calling process's namespace (``/proc/net/snmp``). [segments]"""
+    with open("/proc/net/snmp", encoding="ascii") as fh:
+        rows = [line.split() for line in fh if line.startswith("Tcp:")]
+    stats = dict(zip(rows[0][1:], rows[1][1:]))
+    return {"out_segs": int(stats["OutSegs"]), "retrans_segs": int(stats["RetransSegs"])}
+
+
+def _udp_rtt_ms(src: str, dst: str, port: int, count: int = 3) -> float | None:
+    """Smallest RTT of ``count`` UDP echoes to the traffic server (the first also resolves ARP). [ms]"""
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind((src, 0))
+    sock.settimeout(3.0)
+    rtts = []
+    for i in range(count):
+        t0 = time.monotonic()
+        sock.sendto(i.to_bytes(8, "big"), (dst, port))
+        try:
+            while True:
+                data, _ = sock.recvfrom(2048)
+                if int.from_bytes(data[:8], "big") == i:
+                    break
+            rtts.append((time.monotonic() - t0) * 1e3)
+        except OSError:
+            pass
+    sock.close()
+    return min(rtts) if rtts else None
+
+
+def client_main(steps: list[dict], port: int) -> None:
+    """Run inside the client namespace: RTT check, then each step in order; one JSON line per step."""
+    from tcpmodels.testbed import traffic
+
+    out = sys.stdout
+    lock = threading.Lock()
+    rtts: list = [None, None]
+
+    def probe(i, src, dst):
+        rtts[i] = _udp_rtt_ms(src, dst, port)
+
+    threads = [threading.Thread(target=probe, args=(i, f"10.0.{i + 1}.1", f"10.0.{i + 1}.2")) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out.write(json.dumps({"rtt_measured_ms": rtts}) + "\n")
+    out.flush()
+    for step in steps:
+        before, segs_before = _iface_tx_bytes(), _tcp_segs()
+        recs: list = [None] * len(step["flows"])
+        sys.stdout = io.StringIO()  # traffic.run_flow prints its record; we collect it instead
+        try:
+            def one(i, f):
+                recs[i] = traffic.run_flow(f, time.monotonic(), lock)
+
+            threads = [threading.Thread(target=one, args=(i, f)) for i, f in enumerate(step["flows"])]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            sys.stdout = out
+        after, segs_after = _iface_tx_bytes(), _tcp_segs()
+        delta = {k: after.get(k, 0) - before.get(k, 0) for k in ("p0", "p1")}
+        segs = {k: segs_after[k] - segs_before[k] for k in segs_after}
+        out.write(json.dumps({"step": step["name"], "records": recs, "tx_bytes": delta, "segs": segs}) + "\n")
+        out.flush()

@@ -1,0 +1,204 @@
+"""P2 on the real kernel: the two-path testbed session, one sample, and the campaigns on the one runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from tcpmodels.experiments.campaign import ServerTestbed
+from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, FIG4_RTT_PAIRS_MS, REPO, SCHEMA, P2Config
+from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
+
+__all__ = ["Session", "measure", "run_campaign", "run_sweep"]
+
+
+# ------------------------------------------------------------- one sample
+def _topology(config: P2Config, rtt1_ms: float, rtt2_ms: float):
+    from tcpmodels.testbed import PathSpec, two_path
+
+    topo = two_path([PathSpec(rate_bps=config.rate_bps, rtt_s=r * 1e-3, buffer_bytes=config.buffer_bytes)
+                     for r in (rtt1_ms, rtt2_ms)])
+    m = config.sock_buf_max_bytes
+    sysctls = (("net.ipv4.tcp_rmem", f"4096 131072 {m}"), ("net.ipv4.tcp_wmem", f"4096 16384 {m}"))
+    return replace(topo, nodes=tuple(replace(n, sysctls=n.sysctls + sysctls) for n in topo.nodes))
+
+
+def _transfers(steps: list[dict], lines: list[dict]) -> list[dict]:
+    by_name = {ln["step"]: ln for ln in lines if "step" in ln}
+    out = []
+    for step in steps:
+        ln = by_name.get(step["name"])
+        for i, f in enumerate(step["flows"]):
+            rec = (ln or {}).get("records", [None] * len(step["flows"]))[i] or {}
+            tx = (ln or {}).get("tx_bytes", {})
+            segs = (ln or {}).get("segs", {})
+            out.append({
+                "name": step["name"], "kind": step["kind"], "label": step["label"], "size_bytes": f["size_bytes"],
+                "path": f["path"], "mptcp": f["mptcp"], "rate_bps": rec.get("rate_bps"),
+                "completion_s": rec.get("completion_s"), "connect_s": rec.get("connect_s"), "bytes": rec.get("bytes"),
+                "tx_bytes_p0": tx.get("p0"), "tx_bytes_p1": tx.get("p1"),
+                "out_segs": segs.get("out_segs"), "retrans_segs": segs.get("retrans_segs"),
+                "error": rec.get("error") if ln else "step not run",
+            })
+    return out
+
+
+class Session(ServerTestbed):
+    """A running two-path testbed with an MPTCP traffic server, reused across samples.
+
+    Between samples only the delay elements are restarted with the new RTTs
+    (:meth:`set_rtts`); namespaces, rate limiters, ARP entries and the server
+    stay. Use as a context manager.
+    """
+
+    server_node = "s"
+    port = 5201
+    mptcp = True
+
+    def __init__(self, config: P2Config, rtt1_ms: float, rtt2_ms: float):
+        self.config = config
+        self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
+
+    def topology(self):
+        return _topology(self.config, *self.rtts_ms)
+
+    def on_server_started(self) -> None:
+        # server records are not needed (upload replies carry the times); keep its pipe drained
+        threading.Thread(target=lambda: [None for _ in self.server.popen.stdout], daemon=True).start()
+
+    def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
+        """Restart the two delay elements with new round-trip delays [ms]; nothing else changes."""
+        if (float(rtt1_ms), float(rtt2_ms)) == self.rtts_ms:
+            return
+        topo = _topology(self.config, rtt1_ms, rtt2_ms)
+        for lk in topo.links:
+            if lk.delayed:
+                self.tb.set_link_delay(lk.name, lk.delay_s, loss_rate=lk.loss_rate)
+        self.tb.topology = topo
+        self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
+
+    def run(self, steps: list[dict], *, capture_dir: Path | None = None, capture_stem: str = "",
+            timeout_s: float = 900.0) -> dict:
+        """Run ``steps`` from the client at the current RTTs.
+
+        Returns
+        -------
+        dict
+            ``run_id, rtt_measured_ms, transfers`` (see :data:`TRANSFER_FIELDS`) and, with
+            ``capture_dir``, ``captures`` (tcpdump statistics of the server's two interfaces).
+        """
+        import subprocess
+
+        from tcpmodels.testbed import TestbedError
+        from tcpmodels.testbed.capture import start_capture
+
+        tb = self.tb
+        if self.server.popen.poll() is not None:
+            raise TestbedError("the traffic server has exited")
+        caps = []
+        if capture_dir is not None:
+            for iface in ("p0", "p1"):
+                caps.append(start_capture(tb, "s", iface, Path(capture_dir) / f"{capture_stem}_s-{iface}.pcap",
+                                          snaplen_bytes=128, bpf_filter=f"tcp port {self.port}"))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(REPO) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        proc = tb.popen("c", [sys.executable, "-m", "tcpmodels.experiments.p2", "client", "--port", str(self.port)],
+                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                        label="p2-client")
+        try:
+            out, err = proc.communicate(json.dumps(steps), timeout=timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            proc.kill()
+            proc.communicate()
+            raise TestbedError(f"p2 client did not finish within {timeout_s} s") from exc
+        finally:
+            cap_stats = [c.stop() for c in caps]
+        if proc.returncode != 0:
+            raise TestbedError(f"p2 client failed (exit {proc.returncode}): {err.strip()[-2000:]}")
+        lines = [json.loads(x) for x in out.splitlines() if x.strip()]
+        head = next((ln for ln in lines if "rtt_measured_ms" in ln), {})
+        result = {"run_id": tb.run_id, "rtt_measured_ms": head.get("rtt_measured_ms"),
+                  "transfers": _transfers(steps, lines)}
+        if capture_dir is not None:
+            result["captures"] = cap_stats
+        return result
+
+
+def measure(config: P2Config, rtt1_ms: float, rtt2_ms: float, steps: list[dict], **kwargs) -> dict:
+    """Build the two-path testbed for one RTT pair, run ``steps`` (see :meth:`Session.run`), tear down."""
+    with Session(config, rtt1_ms, rtt2_ms) as session:
+        return session.run(steps, **kwargs)
+
+
+# --------------------------------------------------------------- campaigns
+def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict], *, desc: str,
+              limit: int | None, progress: bool, lock_timeout_s: float, capture_for=None,
+              yield_s: float = 0.5) -> int:
+    """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused, host lock per sample."""
+    from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.records import JsonlRecords
+
+    def session_for(s, session):
+        if session is None:
+            return Session(config, s["rtt1_ms"], s["rtt2_ms"]).__enter__()
+        session.set_rtts(s["rtt1_ms"], s["rtt2_ms"])
+        return session
+
+    def measure(s, session):
+        cap_dir, cap_stem = capture_for(s) if capture_for else (None, "")
+        res = session.run(steps, capture_dir=cap_dir, capture_stem=cap_stem)
+        rec = {"schema": SCHEMA, "rtt_measured_ms": res["rtt_measured_ms"], "run_id": res["run_id"],
+               "config_hash": config.hash(), "transfers": res["transfers"]}
+        if "captures" in res:
+            rec["captures"] = res["captures"]
+        return rec
+
+    records = JsonlRecords(records_path, ("campaign", "rep", "rtt1_ms", "rtt2_ms"))
+    return run_samples(records, plan, measure, desc=desc, session_for=session_for, limit=limit, progress=progress,
+                       lock_timeout_s=lock_timeout_s, yield_s=yield_s)
+
+
+def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, limit: int | None = None,
+                 progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None) -> int:
+    """Run (or resume) the campaign; return the number of samples measured in this call.
+
+    One testbed serves every sample (the delay elements are restarted with each
+    sample's RTTs); the host lock is held around each sample only, so another
+    campaign can interleave sample by sample.
+
+    Parameters
+    ----------
+    records_path : str or Path
+        JSONL file of sample records; samples already on file (same rep and RTT pair) are skipped.
+    limit : int, optional
+        Stop after this many new samples (used to time a few samples, and by tests).
+    plan : list of dict, optional
+        Samples to run instead of :func:`sample_plan` (tests use a tiny grid).
+    """
+    plan = sample_plan(config) if plan is None else plan
+    return _run_plan(records_path, config, plan, client_steps(config), desc="p2 samples", limit=limit,
+                     progress=progress, lock_timeout_s=lock_timeout_s)
+
+
+def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, capture_dir: str | Path | None = None,
+              pairs_ms=FIG4_RTT_PAIRS_MS, progress: bool = True, lock_timeout_s: float = 1800.0,
+              limit: int | None = None) -> int:
+    """Fig. 4: MPTCP transfers of growing size for each RTT pair, ``fig4_reps`` times; resumable.
+
+    With ``capture_dir``, repetition 0 of the pair (150, 120) ms is captured on the
+    server's two interfaces (snaplen 128, TCP port of the traffic only).
+    """
+    plan = [{"campaign": "p2_fig4", "rep": rep, "rtt1_ms": float(a), "rtt2_ms": float(b), "order": i}
+            for i, (rep, (a, b)) in enumerate((rep, p) for rep in range(config.fig4_reps) for p in pairs_ms)]
+
+    def capture_for(s):
+        if capture_dir is not None and s["rep"] == 0 and (s["rtt1_ms"], s["rtt2_ms"]) == (150.0, 120.0):
+            return Path(capture_dir), f"p2_fig4_rtt{s['rtt1_ms']:g}-{s['rtt2_ms']:g}"
+        return None, ""
+
+    return _run_plan(records_path, config, plan, sweep_steps(config), desc="p2 fig4", limit=limit,
+                     progress=progress, lock_timeout_s=lock_timeout_s, capture_for=capture_for)

@@ -1,0 +1,98 @@
+"""Campaign of paper P3 (Kozu, Yamaguchi): one Reno and one CUBIC flow sharing a bottleneck, per RTT pair.
+
+Three engines measure the same grid, Reno RTT in {1, 4, 16} ms x CUBIC RTT in
+{1, 4, 16, 64} ms (paper Figs. 3-5), at the same bottleneck rate and buffer:
+
+``kernel``
+    The real Linux stack in network namespaces
+    (:func:`~tcpmodels.testbed.topologies.dumbbell`): sender ``s0`` runs
+    ``reno``, sender ``s1`` ``cubic`` (``TCP_CONGESTION`` per socket, read back
+    from the kernel), both upload to one receiver ``d`` through a shared ``tbf``
+    bottleneck; each sender's RTT is set by the delay element on its access
+    link. The receiver's ``tcp_rmem`` maximum is 10 MB (the paper's receive
+    window); ``tcp_no_metrics_save`` is on so no sample inherits the ssthresh
+    cached by the previous one. Throughput comes from ``tcpi_bytes_acked``
+    sampled every ``sample_interval_s`` on each sender, over the common interval
+    from ``warmup_s`` after the later start to the earlier end (>= ``measure_s``).
+    The host lock is taken per sample (one RTT pair, one repetition).
+``ns3``
+    The same dumbbell in ns-3 (:class:`tcpmodels.sim.config.Dumbbell`):
+    ``TcpLinuxReno`` against ``TcpCubic`` (standard) and against
+    ``TcpCubicX`` with K scaled by x(RTT) in each reading of eq. (4)
+    (``multiply``/``divide``, :mod:`tcpmodels.sim.cc`), x(RTT) a power law
+    through (1 s, 1) with exponent ``x_exponent`` (default -1/3: the line through
+    (1 ms, 10) and (1000 ms, 1) read off Fig. 2, an assumption). HyStart is off
+    in both CUBICs so they differ only in K. Runs go through
+    :func:`tcpmodels.sweep.sweep` (cached, resumable) with one worker, in
+    phases of decreasing priority (:data:`NS3_PHASES`).
+``fluid``
+    :func:`tcpmodels.models.bottleneck.reno_cubic_bottleneck` for the same pairs
+    and readings, the explanatory third column (cheap: computed by ``dataset``).
+
+Every flow starts at a random offset in ``[0, start_jitter_s]`` (drawn per
+sample and seed) so that repetitions do not replay one phase of the two
+sawtooths.
+
+Scaling (:meth:`P3Config.scaling`): 100 Mbit/s instead of the paper's 1 Gbit/s
+(the plots' axes reach 600-800 Mbit/s) because ns-3 needs about 1.5 wall
+seconds per simulated second at this rate and the delay element shares two
+cores with other campaigns; the buffer is one BDP at the largest Reno RTT
+(16 ms: 200 kB). Windows are 10 times smaller than at 1 Gbit/s for the same
+RTTs, so K = cbrt(W_max (1 - beta_cubic) / C) is about 10^(1/3) = 2.2 times
+smaller, and more of the grid lies in CUBIC's Reno-friendly region (which takes
+over when the Reno-equivalent window grows faster than the cubic curve, i.e.
+for small W_max and small RTT).
+
+The ns-3 grid runs in order of priority (``--phases``, ``--kinds``,
+``--reno-rtts-ms`` select a part: a run of 20 simulated seconds takes minutes)
+and the dataset holds whatever the cache has.
+
+Modules: :mod:`~tcpmodels.experiments.p3.config` (the scaled setting),
+:mod:`~tcpmodels.experiments.p3.kernel` (the kernel grid and its table),
+:mod:`~tcpmodels.experiments.p3.ns3` (the ns-3 grid, cached), :mod:`~tcpmodels.experiments.p3.fluid`,
+:mod:`~tcpmodels.experiments.p3.dataset` (Parquet + provenance; how long the engines took
+on the machine that made the shipped data is in ``p3_provenance.json``, ``run_notes``) and the
+command line in ``__main__``.
+
+Command line (``kernel`` needs root)::
+
+    python -m tcpmodels.experiments.p3 kernel --records runs/p3/kernel.jsonl
+    python -m tcpmodels.experiments.p3 ns3 --cache runs/p3/ns3_cache --phases main0 slider0 main1
+    python -m tcpmodels.experiments.p3 ns3 --cache runs/p3/ns3_cache --phases main1 --kinds standard divide --reno-rtts-ms 1
+    python -m tcpmodels.experiments.p3 fluid --out runs/p3/fluid.parquet
+    python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel.jsonl --cache runs/p3/ns3_cache \
+        --fluid runs/p3/fluid.parquet --out data/datasets
+
+References
+----------
+.. [1] T. Kozu, S. Yamaguchi, "Improvement of TCP Fairness with Controlling Congestion Windows Size
+   Recovery Time", FIT2013, L-033, Figs. 1-5 (seed 002).
+.. [2] RFC 9438, "CUBIC for Fast and Long-Distance Networks".
+.. [3] R. Jain, D. Chiu, W. Hawe, "A Quantitative Measure of Fairness and Discrimination for Resource
+   Allocation in Shared Computer Systems", DEC-TR-301, 1984.
+"""
+
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_KINDS, NS3_PHASES, SCHEMA, P3Config
+from tcpmodels.experiments.p3.dataset import build_dataset
+from tcpmodels.experiments.p3.fluid import fluid_frame
+from tcpmodels.experiments.p3.kernel import (
+    KERNEL_KEY,
+    KernelSession,
+    kernel_frame,
+    kernel_plan,
+    run_kernel_campaign,
+    summarize_flow_samples,
+)
+from tcpmodels.experiments.p3.ns3 import ns3_config, ns3_frame, ns3_plan, run_ns3
+from tcpmodels.models.fairness import jain_index
+
+__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "KERNEL_KEY", "kernel_plan",
+           "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame", "ns3_plan",
+           "ns3_config", "run_ns3", "ns3_frame", "fluid_frame", "build_dataset", "jain_index", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (``python -m tcpmodels.experiments.p3``); see :mod:`tcpmodels.experiments.p3.__main__`."""
+    from tcpmodels.experiments.p3.__main__ import main as _main
+
+    return _main(argv)

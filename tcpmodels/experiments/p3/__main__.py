@@ -1,0 +1,70 @@
+"""Command line of the P3 campaign: ``kernel``, ``ns3``, ``fluid``, ``dataset``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+from tcpmodels.experiments.p3 import __doc__ as package_doc
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_KINDS, NS3_PHASES
+from tcpmodels.experiments.p3.dataset import build_dataset
+from tcpmodels.experiments.p3.fluid import fluid_frame
+from tcpmodels.experiments.p3.kernel import run_kernel_campaign
+from tcpmodels.experiments.p3.ns3 import ns3_plan, run_ns3
+
+__all__ = ["main"]
+
+
+# --------------------------------------------------------------------- CLI
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``kernel``, ``ns3``, ``fluid``, ``dataset`` (see the module docstring)."""
+    parser, sub = campaign_parser("p3", package_doc)
+    add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
+    p = sub.add_parser("ns3", help="run or resume the ns-3 grid (cached sweep, one worker)")
+    p.add_argument("--cache", required=True)
+    p.add_argument("--phases", nargs="+", default=list(NS3_PHASES), choices=NS3_PHASES)
+    p.add_argument("--kinds", nargs="+", choices=NS3_KINDS, help="only these CUBIC variants")
+    p.add_argument("--reno-rtts-ms", nargs="+", type=float, help="only these Reno RTTs [ms]")
+    p.add_argument("--workers", type=int, default=1, help="ns-3 processes at once (default 1)")
+    p.add_argument("--no-progress", action="store_true")
+    p = sub.add_parser("fluid", help="the fluid model over the grid -> one Parquet file")
+    p.add_argument("--out", required=True)
+    p.add_argument("--no-progress", action="store_true")
+    p = sub.add_parser("dataset", help="records + ns-3 cache + fluid model -> Parquet + provenance")
+    p.add_argument("--records")
+    p.add_argument("--cache")
+    p.add_argument("--fluid", help="fluid table written by the fluid command (else computed)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--note", default="")
+    args = parser.parse_args(argv)
+    config = DEFAULT_CONFIG
+
+    with campaign_errors("p3"):
+        if args.cmd == "kernel":
+            if args.reps:
+                config = replace(config, reps=args.reps)
+            n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
+            print(json.dumps({"measured": n, "records": args.records}))
+        elif args.cmd == "ns3":
+            plan = [r for r in ns3_plan(config, tuple(args.phases))
+                    if (not args.kinds or r["kind"] in args.kinds)
+                    and (not args.reno_rtts_ms or r["reno_rtt_ms"] in args.reno_rtts_ms)]
+            df = run_ns3(args.cache, config, plan=plan, progress=not args.no_progress, n_workers=args.workers)
+            print(json.dumps({"runs_cached": len(df), "cache": args.cache}))
+        elif args.cmd == "fluid":
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            df = fluid_frame(config, progress=not args.no_progress)
+            df.to_parquet(args.out, index=False, compression="zstd")
+            print(json.dumps({"rows": len(df), "out": args.out}))
+        else:
+            prov = build_dataset(args.records, args.cache, args.out, config, note=args.note, fluid_path=args.fluid)
+            print(json.dumps({k: prov.get(k, {}).get("n_samples" if k == "kernel" else "n_runs")
+                              for k in ("kernel", "ns3")}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

@@ -1,0 +1,166 @@
+"""The scaled setting of the P3 campaign, shared by its three engines."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tcpmodels.models.cubic import x_power_law_params
+
+
+__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO"]
+
+
+REPO = Path(__file__).resolve().parents[3]
+MB = 1024 * 1024
+SCHEMA = 1
+#: ns-3 phases in run order: the main grid for seed 0, the x(RTT)-exponent grid, more seeds
+NS3_PHASES = ("main0", "slider0", "main1", "slider1", "main2")
+#: CUBIC variants of the ns-3 grid: standard ns-3 TcpCubic, and TcpCubicX in each reading of eq. (4)
+NS3_KINDS = ("standard", "multiply", "divide")
+
+
+@dataclass(frozen=True, kw_only=True)
+class P3Config:
+    """Scaled setting of the P3 campaign (all engines).
+
+    Parameters
+    ----------
+    rate_bps : float
+        Bottleneck rate, both engines (paper: about 1 Gbit/s). [bit/s]
+    buffer_bdp_fraction : float
+        Drop-tail buffer as a fraction of the BDP at ``buffer_ref_rtt_s``. [-]
+    buffer_ref_rtt_s : float
+        RTT whose BDP sizes the buffer. [s]
+    reno_rtts_ms, cubic_rtts_ms : tuple of float
+        The grid (paper: {1, 4, 16} x {1, 4, 16, 64}). [ms]
+    rwnd_bytes : int
+        Receive-buffer maximum (paper: receive window 10 MB). [bytes]
+    mss_bytes : int
+        Segment size (1448: Ethernet MTU with timestamps). [bytes]
+    warmup_s, measure_s : float
+        Kernel: time after the later start that is discarded, and the measured span. [s]
+    reps : int
+        Kernel repetitions of every pair.
+    sample_interval_s : float
+        Kernel TCP_INFO sampling interval. [s]
+    start_jitter_s : float
+        Each flow starts at a uniform random offset in [0, start_jitter_s]. [s]
+    window_s : float
+        Length of the sub-windows whose throughputs give the within-run spread. [s]
+    ns3_duration_s, ns3_warmup_s : float
+        ns-3 simulated time and the discarded start. [s]
+    ns3_seeds : tuple of int
+        Seeds of phases ``main0``, ``main1``, ``main2`` (one each).
+    x_exponent : float
+        Default exponent of x(RTT) (:func:`x_power_law_params`). [-]
+    slider_exponents : tuple of float
+        Further exponents simulated (seed ``ns3_seeds[0]``) for the notebook's slider. [-]
+    seed : int
+        Shuffles the kernel sample order and draws the kernel start offsets.
+    ns3_jitter_packets : float
+        ns-3 only: each access link adds a uniform, order-preserving extra delay
+        of up to this many 1500-byte packet times at ``rate_bps``
+        (:mod:`tcpmodels.sim.jitter`). Exact delays phase-lock a drop-tail
+        dumbbell (see :mod:`tcpmodels.experiments.sim_vs_kernel`, where one
+        packet time brought ns-3 within 0.08 of the kernel's shares); 0 gives
+        the exact-delay simulator of the first campaign. [-]
+    """
+
+    rate_bps: float = 100e6
+    buffer_bdp_fraction: float = 1.0
+    buffer_ref_rtt_s: float = 0.016
+    reno_rtts_ms: tuple = (1.0, 4.0, 16.0)
+    cubic_rtts_ms: tuple = (1.0, 4.0, 16.0, 64.0)
+    rwnd_bytes: int = 10 * MB
+    mss_bytes: int = 1448
+    warmup_s: float = 5.0
+    measure_s: float = 30.0
+    reps: int = 3
+    sample_interval_s: float = 0.1
+    start_jitter_s: float = 0.5
+    window_s: float = 5.0
+    ns3_duration_s: float = 20.0
+    ns3_warmup_s: float = 5.0
+    ns3_seeds: tuple = (0, 1, 2)
+    x_exponent: float = -1.0 / 3.0
+    slider_exponents: tuple = (-2.0 / 3.0, -1.0 / 6.0)
+    seed: int = 3
+    ns3_jitter_packets: float = 1.0
+
+    def __post_init__(self):
+        if not 1e6 <= self.rate_bps <= 2e9:
+            raise ValueError(f"rate_bps [bit/s] must be in [1e6, 2e9]; got {self.rate_bps}")
+        if not 0.05 <= self.buffer_bdp_fraction <= 20:
+            raise ValueError(f"buffer_bdp_fraction [-] must be in [0.05, 20]; got {self.buffer_bdp_fraction}")
+        if not 0 < self.buffer_ref_rtt_s <= 1:
+            raise ValueError(f"buffer_ref_rtt_s [s] must be in (0, 1]; got {self.buffer_ref_rtt_s}")
+        if not 0 <= self.ns3_jitter_packets <= 100:
+            raise ValueError(f"ns3_jitter_packets [-] must be in [0, 100]; got {self.ns3_jitter_packets}")
+        for name in ("reno_rtts_ms", "cubic_rtts_ms"):
+            v = getattr(self, name)
+            if not v or any(not 0.1 <= r <= 1000 for r in v):
+                raise ValueError(f"{name} [ms] must be a non-empty list of values in [0.1, 1000]; got {v}")
+        if not 1 <= self.reps <= 20:
+            raise ValueError(f"reps [-] must be in [1, 20]; got {self.reps}")
+        for name in ("warmup_s", "measure_s", "ns3_duration_s", "window_s", "sample_interval_s"):
+            if not 0 < getattr(self, name) <= 3600:
+                raise ValueError(f"{name} [s] must be in (0, 3600]; got {getattr(self, name)}")
+        if not 0 <= self.ns3_warmup_s < self.ns3_duration_s:
+            raise ValueError(f"ns3_warmup_s [s] must be in [0, ns3_duration_s={self.ns3_duration_s}); "
+                             f"got {self.ns3_warmup_s}")
+        if not 0 <= self.start_jitter_s <= 10:
+            raise ValueError(f"start_jitter_s [s] must be in [0, 10]; got {self.start_jitter_s}")
+        x_power_law_params(self.x_exponent)
+        for k in self.slider_exponents:
+            x_power_law_params(k)
+
+    @property
+    def buffer_bytes(self) -> int:
+        """Bottleneck buffer: ``buffer_bdp_fraction`` x rate x ``buffer_ref_rtt_s`` / 8. [bytes]"""
+        return int(round(self.buffer_bdp_fraction * self.rate_bps * self.buffer_ref_rtt_s / 8))
+
+    @property
+    def pairs_ms(self) -> list[tuple[float, float]]:
+        """(Reno RTT, CUBIC RTT) pairs of the grid, Reno-major. [ms]"""
+        return [(float(a), float(b)) for a in self.reno_rtts_ms for b in self.cubic_rtts_ms]
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["buffer_bytes"] = self.buffer_bytes
+        return d
+
+    def hash(self) -> str:
+        import hashlib
+
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+    def scaling(self) -> dict:
+        """How this setting relates to the paper's: rates, BDPs, and K at the largest window."""
+        from tcpmodels.models.cubic import cubic_k_s
+
+        seg = self.mss_bytes
+        rows = {}
+        for rtt_ms in sorted(set(self.reno_rtts_ms) | set(self.cubic_rtts_ms)):
+            bdp_ours = self.rate_bps * rtt_ms / 1e3 / 8
+            bdp_paper = 1e9 * rtt_ms / 1e3 / 8
+            w_ours = (bdp_ours + self.buffer_bytes) / seg
+            w_paper = (bdp_paper + 1e9 / self.rate_bps * self.buffer_bytes) / seg
+            rows[f"{rtt_ms:g}ms"] = {
+                "bdp_bytes": bdp_ours, "paper_bdp_bytes": bdp_paper,
+                "w_max_alone_segments": w_ours, "paper_w_max_alone_segments": w_paper,
+                "k_alone_s": float(cubic_k_s(w_ours)), "paper_k_alone_s": float(cubic_k_s(w_paper)),
+            }
+        return {"paper_rate_bps": 1e9, "rate_bps": self.rate_bps, "rate_scale": self.rate_bps / 1e9,
+                "buffer_bytes": self.buffer_bytes, "buffer_packets": self.buffer_bytes / (seg + 52),
+                "buffer_definition": f"{self.buffer_bdp_fraction:g} x BDP at {self.buffer_ref_rtt_s * 1e3:g} ms "
+                                     "(the paper states no buffer)",
+                "paper_rwnd": "10 MB", "rwnd_bytes": self.rwnd_bytes,
+                "k_scale_same_rtt": (self.rate_bps / 1e9) ** (1 / 3),
+                "per_rtt": rows,
+                "note": "W_max alone = (BDP + buffer) / MSS, the window of a single flow filling link and buffer; "
+                        "the paper column scales the buffer with the rate (same buffer in time)."}
+
+
+DEFAULT_CONFIG = P3Config()

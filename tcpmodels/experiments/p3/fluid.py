@@ -1,0 +1,63 @@
+"""P3 by the fluid model of a shared bottleneck (:func:`tcpmodels.models.bottleneck.reno_cubic_bottleneck`)."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, P3Config
+from tcpmodels.models.cubic import x_power_law_params
+
+__all__ = ["fluid_frame"]
+
+
+# ------------------------------------------------------------------- fluid
+def fluid_frame(config: P3Config = DEFAULT_CONFIG, *, exponents=None, loss_sharings=("proportional",),
+                duration_s: float = 30.0, warmup_s: float = 5.0, steps_per_rtt: float = 5.0,
+                progress: bool = False):
+    """The fluid model (:func:`~tcpmodels.models.bottleneck.reno_cubic_bottleneck`) over the grid.
+
+    One row per (pair, reading ``none``/``multiply``/``divide``, x exponent,
+    loss sharing): both throughputs, Jain's index, losses, mean queueing delay,
+    and the K of the CUBIC flow at the model's mean W_max before a loss (the
+    K values that drive each case; :func:`~tcpmodels.models.cubic.kozu_k_s`).
+    """
+    import numpy as np
+    import pandas as pd
+    from tqdm import tqdm
+
+    from tcpmodels.models.bottleneck import reno_cubic_bottleneck
+    from tcpmodels.models.cubic import PowerLawX, kozu_k_s, kozu_x, x_power_law_params
+
+    exponents = (config.x_exponent, *config.slider_exponents) if exponents is None else tuple(exponents)
+    combos = [("none", 0.0)] + [(rd, e) for e in exponents for rd in ("multiply", "divide")]
+    jobs = [(pair, rd, e, ls) for pair in config.pairs_ms for rd, e in combos for ls in loss_sharings]
+    rows = []
+    for (reno, cubic), rd, expo, ls in tqdm(jobs, desc="p3 fluid", disable=not progress, file=sys.stderr):
+        xfn = PowerLawX(**x_power_law_params(expo)) if rd != "none" else None
+        res = reno_cubic_bottleneck(capacity_bps=config.rate_bps, buffer_bytes=config.buffer_bytes,
+                                    reno_rtt_s=reno * 1e-3, cubic_rtt_s=cubic * 1e-3, mss_bytes=config.mss_bytes + 52,
+                                    duration_s=duration_s, warmup_s=warmup_s, max_window_bytes=config.rwnd_bytes,
+                                    x_reading=rd, x_of_rtt=xfn, loss_sharing=ls,
+                                    dt_s=min(reno, cubic) * 1e-3 / steps_per_rtt)
+        tr = res.trace
+        tr = tr[tr["t_s"] >= warmup_s]
+        # window just before each loss sample: the previous sample's window
+        prev = tr["cubic_cwnd_segments"].shift(1)
+        drops = tr["cubic_cwnd_segments"] < 0.95 * prev
+        w_max = float(prev[drops].mean()) if drops.any() else float(tr["cubic_cwnd_segments"].max())
+        prev_r = tr["reno_cwnd_segments"].shift(1)
+        drops_r = tr["reno_cwnd_segments"] < 0.95 * prev_r
+        rows.append({"reno_rtt_ms": reno, "cubic_rtt_ms": cubic, "reading": rd, "x_exponent": expo,
+                     "loss_sharing": ls, "reno_bps": res.reno_throughput_bps, "cubic_bps": res.cubic_throughput_bps,
+                     "jain": res.jain_index, "cubic_share": res.cubic_share, "utilization": res.utilization,
+                     "reno_loss_events": res.reno_loss_events, "cubic_loss_events": res.cubic_loss_events,
+                     "mean_queue_delay_ms": res.mean_queue_delay_s * 1e3,
+                     "cubic_wmax_segments": w_max,
+                     "reno_wmax_segments": float(prev_r[drops_r].mean()) if drops_r.any() else math.nan,
+                     "x": float(kozu_x(cubic * 1e-3, xfn)) if xfn else 1.0,
+                     "cubic_k_s": float(kozu_k_s(w_max, cubic * 1e-3, reading=rd, x_of_rtt=xfn))
+                     if np.isfinite(w_max) else math.nan,
+                     "duration_s": duration_s, "warmup_s": warmup_s,
+                     "dt_s": min(reno, cubic) * 1e-3 / steps_per_rtt})
+    return pd.DataFrame(rows)

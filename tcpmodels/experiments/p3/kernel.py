@@ -1,0 +1,270 @@
+"""P3 on the real Linux stack: the plan of samples, the testbed session, the runner and the per-sample table."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+from tcpmodels.experiments.campaign import ServerTestbed
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, SCHEMA, P3Config
+from tcpmodels.models.fairness import jain_index
+
+__all__ = ["KERNEL_KEY", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
+
+
+# ---------------------------------------------------------------- kernel plan
+def kernel_plan(config: P3Config) -> list[dict]:
+    """Every kernel sample in run order: repetition 0 of all pairs (shuffled), then 1, ...
+
+    Each sample carries the two flows' start offsets [s], drawn here so a rerun
+    repeats them.
+    """
+    import numpy as np
+
+    rng = np.random.default_rng(config.seed)
+    pairs = config.pairs_ms
+    plan = []
+    for rep in range(config.reps):
+        for i in rng.permutation(len(pairs)):
+            reno, cubic = pairs[int(i)]
+            off = rng.uniform(0.0, config.start_jitter_s, 2) if config.start_jitter_s > 0 else np.zeros(2)
+            plan.append({"campaign": "p3_kernel", "rep": rep, "reno_rtt_ms": reno, "cubic_rtt_ms": cubic,
+                         "order": len(plan), "reno_start_s": round(float(off[0]), 4),
+                         "cubic_start_s": round(float(off[1]), 4)})
+    return plan
+
+
+def _kernel_topology(config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float):
+    from tcpmodels.testbed.topologies import dumbbell
+
+    topo = dumbbell(access_rtts_s=(reno_rtt_ms * 1e-3, cubic_rtt_ms * 1e-3), bottleneck_rate_bps=config.rate_bps,
+                    bottleneck_buffer_bytes=config.buffer_bytes)
+    common = (("net.ipv4.tcp_no_metrics_save", "1"),)
+    rcv = (("net.ipv4.tcp_rmem", f"4096 131072 {config.rwnd_bytes}"),)
+    snd = (("net.ipv4.tcp_wmem", f"4096 16384 {4 * config.rwnd_bytes}"),)
+    nodes = []
+    for n in topo.nodes:
+        extra = common + (rcv if n.name == "d" else snd if n.name.startswith("s") else ())
+        nodes.append(replace(n, sysctls=n.sysctls + extra))
+    return replace(topo, nodes=tuple(nodes))
+
+
+#: TCP_INFO fields kept per kernel sample
+_KEEP = ("t_s", "bytes_acked", "cwnd_segments", "ssthresh_segments", "srtt_s", "min_rtt_s", "total_retrans",
+         "ca_state")
+
+
+class KernelSession(ServerTestbed):
+    """A running dumbbell testbed with a traffic server on the receiver, reused across samples.
+
+    Between samples only the two access links' delay elements change
+    (:meth:`set_rtts`). Use as a context manager.
+    """
+
+    server_node = "d"
+    port = 5301
+
+    def __init__(self, config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float):
+        self.config = config
+        self.rtts_ms = (float(reno_rtt_ms), float(cubic_rtt_ms))
+
+    def topology(self):
+        return _kernel_topology(self.config, *self.rtts_ms)
+
+    def set_rtts(self, reno_rtt_ms: float, cubic_rtt_ms: float) -> None:
+        """Change the two senders' round-trip delays [ms] (restarts their delay elements)."""
+        new = (float(reno_rtt_ms), float(cubic_rtt_ms))
+        for i, (old_ms, new_ms) in enumerate(zip(self.rtts_ms, new)):
+            if old_ms != new_ms:
+                self.tb.set_link_delay(f"a{i}", new_ms * 1e-3 / 2)
+        self.rtts_ms = new
+
+    def run(self, reno_start_s: float = 0.0, cubic_start_s: float = 0.0) -> dict:
+        """One sample at the current RTTs: Reno from ``s0`` and CUBIC from ``s1``, both for the same duration.
+
+        Returns
+        -------
+        dict
+            ``run_id``, ``ping_rtt_ms`` (median ICMP RTT of each sender to the receiver before the
+            transfers), and ``flows``: per flow its record from the traffic client (``cc_effective``,
+            ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
+        """
+        import numpy as np
+
+        from tcpmodels.testbed import TestbedError
+        from tcpmodels.testbed import workload as wl
+
+        cfg, tb = self.config, self.tb
+        if self.server.popen.poll() is not None:
+            raise TestbedError("the traffic server has exited")
+        dst = tb.topology.meta["receiver_addr"]
+        pings = [float(np.median(wl.ping_rtt(tb, s, dst, count=5, interval_s=0.05))) * 1e3 for s in ("s0", "s1")]
+        duration_s = cfg.warmup_s + cfg.measure_s + cfg.start_jitter_s
+        procs = []
+        for i, (node, cc, start) in enumerate((("s0", "reno", reno_start_s), ("s1", "cubic", cubic_start_s))):
+            flow = wl.bulk_flow(flow_id=i + 1, dst=dst, port=self.port, duration_s=duration_s, cc=cc,
+                                direction="upload", sample_interval_s=cfg.sample_interval_s, start_s=float(start))
+            procs.append(wl.launch_flows(tb, node, [flow]))
+        recs = [wl.collect_flows(p, timeout_s=duration_s + 120)[0] for p in procs]
+        flows = []
+        for cc, rec in zip(("reno", "cubic"), recs):
+            samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
+            flows.append({**rec, "cc_requested": cc, "samples": samples})
+        return {"run_id": tb.run_id, "ping_rtt_ms": pings, "flows": flows}
+
+
+KERNEL_KEY = ("campaign", "rep", "reno_rtt_ms", "cubic_rtt_ms")
+
+
+def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CONFIG, *, limit: int | None = None,
+                        progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
+                        yield_s: float = 0.5) -> int:
+    """Run (or resume) the kernel grid; return the number of samples measured in this call.
+
+    Parameters
+    ----------
+    records_path : str or Path
+        JSONL file, one line per sample; samples already on file (same repetition and RTT pair) are skipped.
+    config : P3Config
+    limit : int, optional
+        Stop after this many new samples (to time a sample; used by tests).
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per sample. [s]
+    plan : list of dict, optional
+        Samples to run instead of :func:`kernel_plan` (tests use one).
+    yield_s : float
+        Pause after releasing the lock so a waiting campaign can take it. [s]
+    """
+    from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.records import JsonlRecords
+
+    def session_for(s, session):
+        if session is None:
+            return KernelSession(config, s["reno_rtt_ms"], s["cubic_rtt_ms"]).__enter__()
+        session.set_rtts(s["reno_rtt_ms"], s["cubic_rtt_ms"])
+        return session
+
+    def measure(s, session):
+        return {"schema": SCHEMA, "config_hash": config.hash(), **session.run(s["reno_start_s"], s["cubic_start_s"])}
+
+    plan = kernel_plan(config) if plan is None else plan
+    return run_samples(JsonlRecords(records_path, KERNEL_KEY), plan, measure, desc="p3 kernel",
+                       session_for=session_for, limit=limit, progress=progress, lock_timeout_s=lock_timeout_s,
+                       yield_s=yield_s)
+
+
+def summarize_flow_samples(samples_by_flow: list[list[dict]], starts_mono_s: list[float], *, warmup_s: float,
+                           window_s: float, measure_s: float | None = None) -> dict:
+    """Throughputs of two concurrent flows over their common measured interval, from TCP_INFO samples.
+
+    Parameters
+    ----------
+    samples_by_flow : list of two lists of dict
+        Each flow's samples with ``t_s`` (since its own start) and ``bytes_acked``. [s], [bytes]
+    starts_mono_s : list of two float
+        Each flow's start on the shared monotonic clock. [s]
+    warmup_s : float
+        Discarded after the later start. [s]
+    window_s : float
+        Length of the sub-windows for the within-run spread. [s]
+    measure_s : float, optional
+        Cap on the measured span. [s]
+
+    Returns
+    -------
+    dict
+        ``span_s``, ``throughput_bps`` (list of two), ``window_throughput_bps`` (list of two lists, one
+        value per whole sub-window), ``t0_mono_s``.
+    """
+    import numpy as np
+
+    if len(samples_by_flow) != 2 or len(starts_mono_s) != 2:
+        raise ValueError("samples_by_flow and starts_mono_s must describe two flows")
+    series = []
+    for samples, t0 in zip(samples_by_flow, starts_mono_s):
+        t = np.array([s["t_s"] for s in samples if s.get("bytes_acked") is not None], float) + t0
+        b = np.array([s["bytes_acked"] for s in samples if s.get("bytes_acked") is not None], float)
+        if len(t) < 3:
+            raise ValueError(f"a flow has {len(t)} TCP_INFO samples; need at least 3")
+        series.append((t, b))
+    lo = max(starts_mono_s) + warmup_s
+    hi = min(t[-1] for t, _ in series)
+    if measure_s is not None:
+        hi = min(hi, lo + measure_s)
+    if hi - lo < window_s:
+        raise ValueError(f"measured span {hi - lo:.2f} s is shorter than window_s = {window_s} s "
+                         "(flows too short or warmup_s too long)")
+    edges = np.arange(lo, hi + 1e-9, window_s)
+    out_tp, out_win = [], []
+    for t, b in series:
+        at = np.interp([lo, hi], t, b)
+        out_tp.append(float((at[1] - at[0]) * 8 / (hi - lo)))
+        w = np.interp(edges, t, b)
+        out_win.append([float(x) for x in np.diff(w) * 8 / window_s])
+    return {"span_s": float(hi - lo), "throughput_bps": out_tp, "window_throughput_bps": out_win, "t0_mono_s": lo}
+
+
+def _median_after(samples: list[dict], t_from_s: float, key: str) -> float:
+    import numpy as np
+
+    vals = [s[key] for s in samples if s.get(key) is not None and s["t_s"] >= t_from_s]
+    return float(np.median(vals)) if vals else math.nan
+
+
+def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG):
+    """One row per kernel sample: RTTs, both throughputs, Jain's index, window spread, W_max estimates.
+
+    ``*_wmax_segments`` estimates each flow's window at loss from its median
+    ssthresh after warm-up (Linux sets ssthresh = beta cwnd at a loss: 0.5 for
+    Reno, 0.7 for CUBIC); ``cubic_k_s`` is CUBIC's K for that W_max.
+    """
+    import numpy as np
+    import pandas as pd
+
+    from tcpmodels.models.cubic import cubic_k_s
+
+    rows = []
+    for r in records:
+        flows = r["flows"]
+        row = {"rep": r["rep"], "reno_rtt_ms": r["reno_rtt_ms"], "cubic_rtt_ms": r["cubic_rtt_ms"],
+               "order": r["order"], "reno_start_s": r["reno_start_s"], "cubic_start_s": r["cubic_start_s"],
+               "reno_ping_ms": r["ping_rtt_ms"][0], "cubic_ping_ms": r["ping_rtt_ms"][1],
+               "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
+               "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None}
+        for name, f in zip(("reno", "cubic"), flows):
+            row[f"{name}_cc"] = f.get("cc_effective")
+        try:
+            s = summarize_flow_samples([f["samples"] for f in flows], [f["start_mono_s"] for f in flows],
+                                       warmup_s=config.warmup_s, window_s=config.window_s, measure_s=config.measure_s)
+        except (ValueError, KeyError) as exc:
+            row["error"] = (row["error"] or "") + f" summary: {exc}"
+            rows.append(row)
+            continue
+        row["span_s"] = s["span_s"]
+        for i, name in enumerate(("reno", "cubic")):
+            f = flows[i]
+            t_from = s["t0_mono_s"] - f["start_mono_s"]
+            row[f"{name}_bps"] = s["throughput_bps"][i]
+            win = np.asarray(s["window_throughput_bps"][i])
+            row[f"{name}_window_sd_bps"] = float(np.std(win, ddof=1)) if len(win) > 1 else math.nan
+            row[f"{name}_srtt_ms"] = _median_after(f["samples"], t_from, "srtt_s") * 1e3
+            row[f"{name}_cwnd_segments"] = _median_after(f["samples"], t_from, "cwnd_segments")
+            ssth = _median_after(f["samples"], t_from, "ssthresh_segments")
+            row[f"{name}_wmax_segments"] = ssth / (0.5 if name == "reno" else 0.7) if ssth < 1e8 else math.nan
+            sm = [x for x in f["samples"] if x.get("total_retrans") is not None]
+            row[f"{name}_retrans"] = int(sm[-1]["total_retrans"]) if sm else None
+        wins = [np.asarray(w) for w in s["window_throughput_bps"]]
+        jw = jain_index(wins[0], wins[1])
+        row["n_windows"] = len(wins[0])
+        row["jain_window_sd"] = float(np.std(jw, ddof=1)) if len(jw) > 1 else math.nan
+        row["jain"] = jain_index(row["reno_bps"], row["cubic_bps"])
+        row["total_bps"] = row["reno_bps"] + row["cubic_bps"]
+        row["cubic_share"] = row["cubic_bps"] / row["total_bps"] if row["total_bps"] > 0 else math.nan
+        w = row["cubic_wmax_segments"]
+        row["cubic_k_s"] = float(cubic_k_s(w)) if w == w else math.nan
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    return df.sort_values(["reno_rtt_ms", "cubic_rtt_ms", "rep"]).reset_index(drop=True) if len(df) else df

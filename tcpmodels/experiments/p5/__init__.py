@@ -1,0 +1,91 @@
+"""Campaign of paper P5 (Ono, Nakashima): the ns-3 caterpillar under multiplexed Pareto downloads.
+
+The scenario (:class:`~tcpmodels.sim.config.Caterpillar`, built by
+:func:`tcpmodels.sim.scenarios.build_caterpillar`): server S - G1 - G2 - ... - G6,
+clients round-robin on G2..G5 (client c on G(2 + c mod 4)), downloads S -> client,
+bottleneck G1 -> G2. Client and server links 10 Mbit/s, 15 ms; gateway links 5 or
+10 Mbit/s, 15 ms; every queue 3000 packets (drop-tail); TCP NewReno (ns-3
+``TcpNewReno`` with SACK and PRR, the package defaults); per client 50 files with
+Pareto sizes (mean 10 KB, shape alpha) starting as a Poisson process; 20 s.
+
+Choices where the paper is silent (:class:`P5Config`):
+
+- arrival rate: one new download per client every 0.2 s on average, so the 50
+  files of a client start within about 10 s (the paper picked 20 s as the time
+  "by which the flows have almost finished"); alternative ``alt_arrival``: 0.4 s;
+- gateway delay: 15 ms, like the access links;
+- which clients are active: the first n of the round robin, so every articulation
+  gateway carries n/4 clients;
+- no cap on the Pareto draws.
+
+Cases (the ``case`` field of a run):
+
+``main``
+    4 alpha x 4 client counts x 2 bottleneck rates x seeds, as in the paper.
+``alt_arrival``
+    alpha 1.05 and 1.65, all client counts at 5 Mbit/s, seed 0, with 0.4 s between
+    a client's arrivals.
+``alt_server_queue``
+    alpha 1.65, all client counts and rates, seed 0, with a 50-packet queue on the S -> G1 link (ns-2's
+    default ``queue-limit``): a guess at why the paper sees loss at S at all.
+``long``
+    300 s runs, 32 clients, 10 Mbit/s gateways, open-ended Poisson arrivals (no
+    50-file limit, one per client per second on average): a stationary series long
+    enough for the Hurst estimators.
+
+Measurements per run (:func:`run_p5`, reduced from :func:`tcpmodels.sim.run.run_config`
+output and the bottleneck pcap read with :func:`tcpmodels.traces.read_pcap`):
+per 0.1 s bin the bytes and packets dropped at S and at G1 and the bytes accepted by
+their queues, G1 -> G2 throughput (wire bytes in the pcap), completed sessions;
+per flow start, size, bytes received and completion time; the G1 -> G2 packet-count
+series in 10 ms bins and all six Hurst estimators on it
+(:func:`tcpmodels.models.hurst.estimate_all`). The pcap stays in the sweep cache
+(``runs/p5/cache/<key>/out/bottleneck.pcap``).
+
+Command line::
+
+    python -m tcpmodels.experiments.p5 run [--cases main,long,...] [--seeds 0,1] [--cache runs/p5/cache]
+    python -m tcpmodels.experiments.p5 dataset [--cache runs/p5/cache] [--out data/datasets]
+
+``run`` goes through :func:`tcpmodels.sweep.sweep` on a local Dask cluster
+with one worker (the host is shared); finished runs are cached and a rerun
+skips them. ``dataset`` collects every cached run of the plan (missing ones
+are listed, not invented) into ``data/datasets/p5_*.parquet`` plus
+``p5_provenance.json``, and adds the Bellcore trace analysis.
+
+References
+----------
+.. [1] A. Ono, T. Nakashima, "Evaluation of bottleneck performance under
+   multiplexing self-similar traffics" (seed 004), Sec. 2.2, Figs. 2-11.
+.. [2] W. Leland, M. Taqqu, W. Willinger, D. Wilson, "On the self-similar nature
+   of Ethernet traffic (extended version)", IEEE/ACM ToN 2(1), 1-15, 1994.
+"""
+
+from tcpmodels.experiments.p5.config import BELLCORE_PATH, CASES, DEFAULT_CONFIG, SERVER_ADDR, P5Config
+from tcpmodels.experiments.p5.counts import bellcore_counts, packet_counts
+from tcpmodels.experiments.p5.dataset import build_dataset
+from tcpmodels.experiments.p5.plan import caterpillar_for, plan
+from tcpmodels.experiments.p5.runs import run_campaign, run_p5
+
+__all__ = [
+    "P5Config",
+    "DEFAULT_CONFIG",
+    "CASES",
+    "SERVER_ADDR",
+    "BELLCORE_PATH",
+    "plan",
+    "caterpillar_for",
+    "run_p5",
+    "run_campaign",
+    "packet_counts",
+    "bellcore_counts",
+    "build_dataset",
+    "main",
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (``python -m tcpmodels.experiments.p5``); see :mod:`tcpmodels.experiments.p5.__main__`."""
+    from tcpmodels.experiments.p5.__main__ import main as _main
+
+    return _main(argv)

@@ -1,0 +1,49 @@
+"""Command line of the P5 campaign: ``run`` (the sweep, resumable) and ``dataset``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from tcpmodels.experiments.campaign import campaign_errors, campaign_parser
+from tcpmodels.experiments.p5 import __doc__ as package_doc
+from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, REPO
+from tcpmodels.experiments.p5.dataset import build_dataset
+from tcpmodels.experiments.p5.runs import run_campaign
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``run`` (sweep, resumable) and ``dataset``."""
+    parser, sub = campaign_parser("p5", package_doc)
+    p = sub.add_parser("run", help="run or resume the sweep (cached runs are skipped)")
+    p.add_argument("--cases", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}")
+    p.add_argument("--seeds", help="seeds of the main grid, e.g. 0,1,2")
+    p.add_argument("--cache", default=str(REPO / "runs" / "p5" / "cache"))
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--limit", type=int)
+    p.add_argument("--no-progress", action="store_true")
+    p = sub.add_parser("dataset", help="cached runs -> data/datasets/p5_*.parquet + provenance")
+    p.add_argument("--cache", default=str(REPO / "runs" / "p5" / "cache"))
+    p.add_argument("--out", default=str(REPO / "data" / "datasets"))
+    p.add_argument("--seeds", help="seeds of the main grid to collect")
+    p.add_argument("--note", default="")
+    args = parser.parse_args(argv)
+    seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
+    config = DEFAULT_CONFIG if seeds is None else replace(DEFAULT_CONFIG, seeds=seeds)
+    with campaign_errors("p5"):
+        if args.cmd == "run":
+            cases = tuple(c.strip() for c in args.cases.split(",") if c.strip())
+            entry = run_campaign(config, cases=cases, cache_dir=args.cache, n_workers=args.workers,
+                                 progress=not args.no_progress, limit=args.limit)
+            print(json.dumps(entry))
+        else:
+            prov = build_dataset(config, cache_dir=args.cache, out_dir=args.out, note=args.note)
+            print(json.dumps({k: prov[k] for k in ("n_runs", "runs_by_case", "campaign_wall_s")}
+                             | {"missing": len(prov["missing_runs"])}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

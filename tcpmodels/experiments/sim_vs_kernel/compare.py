@@ -1,0 +1,93 @@
+"""The two engines side by side: per-flow table, agreement within the tolerance, the verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, SvkConfig
+
+__all__ = ["flow_frame", "agreement", "verdict"]
+
+
+def flow_frame(records: list[dict]):
+    """One row per (scenario, engine, repetition, flow): ``scenario, engine, rep, flow, cc, rtt_ms, start_s, throughput_bps,
+    share`` (of the bottleneck rate), ``lo_s, hi_s`` (the measured interval), plus ``wall_s, load_avg_1m``."""
+    import pandas as pd
+
+    rows = []
+    for r in records:
+        cfg = r["config"]
+        for i, tp in enumerate(r["throughput_bps"]):
+            rows.append({"scenario": cfg.get("name", DEFAULT_CONFIG.name), "engine": r["engine"], "rep": int(r["rep"]), "flow": i, "cc": cfg["ccs"][i],
+                         "rtt_ms": float(cfg["rtts_ms"][i]), "start_s": float(r["starts_s"][i]),
+                         "throughput_bps": float(tp), "share": float(tp) / float(cfg["rate_bps"]),
+                         "lo_s": float(r["interval_s"][0]), "hi_s": float(r["interval_s"][1]),
+                         "wall_s": float(r["wall_s"]), "load_avg_1m": float(r["load_avg"][0]),
+                         "config_hash": r["config_hash"]})
+    cols = ["scenario", "engine", "rep", "flow", "cc", "rtt_ms", "start_s", "throughput_bps", "share", "lo_s", "hi_s", "wall_s",
+            "load_avg_1m", "config_hash"]
+    return pd.DataFrame(rows, columns=cols).sort_values(["scenario", "engine", "rep", "flow"]).reset_index(drop=True)
+
+
+def agreement(frame, config: SvkConfig = DEFAULT_CONFIG):
+    """Per flow, both engines side by side, and whether they agree within :attr:`SvkConfig.tolerance_share`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per flow plus a ``total`` row: ``flow, cc, rtt_ms``, per engine the mean and standard
+        deviation over repetitions of the throughput [Mbit/s] and the number of repetitions,
+        ``diff_share`` (ns-3 minus kernel mean share, [-]), ``tolerance`` [-] and ``agrees``.
+    """
+    import pandas as pd
+
+    if frame.empty:
+        raise ValueError("frame holds no samples")
+    if "scenario" in frame.columns:
+        names = set(frame["scenario"])
+        if len(names) > 1 or config.name not in names:
+            raise ValueError(f"frame must hold only scenario {config.name!r}; got {sorted(names)} "
+                             "(select it first: frame[frame.scenario == config.name])")
+    rows = []
+    keys = [(int(f), g) for f, g in frame.groupby("flow")]
+    for f, g in keys + [("total", None)]:
+        if f == "total":
+            per = frame.groupby(["engine", "rep"])["throughput_bps"].sum().reset_index()
+            meta = {"flow": "total", "cc": "", "rtt_ms": np.nan}
+            tol = config.tolerance_utilisation
+        else:
+            per = g
+            meta = {"flow": str(f), "cc": g["cc"].iloc[0], "rtt_ms": float(g["rtt_ms"].iloc[0])}
+            tol = config.tolerance_share
+        row = dict(meta)
+        for e in ("kernel", "ns3"):
+            x = per.loc[per["engine"] == e, "throughput_bps"].to_numpy() / 1e6
+            row[f"{e}_mbps"] = float(np.mean(x)) if len(x) else np.nan
+            row[f"{e}_sd_mbps"] = float(np.std(x, ddof=1)) if len(x) > 1 else np.nan
+            row[f"{e}_n"] = len(x)
+        row["diff_share"] = (row["ns3_mbps"] - row["kernel_mbps"]) * 1e6 / config.rate_bps
+        row["tolerance"] = tol
+        row["agrees"] = bool(abs(row["diff_share"]) <= tol) if np.isfinite(row["diff_share"]) else None
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def verdict(table) -> dict:
+    """Overall verdict from :func:`agreement`: ``holds`` (True/False/None) and ``why`` (naming the failing rows)."""
+    if table["agrees"].isna().any():
+        absent = [e for e in ("kernel", "ns3") if (table[f"{e}_n"] == 0).all()]
+        if absent:
+            return {"holds": None, "why": f"not run on {' or '.join(absent)}: nothing to compare"}
+        missing = table.loc[table["agrees"].isna(), "flow"].tolist()
+        return {"holds": None, "why": f"no samples of one engine for {missing}"}
+    bad = table[~table["agrees"].astype(bool)]
+    if bad.empty:
+        worst = table.loc[table["diff_share"].abs().idxmax()]
+        return {"holds": True, "why": f"every flow within tolerance; largest difference {worst['diff_share']:+.3f} "
+                                      f"of the bottleneck rate (flow {worst['flow']})"}
+    parts = [f"flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms): ns-3 {r['ns3_mbps']:.1f} vs kernel "
+             f"{r['kernel_mbps']:.1f} Mbit/s, difference {r['diff_share']:+.3f} > {r['tolerance']:.2f}"
+             if r["flow"] != "total" else
+             f"total: ns-3 {r['ns3_mbps']:.1f} vs kernel {r['kernel_mbps']:.1f} Mbit/s, difference "
+             f"{r['diff_share']:+.3f} > {r['tolerance']:.2f}" for _, r in bad.iterrows()]
+    return {"holds": False, "why": "; ".join(parts)}
