@@ -2,15 +2,18 @@
 
 A *config* is a frozen dataclass (or a JSON-able dict); a *run function*
 ``fn(config, out_dir) -> value`` does one experiment, may write files into
-``out_dir``, and returns something picklable (a DataFrame, a dict, a
-:class:`tcpmodels.sim.run.SimResult`). :func:`sweep` runs every config whose
-result is not cached yet, on a ``distributed.LocalCluster`` (one worker per
+``out_dir``, and returns plain data, DataFrames, numpy arrays or tcpmodels
+dataclasses (e.g. a :class:`tcpmodels.sim.run.SimResult`): what
+:mod:`tcpmodels.valuestore` stores without pickle. :func:`sweep` runs every
+config whose result is not cached yet, on a ``distributed.LocalCluster`` (one worker per
 core) or on the scheduler you name, and returns the values in input order.
 
 Cache
     ``cache_dir/<key>/`` holds ``config.json``, ``out/`` (the run function's
-    files) and ``value.pkl``. The key is the SHA-256 of the config's canonical
-    JSON, the tcpmodels version, and the run function's code version
+    files) and ``value/`` (:func:`tcpmodels.valuestore.dump_value`: JSON, Parquet
+    and .npy, never pickle, so a cache directory cannot carry code; an entry
+    written by an older version as ``value.pkl`` is not read, and is recomputed).
+    The key is the SHA-256 of the config's canonical JSON, the tcpmodels version, and the run function's code version
     (:func:`code_version`). An entry is written to a temporary directory and
     renamed into place only when the run succeeded, so an interrupted sweep
     resumes where it stopped and a failed config is retried next time.
@@ -40,7 +43,6 @@ import inspect
 import itertools
 import json
 import os
-import pickle
 import pkgutil
 import shutil
 import socket
@@ -52,6 +54,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import tcpmodels
+from tcpmodels.valuestore import ValueStoreError, dump_value, load_value
 
 __all__ = [
     "sweep",
@@ -199,11 +202,10 @@ def read_cached(cache_dir: Path, key: str) -> tuple[bool, Any]:
     """``(True, value)`` of the cache entry ``key`` under ``cache_dir``, or ``(False, None)`` if absent or unreadable."""
     d = _entry_dir(cache_dir, key)
     try:
-        with open(d / "value.pkl", "rb") as fh:
-            return True, pickle.load(fh)
+        return True, load_value(d / "value")
     except FileNotFoundError:
         return False, None
-    except (pickle.UnpicklingError, EOFError, AttributeError, ImportError):
+    except (ValueStoreError, OSError, ImportError):
         return False, None
 
 
@@ -237,11 +239,12 @@ def _run_one(fn: Callable, config: Any, key: str, cache_dir: str) -> tuple[str, 
         else:
             value = call()
         value = _rebase_paths(value, str(tmp / "out"), str(final / "out"))
-        with open(tmp / "value.pkl", "wb") as fh:
-            pickle.dump(value, fh)
-        if final.exists():  # another run of the same key finished first
+        dump_value(value, tmp / "value")
+        if (final / "value").is_dir():  # another run of the same key finished first
             shutil.rmtree(tmp, ignore_errors=True)
         else:
+            if final.exists():  # an entry of the old format (value.pkl), never read: replace it
+                shutil.rmtree(final)
             os.replace(tmp, final)
         return "ok", value
     except BaseException as exc:  # noqa: BLE001 - reported with its config, never dropped
@@ -348,7 +351,7 @@ def sweep(
                     n_workers=n_workers or os.cpu_count() or 1,
                     threads_per_worker=1,
                     processes=processes,
-                    dashboard_address=None,
+                    dashboard_address=":0",  # any free port: 8787 may be taken by another cluster
                 )
                 client = own_client = Client(own_cluster)
         try:

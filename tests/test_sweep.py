@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,3 +182,22 @@ def test_bad_arguments():
         sw.sweep([], square, cache_dir="/tmp/unused-tcpmodels", n_workers=0)
     with pytest.raises(ValueError, match="config must be a dataclass or JSON-able"):
         sw.cache_key({"rate": float("nan")}, square)
+
+
+def test_cache_holds_no_pickle_and_never_runs_one(tmp_path):
+    """A value.pkl planted in an entry (the old format) is never unpickled: the entry is recomputed and replaced."""
+    import pickle
+
+    key = sw.cache_key(Toy(x=4), square)
+    planted = tmp_path / key
+    planted.mkdir(parents=True)
+
+    class Boom:
+        def __reduce__(self):
+            return (os.system, ("touch " + str(tmp_path / "owned"),))
+
+    (planted / "value.pkl").write_bytes(pickle.dumps(Boom()))
+    res = sw.sweep([Toy(x=4)], square, cache_dir=tmp_path, progress=False, **KW)
+    assert res.values[0]["y"] == 16 and not (tmp_path / "owned").exists()
+    assert not list(tmp_path.rglob("*.pkl")) and (tmp_path / key / "value" / "value.json").exists()
+    assert sw.read_cached(tmp_path, key) == (True, res.values[0])

@@ -220,7 +220,7 @@ def run_one(run: FitRun, out_dir: str | Path, *, seed_base: int = 1100) -> dict:
     """
     from tcpmodels.testbed import Testbed, two_path, PathSpec
     from tcpmodels.testbed import workload as wl
-    from tcpmodels.testbed._system import tool_versions
+    from tcpmodels.testbed import tool_versions
     from tcpmodels.testbed.capture import start_capture
 
     out_dir = Path(out_dir)

@@ -142,7 +142,7 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> di
     from tcpmodels.models.hurst import estimate_all
     from tcpmodels.testbed import PathSpec, Testbed, single_link
     from tcpmodels.testbed import workload as wl
-    from tcpmodels.testbed._system import tool_versions
+    from tcpmodels.testbed import tool_versions
     from tcpmodels.testbed.capture import start_capture
     from tcpmodels.traces import read_pcap
 

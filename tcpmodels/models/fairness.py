@@ -11,11 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._typing import Numeric
 
 __all__ = ["jain_index"]
 
 
-def jain_index(rate_a_bps, rate_b_bps):
+def jain_index(rate_a_bps: Numeric, rate_b_bps: Numeric) -> Numeric:
     r"""Jain's fairness index of two throughputs. [-]
 
     Parameters

@@ -52,6 +52,22 @@ class RenoFlow(FluidFlow):
     __slots__ = ()
 
     def advance(self, t: float, dt: float, rtt: float) -> None:
+        """Advance the window by one time step of the fluid per-ACK rule.
+
+        Parameters
+        ----------
+        t : float
+            Time at the start of the step. [s]
+        dt : float
+            Length of the step. [s]
+        rtt : float
+            Round-trip time during the step. [s]
+
+        Returns
+        -------
+        None
+            ``cwnd`` (and the algorithm's state) is updated in place. [segments]
+        """
         frac = dt / rtt
         if not self._slow_start(frac):
             self.cwnd += frac
@@ -59,12 +75,33 @@ class RenoFlow(FluidFlow):
             self.cwnd = self.max_cwnd
 
     def on_loss(self, t: float) -> None:
+        """Apply a loss event at time ``t`` (multiplicative decrease; a new epoch for CUBIC).
+
+        Parameters
+        ----------
+        t : float
+            Time of the loss. [s]
+
+        Returns
+        -------
+        None
+            ``cwnd``, ``ssthresh``, ``last_loss_t`` and ``losses`` are updated in place.
+        """
         self.ssthresh = max(self.cwnd / 2.0, 2.0)
         self.cwnd = self.ssthresh
         self.last_loss_t = t
         self.losses += 1
 
     def columns(self) -> tuple[float, float, float, bool]:
+        """The algorithm's extra trajectory columns at the current step.
+
+        Returns
+        -------
+        tuple of (float, float, float, bool)
+            ``(w_cubic, w_est, w_max, reno_region)``: CUBIC's W(t) and W_est and
+            W_max [segments], and whether the Reno-friendly region applies; NaN and
+            False for Reno, which has none of them.
+        """
         return (math.nan, math.nan, math.nan, False)
 
 
@@ -98,13 +135,40 @@ class CubicFlow(FluidFlow):
         self.reno_region = False
 
     def start_epoch(self, t: float) -> None:
-        """Begin a congestion-avoidance epoch at time t with the current cwnd as cwnd_epoch."""
+        """Begin a congestion-avoidance epoch at time t with the current cwnd as cwnd_epoch.
+
+        Parameters
+        ----------
+        t : float
+            Start of the epoch. [s]
+
+        Returns
+        -------
+        None
+            ``epoch_t``, ``k`` (K, scaled by ``k_factor``) and ``w_est`` are set in place.
+        """
         self.epoch_t = t
         gap = max(self.w_max - self.cwnd, 0.0)
         self.k = (self.k_factor * gap / self.c) ** (1.0 / 3.0)
         self.w_est = self.cwnd
 
     def advance(self, t: float, dt: float, rtt: float) -> None:
+        """Advance the window by one time step of the fluid per-ACK rule.
+
+        Parameters
+        ----------
+        t : float
+            Time at the start of the step. [s]
+        dt : float
+            Length of the step. [s]
+        rtt : float
+            Round-trip time during the step. [s]
+
+        Returns
+        -------
+        None
+            ``cwnd`` (and the algorithm's state) is updated in place. [segments]
+        """
         frac = dt / rtt
         if self._slow_start(frac):
             if self.cwnd > self.max_cwnd:
@@ -132,6 +196,18 @@ class CubicFlow(FluidFlow):
             self.cwnd = self.max_cwnd
 
     def on_loss(self, t: float) -> None:
+        """Apply a loss event at time ``t`` (multiplicative decrease; a new epoch for CUBIC).
+
+        Parameters
+        ----------
+        t : float
+            Time of the loss. [s]
+
+        Returns
+        -------
+        None
+            ``cwnd``, ``ssthresh``, ``last_loss_t`` and ``losses`` are updated in place.
+        """
         prior = self.cwnd
         if self.fast_convergence and prior < self.w_max:
             self.w_max = prior * (1.0 + self.beta) / 2.0
@@ -145,6 +221,15 @@ class CubicFlow(FluidFlow):
         self.start_epoch(t)
 
     def columns(self) -> tuple[float, float, float, bool]:
+        """The algorithm's extra trajectory columns at the current step.
+
+        Returns
+        -------
+        tuple of (float, float, float, bool)
+            ``(w_cubic, w_est, w_max, reno_region)``: CUBIC's W(t) and W_est and
+            W_max [segments], and whether the Reno-friendly region applies; NaN and
+            False for Reno, which has none of them.
+        """
         return (self.w_cubic_now, self.w_est, self.w_max, self.reno_region)
 
 

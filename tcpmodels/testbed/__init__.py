@@ -8,13 +8,13 @@ drive traffic with :mod:`tcpmodels.testbed.traffic`, capture with
 Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN, CAP_NET_RAW); refuses before any side effect otherwise.
 """
 
-from tcpmodels.testbed._system import PrivilegeError, TestbedError, missing_privileges
+from tcpmodels.testbed._system import PrivilegeError, TestbedError, missing_privileges, tool_versions
 from tcpmodels.testbed.netns import Testbed, cleanup
 from tcpmodels.testbed.topologies import PathSpec, dumbbell, fat_tree, single_link, two_path
 from tcpmodels.testbed.topology import Link, MptcpEndpoint, Node, Route, Rule, Topology
 
 __all__ = [
-    "PrivilegeError", "TestbedError", "missing_privileges", "Testbed", "cleanup",
+    "PrivilegeError", "TestbedError", "missing_privileges", "tool_versions", "Testbed", "cleanup",
     "PathSpec", "single_link", "two_path", "dumbbell", "fat_tree",
     "Link", "MptcpEndpoint", "Node", "Route", "Rule", "Topology",
 ]

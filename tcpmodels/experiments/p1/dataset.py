@@ -63,7 +63,7 @@ def build_dataset(records_paths, data_dir: str | Path, config: P1Config = DEFAUL
     from datetime import datetime
 
     from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now
-    from tcpmodels.testbed._system import tool_versions
+    from tcpmodels.testbed import tool_versions
 
     data_dir = Path(data_dir)
     out_dir = data_dir / "datasets"

@@ -78,7 +78,7 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
         sweep_frame(sweep_recs).to_parquet(out_dir / "p2_fig4.parquet", index=False, compression="zstd")
     walls = [r["wall_s"] for r in recs]
     starts = sorted(r["started_utc"] for r in recs)
-    from tcpmodels.testbed._system import tool_versions
+    from tcpmodels.testbed import tool_versions
 
     prov = {
         "dataset": "p2", "written_utc": utc_now(), "generator": "tcpmodels.experiments.p2 dataset",

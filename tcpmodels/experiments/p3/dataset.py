@@ -68,7 +68,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
             "throughput_definition": "tcpi_bytes_acked of each sender, sampled every sample_interval_s, over the "
                                      "common interval [later start + warmup_s, earlier end], at most measure_s",
         }
-        from tcpmodels.testbed._system import tool_versions
+        from tcpmodels.testbed import tool_versions
 
         prov["tools"] = tool_versions()
         prov["files"] += ["p3_kernel.parquet", "p3_kernel.csv"]

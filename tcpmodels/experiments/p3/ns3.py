@@ -153,7 +153,7 @@ def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, plan:
     entries: dict[str, tuple[float, str]] = {}
     for cfg_path in cache.glob("*/config.json"):
         key = cfg_path.parent.name
-        if not (cfg_path.parent / "value.pkl").exists():
+        if not (cfg_path.parent / "value").is_dir():
             continue
         try:
             text = canonical_json(json.loads(cfg_path.read_text()))

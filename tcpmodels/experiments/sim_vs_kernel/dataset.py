@@ -112,6 +112,6 @@ def load_dataset(data_dir: str | Path = "data"):
 def engine_versions() -> dict:
     """Versions of the testbed's tools and of the ns-3 wheel, for the provenance."""
     from tcpmodels.sim import ns3_version
-    from tcpmodels.testbed._system import tool_versions
+    from tcpmodels.testbed import tool_versions
 
     return {**tool_versions(), "ns3_wheel": ns3_version()}
