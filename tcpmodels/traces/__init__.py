@@ -10,7 +10,8 @@
 - :func:`classify_short_flows`  the four flow patterns of P1 Table 3.
 """
 
-from .flows import annotate, flows
+from .annotation import annotate
+from .flows import flows
 from .mptcp import mptcp_idsn, mptcp_subflows, mptcp_token
 from .patterns import PATTERNS, classify_short_flows
 from .pcapfile import CaptureFileError

@@ -18,7 +18,8 @@ import hashlib
 import numpy as np
 import pandas as pd
 
-from .flows import annotate, flows
+from .annotation import annotate
+from .flows import flows
 
 __all__ = ["mptcp_token", "mptcp_idsn", "mptcp_subflows"]
 
@@ -42,7 +43,7 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
     packets : pandas.DataFrame
         A packet table from :func:`~tcpmodels.traces.read_pcap`.
     flow_table, annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.flows.flows` and :func:`~tcpmodels.traces.flows.annotate`
+        :func:`~tcpmodels.traces.flows.flows` and :func:`~tcpmodels.traces.annotation.annotate`
         of ``packets`` if already computed.
 
     Returns

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from . import engines
 from .decode import LINK_TYPES, decode_batch
 from .pcapfile import iter_batches
 from .schema import ReadAccounting, conform, empty_table
@@ -70,8 +71,6 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     if engine == "native":
         table, acc = _read_native(path, chunk_bytes)
     else:
-        from . import engines
-
         table, acc = engines.read_with_wireshark(path, engine)
     _warn(acc)
     table.attrs["accounting"] = acc
