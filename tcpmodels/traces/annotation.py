@@ -77,14 +77,23 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         sequence numbers, int64; ``seq_end_u = seq_u + payload + SYN + FIN``),
         ``ack_u`` (unwrapped acknowledgment number in the *peer's* sequence space,
         int64; -1 without the ACK flag), ``is_retransmission``, ``is_duplicate``,
-        ``is_dup_ack``, ``is_keepalive`` (bool).
+        ``is_dup_ack``, ``is_keepalive`` (bool), and the classes of a retransmission as
+        Wireshark's ``tcp.analysis`` flags name them (disjoint, each a subset of
+        ``is_retransmission``; the rest are plain retransmissions):
+        ``is_fast_retransmission`` (the sequence number the peer's last ACK asked for,
+        after at least two duplicate ACKs, within 20 ms of that ACK),
+        ``is_out_of_order`` (sent less than the connection's initial RTT -- 3 ms if
+        unknown -- after the segment that set the highest sequence number, and not
+        ending there), ``is_spurious_retransmission`` (payload the peer had already
+        acknowledged) (bool).
     """
     n = len(packets)
     if n == 0:
         return pd.DataFrame({k: pd.Series(dtype=t) for k, t in (
             ("connection_id", "int64"), ("flow_id", "int64"), ("is_initiator", "bool"), ("seq_u", "int64"),
             ("seq_end_u", "int64"), ("ack_u", "int64"), ("is_retransmission", "bool"), ("is_duplicate", "bool"),
-            ("is_dup_ack", "bool"), ("is_keepalive", "bool"))}, index=packets.index)
+            ("is_dup_ack", "bool"), ("is_keepalive", "bool"), ("is_fast_retransmission", "bool"),
+            ("is_spurious_retransmission", "bool"), ("is_out_of_order", "bool"))}, index=packets.index)
     a, b = _endpoint_codes(packets)
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     syn_only = (packets["syn"] & ~packets["ack_flag"]).to_numpy()
@@ -131,10 +140,12 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     dkey = packets[key_cols].iloc[order].copy()
     dkey["flow"] = f
     dup = dkey.duplicated(keep="first").to_numpy()
-    # retransmissions
+    # retransmissions: a RST without payload never moves the highest-sequence mark (e.g. one with seq 0
+    # before the SYN/ACK); other segments do, pure ACKs included (as Wireshark's nextseq)
     occupies = (payload > 0) | syn | fin
-    hmax = _exclusive_cummax(np.where(dup, -1, seq_end).astype(float), fstart, floor=-1.0)
-    has_prev = hmax >= 0
+    seeds = ~dup & (occupies | ~rst)
+    hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
+    has_prev = hmax > -np.inf
     keepalive = (payload <= 1) & ~syn & ~fin & has_prev & (seq_u == hmax - 1)
     retrans = occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive
     # duplicate ACKs (Wireshark's rule): pure ACK repeating the previous packet's ack, window and seq
@@ -159,10 +170,14 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
                          ((first_ack - np.nan_to_num(anchor) + (1 << 31)) % _M32) - (1 << 31)
                          + np.nan_to_num(anchor) - first_ack).astype(np.int64)
         ack_u[ra] = unwrapped + shift
+    t = packets["timestamp_ns"].to_numpy(np.int64)[order]
+    fast, spurious, ooo = _retransmission_classes(f, fstart, order, t, syn, ackf, seq_u, seq_end, ack_u, hmax,
+                                                  seeds, retrans, dup, dupack, payload)
     res = {
         "connection_id": f // 2, "flow_id": f, "is_initiator": (f % 2) == 0, "seq_u": seq_u, "seq_end_u": seq_end,
         "ack_u": ack_u, "is_retransmission": retrans, "is_duplicate": dup, "is_dup_ack": dupack,
-        "is_keepalive": keepalive,
+        "is_keepalive": keepalive, "is_fast_retransmission": fast, "is_spurious_retransmission": spurious,
+        "is_out_of_order": ooo,
     }
     unsorted = {}
     for k, v in res.items():
@@ -170,3 +185,49 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         arr[order] = v
         unsorted[k] = arr
     return pd.DataFrame(unsorted, index=packets.index)
+
+
+def _retransmission_classes(f, fstart, pos, t, syn, ackf, seq_u, seq_end, ack_u, hmax, seeds, retrans, dup, dupack,
+                            payload):
+    """Fast / spurious / out-of-order flags (rows sorted by flow, then capture order; ``pos`` = capture position).
+
+    Wireshark's order of tests ([1]_ in :mod:`.flows`): fast retransmission first, then out-of-order, then
+    spurious; what remains is a plain retransmission.
+    """
+    n = len(f)
+    # the peer's state just before each packet: its last ACK, when it was sent, and its run of duplicate ACKs
+    run_break = ~dupack | fstart
+    run_id = np.cumsum(run_break)
+    run_len = pd.Series(dupack.astype(np.int64)).groupby(run_id).cumsum().to_numpy()
+    peer = pd.DataFrame({"pos": pos, "key": f, "peer_ack": np.where(ackf, ack_u, -1), "peer_t": t,
+                         "dupacks": run_len})[~dup]
+    me = pd.DataFrame({"pos": pos, "key": f ^ 1, "row": np.arange(n)})
+    m = pd.merge_asof(me.sort_values("pos"), peer.sort_values("pos"), on="pos", by="key", direction="backward",
+                      allow_exact_matches=False).sort_values("row")
+    peer_ack = m["peer_ack"].fillna(-1).to_numpy(np.int64)
+    peer_t = m["peer_t"].to_numpy(float)
+    dupacks = m["dupacks"].fillna(0).to_numpy(np.int64)
+    fast = retrans & (dupacks >= 2) & (peer_ack == seq_u) & (t - peer_t < 20e6)
+    # out of order: soon after the segment that set the mark (the connection's initial RTT; 3 ms unknown)
+    setter_t = np.where(seeds & (seq_end > hmax), t, np.nan).astype(float)
+    gid = np.cumsum(fstart)
+    mark_t = pd.Series(setter_t).groupby(gid).ffill().groupby(gid).shift(1).to_numpy()
+    irtt = _initial_rtt_ns(f, fstart, t, syn, ackf)
+    ooo = retrans & ~fast & (t - mark_t < irtt) & (hmax != seq_end)
+    spurious = retrans & ~fast & ~ooo & (payload > 0) & (peer_ack > 0) & (seq_end <= peer_ack)
+    return fast, spurious, ooo
+
+
+def _initial_rtt_ns(f, fstart, t, syn, ackf) -> np.ndarray:
+    """Per row: the connection's initial RTT (SYN to the first initiator ACK after the SYN/ACK) [ns], else 3 ms."""
+    conn = f // 2
+    init = (f % 2) == 0
+    df = pd.DataFrame({"conn": conn, "t": t.astype(float)})
+    t_syn = df[init & syn & ~ackf].groupby("conn")["t"].min()
+    t_synack = df[~init & syn & ackf].groupby("conn")["t"].min()
+    after = df[init & ackf & ~syn]
+    after = after[after["t"].to_numpy() > t_synack.reindex(after["conn"]).to_numpy()]
+    t_ack3 = after.groupby("conn")["t"].min()
+    irtt = (t_ack3 - t_syn).reindex(np.unique(conn))
+    out = irtt.reindex(conn).to_numpy()
+    return np.where(np.isnan(out) | (out <= 0), 3e6, out)

@@ -18,8 +18,14 @@ Definitions (per direction, in capture order)
 - *Retransmission*: a segment that occupies sequence space (payload, SYN or FIN)
   and starts below the highest sequence number already sent in this direction
   (Wireshark's criterion, [1]_), excluding duplicates and keep-alives (one byte
-  or none at ``highest - 1``). Wireshark splits these into retransmission, fast
-  retransmission, spurious retransmission and out-of-order; here they are one.
+  or none at ``highest - 1``). A RST without payload never sets the highest
+  sequence number (one with seq 0 before a SYN/ACK would make it a retransmission). Split as
+  Wireshark's ``tcp.analysis`` flags do, in its order of tests: *fast
+  retransmission* (after two or more duplicate ACKs for this sequence number,
+  within 20 ms of the last ACK), *out-of-order* (within the connection's initial
+  RTT of the segment that set the highest sequence number), *spurious* (payload
+  already acknowledged), and plain retransmission; ``retransmitted_packets`` counts
+  all four.
 - *Duplicate ACK*: a pure ACK (no payload, SYN, FIN or RST) with the same
   acknowledgment number, window and sequence number as the previous packet of
   the direction, and a non-zero window ([1]_).
@@ -65,7 +71,8 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
         ``packets``, ``data_packets``, ``payload_bytes``, ``wire_bytes``,
         ``unique_payload_bytes`` [bytes] (highest sequence reached minus the first,
         SYN and FIN excluded), ``retransmitted_packets``, ``retransmitted_bytes``
-        [bytes], ``duplicate_packets``, ``duplicate_acks`` (sent by this direction),
+        [bytes], ``fast_retransmissions``, ``spurious_retransmissions``, ``out_of_order_packets``
+        (the classes of ``retransmitted_packets``; the rest are plain retransmissions), ``duplicate_packets``, ``duplicate_acks`` (sent by this direction),
         ``rtt_samples``, ``rtt_min_s``, ``rtt_median_s``, ``rtt_mean_s`` (data segment ->
         ACK, Karn's rule), ``rtt_ts_samples``, ``rtt_ts_median_s`` (timestamp echoes),
         ``loss_rate`` [-], ``throughput_bps`` (unique payload over the direction's
@@ -86,7 +93,8 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
         "t": (p["timestamp_ns"].to_numpy() - ns0) / 1e9, "syn": p["syn"].to_numpy(), "fin": p["fin"].to_numpy(),
         "rst": p["rst"].to_numpy(), "data": data, "payload": payload,
         "wire": p["wire_bytes"].to_numpy(np.int64),
-        "rtx": an["is_retransmission"].to_numpy(), "rtx_bytes": np.where(an["is_retransmission"], payload, 0),
+        "rtx": an["is_retransmission"].to_numpy(), "fast": an["is_fast_retransmission"].to_numpy(),
+        "spurious": an["is_spurious_retransmission"].to_numpy(), "ooo": an["is_out_of_order"].to_numpy(), "rtx_bytes": np.where(an["is_retransmission"], payload, 0),
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
     })
@@ -96,6 +104,8 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
                 fin_seen=("fin", "any"), rst_seen=("rst", "any"), packets=("t", "size"),
                 data_packets=("data", "sum"), payload_bytes=("payload", "sum"), wire_bytes=("wire", "sum"),
                 retransmitted_packets=("rtx", "sum"), retransmitted_bytes=("rtx_bytes", "sum"),
+                fast_retransmissions=("fast", "sum"), spurious_retransmissions=("spurious", "sum"),
+                out_of_order_packets=("ooo", "sum"),
                 duplicate_packets=("dup", "sum"), duplicate_acks=("dupack", "sum"),
                 first_seq=("seq_u", "min"), last_end=("end_u", "max"))
     first_rows = pd.Series(np.arange(len(p))).groupby(df["flow_id"].to_numpy()).first()
@@ -143,7 +153,8 @@ def _fct(df: pd.DataFrame, an: pd.DataFrame, out: pd.DataFrame) -> np.ndarray:
 FLOW_COLUMNS = ["connection_id", "is_initiator", "src_addr", "src_port", "dst_addr", "dst_port", "ip_version",
                 "first_time_s", "last_time_s", "duration_s", "syn_seen", "fin_seen", "rst_seen", "packets",
                 "data_packets", "payload_bytes", "wire_bytes", "unique_payload_bytes", "retransmitted_packets",
-                "retransmitted_bytes", "duplicate_packets", "duplicate_acks", "rtt_samples", "rtt_min_s",
+                "retransmitted_bytes", "fast_retransmissions", "spurious_retransmissions",
+                "out_of_order_packets", "duplicate_packets", "duplicate_acks", "rtt_samples", "rtt_min_s",
                 "rtt_median_s", "rtt_mean_s", "rtt_ts_samples", "rtt_ts_median_s", "loss_rate", "throughput_bps",
                 "fct_s"]
 
