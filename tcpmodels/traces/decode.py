@@ -18,7 +18,8 @@ a tunnel -- GRE (version 0 and PPTP's version 1), IP-in-IP / 6in4 / 4in6, VXLAN
 inner packet: its addresses, ports and lengths are the inner ones and the
 ``tunnel`` column names the outermost tunnel. A segment whose IP length claims
 more than the frame held on the wire keeps only what the frame held
-(``payload_beyond_frame`` note).
+(``payload_beyond_frame`` note), unless the record was cut at the snap length and
+its wire length equals its captured length (a writer that lost the wire length).
 
 References
 ----------
@@ -162,9 +163,13 @@ def decode_batch(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, i
     reason[t_rows[bad]] = _BAD
     keep = ~bad
     t_rows, t, doff, payload = t_rows[keep], t[keep], doff[keep], payload[keep]
-    # an IP length that claims more than the frame held on the wire (corrupt or fuzzed): keep what was there
+    # an IP length that claims more than the frame held on the wire (corrupt or fuzzed): keep what was there.
+    # Not for a record cut exactly at the snap length whose wire length equals its captured length: some
+    # writers (dpkt's, for one) record the cut length as the wire length, and there the IP length is right.
     room = np.maximum(wire_end[t_rows] - t - doff, 0)
-    beyond = payload > room
+    snap = batch.snap_bytes[t_rows].astype(np.int64)
+    wire_unknown = (snap > 0) & (cap[t_rows] == snap) & (batch.wire_bytes[t_rows] == cap[t_rows])
+    beyond = (payload > room) & ~wire_unknown
     payload = np.where(beyond, room, payload)
     assert np.all(reason[t_rows] == 0)
 

@@ -238,3 +238,12 @@ def test_ip_length_beyond_the_frame_is_capped_and_counted(tmp_path):
     acc = t.attrs["accounting"]
     assert list(t["payload_bytes"]) == [10, 10]
     assert acc.notes["payload_beyond_frame"] == 1 and acc.records_read == acc.tcp_parsed == 2
+
+
+def test_records_cut_at_the_snap_length_without_wire_length_keep_the_ip_length(tmp_path):
+    """A writer that records the cut length as the wire length (dpkt's): the IP length is the truth there."""
+    frame = ether(ipv4(tcp(payload=1000)))
+    path = tmp_path / "s.pcap"
+    write_pcap(path, [(T0, frame)], nano=True, snaplen=96, cut_to=96, orig_lens=[96])
+    t = read_pcap(path)
+    assert t["payload_bytes"].iloc[0] == 1000 and not t.attrs["accounting"].notes
