@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES = (
     "tcpmodels.project",
     "tcpmodels.report",
     "tcpmodels.testbed.cli",
+    "tcpmodels.analyze",
 )
 
 

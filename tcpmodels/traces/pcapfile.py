@@ -73,6 +73,8 @@ class RecordBatch:
     interface_id: np.ndarray  # uint16
     link_type: np.ndarray  # int32
     frame_index: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: the file's (pcapng: the interface's) snap length per record, 0 if none [bytes]
+    snap_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
 
     def __len__(self) -> int:
         return len(self.data_offset)
@@ -274,7 +276,8 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordB
                 buf=buf, data_offset=o + 16, captured_bytes=incl.astype(np.uint32),
                 wire_bytes=orig.astype(np.uint32), timestamp_ns=ts_ns,
                 interface_id=np.zeros(n, np.uint16), link_type=np.full(n, link_type, np.int32),
-                frame_index=np.arange(st.records, st.records + n, dtype=np.int64)), ok)
+                frame_index=np.arange(st.records, st.records + n, dtype=np.int64),
+                snap_bytes=np.full(n, snaplen, np.uint32)), ok)
         carry = chunk[pos:]
         file_pos += pos
         if not data:
@@ -293,7 +296,7 @@ def _finish_batch(st: _State, batch: RecordBatch, ts_ok: np.ndarray) -> RecordBa
     if not ts_ok.all():
         st.unrepresentable_timestamps += int(np.count_nonzero(~ts_ok))
         for name in ("data_offset", "captured_bytes", "wire_bytes", "timestamp_ns", "interface_id", "link_type",
-                     "frame_index"):
+                     "frame_index", "snap_bytes"):
             setattr(batch, name, getattr(batch, name)[ts_ok])
     return batch
 
@@ -464,6 +467,7 @@ def _pcapng_batch(chunk: bytes, blocks: list, st: _State) -> RecordBatch | None:
     ts_ns = np.zeros(n, np.int64)
     ts_ok = np.ones(n, bool)
     link = np.zeros(n, np.int32)
+    snap = np.zeros(n, np.uint32)
     for g in np.unique(gif):
         sel = gif == g
         link_type, snaplen, base, exp, offset_s = st.interfaces[g]
@@ -475,9 +479,11 @@ def _pcapng_batch(chunk: bytes, blocks: list, st: _State) -> RecordBatch | None:
         ts_ns[sel] = np.where(ok, shifted, 0)
         ts_ok[sel] = ok
         link[sel] = link_type
+        snap[sel] = snaplen
         if snaplen:
             st.longer_than_snaplen += int(np.count_nonzero(cap[sel] > snaplen))
     batch = RecordBatch(buf=buf, data_offset=data_off, captured_bytes=cap.astype(np.uint32),
                         wire_bytes=orig.astype(np.uint32), timestamp_ns=ts_ns, interface_id=gif.astype(np.uint16),
-                        link_type=link, frame_index=np.arange(st.records, st.records + n, dtype=np.int64))
+                        link_type=link, frame_index=np.arange(st.records, st.records + n, dtype=np.int64),
+                        snap_bytes=snap)
     return _finish_batch(st, batch, ts_ok)

@@ -16,7 +16,8 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from .decode import LINK_TYPES, decode_batch
+from . import engines
+from .decode import LINK_TYPES, TUNNELS, decode_batch
 from .pcapfile import MAX_GZIP_EXPANSION, iter_batches
 from .schema import ReadAccounting, conform, empty_table
 
@@ -80,8 +81,6 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     if engine == "native":
         table, acc = _read_native(path, chunk_bytes, max_gzip_expansion)
     else:
-        from . import engines
-
         table, acc = engines.read_with_wireshark(path, engine)
     _warn(acc)
     table.attrs["accounting"] = acc
@@ -92,13 +91,14 @@ def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None) -> tu
     state: dict = {}
     parts: list[dict] = []
     skipped: dict[str, int] = {}
-    notes = {"options_truncated": 0}
+    notes = {"options_truncated": 0, "payload_beyond_frame": 0}
     for batch in iter_batches(path, state, chunk_bytes=chunk_bytes, max_gzip_expansion=max_gzip_expansion):
         cols, sk, nt = decode_batch(batch)
         parts.append(cols)
         for k, v in sk.items():
             skipped[k] = skipped.get(k, 0) + v
-        notes["options_truncated"] += nt["options_truncated"]
+        for k in notes:
+            notes[k] += nt[k]
     if not parts or sum(len(p["seq"]) for p in parts) == 0:
         table = empty_table()
     else:
@@ -138,6 +138,7 @@ def _finish(cols: dict) -> pd.DataFrame:
     cols["src_addr"] = _addresses(ver, cols.pop("src_hi"), cols.pop("src_lo"))
     cols["dst_addr"] = _addresses(ver, cols.pop("dst_hi"), cols.pop("dst_lo"))
     cols["timestamp_s"] = cols["timestamp_ns"] / 1e9
+    cols["tunnel"] = pd.Categorical.from_codes(cols["tunnel"], categories=list(TUNNELS))
     flags = cols["flags"]
     for name, bit in (("fin", 0x01), ("syn", 0x02), ("rst", 0x04), ("psh", 0x08), ("ack_flag", 0x10)):
         cols[name] = (flags & bit) != 0
@@ -160,6 +161,8 @@ def _warn(acc: ReadAccounting) -> None:
     if acc.truncated_tail_bytes:
         msgs.append(f"file ends in the middle of a record: last {acc.truncated_tail_bytes} bytes ignored")
     labels = {"options_truncated": "TCP headers with options cut by the snap length (options not read)",
+              "payload_beyond_frame": "segments whose IP length claims more than the frame held (payload cut "
+                                      "to the frame)",
               "longer_than_snaplen": "records longer than the file's snap length (kept)",
               "timestamps_out_of_order": "records with a timestamp earlier than the previous one (file order kept)",
               "timestamps_before_1970_or_after_2100": "records timestamped before 1970 or after 2100 (kept; "

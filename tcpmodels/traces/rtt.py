@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .flows import annotate
+from .annotation import annotate
 
 __all__ = ["rtt_samples"]
 
@@ -45,7 +45,7 @@ def rtt_samples(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) ->
     packets : pandas.DataFrame
         A packet table from :func:`~tcpmodels.traces.read_pcap`.
     annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.flows.annotate` of ``packets`` if already computed.
+        :func:`~tcpmodels.traces.annotation.annotate` of ``packets`` if already computed.
 
     Returns
     -------

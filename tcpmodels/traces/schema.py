@@ -17,7 +17,9 @@ timestamp_ns           int64        capture time since the Unix epoch, exact [ns
 timestamp_s            float64      the same in seconds (float64: ~0.2 µs resolution today) [s]
 wire_bytes             uint32       frame length on the wire (the record's original length) [bytes]
 captured_bytes         uint32       bytes stored in the file for this frame [bytes]
-ip_version             uint8        4 or 6
+ip_version             uint8        4 or 6 (of the inner packet when tunnelled)
+tunnel                 category     "" or the outermost tunnel the segment came in: "gre",
+                                    "ipip" (IP-in-IP, 6in4, 4in6), "vxlan", "geneve"
 src_addr, dst_addr     category     IP addresses as text (``"10.0.0.1"``, ``"fd00::1"``)
 ip_id                  uint32       IPv4 identification field; 0 for IPv6
 src_port, dst_port     uint16       TCP ports
@@ -42,8 +44,9 @@ tsval, tsecr           uint32       timestamps option values (0 if absent)
 mptcp_subtype          int8         subtype of the first MPTCP option (RFC 8684 Sec. 3), -1 if none:
                                     0 MP_CAPABLE, 1 MP_JOIN, 2 DSS, 3 ADD_ADDR, 4 REMOVE_ADDR,
                                     5 MP_PRIO, 6 MP_FAIL, 7 MP_FASTCLOSE, 8 MP_TCPRST
+mptcp_version          int8         MP_CAPABLE: MPTCP version, 0 (RFC 6824) or 1 (RFC 8684); -1 if absent
 mptcp_send_key         uint64       MP_CAPABLE: key of the sender of this packet (0 if absent)
-mptcp_recv_key         uint64       MP_CAPABLE (third ACK): key of the receiver (0 if absent)
+mptcp_recv_key         uint64       MP_CAPABLE (third ACK) or MP_FASTCLOSE: key of the receiver (0 if absent)
 mptcp_recv_token       uint32       MP_JOIN SYN: token of the receiver's key (0 if absent)
 has_mptcp_dsn          bool         DSS carries a data sequence mapping
 mptcp_dsn              uint64       DSS data sequence number as sent (4 or 8 bytes on the wire)
@@ -60,7 +63,8 @@ available as a dict through ``to_dict()``): records read, TCP packets parsed, re
 skipped by reason, bytes of a truncated last record, and notes that do not drop a
 packet (records longer than the snap length, options cut by the snap length,
 timestamps out of order, timestamps before 1970 or after 2100, wire lengths shorter
-than the captured length). The invariant ``records_read == tcp_parsed + sum(skipped)``
+than the captured length, IP lengths claiming more payload than the frame held).
+The invariant ``records_read == tcp_parsed + sum(skipped)``
 is checked before the table is returned.
 
 Skip reasons: ``not_ip`` (e.g. ARP), ``not_tcp`` (UDP, ICMP, ...), ``ip_fragment``
@@ -92,6 +96,7 @@ COLUMNS: dict[str, str] = {
     "wire_bytes": "uint32",
     "captured_bytes": "uint32",
     "ip_version": "uint8",
+    "tunnel": "category",
     "src_addr": "category",
     "dst_addr": "category",
     "ip_id": "uint32",
@@ -118,6 +123,7 @@ COLUMNS: dict[str, str] = {
     "tsval": "uint32",
     "tsecr": "uint32",
     "mptcp_subtype": "int8",
+    "mptcp_version": "int8",
     "mptcp_send_key": "uint64",
     "mptcp_recv_key": "uint64",
     "mptcp_recv_token": "uint32",
@@ -136,7 +142,7 @@ SKIP_REASONS = ("not_ip", "not_tcp", "ip_fragment", "truncated_headers", "bad_he
                 "unknown_link_type", "ipsec_esp", "unrepresentable_timestamp")
 
 #: Sentinel for absent integer options.
-ABSENT = {"mss": -1, "window_scale": -1, "mptcp_subtype": -1}
+ABSENT = {"mss": -1, "window_scale": -1, "mptcp_subtype": -1, "mptcp_version": -1}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from tcpmodels._arrays import check_range
 
-from .flows import annotate
+from .annotation import annotate
 
 __all__ = ["throughput_series", "bytes_in_flight", "link_rate_series", "time_sequence"]
 

@@ -8,7 +8,8 @@ import warnings
 import pytest
 
 from tcpmodels.traces import CaptureFileError, TraceWarning, read_pcap
-from tcpmodels.traces.flows import annotate, flows
+from tcpmodels.traces.annotation import annotate
+from tcpmodels.traces.flows import flows
 from trace_fixtures import CAPTURES
 from trace_synth import ether, ipv4, pcapng_section, tcp, write_pcap
 

@@ -10,7 +10,8 @@ import pytest
 
 from tcpmodels.traces import COLUMNS
 from tcpmodels.traces.engines import run_tshark_fields
-from tcpmodels.traces.flows import annotate, flows
+from tcpmodels.traces.annotation import annotate
+from tcpmodels.traces.flows import flows
 from tcpmodels.traces.mptcp import mptcp_subflows, mptcp_token
 from tcpmodels.traces.rtt import rtt_samples
 

@@ -159,3 +159,47 @@ def test_patterns_on_short_flows():
     assert (c3.loc[lossy & ~early, "pattern"] == "Delay with loss").all()
     with pytest.raises(ValueError, match="extreme_min_fct_s"):
         classify_short_flows(p, extreme_min_fct_s=0.01)
+
+
+def _classes(an):
+    return {k: an.index[an[k]].tolist() for k in ("is_retransmission", "is_fast_retransmission",
+                                                   "is_spurious_retransmission", "is_out_of_order")}
+
+
+def test_rst_without_payload_does_not_seed_the_retransmission_mark(tmp_path):
+    """A RST with seq 0 from the server before its SYN/ACK (a stale reply): the SYN/ACK is no retransmission."""
+    c, s = ISN_C + 1, 3_000_000_000  # the server's ISN is more than 2^31 from the RST's seq 0
+    ev = [(0, "c", ISN_C, 0, SYN, 0, 1, 0), (1_000, "s", 0, c, 0x04 | ACK, 0, 2, 1),
+          (10_000, "s", s, c, SYN | ACK, 0, 3, 1), (10_100, "c", c, s + 1, ACK, 0, 4, 3),
+          (20_000, "c", c, s + 1, ACK | PSH, 1000, 5, 3), (30_000, "s", s + 1, c + 1000, ACK, 0, 6, 5),
+          (40_000, "s", s + 1, c + 1000, ACK | PSH, 500, 7, 5),
+          (300_000, "s", s + 1, c + 1000, ACK | PSH, 500, 8, 5)]  # RTO retransmission of the server's data
+    p = conversation(tmp_path, ev)
+    an = annotate(p)
+    assert _classes(an)["is_retransmission"] == [7]  # not the SYN/ACK (row 2); the late resend still counts
+    assert flows(p, an).loc[1, "retransmitted_packets"] == 1
+
+
+def test_retransmission_classes_as_wireshark_names_them(tmp_path):
+    """Fast (3 dup ACKs, 5 ms later), spurious (already acked), out-of-order (right after the mark) and plain."""
+    c, s = ISN_C + 1, ISN_S + 1
+    ev = [(0, "c", ISN_C, 0, SYN, 0, 1, 0), (10_000, "s", ISN_S, c, SYN | ACK, 0, 2, 1),
+          (20_000, "c", c, s, ACK, 0, 3, 2)]  # initial RTT 20 ms
+    for i in range(5):  # segments 0..4 at 30..34 ms; segment 1 lost
+        ev.append((30_000 + 1000 * i, "c", c + 1000 * i, s, ACK, 1000, 10 + i, 2))
+    ev += [(40_000, "s", s, c + 1000, ACK, 0, 20, 10), (42_000, "s", s, c + 1000, ACK, 0, 21, 10),
+           (43_000, "s", s, c + 1000, ACK, 0, 22, 10), (44_000, "s", s, c + 1000, ACK, 0, 23, 10),
+           (49_000, "c", c + 1000, s, ACK, 1000, 30, 2),  # row 12: fast retransmission of segment 1
+           (60_000, "s", s, c + 5000, ACK, 0, 24, 30),
+           (70_000, "c", c, s, ACK, 1000, 40, 24),  # row 14: segment 0 again, acked long ago: spurious
+           (100_000, "c", c + 5000, s, ACK, 1000, 50, 24), (100_500, "c", c + 6000, s, ACK, 1000, 51, 24),
+           (101_000, "c", c + 5000, s, ACK, 1000, 52, 24),  # row 17: 1 ms after the mark: out-of-order
+           (400_000, "c", c + 6000, s, ACK, 1000, 53, 24)]  # row 18: much later, unacked: plain (RTO)
+    p = conversation(tmp_path, ev)
+    an = annotate(p)
+    cl = _classes(an)
+    assert cl == {"is_retransmission": [12, 14, 17, 18], "is_fast_retransmission": [12],
+                  "is_spurious_retransmission": [14], "is_out_of_order": [17]}
+    f = flows(p, an).loc[0]
+    assert (f["retransmitted_packets"], f["fast_retransmissions"], f["spurious_retransmissions"],
+            f["out_of_order_packets"]) == (4, 1, 1, 1)

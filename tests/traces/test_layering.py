@@ -1,0 +1,61 @@
+"""The modules of tcpmodels.traces form a DAG: no import cycle, no function-level imports, no private names."""
+
+import ast
+from pathlib import Path
+
+import tcpmodels.traces
+
+PKG = Path(tcpmodels.traces.__file__).parent
+
+
+def _imports(path: Path) -> tuple[set[str], list[str], list[str]]:
+    """(sibling modules imported, function-level imports, private names imported) of one module."""
+    tree = ast.parse(path.read_text())
+    siblings, lazy, private = set(), [], []
+    top = set(id(n) for n in tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                siblings.add(node.module.split(".")[0])
+            else:
+                siblings.update(a.name for a in node.names)
+            private += [a.name for a in node.names if a.name.startswith("_")]
+            if id(node) not in top:
+                lazy.append(f"{path.name}:{node.lineno}")
+    return siblings, lazy, private
+
+
+def test_traces_modules_form_a_dag_without_lazy_or_private_imports():
+    graph, lazy, private = {}, [], []
+    for path in sorted(PKG.glob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        deps, lz, pv = _imports(path)
+        graph[path.stem] = deps
+        lazy += lz
+        private += [f"{path.name}: {name}" for name in pv]
+    assert not lazy, f"function-level imports of sibling modules: {lazy}"
+    assert not private, f"private names imported across modules: {private}"
+    state: dict[str, int] = {}
+
+    def visit(mod, stack):
+        if state.get(mod) == 1:
+            raise AssertionError("import cycle: " + " -> ".join(stack + [mod]))
+        if state.get(mod) == 2:
+            return
+        state[mod] = 1
+        for dep in graph.get(mod, ()):
+            visit(dep, stack + [mod])
+        state[mod] = 2
+
+    for mod in graph:
+        visit(mod, [])
+    assert "flows" not in graph["rtt"] and "annotation" in graph["rtt"] and "annotation" in graph["flows"]
+
+
+def test_public_annotate_is_the_function_everywhere():
+    from tcpmodels.traces import annotate
+    from tcpmodels.traces.annotation import annotate as a2
+    from tcpmodels.traces.flows import annotate as a3
+
+    assert callable(annotate) and annotate is a2 is a3
