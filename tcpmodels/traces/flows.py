@@ -46,8 +46,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import warnings
+
 from .annotation import annotate
 from .rtt import rtt_samples
+from .schema import TraceWarning
 
 __all__ = ["annotate", "flows"]  # annotate lives in .annotation; re-exported here for old imports
 
@@ -76,8 +79,14 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
         ``duplicate_acks`` (sent by this direction),
         ``rtt_samples``, ``rtt_min_s``, ``rtt_median_s``, ``rtt_mean_s`` (data segment ->
         ACK, Karn's rule), ``rtt_ts_samples``, ``rtt_ts_median_s`` (timestamp echoes),
-        ``loss_rate`` [-], ``throughput_bps`` (unique payload over the direction's
+        ``loss_rate`` [-] (retransmitted data segments / data segments, in [0, 1]), ``throughput_bps`` (unique payload over the direction's
         duration) [bit/s], ``fct_s`` [s] (NaN when the SYN or the final ACK was not captured).
+
+    Warns
+    -----
+    TraceWarning
+        Counting RTT samples and flow completion times dropped because the capture's
+        timestamps go backwards (they would be negative).
     """
     if len(packets) == 0:
         return _empty_flows()
@@ -97,6 +106,7 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
         "rtx": an["is_retransmission"].to_numpy(), "fast": an["is_fast_retransmission"].to_numpy(),
         "spurious": an["is_spurious_retransmission"].to_numpy(), "ooo": an["is_out_of_order"].to_numpy(),
         "rtx_bytes": np.where(an["is_retransmission"], payload, 0),
+        "rtx_data": an["is_retransmission"].to_numpy() & data,
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
     })
@@ -106,6 +116,7 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
                 fin_seen=("fin", "any"), rst_seen=("rst", "any"), packets=("t", "size"),
                 data_packets=("data", "sum"), payload_bytes=("payload", "sum"), wire_bytes=("wire", "sum"),
                 retransmitted_packets=("rtx", "sum"), retransmitted_bytes=("rtx_bytes", "sum"),
+                retransmitted_data_packets=("rtx_data", "sum"),
                 fast_retransmissions=("fast", "sum"), spurious_retransmissions=("spurious", "sum"),
                 out_of_order_packets=("ooo", "sum"),
                 duplicate_packets=("dup", "sum"), duplicate_acks=("dupack", "sum"),
@@ -128,9 +139,10 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
             out["rtt_min_s"] = s.min().reindex(out.index)
             out["rtt_mean_s"] = s.mean().reindex(out.index)
     with np.errstate(divide="ignore", invalid="ignore"):
+        # retransmitted data segments over data segments: in [0, 1] (SYN/FIN retransmissions carry no data)
         out["loss_rate"] = np.where(out["data_packets"] > 0,
-                                    out["retransmitted_packets"] / out["data_packets"].where(out["data_packets"] > 0),
-                                    np.nan)
+                                    out["retransmitted_data_packets"]
+                                    / out["data_packets"].where(out["data_packets"] > 0), np.nan)
         out["throughput_bps"] = np.where(out["duration_s"] > 0,
                                          8.0 * out["unique_payload_bytes"] / out["duration_s"].where(out["duration_s"] > 0),
                                          np.nan)
@@ -148,8 +160,13 @@ def _fct(df: pd.DataFrame, an: pd.DataFrame, out: pd.DataFrame) -> np.ndarray:
     acks = acks[acks["flow_id"].isin(target.index)]
     acks = acks[acks["ack_u"].to_numpy() >= target.reindex(acks["flow_id"]).to_numpy()]
     done_t = acks.groupby("flow_id")["t"].min()
-    fct = done_t.reindex(out.index) - syn_t.reindex(out["connection_id"]).to_numpy()
-    return fct.to_numpy()
+    fct = (done_t.reindex(out.index) - syn_t.reindex(out["connection_id"]).to_numpy()).to_numpy()
+    backwards = fct < 0
+    if backwards.any():
+        warnings.warn(f"{int(backwards.sum())} flow completion times set to NaN: negative, because capture "
+                      "timestamps go backwards between the SYN and the last ACK", TraceWarning, stacklevel=3)
+        fct = np.where(backwards, np.nan, fct)
+    return fct
 
 
 FLOW_COLUMNS = ["connection_id", "is_initiator", "src_addr", "src_port", "dst_addr", "dst_port", "ip_version",

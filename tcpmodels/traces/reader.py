@@ -19,15 +19,11 @@ import pandas as pd
 from . import engines
 from .decode import LINK_TYPES, TUNNELS, decode_batch
 from .pcapfile import MAX_GZIP_EXPANSION, iter_batches
-from .schema import ReadAccounting, conform, empty_table
+from .schema import ReadAccounting, TraceWarning, conform, empty_table
 
 __all__ = ["read_pcap", "TraceWarning", "ENGINES"]
 
 ENGINES = ("native", "tshark", "pyshark")
-
-
-class TraceWarning(UserWarning):
-    """Something in a capture was skipped or looks wrong; the message names it and counts it."""
 
 
 #: Timestamps after this (2100-01-01T00:00:00Z) are flagged as implausible (kept, counted). [ns]

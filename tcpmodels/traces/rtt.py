@@ -25,7 +25,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+import warnings
+
 from .annotation import annotate
+from .schema import TraceWarning
 
 __all__ = ["rtt_samples"]
 
@@ -118,4 +121,9 @@ def rtt_samples(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) ->
                          "rtt_s": (m["t_ack"] - m["t_seg"]).to_numpy(), "method": "ts",
                          "ack_frame_index": m["f_ack"].to_numpy()})
     out = pd.concat([seq_s, ts_s], ignore_index=True)
+    backwards = out["rtt_s"].to_numpy() < 0
+    if backwards.any():  # the ACK was captured before the segment it acknowledges: the clock went backwards
+        warnings.warn(f"{int(backwards.sum())} of {len(out)} RTT samples dropped: negative, because capture "
+                      "timestamps go backwards between the segment and its ACK", TraceWarning, stacklevel=2)
+        out = out[~backwards]
     return out.sort_values(["method", "flow_id", "ack_frame_index"], kind="stable").reset_index(drop=True)

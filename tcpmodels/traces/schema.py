@@ -145,6 +145,10 @@ SKIP_REASONS = ("not_ip", "not_tcp", "ip_fragment", "truncated_headers", "bad_he
 ABSENT = {"mss": -1, "window_scale": -1, "mptcp_subtype": -1, "mptcp_version": -1}
 
 
+class TraceWarning(UserWarning):
+    """Something in a capture was skipped or looks wrong; the message names it and counts it."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ReadAccounting:
     """What happened to every record of a capture file.

@@ -166,3 +166,34 @@ def test_corrupt_gzip(tmp_path):
     p.write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(7, 71)))
     with pytest.raises(CaptureFileError, match="bad.pcap.gz"):
         read_pcap(p)
+
+
+def test_time_going_backwards_gives_no_negative_rtt_or_fct_and_loss_rate_stays_a_rate(tmp_path):
+    """A clock stepped back mid-capture: the would-be negative RTT sample and FCT are dropped with a count."""
+    def c2s(t, seq, ack, flags, payload=0, ip_id=1):
+        return (T0 + t, ether(ipv4(tcp(sport=40000, dport=80, seq=seq, ack=ack, flags=flags, payload=payload),
+                                   ip_id=ip_id)))
+
+    def s2c(t, seq, ack, flags, payload=0, ip_id=1):
+        return (T0 + t, ether(ipv4(tcp(sport=80, dport=40000, seq=seq, ack=ack, flags=flags, payload=payload),
+                                   src="10.0.0.2", dst="10.0.0.1", ip_id=ip_id)))
+
+    ms = 1_000_000
+    frames = [c2s(0, 99, 0, 0x02), c2s(1000 * ms, 99, 0, 0x02, ip_id=2), c2s(2000 * ms, 99, 0, 0x02, ip_id=3),
+              s2c(2010 * ms, 499, 100, 0x12),  # SYN sent three times, then answered
+              c2s(2020 * ms, 100, 500, 0x10, ip_id=4),
+              c2s(2030 * ms, 100, 500, 0x18, payload=100, ip_id=5),  # the one data segment
+              s2c(-5 * ms, 500, 200, 0x10, ip_id=6)]  # its ACK, stamped before the first SYN: the clock went back
+    p = tmp_path / "back.pcap"
+    write_pcap(p, frames)
+    with pytest.warns(TraceWarning, match="timestamp earlier than the previous one"):
+        t = read_pcap(p)
+    with pytest.warns(TraceWarning) as caught:
+        fl = flows(t)
+    texts = " ".join(str(w.message) for w in caught)
+    assert "1 of 2 RTT samples dropped: negative" in texts and "1 flow completion times set to NaN" in texts
+    assert (fl["rtt_min_s"].dropna() >= 0).all() and (fl["fct_s"].dropna() >= 0).all()
+    assert (fl["duration_s"] >= 0).all()
+    client = fl[fl["src_port"] == 40000].iloc[0]
+    assert client["retransmitted_packets"] == 2 and client["data_packets"] == 1  # the two SYN repeats
+    assert client["loss_rate"] == 0.0  # no data segment was retransmitted: a rate, never 2.0
