@@ -163,7 +163,7 @@ def run_samples(records, plan: list[dict], measure: Callable[[dict, Any], dict],
     "started_utc", **finish(sample, measure(sample, session))}``.
     """
     from tcpmodels.records import Stopwatch, load_average, utc_now
-    from tcpmodels.testbed import TestbedError
+    from tcpmodels.testbed import PrivilegeError, TestbedError
     from tcpmodels.testbed.hostlock import host_lock
 
     pending = records.pending(plan)
@@ -189,6 +189,8 @@ def run_samples(records, plan: list[dict], measure: Callable[[dict, Any], dict],
                     if session_for is not None:
                         session = session_for(s, session)
                     res = measure(s, session)
+                except PrivilegeError:  # not root: no rebuild can help
+                    raise
                 except TestbedError as exc:
                     failures += 1
                     print(f"{desc}: sample {s.get('order', '')} failed ({exc}); rebuilding the testbed",

@@ -49,13 +49,12 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
-from tcpmodels.testbed.hostlock import host_lock
+from tcpmodels.experiments.campaign import run_samples
 
 __all__ = ["FitRun", "grid", "run_one", "run_campaign", "build_dataset", "SETTINGS", "KEY_FIELDS", "main"]
 
@@ -300,51 +299,38 @@ def run_one(run: FitRun, out_dir: str | Path, *, seed_base: int = 1100) -> dict:
 # ------------------------------------------------------------------------------ campaign
 def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progress: bool = True,
                  max_runs: int | None = None) -> list[dict]:
-    """Run every run of :func:`grid` not yet on file, each under the host lock; return the new records.
+    """Run every run of :func:`grid` not yet on file through the one campaign loop; return the new records.
 
-    Short pause (0.5 s) after each run before the lock is asked for again, so that a
-    waiting campaign gets its turn.
+    :func:`tcpmodels.experiments.campaign.run_samples` holds the host lock for each run,
+    skips what is recorded, appends each record durably and shows the progress bar. A
+    run that fails is not recorded (a rerun retries it); three failures in a row stop
+    the campaign with the last error.
     """
+    from tcpmodels.testbed import PrivilegeError, TestbedError
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     records = JsonlRecords(out_dir / "records.jsonl", KEY_FIELDS)
-    done = records.done_keys()
-    todo = [r for r in grid(which) if r.key() not in done]
-    if max_runs is not None:
-        todo = todo[:max_runs]
+    runs = {r.key(): r for r in grid(which)}
+    plan = [{**dict(zip(KEY_FIELDS, key)), "name": run.name} for key, run in runs.items()]
     (out_dir / "campaign.json").write_text(json.dumps({
         "campaign": "fit (issue 11)", "grid": which, "settings": SETTINGS, "mptcp_paths": MPTCP_PATHS,
-        "runs_total": len(grid(which)), "started_utc": utc_now(), "git": git_state(Path(__file__).parents[2]),
+        "runs_total": len(plan), "started_utc": utc_now(), "git": git_state(Path(__file__).parents[2]),
         "host": host_facts()}, indent=1))
-    bar = None
-    if progress:
-        from tqdm import tqdm
-        bar = tqdm(total=len(todo), desc="fit campaign", unit="run", file=sys.stderr)
-    new = []
-    for run in todo:
-        with host_lock(timeout_s=3600, holder=f"fit campaign {run.name}") as waited_s:
-            try:
-                rec = run_one(run, out_dir)
-            except Exception as exc:  # noqa: BLE001 - one failed run must not stop the campaign
-                rec = {"kind": run.kind, "cc": run.cc, "rtt_ms": run.rtt_ms, "setting": run.setting,
-                       "rep": run.rep, "name": run.name, "run": asdict(run),
-                       "error": f"{type(exc).__name__}: {exc}", "failed_utc": utc_now()}
-            rec["lock_wait_s"] = round(waited_s, 3)
-        time.sleep(0.5)
-        if rec.get("error") and "tcp_info_samples" not in rec:
-            print(f"run {run.name} failed: {rec['error']}", file=sys.stderr)  # not recorded: retried on resume
-            if bar is not None:
-                bar.update(1)
-            continue
-        records.append(rec)
-        new.append(rec)
-        if bar is not None:
-            bar.set_postfix_str(f"{run.name} load {rec['load_avg_after'][0]:.1f} wait {rec['lock_wait_s']:.0f}s",
-                                refresh=False)
-            bar.update(1)
-    if bar is not None:
-        bar.close()
-    return new
+
+    def measure(sample: dict, _session: object) -> dict:
+        run = runs[tuple(sample[k] for k in KEY_FIELDS)]
+        try:
+            return run_one(run, out_dir)
+        except (PrivilegeError, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - a failed run is retried on resume, not recorded
+            raise TestbedError(f"run {run.name}: {type(exc).__name__}: {exc}") from exc
+
+    already = len(records.read())
+    run_samples(records, plan, measure, desc="fit campaign", limit=max_runs, progress=progress,
+                lock_timeout_s=3600.0, unit="run")
+    return records.read()[already:]
 
 
 def build_dataset(out_dir: str | Path = "runs/fit", data_dir: str | Path = "data", *,

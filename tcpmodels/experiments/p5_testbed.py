@@ -26,7 +26,7 @@ Usage (root; about ``duration_s`` + 20 s per alpha)::
     python -m tcpmodels.experiments.p5_testbed run --runs runs/p5_testbed
     python -m tcpmodels.experiments.p5_testbed dataset --runs runs/p5_testbed --out data/datasets
 
-``run`` is resumable: an alpha whose result file exists is skipped.
+``run`` is resumable: an alpha already in ``<runs>/records.jsonl`` is skipped.
 
 References
 ----------
@@ -47,8 +47,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.experiments.campaign import campaign_errors
-from tcpmodels.records import git_state, host_facts, load_average, utc_now
+from tcpmodels.experiments.campaign import campaign_errors, run_samples
+from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 
 __all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "main"]
 
@@ -123,14 +123,18 @@ class TestbedP5Config:
 DEFAULT_CONFIG = TestbedP5Config()
 
 
-def _result_path(runs_dir: Path, alpha: float) -> Path:
-    return runs_dir / f"alpha{alpha:.2f}.json"
+#: Field that identifies a run in ``<runs_dir>/records.jsonl``.
+KEY_FIELDS = ("alpha",)
+
+
+def _records(runs_dir: Path) -> JsonlRecords:
+    return JsonlRecords(Path(runs_dir) / "records.jsonl", KEY_FIELDS)
 
 
 def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> dict:
-    """One testbed run at Pareto shape ``alpha``; writes ``alpha<a>.json`` and ``alpha<a>_counts.npy``.
+    """One testbed run at Pareto shape ``alpha``; writes ``alpha<a>_counts.npy`` and returns the run record.
 
-    The caller holds the host lock. Returns the record (also written as JSON).
+    The caller holds the host lock (:func:`run_campaign` does) and appends the record.
 
     Raises
     ------
@@ -191,22 +195,20 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> di
     rec["finished_utc"] = utc_now()
     np.save(runs_dir / f"alpha{alpha:.2f}_counts.npy", counts)
     pcap.unlink(missing_ok=True)  # the count series is the dataset; a 200 s capture is ~10 MB compressed
-    _result_path(runs_dir, alpha).write_text(json.dumps(rec, indent=1, default=str))
-    return rec
+    return json.loads(json.dumps(rec, default=str))  # what the JSONL record will hold
 
 
 def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG, *, progress: bool = True) -> int:
-    """Run every alpha without a result in ``runs_dir`` (one at a time, under the host lock); returns how many ran."""
-    from tqdm.auto import tqdm
+    """Run every alpha not yet in ``<runs_dir>/records.jsonl`` through the one campaign loop; return how many ran.
 
-    from tcpmodels.testbed.hostlock import host_lock
-
+    :func:`tcpmodels.experiments.campaign.run_samples` holds the host lock for each
+    run, appends each record durably, resumes where a killed campaign stopped and
+    shows the progress bar.
+    """
     runs_dir = Path(runs_dir)
-    todo = [a for a in config.alphas if not _result_path(runs_dir, a).exists()]
-    for alpha in tqdm(todo, desc="p5 testbed", unit="run", disable=not progress):
-        with host_lock(timeout_s=3600, holder=f"p5 testbed alpha {alpha}"):
-            run_alpha(config, alpha, runs_dir)
-    return len(todo)
+    plan = [{"alpha": float(a)} for a in config.alphas]
+    return run_samples(_records(runs_dir), plan, lambda s, _session: run_alpha(config, s["alpha"], runs_dir),
+                       desc="p5 testbed", progress=progress, lock_timeout_s=3600.0, unit="run")
 
 
 def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
@@ -223,8 +225,8 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
         If ``runs_dir`` holds no result of any of ``config.alphas``.
     """
     runs_dir, out_dir = Path(runs_dir), Path(out_dir)
-    recs = [json.loads(_result_path(runs_dir, a).read_text()) for a in config.alphas
-            if _result_path(runs_dir, a).exists()]
+    wanted = {float(a) for a in config.alphas}
+    recs = [r for r in _records(runs_dir).read() if r["alpha"] in wanted]
     if not recs:
         raise ValueError(f"no p5 testbed results in {runs_dir} (run `python -m tcpmodels.experiments.p5_testbed run`)")
     hurst, counts = [], []

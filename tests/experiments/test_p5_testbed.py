@@ -45,7 +45,8 @@ def _fake_result(runs, alpha: float, counts: np.ndarray, cfg: p5t.TestbedP5Confi
            "utilisation": 0.5, "load_avg_before": [0.1, 0.1, 0.1], "testbed_run_id": "tm000000",
            "hurst": hurst.to_dict(orient="records"), "predicted_hurst": float(hurst_from_alpha(alpha)),
            "host": {"kernel": "test"}}
-    (runs / f"alpha{alpha:.2f}.json").write_text(json.dumps(rec))
+    with (runs / "records.jsonl").open("a") as fh:
+        fh.write(json.dumps(rec) + "\n")
     np.save(runs / f"alpha{alpha:.2f}_counts.npy", counts)
 
 
@@ -98,5 +99,5 @@ def test_tiny_kernel_run_counts_every_captured_packet(testbed_available, tmp_pat
     assert 0.8 * cap["packets_captured"] <= rec["packets_in_series"] <= cap["packets_captured"]
     assert 0.1 < rec["utilisation"] < 0.95
     assert {h["method"] for h in rec["hurst"]} == {"aggvar", "dfa", "periodogram", "rs", "wavelet", "whittle"}
-    assert (tmp_path / "alpha1.50.json").exists() and not (tmp_path / "alpha1.50.pcap").exists()
+    assert (tmp_path / "alpha1.50_counts.npy").exists() and not (tmp_path / "alpha1.50.pcap").exists()
     assert np.load(tmp_path / "alpha1.50_counts.npy").sum() == rec["packets_in_series"]
