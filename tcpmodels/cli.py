@@ -18,7 +18,7 @@ SUBCOMMAND_MODULES = (
     "tcpmodels.project",
     "tcpmodels.report",
     "tcpmodels.testbed.cli",
-    "tcpmodels.analyze",
+    "tcpmodels.analyze_cli",
 )
 
 
