@@ -28,7 +28,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NotebookRun", "default_dirs", "find_notebooks", "run_notebook", "run_report", "write_index"]
+__all__ = ["NotebookRun", "default_dirs", "find_notebooks", "notebook_parameters", "run_notebook", "run_report",
+           "write_index"]
 
 #: Seconds one notebook may take before the run of that notebook is failed.
 DEFAULT_TIMEOUT_S = 1800
@@ -205,6 +206,17 @@ def run_notebook(
     """
     output_dir.mkdir(parents=True, exist_ok=True)
     out = output_dir / notebook.name
+    # a copy from an earlier run must never stand in for this one (e.g. when this run fails before writing)
+    out.unlink(missing_ok=True)
+    out.with_suffix(".html").unlink(missing_ok=True)
+    try:
+        import nbformat
+
+        nbformat.read(notebook, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - any unreadable notebook is reported, not raised
+        return NotebookRun(name=notebook.stem, status="failed", seconds=0.0, output_ipynb=out, output_html=None,
+                           error=f"{notebook.name} is not a readable notebook ({type(exc).__name__}: "
+                                 f"{str(exc).splitlines()[0] if str(exc) else ''}); no executed copy")
     cmd = [
         sys.executable, "-m", "papermill", str(notebook), str(out),
         "--cwd", str(notebook.parent), "--kernel", kernel_name,
@@ -228,9 +240,13 @@ def run_notebook(
     cell = None
     if status == "failed":
         cell, cell_error = _failing_cell(out)
-        if cell is None and "timed out" in error:
+        if cell is None:  # timed out, or the kernel died: the cell papermill was in
             cell = _running_cell(out)
+        if cell is None:
+            cell = _last_started_cell(out)
         error = cell_error or error
+        if not out.exists():
+            error += "; no executed copy was written"
     html_path = None
     if out.exists():
         try:
@@ -259,6 +275,13 @@ def _running_cell(nb_path: Path) -> int | None:
         if cell.get("metadata", {}).get("papermill", {}).get("status") == "running":
             return index
     return None
+
+
+def _last_started_cell(nb_path: Path) -> int | None:
+    """Position of the last cell papermill started (where a dead kernel stopped the notebook)."""
+    started = [i for i, cell in enumerate(_source_cells(nb_path))
+               if cell.get("metadata", {}).get("papermill", {}).get("start_time")]
+    return started[-1] if started else None
 
 
 def write_index(runs: list[NotebookRun], output_dir: Path) -> Path:
@@ -323,11 +346,24 @@ def run_report(
     ------
     FileNotFoundError
         If the notebooks folder is missing or empty, or a named notebook does not exist.
+    NotADirectoryError
+        If the output directory is a file.
+    ValueError
+        If ``timeout_s`` is not > 0, or a parameter is in no selected notebook's parameters cell.
     """
     from tqdm.auto import tqdm
 
     notebooks_dir, output_dir = default_dirs(notebooks_dir, output_dir)
     notebooks = find_notebooks(notebooks_dir, names)
+    if not timeout_s > 0:
+        raise ValueError(f"timeout_s [s] must be > 0; got {timeout_s}")
+    if output_dir.exists() and not output_dir.is_dir():
+        raise NotADirectoryError(f"the output directory {output_dir} is a file, not a folder (--output-dir)")
+    known = set().union(*(notebook_parameters(nb) for nb in notebooks))
+    unknown = sorted(set(parameters or {}) - known)
+    if unknown:
+        raise ValueError(f"unknown notebook parameter(s) {unknown}: no selected notebook has them in its "
+                         f"'parameters' cell; known: {sorted(known)}")
     runs: list[NotebookRun] = []
     bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
     for nb in bar:
@@ -335,6 +371,38 @@ def run_report(
         runs.append(run_notebook(nb, output_dir, parameters, timeout_s))
     write_index(runs, output_dir)
     return runs
+
+
+def notebook_parameters(notebook: Path) -> set[str]:
+    """Names assigned in the cell tagged ``parameters`` of ``notebook`` (empty if it has none or is unreadable).
+
+    Parameters
+    ----------
+    notebook : Path
+        A source notebook.
+
+    Returns
+    -------
+    set of str
+        The parameter names papermill can set.
+    """
+    try:
+        cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError):
+        return set()
+    names: set[str] = set()
+    for cell in cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            source = "".join(cell.get("source", ""))
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
 
 
 def _parse_value(text: str):
@@ -350,7 +418,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     try:
         runs = run_report(args.names, params, notebooks_dir=args.notebooks_dir, output_dir=args.output_dir,
                           timeout_s=args.timeout, progress=not args.no_progress)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
         print(f"tcpmodels report: {exc}", file=sys.stderr)
         return 2
     failed = [r for r in runs if r.status != "ok"]
@@ -360,8 +428,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
         print(f"{mark} {r.seconds:7.1f} s  {r.name}")
     for r in failed:
         where = f"cell {r.failing_cell}" if r.failing_cell is not None else "before any cell ran"
-        print(f"tcpmodels report: {r.name} failed at {where}: {r.error} (executed copy: {r.output_ipynb})",
-              file=sys.stderr)
+        copy = f"executed copy: {r.output_ipynb}" if r.output_ipynb.exists() else "no executed copy"
+        print(f"tcpmodels report: {r.name} failed at {where}: {r.error} ({copy})", file=sys.stderr)
     for r in runs:
         if r.status == "ok" and r.error:  # executed, but e.g. the HTML rendering failed
             print(f"tcpmodels report: {r.name}: {r.error}", file=sys.stderr)
@@ -386,6 +454,16 @@ examples:
   tcpmodels report -p quick True      every notebook, in quick mode"""
 
 
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0; got {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0; got {text!r}")
+    return value
+
+
 def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
     """Register ``tcpmodels report``.
 
@@ -404,7 +482,7 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("names", nargs="*", help="notebooks to run, e.g. p4_lftcp_100g (default: all in the notebooks folder)")
     p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("KEY", "VALUE"),
                    help="notebook parameter, e.g. -p quick True (Python literal or string)")
-    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
+    p.add_argument("--timeout", type=_positive_seconds, default=DEFAULT_TIMEOUT_S,
                    help="seconds one notebook may take, kernel included (default %(default)s)")
     p.add_argument("--notebooks-dir", type=Path, default=None,
                    help="folder of notebooks (default: ./notebooks in the working directory)")

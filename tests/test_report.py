@@ -135,3 +135,54 @@ def test_init_writes_a_ready_folder_and_refuses_to_overwrite(tmp_path, capsys):
     (work / "notebooks" / "extra.ipynb").write_text("{}")
     assert cli.main(["init", str(work), "--force"]) == 0
     assert not (work / "notebooks" / "extra.ipynb").exists()
+
+
+@pytest.mark.notebook
+def test_a_failed_rerun_never_points_at_the_previous_copy(notebooks, tmp_path, capsys):
+    out = tmp_path / "reports"
+    (first,) = run_report(["good"], notebooks_dir=notebooks, output_dir=out, progress=False)
+    assert first.status == "ok" and first.output_ipynb.exists()
+    (notebooks / "good.ipynb").write_text("{ this is not a notebook")
+    code = cli.main(["report", "good", "--notebooks-dir", str(notebooks), "--output-dir", str(out), "--no-progress"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "good.ipynb is not a readable notebook" in err and "(no executed copy)" in err
+    assert not (out / "good.ipynb").exists() and not (out / "good.html").exists()
+    assert "good.html" not in (out / "index.html").read_text()
+
+
+@pytest.mark.notebook
+def test_a_kernel_that_dies_is_reported_at_its_cell(tmp_path):
+    d = tmp_path / "nb"
+    d.mkdir()
+    _write_notebook(d / "dies.ipynb", "x = 1", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    (run,) = run_report(notebooks_dir=d, output_dir=tmp_path / "out", timeout_s=120, progress=False)
+    assert run.status == "failed" and run.failing_cell == 3, run
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--timeout", "0"], r"argument --timeout: must be a number of seconds > 0; got '0'"),
+    (["--timeout", "-5"], r"argument --timeout: must be a number of seconds > 0; got '-5'"),
+    (["--timeout", "soon"], r"argument --timeout: must be a number of seconds > 0; got 'soon'"),
+])
+def test_report_refuses_impossible_timeouts(argv, message, notebooks, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["report", "--notebooks-dir", str(notebooks), *argv])
+    assert exit_.value.code == 2
+    import re
+
+    assert re.search(message, capsys.readouterr().err)
+
+
+def test_report_refuses_unknown_parameters_and_a_file_as_output_dir(notebooks, tmp_path, capsys):
+    code = cli.main(["report", "--notebooks-dir", str(notebooks), "-p", "quik", "True", "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "unknown notebook parameter(s) ['quik']" in err and "known: ['quick']" in err
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    code = cli.main(["report", "--notebooks-dir", str(notebooks), "--output-dir", str(afile), "--no-progress"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"the output directory {afile} is a file, not a folder (--output-dir)" in err
+    assert "Traceback" not in err
