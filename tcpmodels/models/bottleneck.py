@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from tcpmodels._arrays import check_scalar
+from tcpmodels.models.window_dynamics import MAX_MSS_BYTES, MAX_RTT_S
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, PowerLawX, kozu_k_factor
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.models.window_dynamics import CubicFlow, FluidFlow, RenoFlow
@@ -167,15 +168,16 @@ def reno_cubic_bottleneck(
     """
     cap_bps = check_scalar("capacity_bps", capacity_bps, "bit/s", low=0.0, low_open=True)
     buf = check_scalar("buffer_bytes", buffer_bytes, "bytes", low=0.0)
-    r_reno = check_scalar("reno_rtt_s", reno_rtt_s, "s", low=0.0, low_open=True)
-    r_cubic = check_scalar("cubic_rtt_s", cubic_rtt_s, "s", low=0.0, low_open=True)
-    mss = check_scalar("mss_bytes", mss_bytes, "bytes", low=0.0, low_open=True)
+    r_reno = check_scalar("reno_rtt_s", reno_rtt_s, "s", low=0.0, low_open=True, high=MAX_RTT_S)
+    r_cubic = check_scalar("cubic_rtt_s", cubic_rtt_s, "s", low=0.0, low_open=True, high=MAX_RTT_S)
+    mss = check_scalar("mss_bytes", mss_bytes, "bytes", low=0.0, low_open=True, high=MAX_MSS_BYTES)
     dur = check_scalar("duration_s", duration_s, "s", low=0.0, low_open=True)
     warm = check_scalar("warmup_s", warmup_s, "s", low=0.0, high=dur, high_open=True)
     c_ = check_scalar("c", c, "segments/s^3", low=0.0, low_open=True)
     beta = check_scalar("beta_cubic", beta_cubic, "-", low=0.0, high=1.0, low_open=True, high_open=True)
-    tr_int = check_scalar("trace_interval_s", trace_interval_s, "s", low=0.0, low_open=True)
-    dt = min(r_reno, r_cubic) / 10.0 if dt_s is None else check_scalar("dt_s", dt_s, "s", low=0.0, low_open=True)
+    tr_int = check_scalar("trace_interval_s", trace_interval_s, "s", low=0.0, low_open=True, high=dur)
+    dt = min(r_reno, r_cubic) / 10.0 if dt_s is None else check_scalar(
+        "dt_s", dt_s, "s", low=0.0, low_open=True, high=min(r_reno, r_cubic))  # the fluid rules step within an RTT
     if dur / dt > 5_000_000:
         raise ValueError(f"duration_s / dt_s must be at most 5e6 steps; got {dur / dt:.3g} (raise dt_s or shorten duration_s)")
     max_w = math.inf if max_window_bytes is None else check_scalar("max_window_bytes", max_window_bytes, "bytes", low=2 * mss) / mss

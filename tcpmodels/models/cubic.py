@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from tcpmodels._typing import Numeric
-from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._arrays import broadcast, check_range, check_scalar, wrap
 
 __all__ = [
     "C_CUBIC",
@@ -517,7 +517,8 @@ class PowerLawX:
             ("rtt2_s", self.rtt2_s, "s"),
             ("x2", self.x2, "-"),
         ):
-            check_range(name, value, unit=unit, low=0.0, low_open=True, high=np.inf, high_open=True)
+            object.__setattr__(self, name, check_scalar(name, value, unit, low=0.0, low_open=True, high=np.inf,
+                                                        high_open=True))
         if self.rtt1_s == self.rtt2_s:
             raise ValueError(f"rtt1_s and rtt2_s [s] must differ; both are {self.rtt1_s:g}")
 

@@ -22,7 +22,14 @@ import pandas as pd
 from tcpmodels._arrays import check_scalar
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, kozu_k_factor
 
-__all__ = ["reno_window_trajectory", "cubic_window_trajectory", "FluidFlow", "RenoFlow", "CubicFlow"]
+__all__ = ["reno_window_trajectory", "cubic_window_trajectory", "FluidFlow", "RenoFlow", "CubicFlow", "MAX_RTT_S",
+           "MAX_MSS_BYTES"]
+
+#: Longest round-trip time the window models accept: an hour, beyond any path (Earth-Mars is at most
+#: about 44 minutes); larger values only overflow the cubic term. [s]
+MAX_RTT_S = 3600.0
+#: Largest MSS: the TCP MSS option is a 16-bit field (RFC 9293 Sec. 3.7.1). [bytes]
+MAX_MSS_BYTES = 65535.0
 
 # --------------------------------------------------------------------------------------
 # per-flow window dynamics shared by the trajectories and the bottleneck model
@@ -283,14 +290,15 @@ def _trajectory(
 
 
 def _trajectory_args(rtt_s, duration_s, w_max_segments, loss_interval_s, cap_segments, dt_s):
-    rtt = check_scalar("rtt_s", rtt_s, "s", low=0.0, low_open=True)
+    rtt = check_scalar("rtt_s", rtt_s, "s", low=0.0, low_open=True, high=MAX_RTT_S)
     dur = check_scalar("duration_s", duration_s, "s", low=0.0, low_open=True)
     w_max = check_scalar("w_max_segments", w_max_segments, "segments", low=2.0)
     if loss_interval_s is None and cap_segments is None:
         raise ValueError("give a loss process: loss_interval_s [s] (periodic losses) and/or cap_segments [segments]")
     interval = None if loss_interval_s is None else check_scalar("loss_interval_s", loss_interval_s, "s", low=0.0, low_open=True)
     cap = None if cap_segments is None else check_scalar("cap_segments", cap_segments, "segments", low=2.0, low_open=True)
-    dt = min(rtt / 10.0, dur / 200.0) if dt_s is None else check_scalar("dt_s", dt_s, "s", low=0.0, low_open=True)
+    dt = min(rtt / 10.0, dur / 200.0) if dt_s is None else check_scalar(
+        "dt_s", dt_s, "s", low=0.0, low_open=True, high=min(rtt, dur))  # the fluid rules step within an RTT
     if dur / dt > 2_000_000:
         raise ValueError(f"duration_s / dt_s must be at most 2e6 steps; got {dur / dt:.3g} (raise dt_s)")
     return rtt, dur, w_max, interval, cap, dt
