@@ -13,11 +13,12 @@ from tcpmodels.stats.claims import (
     distribution,
     equivalence,
     holds_to_verdict,
+    inequality,
     not_testable,
     verdict_counts,
 )
 
 __all__ = [
     "CLAIM_COLUMNS", "POWER", "VERDICTS", "ClaimSpec", "Verdict", "arithmetic", "claims_table", "difference",
-    "direction_count", "distribution", "equivalence", "holds_to_verdict", "not_testable", "verdict_counts",
+    "direction_count", "distribution", "equivalence", "holds_to_verdict", "inequality", "not_testable", "verdict_counts",
 ]

@@ -18,6 +18,7 @@ function                  paper's wording                             test
                                                                       permutation
 :func:`arithmetic`        a printed number the formulas must give     exact computation, printing
                                                                       tolerance
+:func:`inequality`        "needs more than", "exceeds"                exact comparison
 :func:`not_testable`      a part our data cannot reach                none (inconclusive)
 ========================  ==========================================  ===========================
 
@@ -71,6 +72,7 @@ __all__ = [
     "direction_count",
     "distribution",
     "arithmetic",
+    "inequality",
     "not_testable",
     "claims_table",
     "verdict_counts",
@@ -428,21 +430,50 @@ def distribution(spec: ClaimSpec, runs_a: Sequence[Iterable[float]], runs_b: Seq
                 "not used)")
 
 
-def arithmetic(spec: ClaimSpec, ours: float, paper: float, *, we_measured: str, why: str = "") -> Verdict:
+def arithmetic(spec: ClaimSpec, ours: float, paper: float, *, we_measured: str,
+               ours_range: tuple[float, float] | None = None, why: str = "") -> Verdict:
     """Judge a number the paper prints against the one its formulas give (no sampling).
 
-    Supported if ``|ours - paper| <= smallest_effect`` (the printing tolerance, e.g. half a unit
-    of the last printed digit), else contradicted. ``effect`` is ``ours - paper``; the CI is the
-    point itself; ``n_runs`` is 0.
+    Parameters
+    ----------
+    ours, paper : float
+        Our computed value and the paper's printed one, in the same unit.
+    ours_range : (float, float), optional
+        The range ``ours`` spans when the paper's own inputs vary within their printing
+        precision (e.g. 28.5-29.5 Gbit/s for a printed "29"); default: the point.
+
+    Returns
+    -------
+    Verdict
+        ``effect = ours - paper`` and ``[ci_low, ci_high]`` the range minus ``paper``. Supported
+        if the range comes within ``smallest_effect`` (the printing tolerance of the paper's
+        number) of ``paper``, else contradicted. ``n_runs`` is 0.
     """
+    lo, hi = (float(ours), float(ours)) if ours_range is None else sorted(map(float, ours_range))
     diff = float(ours) - float(paper)
-    ok = abs(diff) <= spec.smallest_effect
+    gap = max(lo - float(paper), float(paper) - hi, 0.0)
+    ok = gap <= spec.smallest_effect
     verdict = "supported" if ok else "contradicted"
-    reason = (f"|ours - paper| = {_fmt(abs(diff))} {'<=' if ok else '>'} {_fmt(spec.smallest_effect)} "
-              f"({spec.effect_source})")
+    reason = (f"distance from the printed value {_fmt(gap)} {'<=' if ok else '>'} tolerance "
+              f"{_fmt(spec.smallest_effect)} ({spec.effect_source})")
+    return _row(spec, we_measured=we_measured, effect=diff, ci_low=lo - float(paper), ci_high=hi - float(paper),
+                n_runs=0, test="arithmetic from the printed numbers (no sampling); range from their printing "
+                "precision", verdict=verdict, runs_needed=math.nan, why=(why + "; " if why else "") + reason)
+
+
+def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str, why: str = "") -> Verdict:
+    """Judge "value exceeds bound" (``direction=+1``) or "value is below bound" (``-1``), computed exactly.
+
+    ``effect = value - bound``; supported if ``direction * effect > 0``, else contradicted;
+    ``smallest_effect`` is not used by the rule (state in ``effect_source`` why any margin does).
+    """
+    diff = float(value) - float(bound)
+    ok = spec.direction * diff > 0
+    reason = f"{_fmt(value)} {'>' if diff > 0 else '<=' if diff <= 0 else '?'} {_fmt(bound)}"
     return _row(spec, we_measured=we_measured, effect=diff, ci_low=diff, ci_high=diff, n_runs=0,
-                test="arithmetic from the printed numbers (no sampling); tolerance " + _fmt(spec.smallest_effect),
-                verdict=verdict, runs_needed=math.nan, why=(why + "; " if why else "") + reason)
+                test=f"exact inequality ({spec.quantity} {'>' if spec.direction > 0 else '<'} bound), no sampling",
+                verdict="supported" if ok else "contradicted", runs_needed=math.nan,
+                why=(why + "; " if why else "") + reason)
 
 
 def not_testable(spec: ClaimSpec, *, we_measured: str, why: str, n_runs: int = 0) -> Verdict:
