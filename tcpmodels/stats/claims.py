@@ -215,8 +215,8 @@ def _mean_ci(x: np.ndarray, level: float, method: str, seed: int) -> tuple[float
 
 
 # --------------------------------------------------------------- the tests
-def difference(spec: ClaimSpec, per_run: Iterable[float], *, method: str = "t", seed: int = 0,
-               we_measured: str | None = None, why: str = "") -> Verdict:
+def difference(spec: ClaimSpec, per_run: Iterable[float], *, baseline: Iterable[float] | None = None,
+               method: str = "t", seed: int = 0, we_measured: str | None = None, why: str = "") -> Verdict:
     """Judge "the quantity is positive (``direction=+1``) or negative (``-1``)" from one value per run.
 
     Parameters
@@ -224,6 +224,10 @@ def difference(spec: ClaimSpec, per_run: Iterable[float], *, method: str = "t", 
     spec : ClaimSpec
     per_run : iterable of float
         The quantity for each run (e.g. a paired difference per seed). NaN are dropped.
+    baseline : iterable of float, optional
+        Independent runs of the other condition: the effect is then ``mean(per_run) - mean(baseline)``
+        with Welch's t interval (``method="t"`` only), and ``runs_needed`` is per group
+        (statsmodels ``TTestIndPower``, pooled sd).
     method : {"t", "bootstrap"}
         Student-t interval of the mean, or the percentile bootstrap (scipy.stats.bootstrap, seeded).
     seed : int
@@ -240,28 +244,57 @@ def difference(spec: ClaimSpec, per_run: Iterable[float], *, method: str = "t", 
         ``runs_needed`` from a t-test power analysis at ``smallest_effect / sd``.
     """
     x = _values(per_run)
-    n = len(x)
     s = spec.direction
+    delta = spec.smallest_effect
+    if baseline is not None:
+        return _welch(spec, x, _values(baseline), we_measured=we_measured, why=why)
+    n = len(x)
     mean = float(x.mean()) if n else math.nan
     lo, hi = _mean_ci(x, spec.confidence_level, method, seed) if n else (math.nan, math.nan)
-    lo_s, hi_s = sorted((s * lo, s * hi))
     sd = float(x.std(ddof=1)) if n > 1 else math.nan
-    delta = spec.smallest_effect
-    if n and hi_s < delta:
-        verdict = "contradicted"
-        reason = f"the CI excludes the claimed effect ({'+' if s > 0 else '-'}{_fmt(delta)} or beyond)"
-    elif n and lo_s > 0:
-        verdict = "supported"
-        reason = f"the CI excludes 0 on the side the paper states ({'>' if s > 0 else '<'} 0)"
-    else:
-        verdict = "inconclusive"
-        reason = "the CI holds both 0 and the claimed effect" if n > 1 else "fewer than 2 runs: no interval"
+    verdict, reason = _decide(spec, lo, hi, n > 1)
     needed = _ttest_runs_needed(delta, sd, spec.alpha) if verdict == "inconclusive" else math.nan
     label = "t" if method == "t" else "percentile bootstrap"
     test = (f"mean over runs, {spec.confidence_level:.0%} {label} CI; claimed {spec.quantity} "
             f"{'>' if s > 0 else '<'} 0, smallest effect {_fmt(delta)} ({spec.effect_source})")
     return _row(spec, we_measured=we_measured or f"{spec.quantity}: mean {_fmt(mean)} over {n} runs "
                 f"(sd {_fmt(sd)})", effect=mean, ci_low=lo, ci_high=hi, n_runs=n, test=test, verdict=verdict,
+                runs_needed=needed, why=(why + "; " if why else "") + reason)
+
+
+def _decide(spec: ClaimSpec, lo: float, hi: float, enough: bool) -> tuple[str, str]:
+    s, delta = spec.direction, spec.smallest_effect
+    lo_s, hi_s = sorted((s * lo, s * hi))
+    if enough and hi_s < delta:
+        return "contradicted", f"the CI excludes the claimed effect ({'+' if s > 0 else '-'}{_fmt(delta)} or beyond)"
+    if enough and lo_s > 0:
+        return "supported", f"the CI excludes 0 on the side the paper states ({'>' if s > 0 else '<'} 0)"
+    return "inconclusive", "the CI holds both 0 and the claimed effect" if enough else "fewer than 2 runs: no interval"
+
+
+def _welch(spec: ClaimSpec, x: np.ndarray, y: np.ndarray, *, we_measured: str | None, why: str) -> Verdict:
+    from statsmodels.stats.power import TTestIndPower
+
+    enough = len(x) >= 2 and len(y) >= 2
+    effect = float(x.mean() - y.mean()) if len(x) and len(y) else math.nan
+    if enough and (x.std() > 0 or y.std() > 0):
+        ci = sps.ttest_ind(x, y, equal_var=False).confidence_interval(spec.confidence_level)
+        lo, hi = float(ci.low), float(ci.high)
+    elif enough:
+        lo = hi = effect
+    else:
+        lo, hi = -math.inf, math.inf
+    verdict, reason = _decide(spec, lo, hi, enough)
+    sd = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2) if enough else math.nan
+    needed = math.nan
+    if verdict == "inconclusive" and sd > 0:
+        n = TTestIndPower().solve_power(effect_size=spec.smallest_effect / sd, alpha=spec.alpha, power=POWER)
+        needed = float(math.ceil(max(float(np.atleast_1d(n)[0]), 2.0)))
+    test = (f"difference of means over independent runs, {spec.confidence_level:.0%} Welch t CI; claimed "
+            f"{spec.quantity} {'>' if spec.direction > 0 else '<'} 0, smallest effect {_fmt(spec.smallest_effect)} "
+            f"({spec.effect_source}); runs_needed is per group")
+    return _row(spec, we_measured=we_measured or f"{spec.quantity}: {_fmt(effect)} ({len(x)} vs {len(y)} runs)",
+                effect=effect, ci_low=lo, ci_high=hi, n_runs=len(x) + len(y), test=test, verdict=verdict,
                 runs_needed=needed, why=(why + "; " if why else "") + reason)
 
 
@@ -311,7 +344,7 @@ def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str |
 
 
 def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int | None = None,
-                    we_measured: str | None = None, why: str = "") -> Verdict:
+                    power_share: float = 0.75, we_measured: str | None = None, why: str = "") -> Verdict:
     """Judge "the quantity moves the paper's way in most units" (units: RTT pairs, sizes, ...).
 
     Parameters
@@ -320,6 +353,9 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
         The signed quantity per unit (e.g. mean dJ of each RTT pair over its seeds); zeros and NaN are dropped.
     n_runs : int, optional
         Runs behind the units, for the ``n_runs`` column (default: the number of units).
+    power_share : float, default 0.75
+        The share at which ``runs_needed`` is computed when the observed share is lower: a clear
+        (3 to 1) majority, the smallest one a reader would call "most" without a test.
 
     Returns
     -------
@@ -329,7 +365,8 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
         sign test rejects "no preferred direction"); contradicted if it lies below
         ``smallest_effect`` (the share the claim needs, e.g. 0.5 for "most"); else inconclusive
         with ``runs_needed`` the number of *units* a one-sample proportion test
-        (statsmodels ``NormalIndPower``, ``ratio=0``) needs at the observed share.
+        (statsmodels ``NormalIndPower``, ``ratio=0``) needs at the observed share, or at
+        ``power_share`` when the observed share is below it.
     """
     from statsmodels.stats.power import NormalIndPower
     from statsmodels.stats.proportion import proportion_effectsize
@@ -353,7 +390,7 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
                                            else "no units with a non-zero change")
     needed = math.nan
     if verdict == "inconclusive" and n:
-        target = max(share, spec.smallest_effect)
+        target = min(max(share, power_share, spec.smallest_effect), 0.95)  # a share of 1 has no finite effect size
         if target > 0.5:
             es = proportion_effectsize(target, 0.5)
             needed = float(math.ceil(NormalIndPower().solve_power(effect_size=es, alpha=spec.alpha, power=POWER,

@@ -97,7 +97,7 @@ def test_direction_count_clopper_pearson():
     assert v.ci_low == pytest.approx(0.025 ** (1 / 8))  # exact lower bound when k = n
     w = direction_count(spec(0.5), [0.1, -0.1, 0.2, -0.3, 0.1, 0.2])
     assert w.verdict == "inconclusive"
-    es = proportion_effectsize(4 / 6, 0.5)
+    es = proportion_effectsize(0.75, 0.5)  # observed 4 / 6 is below the default power_share
     assert w.runs_needed == math.ceil(NormalIndPower().solve_power(effect_size=es, alpha=0.05, power=0.8, ratio=0))
     assert direction_count(spec(0.5), [-1.0] * 10).verdict == "contradicted"
     assert direction_count(spec(0.5, direction=-1), [-1.0] * 10).verdict == "supported"
@@ -141,3 +141,24 @@ def test_claims_table_columns_and_counts():
     assert verdict_counts(t) == {"supported": 1, "contradicted": 0, "inconclusive": 1}
     assert [holds_to_verdict(h) for h in (True, False, pd.NA, None)] == [
         "supported", "contradicted", "inconclusive", "inconclusive"]
+
+
+def test_welch_two_sample_is_scipys():
+    a, b = np.array([0.52, 0.55, 0.50]), np.array([0.41, 0.44, 0.38, 0.40])
+    v = difference(spec(0.05), a, baseline=b)
+    ci = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert (v.ci_low, v.ci_high) == pytest.approx((ci.low, ci.high))
+    assert v.verdict == "supported" and v.n_runs == 7
+    w = difference(spec(0.05), [0.5, 0.6], baseline=[0.45, 0.62])
+    sd = math.sqrt((np.var([0.5, 0.6], ddof=1) + np.var([0.45, 0.62], ddof=1)) / 2)
+    from statsmodels.stats.power import TTestIndPower
+    assert w.verdict == "inconclusive"
+    assert w.runs_needed == math.ceil(TTestIndPower().solve_power(effect_size=0.05 / sd, alpha=0.05, power=0.8))
+
+
+def test_doctests():
+    import doctest
+
+    import tcpmodels.stats.claims as module
+
+    assert doctest.testmod(module).failed == 0
