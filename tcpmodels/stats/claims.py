@@ -501,15 +501,16 @@ def arithmetic(spec: ClaimSpec, ours: float, paper: float, *, we_measured: str,
 def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str, why: str = "") -> Verdict:
     """Judge "value exceeds bound" (``direction=+1``) or "value is below bound" (``-1``), computed exactly.
 
-    ``effect = value - bound``; supported if ``direction * effect > 0``, else contradicted;
-    ``smallest_effect`` is not used by the rule (state in ``effect_source`` why any margin does).
+    ``effect`` is ``value`` (the CI is the point); supported if ``direction * (value - bound) > 0``,
+    else contradicted; ``smallest_effect`` is not used by the rule (put a margin into ``bound``).
     """
-    diff = float(value) - float(bound)
+    value, bound = float(value), float(bound)
+    diff = value - bound
     ok = spec.direction * diff > 0
     reason = f"{_fmt(value)} {'>' if diff > 0 else '<=' if diff <= 0 else '?'} {_fmt(bound)}"
-    return _row(spec, we_measured=we_measured, effect=diff, ci_low=diff, ci_high=diff, n_runs=0,
-                test=f"exact inequality ({spec.quantity} {'>' if spec.direction > 0 else '<'} bound), no sampling",
-                verdict="supported" if ok else "contradicted", runs_needed=math.nan,
+    return _row(spec, we_measured=we_measured, effect=value, ci_low=value, ci_high=value, n_runs=0,
+                test=f"exact comparison ({spec.quantity} {'>' if spec.direction > 0 else '<'} {_fmt(bound)}), "
+                     "no sampling", verdict="supported" if ok else "contradicted", runs_needed=math.nan,
                 why=(why + "; " if why else "") + reason)
 
 
