@@ -306,7 +306,8 @@ def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str |
     (90 % for alpha 0.05), the one that matches TOST. Supported if TOST's p-value is below
     alpha (the interval lies inside the margin); contradicted if the ``1 - alpha`` interval
     lies wholly outside the margin; else inconclusive, with ``runs_needed`` for each one-sided
-    test to have 80 % power at the distance from the observed mean to the margin.
+    test to have 80 % power at the distance from the observed mean to the margin (or, when the
+    observed mean lies outside the margin, for a t test to exclude the margin).
     """
     from statsmodels.stats.weightstats import DescrStatsW
 
@@ -334,8 +335,11 @@ def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str |
         reason = (f"TOST p = {p_tost:.3g}: cannot exclude a change of {_fmt(m)}" if n > 1
                   else "fewer than 2 runs: no interval")
     needed = math.nan
-    if verdict == "inconclusive" and n > 1:
+    if verdict == "inconclusive" and n > 1 and abs(mean) < m:
         needed = _ttest_runs_needed(m - abs(mean), sd, spec.alpha, alternative="larger")
+    elif verdict == "inconclusive" and n > 1:  # the mean is outside the margin: runs to show the change instead
+        needed = _ttest_runs_needed(abs(mean) - m, sd, spec.alpha)
+        reason += f"; the mean lies outside the margin, runs_needed is for the CI to exclude ±{_fmt(m)}"
     test = (f"TOST (two one-sided t tests) over runs, margin ±{_fmt(m)} ({spec.effect_source}); "
             f"CI is the {1 - 2 * spec.alpha:.0%} interval")
     return _row(spec, we_measured=we_measured or f"{spec.quantity}: mean {_fmt(mean)} over {n} runs (sd {_fmt(sd)})",
