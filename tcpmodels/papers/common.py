@@ -357,3 +357,21 @@ def human(value: float, unit: str) -> str:
             return f"{x:.4g} s"
         return f"{x * 1e3:.4g} ms"
     return f"{x:.4g}" + ("" if unit in ("-", "") else f" {unit}")
+
+
+def from_old_verdicts(frame: pd.DataFrame, *, n_runs: int, reason: str) -> pd.DataFrame:
+    """An old ``holds`` table (:func:`claims_frame`) in the verdict columns, for claims not yet restated as tests.
+
+    ``holds`` True / False / NA become supported / contradicted / inconclusive; ``effect`` and the CI are
+    NaN; ``test`` says the verdict is the old fixed-threshold rule (``reason`` says why it was not yet
+    restated), so a reader can tell these rows from the ones :mod:`tcpmodels.stats` judged.
+    """
+    from tcpmodels.stats import holds_to_verdict
+
+    out = pd.DataFrame({
+        "claim": frame["claim"], "part": "whole claim", "paper_says": frame["paper_says"],
+        "we_measured": frame["we_measured"], "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+        "n_runs": int(n_runs), "test": f"old fixed-threshold rule, not yet a statistical test ({reason})",
+        "verdict": [holds_to_verdict(h) for h in frame["holds"]], "runs_needed": math.nan, "why": frame["why"],
+    })
+    return check_claims(out[list(VERDICT_COLUMNS)])
