@@ -38,7 +38,7 @@ from tcpmodels.stats import VERDICTS
 __all__ = [
     "Claim", "claims_frame", "Comparison", "comparison_frame", "CLAIM_COLUMNS", "COMPARISON_COLUMNS",
     "VERDICT_COLUMNS", "read_frames", "check_claims", "claims_summary", "claims_full", "verdict_badge",
-    "before_after", "human",
+    "before_after", "human", "table_view", "from_old_verdicts",
 ]
 
 #: Columns of the old :func:`claims_frame` (boolean ``holds``), in order.
@@ -259,7 +259,8 @@ def _num(x: float) -> str:
 def _effect_ci(r) -> str:
     if r.effect != r.effect:
         return "—"
-    ci = "" if r.ci_low != r.ci_low else f" [{_num(r.ci_low)}, {_num(r.ci_high)}]"
+    exact = r.ci_low != r.ci_low or r.ci_low == r.ci_high  # no interval, or an exact value
+    ci = "" if exact else f" [{_num(r.ci_low)}, {_num(r.ci_high)}]"
     return _num(r.effect) + ci
 
 
@@ -375,3 +376,8 @@ def from_old_verdicts(frame: pd.DataFrame, *, n_runs: int, reason: str) -> pd.Da
         "verdict": [holds_to_verdict(h) for h in frame["holds"]], "runs_needed": math.nan, "why": frame["why"],
     })
     return check_claims(out[list(VERDICT_COLUMNS)])
+
+
+def table_view(frame: pd.DataFrame):
+    """Any table as a pandas ``Styler`` read like the claims tables: left-aligned, wrapped (never cut), no index."""
+    return frame.style.hide(axis="index").set_table_styles(list(_LEFT))

@@ -134,8 +134,8 @@ def claims(dataset: P4Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         inequality(
             _spec(c46, "window ceiling below the link rate",
                   "現在使われているTCP通信技術を用いては性能をフルに活用できず (UDP or parallel streams needed)",
-                  "window ceiling - link rate [bit/s]", 1.0, "exact", direction=-1),
-            ceiling, link_rate_bps,
+                  "window ceiling [Gbit/s]", 1.0, "exact", direction=-1),
+            ceiling / 1e9, link_rate_bps / 1e9,
             we_measured=(f"BDP {bdp / 1e9:.2f} GB needs shift {min_wscale_shift(link_rate_bps, rtt_s):.0f}; one "
                          f"stream reaches at most {min(1.0, ceiling / link_rate_bps):.1%} of "
                          f"{link_rate_bps / 1e9:g} Gbit/s"),
