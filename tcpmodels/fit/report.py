@@ -19,7 +19,8 @@ from tcpmodels.fit.throughput import add_predictions, classify_regime, fit_loss_
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, cubic_k_s
 
 __all__ = ["load", "estimator_checks", "mathis_fits", "cubic_fits", "k_table", "mptcp_tables", "MATHIS_PUBLISHED_C",
-           "cubic_fit_table", "plot_run_epochs", "plot_lia_run", "summary_series", "LOW_LOSS_SETTINGS"]
+           "cubic_fit_table", "plot_run_epochs", "plot_lia_run", "summary_series", "LOW_LOSS_SETTINGS", "tables", "claims",
+           "MATHIS_C_PER_SEGMENT", "MATHIS_C_DELAYED_ACK"]
 
 #: Mathis et al. (1997), Table 1: C for periodic / random loss, without / with delayed ACKs
 MATHIS_PUBLISHED_C = {"periodic, no delayed ACK": 1.22, "periodic, delayed ACK": 0.87,
@@ -300,3 +301,59 @@ def summary_series(flows: pd.DataFrame, mathis: pd.DataFrame, fit, ktab: pd.Data
         "K obs / cubic_k_s (median, Reno-friendly region)":
             float((ktab["k_obs_s"] / ktab["k_rfc_s"])[ktab["reno_friendly"]].median()),
     }, dtype=object)
+
+
+# ------------------------------------------------------------------ claims
+#: C of Mathis et al. (1997) with one ACK per segment and with delayed ACKs (periodic loss), Table 1.
+MATHIS_C_PER_SEGMENT = 1.22
+MATHIS_C_DELAYED_ACK = 0.87
+
+
+def tables(data: dict, *, quick: bool = False, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """The tables the fit notebook's claims read: ``mathis`` (:func:`mathis_fits`) and ``flows`` (per run)."""
+    return {"mathis": mathis_fits(data["flows"]), "flows": data["flows"]}
+
+
+def claims(data: dict, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The fit notebook's claims about Mathis, judged by :mod:`tcpmodels.stats` with the run (one flow each) as the unit.
+
+    * **F1** Mathis with C = sqrt(3/2) predicts Reno's throughput in congestion avoidance and when
+      link-limited: per run log(measured / predicted), TOST with margin ±25 % (argued: below the
+      factor 1.40 between the per-segment and delayed-ACK constants, 1.22 / 0.87, so equivalence
+      within it tells which constant applies).
+    * **F2** Reno's C is the per-segment constant 1.22, not the delayed-ACK 0.87: per run the C
+      that makes Mathis exact, C_i = rate RTT sqrt(p) / MSS, TOST around 1.22 with margin 0.175
+      (half the distance between the two constants).
+    * **F3** the same C is not the delayed-ACK constant: C_i - 0.87, claimed positive, smallest
+      effect 0.175.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`.
+    """
+    from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
+
+    f = tables["flows"]
+    sel = (f["cc"] == "reno") & f["regime"].isin(["congestion avoidance", "link-limited"]) & (f["loss_events"] > 0)
+    g = f[sel & f["mathis_bps"].gt(0) & f["throughput_bps"].gt(0)]
+    log_ratio = np.log(g["throughput_bps"] / g["mathis_bps"]).to_numpy(float)
+    c_i = (g["throughput_bps"] / 8 * g["rtt_mean_s"] * np.sqrt(g["loss_event_rate"]) / g["mss_bytes"]).to_numpy(float)
+    says = "Mathis et al. 1997: B = (MSS / RTT) C / sqrt(p), C = sqrt(3/2) with an ACK per segment, 0.87 with delayed ACKs"
+    half_gap = (MATHIS_C_PER_SEGMENT - MATHIS_C_DELAYED_ACK) / 2
+    spec = lambda claim, part, q, eff, src, d=1: ClaimSpec(  # noqa: E731
+        claim=claim, part=part, paper_says=says, quantity=q, direction=d, smallest_effect=eff, effect_source=src)
+    return claims_table([
+        equivalence(spec("F1 Mathis with C = sqrt(3/2) predicts Reno in congestion avoidance and link-limited",
+                         "measured / predicted within ±25 %", "log(measured / Mathis) per run", math.log(1.25),
+                         "argued: below the factor 1.40 between the per-segment and delayed-ACK constants"),
+                    log_ratio, why=f"{len(g)} Reno runs (one flow each) with loss events"),
+        equivalence(spec("F2 Reno's Mathis constant is the per-segment 1.22, not the delayed-ACK 0.87",
+                         "C per run within ±0.175 of 1.22", "C_i - 1.22 per run", half_gap,
+                         "half the distance between 1.22 and 0.87"), c_i - MATHIS_C_PER_SEGMENT,
+                    why="Linux grows cwnd by segments acknowledged, not by ACKs"),
+        difference(spec("F2 Reno's Mathis constant is the per-segment 1.22, not the delayed-ACK 0.87",
+                        "C per run above the delayed-ACK 0.87", "C_i - 0.87 per run", half_gap,
+                        "half the distance between 1.22 and 0.87"), c_i - MATHIS_C_DELAYED_ACK,
+                   why="although the receiver delays ACKs (b about 2)"),
+    ])
