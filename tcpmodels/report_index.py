@@ -165,7 +165,7 @@ def write_index(runs, output_dir: str | Path) -> Path:
         "text-align:left;vertical-align:top}th{background:#f6f8fa}.name{font-weight:600}"
         ".desc{max-width:28em;color:#424a53}.muted{color:#6e7781;font-size:.9em}"
         ".badge{display:inline-block;color:#fff;border-radius:9px;padding:1px 8px;margin:1px;font-size:.85em;"
-        "white-space:nowrap}.thumb img{max-width:240px;border:1px solid #d0d7de}"
+        "white-space:nowrap}.thumb img{max-width:240px;max-height:180px;object-fit:contain;border:1px solid #d0d7de}"
         ".ok{color:#1a7f37;font-weight:600}.failed{color:#cf222e;font-weight:600}"
         ".error{color:#cf222e;font-family:monospace;font-size:.85em;max-width:30em;white-space:pre-wrap}</style>"
         f"<h1>tcpmodels report</h1><p>{time.strftime('%Y-%m-%d %H:%M:%S %Z')} · {n_ok} of {len(runs)} notebooks ran · "
