@@ -285,31 +285,10 @@ def _last_started_cell(nb_path: Path) -> int | None:
 
 
 def write_index(runs: list[NotebookRun], output_dir: Path) -> Path:
-    """Write ``index.html``: one row per notebook with status, run time and a link."""
-    rows = []
-    for run in runs:
-        link = run.output_html.name if run.output_html else run.output_ipynb.name
-        colour = "#1a7f37" if run.status == "ok" else "#cf222e"
-        detail = ""
-        if run.status != "ok":
-            where = f"cell {run.failing_cell}: " if run.failing_cell is not None else ""
-            detail = html.escape(where + run.error)
-        rows.append(
-            f"<tr><td><a href='{html.escape(link)}'>{html.escape(run.name)}</a></td>"
-            f"<td style='color:{colour}'>{run.status}</td>"
-            f"<td style='text-align:right'>{run.seconds:.1f}</td><td>{detail}</td></tr>"
-        )
-    page = (
-        "<!doctype html><meta charset='utf-8'><title>tcpmodels report</title>"
-        "<style>body{font-family:sans-serif;margin:2em}td,th{padding:.3em .8em;border-bottom:1px solid #ddd}</style>"
-        f"<h1>tcpmodels report</h1><p>{time.strftime('%Y-%m-%d %H:%M:%S %Z')}</p>"
-        "<table><tr><th>notebook</th><th>status</th><th>seconds</th><th>error</th></tr>"
-        + "".join(rows)
-        + "</table>"
-    )
-    index = output_dir / "index.html"
-    index.write_text(page, encoding="utf-8")
-    return index
+    """Write ``index.html`` (see :func:`tcpmodels.report_index.write_index`)."""
+    from tcpmodels.report_index import write_index as _write_index
+
+    return _write_index(runs, output_dir)
 
 
 def run_report(

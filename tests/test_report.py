@@ -186,3 +186,53 @@ def test_report_refuses_unknown_parameters_and_a_file_as_output_dir(notebooks, t
     err = capsys.readouterr().err
     assert f"the output directory {afile} is a file, not a folder (--output-dir)" in err
     assert "Traceback" not in err
+
+def _executed(path: Path, *, with_claims: bool = True) -> Path:
+    """A small executed notebook: title, papermill parameters, a figure, a claims-table cell with badges."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    png = base64.b64encode(buf.getvalue()).decode()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["papermill"] = {"parameters": {"quick": True, "seed": 3}}
+    figure = nbformat.v4.new_code_cell("fig")
+    figure.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
+    badges = ('<span class="verdict verdict-supported">supported</span>' * 2
+              + '<span class="verdict verdict-inconclusive">inconclusive</span>')
+    table = nbformat.v4.new_code_cell("claims_full(v)", metadata={"tags": ["claims-table"]})
+    table.outputs = [nbformat.v4.new_output("execute_result", data={"text/html": badges}, execution_count=2)]
+    nb.cells = [nbformat.v4.new_markdown_cell("# P9 — a paper\n\nmore text"), figure] + ([table] if with_claims else [])
+    nbformat.write(nb, path)
+    return path
+
+
+def test_index_shows_description_mode_counts_thumbnail_links_and_failures(tmp_path):
+    from tcpmodels.report import NotebookRun, write_index
+    from tcpmodels.report_index import notebook_summary
+
+    good = _executed(tmp_path / "p9.ipynb")
+    (tmp_path / "p9.html").write_text("<html></html>")
+    bad = _executed(tmp_path / "bad.ipynb", with_claims=False)
+    info = notebook_summary(good)
+    assert info["description"] == "P9 — a paper" and info["mode"] == "quick"
+    assert info["counts"] == {"supported": 2, "contradicted": 0, "inconclusive": 1}
+    assert notebook_summary(bad)["counts"] is None
+    runs = [NotebookRun(name="p9", status="ok", seconds=1.5, output_ipynb=good, output_html=tmp_path / "p9.html"),
+            NotebookRun(name="bad", status="failed", seconds=0.2, output_ipynb=bad, output_html=None,
+                        error="ValueError: boom", failing_cell=4)]
+    page = write_index(runs, tmp_path).read_text()
+    assert "P9 — a paper" in page and "seed=3" in page and "<b>quick</b>" in page
+    assert "2 supported" in page and "1 inconclusive" in page and "no claims table" in page
+    assert "href='p9.html'" in page and "href='p9.ipynb'" in page and "href='bad.ipynb'" in page
+    assert "cell 4: ValueError: boom" in page
+    assert (tmp_path / "thumbs" / "p9.png").stat().st_size > 500 and "thumbs/p9.png" in page

@@ -18,7 +18,9 @@ from tcpmodels.fit.lia import lia_counterfactual
 from tcpmodels.fit.throughput import add_predictions, classify_regime, fit_loss_exponent, fit_mathis_c
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, cubic_k_s
 
-__all__ = ["load", "estimator_checks", "mathis_fits", "cubic_fits", "k_table", "mptcp_tables", "MATHIS_PUBLISHED_C"]
+__all__ = ["load", "estimator_checks", "mathis_fits", "cubic_fits", "k_table", "mptcp_tables", "MATHIS_PUBLISHED_C",
+           "cubic_fit_table", "plot_run_epochs", "plot_lia_run", "summary_series", "LOW_LOSS_SETTINGS", "tables", "claims",
+           "MATHIS_C_PER_SEGMENT", "MATHIS_C_DELAYED_ACK"]
 
 #: Mathis et al. (1997), Table 1: C for periodic / random loss, without / with delayed ACKs
 MATHIS_PUBLISHED_C = {"periodic, no delayed ACK": 1.22, "periodic, delayed ACK": 0.87,
@@ -210,3 +212,148 @@ def mptcp_tables(subflows: pd.DataFrame) -> dict[str, pd.DataFrame]:
         if (g["loss_event_rate"] > 0).all():
             out[name] = lia_counterfactual(g)
     return out
+
+
+#: Loss settings of the low-loss CUBIC runs (buffer-limited and 0.1 % random loss).
+LOW_LOSS_SETTINGS = ("buf", "r0.1")
+
+
+def cubic_fit_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame, *, n_boot: int, seed: int) -> dict:
+    """The three CUBIC fits the notebook compares (large windows, small BDP, lossy) and their table.
+
+    Returns
+    -------
+    dict
+        ``table`` (one column per fit: C, beta_cubic with standard errors and CIs, epochs, samples,
+        relative RMSE, Reno-friendly share) and ``big`` (the large-window fit, used by the K table).
+    """
+    low = list(LOW_LOSS_SETTINGS)
+    big, _, _ = cubic_fits(epochs, tcpinfo, n_boot=n_boot, seed=seed, min_bdp_segments=40, settings=low)
+    small, _, _ = cubic_fits(epochs, tcpinfo, n_boot=n_boot, seed=seed, max_bdp_segments=40, settings=low)
+    lossy, _, _ = cubic_fits(epochs, tcpinfo, n_boot=0, seed=seed, min_bdp_segments=40, settings=["r0.5", "r2"])
+    table = pd.DataFrame({"RTT >= 50 ms, low loss (large windows)": big.to_dict(),
+                          "RTT <= 20 ms, low loss (small BDP)": small.to_dict(),
+                          "RTT >= 50 ms, 0.5-2 % loss (windows 5-30)": lossy.to_dict()})
+    rows = ["c", "c_se", "c_ci", "beta_cubic", "beta_se", "beta_ci", "beta_obs_mean", "beta_obs_se", "n_epochs",
+            "n_samples", "rmse_relative", "reno_friendly_share"]
+    return {"table": table.loc[rows], "big": big}
+
+
+def plot_run_epochs(data_dir: str | Path, tcpinfo: pd.DataFrame, fit, *, run: str = "single-cubic-50ms-buf-r0"):
+    """One CUBIC run's shipped capture and tcp_info samples with the fitted epochs drawn over them; returns the figure."""
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    from tcpmodels.fit import flow_estimates, plots
+    from tcpmodels.traces import TraceWarning, bytes_in_flight, read_pcap
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        packets = read_pcap(Path(data_dir) / "captures" / f"fit_{run}-pa.pcap.gz")
+    est = flow_estimates(packets)
+    flight = bytes_in_flight(packets, est.flow_id)
+    flight.index = flight.index - packets["timestamp_s"].min()
+    samples = tcpinfo[tcpinfo["name"] == run]
+    epochs_run = fit.epochs[fit.epochs["run"] == run] if run in set(fit.epochs["run"]) else fit.epochs.iloc[0:0]
+    fig, ax = plt.subplots(figsize=(14, 4.5))
+    plots.epoch_trajectory(ax, samples, epochs_run, c=fit.c, beta_cubic=fit.beta_cubic, flight=flight,
+                           mss_bytes=est.mss_bytes)
+    ax.set_title(f"{run}: C = {fit.c:.3f}, beta_cubic = {fit.beta_cubic:.3f} (fitted over all large-BDP epochs)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lia_run(mptcp_tcpinfo: pd.DataFrame):
+    """Kernel MPTCP windows (uncoupled) of one Reno run and LIA's alpha evaluated on them; None without MPTCP runs."""
+    import matplotlib.pyplot as plt
+
+    from tcpmodels.fit import plots
+    from tcpmodels.fit.lia import lia_series
+
+    if not len(mptcp_tcpinfo):
+        return None
+    names = sorted(mptcp_tcpinfo["name"].unique())
+    run = ([n for n in names if "-reno-" in n] or names)[0]  # LIA's baseline is Reno
+    one = mptcp_tcpinfo[mptcp_tcpinfo["name"] == run]
+    series = lia_series(one.rename(columns={"path": "subflow"}))
+    fig, axes = plt.subplots(3, 1, figsize=(12, 8), sharex=True)
+    plots.lia_paths(axes, one, series)
+    axes[0].set_title(f"{run}: kernel windows (uncoupled) and LIA's alpha evaluated on them")
+    fig.tight_layout()
+    return fig
+
+
+def summary_series(flows: pd.DataFrame, mathis: pd.DataFrame, fit, ktab: pd.DataFrame) -> pd.Series:
+    """The closing summary: Mathis C with its CI, CUBIC C and beta with CIs, the K ratios."""
+    sub = mathis[mathis["subset"] == "reno, CA + link-limited"]
+    return pd.Series({
+        "flows": len(flows),
+        "Mathis C (reno, CA + link-limited)": float(sub["c"].iloc[0]) if len(sub) else None,
+        "Mathis C 95% CI": tuple(sub[["c_low", "c_high"]].iloc[0]) if len(sub) else None,
+        "CUBIC C (large BDP)": fit.c, "CUBIC C CI": fit.c_ci,
+        "CUBIC beta_cubic (large BDP)": fit.beta_cubic, "beta CI": fit.beta_ci,
+        "observed reduction ssthresh/W_max": fit.beta_obs_mean,
+        "K obs / K model (median)": float((ktab["k_obs_s"] / ktab["k_model_s"]).median()),
+        "K obs / cubic_k_s (median, cubic region)":
+            float((ktab["k_obs_s"] / ktab["k_rfc_s"])[~ktab["reno_friendly"]].median()),
+        "K obs / cubic_k_s (median, Reno-friendly region)":
+            float((ktab["k_obs_s"] / ktab["k_rfc_s"])[ktab["reno_friendly"]].median()),
+    }, dtype=object)
+
+
+# ------------------------------------------------------------------ claims
+#: C of Mathis et al. (1997) with one ACK per segment and with delayed ACKs (periodic loss), Table 1.
+MATHIS_C_PER_SEGMENT = 1.22
+MATHIS_C_DELAYED_ACK = 0.87
+
+
+def tables(data: dict, *, quick: bool = False, seed: int = 0) -> dict[str, pd.DataFrame]:
+    """The tables the fit notebook's claims read: ``mathis`` (:func:`mathis_fits`) and ``flows`` (per run)."""
+    return {"mathis": mathis_fits(data["flows"]), "flows": data["flows"]}
+
+
+def claims(data: dict, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The fit notebook's claims about Mathis, judged by :mod:`tcpmodels.stats` with the run (one flow each) as the unit.
+
+    * **F1** Mathis with C = sqrt(3/2) predicts Reno's throughput in congestion avoidance and when
+      link-limited: per run log(measured / predicted), TOST with margin ±25 % (argued: below the
+      factor 1.40 between the per-segment and delayed-ACK constants, 1.22 / 0.87, so equivalence
+      within it tells which constant applies).
+    * **F2** Reno's C is the per-segment constant 1.22, not the delayed-ACK 0.87: per run the C
+      that makes Mathis exact, C_i = rate RTT sqrt(p) / MSS, TOST around 1.22 with margin 0.175
+      (half the distance between the two constants).
+    * **F3** the same C is not the delayed-ACK constant: C_i - 0.87, claimed positive, smallest
+      effect 0.175.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`.
+    """
+    from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
+
+    f = tables["flows"]
+    sel = (f["cc"] == "reno") & f["regime"].isin(["congestion avoidance", "link-limited"]) & (f["loss_events"] > 0)
+    g = f[sel & f["mathis_bps"].gt(0) & f["throughput_bps"].gt(0)]
+    log_ratio = np.log(g["throughput_bps"] / g["mathis_bps"]).to_numpy(float)
+    c_i = (g["throughput_bps"] / 8 * g["rtt_mean_s"] * np.sqrt(g["loss_event_rate"]) / g["mss_bytes"]).to_numpy(float)
+    says = "Mathis et al. 1997: B = (MSS / RTT) C / sqrt(p), C = sqrt(3/2) with an ACK per segment, 0.87 with delayed ACKs"
+    half_gap = (MATHIS_C_PER_SEGMENT - MATHIS_C_DELAYED_ACK) / 2
+    spec = lambda claim, part, q, eff, src, d=1: ClaimSpec(  # noqa: E731
+        claim=claim, part=part, paper_says=says, quantity=q, direction=d, smallest_effect=eff, effect_source=src)
+    return claims_table([
+        equivalence(spec("F1 Mathis with C = sqrt(3/2) predicts Reno in congestion avoidance and link-limited",
+                         "measured / predicted within ±25 %", "log(measured / Mathis) per run", math.log(1.25),
+                         "argued: below the factor 1.40 between the per-segment and delayed-ACK constants"),
+                    log_ratio, why=f"{len(g)} Reno runs (one flow each) with loss events"),
+        equivalence(spec("F2 Reno's Mathis constant is the per-segment 1.22, not the delayed-ACK 0.87",
+                         "C per run within ±0.175 of 1.22", "C_i - 1.22 per run", half_gap,
+                         "half the distance between 1.22 and 0.87"), c_i - MATHIS_C_PER_SEGMENT,
+                    why="Linux grows cwnd by segments acknowledged, not by ACKs"),
+        difference(spec("F2 Reno's Mathis constant is the per-segment 1.22, not the delayed-ACK 0.87",
+                        "C per run above the delayed-ACK 0.87", "C_i - 0.87 per run", half_gap,
+                        "half the distance between 1.22 and 0.87"), c_i - MATHIS_C_DELAYED_ACK,
+                   why="although the receiver delays ACKs (b about 2)"),
+    ])

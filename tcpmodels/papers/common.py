@@ -1,8 +1,17 @@
-"""Shared pieces of the paper modules: claim verdicts and paper-versus-ours tables.
+"""Shared pieces of the paper modules: the contract, the dataset loader, claim views, paper-versus-ours tables.
 
-Every ``tcpmodels.papers.pN_*`` module returns its claim verdicts through
-:func:`claims_frame` and its printed-versus-reproduced numbers through
-:func:`comparison_frame`, so all notebooks show the same columns.
+The contract every ``tcpmodels.papers.pN_*`` module (and ``tcpmodels.fit.report``) follows:
+
+* ``load_dataset(data_dir) -> <Paper>Dataset`` (through :func:`read_frames`);
+* ``tables(dataset, *, quick=False, seed=0) -> dict[str, DataFrame]``;
+* ``claims(dataset, tables) -> DataFrame`` with the columns of
+  :data:`tcpmodels.stats.CLAIM_COLUMNS`, each row judged by :mod:`tcpmodels.stats`.
+
+Notebooks show the verdicts with :func:`claims_summary` (first: claim, coloured
+verdict badge, effect with its CI, one line of why) and :func:`claims_full`
+(last: every column, left-aligned, wrapped). :func:`comparison_frame` gives
+printed-versus-reproduced numbers. :class:`Claim` / :func:`claims_frame` are
+the old boolean ``holds`` verdicts, kept for before/after comparisons.
 
 Examples
 --------
@@ -14,15 +23,25 @@ Examples
 
 from __future__ import annotations
 
+import html
+import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["Claim", "claims_frame", "Comparison", "comparison_frame", "CLAIM_COLUMNS", "COMPARISON_COLUMNS"]
+from tcpmodels.stats import CLAIM_COLUMNS as VERDICT_COLUMNS
+from tcpmodels.stats import VERDICTS
 
-#: Columns of :func:`claims_frame`, in order.
+__all__ = [
+    "Claim", "claims_frame", "Comparison", "comparison_frame", "CLAIM_COLUMNS", "COMPARISON_COLUMNS",
+    "VERDICT_COLUMNS", "read_frames", "check_claims", "claims_summary", "claims_full", "verdict_badge",
+    "before_after", "human", "table_view", "from_old_verdicts",
+]
+
+#: Columns of the old :func:`claims_frame` (boolean ``holds``), in order.
 CLAIM_COLUMNS = ("claim", "paper_says", "we_measured", "holds", "why")
 #: Columns of :func:`comparison_frame`, in order.
 COMPARISON_COLUMNS = ("quantity", "paper", "ours", "unit", "rel_diff", "note")
@@ -154,3 +173,211 @@ def comparison_frame(rows: Iterable[Comparison]) -> pd.DataFrame:
         if not isinstance(row, Comparison):
             raise TypeError(f"rows must be Comparison instances; got {type(row).__name__}")
     return pd.DataFrame([row.to_dict() for row in items], columns=list(COMPARISON_COLUMNS))
+
+
+# ------------------------------------------------------------------ loading
+def read_frames(data_dir: str | Path, prefix: str, names: Sequence[str], *, optional: Sequence[str] = (),
+                command: str) -> dict[str, object]:
+    """Read ``<data_dir>/datasets/<prefix>_<name>.parquet`` for each name, and ``<prefix>_provenance.json``.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The project's ``data`` directory (``datasets/`` below it); a path that already is the
+        ``datasets`` directory is accepted too.
+    prefix : str
+        File prefix, e.g. ``"p3"``.
+    names : sequence of str
+        Required tables.
+    optional : sequence of str
+        Tables read when present (absent ones are left out of the result).
+    command : str
+        The command that writes the dataset, named in the error.
+
+    Returns
+    -------
+    dict
+        ``{name: DataFrame}`` plus ``"provenance"`` (``{}`` when there is no JSON file).
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the first missing file and ``command``.
+    """
+    d = Path(data_dir)
+    if not (d / f"{prefix}_{names[0]}.parquet").exists() and (d / "datasets").is_dir():
+        d = d / "datasets"
+    out: dict[str, object] = {}
+    for name in names:
+        path = d / f"{prefix}_{name}.parquet"
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing; write it with `{command}`")
+        out[name] = pd.read_parquet(path)
+    for name in optional:
+        path = d / f"{prefix}_{name}.parquet"
+        if path.exists():
+            out[name] = pd.read_parquet(path)
+    prov = d / f"{prefix}_provenance.json"
+    out["provenance"] = json.loads(prov.read_text()) if prov.exists() else {}
+    return out
+
+
+def check_claims(table: pd.DataFrame) -> pd.DataFrame:
+    """Raise ``ValueError`` unless ``table`` has exactly the verdict columns and known verdicts; return it."""
+    if tuple(table.columns) != VERDICT_COLUMNS:
+        raise ValueError(f"claims table columns must be {VERDICT_COLUMNS}; got {tuple(table.columns)}")
+    bad = set(table["verdict"]) - set(VERDICTS)
+    if bad:
+        raise ValueError(f"unknown verdicts {sorted(bad)}; expected {VERDICTS}")
+    return table
+
+
+# ------------------------------------------------------------------ display
+#: Badge colours (background, text) per verdict.
+BADGE_COLOURS = {"supported": ("#1a7f37", "#ffffff"), "contradicted": ("#cf222e", "#ffffff"),
+                 "inconclusive": ("#9a6700", "#ffffff")}
+_LEFT = [{"selector": "th", "props": [("text-align", "left"), ("vertical-align", "top")]},
+         {"selector": "td", "props": [("text-align", "left"), ("vertical-align", "top"),
+                                      ("white-space", "normal"), ("word-break", "break-word")]}]
+
+
+def verdict_badge(verdict: str) -> str:
+    """HTML badge for one verdict (class ``verdict verdict-<verdict>``, which the reports index counts)."""
+    bg, fg = BADGE_COLOURS.get(verdict, ("#6e7781", "#ffffff"))
+    return (f'<span class="verdict verdict-{html.escape(verdict)}" style="background:{bg};color:{fg};'
+            f'padding:1px 7px;border-radius:9px;font-weight:600;white-space:nowrap">{html.escape(verdict)}</span>')
+
+
+def _num(x: float) -> str:
+    if x != x:
+        return ""
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.3g}"
+
+
+def _effect_ci(r) -> str:
+    if r.effect != r.effect:
+        return "—"
+    exact = r.ci_low != r.ci_low or r.ci_low == r.ci_high  # no interval, or an exact value
+    ci = "" if exact else f" [{_num(r.ci_low)}, {_num(r.ci_high)}]"
+    return _num(r.effect) + ci
+
+
+def _first_sentence(text: str, limit: int = 160) -> str:
+    line = text.split("; ")[-1] if text else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _styled(frame: pd.DataFrame, widths: dict[str, str]):
+    styles = list(_LEFT) + [{"selector": f"td.col{frame.columns.get_loc(c)}", "props": [("min-width", w)]}
+                            for c, w in widths.items() if c in frame.columns]
+    return frame.style.hide(axis="index").set_table_styles(styles)
+
+
+def claims_summary(table: pd.DataFrame):
+    """The opening table of a notebook: claim, part, coloured verdict, effect [CI], runs needed, one line of why.
+
+    The *why* shown is the last clause of the ``why`` column (the rule that decided); the
+    full text is in :func:`claims_full`. Returns a pandas ``Styler`` (left-aligned, wrapped).
+    """
+    check_claims(table)
+    view = pd.DataFrame({
+        "claim": table["claim"],
+        "part": table["part"],
+        "verdict": [verdict_badge(v) for v in table["verdict"]],
+        "effect [CI]": [_effect_ci(r) for r in table.itertuples()],
+        "runs": table["n_runs"].astype(str),
+        "runs needed": [_num(x) for x in table["runs_needed"]],
+        "why (deciding rule)": [_first_sentence(w) for w in table["why"]],
+    })
+    return _styled(view, {"claim": "16em", "why (deciding rule)": "22em"})
+
+
+def claims_full(table: pd.DataFrame):
+    """Every column of the claims table as a pandas ``Styler``: left-aligned, wrapped, never cut, badges coloured."""
+    check_claims(table)
+    view = table.copy()
+    view["verdict"] = [verdict_badge(v) for v in table["verdict"]]
+    for col in ("effect", "ci_low", "ci_high", "runs_needed"):
+        view[col] = [_num(x) for x in table[col]]
+    return _styled(view, {"claim": "14em", "paper_says": "16em", "we_measured": "18em", "test": "16em",
+                          "why": "22em"})
+
+
+def before_after(before: pd.DataFrame, after: pd.DataFrame, *, key_chars: int = 4) -> pd.DataFrame:
+    """Old boolean verdicts beside the new ones, per claim id (the first ``key_chars`` characters of ``claim``).
+
+    ``before`` has the old ``holds`` column (one or more rows per id); ``after`` is a claims
+    table (one row per part). Returns ``id, before, after, changed`` where ``before`` and
+    ``after`` list the distinct verdicts of the id's rows.
+    """
+    from tcpmodels.stats import holds_to_verdict
+
+    def verdicts(frame, column, convert):
+        out: dict[str, list[str]] = {}
+        for claim, value in zip(frame["claim"], frame[column]):
+            v = convert(value)
+            out.setdefault(str(claim)[:key_chars], [])
+            if v not in out[str(claim)[:key_chars]]:
+                out[str(claim)[:key_chars]].append(v)
+        return out
+
+    b = verdicts(before, "holds", holds_to_verdict)
+    a = verdicts(after, "verdict", str)
+    rows = []
+    for key in sorted(set(b) | set(a)):
+        bv, av = ", ".join(b.get(key, ["—"])), ", ".join(a.get(key, ["—"]))
+        rows.append({"id": key, "before": bv, "after": av, "changed": bv != av})
+    return pd.DataFrame(rows)
+
+
+def human(value: float, unit: str) -> str:
+    """One number in the unit people read: bit/s as Mbit/s or Gbit/s, bytes as KB/MB/GB (10^3), s as ms or s.
+
+    >>> human(2.90196e10, "bit/s"), human(1.073725440e9, "bytes"), human(0.296, "s"), human(0.977, "-")
+    ('29.02 Gbit/s', '1.074 GB', '296 ms', '0.977')
+    """
+    x = float(value)
+    if x != x:
+        return ""
+    if unit == "bit/s":
+        for scale, name in ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s")):
+            if abs(x) >= scale:
+                return f"{x / scale:.4g} {name}"
+        return f"{x:.4g} bit/s"
+    if unit == "bytes":
+        for scale, name in ((1e9, "GB"), (1e6, "MB"), (1e3, "KB")):
+            if abs(x) >= scale:
+                return f"{x / scale:.4g} {name}"
+        return f"{x:.4g} B"
+    if unit == "s":
+        if abs(x) >= 3600:
+            return f"{x / 3600:.4g} h"
+        if x == 0 or abs(x) >= 1:
+            return f"{x:.4g} s"
+        return f"{x * 1e3:.4g} ms"
+    return f"{x:.4g}" + ("" if unit in ("-", "") else f" {unit}")
+
+
+def from_old_verdicts(frame: pd.DataFrame, *, n_runs: int, reason: str) -> pd.DataFrame:
+    """An old ``holds`` table (:func:`claims_frame`) in the verdict columns, for claims not yet restated as tests.
+
+    ``holds`` True / False / NA become supported / contradicted / inconclusive; ``effect`` and the CI are
+    NaN; ``test`` says the verdict is the old fixed-threshold rule (``reason`` says why it was not yet
+    restated), so a reader can tell these rows from the ones :mod:`tcpmodels.stats` judged.
+    """
+    from tcpmodels.stats import holds_to_verdict
+
+    out = pd.DataFrame({
+        "claim": frame["claim"], "part": "whole claim", "paper_says": frame["paper_says"],
+        "we_measured": frame["we_measured"], "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
+        "n_runs": int(n_runs), "test": f"old fixed-threshold rule, not yet a statistical test ({reason})",
+        "verdict": [holds_to_verdict(h) for h in frame["holds"]], "runs_needed": math.nan, "why": frame["why"],
+    })
+    return check_claims(out[list(VERDICT_COLUMNS)])
+
+
+def table_view(frame: pd.DataFrame):
+    """Any table as a pandas ``Styler`` read like the claims tables: left-aligned, wrapped (never cut), no index."""
+    return frame.style.hide(axis="index").set_table_styles(list(_LEFT))

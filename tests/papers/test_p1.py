@@ -10,13 +10,15 @@ import pytest
 
 from tcpmodels.models.mptcp import lia_alpha
 from tcpmodels.papers import p1_datacenter_fct as p1
+from tcpmodels.stats import CLAIM_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 QUERY = (1000, 2000, 4000, 8000, 16000)
 MESSAGE = (50_000, 100_000, 200_000, 500_000, 1_000_000)
 
 
-def synthetic(*, mptcp_hurts=True, mptcp_helps_messages=True, seed=0, engines=("kernel", "ns3")) -> p1.P1Dataset:
+def synthetic(*, mptcp_hurts=True, mptcp_helps_messages=True, seed=0, engines=("kernel", "ns3"),
+              seeds=(0, 1, 2, 3)) -> p1.P1Dataset:
     """Flows with the paper's mechanism built in (or reversed).
 
     Section 4: FCT = loss-free part (same for both backgrounds) + a 200 ms timeout for
@@ -27,9 +29,9 @@ def synthetic(*, mptcp_hurts=True, mptcp_helps_messages=True, seed=0, engines=("
     rng = np.random.default_rng(seed)
     rows = []
     for eng in engines:
-        for s in (0, 1):
+        for s in seeds:
             for proto in ("tcp", "mptcp"):
-                n = 1500
+                n = 800
                 p_loss = (0.20 if proto == "mptcp" else 0.05) if mptcp_hurts else (0.05 if proto == "mptcp" else 0.20)
                 lossy = rng.random(n) < p_loss
                 fct = rng.lognormal(np.log(0.012), 0.3, n) + lossy * (0.2 + rng.exponential(0.05, n))
@@ -38,6 +40,7 @@ def synthetic(*, mptcp_hurts=True, mptcp_helps_messages=True, seed=0, engines=("
                                  "size_bytes": 70_000, "fct_s": fct[i],
                                  "retransmitted_packets": int(lossy[i]) * 3 if eng == "kernel" else None,
                                  "lost_packets": int(lossy[i]) * 2 if eng == "ns3" else None,
+                                 "timeout_gap_s": 0.21 if lossy[i] and eng == "kernel" else None,
                                  "pattern": (("Extreme delay" if fct[i] > 0.3 else "Delay with loss") if lossy[i]
                                              else ("Full window" if fct[i] <= 0.03 else "Intensive flow"))
                                  if eng == "kernel" else None,
@@ -107,9 +110,10 @@ def test_tables_have_the_papers_layout_and_printed_values(synth):
     assert list(t2["background"]) == ["TCP", "MPTCP"]
     assert t2[["paper_mean_ms", "paper_std_ms", "paper_p95_ms"]].to_numpy().tolist() == [[78.4, 122.5, 266.7],
                                                                                           [91.0, 140.6, 510.5]]
-    assert (t2["kernel_n"] == 3000).all() and (t2["ns3_n"] == 3000).all()
-    assert list(t["table3"]["pattern"]) == ["Full window", "Intensive flow", "Delay with loss", "Extreme delay"]
-    assert t["table3"]["TCP_bg_count"].sum() == 3000
+    assert (t2["kernel_n"] == 3200).all() and (t2["ns3_n"] == 3200).all()  # 4 seeds x 800 flows
+    assert list(t["table3"]["pattern"]) == ["Full window", "Intensive flow", "Delay with loss", "Extreme delay",
+                                         p1.LOSS_WITHOUT_TIMEOUT]
+    assert t["table3"]["TCP_bg_count"].sum() == 3200
     assert list(t["table1"]["paper"])[-2:] == ["0.5 ms", "100 KB"]
     assert list(t["table4"]["traffic"]) == ["Query traffic", "Short message traffic"]
     f = t["figs8_10"]
@@ -133,32 +137,49 @@ def test_fig7_reads_loss_shares(synth):
     assert loss.loc[("kernel", "TCP"), "ks_p_lossfree"] > 0.001  # loss-free parts drawn from one distribution
 
 
-def test_claims_hold_when_the_mechanism_is_present(synth):
+def _v(v, claim, part):
+    row = v[v["claim"].str.startswith(claim) & v["part"].str.startswith(part)]
+    assert len(row) == 1, (claim, part)
+    return row["verdict"].iloc[0]
+
+
+def test_claims_supported_when_the_mechanism_is_present(synth):
     ds, t = synth
-    v = p1.claims(ds, tables_=t)
-    assert len(v) == 8 and list(v.columns) == ["claim", "paper_says", "we_measured", "holds", "why"]
-    assert v["holds"].fillna(False).all(), v[["claim", "why"]].to_string()
+    v = p1.claims(ds, t)
+    assert tuple(v.columns) == CLAIM_COLUMNS and len(v) == 22  # 11 parts per engine
+    assert (v["n_runs"] >= 4).all()  # four seeds: the run, not the flow, is the unit
+    assert not (v["verdict"] == "contradicted").any(), v[["claim", "part", "why"]].to_string()
+    for eng in ("kernel", "ns3"):
+        assert _v(v, f"C1.1 [{eng}]", "(c)") == "supported"
+        assert _v(v, f"C1.2 [{eng}]", "(a)") == "supported"
+        assert _v(v, f"C1.3 [{eng}]", "mean") == "supported"
+        assert _v(v, f"Fig. 7 [{eng}]", "(a)") == "supported"
 
 
-def test_claims_fail_when_the_mechanism_is_reversed():
+def test_claims_contradicted_when_the_mechanism_is_reversed():
     ds = synthetic(mptcp_hurts=False, mptcp_helps_messages=False, seed=3)
-    v = p1.claims(ds).set_index("claim")
-    c13 = v[v.index.str.startswith("C1.3 [kernel]")].iloc[0]
-    assert c13["holds"] is False or c13["holds"] == False  # noqa: E712 (pandas boolean)
-    assert "Not higher" in c13["why"]
-    c12 = v[v.index.str.startswith("C1.2 [ns3]")].iloc[0]
-    assert c12["holds"] == False  # noqa: E712
-    f7 = v[v.index.str.startswith("Fig. 7 [kernel]")].iloc[0]
-    assert f7["holds"] == False  # noqa: E712
+    v = p1.claims(ds, p1.tables(ds))
+    assert _v(v, "C1.3 [kernel]", "mean") == "contradicted"
+    assert _v(v, "C1.2 [ns3]", "(a)") == "contradicted"
+    assert _v(v, "Fig. 7 [kernel]", "(a)") == "contradicted"
 
 
-def test_missing_engine_runs_give_undecided_verdicts():
+def test_missing_engine_runs_give_inconclusive_parts():
     ds = synthetic(engines=("kernel",))
     flows = ds.flows[ds.flows["experiment"] == "s4"]
-    v = p1.claims(p1.P1Dataset(flows=flows, subflows=ds.subflows, tcpinfo=ds.tcpinfo, runs=ds.runs,
-                               provenance=ds.provenance))
-    assert v["holds"].isna().sum() == 2  # C1.1, C1.2 without Section 5 runs
-    assert "missing" in v.iloc[0]["why"]
+    short = p1.P1Dataset(flows=flows, subflows=ds.subflows, tcpinfo=ds.tcpinfo, runs=ds.runs, provenance=ds.provenance)
+    v = p1.claims(short, p1.tables(short))
+    missing = v[v["test"] == "not testable with this data"]
+    assert len(missing) == 2 and (missing["verdict"] == "inconclusive").all()  # C1.1, C1.2 without Section 5 runs
+    assert missing["why"].str.contains("missing").all()
+
+
+def test_table3_counts_only_timeouts_as_the_papers_loss():
+    flows = pd.DataFrame({"pattern": ["Full window", "Delay with loss", "Delay with loss", "Extreme delay", None],
+                          "retransmitted_packets": [0, 2, 3, 1, 0], "timeout_gap_s": [None, None, 0.21, 0.22, None]})
+    got = p1.paper_patterns(flows).tolist()
+    assert got[:4] == ["Full window", p1.LOSS_WITHOUT_TIMEOUT, "Delay with loss", "Extreme delay"]
+    assert pd.isna(got[4])
 
 
 def test_lia_allocation_is_rfc6356(synth):
@@ -171,13 +192,6 @@ def test_lia_allocation_is_rfc6356(synth):
     assert lia.loc["total", "lia_alpha"] == pytest.approx(
         float(lia_alpha(sub["lia_window_segments"].to_numpy(float), sub["rtt_mean_s"].to_numpy(float))), rel=1e-6)
     assert (sub["lia_over_uncoupled"] < 1).all()  # four similar paths: each gets well under a TCP share
-
-
-def test_closing_note_states_both_engines_and_wall_times(synth):
-    ds, t = synth
-    note = p1.closing_note(t, p1.claims(ds, tables_=t))
-    assert "paper 78.4 / 122.5 / 266.7" in note and "kernel" in note and "ns3" in note
-    assert "10.0 min of runs" in note
 
 
 @pytest.mark.skipif(not (DATA / "datasets" / "p1_flows.parquet").exists(), reason="P1 dataset not built")

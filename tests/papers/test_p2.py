@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.papers import p2_mptcp_prediction as p2
+from tcpmodels.stats import CLAIM_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 RTTS = np.arange(120.0, 181.0, 12.0)  # 6 x 6 grid, twice: 72 samples
@@ -89,16 +90,14 @@ def test_mechanism_in_synthetic_data_is_recovered(synth_tables):
 
 
 def test_claims_are_computed_and_follow_the_data(synth_tables):
-    c = p2.claims(synthetic(), tables_=synth_tables).set_index(
-        p2.claims(synthetic(), tables_=synth_tables)["claim"].str[:4])
-    assert list(c.index) == ["C2.1", "C2.2", "C2.3", "C2.4", "C2.5"]
-    assert c["holds"].tolist() == [True, True, True, True, True]
+    ds = synthetic()
+    v = p2.claims(ds, synth_tables)
+    assert tuple(v.columns) == CLAIM_COLUMNS and list(v["claim"].str[:4]) == ["C2.1", "C2.2", "C2.3", "C2.4", "C2.5"]
+    assert (v["verdict"] == "supported").all() and v["test"].str.startswith("old fixed-threshold rule").all()
     # the same campaign where MPTCP follows path 1 and small probes split evenly: C2.1, C2.2, C2.5 no longer hold
     other = synthetic(share64=0.5, mptcp_follows_path1=True)
-    c2 = p2.claims(other).set_index("claim")
-    assert c2["holds"].iloc[0] == False  # noqa: E712 (pandas boolean)
-    assert c2["holds"].iloc[1] == False  # noqa: E712
-    assert c2["holds"].iloc[4] == False  # noqa: E712
+    c2 = p2.claims(other, p2.tables(other, quick=True))
+    assert c2["verdict"].tolist()[0:2] == ["contradicted", "contradicted"] and c2["verdict"].iloc[4] == "contradicted"
     assert c2["why"].str.len().min() > 40
 
 
@@ -124,8 +123,8 @@ def test_shipped_dataset_gives_all_tables_and_verdicts():
     ds = p2.load_dataset(DATA)
     assert len(ds.samples) >= 150 and ds.provenance["n_samples"] == len(ds.samples)
     t = p2.tables(ds, quick=True)
-    c = p2.claims(ds, tables_=t)
-    assert len(c) == 5 and c["holds"].notna().all()
+    c = p2.claims(ds, t)
+    assert len(c) == 5 and (c["verdict"] != "inconclusive").all()
     assert t["table2"]["ours_rmse_KBps"].gt(0).all()
     assert not t["fig4"].empty
 

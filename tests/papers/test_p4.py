@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from tcpmodels.papers import p4_lftcp as p4
-from tcpmodels.papers.common import CLAIM_COLUMNS, COMPARISON_COLUMNS
+from tcpmodels.papers.common import COMPARISON_COLUMNS, claims_full, claims_summary
+from tcpmodels.stats import CLAIM_COLUMNS
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "published"
 
@@ -19,8 +20,24 @@ def test_constants_match_press_release(row):
     assert getattr(p4, row["constant"]) == pytest.approx(row["value"], rel=1e-12), row["source"]
 
 
+def _tables(**kw):
+    return p4.tables(p4.P4Dataset(**kw))
+
+
+def _claims(**kw):
+    ds = p4.P4Dataset(**kw)
+    return p4.claims(ds, p4.tables(ds))
+
+
+def test_contract():
+    ds = p4.load_dataset("data")
+    assert ds.link_rate_bps == 100e9 and ds.rtt_s == 0.296
+    with pytest.raises(TypeError, match="P4Dataset"):
+        p4.tables(None)
+
+
 def test_tables_keys_and_paper_vs_ours():
-    tables = p4.tables()
+    tables = _tables()
     assert set(tables) == {"paper_vs_ours", "path", "in_flight", "sizing", "ratio_97_7"}
     cmp = tables["paper_vs_ours"].set_index("quantity")
     assert tuple(tables["paper_vs_ours"].columns) == COMPARISON_COLUMNS
@@ -62,7 +79,7 @@ def test_in_flight_against_32_bit_limits():
 
 
 def test_sizing_grid_covers_requested_rates_and_rtts():
-    sizing = p4.tables(rates_bps=[1e9, 10e9, 40e9, 100e9], rtts_s=[0.001, 0.1, 0.3])["sizing"]
+    sizing = _tables(rates_bps=(1e9, 10e9, 40e9, 100e9), rtts_s=(0.001, 0.1, 0.3))["sizing"]
     assert len(sizing) == 12
     # a single standard TCP stream fills 40 Gbit/s up to RTT = 1.0737e9 * 8 / 40e9 = 214.7 ms
     row = sizing[(sizing.rate_bps == 40e9) & (sizing.rtt_s == 0.3)].iloc[0]
@@ -95,30 +112,71 @@ def test_ratio_consistency_check_can_succeed():
     assert cand.iloc[0].fraction == pytest.approx(0.977, rel=1e-12)
 
 
+def _verdicts(claims):
+    return {(c[:4], part): v for c, part, v in zip(claims.claim, claims.part, claims.verdict)}
+
+
 def test_claims_verdicts():
-    claims = p4.claims()
+    claims = _claims()
     assert tuple(claims.columns) == CLAIM_COLUMNS
-    assert len(claims) == 6
-    verdicts = dict(zip(claims.claim.str.slice(0, 4), claims.holds))
-    assert verdicts["C4.1"] == True  # noqa: E712
-    assert verdicts["C4.2"] == True  # noqa: E712
-    assert pd.isna(verdicts["C4.3"])  # 97.7 % cannot be derived
-    assert verdicts["C4.4"] == True  # noqa: E712
-    assert verdicts["C4.5"] == True  # noqa: E712
-    assert verdicts["C4.6"] == True  # noqa: E712
-    c43 = claims[claims.claim.str.startswith("C4.3")].iloc[0]
-    assert "29.68 Gbit/s" in c43.why and "cannot be derived" in c43.why
+    assert (claims.n_runs == 0).all()  # nothing is sampled
+    v = _verdicts(claims)
+    assert v[("C4.1", "29 Gbit/s = largest window / RTT")] == "supported"
+    assert v[("C4.2", "in flight at 29 Gbit/s = largest TCP window")] == "supported"
+    # window / RTT gives 98.2-101.7 % for 28.5-29.5 Gbit/s: 97.7 % is outside; other readings undecidable
+    assert v[("C4.3", "window / RTT reading")] == "contradicted"
+    assert v[("C4.3", "some reading the text allows")] == "inconclusive"
+    assert v[("C4.4", "73 Gbit/s needs more than the largest window")] == "supported"
+    assert v[("C4.4", "73 Gbit/s is more than twice the limit")] == "supported"
+    assert v[("C4.5", "exceeds a signed 32-bit byte count")] == "supported"
+    assert v[("C4.5", "exceeds an unsigned 32-bit byte count")] == "contradicted"  # 2.70 GB < 4.29 GB
+    assert v[("C4.6", "window ceiling below the link rate")] == "supported"
+    c43 = claims[claims.part == "window / RTT reading"].iloc[0]
+    assert "29.68 Gbit/s" in c43.why
+    assert c43.ci_low == pytest.approx(100 * 28.5e9 / (1_073_725_440 * 8 / 0.296) - 97.7)
     assert "29.02 Gbit/s" in claims[claims.claim.str.startswith("C4.1")].iloc[0].we_measured
 
 
 def test_claims_are_computed_not_fixed():
     # On a 100 ms path the window ceiling is 85.9 Gbit/s: the 29 Gbit/s limit no longer follows.
-    claims = p4.claims(rtt_s=0.1)
-    verdicts = dict(zip(claims.claim.str.slice(0, 4), claims.holds))
-    assert verdicts["C4.1"] == False  # noqa: E712
-    assert verdicts["C4.2"] == False  # noqa: E712
-    assert verdicts["C4.6"] == True  # noqa: E712  85.9 < 100 Gbit/s
-    assert p4.claims(link_rate_bps=10e9).holds.iloc[5] == False  # noqa: E712  29 Gbit/s ceiling > 10 Gbit/s link
+    v = _verdicts(_claims(rtt_s=0.1))
+    assert v[("C4.1", "29 Gbit/s = largest window / RTT")] == "contradicted"
+    assert v[("C4.2", "in flight at 29 Gbit/s = largest TCP window")] == "contradicted"
+    assert v[("C4.6", "window ceiling below the link rate")] == "supported"  # 85.9 < 100 Gbit/s
+    # 29 Gbit/s ceiling > 10 Gbit/s link
+    assert _verdicts(_claims(link_rate_bps=10e9))[("C4.6", "window ceiling below the link rate")] == "contradicted"
+
+
+def test_views_use_readable_units():
+    views = p4.views(_tables())
+    path = views["path"].set_index("quantity").value
+    assert path["window ceiling at RTT"] == "29.02 Gbit/s"
+    assert path["RTT"] == "296 ms" and path["BDP"] == "3.7 GB"
+    text = " ".join(str(x) for frame in views.values() for x in frame.to_numpy().ravel())
+    assert "e+" not in text  # no 2.90196e+10
+    assert path["Reno time between losses at 73 Gbit/s (Mathis)"] == "16.55 h"
+
+
+def test_claims_styled_once_with_badges():
+    claims = _claims()
+    full = claims_full(claims).to_html()
+    assert full.count("verdict-contradicted") == 2 and "text-align: left" in full
+    summary = claims_summary(claims).to_html()
+    assert summary.count('class="verdict ') == len(claims)
+
+
+def test_plot_sizing():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = p4.plot_sizing(_tables()["sizing"])
+    try:
+        texts = [t.get_text() for t in fig.axes[0].texts]
+        assert len(texts) == 24 and any(t.startswith("29%") for t in texts)
+    finally:
+        plt.close(fig)
 
 
 def test_plot_ceiling_vs_rtt(tmp_path):

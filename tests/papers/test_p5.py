@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.papers import p5_selfsimilar as p5
+from tcpmodels.stats import CLAIM_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 METHODS = ("whittle", "wavelet", "periodogram", "dfa", "rs", "aggvar")
@@ -85,19 +86,48 @@ def test_loss_table_is_alpha_by_clients():
     assert g1.loc[1.65, "24 clients"] == pytest.approx(5.0) and g1.loc[1.05, "24 clients"] == pytest.approx(2.5)
 
 
+def _claims(ds):
+    return p5.claims(ds, p5.tables(ds))
+
+
+def _verdicts(c):
+    return dict(zip(c["claim"].str[:4] + " " + c["part"].str[:3], c["verdict"]))
+
+
 def test_claims_follow_the_data():
-    good = p5.claims(synthetic())
-    assert list(good["claim"].str[:4]) == ["C5.1", "C5.2", "C5.3", "C5.4"]
-    assert good["why"].str.len().min() > 40
-    verdict = dict(zip(good["claim"].str[:4], good["holds"]))
-    assert verdict["C5.1"] and verdict["C5.2"] and verdict["C5.4"]
-    # loss higher at alpha 1.05 than at 1.65 -> C5.1 fails
-    assert not p5.claims(synthetic(alpha_loss={1.05: 1.0, 1.65: 0.5}))["holds"].iloc[0]
-    # G1 loss already with 8 clients and proportional to n -> C5.2 fails
+    good = _claims(synthetic())
+    assert tuple(good.columns) == CLAIM_COLUMNS
+    assert sorted(set(good["claim"].str[:4])) == ["C5.1", "C5.2", "C5.3", "C5.4"]
+    v = _verdicts(good)
+    # 8 run pairs, loss at alpha 1.05 half that at 1.65: 0 at 8/16 clients, -2.5 and -3 points at 24/32
+    assert v["C5.1 los"] == "supported"  # mean -1.4 points, t CI [-2.5, -0.2] over the 8 pairs
+    assert v["C5.2 (a)"] == "supported" and v["C5.2 (b)"] == "supported"
+    assert v["C5.2 (c)"] == "inconclusive"  # no small-server-queue runs: not testable
+    assert v["C5.4 med"] == "supported"
+    # G1 loss already with 8 clients -> C5.2 (a) contradicted (the 1 % is far outside the 0.1 point margin)
     prop = {8: 0.01, 16: 0.02, 24: 0.03, 32: 0.04}
-    assert not p5.claims(synthetic(g1_loss_by_n=prop))["holds"].iloc[1]
-    # H far from (3 - alpha)/2 -> C5.4 fails
-    assert not p5.claims(synthetic(hurst_offset=0.2))["holds"].iloc[3]
+    assert _verdicts(_claims(synthetic(g1_loss_by_n=prop)))["C5.2 (a)"] == "contradicted"
+    # loss higher at alpha 1.05 than at 1.65 everywhere -> C5.1 contradicted
+    everywhere = {8: 0.02, 16: 0.03, 24: 0.05, 32: 0.06}
+    flipped = _claims(synthetic(g1_loss_by_n=everywhere, alpha_loss={1.05: 1.0, 1.65: 0.5}))
+    assert _verdicts(flipped)["C5.1 los"] == "contradicted"
+    assert _verdicts(_claims(synthetic(g1_loss_by_n=everywhere)))["C5.1 los"] == "supported"
+    # H far from (3 - alpha)/2 -> C5.4 contradicted
+    assert _verdicts(_claims(synthetic(hurst_offset=0.2)))["C5.4 med"] == "contradicted"
+
+
+def test_size_note_computes_the_alpha_a_2_5_kb_median_implies():
+    note = p5.size_note()
+    assert note["median_bytes"].iloc[:4].round(-2).tolist() == [900, 4300, 6000, 7000]
+    assert note["alpha"].iloc[-1] == pytest.approx(1.159, abs=1e-3)
+
+
+def test_zero_panels_are_named_not_drawn():
+    t = p5.tables(synthetic())
+    assert p5.zero_panels(t, ["Fig. 5"]) == []  # G1 loses at 24-32 clients
+    t0 = dict(t, fig5=t["fig5"] * 0)
+    assert p5.zero_panels(t0, ["Fig. 5"]) == ["Fig. 5"]
+    assert "not drawn" in p5.zero_note(["Fig. 2"]) and p5.zero_note([]) == ""
 
 
 def test_hurst_tables_carry_the_prediction():
@@ -167,8 +197,8 @@ def test_shipped_hurst_rows_cover_every_estimator(shipped):
     for run in ds.testbed_provenance["runs"]:  # packets accounted for: what tcpdump wrote was all read and parsed
         assert run["capture"]["packets_captured"] == run["read_accounting"]["tcp_parsed"]
         assert not run["read_accounting"]["skipped"] and run["flows"]["errors"] == 0
-    c = p5.claims(ds, tables_=t)
-    assert len(c) == 5 and c["why"].str.len().min() > 40
+    c = p5.claims(ds, t)
+    assert len(c) == 8 and c["why"].str.len().min() > 40 and c["n_runs"].ge(1).all()
 
 
 def test_closing_tables_and_figure_grid():
@@ -201,7 +231,7 @@ def _with_testbed(ds: p5.P5Dataset, offset: float) -> p5.P5Dataset:
 
 
 def test_testbed_hurst_is_judged_by_the_same_rule_as_ns3():
-    plain = p5.claims(synthetic())
+    plain = _claims(synthetic())
     assert not plain["claim"].str.contains("kernel testbed").any()  # no testbed data: no testbed row
     assert p5.tables(synthetic())["hurst_testbed"].empty
 
@@ -209,10 +239,9 @@ def test_testbed_hurst_is_judged_by_the_same_rule_as_ns3():
     t = p5.tables(near)
     assert len(t["hurst_testbed"]) == 24 and t["hurst_testbed"]["covers"].eq(False).all()  # 0.05 off, +-0.03 wide
     assert list(t["hurst_testbed_summary"].index) == [1.05, 1.35, 1.65, 1.95]
-    row = p5.claims(near).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
-    assert bool(row["holds"]) is True
-    assert "200 s real-kernel runs" in row["we_measured"] and "10 Mbit/s" in row["we_measured"]
+    row = p5.claims(near, t).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
+    assert row["verdict"] == "supported" and row["effect"] == pytest.approx(0.05)  # all four 0.05 off: no spread
 
     far = _with_testbed(synthetic(), offset=0.2)
-    row = p5.claims(far).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
-    assert not row["holds"] and "off by more than 0.1 at alpha 1.05 (+0.20)" in row["why"]
+    row = _claims(far).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
+    assert row["verdict"] == "contradicted" and "alpha 1.05: H 1.18 (+0.20)" in row["we_measured"]

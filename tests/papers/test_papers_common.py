@@ -76,3 +76,36 @@ def test_comparison_frame_relative_difference():
 def test_comparison_frame_rejects_other_rows():
     with pytest.raises(TypeError, match="rows must be Comparison instances; got tuple"):
         comparison_frame([("rate", 1, 2, "-")])
+
+
+def test_read_frames_accepts_data_or_datasets_dir_and_names_the_command(tmp_path):
+    import json
+
+    from tcpmodels.papers.common import read_frames
+
+    d = tmp_path / "datasets"
+    d.mkdir()
+    pd.DataFrame({"a": [1, 2]}).to_parquet(d / "px_runs.parquet")
+    (d / "px_provenance.json").write_text(json.dumps({"k": 1}))
+    for where in (tmp_path, d):
+        got = read_frames(where, "px", ("runs",), optional=("extra",), command="make px")
+        assert got["runs"]["a"].tolist() == [1, 2] and got["provenance"] == {"k": 1} and "extra" not in got
+    with pytest.raises(FileNotFoundError, match="make px"):
+        read_frames(tmp_path, "px", ("runs", "bins"), command="make px")
+
+
+def test_check_claims_badges_and_before_after():
+    from tcpmodels.papers.common import before_after, check_claims, from_old_verdicts, verdict_badge
+    from tcpmodels.stats import CLAIM_COLUMNS
+
+    old = claims_frame([Claim(claim="C9.1 x", paper_says="p", we_measured="m", holds=True, why="w"),
+                        Claim(claim="C9.2 y", paper_says="p", we_measured="m", holds=None, why="w")])
+    new = from_old_verdicts(old, n_runs=3, reason="test")
+    assert tuple(new.columns) == CLAIM_COLUMNS and new["verdict"].tolist() == ["supported", "inconclusive"]
+    assert check_claims(new) is new
+    with pytest.raises(ValueError, match="unknown verdicts"):
+        check_claims(new.assign(verdict="holds"))
+    changed = new.assign(verdict=["contradicted", "inconclusive"])
+    ba = before_after(old, changed)
+    assert ba.set_index("id")["changed"].to_dict() == {"C9.1": True, "C9.2": False}
+    assert 'class="verdict verdict-supported"' in verdict_badge("supported")

@@ -1,33 +1,5 @@
-"""P5: bottleneck performance under multiplexed self-similar traffic (Ono, Nakashima), reproduced in ns-3.
+"""P5's dataset, its loader, and every table (Figs. 2-11 as tables, loss, finishing, Hurst)."""
 
-Source: A. Ono, T. Nakashima, "Self-similar トラフィックの重なりによるボトルネック
-パフォーマンスの評価" (evaluation of bottleneck performance under multiplexing
-self-similar traffics), Kyushu Tokai University; text in ``shared/seeds/004_*.txt``,
-digest in ``shared/PAPERS.md`` (P5).
-
-The paper has no tables: Figs. 2-5 plot the loss rate at the server S and at the
-bottleneck gateway G1 over 20 s, Figs. 6-11 the G1 -> G2 throughput and the
-completed sessions, for 8/16/24/32 active clients. :func:`tables` turns our runs
-(:mod:`tcpmodels.experiments.p5`, ns-3 caterpillar) into the same curves as
-tables (1 s bins, mean over seeds), the loss-rate table alpha x clients, the
-heavy-file and finishing-time tables, and the Hurst tables: every estimator of
-:mod:`tcpmodels.models.hurst` on the G1 -> G2 packet counts of 300 s runs and of
-the 20 s runs, against H = (3 - alpha)/2 (:func:`tcpmodels.models.heavytail.hurst_from_alpha`),
-and on the Bellcore Ethernet excerpt. :func:`claims` gives verdicts on C5.1-C5.4.
-
-Loss rates are byte loss rates of a device queue: bytes dropped / (bytes dropped
-+ bytes accepted), from the ns-3 queue counters; nearly all bytes are full-size
-data segments, so this is the packet loss rate within a few percent.
-
-References
-----------
-.. [1] A. Ono, T. Nakashima, Kyushu Tokai University (seed 004), Figs. 2-11, Sec. 4.
-.. [2] W. Willinger, M. S. Taqqu, R. Sherman, D. V. Wilson, "Self-similarity through
-   high-variability", IEEE/ACM ToN 5(1), 71-86, 1997 (H = (3 - alpha)/2).
-.. [3] W. Leland, M. Taqqu, W. Willinger, D. Wilson, IEEE/ACM ToN 2(1), 1-15, 1994 (Bellcore traces).
-.. [4] K. Park, G. Kim, M. Crovella, "On the relationship between file sizes, transport
-   protocols, and self-similar network traffic", ICNP 1996.
-"""
 
 from __future__ import annotations
 
@@ -39,13 +11,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.models.heavytail import hurst_from_alpha, pareto_median, pareto_scale
-from tcpmodels.papers.common import Claim, claims_frame
-
-__all__ = [
-    "CITATION", "PAPER_FIGURES", "FIGURE_CASES", "P5Dataset", "load_dataset", "over_time", "loss_table",
-    "tables", "claims", "hurst_aggregated", "closing_tables", "plot_over_time", "plot_figures",
-    "plot_hurst_vs_alpha", "plot_counts_scales", "BELLCORE_FULL_TRACE_H",
-]
+from tcpmodels.papers.common import read_frames
 
 CITATION = ("A. Ono, T. Nakashima, 'Self-similar トラフィックの重なりによるボトルネックパフォーマンスの評価', "
             "Kyushu Tokai University")
@@ -107,18 +73,16 @@ def load_dataset(data_dir: str | Path = "data") -> P5Dataset:
     FileNotFoundError
         If there is no ``p5_runs.parquet`` (build it with ``python -m tcpmodels.experiments.p5 dataset``).
     """
-    d = Path(data_dir)
-    if not (d / "p5_runs.parquet").exists() and (d / "datasets" / "p5_runs.parquet").exists():
-        d = d / "datasets"
-    if not (d / "p5_runs.parquet").exists():
-        raise FileNotFoundError(f"no P5 dataset in {data_dir} (expected p5_runs.parquet); build it with "
-                                "`python -m tcpmodels.experiments.p5 dataset`")
-    parts = {n: pd.read_parquet(d / f"p5_{n}.parquet") for n in ("runs", "bins", "flows", "hurst", "counts")}
-    prov = json.loads((d / "p5_provenance.json").read_text())
-    if (d / "p5_testbed_hurst.parquet").exists():  # the kernel testbed part is optional
-        parts["testbed_hurst"] = pd.read_parquet(d / "p5_testbed_hurst.parquet")
-        parts["testbed_counts"] = pd.read_parquet(d / "p5_testbed_counts.parquet")
-        parts["testbed_provenance"] = json.loads((d / "p5_testbed_provenance.json").read_text())
+    cmd = "python -m tcpmodels.experiments.p5 dataset"
+    parts = read_frames(data_dir, "p5", ("runs", "bins", "flows", "hurst", "counts"), command=cmd)
+    prov = parts.pop("provenance")
+    try:  # the kernel testbed part is optional
+        tb = read_frames(data_dir, "p5_testbed", ("hurst", "counts"), command="python -m tcpmodels.experiments.p5 "
+                         "testbed")
+    except FileNotFoundError:
+        tb = None
+    if tb is not None:
+        parts.update(testbed_hurst=tb["hurst"], testbed_counts=tb["counts"], testbed_provenance=tb["provenance"])
     return P5Dataset(**parts, provenance=prov)
 
 
@@ -373,7 +337,7 @@ def _figure_summary(table: pd.DataFrame | None, quantity: str) -> str:
     return "; ".join(parts)
 
 
-def tables(dataset: P5Dataset, *, step_s: float = 1.0) -> dict[str, pd.DataFrame]:
+def tables(dataset: P5Dataset, *, quick: bool = False, seed: int = 0, step_s: float = 1.0) -> dict[str, pd.DataFrame]:
     """Every table of the reproduction.
 
     Keys: ``figN`` (Figs. 2-11 as time x clients, case ``main``; absent if the
@@ -382,7 +346,9 @@ def tables(dataset: P5Dataset, *, step_s: float = 1.0) -> dict[str, pd.DataFrame
     statement per figure), ``loss`` (long form), ``loss_s_5M``, ``loss_g1_5M``,
     ``loss_s_10M``, ``loss_g1_10M`` (alpha x clients [%]), ``finish`` (per run),
     ``sizes``, ``hurst_long``, ``hurst_summary``, ``hurst_20s``, ``hurst_bellcore``,
-    ``hurst_testbed`` and ``hurst_testbed_summary`` (kernel testbed; empty if not shipped), ``alt_arrival``, ``alt_server_queue``, ``onset_altq``, ``onset_main``.
+    ``hurst_testbed`` and ``hurst_testbed_summary`` (kernel testbed; empty if not shipped), ``alt_arrival``,
+    ``alt_server_queue``, ``onset_altq``, ``onset_main``. ``quick`` and ``seed`` change nothing (every
+    table is read from the shipped runs in about a second).
     """
     t: dict[str, pd.DataFrame] = {}
     have = set(dataset.runs["case"])
@@ -420,173 +386,6 @@ def tables(dataset: P5Dataset, *, step_s: float = 1.0) -> dict[str, pd.DataFrame
     t["onset_main"] = _onset_table(dataset, "main")
     t["onset_altq"] = _onset_table(dataset, "alt_server_queue")
     return t
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.2f} %"
-
-
-def claims(dataset: P5Dataset, *, tables_: dict | None = None) -> pd.DataFrame:
-    """Verdicts on C5.1-C5.4 (columns of :func:`tcpmodels.papers.common.claims_frame`)."""
-    t = tables(dataset) if tables_ is None else tables_
-    out = []
-
-    # C5.1: alpha near 1 -> lower loss (5 Mbit/s, total loss at S and G1)
-    lt = t["loss"]
-    five = lt[np.isclose(lt["backbone_mbps"], 5.0)].copy()
-    five["loss_pct"] = five["loss_s_pct"] + five["loss_g1_pct"]
-    by_a = five.groupby("alpha")["loss_pct"].mean()
-    offered = five.groupby("alpha")["offered_MB"].mean()
-    lossy_n = five.loc[five["loss_pct"] > 0, "n_clients"].unique()
-    per_n = five.pivot(index="n_clients", columns="alpha", values="loss_pct")
-    a_lo, a_hi = by_a.index.min(), 1.65 if 1.65 in by_a.index else by_a.index.max()
-    ok_each = bool((per_n.loc[lossy_n, a_lo] <= per_n.loc[lossy_n, a_hi]).all()) if len(lossy_n) else False
-    holds = bool(by_a[a_lo] < by_a[a_hi]) and ok_each
-    out.append(Claim(
-        claim="C5.1 alpha close to 1 (more self-similar) gives lower loss rates",
-        paper_says="Figs. 2-3: at 5 Mbit/s loss at S only with 32 clients at alpha 1.05, over 10 % with 32 "
-                   "clients at alpha 1.65; loss grows as alpha approaches 2",
-        we_measured="mean loss (S + G1) over client counts at 5 Mbit/s: "
-                    + ", ".join(f"alpha {a:g}: {_fmt(v)}" for a, v in by_a.items())
-                    + "; offered bytes per run: " + ", ".join(f"{v:.1f} MB" for v in offered),
-        holds=holds,
-        why=("the ordering holds at every client count that loses packets" if ok_each else
-             "the ordering fails at some client count") +
-            ". With the mean fixed at 10 KB, alpha near 1 makes most files tiny (median "
-            f"{t['sizes']['drawn_median_bytes'].iloc[0]:.0f} B at alpha {t['sizes']['alpha'].iloc[0]:g}). " +
-            ("Fewer bytes are offered at alpha near 1 here, so part of the difference is plain load. "
-             if offered.iloc[0] < offered.iloc[-1] else
-             "The bytes offered are not fewer at alpha near 1: they sit in a few huge downloads, each one TCP "
-             "connection whose window alone does not overflow a 3000-packet queue, while at large alpha hundreds "
-             "of mid-size downloads run at once and their summed slow starts do. ") +
-            "This is the paper's own explanation (many small files, few large ones).",
-    ))
-
-    # C5.2: bottleneck loss not proportional to clients, appears only with many, depends on source loss
-    g1 = t["loss_g1_5M"].loc[1.65] if 1.65 in t["loss_g1_5M"].index else t["loss_g1_5M"].iloc[-1]
-    ns = np.array([int(c.split()[0]) for c in g1.index])
-    first = ns[g1.to_numpy() > 0].min() if (g1.to_numpy() > 0).any() else None
-    ratios = g1.to_numpy() / ns
-    # proportional would be loss = k n: no threshold below which it vanishes, loss / n the same everywhere
-    lossy = ratios > 0
-    nonprop = bool(lossy.any() and (not lossy.all() or np.max(ratios) > 2 * np.min(ratios)))
-    only_many = first is not None and first >= 24
-    s_main = t["loss_s_5M"].to_numpy().max() if not t["loss_s_5M"].empty else np.nan
-    altq = t["onset_altq"]
-    precede = None
-    if not altq.empty:
-        both = altq.dropna(subset=["first_loss_s_s", "first_loss_g1_s"])
-        if len(both):
-            precede = f"{int((both['first_loss_s_s'] < both['first_loss_g1_s']).sum())} of {len(both)}"
-    out.append(Claim(
-        claim="C5.2 bottleneck loss is not proportional to the client count; it appears only with many "
-              "clients and depends on losses at the source",
-        paper_says="Fig. 5 (alpha 1.65, 5 Mbit/s): no loss at G1 with 16 clients; 24 and 32 similar at 2-6 s; "
-                   "with 32 it persists after 10 s; G1 loss starts ~2 s after the source's",
-        we_measured="G1 loss at alpha 1.65, 5 Mbit/s by clients: "
-                    + ", ".join(f"{n}: {_fmt(v)}" for n, v in zip(ns, g1.to_numpy()))
-                    + f"; max loss at S in the paper's setup (3000-packet queue at S): {s_main:.2f} %"
-                    + (f"; with a 50-packet S queue, S loses before G1 in {precede} runs where both lose"
-                       if precede else ""),
-        holds=bool(only_many and nonprop),
-        why=("G1 loss is absent up to 16 clients and jumps, not in proportion, beyond" if only_many and nonprop
-             else "G1 loss does not follow the paper's pattern (see the numbers)")
-            + ". The 'depends on the source' part cannot be shown in the setup as printed: with 3000-packet "
-              "queues S never drops in ns-3 (its 10 Mbit/s link is faster than the 5 Mbit/s bottleneck, so "
-              "the backlog sits at G1). Only with a small queue at S (our alt_server_queue guess, ns-2's "
-              "default 50 packets) do losses at S appear and precede the G1 losses, as in Figs. 3 and 5.",
-    ))
-
-    # C5.3: a few very large files dominate throughput and duration
-    fin = t["finish"]
-    lo_a, hi_a = fin["alpha"].min(), fin["alpha"].max()
-    a_lo, a_hi = fin[np.isclose(fin["alpha"], lo_a)], fin[np.isclose(fin["alpha"], hi_a)]
-    share, share_hi = a_lo["top1pct_rx_share"].median(), a_hi["top1pct_rx_share"].median()
-    big, big_hi = a_lo["largest_file_rx_share"].median(), a_hi["largest_file_rx_share"].median()
-    inversions = []
-    for (a, bw, seed), g in fin.groupby(["alpha", "backbone_mbps", "seed"]):
-        g = g.sort_values("n_clients")
-        last = g["last_busy_s"].to_numpy()
-        for i in range(len(g) - 1):
-            if last[i + 1] < last[i] - 0.5:  # more clients, link idle at least 0.5 s earlier
-                inversions.append(f"alpha {a:g}, {bw:g} Mbit/s, seed {seed}: {g['n_clients'].iloc[i + 1]} clients "
-                                  f"done at {last[i + 1]:.1f} s, {g['n_clients'].iloc[i]} at {last[i]:.1f} s")
-    sets_end = a_lo["largest_dominates_end"].mean()
-    sets_end_hi = a_hi["largest_dominates_end"].mean()
-    signs = [share > 0.3, share > share_hi, sets_end >= 0.5 or len(inversions) > 0]
-    out.append(Claim(
-        claim="C5.3 a few very large files dominate throughput and duration",
-        paper_says="Figs. 6, 8, 10: with alpha 1.05, 16 clients finished after 24 because one or two huge files "
-                   "kept going; oscillating throughput when a few huge files are alone on the link",
-        we_measured=f"the largest 1 % of downloads carry {100 * share:.0f} % of the delivered bytes at alpha "
-                    f"{lo_a:g} ({100 * share_hi:.0f} % at {hi_a:g}); the single largest {100 * big:.0f} % "
-                    f"({100 * big_hi:.0f} %); the largest download carries most of the link's bytes while it runs "
-                    f"and runs to the end in {100 * sets_end:.0f} % of the runs at alpha {lo_a:g} "
-                    f"({100 * sets_end_hi:.0f} % at {hi_a:g}); "
-                    f"finishing order inverted (more clients done earlier) in {len(inversions)} case(s)"
-                    + (f", e.g. {inversions[0]}" if inversions else ""),
-        holds=bool(all(signs)),
-        why=("the byte share of the largest files grows as alpha approaches 1 and the largest download sets "
-             "the end of the run" + ("" if inversions else "; the paper's anecdote itself (fewer clients "
-                                     "finishing later) does not occur in our seeds") if all(signs) else
-             "one of the three signs is missing (byte share of the top 1 % > 30 %, larger than at the largest "
-             "alpha, the largest download holding the link to the end of most runs or an inverted finishing order)") +
-            ". Clients keep their random streams when more are added (client c draws the same files in every "
-            "run of a seed, as the paper's 8 -> 32 progression suggests), so one huge file of an early client "
-            "sits in every larger run too; with 3000-packet queues it also delays the short downloads behind it "
-            "by seconds.",
-    ))
-
-    # C5.4: H ~ (3 - alpha)/2, judged by one rule on the ns-3 long runs and on the kernel testbed
-    out.append(_c54(t["hurst_long"], "C5.4 measured H of the bottleneck traffic follows (3 - alpha)/2",
-                    "300 s ns-3 runs, 10 ms packet counts at G1",
-                    "the 300 s runs are missing; 20 s runs are too short for a fair estimate"))
-    if not t["hurst_testbed"].empty:
-        tb = dataset.testbed_provenance.get("config", {})
-        out.append(_c54(t["hurst_testbed"], "C5.4 [kernel testbed] H of heavy-tailed TCP downloads follows (3 - alpha)/2",
-                        f"{tb.get('duration_s', float('nan')):g} s real-kernel runs (Reno, Poisson arrivals of "
-                        f"Pareto-sized downloads through a {tb.get('rate_bps', float('nan')) / 1e6:g} Mbit/s tbf "
-                        "bottleneck), 10 ms packet counts from tcpdump at the bottleneck",
-                        "no testbed runs"))
-    return claims_frame(out)
-
-
-def _c54(hl: pd.DataFrame, claim: str, series: str, missing: str) -> Claim:
-    """Verdict on H = (3 - alpha)/2 from one H table (alpha, method, hurst, ci95_low/high, covers, n).
-
-    Holds when the median over estimators is within 0.1 of the prediction at
-    every alpha (at least three alphas) and H decreases with alpha.
-    """
-    if hl.empty:
-        return Claim(claim=claim, paper_says="(model, PAPERS.md) H = (3 - alpha)/2", we_measured=missing, holds=None,
-                     why=missing)
-    good = hl[hl["method"].isin(["whittle", "wavelet"])]
-    med = hl.groupby("alpha")["hurst"].median()
-    pred = hurst_from_alpha(med.index.to_numpy())
-    err = np.abs(med.to_numpy() - pred)
-    slope = np.polyfit(med.index.to_numpy(), med.to_numpy(), 1)[0] if len(med) >= 2 else np.nan
-    cover = int(good["covers"].sum())
-    holds = bool(np.all(err <= 0.1) and slope < 0) if len(med) >= 3 else None
-    return Claim(
-        claim=claim,
-        paper_says="(model, PAPERS.md; the paper cites it but measures no H) H = (3 - alpha)/2: "
-                   + ", ".join(f"{a:g} -> {p:.3f}" for a, p in zip(med.index, pred)),
-        we_measured=f"median H over six estimators, {series}: "
-                    + ", ".join(f"alpha {a:g}: {h:.2f}" for a, h in med.items())
-                    + f"; slope dH/dalpha {slope:.2f} (model -0.5); local Whittle and wavelet intervals "
-                      f"cover the prediction in {cover} of {len(good)} cases",
-        holds=holds,
-        why=("only " + ", ".join(f"{a:g}" for a in med.index) + " has/have a long run: too few shapes to test "
-             "the line" if holds is None else
-             "within 0.1 of the prediction at every alpha and decreasing" if holds else
-             ("H decreases with alpha as predicted but less steeply; off by more than 0.1 at alpha "
-              if slope < 0 else "H does not decrease with alpha; off by more than 0.1 at alpha ")
-             + ", ".join(f"{a:g} ({h - q:+.2f})" for a, h, q in zip(med.index, med.to_numpy(), pred)
-                         if abs(h - q) > 0.1)) +
-            f"; the intervals are asymptotic and narrow for {int(hl['n'].max()):,} points and do not hold the "
-            "estimators' bias: TCP's windows and queueing add short-range correlation (lifting H near alpha 2), "
-            "and a finite run cannot show the full dependence at alpha near 1 (lowering H there).",
-    )
 
 
 def hurst_aggregated(counts: pd.DataFrame, factor: int = 10, *, source: str = "ns-3") -> pd.DataFrame:
@@ -637,98 +436,63 @@ def closing_tables(tables_: dict) -> dict[str, pd.DataFrame]:
     return {"loss_5M": loss, "hurst": h}
 
 
-def plot_over_time(table: pd.DataFrame, ax=None, *, ylabel: str = "", title: str = ""):
-    """Step plot of one :func:`over_time` table (one line per client count); returns the axes."""
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+def size_note(mean_bytes: float = 10e3, median_bytes: float = 2.5e3, alphas=(1.05, 1.35, 1.65, 1.95)) -> pd.DataFrame:
+    """The paper's "mean 10 KB, median about 2.5 KB" against the Pareto shapes it runs.
 
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5, 3.2))
-    for col in table.columns:
-        ax.step(table.index, table[col], where="pre", label=col)  # value of the window ending there
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=7)
-    return ax
+    For a Pareto law with the given mean, the median of each alpha [bytes], and the alpha whose
+    median is ``median_bytes`` (:func:`tcpmodels.models.heavytail.pareto_alpha_from_median_ratio`).
+    With mean 10 KB the medians are 0.9, 4.3, 6.0 and 6.9 KB: 2.5 KB needs alpha 1.16.
 
-
-def plot_figures(tables_: dict, figures: list[str], *, suffix: str = "", ncols: int = 2, note: str = ""):
-    """Draw the named figures (``"Fig. 2"`` ...) of :func:`tables` in a grid; returns the matplotlib figure.
-
-    ``suffix`` picks a variant (``"_altq"``: the 50-packet queue at S); a figure missing from the
-    tables gets an empty panel saying so.
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``alpha, median_bytes, note``; the last row is the implied alpha.
     """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    from tcpmodels.models.heavytail import pareto_alpha_from_median_ratio
 
-    spec = {f: (q, a, bw) for f, q, a, bw, _ in PAPER_FIGURES}
-    unknown = [f for f in figures if f not in spec]
-    if unknown:
-        raise ValueError(f"figures must be among {list(spec)}; got {unknown}")
-    nrows = int(np.ceil(len(figures) / ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(5.5 * ncols, 3.2 * nrows), sharex=True, squeeze=False)
-    units = {"loss_s": "%", "loss_g1": "%", "thr_g1": "Mbit/s", "sessions": "per s"}
-    for ax, name in zip(axes.ravel(), figures):
-        q, a, bw = spec[name]
-        key = name.replace("Fig. ", "fig") + suffix
-        title = f"{name}: alpha {a:g}, {bw:g} Mbit/s{note}"
-        if key in tables_:
-            plot_over_time(tables_[key], ax, ylabel=f"{q} [{units[q]}]", title=title)
-        else:
-            ax.set_title(f"{title}: not in the dataset", fontsize=9)
-    fig.tight_layout()
-    return fig
+    rows = [{"alpha": a, "median_bytes": float(pareto_median(pareto_scale(mean_bytes, a), a)),
+             "note": f"Pareto with mean {mean_bytes / 1e3:g} KB"} for a in alphas]
+    implied = float(pareto_alpha_from_median_ratio(median_bytes / mean_bytes))
+    rows.append({"alpha": implied, "median_bytes": median_bytes,
+                 "note": f"the alpha a {median_bytes / 1e3:g} KB median implies at mean {mean_bytes / 1e3:g} KB"})
+    return pd.DataFrame(rows)
 
 
-def plot_hurst_vs_alpha(hurst_long: pd.DataFrame, ax=None, *, bellcore: pd.DataFrame | None = None):
-    """Measured H (each estimator, 95 % interval) against alpha, with the line (3 - alpha)/2; returns the axes."""
-    import matplotlib.pyplot as plt  # noqa: PLC0415
-
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5.5, 4))
-    methods = sorted(hurst_long["method"].unique())
-    width = 0.04
-    for i, m in enumerate(methods):
-        d = hurst_long[hurst_long["method"] == m]
-        x = d["alpha"].to_numpy() + (i - (len(methods) - 1) / 2) * width / len(methods) * 2
-        ax.errorbar(x, d["hurst"], yerr=[d["hurst"] - d["ci95_low"], d["ci95_high"] - d["hurst"]], fmt="o",
-                    ms=4, capsize=2, label=m)
-    a = np.linspace(1.0, 2.0, 50)
-    ax.plot(a, (3 - a) / 2, "k-", lw=1, label="(3 - alpha)/2")
-    if bellcore is not None and len(bellcore):
-        ax.axhline(float(bellcore["hurst"].median()), color="grey", ls="--", lw=1, label="Bellcore 25 s (median)")
-    ax.set_xlabel("alpha [-]")
-    ax.set_ylabel("H [-]")
-    ax.legend(fontsize=7, ncol=2)
-    return ax
+def zero_panels(tables: dict[str, pd.DataFrame], figures: list[str], *, suffix: str = "") -> list[str]:
+    """The figures among ``figures`` whose table is all zero (no loss anywhere): nothing to draw."""
+    out = []
+    for name in figures:
+        key = "fig" + name.split()[-1] + suffix
+        t = tables.get(key)
+        if t is not None and len(t) and not np.any(np.nan_to_num(t.to_numpy(float)) != 0):
+            out.append(name)
+    return out
 
 
-def plot_counts_scales(counts: pd.DataFrame, run_ids: list[str], *, scales: tuple = (1, 10, 100), axes=None):
-    """Packet counts of each series at several aggregation levels (Leland et al.'s Fig. 1 style); returns the axes.
+def zero_note(figures: list[str]) -> str:
+    """One sentence on why the all-zero figures among Figs. 2-4 are not drawn (empty string if none)."""
+    if not figures:
+        return ""
+    return (f"{', '.join(figures)}: no loss at the server S in any window for any client count, so "
+            f"{'these panels are' if len(figures) > 1 else 'this panel is'} not drawn. With the printed "
+            "3000-packet queues S cannot lose in ns-3: its 10 Mbit/s link is faster than the 5 or 10 Mbit/s "
+            "gateways, so the backlog builds at G1, not at S. The panels with losses are drawn below; the "
+            "50-packet-queue variant further down shows losses at S.")
 
-    Parameters
-    ----------
-    counts : pandas.DataFrame
-        ``p5_counts`` rows (``run_id``, ``t_s``, ``packets``).
-    run_ids : list of str
-        Series to draw, one row of panels each.
-    scales : tuple of int
-        Aggregation factors of the 10 ms bins.
-    """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    if axes is None:
-        _, axes = plt.subplots(len(run_ids), len(scales), figsize=(3.2 * len(scales), 2.2 * len(run_ids)),
-                               squeeze=False)
-    for r, rid in enumerate(run_ids):
-        c = counts[counts["run_id"] == rid].sort_values("t_s")
-        x = c["packets"].to_numpy()
-        bin_s = float(np.diff(c["t_s"].to_numpy()[:2])[0])
-        for k, m in enumerate(scales):
-            n = len(x) // m
-            y = x[: n * m].reshape(n, m).sum(axis=1)
-            y = y[-min(n, 250):]  # the last 250 points at every scale
-            ax = axes[r][k]
-            ax.bar(np.arange(len(y)), y, width=1.0, color="C0")
-            ax.set_title(f"{rid}: {bin_s * m:g} s bins", fontsize=8)
-            ax.set_xticks([])
-    return axes
+def provenance_table(dataset: P5Dataset) -> pd.DataFrame:
+    """When and how the runs were made: times, wall times, seeds, versions, missing runs."""
+    prov, runs = dataset.provenance, dataset.runs
+    return pd.Series({
+        "first run finished (UTC)": prov.get("first_run_utc"),
+        "last run finished (UTC)": prov.get("last_run_utc"),
+        "sweep wall time on the local cluster, all invocations [min]": round(prov.get("campaign_wall_s", np.nan) / 60, 1),
+        "sum of simulation wall times [min]": round(prov.get("sum_run_wall_s", np.nan) / 60, 1),
+        "sum of ns-3 start-up (cppyy) times [min]": round(prov.get("sum_ns3_load_wall_s", np.nan) / 60, 1),
+        "runs by case": prov.get("runs_by_case"),
+        "main-grid seeds present": sorted(runs.loc[runs["case"] == "main", "seed"].unique().tolist()),
+        "ns-3": prov.get("ns3_version"),
+        "kernel": prov.get("kernel"),
+        "load average when the dataset was built": prov.get("load_average_at_dataset"),
+        "missing runs": ", ".join(prov.get("missing_runs", [])) or "none",
+    }).to_frame("value")

@@ -1,60 +1,19 @@
-"""P1: short flows beside MPTCP background in a k=4 fat-tree (Fujii, Tazaki, Sekiya), on two engines.
+"""P1's dataset, its loader, Tables 1-4, Fig. 7 and Figs. 8-10 as tables, the LIA allocation."""
 
-Source: H. Fujii, H. Tazaki, Y. Sekiya, a study of flow size and MPTCP in a
-data-center network (IPSJ technical report); text in ``shared/seeds/000_*.txt``,
-digest in ``shared/PAPERS.md`` (P1). The paper ran Linux MPTCP v0.86 (LIA-coupled)
-inside ns-3 DCE. Today's kernel MPTCP v1 has no coupled congestion control, so the
-dataset (:mod:`tcpmodels.experiments.p1`) holds two engines driven by the same
-workload schedules:
-
-``kernel``
-    the real Linux kernel on the namespace fat-tree; MPTCP = one *uncoupled* Reno
-    subflow per core;
-``ns3``
-    ns-3 (:mod:`tcpmodels.sim.fattree`); MPTCP = RFC 6356 LIA-coupled NewReno
-    subflows, one per core.
-
-:func:`tables` rebuilds Table 1 (setting), Table 2 (mean, standard deviation and
-95th percentile FCT of the 70 KB flows under TCP and MPTCP background, with 99 %
-confidence intervals), Table 3 (flow patterns from the kernel captures), Table 4,
-Fig. 7 (FCT CDF, share of flows with loss), Figs. 8-10 (query and short-message FCT
-by size, 99 % confidence intervals) and the RFC 6356 allocation for a captured
-kernel MPTCP background connection; :func:`claims` gives verdicts on C1.1-C1.3 and
-the Fig. 7 statement for each engine.
-
-Statistics: the confidence interval of a mean is Student's t over flows; that of a
-95th percentile is the distribution-free order-statistic interval
-(:func:`scipy.stats.quantile_test`). Flows of one run share the background, so
-intervals over flows are narrower than intervals over independent runs would be;
-the per-seed spread is shown beside them.
-
-References
-----------
-.. [1] H. Fujii, H. Tazaki, Y. Sekiya, P1 (``shared/PAPERS.md``), Tables 1-4, Figs. 7-10.
-.. [2] C. Raiciu et al., "Improving datacenter performance and robustness with multipath TCP", SIGCOMM 2011.
-.. [3] RFC 6356, "Coupled Congestion Control for Multipath Transport Protocols", Sec. 3-4.
-.. [4] M. Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010 (the query / short-message classes).
-"""
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from tcpmodels.papers.common import Claim, claims_frame
+from tcpmodels.papers.common import read_frames
 
-__all__ = [
-    "CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS",
-    "P1Dataset", "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3",
-    "table4", "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10",
-    "classify_capture", "closing_note", "campaign_table", "background_table",
-]
 
 CITATION = ("H. Fujii, H. Tazaki, Y. Sekiya, 'データセンターネットワークにおけるフローサイズと MPTCP に関する研究' "
             "(flow size and MPTCP in a data-center network), IPSJ technical report")
@@ -104,12 +63,9 @@ class P1Dataset:
 
 def load_dataset(data_dir: str | Path = "data") -> P1Dataset:
     """Read ``p1_*.parquet`` and ``p1_provenance.json`` from ``<data_dir>/datasets``."""
-    d = Path(data_dir) / "datasets"
-    if not (d / "p1_flows.parquet").exists():
-        raise FileNotFoundError(f"no P1 dataset in {d}: run `python -m tcpmodels.experiments.p1 dataset`")
-    return P1Dataset(flows=pd.read_parquet(d / "p1_flows.parquet"), subflows=pd.read_parquet(d / "p1_subflows.parquet"),
-                     tcpinfo=pd.read_parquet(d / "p1_tcpinfo.parquet"), runs=pd.read_parquet(d / "p1_runs.parquet"),
-                     provenance=json.loads((d / "p1_provenance.json").read_text()))
+    parts = read_frames(data_dir, "p1", ("flows", "subflows", "tcpinfo", "runs"),
+                        command="python -m tcpmodels.experiments.p1 dataset")
+    return P1Dataset(**parts)
 
 
 # ------------------------------------------------------------------ statistics
@@ -282,19 +238,50 @@ def table2(dataset: P1Dataset, *, confidence_level: float = _LEVEL) -> tuple[pd.
     return pd.DataFrame(wide), long
 
 
+#: A lossy flow without a timeout: the paper's Table 3 has no row for it (its lossy patterns both time out).
+LOSS_WITHOUT_TIMEOUT = "Loss without timeout (not in the paper)"
+
+
+def paper_patterns(flows: pd.DataFrame) -> pd.Series:
+    """Each kernel 70 KB flow's Table 3 pattern, with the lossy patterns as the paper describes them.
+
+    The paper's lossy patterns both start with a **timeout** ("timeout after a few packets",
+    "timeout right after the handshake"), so a flow is lossy-by-the-paper only when the capture
+    shows a retransmission after an idle gap of at least the minimum RTO (``timeout_gap_s`` set
+    by :func:`tcpmodels.traces.classify_short_flows`): "Extreme delay" when the capture placed
+    that timeout right after the handshake, else "Delay with loss". A flow that retransmitted
+    without a timeout (fast retransmit) is :data:`LOSS_WITHOUT_TIMEOUT`. Loss-free flows keep the
+    capture's split into "Full window" and "Intensive flow": the shipped dataset holds no
+    per-flow ACK timing, so that split is still the 30 ms FCT threshold, not the ACK clock.
+    """
+    retx = pd.to_numeric(flows["retransmitted_packets"], errors="coerce").fillna(0) > 0
+    timeout = flows.get("timeout_gap_s", pd.Series(np.nan, index=flows.index)).notna()
+    orig = flows["pattern"].astype(object)
+    out = orig.where(~retx, LOSS_WITHOUT_TIMEOUT)
+    out = out.where(~timeout, np.where(orig == "Extreme delay", "Extreme delay", "Delay with loss"))
+    return out.where(orig.notna())
+
+
 def table3(dataset: P1Dataset) -> pd.DataFrame:
-    """Table 3: 70 KB flows per pattern (kernel captures), by background protocol, beside the paper's definitions."""
+    """Table 3: 70 KB flows per pattern (kernel captures), by background protocol, beside the paper's definitions.
+
+    Patterns by :func:`paper_patterns` (lossy = a timeout, as the paper describes); the
+    column ``capture_rule_count_<proto>`` gives the count under the capture's old rule (any
+    retransmission is loss) for comparison.
+    """
     f = _measured(dataset.flows, "s4", "short")
     f = f[(f["engine"] == "kernel") & f["pattern"].notna()]
+    f = f.assign(paper_pattern=paper_patterns(f))
     rows = []
-    for pattern, (fct, loss) in PAPER_TABLE3.items():
+    for pattern, (fct, loss) in [*PAPER_TABLE3.items(), (LOSS_WITHOUT_TIMEOUT, ("-", "yes, no timeout"))]:
         row = {"pattern": pattern, "paper_fct": fct, "paper_loss": loss}
         for proto in ("tcp", "mptcp"):
             g = f[f["protocol"] == proto]
-            p = g[g["pattern"] == pattern]
+            p = g[g["paper_pattern"] == pattern]
             row[f"{_PROTO[proto]}_bg_count"] = int(len(p))
             row[f"{_PROTO[proto]}_bg_share"] = len(p) / len(g) if len(g) else math.nan
             row[f"{_PROTO[proto]}_bg_median_fct_ms"] = float(p["fct_capture_s"].median() * 1e3) if len(p) else math.nan
+            row[f"{_PROTO[proto]}_bg_capture_rule_count"] = int((g["pattern"] == pattern).sum())
         rows.append(row)
     out = pd.DataFrame(rows)
     for proto in ("TCP", "MPTCP"):
@@ -457,10 +444,12 @@ def background_table(dataset: P1Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def tables(dataset: P1Dataset, *, quick: bool = False, confidence_level: float = _LEVEL) -> dict[str, pd.DataFrame]:
-    """Every table of the reproduction (see the module docstring).
+def tables(dataset: P1Dataset, *, quick: bool = False, seed: int = 0,
+           confidence_level: float = _LEVEL) -> dict[str, pd.DataFrame]:
+    """Every table of the reproduction (see the module docstring), and ``flows``: the flows they use.
 
-    ``quick`` keeps only seed 0 of each engine (a fast look at the same analysis).
+    ``quick`` keeps only the lowest seed of each engine (a fast look at the same analysis);
+    ``seed`` changes nothing here (it is for the claims' resampling).
     """
     ds = dataset
     if quick:
@@ -470,7 +459,8 @@ def tables(dataset: P1Dataset, *, quick: bool = False, confidence_level: float =
     t2, t2_long = table2(ds, confidence_level=confidence_level)
     return {"table1": table1(ds), "table2": t2, "table2_detail": t2_long, "table3": table3(ds), "table4": table4(ds),
             "fig7_loss": fig7_loss(ds), "fig7_cdf": fig7_cdf(ds), "figs8_10": figs8_10(ds, confidence_level=confidence_level),
-            "lia": lia_allocation(ds), "background": background_table(ds), "campaign": campaign_table(ds)}
+            "lia": lia_allocation(ds), "background": background_table(ds), "campaign": campaign_table(ds),
+            "flows": ds.flows}
 
 
 def campaign_table(dataset: P1Dataset) -> pd.DataFrame:
@@ -487,228 +477,6 @@ def campaign_table(dataset: P1Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-# ------------------------------------------------------------------- claims
-def _disjoint(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    return bool(np.all(np.isfinite(a)) and np.all(np.isfinite(b)) and (a[1] < b[0] or b[1] < a[0]))
-
-
-def _pooled(flows: pd.DataFrame, engine: str, experiment: str, kind: str, proto: str) -> FctSummary:
-    g = _measured(flows, experiment, kind)
-    g = g[(g["engine"] == engine) & (g["protocol"] == proto)]
-    return fct_summary(g["fct_s"])
-
-
-def _size_means(flows: pd.DataFrame, engine: str, experiment: str, kind: str, proto: str) -> pd.Series:
-    g = _measured(flows, experiment, kind)
-    g = g[(g["engine"] == engine) & (g["protocol"] == proto)]
-    return g.groupby("size_bytes")["fct_s"].mean()
-
-
-_WHY_ENGINES = (
-    " Kernel and ns-3 differ in one thing the paper blames: the kernel's MPTCP subflows are uncoupled (each one "
-    "a full Reno flow, so a 4-subflow background pushes like four TCP flows wherever subflows share a queue), "
-    "whereas LIA couples them to take no more than one TCP on the best path.")
-
-
-def _c11(flows: pd.DataFrame, eng: str) -> Claim:
-    name = f"C1.1 [{eng}] query FCT: MPTCP itself does not change it; the background does, MPTCP background more"
-    paper = "Figs. 8-9: without background TCP and MPTCP queries finish alike; with background both slow down, MPTCP more"
-    s = {(e, p): _pooled(flows, eng, e, "query", p) for e in ("s5_query_nobg", "s5_query_bg") for p in PROTOCOLS_}
-    if any(v.n == 0 for v in s.values()):
-        return Claim(claim=name, paper_says=paper, we_measured="no query runs for this engine", holds=None,
-                     why="Section 5 query runs missing for this engine.")
-    nb_t, nb_m, bg_t, bg_m = (s[("s5_query_nobg", "tcp")], s[("s5_query_nobg", "mptcp")],
-                              s[("s5_query_bg", "tcp")], s[("s5_query_bg", "mptcp")])
-    ratio_nb = nb_m.mean_s / nb_t.mean_s
-    bg_effect_s = min(bg_t.mean_s - nb_t.mean_s, bg_m.mean_s - nb_m.mean_s)
-    own_effect_s = abs(nb_m.mean_s - nb_t.mean_s)
-    # "does not change it directly": MPTCP's own effect is small beside the background's
-    same_nb = bool(bg_effect_s > 0 and own_effect_s < 0.10 * bg_effect_s)
-    bg_raises = bg_t.mean_s > nb_t.mean_s and bg_m.mean_s > nb_m.mean_s
-    mptcp_worse = bg_m.mean_s > bg_t.mean_s and _disjoint(bg_m.mean_ci_s, bg_t.mean_ci_s)
-    measured = (f"mean query FCT without background TCP {_ms(nb_t.mean_s):.2f} ms, MPTCP {_ms(nb_m.mean_s):.2f} ms "
-                f"(ratio {ratio_nb:.2f}); with background TCP {_ms(bg_t.mean_s):.2f} {_ci_str(bg_t.mean_ci_s)} ms, "
-                f"MPTCP {_ms(bg_m.mean_s):.2f} {_ci_str(bg_m.mean_ci_s)} ms (99 % CI)")
-    parts = [f"(a) without background MPTCP changes the mean by {_ms(own_effect_s):.2f} ms (ratio {ratio_nb:.2f}), "
-             f"{'under' if same_nb else 'not under'} 10 % of the background's smallest effect "
-             f"({_ms(bg_effect_s):.2f} ms)",
-             f"(b) background {'raises' if bg_raises else 'does not raise'} both protocols' mean FCT",
-             f"(c) with background MPTCP is {'slower, 99 % CIs disjoint' if mptcp_worse else 'not significantly slower'}"]
-    holds = bool(same_nb and bg_raises and mptcp_worse)
-    why = "; ".join(parts) + ". All three must hold."
-    if same_nb and bg_raises and not mptcp_worse and bg_m.mean_s > bg_t.mean_s:
-        holds = None
-        why += " MPTCP is slower with background, as the paper says, but not significantly: undecided."
-    if not mptcp_worse and bg_raises:
-        why += (" In Section 5 the background leaves the aggregator's host links, which every query also crosses; "
-                "there a single TCP background and an MPTCP one both fill the same 100 Mbit/s host link.")
-    if not same_nb:
-        why += (" Without background MPTCP's own cost for 1-16 KB flows (MP_CAPABLE handshake, subflow set-up) "
-                "is not small beside the background's effect.")
-    return Claim(claim=name, paper_says=paper, we_measured=measured, holds=holds, why=why + _WHY_ENGINES)
-
-
-def _c12(flows: pd.DataFrame, eng: str) -> Claim:
-    name = f"C1.2 [{eng}] short messages with background: MPTCP shortens FCT, less so for smaller messages"
-    paper = "Fig. 10: MPTCP FCT below TCP's for 50 KB-1 MB messages; the gap shrinks as the size shrinks"
-    t = _size_means(flows, eng, "s5_message_bg", "message", "tcp")
-    m = _size_means(flows, eng, "s5_message_bg", "message", "mptcp")
-    if not len(t) or not len(m):
-        return Claim(claim=name, paper_says=paper, we_measured="no short-message runs for this engine", holds=None,
-                     why="Section 5 short-message runs missing for this engine.")
-    gain = (1 - m / t).dropna()
-    big, small = gain.index.max(), gain.index.min()
-    g = _measured(flows, "s5_message_bg", "message")
-    g = g[(g["engine"] == eng) & (g["size_bytes"] == big)]
-    st = fct_summary(g[g["protocol"] == "tcp"]["fct_s"])
-    sm = fct_summary(g[g["protocol"] == "mptcp"]["fct_s"])
-    faster = sm.mean_s < st.mean_s and _disjoint(sm.mean_ci_s, st.mean_ci_s)
-    shrinks = gain.loc[big] > gain.loc[small]
-    rho = float(stats.spearmanr(gain.index.astype(float), gain.to_numpy()).statistic) if len(gain) > 2 else math.nan
-    measured = ("gain 1 - FCT_MPTCP/FCT_TCP by size: "
-                + ", ".join(f"{k / 1e3:g} KB {v:+.0%}" for k, v in gain.items())
-                + f"; at {big / 1e3:g} KB TCP {_ms(st.mean_s):.1f} {_ci_str(st.mean_ci_s)} ms, "
-                  f"MPTCP {_ms(sm.mean_s):.1f} {_ci_str(sm.mean_ci_s)} ms; Spearman(size, gain) = {rho:.2f}")
-    holds = bool(faster and shrinks)
-    why = (f"MPTCP {'is' if faster else 'is not'} significantly faster for the largest messages; the gain at "
-           f"{big / 1e3:g} KB is {'larger' if shrinks else 'not larger'} than at {small / 1e3:g} KB. Both must hold.")
-    if not faster:
-        why += (" A message leaves its aggregator host through one 100 Mbit/s host link whatever the protocol, so "
-                "extra subflows only help where the fabric, not the host link, is the bottleneck.")
-    return Claim(claim=name, paper_says=paper, we_measured=measured, holds=holds, why=why + _WHY_ENGINES)
-
-
-def _c13(flows: pd.DataFrame, eng: str) -> Claim:
-    name = f"C1.3 [{eng}] Table 2: mean, std dev and 95th percentile FCT of 70 KB flows all higher with MPTCP background"
-    paper = "TCP background 78.4 / 122.5 / 266.7 ms; MPTCP background 91 / 140.6 / 510.5 ms (mean / std / p95)"
-    t, m = _pooled(flows, eng, "s4", "short", "tcp"), _pooled(flows, eng, "s4", "short", "mptcp")
-    if t.n == 0 or m.n == 0:
-        return Claim(claim=name, paper_says=paper, we_measured="no Section 4 runs for this engine", holds=None,
-                     why="Section 4 runs missing for this engine.")
-    higher = {"mean": m.mean_s > t.mean_s, "std": m.std_s > t.std_s, "p95": m.p95_s > t.p95_s}
-    sig = _disjoint(m.mean_ci_s, t.mean_ci_s)
-    measured = (f"TCP background {_ms(t.mean_s):.1f} / {_ms(t.std_s):.1f} / {_ms(t.p95_s):.1f} ms, MPTCP background "
-                f"{_ms(m.mean_s):.1f} / {_ms(m.std_s):.1f} / {_ms(m.p95_s):.1f} ms (n = {t.n}, {m.n}); 99 % CI of the "
-                f"mean {_ci_str(t.mean_ci_s)} vs {_ci_str(m.mean_ci_s)}, of the p95 {_ci_str(t.p95_ci_s)} vs "
-                f"{_ci_str(m.p95_ci_s)} ms")
-    if all(higher.values()) and sig:
-        holds, why = True, "All three statistics are higher with MPTCP background and the means' 99 % CIs are disjoint."
-    elif all(higher.values()):
-        holds, why = None, "All three are higher with MPTCP background, but the means' 99 % CIs overlap: not decided."
-    else:
-        lower = [k for k, v in higher.items() if not v]
-        holds, why = False, f"Not higher with MPTCP background: {', '.join(lower)}."
-    return Claim(claim=name, paper_says=paper, we_measured=measured, holds=holds, why=why + _WHY_ENGINES)
-
-
-def _f7(loss: pd.DataFrame, eng: str) -> Claim:
-    name = f"Fig. 7 [{eng}] loss-free flows finish alike; with MPTCP background more flows see loss"
-    paper = "CDF of FCT: no difference for flows without loss; a larger share of flows with loss and delay under MPTCP"
-    g = loss[loss["engine"] == eng].set_index("background") if len(loss) else loss
-    if len(g) < 2 or g["n_flows"].min() == 0:
-        return Claim(claim=name, paper_says=paper, we_measured="no per-flow loss information for this engine",
-                     holds=None, why="Needs the Section 4 runs with per-flow loss (captures or FlowMonitor).")
-    t, m = g.loc["TCP"], g.loc["MPTCP"]
-    table = [[int(m["lossy_flows"]), int(m["n_flows"] - m["lossy_flows"])],
-             [int(t["lossy_flows"]), int(t["n_flows"] - t["lossy_flows"])]]
-    p_more = float(stats.fisher_exact(table, alternative="greater").pvalue)
-    more = m["lossy_share"] > t["lossy_share"] and p_more < 0.01
-    ratio = m["lossfree_median_ms"] / t["lossfree_median_ms"]
-    alike = abs(ratio - 1) < 0.10
-    measured = (f"flows with loss: TCP background {t['lossy_share']:.1%} {t['lossy_share_ci']}, MPTCP {m['lossy_share']:.1%} "
-                f"{m['lossy_share_ci']} (Fisher one-sided p = {p_more:.2g}); loss-free median FCT {t['lossfree_median_ms']:.1f} "
-                f"vs {m['lossfree_median_ms']:.1f} ms (ratio {ratio:.2f}, KS p = {t.get('ks_p_lossfree', math.nan):.2g})")
-    why = (f"(a) share of lossy flows {'significantly higher' if more else 'not significantly higher'} with MPTCP "
-           f"background (p < 0.01 required); (b) loss-free median FCTs {'within' if alike else 'differ by more than'} "
-           "10 %. Both must hold.")
-    if not alike:
-        why += (f" Loss-free flows finish {'faster' if ratio < 1 else 'slower'} under MPTCP background "
-                f"(ratio {ratio:.2f}): the CDFs differ outside the lossy tail too"
-                + (", though not in the direction of MPTCP harming them." if ratio < 1 else "."))
-    return Claim(claim=name, paper_says=paper, we_measured=measured, holds=bool(more and alike), why=why)
-
-
-PROTOCOLS_ = ("tcp", "mptcp")
-
-
-def claims(dataset: P1Dataset, *, tables_: dict | None = None) -> pd.DataFrame:
-    """Verdicts on C1.1, C1.2, C1.3 and the Fig. 7 statement, one row per claim and engine."""
-    loss = tables_["fig7_loss"] if tables_ is not None else fig7_loss(dataset)
-    rows = []
-    engines = _engines(dataset.flows)
-    ratios = {}
-    for eng in engines:
-        t, m = (_pooled(dataset.flows, eng, "s4", "short", p) for p in ("tcp", "mptcp"))
-        if t.n and m.n:
-            ratios[eng] = (m.mean_s / t.mean_s, m.p95_s / t.p95_s)
-    for eng in engines:
-        c13 = _c13(dataset.flows, eng)
-        if len(ratios) == 2:
-            c13 = replace(c13, why=c13.why + " Across engines, MPTCP/TCP background ratio of the mean / p95: "
-                          + "; ".join(f"{e} {r[0]:.2f} / {r[1]:.2f}" for e, r in ratios.items()) + ".")
-        rows += [_c11(dataset.flows, eng), _c12(dataset.flows, eng), c13, _f7(loss, eng)]
-    return claims_frame(rows)
-
-
-# ------------------------------------------------------------------- figures
-def plot_fig7(cdf: pd.DataFrame, axes=None):
-    """Fig. 7: CDF of the 70 KB FCTs under TCP and MPTCP background, one panel per engine (log x).
-
-    Parameters
-    ----------
-    cdf : pandas.DataFrame
-        :func:`fig7_cdf` (``tables(...)["fig7_cdf"]``).
-    """
-    import matplotlib.pyplot as plt
-
-    engines = [e for e in ("kernel", "ns3") if e in set(cdf["engine"])]
-    if axes is None:
-        _, axes = plt.subplots(1, max(1, len(engines)), figsize=(5.5 * max(1, len(engines)), 4), squeeze=False)
-        axes = axes[0]
-    for ax, eng in zip(np.atleast_1d(axes), engines):
-        for bg, style in (("TCP", "-"), ("MPTCP", "--")):
-            g = cdf[(cdf["engine"] == eng) & (cdf["background"] == bg)]
-            ax.step(g["fct_ms"], g["cdf"], style, where="post", label=f"{bg} background (n = {len(g)})")
-        ax.set_xscale("log")
-        ax.set_xlabel("flow completion time of 70 KB flows [ms]")
-        ax.set_ylabel("cumulative probability")
-        ax.set_title(ENGINE_LABELS[eng], fontsize=9)
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
-    return axes
-
-
-def plot_figs8_10(table: pd.DataFrame, axes=None):
-    """Figs. 8-10: mean FCT per size with 99 % CI error bars, TCP vs MPTCP, one row per engine."""
-    import matplotlib.pyplot as plt
-
-    engines = [e for e in ("kernel", "ns3") if e in set(table["engine"])]
-    figs = ["Fig. 8", "Fig. 9", "Fig. 10"]
-    if axes is None:
-        _, axes = plt.subplots(max(1, len(engines)), 3, figsize=(14, 3.8 * max(1, len(engines))), squeeze=False)
-    titles = {"Fig. 8": "queries, no background", "Fig. 9": "queries, with background",
-              "Fig. 10": "short messages, with background"}
-    for i, eng in enumerate(engines):
-        for j, fig in enumerate(figs):
-            ax = axes[i][j]
-            panel = table[(table["engine"] == eng) & (table["figure"] == fig)]
-            sizes = sorted(panel["size_kb"].unique())
-            for k, proto in enumerate(("TCP", "MPTCP")):
-                g = panel[panel["protocol"] == proto].sort_values("size_kb")
-                x = np.searchsorted(sizes, g["size_kb"]) + (k - 0.5) * 0.2
-                ax.errorbar(x, g["mean_ms"], yerr=[g["mean_ms"] - g["ci_low_ms"], g["ci_high_ms"] - g["mean_ms"]],
-                            fmt="o" if proto == "TCP" else "s", capsize=3, label=f"{proto} (n = {int(g['n'].sum())})")
-            ax.set_xticks(np.arange(len(sizes)), [f"{v:g}" for v in sizes])
-            if not len(panel):
-                ax.text(0.5, 0.5, "not run", transform=ax.transAxes, ha="center")
-            ax.set_xlabel("flow size [KB]")
-            ax.set_ylabel("mean FCT [ms] (99 % CI)")
-            ax.set_title(f"{fig} {titles[fig]} — {eng}", fontsize=9)
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=8)
-    return axes
-
-
 def classify_capture(path: str | Path) -> pd.DataFrame:
     """Classify the 70 KB flows of a shipped capture into P1's patterns (:func:`tcpmodels.traces.classify_short_flows`)."""
     import warnings
@@ -719,28 +487,3 @@ def classify_capture(path: str | Path) -> pd.DataFrame:
         warnings.simplefilter("ignore", TraceWarning)
         packets = read_pcap(path)
     return classify_short_flows(packets)
-
-
-def closing_note(tables_: dict, verdicts: pd.DataFrame) -> str:
-    """The notebook's closing summary: Table 2 for both engines beside the paper's, the verdicts, the wall times."""
-    t2 = tables_["table2"]
-    lines = ["Table 2 — FCT of 70 KB flows [ms]: mean / std dev / 95th percentile (n flows)"]
-    for _, r in t2.iterrows():
-        cells = [f"paper {r['paper_mean_ms']:.1f} / {r['paper_std_ms']:.1f} / {r['paper_p95_ms']:.1f}"]
-        for eng in ("kernel", "ns3"):
-            if r[f"{eng}_n"]:
-                cells.append(f"{eng} {r[f'{eng}_mean_ms']:.1f} / {r[f'{eng}_std_ms']:.1f} / {r[f'{eng}_p95_ms']:.1f} "
-                             f"({r[f'{eng}_n']})")
-            else:
-                cells.append(f"{eng} not run")
-        lines.append(f"  {r['background']:>5} background: " + "; ".join(cells))
-    lines.append("Verdicts:")
-    for _, v in verdicts.iterrows():
-        h = "undecided" if pd.isna(v["holds"]) else ("holds" if v["holds"] else "does not hold")
-        lines.append(f"  {v['claim'].split(':')[0]}: {h}")
-    lines.append("Campaign wall time:")
-    for _, c in tables_["campaign"].iterrows():
-        lines.append(f"  {c['engine']}: {c['runs']} runs (seeds {c['seeds']}), {c['wall_min_sum']} min of runs, "
-                     f"{c['elapsed_min']} min elapsed incl. {c['lock_wait_min']} min waiting for the host lock, "
-                     f"load {c['load_1m_min_median_max']}")
-    return "\n".join(lines)

@@ -1,0 +1,71 @@
+"""P1: short flows beside MPTCP background in a k=4 fat-tree (Fujii, Tazaki, Sekiya), on two engines.
+
+Source: H. Fujii, H. Tazaki, Y. Sekiya, a study of flow size and MPTCP in a
+data-center network (IPSJ technical report); text in ``shared/seeds/000_*.txt``,
+digest in ``shared/PAPERS.md`` (P1). The paper ran Linux MPTCP v0.86 (LIA-coupled)
+inside ns-3 DCE. Today's kernel MPTCP v1 has no coupled congestion control, so the
+dataset (:mod:`tcpmodels.experiments.p1`) holds two engines driven by the same
+workload schedules:
+
+``kernel``
+    the real Linux kernel on the namespace fat-tree; MPTCP = one *uncoupled* Reno
+    subflow per core;
+``ns3``
+    ns-3 (:mod:`tcpmodels.sim.fattree`); MPTCP = RFC 6356 LIA-coupled NewReno
+    subflows, one per core.
+
+:func:`tables` rebuilds Table 1 (setting), Table 2 (mean, standard deviation and
+95th percentile FCT of the 70 KB flows under TCP and MPTCP background, with 99 %
+confidence intervals), Table 3 (flow patterns from the kernel captures), Table 4,
+Fig. 7 (FCT CDF, share of flows with loss), Figs. 8-10 (query and short-message FCT
+by size, 99 % confidence intervals) and the RFC 6356 allocation for a captured
+kernel MPTCP background connection; :func:`claims` judges C1.1-C1.3 and
+the Fig. 7 statement part by part for each engine (:mod:`.claims`, with the run as the unit).
+
+Statistics: the confidence interval of a mean is Student's t over flows; that of a
+95th percentile is the distribution-free order-statistic interval
+(:func:`scipy.stats.quantile_test`). Flows of one run share the background, so
+intervals over flows are narrower than intervals over independent runs would be;
+the verdicts are therefore judged over runs (seeds), never over flows.
+
+References
+----------
+.. [1] H. Fujii, H. Tazaki, Y. Sekiya, P1 (``shared/PAPERS.md``), Tables 1-4, Figs. 7-10.
+.. [2] C. Raiciu et al., "Improving datacenter performance and robustness with multipath TCP", SIGCOMM 2011.
+.. [3] RFC 6356, "Coupled Congestion Control for Multipath Transport Protocols", Sec. 3-4.
+.. [4] M. Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010 (the query / short-message classes).
+"""
+
+from tcpmodels.papers.p1_datacenter_fct.claims import claims
+from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
+from tcpmodels.papers.p1_datacenter_fct.tables import (
+    CITATION,
+    ENGINE_LABELS,
+    LOSS_WITHOUT_TIMEOUT,
+    PAPER_TABLE1,
+    PAPER_TABLE2,
+    PAPER_TABLE3,
+    PAPER_TABLE4,
+    FctSummary,
+    P1Dataset,
+    background_table,
+    campaign_table,
+    classify_capture,
+    fct_summary,
+    fig7_cdf,
+    fig7_loss,
+    figs8_10,
+    lia_allocation,
+    load_dataset,
+    paper_patterns,
+    table1,
+    table2,
+    table3,
+    table4,
+    tables,
+)
+
+__all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "P1Dataset",
+           "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3", "table4",
+           "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
+           "campaign_table", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT"]

@@ -1,0 +1,193 @@
+"""P1's claims, judged part by part by :mod:`tcpmodels.stats` with the run (seed) as the unit.
+
+Every FCT comparison is made on the per-run mean (or standard deviation, or 95th
+percentile) of the flows of that run, as ``log(ours / theirs)``: the effect is then a
+relative change, and the smallest one that matters is **10 %** (``log 1.1``), argued
+from the paper's own Table 2: its smallest reported difference between TCP and MPTCP
+background is +15 % (standard deviation 122.5 -> 140.6 ms), so 10 % is below every
+effect the paper reports. TCP and MPTCP runs of one seed share the workload schedule,
+so they are paired by seed; runs of different experiments are compared by Welch's interval.
+
+* **C1.1** (a) without background MPTCP does not change query FCT: TOST, margin ±10 %;
+  (b) background raises query FCT (TCP, then MPTCP): Welch over runs, > +10 %;
+  (c) with background MPTCP queries are slower than TCP's: paired, > +10 %.
+* **C1.2** (a) MPTCP shortens the largest messages' FCT: paired, < -10 %;
+  (b) the gain shrinks with size: per seed, gain(largest) - gain(smallest) > 0, smallest
+  effect 10 points of gain.
+* **C1.3** Table 2: mean, standard deviation and 95th percentile each higher with MPTCP
+  background: paired per seed, > +10 %.
+* **Fig. 7** (a) more flows see loss with MPTCP background: per seed, lossy share
+  (MPTCP) - (TCP) > 0, smallest effect 5 points (argued: a visible shift of the CDF's
+  tail); (b) loss-free flows finish alike: TOST on the per-seed log ratio of the
+  loss-free median, margin ±10 %; the run-permutation KS distance of the loss-free
+  FCTs is reported beside it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
+
+__all__ = ["claims", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
+
+#: the smallest relative FCT change that matters, as a log ratio (10 %). [-]
+REL_EFFECT = math.log(1.1)
+#: the smallest change of the share of flows with loss that matters. [-]
+LOSS_SHARE_EFFECT = 0.05
+_REL_SOURCE = "10 %: below the paper's smallest Table 2 difference (+15 %, std dev)"
+_ENGINES = (" Kernel and ns-3 differ in one thing the paper blames: the kernel's MPTCP subflows are uncoupled, "
+            "whereas LIA couples them.")
+
+
+def _runs(flows: pd.DataFrame, engine: str, experiment: str, kind: str, proto: str) -> pd.DataFrame:
+    g = flows[(flows["engine"] == engine) & (flows["experiment"] == experiment) & (flows["kind"] == kind)
+              & (flows["protocol"] == proto) & flows["fct_s"].notna()]
+    return g
+
+
+def _per_seed(g: pd.DataFrame, stat: str = "mean", col: str = "fct_s") -> pd.Series:
+    grouped = g.groupby("seed")[col]
+    if stat == "p95":
+        return grouped.quantile(0.95)
+    return getattr(grouped, stat)()
+
+
+def _log_ratio(a: pd.Series, b: pd.Series) -> pd.Series:
+    both = pd.concat([a, b], axis=1, keys=["a", "b"]).dropna()
+    both = both[(both["a"] > 0) & (both["b"] > 0)]
+    return np.log(both["a"] / both["b"])
+
+
+def _spec(claim, part, says, quantity, effect, source, direction=1):
+    return ClaimSpec(claim=claim, part=part, paper_says=says, quantity=quantity, direction=direction,
+                     smallest_effect=effect, effect_source=source)
+
+
+def _pct(x: pd.Series) -> str:
+    return ", ".join(f"seed {s}: {np.expm1(v):+.0%}" for s, v in x.items())
+
+
+def _c11(flows: pd.DataFrame, eng: str) -> list:
+    name = f"C1.1 [{eng}] query FCT: MPTCP itself does not change it; the background does, MPTCP background more"
+    says = "Figs. 8-9: without background TCP and MPTCP queries finish alike; with background both slow down, MPTCP more"
+    r = {(e, p): _per_seed(_runs(flows, eng, e, "query", p)) for e in ("s5_query_nobg", "s5_query_bg")
+         for p in ("tcp", "mptcp")}
+    q = "log(FCT ratio) of the per-run mean query FCT"
+    if any(len(v) == 0 for v in r.values()):
+        s = _spec(name, "(a) without background MPTCP leaves query FCT unchanged", says, q, REL_EFFECT, _REL_SOURCE)
+        return [not_testable(s, we_measured="no query runs", why="Section 5 query runs missing for this engine")]
+    own = _log_ratio(r[("s5_query_nobg", "mptcp")], r[("s5_query_nobg", "tcp")])
+    worse = _log_ratio(r[("s5_query_bg", "mptcp")], r[("s5_query_bg", "tcp")])
+    out = [equivalence(_spec(name, "(a) without background MPTCP leaves query FCT unchanged", says,
+                             q + ", MPTCP / TCP, per seed", REL_EFFECT, _REL_SOURCE), own.to_numpy(),
+                       we_measured="MPTCP vs TCP, no background: " + _pct(own), why=_ENGINES.strip())]
+    for proto in ("tcp", "mptcp"):
+        bg = np.log(r[("s5_query_bg", proto)].dropna())
+        nobg = np.log(r[("s5_query_nobg", proto)].dropna())
+        out.append(difference(_spec(name, f"(b) background raises {proto.upper()} query FCT", says,
+                                    "log per-run mean FCT, background minus none", REL_EFFECT, _REL_SOURCE),
+                              bg.to_numpy(), baseline=nobg.to_numpy(),
+                              we_measured=f"mean of log FCT {bg.mean():.3f} with, {nobg.mean():.3f} without background "
+                                          f"({np.expm1(bg.mean() - nobg.mean()):+.0%})",
+                              why="independent runs of two experiments"))
+    out.append(difference(_spec(name, "(c) with background MPTCP queries are slower than TCP's", says,
+                                q + ", MPTCP / TCP background, per seed", REL_EFFECT, _REL_SOURCE), worse.to_numpy(),
+                          we_measured="MPTCP vs TCP, with background: " + _pct(worse), why="paired by seed"))
+    return out
+
+
+def _c12(flows: pd.DataFrame, eng: str) -> list:
+    name = f"C1.2 [{eng}] short messages with background: MPTCP shortens FCT, less so for smaller messages"
+    says = "Fig. 10: MPTCP FCT below TCP's for 50 KB-1 MB messages; the gap shrinks as the size shrinks"
+    t = _runs(flows, eng, "s5_message_bg", "message", "tcp")
+    m = _runs(flows, eng, "s5_message_bg", "message", "mptcp")
+    if t.empty or m.empty:
+        s = _spec(name, "(a) MPTCP shortens the largest messages", says, "log FCT ratio", REL_EFFECT, _REL_SOURCE, -1)
+        return [not_testable(s, we_measured="no short-message runs", why="Section 5 runs missing for this engine")]
+    big, small = t["size_bytes"].max(), t["size_bytes"].min()
+    lr = {size: _log_ratio(_per_seed(m[m["size_bytes"] == size]), _per_seed(t[t["size_bytes"] == size]))
+          for size in (big, small)}
+    gain_diff = (-np.expm1(lr[big])) - (-np.expm1(lr[small]))
+    return [
+        difference(_spec(name, f"(a) MPTCP shortens the largest messages ({big / 1e3:g} KB)", says,
+                         "log(FCT ratio) MPTCP / TCP per seed", REL_EFFECT, _REL_SOURCE, direction=-1),
+                   lr[big].to_numpy(), we_measured=_pct(lr[big]), why="paired by seed" + _ENGINES),
+        difference(_spec(name, f"(b) the gain is larger at {big / 1e3:g} KB than at {small / 1e3:g} KB", says,
+                         "gain 1 - FCT_MPTCP/FCT_TCP, largest minus smallest size, per seed", 0.10,
+                         "argued: 10 points of gain"), gain_diff.dropna().to_numpy(),
+                   we_measured=", ".join(f"seed {s}: {v:+.2f}" for s, v in gain_diff.dropna().items()),
+                   why="paired by seed"),
+    ]
+
+
+def _c13(flows: pd.DataFrame, eng: str) -> list:
+    name = f"C1.3 [{eng}] Table 2: mean, std dev and 95th percentile FCT of 70 KB flows all higher with MPTCP background"
+    says = "TCP background 78.4 / 122.5 / 266.7 ms; MPTCP background 91 / 140.6 / 510.5 ms (mean / std / p95)"
+    t = _runs(flows, eng, "s4", "short", "tcp")
+    m = _runs(flows, eng, "s4", "short", "mptcp")
+    out = []
+    for stat, label in (("mean", "mean"), ("std", "standard deviation"), ("p95", "95th percentile")):
+        lr = _log_ratio(_per_seed(m, stat), _per_seed(t, stat))
+        out.append(difference(_spec(name, f"{label} higher with MPTCP background", says,
+                                    f"log(ratio) of the per-run {label}, MPTCP / TCP background", REL_EFFECT,
+                                    _REL_SOURCE), lr.to_numpy(), we_measured=_pct(lr),
+                              why="paired by seed; the statistic is computed within each run" + _ENGINES))
+    return out
+
+
+def _lossy(g: pd.DataFrame, engine: str) -> pd.Series:
+    col = "retransmitted_packets" if engine == "kernel" else "lost_packets"
+    return pd.to_numeric(g[col], errors="coerce") > 0
+
+
+def _f7(flows: pd.DataFrame, eng: str, seed: int) -> list:
+    name = f"Fig. 7 [{eng}] loss-free flows finish alike; with MPTCP background more flows see loss"
+    says = "CDF of FCT: no difference for flows without loss; a larger share of flows with loss and delay under MPTCP"
+    t = _runs(flows, eng, "s4", "short", "tcp")
+    m = _runs(flows, eng, "s4", "short", "mptcp")
+    share = {p: g.assign(l=_lossy(g, eng)).groupby("seed")["l"].mean() for p, g in (("tcp", t), ("mptcp", m))}
+    d = (share["mptcp"] - share["tcp"]).dropna()
+    lf = {p: g[~_lossy(g, eng)] for p, g in (("tcp", t), ("mptcp", m))}
+    med = _log_ratio(_per_seed(lf["mptcp"], "median"), _per_seed(lf["tcp"], "median"))
+    ks = distribution(_spec(name, "KS", says, "KS distance", 0.1, "argued"),
+                      [g["fct_s"].to_numpy() for _, g in lf["tcp"].groupby("seed")],
+                      [g["fct_s"].to_numpy() for _, g in lf["mptcp"].groupby("seed")], seed=seed)
+    return [
+        difference(_spec(name, "(a) a larger share of flows sees loss with MPTCP background", says,
+                         "share of flows with loss, MPTCP minus TCP background, per seed", LOSS_SHARE_EFFECT,
+                         "argued: 5 points is a visible shift of the CDF's tail"), d.to_numpy(),
+                   we_measured=", ".join(f"seed {s}: {share['tcp'][s]:.1%} -> {share['mptcp'][s]:.1%}"
+                                         for s in d.index), why="paired by seed; loss = the sender retransmitted"),
+        equivalence(_spec(name, "(b) loss-free flows finish alike", says,
+                          "log(ratio) of the per-run median loss-free FCT, MPTCP / TCP", REL_EFFECT, _REL_SOURCE),
+                    med.to_numpy(), we_measured=_pct(med) + f"; KS distance of the pooled loss-free FCTs {ks.effect:.3f}",
+                    why=f"paired by seed; the whole CDFs: {ks.why}"),
+    ]
+
+
+def claims(dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0) -> pd.DataFrame:
+    """Verdicts on C1.1, C1.2, C1.3 and the Fig. 7 statement, part by part, per engine.
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+    tables : dict
+        :func:`~tcpmodels.papers.p1_datacenter_fct.tables` of the same dataset; its ``flows``
+        selection (all seeds, or seed 0 in quick mode) is the one judged.
+    seed : int
+        Seed of the permutation and bootstrap draws.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS` (tests in the module docstring).
+    """
+    flows = tables.get("flows", dataset.flows)
+    rows = []
+    for eng in sorted(flows["engine"].dropna().unique()):
+        rows += _c11(flows, eng) + _c12(flows, eng) + _c13(flows, eng) + _f7(flows, eng, seed)
+    return claims_table(rows)

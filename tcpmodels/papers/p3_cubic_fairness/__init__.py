@@ -1,0 +1,70 @@
+"""Paper P3 (Kozu, Yamaguchi, FIT2013): CUBIC's recovery time K and RTT fairness against Reno, reproduced.
+
+The paper has no tables: Figs. 3-5 plot the throughput of a Reno flow (RTT
+fixed at 1, 4 or 16 ms) and a CUBIC flow (RTT 1, 4, 16, 64 ms) sharing a
+bottleneck, with standard CUBIC and with the proposed K (eq. (4), K scaled by
+x(RTT)). Here they become tables, one per Reno RTT: each flow's throughput and
+Jain's fairness index per RTT pair, for four columns — the kernel (standard
+CUBIC), ns-3 standard ``TcpCubic``, ns-3 ``TcpCubicX`` in each reading of the
+garbled eq. (4), and the fluid model — plus the K values that drive each case,
+ns-3 against the kernel, and verdicts on C3.1-C3.3 per reading (:mod:`.claims`,
+judged by :mod:`tcpmodels.stats` on the per-run paired differences of Jain's index).
+
+The data come from :mod:`tcpmodels.experiments.p3` (``data/datasets/p3_*``).
+The paper's figures carry no printed numbers that survive in the source text,
+only the axes (Mbit/s up to 600-800) and the direction stated in Sec. 4; so the
+"paper" column of every table is that direction, and verdicts compare directions
+beyond the measured spread.
+
+Spread and the significance rule
+    For a cell (RTT pair, engine, variant) with n >= 2 runs the spread of
+    Jain's index is the standard deviation between runs and its standard error
+    ``sd / sqrt(n)``; with one run it is the standard deviation of the index
+    over the run's 5 s windows divided by sqrt(#windows) (marked
+    ``spread_from="windows"``). That understates the run-to-run spread (the
+    windows of one run share its phase), and a standard deviation of two runs
+    is itself very uncertain, so in the fairness tables an ns-3 cell with fewer
+    than three runs takes at least the kernel's median between-repetition
+    standard deviation of Jain's index over the grid (:func:`run_spread_proxy`)
+    as its standard error. A difference ``delta`` between two cells is *beyond the
+    spread* when ``|delta| > 2 sqrt(se_1^2 + se_2^2)`` and at least 0.01.
+
+References
+----------
+.. [1] T. Kozu, S. Yamaguchi, "Improvement of TCP Fairness with Controlling Congestion Windows Size
+   Recovery Time", FIT2013, L-033, Sec. 3-4, eq. (4), Figs. 2-5 (seed 002).
+.. [2] RFC 9438, Sec. 4.
+.. [3] R. Jain, D. Chiu, W. Hawe, DEC-TR-301 (1984): the fairness index.
+"""
+
+from tcpmodels.papers.p3_cubic_fairness.claims import claims, reading_summary
+from tcpmodels.papers.p3_cubic_fairness.data import (
+    CITATION,
+    PAPER_DIRECTION,
+    READINGS,
+    P3Dataset,
+    cell_stats,
+    load_dataset,
+    run_spread_proxy,
+    significant,
+)
+from tcpmodels.papers.p3_cubic_fairness.plots import (
+    available_exponents,
+    exponent_widget,
+    plot_exponent_fairness,
+    plot_figure,
+)
+from tcpmodels.papers.p3_cubic_fairness.tables import (
+    FIGURE_COLUMNS,
+    cross_validation,
+    fairness_table,
+    k_table,
+    paired_dj,
+    provenance_table,
+    setting_table,
+    tables,
+)
+
+__all__ = ["P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
+           "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "tables", "plot_figure", "plot_exponent_fairness",
+           "exponent_widget", "available_exponents", "reading_summary", "CITATION", "PAPER_DIRECTION", "READINGS"]

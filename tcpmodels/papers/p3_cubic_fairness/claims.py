@@ -1,0 +1,189 @@
+"""P3's claims, each part judged by :mod:`tcpmodels.stats` with the run as the unit.
+
+The tests, stated before the data is seen:
+
+* **C3.0 (premise, kernel)**, per Reno RTT: CUBIC's throughput share at its largest
+  RTT minus its share at its smallest RTT, difference of means over independent
+  repetitions (Welch), claimed negative; smallest effect 0.05 of the link (a
+  5-point share shift, 50 Mbit/s at the paper's 1 Gbit/s: the size a reader can see
+  on Figs. 3-5, whose axes run to 600-800 Mbit/s).
+* **C3.1-C3.3 (ns-3, per reading of eq. (4))**: the unit is one ns-3 run of an RTT
+  pair with one seed, and its paired difference ``dJ = J(proposal) - J(standard)``
+  (same pair, same seed, so same start offsets). Two parts per claim and Reno RTT:
+
+  - *direction*: the share of runs where J moves the paper's way, sign test with a
+    Clopper-Pearson CI; "most runs" means a share above 0.5;
+  - *size*: the mean dJ over the runs, t CI, with the smallest effect that matters
+    0.05 for "greatly improves" (C3.1: two flows' J moving by 0.05 is the share moving
+    by about 11 points, 110 Mbit/s on the paper's axes) and 0.01 for "improves" /
+    "gets worse" (about 5 share points, 50 Mbit/s). The paper prints no numbers
+    (only directions), so these are argued, not taken from it.
+
+  C3.2 adds a third part: at 4:64 the proposal is *less* fair (the exception).
+* **Fluid model**: deterministic, one value per pair and no runs; one exact
+  inequality per claim: the mean dJ over the row's pairs beyond the same smallest
+  effect (+0.05, +0.01 or -0.01).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, cell_stats
+from tcpmodels.stats import ClaimSpec, claims_table, difference, direction_count, inequality, not_testable
+
+__all__ = ["claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
+
+#: smallest dJ that counts as "greatly improves" (C3.1); argued in the module docstring. [-]
+GREAT_DJ = 0.05
+#: smallest dJ that counts as "improves" / "gets worse" (C3.2, C3.3). [-]
+SMALL_DJ = 0.01
+#: smallest change of CUBIC's throughput share that matters for the premise C3.0. [-]
+SHARE_EFFECT = 0.05
+
+_RULES = {
+    1.0: ("C3.1 With Reno at 1 ms the proposal greatly improves RTT fairness",
+          "Fig. 3: 'RTT fairness is greatly improved by the proposal'", +1, GREAT_DJ),
+    4.0: ("C3.2 With Reno at 4 ms the proposal improves fairness, except 4:64",
+          "Fig. 4: 'RTT fairness improves except for 4 ms vs 64 ms'", +1, SMALL_DJ),
+    16.0: ("C3.3 With Reno at 16 ms fairness gets worse",
+           "Fig. 5 and Sec. 5: 'fairness worsens' when Reno's RTT is high", -1, SMALL_DJ),
+}
+_DJ_SOURCE = {GREAT_DJ: "argued: 0.05 in J is ~11 share points, 110 Mbit/s on the paper's axes",
+              SMALL_DJ: "argued: 0.01 in J is ~5 share points, 50 Mbit/s on the paper's axes"}
+
+
+def _premise(ds: P3Dataset) -> list:
+    out = []
+    k = ds.kernel[ds.kernel["jain"].notna()] if len(ds.kernel) else ds.kernel
+    for reno in sorted(k["reno_rtt_ms"].unique()) if len(k) else []:
+        g = k[k["reno_rtt_ms"] == reno]
+        lo_rtt, hi_rtt = g["cubic_rtt_ms"].min(), g["cubic_rtt_ms"].max()
+        share = g["cubic_bps"] / (g["cubic_bps"] + g["reno_bps"])
+        spec = ClaimSpec(
+            claim="C3.0 (premise) CUBIC with the larger RTT gets less: larger W_max -> larger K -> slower recovery",
+            part=f"kernel, Reno {reno:g} ms: CUBIC share at {hi_rtt:g} ms minus at {lo_rtt:g} ms",
+            paper_says="Sec. 2.2: a larger-RTT flow needs a larger window, its K is larger, so its performance "
+                       "is lower",
+            quantity="CUBIC throughput share difference [-]", direction=-1, smallest_effect=SHARE_EFFECT,
+            effect_source="argued: 5 share points, 50 Mbit/s on the paper's axes")
+        a = share[g["cubic_rtt_ms"] == hi_rtt].to_numpy(float)
+        b = share[g["cubic_rtt_ms"] == lo_rtt].to_numpy(float)
+        out.append(difference(spec, a, baseline=b,
+                              we_measured=f"CUBIC share {a.mean():.3f} at {hi_rtt:g} ms vs {b.mean():.3f} at "
+                                          f"{lo_rtt:g} ms ({len(a)} + {len(b)} kernel repetitions)",
+                              why="at small W_max CUBIC is in its Reno-friendly region and K does not act"))
+    return out
+
+
+def _expo(ds: P3Dataset, exponent: float | None) -> float:
+    return ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
+
+
+def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float) -> list:
+    text, says, direction, delta = _RULES[reno]
+    name = f"{text} [reading: {reading}]"
+    rows = paired[paired["reno_rtt_ms"] == reno]
+    main = rows[rows["cubic_rtt_ms"] != 64.0] if reno == 4.0 else rows
+    where = "4:1, 4:4, 4:16" if reno == 4.0 else "all four pairs"
+    note = f"ns-3, x(RTT) exponent {expo:.3g}"
+    word = "fairer" if direction > 0 else "less fair"
+    spec = lambda part, quantity, d, eff, src: ClaimSpec(  # noqa: E731
+        claim=name, part=part, paper_says=says, quantity=quantity, direction=d, smallest_effect=eff,
+        effect_source=src)
+    if len(main) == 0:
+        s = spec(f"{word} in most runs ({where})", "dJ per run", direction, 0.5, "'most' is more than half")
+        return [not_testable(s, we_measured="no ns-3 runs for these pairs", why="the ns-3 grid did not cover them")]
+    dj = main["dJ"].to_numpy(float)
+    per_pair = main.groupby("cubic_rtt_ms")["dJ"].mean()
+    detail = "; ".join(f"{reno:g}:{c:g} mean dJ {v:+.3f}" for c, v in per_pair.items())
+    k_way = int((np.sign(dj) == direction).sum())
+    out = [
+        direction_count(spec(f"{word} in most runs ({where})", "dJ = J(proposal) - J(standard) per run", direction,
+                             0.5, "'most' means more than half"), dj,
+                        we_measured=f"{k_way} of {len(dj)} runs {word} ({detail})", why=note),
+        difference(spec(f"mean dJ over runs ({where}) {'>=' if direction > 0 else '<='} "
+                        f"{direction * delta:+g}", "dJ = J(proposal) - J(standard) per run [-]", direction, delta,
+                        _DJ_SOURCE[delta]), dj, why=note),
+    ]
+    if reno == 4.0:
+        r64 = rows[rows["cubic_rtt_ms"] == 64.0]["dJ"].to_numpy(float)
+        s = spec("4:64 is the exception: less fair there", "dJ per run at 4:64 [-]", -1, SMALL_DJ,
+                 _DJ_SOURCE[SMALL_DJ])
+        out.append(difference(s, r64, why=note) if len(r64) else
+                   not_testable(s, we_measured="no ns-3 runs at 4:64", why="the ns-3 grid did not cover 4:64"))
+    return out
+
+
+def _fluid_part(fairness: pd.DataFrame, reading: str, reno: float) -> object:
+    text, says, direction, delta = _RULES[reno]
+    t = fairness[fairness["cubic_rtt_ms"] != 64.0] if reno == 4.0 else fairness
+    d = (t[f"fluid_{reading}_J"] - t["fluid_none_J"]).to_numpy(float)
+    spec = ClaimSpec(claim=f"{text} [reading: {reading}]", part="fluid model: mean dJ over the pairs",
+                     paper_says=says, quantity="mean dJ over the pairs (deterministic model)", direction=direction,
+                     smallest_effect=delta, effect_source=_DJ_SOURCE[delta] + "; the model has no noise")
+    if len(d) == 0 or not np.isfinite(d).all():
+        return not_testable(spec, we_measured="fluid model incomplete", why="the fluid table lacks pairs of this row")
+    return inequality(spec, float(d.mean()), direction * delta,
+                      we_measured="; ".join(f"{r}: dJ {x:+.3f}" for r, x in zip(t["ratio"], d)),
+                      why="fluid model (proportional losses)")
+
+
+def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: float | None = None) -> pd.DataFrame:
+    """Verdicts on the premise C3.0 (kernel) and on C3.1-C3.3 for each reading of eq. (4).
+
+    Parameters
+    ----------
+    dataset : P3Dataset
+    tables : dict
+        :func:`~tcpmodels.papers.p3_cubic_fairness.tables.tables` of the same dataset
+        (``paired_<reading>`` and ``fairness_reno<R>`` are read from it).
+    exponent : float, optional
+        x(RTT) exponent of the tables (default: the campaign's).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS` (tests in the module docstring).
+    """
+    rows = _premise(dataset)
+    expo = _expo(dataset, exponent)
+    for reading in READINGS:
+        for reno in _RULES:
+            rows += _ns3_parts(tables[f"paired_{reading}"], reading, reno, expo)
+    for reading in READINGS:
+        for reno in _RULES:
+            rows.append(_fluid_part(tables[f"fairness_reno{reno:g}"], reading, reno))
+    return claims_table(rows)
+
+
+def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Which reading of eq. (4) reproduces the paper's direction: the verdicts of C3.1-C3.3 side by side.
+
+    ``C3.x`` lists the ns-3 parts' verdicts (direction, size, and for C3.2 the 4:64 exception),
+    ``fluid_C3.x`` the fluid model's; ``direction_supported`` is true when the *direction* part
+    of all three claims is supported by the ns-3 runs.
+    """
+    rows = []
+    for reading in READINGS:
+        v = verdicts[verdicts["claim"].str.endswith(f"[reading: {reading}]")]
+        ns3 = v[~v["part"].str.startswith("fluid")]
+        row: dict[str, object] = {"reading": reading}
+        directions = []
+        for c in ("C3.1", "C3.2", "C3.3"):
+            m = ns3[ns3["claim"].str.startswith(c)]
+            row[c] = " / ".join(m["verdict"]) if len(m) else "no data"
+            d = m[m["part"].str.contains("in most runs")]
+            directions.append(bool(len(d)) and (d["verdict"] == "supported").all())
+        for c in ("C3.1", "C3.2", "C3.3"):
+            m = v[v["claim"].str.startswith(c) & v["part"].str.startswith("fluid")]
+            row[f"fluid_{c}"] = " / ".join(m["verdict"]) if len(m) else "no data"
+        row["direction_supported"] = all(directions)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def kernel_cells(ds: P3Dataset) -> pd.DataFrame:
+    """Kernel cell statistics per RTT pair (for the premise's table)."""
+    return cell_stats(ds.kernel, ["reno_rtt_ms", "cubic_rtt_ms"])

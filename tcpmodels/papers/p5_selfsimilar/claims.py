@@ -1,0 +1,161 @@
+"""P5's claims, each part judged by :mod:`tcpmodels.stats` (the ns-3 run, or the seed where runs share files, as the unit).
+
+The tests, stated before the data is seen:
+
+* **C5.1** alpha near 1 gives lower loss: per run at 5 Mbit/s, whole-run loss (S + G1) at
+  alpha 1.05 minus at alpha 1.65, paired by client count and seed; claimed negative;
+  smallest effect 1 percentage point (a tenth of the paper's own contrast: over 10 % with
+  32 clients at alpha 1.65, Fig. 3, against almost none at 1.05, Fig. 2).
+* **C5.2** split in three parts at alpha 1.65, 5 Mbit/s: (a) no G1 loss up to 16 clients,
+  TOST with margin 0.1 percentage point (argued: below what Fig. 5's axis, up to about
+  10 %, can show); (b) G1 loss with 24 and 32 clients, claimed positive, smallest effect
+  0.1 point; (c) "depends on losses at the source": in runs where G1 loses, S lost first
+  (sign test over those runs; only the small-server-queue variant has losses at S).
+* **C5.3** split in two, at alpha 1.05, with the *seed* as the unit (client c draws the
+  same files in every run of a seed, so runs of one seed share their largest file):
+  (a) the largest 1 % of downloads carry more than half of the bytes (quantity: share
+  minus 0.5, smallest effect 0.05, argued: "dominate" is a clear majority);
+  (b) the largest download sets the end of the run in most runs (sign test).
+* **C5.4** H = (3 - alpha)/2: the residual median-H minus prediction per alpha, TOST
+  with margin 0.1 (argued: half the distance between the predictions of neighbouring
+  alphas, 0.15, would confuse shapes; 0.1 keeps them apart); one long run per alpha, so
+  the unit is the alpha. Separately for the ns-3 long runs and the kernel testbed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.models.heavytail import hurst_from_alpha
+from tcpmodels.stats import ClaimSpec, claims_table, difference, direction_count, equivalence, not_testable
+
+__all__ = ["claims", "LOSS_EFFECT_PCT", "G1_MARGIN_PCT", "DOMINANCE_EFFECT", "HURST_MARGIN"]
+
+#: smallest difference in whole-run loss that matters for C5.1. [percentage points]
+LOSS_EFFECT_PCT = 1.0
+#: G1 loss below this counts as none (C5.2). [percentage points]
+G1_MARGIN_PCT = 0.1
+#: byte share of the top 1 % above one half that counts as "dominate" (C5.3). [-]
+DOMINANCE_EFFECT = 0.05
+#: equivalence margin of measured H around (3 - alpha)/2 (C5.4). [-]
+HURST_MARGIN = 0.1
+
+_C51 = "C5.1 alpha close to 1 (more self-similar) gives lower loss rates"
+_C52 = ("C5.2 bottleneck loss is not proportional to the client count; it appears only with many clients and "
+        "depends on losses at the source")
+_C53 = "C5.3 a few very large files dominate throughput and duration"
+
+
+def _spec(claim, part, says, quantity, effect, source, direction=1):
+    return ClaimSpec(claim=claim, part=part, paper_says=says, quantity=quantity, direction=direction,
+                     smallest_effect=effect, effect_source=source)
+
+
+def _c51(runs: pd.DataFrame) -> list:
+    r = runs[(runs["case"] == "main") & np.isclose(runs["backbone_mbps"], 5.0)]
+    r = r.assign(loss_pct=100 * (r["loss_s"] + r["loss_g1"]))
+    lo = r[np.isclose(r["alpha"], 1.05)].set_index(["n_clients", "seed"])["loss_pct"]
+    hi = r[np.isclose(r["alpha"], 1.65)].set_index(["n_clients", "seed"])["loss_pct"]
+    d = (lo - hi).dropna()
+    spec = _spec(_C51, "loss at alpha 1.05 minus at 1.65 (5 Mbit/s, S + G1)",
+                 "Figs. 2-3: at 5 Mbit/s loss at S only with 32 clients at alpha 1.05, over 10 % with 32 clients "
+                 "at alpha 1.65", "whole-run loss difference per run pair [percentage points]", LOSS_EFFECT_PCT,
+                 "a tenth of the paper's >10 % at 32 clients (Fig. 3)", direction=-1)
+    return [difference(spec, d.to_numpy(),
+                       we_measured="per (clients, seed): " + ", ".join(f"{n:g}/{s}: {v:+.2f}" for (n, s), v in d.items()),
+                       why="runs paired by client count and seed; runs of one seed share the first clients' files")]
+
+
+def _c52(runs: pd.DataFrame, onset_altq: pd.DataFrame) -> list:
+    says = ("Fig. 5 (alpha 1.65, 5 Mbit/s): no loss at G1 with 16 clients; 24 and 32 similar at 2-6 s; with 32 it "
+            "persists after 10 s; G1 loss starts ~2 s after the source's")
+    r = runs[(runs["case"] == "main") & np.isclose(runs["backbone_mbps"], 5.0) & np.isclose(runs["alpha"], 1.65)]
+    few = 100 * r.loc[r["n_clients"] <= 16, "loss_g1"]
+    many = 100 * r.loc[r["n_clients"] >= 24, "loss_g1"]
+    out = [
+        equivalence(_spec(_C52, "(a) no G1 loss up to 16 clients", says, "G1 loss per run [percentage points]",
+                          G1_MARGIN_PCT, "argued: below what Fig. 5's axis can show"), few.to_numpy(),
+                    we_measured=f"G1 loss in {len(few)} runs with 8-16 clients: max {few.max():.3f} %",
+                    why="runs at alpha 1.65 and 5 Mbit/s, main grid; runs of one seed share the first clients' files"),
+        difference(_spec(_C52, "(b) G1 loss with 24-32 clients", says, "G1 loss per run [percentage points]",
+                         G1_MARGIN_PCT, "argued: the same 0.1 point"), many.to_numpy(),
+                   we_measured="G1 loss per run with 24-32 clients: " + ", ".join(f"{x:.2f} %" for x in many),
+                   why="with (a) this is the paper's threshold: no loss below, loss above, not in proportion"),
+    ]
+    spec_c = _spec(_C52, "(c) G1 loses only after the source S has lost", says,
+                   "first G1 loss time minus first S loss time per run [s]", 0.5, "'most' means more than half")
+    both = onset_altq.dropna(subset=["first_loss_g1_s"]) if len(onset_altq) else onset_altq
+    if len(both) == 0:
+        out.append(not_testable(spec_c, we_measured="no run with G1 loss in the small-server-queue variant",
+                                why="with 3000-packet queues S never drops in ns-3 (its link is faster than the "
+                                    "bottleneck), so only the small-queue variant can show it"))
+    else:
+        lag = (both["first_loss_g1_s"] - both["first_loss_s_s"].fillna(np.inf)).to_numpy(float)
+        lag = np.where(np.isfinite(lag), lag, -1.0)  # G1 lost and S never did: against the claim
+        out.append(direction_count(spec_c, lag, we_measured=f"runs with G1 loss (50-packet S queue): {len(lag)}; "
+                                   + ", ".join(f"lag {x:+.1f} s" for x in lag),
+                                   why="with 3000-packet queues S never drops in ns-3; judged on the "
+                                       "small-server-queue variant (one seed)"))
+    return out
+
+
+def _c53(finish: pd.DataFrame) -> list:
+    says = ("Figs. 6, 8, 10: with alpha 1.05, 16 clients finished after 24 because one or two huge files kept going; "
+            "oscillating throughput when a few huge files are alone on the link")
+    a = finish[np.isclose(finish["alpha"], finish["alpha"].min())]
+    per_seed = a.groupby(["backbone_mbps", "seed"]).agg(share=("top1pct_rx_share", "mean"),
+                                                        ends=("largest_dominates_end", "mean"))
+    return [
+        difference(_spec(_C53, "(a) the largest 1 % of downloads carry most of the bytes", says,
+                         "byte share of the top 1 % minus 0.5, per seed [-]", DOMINANCE_EFFECT,
+                         "argued: 'dominate' is a clear majority"), (per_seed["share"] - 0.5).to_numpy(),
+                   we_measured="top-1 % byte share per (backbone, seed): "
+                               + ", ".join(f"{b:g} Mbit/s/{s}: {v:.0%}" for (b, s), v in per_seed["share"].items()),
+                   why="unit is the seed: runs of one seed share their largest files"),
+        direction_count(_spec(_C53, "(b) the largest download sets the end of the run", says,
+                              "largest download still running at the end, per seed", 0.5,
+                              "'dominate duration' in most seeds"), (per_seed["ends"] - 0.5).to_numpy(),
+                        we_measured="share of runs where the largest download runs to the end, per seed: "
+                                    + ", ".join(f"{v:.0%}" for v in per_seed["ends"]),
+                        why="unit is the seed; a seed counts for the claim when most of its runs end with the "
+                            "largest download"),
+    ]
+
+
+def _c54(hl: pd.DataFrame, claim: str, series: str) -> object:
+    spec = _spec(claim, f"median H over estimators within ±{HURST_MARGIN:g} of (3 - alpha)/2 ({series})",
+                 "(model, PAPERS.md; the paper cites it but measures no H) H = (3 - alpha)/2",
+                 "median H minus (3 - alpha)/2, per alpha [-]", HURST_MARGIN,
+                 "argued: below the 0.15 between neighbouring alphas' predictions")
+    if hl.empty:
+        return not_testable(spec, we_measured="no runs", why=f"no {series} in the dataset")
+    med = hl.groupby("alpha")["hurst"].median()
+    resid = med.to_numpy() - hurst_from_alpha(med.index.to_numpy())
+    return equivalence(spec, resid, we_measured=", ".join(f"alpha {a:g}: H {h:.2f} ({r:+.2f})"
+                                                         for a, h, r in zip(med.index, med.to_numpy(), resid)),
+                       why="one long run per alpha, so the unit is the alpha; the estimators' spread is not a "
+                           "replication")
+
+
+def claims(dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Verdicts on C5.1-C5.4, part by part (tests in the module docstring).
+
+    Parameters
+    ----------
+    dataset : P5Dataset
+    tables : dict
+        :func:`tcpmodels.papers.p5_selfsimilar.tables` of the same dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`.
+    """
+    rows = _c51(dataset.runs) + _c52(dataset.runs, tables["onset_altq"]) + _c53(tables["finish"])
+    rows.append(_c54(tables["hurst_long"], "C5.4 measured H of the bottleneck traffic follows (3 - alpha)/2",
+                     "300 s ns-3 runs"))
+    if not tables["hurst_testbed"].empty:  # the kernel testbed part is optional
+        rows.append(_c54(tables["hurst_testbed"], "C5.4 [kernel testbed] H of heavy-tailed TCP downloads follows "
+                         "(3 - alpha)/2", "real-kernel testbed runs"))
+    return claims_table(rows)

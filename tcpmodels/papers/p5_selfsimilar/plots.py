@@ -1,0 +1,105 @@
+"""P5's figures: loss and throughput over time, H against alpha, counts at several scales."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.models.heavytail import hurst_from_alpha
+from tcpmodels.papers.p5_selfsimilar.tables import BELLCORE_FULL_TRACE_H, PAPER_FIGURES
+
+def plot_over_time(table: pd.DataFrame, ax=None, *, ylabel: str = "", title: str = ""):
+    """Step plot of one :func:`over_time` table (one line per client count); returns the axes."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.2))
+    for col in table.columns:
+        ax.step(table.index, table[col], where="pre", label=col)  # value of the window ending there
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+    return ax
+
+
+def plot_figures(tables_: dict, figures: list[str], *, suffix: str = "", ncols: int = 2, note: str = ""):
+    """Draw the named figures (``"Fig. 2"`` ...) of :func:`tables` in a grid; returns the matplotlib figure.
+
+    ``suffix`` picks a variant (``"_altq"``: the 50-packet queue at S); a figure missing from the
+    tables gets an empty panel saying so.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    spec = {f: (q, a, bw) for f, q, a, bw, _ in PAPER_FIGURES}
+    unknown = [f for f in figures if f not in spec]
+    if unknown:
+        raise ValueError(f"figures must be among {list(spec)}; got {unknown}")
+    nrows = int(np.ceil(len(figures) / ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.5 * ncols, 3.2 * nrows), sharex=True, squeeze=False)
+    units = {"loss_s": "%", "loss_g1": "%", "thr_g1": "Mbit/s", "sessions": "per s"}
+    for ax, name in zip(axes.ravel(), figures):
+        q, a, bw = spec[name]
+        key = name.replace("Fig. ", "fig") + suffix
+        title = f"{name}: alpha {a:g}, {bw:g} Mbit/s{note}"
+        if key in tables_:
+            plot_over_time(tables_[key], ax, ylabel=f"{q} [{units[q]}]", title=title)
+        else:
+            ax.set_title(f"{title}: not in the dataset", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_hurst_vs_alpha(hurst_long: pd.DataFrame, ax=None, *, bellcore: pd.DataFrame | None = None):
+    """Measured H (each estimator, 95 % interval) against alpha, with the line (3 - alpha)/2; returns the axes."""
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5.5, 4))
+    methods = sorted(hurst_long["method"].unique())
+    width = 0.04
+    for i, m in enumerate(methods):
+        d = hurst_long[hurst_long["method"] == m]
+        x = d["alpha"].to_numpy() + (i - (len(methods) - 1) / 2) * width / len(methods) * 2
+        ax.errorbar(x, d["hurst"], yerr=[d["hurst"] - d["ci95_low"], d["ci95_high"] - d["hurst"]], fmt="o",
+                    ms=4, capsize=2, label=m)
+    a = np.linspace(1.0, 2.0, 50)
+    ax.plot(a, (3 - a) / 2, "k-", lw=1, label="(3 - alpha)/2")
+    if bellcore is not None and len(bellcore):
+        ax.axhline(float(bellcore["hurst"].median()), color="grey", ls="--", lw=1, label="Bellcore 25 s (median)")
+    ax.set_xlabel("alpha [-]")
+    ax.set_ylabel("H [-]")
+    ax.legend(fontsize=7, ncol=2)
+    return ax
+
+
+def plot_counts_scales(counts: pd.DataFrame, run_ids: list[str], *, scales: tuple = (1, 10, 100), axes=None):
+    """Packet counts of each series at several aggregation levels (Leland et al.'s Fig. 1 style); returns the axes.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        ``p5_counts`` rows (``run_id``, ``t_s``, ``packets``).
+    run_ids : list of str
+        Series to draw, one row of panels each.
+    scales : tuple of int
+        Aggregation factors of the 10 ms bins.
+    """
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    if axes is None:
+        _, axes = plt.subplots(len(run_ids), len(scales), figsize=(3.2 * len(scales), 2.2 * len(run_ids)),
+                               squeeze=False)
+    for r, rid in enumerate(run_ids):
+        c = counts[counts["run_id"] == rid].sort_values("t_s")
+        x = c["packets"].to_numpy()
+        bin_s = float(np.diff(c["t_s"].to_numpy()[:2])[0])
+        for k, m in enumerate(scales):
+            n = len(x) // m
+            y = x[: n * m].reshape(n, m).sum(axis=1)
+            y = y[-min(n, 250):]  # the last 250 points at every scale
+            ax = axes[r][k]
+            ax.bar(np.arange(len(y)), y, width=1.0, color="C0")
+            ax.set_title(f"{rid}: {bin_s * m:g} s bins", fontsize=8)
+            ax.set_xticks([])
+    return axes

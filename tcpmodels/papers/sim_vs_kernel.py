@@ -1,0 +1,106 @@
+"""Display tables and figures of ``notebooks/sim_vs_kernel.ipynb`` (ns-3 against the kernel on one dumbbell).
+
+The dataset and the agreement rule live in :mod:`tcpmodels.experiments.sim_vs_kernel` (the notebook
+loads them there); this module only arranges what the notebook shows, from the loaded ``frame``,
+``configs`` and provenance, so that the notebook stays thin. It imports nothing from ``experiments``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS"]
+
+#: ns-3 scenarios of the phase-effect comparison and their column labels ({j}: jitter in packets).
+PHASE_COLUMNS = {"reno_reno_reno": "ns-3, jitter {j:g} packet", "reno_reno_reno_locked": "ns-3, exact delays",
+                 "reno_reno_reno_nudged": "ns-3, exact delays, middle RTT +0.12 ms"}
+
+
+def run_info(configs: dict, prov: dict) -> pd.DataFrame:
+    """Per scenario: bottleneck, senders, variants, what the kernel read back, durations, samples, wall time, load."""
+    runs = {}
+    for name, cfg in configs.items():
+        sc = prov["scenarios"][name]
+        eng = sc["engines"]
+        kern = eng.get("kernel")
+        runs[name] = {
+            "bottleneck": f"{cfg.rate_bps / 1e6:g} Mbit/s, buffer {cfg.buffer_bytes / 1e3:g} kB",
+            "senders (kernel cc, RTT)": ", ".join(f"{c} {r:g} ms" for c, r in zip(cfg.ccs, cfg.rtts_ms)),
+            "ns-3 variants": ", ".join(sc["ns3_variants"] or []),
+            "kernel cc read back from the sockets": ", ".join(sc["kernel_cc_effective"]),
+            "kernel ping RTT per sender (median) [ms]": str(sc["kernel_ping_rtt_ms_median"]),
+            "duration / warm-up / start jitter [s]": f"{cfg.duration_s:g} / {cfg.warmup_s:g} / {cfg.start_jitter_s:g}",
+            "kernel: samples, wall [min], host-lock wait [min]": (
+                f"{kern['n_samples']}, {kern['wall_s_sum'] / 60:.1f}, {kern['lock_wait_s_sum'] / 60:.1f}"
+                if kern else "not run"),
+            "ns-3: samples, wall [min]": f"{eng['ns3']['n_samples']}, {eng['ns3']['wall_s_sum'] / 60:.1f}",
+            "load average 1 min during the runs (min, max)": str(eng.get("kernel", eng["ns3"])["load_avg_1m"]),
+        }
+    info = pd.DataFrame(runs)
+    info.loc["ns-3 version", :] = ", ".join(prov["ns3_version"])
+    info.loc["Linux kernel", :] = prov["host"]["kernel"]
+    info.loc["git commit", :] = str((prov["git"] or {}).get("commit"))
+    return info
+
+
+def plot_agreement(frame: pd.DataFrame, configs: dict, tables: dict, prov: dict):
+    """Per scenario: each flow's throughput on both engines (mean ± sd, dots per run) and the utilisation per run."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(tables), 2, figsize=(11, 3.8 * len(tables)), squeeze=False)
+    labels = (("kernel", "tab:blue", "kernel (Linux " + prov["host"]["kernel"] + ")"),
+              ("ns3", "tab:orange", "ns-3 " + ", ".join(prov["ns3_version"])))
+    for (name, table), (ax, ax2) in zip(tables.items(), axes):
+        sub = frame[frame["scenario"] == name]
+        flows = table[table["flow"] != "total"]
+        x = np.arange(len(flows))
+        for k, (engine, color, label) in enumerate(labels):
+            if flows[f"{engine}_n"].sum() == 0:
+                continue
+            ax.bar(x + (k - 0.5) * 0.38, flows[f"{engine}_mbps"], 0.38, yerr=flows[f"{engine}_sd_mbps"].fillna(0),
+                   capsize=4, color=color, label=label)
+            reps = sub[sub["engine"] == engine]
+            ax.scatter(reps["flow"] + (k - 0.5) * 0.38, reps["throughput_bps"] / 1e6, color="k", s=10, zorder=3)
+        ax.set_xticks(x, [f"{r.cc} {r.rtt_ms:g} ms" for r in flows.itertuples()])
+        ax.set_ylabel("throughput [Mbit/s]")
+        ax.set_title(f"{name}: mean ± sd over repetitions (dots: runs)", fontsize=10)
+        ax.legend(fontsize=8)
+        tot = sub.groupby(["engine", "rep"])["throughput_bps"].sum().reset_index()
+        for k, engine in enumerate(("kernel", "ns3")):
+            v = tot.loc[tot["engine"] == engine, "throughput_bps"] / configs[name].rate_bps
+            ax2.scatter(np.full(len(v), k), v, s=25)
+        ax2.axhline(1.0, color="grey", lw=0.8)
+        ax2.set_xticks([0, 1], ["kernel", "ns-3"])
+        ax2.set_xlim(-0.6, 1.6)
+        ax2.set_ylabel("aggregate utilisation [-]")
+        ax2.set_title(f"{name}: bottleneck utilisation per run", fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def spread_table(tables: dict) -> pd.DataFrame:
+    """Per flow: each engine's run-to-run sd, the difference of the means, and that difference over the larger sd."""
+    all_rows = pd.concat(tables, names=["scenario", "row"]).reset_index(level=0)
+    rows = all_rows[all_rows["flow"] != "total"]
+    out = rows[["scenario", "flow", "cc", "rtt_ms", "kernel_sd_mbps", "ns3_sd_mbps"]].assign(
+        difference_mbps=(rows["ns3_mbps"] - rows["kernel_mbps"]).to_numpy())
+    out["difference_over_larger_sd"] = out["difference_mbps"].abs() / out[["kernel_sd_mbps", "ns3_sd_mbps"]].max(axis=1)
+    return out
+
+
+def phase_table(frame: pd.DataFrame, configs: dict) -> pd.DataFrame | None:
+    """Mean throughput per flow: kernel, ns-3 with jitter, ns-3 exact delays, ns-3 nudged (None without those runs)."""
+    if not {"reno_reno_reno", "reno_reno_reno_locked"} <= set(configs):
+        return None
+    base = frame[frame["scenario"] == "reno_reno_reno"]
+    columns = {"kernel": base[base["engine"] == "kernel"].groupby("flow")["throughput_bps"].mean() / 1e6}
+    for name, label in PHASE_COLUMNS.items():
+        if name in configs:
+            sub = frame[(frame["scenario"] == name) & (frame["engine"] == "ns3")]
+            columns[label.format(j=configs[name].ns3_jitter_packets)] = (
+                sub.groupby("flow")["throughput_bps"].mean() / 1e6)
+    phase = pd.DataFrame(columns)
+    phase.index = [f"reno {r:g} ms" for r in configs["reno_reno_reno"].rtts_ms]
+    phase.index.name = "mean throughput over repetitions [Mbit/s]"
+    return phase

@@ -1,0 +1,24 @@
+"""Claim evaluation on scipy and statsmodels (see :mod:`tcpmodels.stats.claims`)."""
+
+from tcpmodels.stats.claims import (
+    CLAIM_COLUMNS,
+    POWER,
+    VERDICTS,
+    ClaimSpec,
+    Verdict,
+    arithmetic,
+    claims_table,
+    difference,
+    direction_count,
+    distribution,
+    equivalence,
+    holds_to_verdict,
+    inequality,
+    not_testable,
+    verdict_counts,
+)
+
+__all__ = [
+    "CLAIM_COLUMNS", "POWER", "VERDICTS", "ClaimSpec", "Verdict", "arithmetic", "claims_table", "difference",
+    "direction_count", "distribution", "equivalence", "holds_to_verdict", "inequality", "not_testable", "verdict_counts",
+]

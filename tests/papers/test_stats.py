@@ -1,0 +1,164 @@
+"""tcpmodels.stats: known answers from scipy / statsmodels, the verdict rules, and power by simulation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+from statsmodels.stats.power import NormalIndPower, TTestPower
+from statsmodels.stats.proportion import proportion_effectsize
+from statsmodels.stats.weightstats import DescrStatsW
+
+from tcpmodels.stats import (
+    CLAIM_COLUMNS,
+    VERDICTS,
+    ClaimSpec,
+    Verdict,
+    arithmetic,
+    claims_table,
+    difference,
+    direction_count,
+    distribution,
+    equivalence,
+    holds_to_verdict,
+    not_testable,
+    verdict_counts,
+)
+
+
+def spec(delta=1.0, direction=1, **kw):
+    return ClaimSpec(claim="Cx", part="p", paper_says="says", quantity="q", direction=direction,
+                     smallest_effect=delta, effect_source="test", **kw)
+
+
+def test_difference_t_interval_is_scipys():
+    x = np.array([0.3, 1.9, 1.2, 0.8, 2.2])
+    v = difference(spec(), x)
+    ci = sps.ttest_1samp(x, 0).confidence_interval(0.95)
+    assert (v.ci_low, v.ci_high) == pytest.approx((ci.low, ci.high))
+    assert v.effect == pytest.approx(x.mean()) and v.n_runs == 5
+
+
+def test_difference_verdicts():
+    assert difference(spec(1.0), [1.1, 1.3, 0.9, 1.2]).verdict == "supported"
+    assert difference(spec(1.0), [0.1, 0.2, 0.15, 0.12]).verdict == "contradicted"  # real but too small
+    assert difference(spec(1.0), [-1.0, -1.2, -0.9]).verdict == "contradicted"  # opposite sign
+    assert difference(spec(1.0, direction=-1), [-1.0, -1.2, -0.9]).verdict == "supported"
+    v = difference(spec(1.0), [-0.5, 1.5, 0.2])
+    assert v.verdict == "inconclusive" and v.runs_needed >= 3
+    one = difference(spec(1.0), [2.0])
+    assert one.verdict == "inconclusive" and math.isnan(one.runs_needed)
+
+
+def test_runs_needed_is_statsmodels_power():
+    x = np.array([-0.5, 1.5, 0.2, 0.9])
+    v = difference(spec(0.5), x)
+    n = TTestPower().solve_power(effect_size=0.5 / x.std(ddof=1), alpha=0.05, power=0.8, alternative="two-sided")
+    assert v.runs_needed == math.ceil(n)
+
+
+def test_runs_needed_gives_80_percent_power():
+    """At runs_needed runs, a two-sided t test detects the smallest effect about 80 % of the time."""
+    sd, delta = 1.0, 0.8
+    n = int(TTestPower().solve_power(effect_size=delta / sd, alpha=0.05, power=0.8, alternative="two-sided") + 0.999)
+    rng = np.random.default_rng(1)
+    hits = [difference(spec(delta), rng.normal(delta, sd, n)).ci_low > 0 for _ in range(1500)]
+    assert np.mean(hits) == pytest.approx(0.8, abs=0.04)
+
+
+def test_bootstrap_is_seeded_and_matches_scipy():
+    x = np.array([0.3, 1.9, 1.2, 0.8, 2.2, 1.4])
+    v1 = difference(spec(), x, method="bootstrap", seed=3)
+    v2 = difference(spec(), x, method="bootstrap", seed=3)
+    res = sps.bootstrap((x,), np.mean, method="percentile", n_resamples=9999, random_state=np.random.default_rng(3))
+    assert (v1.ci_low, v1.ci_high) == (v2.ci_low, v2.ci_high)
+    assert v1.ci_low == pytest.approx(res.confidence_interval.low)
+    with pytest.raises(ValueError, match="method"):
+        difference(spec(), x, method="jackknife")
+
+
+def test_equivalence_is_statsmodels_tost():
+    x = np.array([0.1, -0.05, 0.02, 0.03, -0.02])
+    v = equivalence(spec(0.2), x)
+    p = DescrStatsW(x).ttost_mean(-0.2, 0.2)[0]
+    assert p < 0.05 and v.verdict == "supported"
+    assert (v.ci_low, v.ci_high) == pytest.approx(DescrStatsW(x).tconfint_mean(alpha=0.10))
+    assert equivalence(spec(0.2), [1.0, 1.1, 0.9, 1.05]).verdict == "contradicted"
+    w = equivalence(spec(0.2), [0.3, -0.2, 0.1])
+    assert w.verdict == "inconclusive" and w.runs_needed > 3
+
+
+def test_direction_count_clopper_pearson():
+    v = direction_count(spec(0.5), [0.1] * 8)
+    assert v.effect == 1.0 and v.verdict == "supported"
+    assert v.ci_low == pytest.approx(0.025 ** (1 / 8))  # exact lower bound when k = n
+    w = direction_count(spec(0.5), [0.1, -0.1, 0.2, -0.3, 0.1, 0.2])
+    assert w.verdict == "inconclusive"
+    es = proportion_effectsize(0.75, 0.5)  # observed 4 / 6 is below the default power_share
+    assert w.runs_needed == math.ceil(NormalIndPower().solve_power(effect_size=es, alpha=0.05, power=0.8, ratio=0))
+    assert direction_count(spec(0.5), [-1.0] * 10).verdict == "contradicted"
+    assert direction_count(spec(0.5, direction=-1), [-1.0] * 10).verdict == "supported"
+    assert direction_count(spec(0.5), [0.0, np.nan]).verdict == "inconclusive"  # zeros carry no direction
+
+
+def test_distribution_uses_runs_not_flows():
+    rng = np.random.default_rng(0)
+    far_a = [rng.normal(0, 1, 200) for _ in range(4)]
+    far_b = [rng.normal(3, 1, 200) for _ in range(4)]
+    v = distribution(spec(0.1), far_a, far_b)
+    assert v.verdict == "supported" and v.effect > 0.8 and v.n_runs == 8
+    # two runs per side: 6 splits, the smallest p is 1/3 however many flows each run has
+    few = distribution(spec(0.1), far_a[:2], far_b[:2])
+    assert few.verdict == "inconclusive" and few.runs_needed == 4
+    same = distribution(spec(0.5), [rng.normal(0, 1, 300) for _ in range(4)], [rng.normal(0, 1, 300) for _ in range(4)])
+    assert same.verdict == "contradicted"  # D's CI stays below 0.5
+
+
+def test_arithmetic_and_not_testable():
+    assert arithmetic(spec(0.5), 29.02, 29, we_measured="x").verdict == "supported"
+    assert arithmetic(spec(0.5), 30.0, 29, we_measured="x").verdict == "contradicted"
+    v = not_testable(spec(), we_measured="nothing", why="no data")
+    assert v.verdict == "inconclusive" and math.isnan(v.effect)
+
+
+def test_spec_and_verdict_validation():
+    with pytest.raises(ValueError, match="direction"):
+        spec(direction=0)
+    with pytest.raises(ValueError, match="smallest_effect"):
+        spec(delta=0.0)
+    with pytest.raises(ValueError, match="verdict"):
+        Verdict(claim="c", part="p", paper_says="s", we_measured="m", effect=0, ci_low=0, ci_high=0, n_runs=1,
+                test="t", verdict="holds", runs_needed=math.nan, why="w")
+
+
+def test_claims_table_columns_and_counts():
+    t = claims_table([difference(spec(), [1.1, 1.2, 1.3]), not_testable(spec(), we_measured="m", why="w")])
+    assert tuple(t.columns) == CLAIM_COLUMNS
+    assert set(t["verdict"]) <= set(VERDICTS)
+    assert verdict_counts(t) == {"supported": 1, "contradicted": 0, "inconclusive": 1}
+    assert [holds_to_verdict(h) for h in (True, False, pd.NA, None)] == [
+        "supported", "contradicted", "inconclusive", "inconclusive"]
+
+
+def test_welch_two_sample_is_scipys():
+    a, b = np.array([0.52, 0.55, 0.50]), np.array([0.41, 0.44, 0.38, 0.40])
+    v = difference(spec(0.05), a, baseline=b)
+    ci = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert (v.ci_low, v.ci_high) == pytest.approx((ci.low, ci.high))
+    assert v.verdict == "supported" and v.n_runs == 7
+    w = difference(spec(0.05), [0.5, 0.6], baseline=[0.45, 0.62])
+    sd = math.sqrt((np.var([0.5, 0.6], ddof=1) + np.var([0.45, 0.62], ddof=1)) / 2)
+    from statsmodels.stats.power import TTestIndPower
+    assert w.verdict == "inconclusive"
+    assert w.runs_needed == math.ceil(TTestIndPower().solve_power(effect_size=0.05 / sd, alpha=0.05, power=0.8))
+
+
+def test_doctests():
+    import doctest
+
+    import tcpmodels.stats.claims as module
+
+    assert doctest.testmod(module).failed == 0
