@@ -269,7 +269,8 @@ def _proc_start_ticks(pid: int) -> int | None:
 def _owner_alive(state: dict | None) -> bool:
     if not state or not state.get("pid"):
         return False
-    return _proc_start_ticks(state["pid"]) == state.get("pid_start_ticks")
+    ticks = _proc_start_ticks(state["pid"])
+    return ticks is not None and ticks == state.get("pid_start_ticks")
 
 
 def loaded() -> dict[str, dict]:

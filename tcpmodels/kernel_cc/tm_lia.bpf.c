@@ -17,7 +17,7 @@ struct tm_conn {
 	__u32 alpha_q16;                 /* last alpha computed, * 2^16 */
 	__u32 cwnd_total;                /* [segments] at that computation */
 	__u64 updated_ns;                /* bpf_ktime_get_ns() of that computation */
-	__u64 acks;                      /* ACKs in congestion avoidance seen */
+	__u64 acks;                      /* ACKs that grew a window in congestion avoidance */
 };
 
 struct {
@@ -65,6 +65,20 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	__u32 slot = 0, total = 0, w[TM_MAX_SUBFLOWS], r[TM_MAX_SUBFLOWS], alpha, i;
 
 	c = tm_publish(sk, &slot);
+	if (c) {
+		/* alpha from the slots as they are now, stored with them: a dump of the
+		 * map shows alpha beside the windows and RTTs it was computed from */
+#pragma unroll
+		for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
+			w[i] = c->cwnd[i];
+			r[i] = c->srtt_us[i];
+			total += w[i] && r[i] ? w[i] : 0;
+		}
+		alpha = tm_lia_alpha_q16(w, r);
+		c->alpha_q16 = alpha;
+		c->cwnd_total = total;
+		c->updated_ns = bpf_ktime_get_ns();
+	}
 	if (!tm_cwnd_limited(tp))
 		return;
 	if (tm_in_slow_start(tp)) {
@@ -76,16 +90,6 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
 		return;
 	}
-#pragma unroll
-	for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
-		w[i] = c->cwnd[i];
-		r[i] = c->srtt_us[i];
-		total += w[i] && r[i] ? w[i] : 0;
-	}
-	alpha = tm_lia_alpha_q16(w, r);
-	c->alpha_q16 = alpha;
-	c->cwnd_total = total;
-	c->updated_ns = bpf_ktime_get_ns();
 	c->acks++;
 	tcp_cong_avoid_ai(tp, tm_lia_ai_window(tp->snd_cwnd, total, alpha), acked);
 }
