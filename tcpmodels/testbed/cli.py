@@ -1,4 +1,4 @@
-"""``tcpmodels testbed run CONFIG`` and ``tcpmodels testbed cleanup``."""
+"""``tcpmodels testbed run CONFIG``, ``tcpmodels testbed cleanup`` and ``tcpmodels testbed cc ...``."""
 
 from __future__ import annotations
 
@@ -24,6 +24,23 @@ def add_subcommand(subparsers) -> None:
     clean_p.add_argument("--include-live", action="store_true",
                          help="also remove runs whose owner process is still alive")
     clean_p.set_defaults(func=_cleanup)
+    cc_p = sub.add_parser("cc", help="BPF congestion controls tm_* (tcpmodels.kernel_cc): list, load, unload",
+                          description="Build and register the package's BPF congestion controls (tm_reno, "
+                                      "tm_cubic_x, tm_lia, tm_olia) with bpftool; registration is global.")
+    cc_sub = cc_p.add_subparsers(dest="cc_command", metavar="ACTION")
+    cc_list = cc_sub.add_parser("list", help="programs shipped, registered tm_* controls, and their parameters")
+    cc_list.set_defaults(func=_cc_list)
+    cc_load = cc_sub.add_parser("load", help="build and register NAME")
+    cc_load.add_argument("name", help="tm_reno | tm_cubic_x | tm_lia | tm_olia")
+    cc_load.add_argument("--param", action="append", default=[], metavar="K=V",
+                         help="parameter, repeatable (tm_cubic_x: reading=none|multiply|divide, x_exponent, c, "
+                              "beta_cubic, fast_convergence, hystart)")
+    cc_load.add_argument("--replace", action="store_true", help="unregister NAME first if it is registered")
+    cc_load.set_defaults(func=_cc_load)
+    cc_unload = cc_sub.add_parser("unload", help="unregister NAME")
+    cc_unload.add_argument("name")
+    cc_unload.set_defaults(func=_cc_unload)
+    cc_p.set_defaults(func=lambda args: (cc_p.print_help(sys.stderr), 2)[1])
     parser.set_defaults(func=lambda args: (parser.print_help(sys.stderr), 2)[1])
 
 
@@ -55,13 +72,73 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _cleanup(args: argparse.Namespace) -> int:
-    from tcpmodels.testbed._system import PrivilegeError
+    from tcpmodels import kernel_cc
+    from tcpmodels.testbed._system import PrivilegeError, TestbedError
     from tcpmodels.testbed.netns import cleanup
 
     try:
-        report = cleanup(include_live=args.include_live)
+        report = cleanup(include_live=args.include_live).to_dict()
+        report.update(kernel_cc.cleanup(include_live=args.include_live).to_dict())
     except PrivilegeError as exc:
         print(f"tcpmodels testbed: {exc}", file=sys.stderr)
         return 77
-    print(json.dumps(report.to_dict()))
+    except TestbedError as exc:
+        print(f"tcpmodels testbed: {exc}", file=sys.stderr)
+        return 1
+    print(json.dumps(report))
     return 0
+
+
+def _parse_params(items: list[str]) -> dict:
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param takes K=V; got {item!r}")
+        params[key.strip()] = value.strip()
+    return params
+
+
+def _cc_call(fn) -> int:
+    from tcpmodels.testbed._system import PrivilegeError, TestbedError
+
+    try:
+        return fn()
+    except PrivilegeError as exc:
+        print(f"tcpmodels testbed cc: {exc}", file=sys.stderr)
+        return 77
+    except (TestbedError, ValueError) as exc:
+        print(f"tcpmodels testbed cc: {exc}", file=sys.stderr)
+        return 1
+
+
+def _cc_list(args: argparse.Namespace) -> int:
+    from tcpmodels import kernel_cc
+
+    def go():
+        reason = kernel_cc.unavailable_reason()
+        out = {"programs": {n: kernel_cc.PARAMETERS[n] for n in kernel_cc.PROGRAMS},
+               "registered": kernel_cc.loaded(), "unavailable_reason": reason}
+        print(json.dumps(out, indent=1))
+        return 0
+    return _cc_call(go)
+
+
+def _cc_load(args: argparse.Namespace) -> int:
+    from tcpmodels import kernel_cc
+
+    def go():
+        rec = kernel_cc.load(args.name, _parse_params(args.param), replace=args.replace)
+        print(f"registered {rec['name']} {json.dumps(rec['params'])} ({rec['object']})")
+        return 0
+    return _cc_call(go)
+
+
+def _cc_unload(args: argparse.Namespace) -> int:
+    from tcpmodels import kernel_cc
+
+    def go():
+        was = kernel_cc.unload(args.name)
+        print(f"unregistered {args.name}" if was else f"{args.name} was not registered")
+        return 0
+    return _cc_call(go)

@@ -1,0 +1,35 @@
+"""Congestion controls written in BPF for the real kernel: Reno, CUBIC with an x(RTT)-scaled K,
+and MPTCP's coupled LIA (RFC 6356) and OLIA.
+
+The C sources (``tm_*.bpf.c``, shared arithmetic in ``tm_math.h``) are compiled on demand
+against the running kernel's BTF and registered with ``bpftool struct_ops``; a socket then
+picks one with ``TCP_CONGESTION`` (a traffic flow's ``cc``). See :mod:`tcpmodels.kernel_cc.loader`
+for the lifecycle and ``tcpmodels testbed cc list|load|unload`` for the command line.
+
+Needs root, ``/sys/kernel/btf/vmlinux``, clang, bpftool and libbpf headers
+(:func:`unavailable_reason` says which is missing).
+"""
+
+from tcpmodels.kernel_cc.loader import (
+    CONN_MAPS,
+    PARAMETERS,
+    PROGRAMS,
+    CcCleanupReport,
+    KernelCcUnavailable,
+    available_congestion_controls,
+    build,
+    cleanup,
+    congestion_control,
+    dump_connections,
+    load,
+    loaded,
+    params_header,
+    unavailable_reason,
+    unload,
+)
+
+__all__ = [
+    "PROGRAMS", "PARAMETERS", "CONN_MAPS", "KernelCcUnavailable", "CcCleanupReport",
+    "unavailable_reason", "build", "load", "unload", "loaded", "available_congestion_controls",
+    "congestion_control", "dump_connections", "cleanup", "params_header",
+]

@@ -1,0 +1,150 @@
+"""The in-kernel integer arithmetic, run in user space, and float references to check it against.
+
+:class:`Harness` compiles ``harness.c`` (which includes the very ``tm_math.h`` the BPF
+programs include) with gcc and evaluates cube roots, CUBIC's K, LIA's alpha, OLIA's
+increase and the x(RTT) table lookup exactly as the kernel programs do.
+:func:`olia_increase_segments` is the float OLIA reference (the models package has no OLIA).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from tcpmodels.testbed._system import TestbedError, _cache_dir
+
+__all__ = ["Harness", "olia_increase_segments", "OLIA_SLOTS"]
+
+#: subflows OLIA's set logic considers (``TM_OLIA_SLOTS`` in tm_math.h)
+OLIA_SLOTS = 4
+
+
+class Harness:
+    """A running ``harness`` process; use as a context manager.
+
+    Raises
+    ------
+    TestbedError
+        No C compiler, or compilation failed.
+    """
+
+    def __init__(self):
+        src = resources.files("tcpmodels.kernel_cc")
+        parts = [src.joinpath(n).read_bytes() for n in ("harness.c", "tm_math.h")]
+        digest = hashlib.sha256(b"".join(parts)).hexdigest()[:16]
+        out = _cache_dir() / "kernel_cc" / f"harness-{digest}"
+        self.binary = out / "harness"
+        if not self.binary.exists():
+            compiler = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")
+            if not compiler:
+                raise TestbedError("no C compiler (gcc) to build the arithmetic harness")
+            out.mkdir(parents=True, exist_ok=True)
+            for name, data in zip(("harness.c", "tm_math.h"), parts):
+                (out / name).write_bytes(data)
+            tmp = out / f".harness.{os.getpid()}"
+            proc = subprocess.run([compiler, "-O2", "-Wall", "-o", str(tmp), str(out / "harness.c")],
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                raise TestbedError(f"harness.c failed to compile: {proc.stderr}")
+            os.replace(tmp, self.binary)
+        self._proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "Harness":
+        self._proc = subprocess.Popen([str(self.binary)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                      bufsize=1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._proc:
+            self._proc.stdin.close()
+            self._proc.wait(timeout=10)
+            self._proc.stdout.close()
+            self._proc = None
+
+    def _ask(self, line: str) -> str:
+        self._proc.stdin.write(line + "\n")
+        self._proc.stdin.flush()
+        answer = self._proc.stdout.readline().strip()
+        if not answer:
+            raise TestbedError(f"harness gave no answer to {line!r} (exit {self._proc.poll()})")
+        return answer
+
+    def cbrt(self, x: int) -> int:
+        """floor(cbrt(x)) for 0 <= x < 2^64."""
+        return int(self._ask(f"cbrt {int(x)}"))
+
+    def cubic_k_hz(self, w_max: int, cwnd: int, c_q10: int, xf_q16: int) -> int:
+        """K [1/1024 s] after a reduction from ``w_max`` to ``cwnd`` [segments]."""
+        return int(self._ask(f"k {w_max} {cwnd} {c_q10} {xf_q16}"))
+
+    def cubic_delta_segments(self, offs_hz: int, c_q10: int) -> int:
+        return int(self._ask(f"delta {offs_hz} {c_q10}"))
+
+    def lia_alpha_q16(self, windows_segments, rtts_us) -> int:
+        w, r = list(map(int, windows_segments)), list(map(int, rtts_us))
+        return int(self._ask(f"alpha {len(w)} {' '.join(map(str, w))} {' '.join(map(str, r))}"))
+
+    def lia_ai_window(self, w_i: int, total: int, alpha_q16: int) -> int:
+        return int(self._ask(f"aiw {w_i} {total} {alpha_q16}"))
+
+    def olia_incr_q32(self, windows_segments, rtts_us, ell_segments, i: int) -> int:
+        w, r, ell = (list(map(int, v)) for v in (windows_segments, rtts_us, ell_segments))
+        return int(self._ask(f"olia {len(w)} {' '.join(map(str, w))} {' '.join(map(str, r))} "
+                             f"{' '.join(map(str, ell))} {i}"))
+
+    def set_xtab(self, values_q16) -> None:
+        values = list(map(int, values_q16))
+        if self._ask("xtabset " + " ".join(map(str, values))) != "ok":
+            raise TestbedError("harness refused the x(RTT) table")
+
+    def xtab(self, rtt_us: int) -> int:
+        return int(self._ask(f"xtab {int(rtt_us)}"))
+
+
+def olia_increase_segments(windows_segments, rtts_s, ell_segments) -> np.ndarray:
+    r"""OLIA's window increase per acked segment on each path [segments] (floats).
+
+    Parameters
+    ----------
+    windows_segments : array_like
+        Congestion window of each subflow. [segments]
+    rtts_s : array_like
+        Smoothed RTT of each subflow. [s]
+    ell_segments : array_like
+        l_r, the larger of the data delivered between the last two losses and since the
+        last loss on each subflow. [segments]
+
+    Returns
+    -------
+    numpy.ndarray
+        .. math:: \frac{w_r / rtt_r^2}{(\sum_p w_p / rtt_p)^2} + \frac{\alpha_r}{w_r}
+
+        with :math:`\alpha_r = 1/(|P|\,|B \setminus M|)` on the collected paths B \ M,
+        :math:`-1/(|P|\,|M|)` on M when B \ M is non-empty, 0 otherwise; M the paths of
+        largest window, B the paths of largest l_r / rtt_r. [segments]
+
+    References
+    ----------
+    .. [1] R. Khalili, N. Gast, M. Popovic, J.-Y. Le Boudec, "MPTCP is not Pareto-optimal:
+       performance issues and a possible solution", IEEE/ACM ToN 21(5), 2013, Sec. IV.
+    """
+    w = np.asarray(windows_segments, dtype=float)
+    r = np.asarray(rtts_s, dtype=float)
+    ell = np.asarray(ell_segments, dtype=float)
+    first = (w / r**2) / np.sum(w / r) ** 2
+    in_m = w == w.max()
+    rate = ell / r
+    in_b = np.isclose(rate, rate.max(), rtol=1e-12, atol=0.0)
+    collected = in_b & ~in_m
+    n = len(w)
+    alpha = np.zeros(n)
+    if collected.any():
+        alpha[collected] = 1.0 / (n * collected.sum())
+        alpha[in_m] = -1.0 / (n * in_m.sum())
+    return first + alpha / w

@@ -1,0 +1,435 @@
+"""Build, load, list and unload the ``tm_*`` BPF congestion controls; read their state.
+
+Every program is a ``struct_ops`` ``tcp_congestion_ops`` written in C next to this
+module. :func:`build` compiles one with ``clang -O2 -g -target bpf`` against a
+``vmlinux.h`` generated from the running kernel's BTF (``bpftool btf dump file
+/sys/kernel/btf/vmlinux format c``) into the cache directory
+(``~/.cache/tcpmodels/kernel_cc/`` or ``$TCPMODELS_CACHE_DIR/kernel_cc/``, never
+the repository). A load's parameters become ``tm_params.h`` (compile-time
+constants and the x(RTT) table in ``.rodata``), so one object file per parameter
+set, cached under the hash of sources, parameters and kernel.
+
+:func:`load` registers the object with ``bpftool struct_ops register``; the name
+then appears in ``net.ipv4.tcp_available_congestion_control`` of every namespace
+(registration is global) and a socket selects it with ``TCP_CONGESTION``. Each
+load writes ``/run/tcpmodels/kernel_cc/<name>.json`` (owner pid, parameters), so
+:func:`cleanup` can unregister what a killed run left behind without touching a
+live run's congestion control.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from tcpmodels.testbed._system import PrivilegeError, TestbedError, _cache_dir, missing_privileges, run
+
+__all__ = [
+    "PROGRAMS", "PARAMETERS", "CONN_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
+    "unavailable_reason", "build", "load", "unload", "loaded", "available_congestion_controls",
+    "congestion_control", "dump_connections", "cleanup", "CcCleanupReport",
+    "params_header", "xtab_rtts_us", "xtab_q16",
+]
+
+#: the programs shipped, by the name they register under
+PROGRAMS = ("tm_reno", "tm_cubic_x", "tm_lia", "tm_olia")
+#: parameters each program accepts at load time, with their defaults
+PARAMETERS: dict[str, dict[str, object]] = {
+    "tm_reno": {},
+    "tm_lia": {},
+    "tm_olia": {},
+    "tm_cubic_x": {
+        "reading": "none",          # none | multiply | divide (P3 eq. (4))
+        "x_exponent": -1.0 / 3.0,   # x(RTT) = (RTT / 1 s)^k, models.cubic.x_power_law_params
+        "c": 0.4,                   # CUBIC C [segments/s^3]
+        "beta_cubic": 0.7,          # fraction of the window kept [-]
+        "fast_convergence": 1,
+        "hystart": 1,
+    },
+}
+#: the per-connection map of the coupled programs (bpftool map name, at most 15 characters)
+CONN_MAPS = {"tm_lia": "tm_lia_conn", "tm_olia": "tm_olia_conn"}
+BTF_PATH = Path("/sys/kernel/btf/vmlinux")
+CC_STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels")) / "kernel_cc"
+_AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+_SOURCES = ("tm_bpf.h", "tm_math.h")
+
+# x(RTT) table grid, as in tm_math.h: 8 points per octave from 2^6 us, 20 octaves
+_XTAB_MIN_LOG2 = 6
+_XTAB_OCTAVES = 20
+_XTAB_LEN = _XTAB_OCTAVES * 8 + 1
+
+
+class KernelCcUnavailable(TestbedError):
+    """The running system cannot build or load BPF congestion controls (the message says why)."""
+
+
+# ------------------------------------------------------------------ prerequisites
+def unavailable_reason(*, need_root: bool = True) -> str | None:
+    """Why BPF congestion controls cannot be built/loaded here, or ``None`` when they can.
+
+    Checks root privileges (when ``need_root``), the kernel's BTF at ``/sys/kernel/btf/vmlinux``,
+    ``clang``, ``bpftool`` and the libbpf headers.
+    """
+    if need_root:
+        missing = missing_privileges()
+        if missing:
+            return "loading BPF congestion controls needs root (missing: " + ", ".join(missing) + ")"
+    if not BTF_PATH.exists():
+        return f"the kernel exposes no BTF ({BTF_PATH} missing; needs CONFIG_DEBUG_INFO_BTF)"
+    for tool, pkg in (("clang", "clang"), ("bpftool", "bpftool")):
+        if not _which(tool):
+            return f"{tool} not found (Debian package {pkg}; `make system-deps` installs it as root)"
+    if not Path("/usr/include/bpf/bpf_helpers.h").exists():
+        return "libbpf headers not found (/usr/include/bpf/bpf_helpers.h; Debian package libbpf-dev)"
+    return None
+
+
+def _which(tool: str) -> str | None:
+    return shutil.which(tool) or next(
+        (str(p) for p in (Path("/usr/sbin") / tool, Path("/sbin") / tool) if p.exists()), None)
+
+
+def _require(need_root: bool = True) -> None:
+    reason = unavailable_reason(need_root=need_root)
+    if reason:
+        if need_root and missing_privileges():
+            raise PrivilegeError(reason)
+        raise KernelCcUnavailable(reason)
+
+
+# ------------------------------------------------------------------ parameters
+def _check_name(name: str) -> None:
+    if name not in PROGRAMS:
+        raise ValueError(f"congestion control must be one of {PROGRAMS}; got {name!r}")
+
+
+def _resolve_params(name: str, params: dict | None) -> dict:
+    _check_name(name)
+    allowed = PARAMETERS[name]
+    out = dict(allowed)
+    for key, value in (params or {}).items():
+        if key not in allowed:
+            raise ValueError(f"{name} has no parameter {key!r}; it takes {sorted(allowed) or 'none'}")
+        out[key] = value
+    if name == "tm_cubic_x":
+        out["reading"] = str(out["reading"])
+        if out["reading"] not in ("none", "multiply", "divide"):
+            raise ValueError(f"reading must be one of none, multiply, divide; got {out['reading']!r}")
+        for key in ("x_exponent", "c", "beta_cubic"):
+            out[key] = float(out[key])
+        if not -2.0 <= out["x_exponent"] < 0.0:
+            raise ValueError(f"x_exponent [-] must be in [-2, 0); got {out['x_exponent']}")
+        if not 0.0 < out["c"] <= 100.0:
+            raise ValueError(f"c [segments/s^3] must be in (0, 100]; got {out['c']}")
+        if not 0.0 < out["beta_cubic"] < 1.0:
+            raise ValueError(f"beta_cubic [-] must be in (0, 1); got {out['beta_cubic']}")
+        for key in ("fast_convergence", "hystart"):
+            out[key] = int(bool(int(out[key])))
+    return out
+
+
+def xtab_rtts_us() -> list[int]:
+    """RTTs [us] of the x(RTT) table's grid points (8 per octave from 64 us), as ``tm_math.h`` indexes them."""
+    out = []
+    for idx in range(_XTAB_LEN):
+        msb, frac = _XTAB_MIN_LOG2 + idx // 8, idx % 8
+        out.append((8 + frac) << (msb - 3))
+    return out
+
+
+def xtab_q16(reading: str, x_exponent: float) -> list[int]:
+    """The x(RTT) factor ``xf`` * 2^16 at :func:`xtab_rtts_us`: 1, x or 1/x with
+    x(RTT) = :class:`tcpmodels.models.cubic.PowerLawX` (``x_power_law_params(x_exponent)``),
+    clamped to [2^-16, 256] (so K is at most 256^(1/3) = 6.35 times plain CUBIC's)."""
+    from tcpmodels.models.cubic import PowerLawX, x_power_law_params
+
+    x_of = PowerLawX(**x_power_law_params(x_exponent))
+    out = []
+    for rtt_us in xtab_rtts_us():
+        x = float(x_of(rtt_us * 1e-6))
+        xf = 1.0 if reading == "none" else (x if reading == "multiply" else 1.0 / x)
+        out.append(int(min(max(round(xf * 65536.0), 1), 1 << 24)))
+    return out
+
+
+def params_header(name: str, params: dict | None = None) -> str:
+    """The ``tm_params.h`` of one load: the parameters as C constants."""
+    p = _resolve_params(name, params)
+    lines = [f"/* tm_params.h for {name}: {json.dumps(p, sort_keys=True)} */"]
+    if name == "tm_cubic_x":
+        lines += [
+            f"#define TM_C_Q10 {int(round(p['c'] * 1024))}",
+            f"#define TM_BETA_Q10 {int(round(p['beta_cubic'] * 1024))}",
+            f"#define TM_FAST_CONVERGENCE {p['fast_convergence']}",
+            f"#define TM_HYSTART {p['hystart']}",
+            "#define TM_XTAB_VALUES { " + ", ".join(str(v) for v in xtab_q16(p["reading"], p["x_exponent"])) + " }",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------ build
+def _source(name: str) -> bytes:
+    return resources.files("tcpmodels.kernel_cc").joinpath(name).read_bytes()
+
+
+def _build_dir() -> Path:
+    return _cache_dir() / "kernel_cc"
+
+
+def _vmlinux_h() -> Path:
+    """``vmlinux.h`` for the running kernel (regenerated when the kernel's BTF changes)."""
+    btf = BTF_PATH.read_bytes()
+    digest = hashlib.sha256(btf).hexdigest()[:16]
+    path = _build_dir() / f"btf-{digest}" / "vmlinux.h"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = run([_which("bpftool") or "bpftool", "btf", "dump", "file", str(BTF_PATH), "format", "c"],
+                   timeout=120).stdout
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path
+
+
+def build(name: str, params: dict | None = None) -> Path:
+    """Compile ``name`` with ``params`` into a BPF object; return its path (cached).
+
+    Raises
+    ------
+    ValueError
+        Unknown program or parameter.
+    KernelCcUnavailable
+        No BTF, clang, bpftool or libbpf headers; or the compiler failed (its message included).
+    """
+    p = _resolve_params(name, params)
+    _require(need_root=False)
+    vmlinux = _vmlinux_h()
+    header = params_header(name, p)
+    h = hashlib.sha256()
+    for part in (_source(f"{name}.bpf.c"), *(_source(s) for s in _SOURCES), header.encode(),
+                 vmlinux.parent.name.encode()):
+        h.update(part)
+    digest = h.hexdigest()[:16]
+    out_dir = _build_dir() / f"{name}-{digest}"
+    obj = out_dir / f"{name}.bpf.o"
+    if obj.exists():
+        return obj
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for src in (f"{name}.bpf.c", *_SOURCES):
+        (out_dir / src).write_bytes(_source(src))
+    (out_dir / "tm_params.h").write_text(header)
+    tmp = out_dir / f".{name}.{os.getpid()}.o"
+    proc = subprocess.run(
+        ["clang", "-O2", "-g", "-Wall", "-Wno-unused-function", "-target", "bpf",
+         "-I", str(out_dir), "-I", str(vmlinux.parent), "-c", str(out_dir / f"{name}.bpf.c"), "-o", str(tmp)],
+        capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise KernelCcUnavailable(f"clang failed on {name}.bpf.c:\n{proc.stderr.strip()}")
+    os.replace(tmp, obj)
+    return obj
+
+
+# ------------------------------------------------------------------ lifecycle
+def available_congestion_controls() -> list[str]:
+    """``net.ipv4.tcp_available_congestion_control`` (global: every namespace sees the same list)."""
+    try:
+        return _AVAILABLE.read_text().split()
+    except OSError:
+        return []
+
+
+def _state_path(name: str) -> Path:
+    return CC_STATE_DIR / f"{name}.json"
+
+
+def _read_state(name: str) -> dict | None:
+    try:
+        return json.loads(_state_path(name).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _proc_start_ticks(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _owner_alive(state: dict | None) -> bool:
+    if not state or not state.get("pid"):
+        return False
+    ticks = _proc_start_ticks(state["pid"])
+    return ticks is not None and ticks == state.get("pid_start_ticks")
+
+
+def loaded() -> dict[str, dict]:
+    """The ``tm_*`` congestion controls registered now, each with its load record
+    (``params``, ``pid`` of the owner or ``None`` for a CLI load, ``owner_alive``)."""
+    out = {}
+    for cc in available_congestion_controls():
+        if cc.startswith("tm_"):
+            state = _read_state(cc) or {}
+            out[cc] = {"params": state.get("params"), "pid": state.get("pid"),
+                       "owner_alive": _owner_alive(state), "loaded_unix_s": state.get("loaded_unix_s")}
+    return out
+
+
+def load(name: str, params: dict | None = None, *, owner_pid: int | None = None, replace: bool = False) -> dict:
+    """Build (if needed) and register ``name`` with ``params``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PROGRAMS`.
+    params : dict, optional
+        Parameters (see :data:`PARAMETERS`).
+    owner_pid : int, optional
+        Process whose death makes this load a leftover for :func:`cleanup`; ``None``
+        (the CLI) marks a load that stays until unloaded (cleanup still removes it).
+    replace : bool
+        If ``name`` is registered already: unregister it first (else: raise).
+
+    Returns
+    -------
+    dict
+        The load record (``name``, ``params``, ``object``, ``pid``, ``loaded_unix_s``).
+
+    Raises
+    ------
+    PrivilegeError, KernelCcUnavailable, TestbedError
+    """
+    p = _resolve_params(name, params)
+    _require(need_root=True)
+    obj = build(name, p)
+    if name in available_congestion_controls():
+        if not replace:
+            raise TestbedError(f"{name} is registered already (params {(_read_state(name) or {}).get('params')}); "
+                               f"unload it first or pass replace=True")
+        unload(name)
+    run([_which("bpftool") or "bpftool", "struct_ops", "register", str(obj)], timeout=120)
+    if name not in available_congestion_controls():
+        raise TestbedError(f"bpftool registered {obj} but {name} is not in {_AVAILABLE}")
+    record = {"name": name, "params": p, "object": str(obj), "pid": owner_pid,
+              "pid_start_ticks": _proc_start_ticks(owner_pid) if owner_pid else None,
+              "loaded_unix_s": time.time()}
+    CC_STATE_DIR.mkdir(parents=True, exist_ok=True)
+    _state_path(name).write_text(json.dumps(record))
+    return record
+
+
+def unload(name: str) -> bool:
+    """Unregister ``name``; ``False`` if it was not registered. Sockets already using it keep
+    running with it until they close (the kernel holds a reference)."""
+    if not name.startswith("tm_"):
+        raise ValueError(f"only tm_* congestion controls are unloaded here; got {name!r}")
+    _require(need_root=True)
+    present = name in available_congestion_controls()
+    if present:
+        run([_which("bpftool") or "bpftool", "struct_ops", "unregister", "name", name], timeout=60)
+    _state_path(name).unlink(missing_ok=True)
+    return present
+
+
+@contextlib.contextmanager
+def congestion_control(name: str, params: dict | None = None):
+    """Make ``name`` (with ``params``) available for the ``with`` block; unregister it after,
+    if this block loaded it. A registration with other parameters is replaced only when its
+    owner is dead; a live owner's different load raises :class:`TestbedError`.
+
+    Yields
+    ------
+    dict
+        The load record.
+    """
+    p = _resolve_params(name, params)
+    state = _read_state(name)
+    if name in available_congestion_controls() and state and state.get("params") == p:
+        yield state
+        return
+    if name in available_congestion_controls() and _owner_alive(state) and state.get("pid") != os.getpid():
+        raise TestbedError(f"{name} is registered by live process {state.get('pid')} with params "
+                           f"{state.get('params')}; wanted {p}")
+    record = load(name, p, owner_pid=os.getpid(), replace=True)
+    try:
+        yield record
+    finally:
+        with contextlib.suppress(TestbedError):
+            unload(name)
+
+
+# ------------------------------------------------------------------ observability
+def dump_connections(name: str = "tm_lia") -> list[dict]:
+    """The per-connection state of a coupled program (one dict per MPTCP connection).
+
+    Each dict: ``token``, ``alpha`` (in-kernel alpha, from ``alpha_q16``), ``cwnd_total_segments``,
+    ``updated_ns`` (``bpf_ktime_get_ns``), and ``subflows``: a list of
+    ``{subflow_id, cwnd_segments, srtt_s}`` for the occupied slots.
+    """
+    if name not in CONN_MAPS:
+        raise ValueError(f"no per-connection map for {name!r}; there is one for {sorted(CONN_MAPS)}")
+    _require(need_root=True)
+    proc = run([_which("bpftool") or "bpftool", "-j", "map", "dump", "name", CONN_MAPS[name]], check=False)
+    if proc.returncode != 0:
+        return []
+    entries = json.loads(proc.stdout or "[]")
+    out = []
+    for e in entries:
+        fmt = e.get("formatted", e)
+        key, v = fmt.get("key"), fmt.get("value")
+        if not isinstance(v, dict):
+            continue
+        subflows = [
+            {"slot": i, "subflow_id": v["subflow_id"][i], "cwnd_segments": v["cwnd"][i],
+             "srtt_s": v["srtt_us"][i] * 1e-6}
+            for i in range(len(v["cwnd"])) if v["cwnd"][i] and v["srtt_us"][i]
+        ]
+        rec = {"token": key, "alpha": v["alpha_q16"] / 65536.0, "cwnd_total_segments": v["cwnd_total"],
+               "updated_ns": v["updated_ns"], "acks": v.get("acks"), "subflows": subflows}
+        for extra in ("alpha_r_q32",):
+            if extra in v:
+                rec[extra] = v[extra]
+        out.append(rec)
+    return out
+
+
+# ------------------------------------------------------------------ cleanup
+@dataclass
+class CcCleanupReport:
+    """What :func:`cleanup` unregistered and what it left alone."""
+
+    unregistered: list[str] = field(default_factory=list)
+    skipped_live: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"unregistered_congestion_controls": self.unregistered,
+                "skipped_live_congestion_controls": self.skipped_live}
+
+
+def cleanup(*, include_live: bool = False) -> CcCleanupReport:
+    """Unregister every ``tm_*`` congestion control whose loading process is dead (or that a CLI
+    ``cc load`` left); those of live processes only with ``include_live``. Idempotent."""
+    report = CcCleanupReport()
+    names = [cc for cc in available_congestion_controls() if re.fullmatch(r"tm_[a-z0-9_]+", cc)]
+    if not names:
+        return report
+    _require(need_root=True)
+    for cc in names:
+        state = _read_state(cc)
+        if not include_live and _owner_alive(state) and state.get("pid") != os.getpid():
+            report.skipped_live.append(cc)
+            continue
+        unload(cc)
+        report.unregistered.append(cc)
+    return report
+

@@ -1,0 +1,246 @@
+/* Integer arithmetic shared by the tm_* BPF congestion controls and by the
+ * user-space test harness (harness.c, compiled with gcc by the tests), so the
+ * numbers the tests check are the numbers the kernel computes.
+ *
+ * Fixed-point conventions (names carry the scale):
+ *   *_q16   value * 2^16
+ *   *_q10   value * 2^10
+ *   *_hz    time in units of 1/1024 s (the kernel CUBIC's BICTCP_HZ = 10)
+ * No floating point, no 128-bit division: only u64 arithmetic that the BPF
+ * instruction set has.
+ */
+#ifndef TM_MATH_H
+#define TM_MATH_H
+
+#ifndef TM_MATH_TYPES_DEFINED
+#include <stdint.h>
+typedef uint64_t tm_u64;
+typedef uint32_t tm_u32;
+#else
+typedef __u64 tm_u64;
+typedef __u32 tm_u32;
+#endif
+
+#define TM_MAX_SUBFLOWS 8
+
+#if defined(__clang__)
+#define TM_UNROLL _Pragma("unroll")
+#else
+#define TM_UNROLL
+#endif
+
+/* floor(cbrt(x)) for any 64-bit x: the bit-by-bit method (three result bits of
+ * the radicand per step, 22 steps). Exact: the result r satisfies
+ * r^3 <= x < (r+1)^3. */
+static inline tm_u64 tm_cbrt_u64(tm_u64 x)
+{
+	tm_u64 y = 0;
+	int s;
+TM_UNROLL
+	for (s = 63; s >= 0; s -= 3) {
+		tm_u64 b;
+		y <<= 1;
+		b = 3 * y * (y + 1) + 1;
+		if ((x >> s) >= b) {
+			x -= b << s;
+			y++;
+		}
+	}
+	return y;
+}
+
+/* CUBIC's K [1/1024 s] after a reduction from w_max to cwnd [segments]:
+ *   K^3 = xf * (w_max - cwnd) / C
+ * with C = c_q10 / 1024 [segments/s^3] and the x(RTT) factor xf = xf_q16 / 2^16
+ * (1 for plain CUBIC, x for the "multiply" reading, 1/x for "divide").
+ * In 1/1024 s units: K_hz^3 = xf_q16 * d * 2^30 / (c_q10 * 2^6)
+ *                           = (xf_q16 * d) << 24 / c_q10  (d < 2^20, xf_q16 < 2^24). */
+static inline tm_u32 tm_cubic_k_hz(tm_u32 w_max, tm_u32 cwnd, tm_u32 c_q10, tm_u32 xf_q16)
+{
+	tm_u64 d, num;
+	if (w_max <= cwnd || c_q10 == 0)
+		return 0;
+	d = (tm_u64)(w_max - cwnd);
+	if (d > (1u << 20))
+		d = 1u << 20;
+	if (xf_q16 > (1u << 24))
+		xf_q16 = 1u << 24;
+	num = d * xf_q16;                 /* < 2^44 */
+	/* (num << 24) / c_q10 overflows above 2^40: divide first when large. */
+	if (num < (1ULL << 39))
+		num = (num << 24) / c_q10;
+	else
+		num = (num / c_q10) << 24;
+	return (tm_u32)tm_cbrt_u64(num);
+}
+
+/* The cubic curve's distance from the origin point [segments]:
+ * C * |t - K|^3 with offs_hz = |t - K| [1/1024 s]: c_q10 * offs^3 / 2^40. */
+static inline tm_u64 tm_cubic_delta_segments(tm_u64 offs_hz, tm_u32 c_q10)
+{
+	if (offs_hz > (1u << 18))        /* 256 s: beyond any window we can hold */
+		offs_hz = 1u << 18;
+	return (c_q10 * offs_hz * offs_hz * offs_hz) >> 40;
+}
+
+/* x(RTT) from a table of xf_q16 on a log grid: 8 points per octave of RTT [us],
+ * from 2^TM_XTAB_MIN_LOG2 us up; linear interpolation between points.
+ * index(rtt) = (msb - MIN)*8 + next three bits; clamped at both ends. */
+#define TM_XTAB_MIN_LOG2 6
+#define TM_XTAB_OCTAVES 20
+#define TM_XTAB_LEN (TM_XTAB_OCTAVES * 8 + 1)
+
+static inline int tm_msb_u32(tm_u32 v)
+{
+	int n = 0;
+	if (v >> 16) { v >>= 16; n += 16; }
+	if (v >> 8) { v >>= 8; n += 8; }
+	if (v >> 4) { v >>= 4; n += 4; }
+	if (v >> 2) { v >>= 2; n += 2; }
+	if (v >> 1) { n += 1; }
+	return n;
+}
+
+static inline tm_u32 tm_xtab_lookup(const tm_u32 *tab, tm_u32 rtt_us)
+{
+	int msb, idx;
+	tm_u32 frac, lo_us, width_us, pos_us;
+	tm_u64 a, b;
+	if (rtt_us < (1u << TM_XTAB_MIN_LOG2))
+		return tab[0];
+	msb = tm_msb_u32(rtt_us);
+	if (msb >= TM_XTAB_MIN_LOG2 + TM_XTAB_OCTAVES)
+		return tab[TM_XTAB_LEN - 1];
+	frac = (rtt_us >> (msb - 3)) & 7;
+	idx = (msb - TM_XTAB_MIN_LOG2) * 8 + frac;
+	if (idx < 0 || idx >= TM_XTAB_LEN - 1)
+		return tab[TM_XTAB_LEN - 1];
+	width_us = 1u << (msb - 3);
+	lo_us = (8 + frac) << (msb - 3);
+	pos_us = rtt_us - lo_us;
+	a = tab[idx];
+	b = tab[idx + 1];
+	if (b >= a)
+		return (tm_u32)(a + (b - a) * pos_us / width_us);
+	return (tm_u32)(a - (a - b) * pos_us / width_us);
+}
+
+/* RFC 6356 alpha * 2^16 from per-subflow windows [segments] and RTTs [us]
+ * (entries with w == 0 or r == 0 are absent subflows; callers clamp w < 2^16
+ * and r < 2^22 so every product below stays under 2^64):
+ *   alpha = W * max_i(w_i/r_i^2) / (sum_i w_i/r_i)^2
+ * With j the argmax of w/r^2 (cross-multiplied, no division), write
+ *   alpha = W * w_j / T^2,  T = sum_i w_i * r_j / r_i,
+ * T in 1/2^16 segments; then two divisions by T keep everything in 64 bits:
+ *   u = (W w_j << 28) / T16;  alpha_q16 = (u << 20) / T16
+ * (W w_j < 2^35 with 8 subflows; T16 >= w_j << 16 bounds u by W << 12). */
+static inline tm_u32 tm_lia_alpha_q16(const tm_u32 *w, const tm_u32 *r)
+{
+	tm_u64 total = 0, t16 = 0, u, wj = 0, rj = 0;
+	int i, n = 0;
+TM_UNROLL
+	for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
+		if (!w[i] || !r[i])
+			continue;
+		n++;
+		total += w[i];
+		/* w_i / r_i^2 > w_j / r_j^2  <=>  w_i r_j^2 > w_j r_i^2 */
+		if (!wj || (tm_u64)w[i] * rj * rj > wj * r[i] * r[i]) {
+			wj = w[i];
+			rj = r[i];
+		}
+	}
+	if (n <= 1)
+		return 1u << 16;
+TM_UNROLL
+	for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
+		if (!w[i] || !r[i])
+			continue;
+		t16 += (((tm_u64)w[i] * rj) << 16) / r[i];
+	}
+	if (!t16)
+		return 1u << 16;
+	u = ((total * wj) << 28) / t16;
+	u = (u << 20) / t16;
+	return u > 0xffffffffu ? 0xffffffffu : (tm_u32)u;
+}
+
+/* Window that a per-ACK increase of 1/w segments per acked segment amounts to
+ * for LIA: min(alpha/W, 1/w_i) = 1 / max(W/alpha, w_i). */
+static inline tm_u32 tm_lia_ai_window(tm_u32 w_i, tm_u32 total, tm_u32 alpha_q16)
+{
+	tm_u64 v;
+	if (!alpha_q16)
+		return w_i;
+	v = (((tm_u64)total << 16) + alpha_q16 - 1) / alpha_q16;
+	if (v < w_i)
+		v = w_i;
+	if (v > 0xffffffffu)
+		v = 0xffffffffu;
+	return (tm_u32)v;
+}
+
+#define TM_OLIA_SLOTS 4
+
+/* OLIA (Khalili, Gast, Popovic, Le Boudec, IEEE/ACM ToN 2013): the increase of
+ * the window of path i per acked segment, * 2^32 (signed):
+ *   (w_i / r_i^2) / (sum_p w_p / r_p)^2  +  a_i / w_i
+ * with the first term computed as w_i / T^2, T = sum_p w_p r_i / r_p, and
+ *   a_i = +1 / (|P| |B\M|)  for i in B\M (best paths that do not have the largest window),
+ *   a_i = -1 / (|P| |M|)    for i in M when B\M is not empty,
+ *   a_i = 0                 otherwise;
+ * M: paths of the largest window; B: paths with the largest l_p / r_p, where
+ * l_p is the larger of the segments delivered between the last two losses and
+ * since the last loss (compared as l_p r_q > l_q r_p: no division).
+ * w < 2^16 segments, r < 2^22 us, l < 2^32 segments. Only the first
+ * TM_OLIA_SLOTS (4) slots count: more would exceed what the BPF verifier
+ * explores (the set logic branches on every slot). */
+static inline long long tm_olia_incr_q32(const tm_u32 *w, const tm_u32 *r, const tm_u32 *l, int i)
+{
+	tm_u64 t16 = 0, u, wmax = 0, best_l = 0, best_r = 1, term;
+	long long a = 0;
+	int p, n = 0, n_max = 0, n_collected = 0, i_in_m = 0, i_in_c = 0;
+
+	if (i < 0 || i >= TM_OLIA_SLOTS || !w[i] || !r[i])
+		return 0;
+TM_UNROLL
+	for (p = 0; p < TM_OLIA_SLOTS; p++) {
+		if (!w[p] || !r[p])
+			continue;
+		n++;
+		t16 += (((tm_u64)w[p] * r[i]) << 16) / r[p];
+		if (w[p] > wmax)
+			wmax = w[p];
+		if ((tm_u64)l[p] * best_r > best_l * r[p]) {
+			best_l = l[p];
+			best_r = r[p];
+		}
+	}
+	if (!t16)
+		return 0;
+	u = ((tm_u64)w[i] << 40) / t16;            /* w_i 2^24 / T */
+	term = (u << 24) / t16;                     /* w_i 2^32 / T^2 */
+TM_UNROLL
+	for (p = 0; p < TM_OLIA_SLOTS; p++) {
+		int in_m, in_b;
+		if (!w[p] || !r[p])
+			continue;
+		in_m = w[p] == wmax;
+		in_b = (tm_u64)l[p] * best_r == best_l * r[p];
+		n_max += in_m;
+		n_collected += in_b && !in_m;
+		if (p == i) {
+			i_in_m = in_m;
+			i_in_c = in_b && !in_m;
+		}
+	}
+	if (n_collected) {
+		if (i_in_c)
+			a = (long long)((1ULL << 32) / ((tm_u64)n * n_collected * w[i]));
+		else if (i_in_m)
+			a = -(long long)((1ULL << 32) / ((tm_u64)n * n_max * w[i]));
+	}
+	return (long long)term + a;
+}
+
+#endif /* TM_MATH_H */

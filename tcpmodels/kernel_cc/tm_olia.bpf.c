@@ -1,0 +1,164 @@
+/* tm_olia: OLIA, the Opportunistic Linked Increases Algorithm for MPTCP
+ * (Khalili, Gast, Popovic, Le Boudec, IEEE/ACM ToN 21(5), 2013). On each ACK in
+ * congestion avoidance the window of subflow i changes by
+ *   (w_i / r_i^2) / (sum_p w_p / r_p)^2 + a_i / w_i   segments per acked segment
+ * (tm_olia_incr_q32 in tm_math.h, from all subflows of the connection, keyed by
+ * the MPTCP token as in tm_lia); a loss halves the window (Reno). l_i, the
+ * segments delivered between losses, is counted in tp->delivered. The fraction
+ * of a segment is accumulated per subflow (signed: a_i may be negative).
+ * At most TM_OLIA_SLOTS (4) subflows per connection take part (slot = subflow
+ * id mod 4). A plain TCP socket is Reno. Map "tm_olia_conn" for user space. */
+#include "tm_bpf.h"
+
+struct tm_olia_conn {
+	__u32 cwnd[TM_MAX_SUBFLOWS];     /* [segments], 0: slot free */
+	__u32 srtt_us[TM_MAX_SUBFLOWS];  /* [us] */
+	__u32 subflow_id[TM_MAX_SUBFLOWS];
+	__u32 ell[TM_MAX_SUBFLOWS];      /* l_i [segments] */
+	__s64 incr_q32[TM_MAX_SUBFLOWS]; /* last increase per acked segment, * 2^32 */
+	__u32 alpha_q16;                 /* LIA's alpha on the same windows, for comparison */
+	__u32 cwnd_total;
+	__u64 updated_ns;
+	__u64 acks;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct tm_olia_conn);
+} tm_olia_conn SEC(".maps");
+
+static const struct tm_olia_conn tm_olia_zero;
+
+struct tm_olia {
+	__u32 loss_prev;     /* tp->delivered at the loss before the last */
+	__u32 loss_last;     /* tp->delivered at the last loss */
+	__s64 acc_q32;       /* accumulated fraction of a segment */
+};
+
+static inline __u32 tm_slot(__u32 subflow_id)
+{
+	return subflow_id & (TM_OLIA_SLOTS - 1);
+}
+
+SEC("struct_ops/tm_olia_init")
+void BPF_PROG(tm_olia_init, struct sock *sk)
+{
+	struct tm_olia *ca = tm_ca(sk);
+	struct tcp_sock *tp = tm_tcp_sk(sk);
+
+	ca->loss_prev = tp->delivered;
+	ca->loss_last = tp->delivered;
+	ca->acc_q32 = 0;
+}
+
+SEC("struct_ops/tm_olia_cong_avoid")
+void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = tm_tcp_sk(sk);
+	struct tm_olia *ca = tm_ca(sk);
+	struct tm_olia_conn *c;
+	__u32 id, token, slot, i, total = 0;
+	__u64 l1, l2;
+	__s64 incr, steps;
+
+	token = tm_mptcp_token(sk, &id);
+	c = 0;
+	if (token) {
+		c = bpf_map_lookup_elem(&tm_olia_conn, &token);
+		if (!c) {
+			bpf_map_update_elem(&tm_olia_conn, &token, &tm_olia_zero, BPF_NOEXIST);
+			c = bpf_map_lookup_elem(&tm_olia_conn, &token);
+		}
+	}
+	slot = tm_slot(id);
+	if (c) {
+		l1 = ca->loss_last - ca->loss_prev;
+		l2 = tp->delivered - ca->loss_last;
+		c->cwnd[slot] = TM_MIN(tp->snd_cwnd, 0xffffU);
+		c->srtt_us[slot] = TM_MIN(TM_MAX(tp->srtt_us >> 3, 1U), (1U << 22) - 1);
+		c->subflow_id[slot] = id;
+		c->ell[slot] = (__u32)TM_MAX(l1, l2);
+	}
+	if (!tm_cwnd_limited(tp))
+		return;
+	if (tm_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	if (!c) {
+		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
+		return;
+	}
+#pragma unroll
+	for (i = 0; i < TM_OLIA_SLOTS; i++)
+		total += c->cwnd[i] && c->srtt_us[i] ? c->cwnd[i] : 0;
+	incr = tm_olia_incr_q32(c->cwnd, c->srtt_us, c->ell, (int)slot);
+	c->incr_q32[slot] = incr;
+	c->alpha_q16 = tm_lia_alpha_q16(c->cwnd, c->srtt_us);
+	c->cwnd_total = total;
+	c->updated_ns = bpf_ktime_get_ns();
+	c->acks++;
+
+	ca->acc_q32 += incr * (__s64)acked;
+	if (ca->acc_q32 >= (1LL << 32)) {
+		steps = ca->acc_q32 >> 32;
+		ca->acc_q32 -= steps << 32;
+		tp->snd_cwnd = TM_MIN(tp->snd_cwnd + (__u32)steps, tp->snd_cwnd_clamp);
+	} else if (ca->acc_q32 <= -(1LL << 32)) {
+		steps = (-ca->acc_q32) >> 32;
+		ca->acc_q32 += steps << 32;
+		tp->snd_cwnd = tp->snd_cwnd > (__u32)steps + 1 ? tp->snd_cwnd - (__u32)steps : 1;
+	}
+}
+
+SEC("struct_ops/tm_olia_ssthresh")
+__u32 BPF_PROG(tm_olia_ssthresh, struct sock *sk)
+{
+	struct tm_olia *ca = tm_ca(sk);
+	struct tcp_sock *tp = tm_tcp_sk(sk);
+
+	ca->loss_prev = ca->loss_last;
+	ca->loss_last = tp->delivered;
+	ca->acc_q32 = 0;
+	return tm_reno_ssthresh_of(tp);
+}
+
+SEC("struct_ops/tm_olia_undo_cwnd")
+__u32 BPF_PROG(tm_olia_undo_cwnd, struct sock *sk)
+{
+	struct tcp_sock *tp = tm_tcp_sk(sk);
+
+	return TM_MAX(tp->snd_cwnd, tp->prior_cwnd);
+}
+
+SEC("struct_ops/tm_olia_release")
+void BPF_PROG(tm_olia_release, struct sock *sk)
+{
+	struct tm_olia_conn *c;
+	__u32 id, token, i, left = 0;
+
+	token = tm_mptcp_token(sk, &id);
+	if (!token)
+		return;
+	c = bpf_map_lookup_elem(&tm_olia_conn, &token);
+	if (!c)
+		return;
+	c->cwnd[tm_slot(id)] = 0;
+	for (i = 0; i < TM_OLIA_SLOTS; i++)
+		left += c->cwnd[i];
+	if (!left)   /* the last subflow: the connection's state goes */
+		bpf_map_delete_elem(&tm_olia_conn, &token);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops tm_olia = {
+	.init = (void *)tm_olia_init,
+	.ssthresh = (void *)tm_olia_ssthresh,
+	.cong_avoid = (void *)tm_olia_cong_avoid,
+	.undo_cwnd = (void *)tm_olia_undo_cwnd,
+	.release = (void *)tm_olia_release,
+	.name = "tm_olia",
+};

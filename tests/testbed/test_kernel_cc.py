@@ -1,0 +1,146 @@
+"""The tm_* BPF congestion controls on the real kernel: build, load/unload (CLI and context
+manager), cleanup of leftovers, traffic with each, and the in-kernel LIA alpha against the model.
+
+Short runs (a few seconds of traffic each); the long validation is
+``python -m tcpmodels.kernel_cc.validate`` (writes the dataset), not a test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tcpmodels import kernel_cc
+from tcpmodels.models.mptcp import lia_alpha
+from tcpmodels.testbed import PathSpec, Testbed, single_link, two_path
+from tcpmodels.testbed import workload as wl
+
+REASON = kernel_cc.unavailable_reason()
+pytestmark = [pytest.mark.testbed, pytest.mark.usefixtures("testbed_available"),
+              pytest.mark.skipif(REASON is not None, reason=f"kernel_cc: {REASON}")]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run([sys.executable, "-m", "tcpmodels", "testbed", "cc", *args], capture_output=True, text=True,
+                          timeout=300, env=env, cwd=REPO)
+
+
+@pytest.mark.parametrize("name", kernel_cc.PROGRAMS)
+def test_cli_load_list_unload(name):
+    params = ["--param", "reading=divide"] if name == "tm_cubic_x" else []
+    proc = _cli("load", name, "--replace", *params)
+    assert proc.returncode == 0, proc.stderr
+    try:
+        assert name in kernel_cc.available_congestion_controls()
+        listing = json.loads(_cli("list").stdout)
+        assert name in listing["registered"]
+        if name == "tm_cubic_x":
+            assert listing["registered"][name]["params"]["reading"] == "divide"
+    finally:
+        proc = _cli("unload", name)
+    assert proc.returncode == 0, proc.stderr
+    assert name not in kernel_cc.available_congestion_controls()
+
+
+def test_cli_rejects_unknown_parameter():
+    proc = _cli("load", "tm_reno", "--param", "beta=0.5")
+    assert proc.returncode == 1 and "no parameter 'beta'" in proc.stderr
+
+
+def test_cleanup_removes_dead_owners_and_keeps_live_ones():
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    kernel_cc.load("tm_reno", owner_pid=dead.pid, replace=True)
+    kernel_cc.load("tm_lia", owner_pid=os.getppid(), replace=True)  # alive: pytest's parent
+    try:
+        report = kernel_cc.cleanup()
+        assert "tm_reno" in report.unregistered and "tm_reno" not in kernel_cc.available_congestion_controls()
+        assert "tm_lia" in report.skipped_live and "tm_lia" in kernel_cc.available_congestion_controls()
+        assert kernel_cc.cleanup().unregistered == []  # idempotent
+    finally:
+        kernel_cc.unload("tm_lia")
+
+
+def test_context_manager_unloads_what_it_loaded():
+    kernel_cc.unload("tm_olia")
+    with kernel_cc.congestion_control("tm_olia") as rec:
+        assert rec["pid"] == os.getpid() and "tm_olia" in kernel_cc.available_congestion_controls()
+    assert "tm_olia" not in kernel_cc.available_congestion_controls()
+
+
+def _rate_and_losses(tb, cc: str, duration_s: float) -> tuple[float, int]:
+    server = wl.start_server(tb, "s")
+    (rec,) = wl.run_flows(tb, "c", [wl.bulk_flow(flow_id=1, dst="10.0.1.2", duration_s=duration_s, cc=cc,
+                                                 sample_interval_s=0.5)])
+    (srec,) = server.stop()
+    assert "error" not in rec, rec
+    assert srec["cc_effective"] == cc
+    return rec["rate_bps"], srec["samples"][-1]["total_retrans"]
+
+
+def test_tm_reno_close_to_reno():
+    """1 % random loss, 20 ms: both Reno implementations are loss-limited (Mathis: about
+    1.22 / sqrt(0.01) segments per RTT = 7 Mbit/s, far below the 100 Mbit/s link). In 4 s
+    there are some 25 loss events per run, so one run's rate scatters by about 1/sqrt(25) = 20 %:
+    the mean of two interleaved pairs must agree within 30 %."""
+    rates = {"reno": [], "tm_reno": []}
+    losses = {"reno": [], "tm_reno": []}
+    with kernel_cc.congestion_control("tm_reno"), \
+            Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01))) as tb:
+        for _ in range(2):
+            for cc in ("reno", "tm_reno"):
+                r, n = _rate_and_losses(tb, cc, 4.0)
+                rates[cc].append(r)
+                losses[cc].append(n)
+    ratio = np.mean(rates["tm_reno"]) / np.mean(rates["reno"])
+    print(f"tm_reno / reno rate {ratio:.3f} ({rates}), retransmits {losses}")
+    assert 0.7 <= ratio <= 1.3
+    assert min(losses["tm_reno"]) > 0
+
+
+@pytest.mark.parametrize("reading", ["none", "multiply", "divide"])
+def test_tm_cubic_x_carries_traffic(reading):
+    with kernel_cc.congestion_control("tm_cubic_x", {"reading": reading}), \
+            Testbed(single_link(PathSpec(rate_bps=50e6, rtt_s=0.010, buffer_bytes=60_000))) as tb:
+        rate, _ = _rate_and_losses(tb, "tm_cubic_x", 2.0)
+    print(f"tm_cubic_x {reading}: {rate / 1e6:.1f} Mbit/s")
+    assert rate > 0.5 * 50e6
+
+
+def test_lia_alpha_in_kernel_matches_model_on_same_snapshot():
+    """Two lossy paths (10 and 40 ms): every dump of the connection map shows alpha beside the
+    windows and RTTs it was computed from; alpha must be lia_alpha of those within 2 %
+    (the arithmetic alone is good to 1e-4, see test_kernel_cc_arith)."""
+    topo = two_path([PathSpec(rate_bps=100e6, rtt_s=0.010, loss_rate=0.005),
+                     PathSpec(rate_bps=100e6, rtt_s=0.040, loss_rate=0.005)])
+    snaps = []
+    with kernel_cc.congestion_control("tm_lia"), Testbed(topo) as tb:
+        server = wl.start_server(tb, "s", mptcp=True)
+        popen = wl.launch_flows(tb, "c", [wl.bulk_flow(flow_id=1, dst="10.0.1.2", duration_s=4.0, mptcp=True,
+                                                       cc="tm_lia")])
+        time.sleep(1.5)
+        for _ in range(10):
+            snaps += [c for c in kernel_cc.dump_connections("tm_lia") if len(c["subflows"]) == 2]
+            time.sleep(0.2)
+        (rec,) = wl.collect_flows(popen, 60)
+        server.stop()
+    assert "error" not in rec and rec["cc_effective"] == "tm_lia", rec
+    assert snaps, "no connection with two subflows in the map"
+    errors = []
+    for c in snaps:
+        w = [s["cwnd_segments"] for s in c["subflows"]]
+        r = [s["srtt_s"] for s in c["subflows"]]
+        errors.append(abs(c["alpha"] / lia_alpha(w, r) - 1))
+    print(f"LIA alpha in kernel vs model: {len(snaps)} snapshots, median error {np.median(errors):.2e}, "
+          f"max {max(errors):.2e}")
+    assert np.median(errors) <= 0.02
+    assert any(c["acks"] > 0 for c in snaps)  # the coupled increase ran
