@@ -105,7 +105,7 @@ def run(cmd: list[str], *, check: bool = True, timeout: float = 60.0, input_text
     return proc
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
     base = os.environ.get("TCPMODELS_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
     root = Path(base) if base else Path.home() / ".cache"
     if not os.environ.get("TCPMODELS_CACHE_DIR"):
@@ -132,7 +132,7 @@ def delay_element_binary() -> Path:
     """
     source = delay_element_source()
     digest = hashlib.sha256(source).hexdigest()[:16]
-    cache = _cache_dir()
+    cache = cache_dir()
     binary = cache / f"delay_element-{digest}"
     if binary.exists() and os.access(binary, os.X_OK):
         return binary

@@ -24,7 +24,7 @@ def add_subcommand(subparsers) -> None:
     clean_p.add_argument("--include-live", action="store_true",
                          help="also remove runs whose owner process is still alive")
     clean_p.set_defaults(func=_cleanup)
-    cc_p = sub.add_parser("cc", help="BPF congestion controls tm_* (tcpmodels.kernel_cc): list, load, unload",
+    cc_p = sub.add_parser("cc", help="BPF congestion controls tm_* (tcpmodels.testbed.kernel_cc): list, load, unload",
                           description="Build and register the package's BPF congestion controls (tm_reno, "
                                       "tm_cubic_x, tm_lia, tm_olia) with bpftool; registration is global.")
     cc_sub = cc_p.add_subparsers(dest="cc_command", metavar="ACTION")
@@ -72,7 +72,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _cleanup(args: argparse.Namespace) -> int:
-    from tcpmodels import kernel_cc
+    from tcpmodels.testbed import kernel_cc
     from tcpmodels.testbed._system import PrivilegeError, TestbedError
     from tcpmodels.testbed.netns import cleanup
 
@@ -113,7 +113,7 @@ def _cc_call(fn) -> int:
 
 
 def _cc_list(args: argparse.Namespace) -> int:
-    from tcpmodels import kernel_cc
+    from tcpmodels.testbed import kernel_cc
 
     def go():
         reason = kernel_cc.unavailable_reason()
@@ -125,7 +125,7 @@ def _cc_list(args: argparse.Namespace) -> int:
 
 
 def _cc_load(args: argparse.Namespace) -> int:
-    from tcpmodels import kernel_cc
+    from tcpmodels.testbed import kernel_cc
 
     def go():
         rec = kernel_cc.load(args.name, _parse_params(args.param), replace=args.replace)
@@ -135,7 +135,7 @@ def _cc_load(args: argparse.Namespace) -> int:
 
 
 def _cc_unload(args: argparse.Namespace) -> int:
-    from tcpmodels import kernel_cc
+    from tcpmodels.testbed import kernel_cc
 
     def go():
         was = kernel_cc.unload(args.name)

@@ -22,7 +22,7 @@ from tcpmodels.testbed._system import TestbedError
 __all__ = ["Server", "start_server", "run_flows", "measure_rtt", "ping_rtt", "bulk_flow", "probe_flows", "poisson_flows",
            "flow_sizes_bytes", "CONGESTION_CONTROLS"]
 
-#: the kernel's own, and the BPF ones of :mod:`tcpmodels.kernel_cc` (registered with
+#: the kernel's own, and the BPF ones of :mod:`tcpmodels.testbed.kernel_cc` (registered with
 #: ``tcpmodels testbed cc load NAME`` or ``kernel_cc.congestion_control(NAME)`` before the run)
 CONGESTION_CONTROLS = ("reno", "cubic", "bbr", "tm_reno", "tm_cubic_x", "tm_lia", "tm_olia")
 _PKG_PARENT = str(Path(__file__).resolve().parents[2])

@@ -2,7 +2,7 @@
 manager), cleanup of leftovers, traffic with each, and the in-kernel LIA alpha against the model.
 
 Short runs (a few seconds of traffic each); the long validation is
-``python -m tcpmodels.kernel_cc.validate`` (writes the dataset), not a test.
+``python -m tcpmodels.testbed.kernel_cc.validate`` (writes the dataset), not a test.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcpmodels import kernel_cc
+from tcpmodels.testbed import kernel_cc
 from tcpmodels.models.mptcp import lia_alpha
 from tcpmodels.testbed import PathSpec, Testbed, single_link, two_path
 from tcpmodels.testbed import workload as wl

@@ -13,7 +13,7 @@ from tcpmodels.models.bdp import (
     window_needed_bytes,
 )
 from tcpmodels.papers.p4_lftcp.constants import (
-    _RATE_HALF_UNIT_BPS,
+    RATE_HALF_UNIT_BPS,
     LFTCP_RATE_BPS,
     STANDARD_TCP_FRACTION_OF_THEORY,
     STANDARD_TCP_RATE_BPS,
@@ -55,8 +55,8 @@ def claims(dataset: P4Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     ceiling = max_window_ceiling_bps(WSCALE_SHIFT_MAX, rtt_s)
     need29 = window_needed_bytes(STANDARD_TCP_RATE_BPS, rtt_s)
     need73 = window_needed_bytes(LFTCP_RATE_BPS, rtt_s)
-    need_lo = window_needed_bytes(STANDARD_TCP_RATE_BPS - _RATE_HALF_UNIT_BPS, rtt_s)
-    need_hi = window_needed_bytes(STANDARD_TCP_RATE_BPS + _RATE_HALF_UNIT_BPS, rtt_s)
+    need_lo = window_needed_bytes(STANDARD_TCP_RATE_BPS - RATE_HALF_UNIT_BPS, rtt_s)
+    need_hi = window_needed_bytes(STANDARD_TCP_RATE_BPS + RATE_HALF_UNIT_BPS, rtt_s)
     bdp = bdp_bytes(link_rate_bps, rtt_s)
     cand = tables["ratio_97_7"]
     consistent = cand[cand.consistent_with_97_7]

@@ -26,15 +26,15 @@ IN_FLIGHT_LIMIT_BYTES = 1e9
 
 # --- Printing precision used to judge agreement ---------------------------------------------
 #: 29 and 73 Gbit/s are printed as integers: half a unit of the last digit. [bit/s]
-_RATE_HALF_UNIT_BPS = 0.5e9
+RATE_HALF_UNIT_BPS = 0.5e9
 #: 97.7 % is printed with one decimal of a percent. [-]
-_FRACTION_HALF_UNIT = 0.0005
+FRACTION_HALF_UNIT = 0.0005
 
 # --- Facts from standards and common practice, used in the candidate explanations -----------
 #: Ethernet per-frame overhead on the wire: header 14 + FCS 4 + preamble/SFD 8 + inter-frame gap 12. [bytes]
-_ETHERNET_OVERHEAD_BYTES = 38
+ETHERNET_OVERHEAD_BYTES = 38
 #: IPv4 (20) + TCP (20) + TCP timestamp option (12, RFC 7323, on by default in Linux). [bytes]
-_IP_TCP_TS_HEADER_BYTES = 52
+IP_TCP_TS_HEADER_BYTES = 52
 #: Speed of light in vacuum and a typical group index of single-mode fibre (about 1.468 at 1550 nm).
-_C_M_PER_S = 299_792_458.0
-_FIBRE_INDEX = 1.468
+C_M_PER_S = 299_792_458.0
+FIBRE_INDEX = 1.468

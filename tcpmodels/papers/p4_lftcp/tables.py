@@ -21,12 +21,12 @@ from tcpmodels.models.bdp import (
 from tcpmodels.models.throughput import mathis_loss_rate, window_limited_throughput_bps
 from tcpmodels.papers.common import Comparison, comparison_frame, human
 from tcpmodels.papers.p4_lftcp.constants import (
-    _C_M_PER_S,
-    _ETHERNET_OVERHEAD_BYTES,
-    _FIBRE_INDEX,
-    _FRACTION_HALF_UNIT,
-    _IP_TCP_TS_HEADER_BYTES,
-    _RATE_HALF_UNIT_BPS,
+    C_M_PER_S,
+    ETHERNET_OVERHEAD_BYTES,
+    FIBRE_INDEX,
+    FRACTION_HALF_UNIT,
+    IP_TCP_TS_HEADER_BYTES,
+    RATE_HALF_UNIT_BPS,
     IN_FLIGHT_LIMIT_BYTES,
     LFTCP_RATE_BPS,
     LINK_RATE_BPS,
@@ -68,7 +68,7 @@ def path_table(
     link_rate_bps: float = LINK_RATE_BPS,
     rtt_s: float = RTT_S,
     *,
-    mss_bytes: float = 9000 - _IP_TCP_TS_HEADER_BYTES,
+    mss_bytes: float = 9000 - IP_TCP_TS_HEADER_BYTES,
 ) -> pd.DataFrame:
     """Sizing of one path: BDP, TCP's window ceiling, in-flight bytes of the reported rates.
 
@@ -134,7 +134,7 @@ def path_table(
         ),
         (
             "fibre propagation RTT over 2 x 21,153 km",
-            2.0 * ROUND_TRIP_DISTANCE_M * _FIBRE_INDEX / _C_M_PER_S,
+            2.0 * ROUND_TRIP_DISTANCE_M * FIBRE_INDEX / C_M_PER_S,
             "s",
             "data loop Austin-Tokyo-Austin plus the ACKs' loop, n = 1.468; a lower bound, real routes are longer",
         ),
@@ -201,37 +201,37 @@ def ratio_candidates(rtt_s: float = RTT_S) -> pd.DataFrame:
         consistent_with_97_7, rate_for_97_7_bps``.
     """
     window14 = max_window_bytes(WSCALE_SHIFT_MAX)
-    jumbo_payload = 9000 - _IP_TCP_TS_HEADER_BYTES
-    std_payload = 1500 - _IP_TCP_TS_HEADER_BYTES
+    jumbo_payload = 9000 - IP_TCP_TS_HEADER_BYTES
+    std_payload = 1500 - IP_TCP_TS_HEADER_BYTES
     ceil14 = window_limited_throughput_bps(window14, rtt_s)
     rates = {
         "largest TCP window 65535*2^14 B / RTT": ceil14,
         "2^30 B / RTT": window_limited_throughput_bps(2.0**30, rtt_s),
         "'1 GB' read as 10^9 B / RTT": window_limited_throughput_bps(IN_FLIGHT_LIMIT_BYTES, rtt_s),
         "(2^31 - 1) B / RTT (signed 32-bit buffer)": window_limited_throughput_bps(2.0**31 - 1, rtt_s),
-        "largest window / RTT, as wire rate with 9000 B jumbo frames": ceil14 * (9000 + _ETHERNET_OVERHEAD_BYTES) / jumbo_payload,
-        "largest window / RTT, as wire rate with 1500 B frames": ceil14 * (1500 + _ETHERNET_OVERHEAD_BYTES) / std_payload,
-        "largest window / RTT, payload share of 9000 B jumbo frames": ceil14 * jumbo_payload / (9000 + _ETHERNET_OVERHEAD_BYTES),
-        "largest window / RTT, payload share of 1500 B frames": ceil14 * std_payload / (1500 + _ETHERNET_OVERHEAD_BYTES),
+        "largest window / RTT, as wire rate with 9000 B jumbo frames": ceil14 * (9000 + ETHERNET_OVERHEAD_BYTES) / jumbo_payload,
+        "largest window / RTT, as wire rate with 1500 B frames": ceil14 * (1500 + ETHERNET_OVERHEAD_BYTES) / std_payload,
+        "largest window / RTT, payload share of 9000 B jumbo frames": ceil14 * jumbo_payload / (9000 + ETHERNET_OVERHEAD_BYTES),
+        "largest window / RTT, payload share of 1500 B frames": ceil14 * std_payload / (1500 + ETHERNET_OVERHEAD_BYTES),
         "link rate 100 Gbit/s": LINK_RATE_BPS,
     }
     rows = []
     for name, theory in rates.items():
         fraction = STANDARD_TCP_RATE_BPS / theory
-        low = (STANDARD_TCP_RATE_BPS - _RATE_HALF_UNIT_BPS) / theory
-        high = (STANDARD_TCP_RATE_BPS + _RATE_HALF_UNIT_BPS) / theory
+        low = (STANDARD_TCP_RATE_BPS - RATE_HALF_UNIT_BPS) / theory
+        high = (STANDARD_TCP_RATE_BPS + RATE_HALF_UNIT_BPS) / theory
         rows.append((name, theory, fraction, low, high))
     # Pure efficiencies, compared with 0.977 directly (no rounding range of the 29).
     for name, eff in {
-        "payload / wire bytes, 9000 B jumbo frames": jumbo_payload / (9000 + _ETHERNET_OVERHEAD_BYTES),
-        "payload / wire bytes, 1500 B frames": std_payload / (1500 + _ETHERNET_OVERHEAD_BYTES),
+        "payload / wire bytes, 9000 B jumbo frames": jumbo_payload / (9000 + ETHERNET_OVERHEAD_BYTES),
+        "payload / wire bytes, 1500 B frames": std_payload / (1500 + ETHERNET_OVERHEAD_BYTES),
         "payload / IP packet, 9000 B MTU": jumbo_payload / 9000,
         "payload / IP packet, 1500 B MTU": std_payload / 1500,
     }.items():
         rows.append((name, np.nan, eff, eff, eff))
     frame = pd.DataFrame(rows, columns=["candidate", "theoretical_bps", "fraction", "fraction_low", "fraction_high"])
-    target_low = STANDARD_TCP_FRACTION_OF_THEORY - _FRACTION_HALF_UNIT
-    target_high = STANDARD_TCP_FRACTION_OF_THEORY + _FRACTION_HALF_UNIT
+    target_low = STANDARD_TCP_FRACTION_OF_THEORY - FRACTION_HALF_UNIT
+    target_high = STANDARD_TCP_FRACTION_OF_THEORY + FRACTION_HALF_UNIT
     frame["consistent_with_97_7"] = (frame.fraction_high >= target_low) & (frame.fraction_low <= target_high)
     frame["rate_for_97_7_bps"] = frame.theoretical_bps * STANDARD_TCP_FRACTION_OF_THEORY
     return frame

@@ -3,14 +3,14 @@ and MPTCP's coupled LIA (RFC 6356) and OLIA.
 
 The C sources (``tm_*.bpf.c``, shared arithmetic in ``tm_math.h``) are compiled on demand
 against the running kernel's BTF and registered with ``bpftool struct_ops``; a socket then
-picks one with ``TCP_CONGESTION`` (a traffic flow's ``cc``). See :mod:`tcpmodels.kernel_cc.loader`
+picks one with ``TCP_CONGESTION`` (a traffic flow's ``cc``). See :mod:`tcpmodels.testbed.kernel_cc.loader`
 for the lifecycle and ``tcpmodels testbed cc list|load|unload`` for the command line.
 
 Needs root, ``/sys/kernel/btf/vmlinux``, clang, bpftool and libbpf headers
 (:func:`unavailable_reason` says which is missing).
 """
 
-from tcpmodels.kernel_cc.loader import (
+from tcpmodels.testbed.kernel_cc.loader import (
     CONN_MAPS,
     PARAMETERS,
     PROGRAMS,

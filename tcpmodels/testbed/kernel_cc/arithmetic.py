@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tcpmodels.testbed._system import TestbedError, _cache_dir
+from tcpmodels.testbed._system import TestbedError, cache_dir
 
 __all__ = ["Harness", "olia_increase_segments", "OLIA_SLOTS"]
 
@@ -35,10 +35,10 @@ class Harness:
     """
 
     def __init__(self):
-        src = resources.files("tcpmodels.kernel_cc")
+        src = resources.files("tcpmodels.testbed.kernel_cc")
         parts = [src.joinpath(n).read_bytes() for n in ("harness.c", "tm_math.h")]
         digest = hashlib.sha256(b"".join(parts)).hexdigest()[:16]
-        out = _cache_dir() / "kernel_cc" / f"harness-{digest}"
+        out = cache_dir() / "kernel_cc" / f"harness-{digest}"
         self.binary = out / "harness"
         if not self.binary.exists():
             compiler = os.environ.get("CC") or shutil.which("gcc") or shutil.which("cc")

@@ -4,7 +4,7 @@ Every program is a ``struct_ops`` ``tcp_congestion_ops`` written in C next to th
 module. :func:`build` compiles one with ``clang -O2 -g -target bpf`` against a
 ``vmlinux.h`` generated from the running kernel's BTF (``bpftool btf dump file
 /sys/kernel/btf/vmlinux format c``) into the cache directory
-(``~/.cache/tcpmodels/kernel_cc/`` or ``$TCPMODELS_CACHE_DIR/kernel_cc/``, never
+(``~/.cache/tcpmodels/testbed/kernel_cc/`` or ``$TCPMODELS_CACHE_DIR/kernel_cc/``, never
 the repository). A load's parameters become ``tm_params.h`` (compile-time
 constants and the x(RTT) table in ``.rodata``), so one object file per parameter
 set, cached under the hash of sources, parameters and kernel.
@@ -12,7 +12,7 @@ set, cached under the hash of sources, parameters and kernel.
 :func:`load` registers the object with ``bpftool struct_ops register``; the name
 then appears in ``net.ipv4.tcp_available_congestion_control`` of every namespace
 (registration is global) and a socket selects it with ``TCP_CONGESTION``. Each
-load writes ``/run/tcpmodels/kernel_cc/<name>.json`` (owner pid, parameters), so
+load writes ``/run/tcpmodels/testbed/kernel_cc/<name>.json`` (owner pid, parameters), so
 :func:`cleanup` can unregister what a killed run left behind without touching a
 live run's congestion control.
 """
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from tcpmodels.testbed._system import PrivilegeError, TestbedError, _cache_dir, missing_privileges, run
+from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, missing_privileges, run
 
 __all__ = [
     "PROGRAMS", "PARAMETERS", "CONN_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
@@ -179,11 +179,11 @@ def params_header(name: str, params: dict | None = None) -> str:
 
 # ------------------------------------------------------------------ build
 def _source(name: str) -> bytes:
-    return resources.files("tcpmodels.kernel_cc").joinpath(name).read_bytes()
+    return resources.files("tcpmodels.testbed.kernel_cc").joinpath(name).read_bytes()
 
 
 def _build_dir() -> Path:
-    return _cache_dir() / "kernel_cc"
+    return cache_dir() / "kernel_cc"
 
 
 def _vmlinux_h() -> Path:

@@ -1,6 +1,6 @@
 """Validation of the tm_* congestion controls on the testbed (issue 15, item 4); writes a dataset.
 
-``python -m tcpmodels.kernel_cc.validate --reps 3 --out data/datasets/kernel_coupled_cc``
+``python -m tcpmodels.testbed.kernel_cc.validate --reps 3 --out data/datasets/kernel_coupled_cc``
 runs, with the compared variants interleaved within each repetition and the host lock held
 per experiment:
 
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels import kernel_cc
+from tcpmodels.testbed import kernel_cc
 from tcpmodels.models.mptcp import lia_alpha
 from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topology, dumbbell, single_link, two_path
 from tcpmodels.testbed import workload as wl
@@ -221,7 +221,7 @@ def _provenance(reps: int, duration_s: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.kernel_cc.validate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tcpmodels.testbed.kernel_cc.validate", description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--duration-s", type=float, default=10.0)
     parser.add_argument("--out", default="data/datasets/kernel_coupled_cc", help="path prefix of the outputs")
