@@ -5,15 +5,28 @@ packet-table columns for the records that are TCP segments, and the number of
 records skipped for each reason (see :mod:`tcpmodels.traces.schema`).
 
 Link types (numbers from the tcpdump.org LINKTYPE list): 1 Ethernet (with any
-number up to three of 802.1Q / 802.1ad / QinQ tags), 113 Linux cooked (SLL),
+number up to three of 802.1Q / 802.1ad / QinQ tags), 9 PPP and 50 PPP in HDLC-like
+framing (what ns-3's point-to-point devices write), 113 Linux cooked (SLL),
 276 Linux cooked v2 (SLL2, ``tcpdump -i any``), 101 / 12 / 14 raw IP, 228 raw
 IPv4, 229 raw IPv6, 0 BSD loopback (host byte order), 108 OpenBSD loopback
 (network byte order).
+
+IPv6 extension headers are followed (at most 8), including the hop-by-hop Jumbo
+Payload option that gives the length of a jumbogram (Linux BIG TCP). TCP inside
+a tunnel -- GRE (version 0 and PPTP's version 1), IP-in-IP / 6in4 / 4in6, VXLAN
+(UDP port 4789) and Geneve (UDP 6081), nested up to three deep -- is decoded to the
+inner packet: its addresses, ports and lengths are the inner ones and the
+``tunnel`` column names the outermost tunnel. A segment whose IP length claims
+more than the frame held on the wire keeps only what the frame held
+(``payload_beyond_frame`` note), unless the record was cut at the snap length and
+its wire length equals its captured length (a writer that lost the wire length).
 
 References
 ----------
 .. [1] tcpdump.org, "Link-layer header types" (LINKTYPE_ values, SLL and SLL2 layouts).
 .. [2] RFC 791 (IPv4), RFC 8200 (IPv6 and its extension headers), RFC 9293 (TCP).
+.. [3] RFC 2675 (IPv6 jumbograms), RFC 1661 (PPP), RFC 2784 / 2890 (GRE), RFC 2637 (PPTP's GRE),
+   RFC 7348 (VXLAN), RFC 8926 (Geneve).
 """
 
 from __future__ import annotations
@@ -23,13 +36,21 @@ import numpy as np
 from .options import parse_options, u8, u16, u32
 from .pcapfile import RecordBatch
 
-__all__ = ["decode_batch", "LINK_TYPES"]
+__all__ = ["decode_batch", "LINK_TYPES", "TUNNELS"]
 
-LINK_TYPES = {0: "BSD loopback", 1: "Ethernet", 12: "raw IP", 14: "raw IP", 101: "raw IP", 108: "OpenBSD loopback",
+LINK_TYPES = {0: "BSD loopback", 1: "Ethernet", 9: "PPP", 50: "PPP in HDLC-like framing", 12: "raw IP", 14: "raw IP", 101: "raw IP", 108: "OpenBSD loopback",
               113: "Linux cooked (SLL)", 228: "raw IPv4", 229: "raw IPv6", 276: "Linux cooked v2 (SLL2)"}
 VLAN_TPIDS = (0x8100, 0x88A8, 0x9100)
 ETH_IPV4, ETH_IPV6 = 0x0800, 0x86DD
+PPP_IPV4, PPP_IPV6 = 0x0021, 0x0057
+ETH_BRIDGE = 0x6558  # transparent Ethernet bridging (GRE, Geneve)
 IPV6_EXT = (0, 43, 60, 135, 139, 140, 253, 254)  # hop-by-hop, routing, dest opts, mobility, HIP, shim6, tests
+JUMBO_OPTION = 0xC2
+VXLAN_PORT, GENEVE_PORT = 4789, 6081
+#: Values of the ``tunnel`` column, by code ("" = not tunnelled).
+TUNNELS = ("", "gre", "ipip", "vxlan", "geneve")
+TUNNEL_CODES = {name: code for code, name in enumerate(TUNNELS)}
+MAX_TUNNEL_DEPTH = 3
 REASON_CODES = {1: "not_ip", 2: "not_tcp", 3: "ip_fragment", 4: "truncated_headers", 5: "bad_header",
                 6: "unknown_link_type", 7: "ipsec_esp"}
 _NOT_IP, _NOT_TCP, _FRAG, _TRUNC, _BAD, _LINK, _ESP = range(1, 8)
@@ -64,6 +85,12 @@ def _link_layer(buf, start, cap, link, reason):
     proto[s], off[s] = u16(buf, start[s] + 14), 16
     s = need(link == 276, 20)
     proto[s], off[s] = u16(buf, start[s]), 20
+    # PPP (RFC 1661; ns-3's point-to-point links write it): optional address/control FF 03, 2-byte protocol
+    pp = need(np.isin(link, (9, 50)), 4)
+    hdlc = (u8(buf, start[pp]) == 0xFF) & (u8(buf, start[pp] + 1) == 0x03)
+    ppp_proto = u16(buf, start[pp] + np.where(hdlc, 2, 0))
+    proto[pp] = np.where(ppp_proto == PPP_IPV4, ETH_IPV4, np.where(ppp_proto == PPP_IPV6, ETH_IPV6, 0))
+    off[pp] = np.where(hdlc, 4, 2)
     # raw IP: version nibble
     r = need(np.isin(link, (12, 14, 101, 228, 229)), 1)
     ver = u8(buf, start[r]) >> 4
@@ -89,11 +116,14 @@ def decode_batch(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, i
     -------
     columns : dict
         Packet-table columns for the TCP segments, except the addresses, which come
-        as ``src_hi, src_lo, dst_hi, dst_lo`` (uint64 halves; IPv4 in ``*_lo``).
+        as ``src_hi, src_lo, dst_hi, dst_lo`` (uint64 halves; IPv4 in ``*_lo``), and
+        ``tunnel`` as a code (index into :data:`TUNNELS`).
     skipped : dict
         Records skipped, by reason name.
     notes : dict
-        ``options_truncated``: TCP headers whose options the snap length cut.
+        ``options_truncated``: TCP headers whose options the snap length cut;
+        ``payload_beyond_frame``: segments whose IP length claimed more payload than the
+        frame held on the wire (payload counted up to the frame's end).
     """
     buf = batch.buf
     n = len(batch)
@@ -102,100 +132,54 @@ def decode_batch(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, i
     reason = np.zeros(n, np.int8)
     proto, l3 = _link_layer(buf, start, cap, batch.link_type.astype(np.int64), reason)
 
-    # ---------------- IP
+    # ---------------- IP, and the IP packet inside a tunnel (at most MAX_TUNNEL_DEPTH levels)
+    cap_end = start + cap
+    wire_end = start + np.maximum(batch.wire_bytes.astype(np.int64), cap)
     ip = start + np.maximum(l3, 0)
-    is4 = (reason == 0) & (proto == ETH_IPV4)
-    is6 = (reason == 0) & (proto == ETH_IPV6)
-    short = (is4 & (cap < l3 + 20)) | (is6 & (cap < l3 + 40))
-    reason[short] = _TRUNC
-    is4 &= ~short
-    is6 &= ~short
-    ver = u8(buf, ip) >> 4
-    badver = (is4 & (ver != 4)) | (is6 & (ver != 6))
-    reason[badver] = _BAD
-    is4 &= ~badver
-    is6 &= ~badver
-
-    l4 = np.zeros(n, np.int64)  # offset of TCP header from the IP header
-    l4_total = np.zeros(n, np.int64)  # bytes from the TCP header to the end of the IP datagram
-    nh = np.zeros(n, np.int64)
-    ip_id = np.zeros(n, np.int64)
-    src_hi = np.zeros(n, np.uint64)
-    src_lo = np.zeros(n, np.uint64)
-    dst_hi = np.zeros(n, np.uint64)
-    dst_lo = np.zeros(n, np.uint64)
-
-    i4 = np.flatnonzero(is4)
-    p = ip[i4]
-    ihl = (u8(buf, p) & 0x0F) * 4
-    tot = u16(buf, p + 2)
-    frag = u16(buf, p + 6)
-    bad4 = (ihl < 20) | ((tot != 0) & (tot < ihl))
-    # total length 0 happens with TCP segmentation offload: fall back on the frame length
-    tot = np.where(tot == 0, batch.wire_bytes[i4].astype(np.int64) - l3[i4], tot)
-    reason[i4[bad4]] = _BAD
-    reason[i4[~bad4 & ((frag & 0x3FFF) != 0)]] = _FRAG
-    l4[i4] = ihl
-    l4_total[i4] = tot - ihl
-    nh[i4] = u8(buf, p + 9)
-    ip_id[i4] = u16(buf, p + 4)
-    src_lo[i4] = u32(buf, p + 12).astype(np.uint64)
-    dst_lo[i4] = u32(buf, p + 16).astype(np.uint64)
-
-    i6 = np.flatnonzero(is6)
-    p = ip[i6]
-    plen = u16(buf, p + 4)
-    nh[i6] = u8(buf, p + 6)
-    for k, arr in ((8, src_hi), (16, src_lo), (24, dst_hi), (32, dst_lo)):
-        arr[i6] = (u32(buf, p + k).astype(np.uint64) << np.uint64(32)) | u32(buf, p + k + 4).astype(np.uint64)
-    l4[i6] = 40
-    l4_total[i6] = plen  # minus extension headers, below
-    # extension headers (at most 8 followed)
-    rows = i6
-    for _ in range(8):
-        rows = rows[reason[rows] == 0]
-        h = nh[rows]
-        ext = np.isin(h, IPV6_EXT) | (h == 44) | (h == 51)
-        rows = rows[ext]
+    st = _IpState(n)
+    tunnel = np.zeros(n, np.int8)
+    rows = np.flatnonzero((reason == 0) & np.isin(proto, (ETH_IPV4, ETH_IPV6)))
+    for _ in range(MAX_TUNNEL_DEPTH + 1):
+        _ip_layer(buf, rows, ip, proto, cap_end, wire_end, reason, st)
+        rows, kind = _tunnels(buf, rows[reason[rows] == 0], ip, proto, cap_end, reason, st)
         if len(rows) == 0:
             break
-        h = nh[rows]
-        cut = cap[rows] < l3[rows] + l4[rows] + 8
-        reason[rows[cut]] = _TRUNC
-        rows, h = rows[~cut], h[~cut]
-        q = ip[rows] + l4[rows]
-        hdr_len = np.where(h == 44, 8, np.where(h == 51, (u8(buf, q + 1) + 2) * 4, (u8(buf, q + 1) + 1) * 8))
-        fr = (h == 44) & ((u16(buf, q + 2) & 0xFFF9) != 0)  # offset or M flag set
-        reason[rows[fr]] = _FRAG
-        nh[rows] = u8(buf, q)
-        l4[rows] += hdr_len
-        l4_total[rows] -= hdr_len
+        tunnel[rows[tunnel[rows] == 0]] = kind[tunnel[rows] == 0]
+    is4, is6, nh, l4, l4_total = st.is4, st.is6, st.nh, st.l4, st.l4_total
     ipok = (reason == 0) & (is4 | is6)
     reason[ipok & (nh == 50)] = _ESP
     reason[ipok & (nh != 50) & (nh != 6)] = _NOT_TCP
 
     # ---------------- TCP fixed header
     tcp_ok = (reason == 0) & (is4 | is6)
-    cut = tcp_ok & (cap < l3 + l4 + 20)
+    cut = tcp_ok & (cap_end < l4 + 20)
     reason[cut] = _TRUNC
     tcp_ok &= ~cut
     t_rows = np.flatnonzero(tcp_ok)
-    t = ip[t_rows] + l4[t_rows]
+    t = l4[t_rows]
     doff = (u8(buf, t + 12) >> 4) * 4
     payload = l4_total[t_rows] - doff
     bad = (doff < 20) | (payload < 0)
     reason[t_rows[bad]] = _BAD
     keep = ~bad
     t_rows, t, doff, payload = t_rows[keep], t[keep], doff[keep], payload[keep]
+    # an IP length that claims more than the frame held on the wire (corrupt or fuzzed): keep what was there.
+    # Not for a record cut exactly at the snap length whose wire length equals its captured length: some
+    # writers (dpkt's, for one) record the cut length as the wire length, and there the IP length is right.
+    room = np.maximum(wire_end[t_rows] - t - doff, 0)
+    snap = batch.snap_bytes[t_rows].astype(np.int64)
+    wire_unknown = (snap > 0) & (cap[t_rows] == snap) & (batch.wire_bytes[t_rows] == cap[t_rows])
+    beyond = (payload > room) & ~wire_unknown
+    payload = np.where(beyond, room, payload)
     assert np.all(reason[t_rows] == 0)
 
     hdr = buf[t[:, None] + np.arange(20)]
     be32 = lambda a: hdr[:, a:a + 4].copy().view(">u4")[:, 0]  # noqa: E731
     be16 = lambda a: hdr[:, a:a + 2].copy().view(">u2")[:, 0]  # noqa: E731
     flags = ((hdr[:, 12].astype(np.uint16) & 1) << 8) | hdr[:, 13]
-    cap_end = start[t_rows] + cap[t_rows]
-    opt_end = np.minimum(t + doff, cap_end)
-    notes = {"options_truncated": int(np.count_nonzero(t + doff > cap_end))}
+    opt_end = np.minimum(t + doff, cap_end[t_rows])
+    notes = {"options_truncated": int(np.count_nonzero(t + doff > cap_end[t_rows])),
+             "payload_beyond_frame": int(np.count_nonzero(beyond))}
     cols: dict[str, np.ndarray] = {
         "frame_index": batch.frame_index[t_rows],
         "interface_id": batch.interface_id[t_rows],
@@ -203,8 +187,9 @@ def decode_batch(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, i
         "wire_bytes": batch.wire_bytes[t_rows],
         "captured_bytes": batch.captured_bytes[t_rows],
         "ip_version": np.where(is4[t_rows], 4, 6).astype(np.uint8),
-        "src_hi": src_hi[t_rows], "src_lo": src_lo[t_rows], "dst_hi": dst_hi[t_rows], "dst_lo": dst_lo[t_rows],
-        "ip_id": ip_id[t_rows].astype(np.uint32),
+        "tunnel": tunnel[t_rows],
+        "src_hi": st.src_hi[t_rows], "src_lo": st.src_lo[t_rows], "dst_hi": st.dst_hi[t_rows],
+        "dst_lo": st.dst_lo[t_rows], "ip_id": st.ip_id[t_rows].astype(np.uint32),
         "src_port": be16(0), "dst_port": be16(2), "seq": be32(4), "ack": be32(8),
         "flags": flags.astype(np.uint16),
         "window": be16(14),
@@ -215,3 +200,158 @@ def decode_batch(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, i
     counts = np.bincount(reason, minlength=8)
     skipped = {REASON_CODES[k]: int(counts[k]) for k in REASON_CODES if counts[k]}
     return cols, skipped, notes
+
+
+class _IpState:
+    """Per-record results of the IP layer (absolute indexes into the batch buffer)."""
+
+    def __init__(self, n: int) -> None:
+        self.is4 = np.zeros(n, bool)
+        self.is6 = np.zeros(n, bool)
+        self.l4 = np.zeros(n, np.int64)  # where the transport header starts
+        self.l4_total = np.zeros(n, np.int64)  # bytes from there to the end of the IP datagram
+        self.nh = np.zeros(n, np.int64)
+        self.ip_id = np.zeros(n, np.int64)
+        self.src_hi = np.zeros(n, np.uint64)
+        self.src_lo = np.zeros(n, np.uint64)
+        self.dst_hi = np.zeros(n, np.uint64)
+        self.dst_lo = np.zeros(n, np.uint64)
+
+
+def _ip_layer(buf, rows, ip, proto, cap_end, wire_end, reason, st: _IpState) -> None:
+    """Decode the IPv4 / IPv6 header at ``ip[rows]`` (and IPv6 extension headers) into ``st``."""
+    for arr in (st.is4, st.is6):
+        arr[rows] = False
+    is4 = np.zeros(len(reason), bool)
+    is6 = np.zeros(len(reason), bool)
+    is4[rows] = proto[rows] == ETH_IPV4
+    is6[rows] = proto[rows] == ETH_IPV6
+    short = (is4 & (cap_end < ip + 20)) | (is6 & (cap_end < ip + 40))
+    reason[short] = _TRUNC
+    is4 &= ~short
+    is6 &= ~short
+    ver = np.zeros(len(reason), np.int64)
+    r = np.flatnonzero(is4 | is6)
+    ver[r] = u8(buf, ip[r]) >> 4
+    badver = (is4 & (ver != 4)) | (is6 & (ver != 6))
+    reason[badver] = _BAD
+    is4 &= ~badver
+    is6 &= ~badver
+
+    i4 = np.flatnonzero(is4)
+    p = ip[i4]
+    ihl = (u8(buf, p) & 0x0F) * 4
+    tot = u16(buf, p + 2)
+    frag = u16(buf, p + 6)
+    bad4 = (ihl < 20) | ((tot != 0) & (tot < ihl))
+    # total length 0 happens with TCP segmentation offload: fall back on the frame length
+    tot = np.where(tot == 0, wire_end[i4] - p, tot)
+    reason[i4[bad4]] = _BAD
+    reason[i4[~bad4 & ((frag & 0x3FFF) != 0)]] = _FRAG
+    st.l4[i4] = p + ihl
+    st.l4_total[i4] = tot - ihl
+    st.nh[i4] = u8(buf, p + 9)
+    st.ip_id[i4] = u16(buf, p + 4)
+    st.src_hi[i4] = 0
+    st.dst_hi[i4] = 0
+    st.src_lo[i4] = u32(buf, p + 12).astype(np.uint64)
+    st.dst_lo[i4] = u32(buf, p + 16).astype(np.uint64)
+
+    i6 = np.flatnonzero(is6)
+    p = ip[i6]
+    plen = u16(buf, p + 4)
+    st.nh[i6] = u8(buf, p + 6)
+    st.ip_id[i6] = 0
+    for k, arr in ((8, st.src_hi), (16, st.src_lo), (24, st.dst_hi), (32, st.dst_lo)):
+        arr[i6] = (u32(buf, p + k).astype(np.uint64) << np.uint64(32)) | u32(buf, p + k + 4).astype(np.uint64)
+    st.l4[i6] = p + 40
+    st.l4_total[i6] = plen  # minus extension headers, below
+    # extension headers (at most 8 followed); a hop-by-hop Jumbo Payload option (RFC 2675, Linux BIG TCP)
+    # gives the length when the payload length field is 0
+    jumbo = np.zeros(len(reason), bool)
+    hops = i6
+    for _ in range(8):
+        hops = hops[reason[hops] == 0]
+        h = st.nh[hops]
+        hops = hops[np.isin(h, IPV6_EXT) | (h == 44) | (h == 51)]
+        if len(hops) == 0:
+            break
+        h = st.nh[hops]
+        cut = cap_end[hops] < st.l4[hops] + 8
+        reason[hops[cut]] = _TRUNC
+        hops, h = hops[~cut], h[~cut]
+        q = st.l4[hops]
+        hdr_len = np.where(h == 44, 8, np.where(h == 51, (u8(buf, q + 1) + 2) * 4, (u8(buf, q + 1) + 1) * 8))
+        fr = (h == 44) & ((u16(buf, q + 2) & 0xFFF9) != 0)  # offset or M flag set
+        reason[hops[fr]] = _FRAG
+        jb = (h == 0) & (st.l4_total[hops] == 0) & (u8(buf, q + 2) == JUMBO_OPTION) & (u8(buf, q + 3) == 4)
+        st.l4_total[hops[jb]] = u32(buf, q[jb] + 4)
+        jumbo[hops[jb]] = True
+        st.nh[hops] = u8(buf, q)
+        st.l4[hops] += hdr_len
+        st.l4_total[hops] -= hdr_len
+    st.is4[is4] = True
+    st.is6[is6] = True
+
+
+def _ethernet(buf, rows, pos, cap_end, reason) -> tuple[np.ndarray, np.ndarray]:
+    """Ethertype and start of the payload of the Ethernet frames at ``pos`` (0 / -1 where cut)."""
+    proto = np.zeros(len(rows), np.int64)
+    nxt = np.full(len(rows), -1, np.int64)
+    ok = cap_end[rows] >= pos + 14
+    reason[rows[~ok]] = _TRUNC
+    proto[ok] = u16(buf, pos[ok] + 12)
+    nxt[ok] = pos[ok] + 14
+    for _ in range(3):
+        v = ok & np.isin(proto, VLAN_TPIDS)
+        if not v.any():
+            break
+        cut = v & (cap_end[rows] < nxt + 4)
+        reason[rows[cut]] = _TRUNC
+        ok &= ~cut
+        v &= ~cut
+        proto[v] = u16(buf, nxt[v] + 2)
+        nxt[v] += 4
+    return np.where(ok, proto, 0), np.where(ok, nxt, -1)
+
+
+def _tunnels(buf, rows, ip, proto, cap_end, reason, st: _IpState) -> tuple[np.ndarray, np.ndarray]:
+    """Rows whose IP payload is a tunnel: set ``ip`` / ``proto`` to the inner packet; returns (rows, kind)."""
+    nh = st.nh[rows]
+    l4 = st.l4[rows]
+    inner = np.full(len(rows), -1, np.int64)
+    iproto = np.zeros(len(rows), np.int64)
+    kind = np.zeros(len(rows), np.int8)
+    ether = np.zeros(len(rows), bool)  # the inner packet is an Ethernet frame
+    # IP in IP (IPv4 4, IPv6 41: IP-in-IP, 6in4, 4in6)
+    m = np.isin(nh, (4, 41))
+    inner[m], iproto[m], kind[m] = l4[m], np.where(nh[m] == 4, ETH_IPV4, ETH_IPV6), TUNNEL_CODES["ipip"]
+    # GRE (RFC 2784/2890): flags C, K, S add 4 bytes each; version 1 is PPTP's (K always, S and A optional)
+    m = (nh == 47) & (cap_end[rows] >= l4 + 4)
+    fl = u16(buf, l4[m])
+    ver = fl & 7
+    hl = np.where(ver == 1, 8 + 4 * ((fl >> 12) & 1) + 4 * ((fl >> 7) & 1),
+                  4 + 4 * ((fl >> 15) & 1) + 4 * ((fl >> 13) & 1) + 4 * ((fl >> 12) & 1))
+    inner[m], iproto[m], kind[m] = l4[m] + hl, u16(buf, l4[m] + 2), TUNNEL_CODES["gre"]
+    # VXLAN (RFC 7348, UDP 4789): 8-byte header, then Ethernet
+    udp = (nh == 17) & (cap_end[rows] >= l4 + 16)
+    dport = np.zeros(len(rows), np.int64)
+    dport[udp] = u16(buf, l4[udp] + 2)
+    m = udp & (dport == VXLAN_PORT)
+    inner[m], iproto[m], kind[m] = l4[m] + 16, ETH_BRIDGE, TUNNEL_CODES["vxlan"]
+    # Geneve (RFC 8926, UDP 6081): 8 bytes + options (6-bit length in 4-byte words), protocol type at +2
+    m = udp & (dport == GENEVE_PORT)
+    inner[m] = l4[m] + 16 + (u8(buf, l4[m] + 8) & 0x3F) * 4
+    iproto[m], kind[m] = u16(buf, l4[m] + 10), TUNNEL_CODES["geneve"]
+    ether = (kind != 0) & (iproto == ETH_BRIDGE)
+    if ether.any():
+        e = np.flatnonzero(ether)
+        iproto[e], inner[e] = _ethernet(buf, rows[e], inner[e], cap_end, reason)
+    found = (kind != 0) & (reason[rows] == 0)
+    notip = found & ~np.isin(iproto, (ETH_IPV4, ETH_IPV6))
+    reason[rows[notip]] = _NOT_IP
+    found &= ~notip
+    rows, inner, iproto, kind = rows[found], inner[found], iproto[found], kind[found]
+    ip[rows] = inner
+    proto[rows] = iproto
+    return rows, kind

@@ -37,6 +37,7 @@ TSHARK_MISSING = ("tshark (Wireshark's command-line dissector) was not found on 
 #: packet-table column (or helper name) -> tshark field
 TSHARK_FIELDS = {
     "frame_number": "frame.number",
+    "protocols": "frame.protocols",
     "interface_id": "frame.interface_id",
     "time_epoch": "frame.time_epoch",
     "wire_bytes": "frame.len",
@@ -88,8 +89,15 @@ def tshark_path() -> str:
     return exe
 
 
-def tshark_command(path: str, fields: list[str], extra_prefs: list[str] | None = None) -> list[str]:
-    cmd = [tshark_path(), "-r", path, "-n", "-T", "fields", "-E", "separator=/t", "-E", "occurrence=f"]
+#: Fields of the (inner, when tunnelled) IP header: their last occurrence is kept, of the others the first.
+IP_FIELDS = ("ip4_src", "ip4_dst", "ip6_src", "ip6_dst", "ip_id", "ip_mf", "ip_frag_offset", "ip6_frag", "ip6_more")
+#: Protocol names of ``frame.protocols`` that mark a tunnel, and the ``tunnel`` value they give.
+TSHARK_TUNNELS = {"gre": "gre", "vxlan": "vxlan", "geneve": "geneve"}
+
+
+def tshark_command(path: str, fields: list[str], extra_prefs: list[str] | None = None,
+                   occurrence: str = "f") -> list[str]:
+    cmd = [tshark_path(), "-r", path, "-n", "-T", "fields", "-E", "separator=/t", "-E", f"occurrence={occurrence}"]
     for pref in TSHARK_PREFS + (extra_prefs or []):
         cmd += ["-o", pref]
     for f in fields:
@@ -97,12 +105,16 @@ def tshark_command(path: str, fields: list[str], extra_prefs: list[str] | None =
     return cmd
 
 
-def run_tshark_fields(path: str, fields: list[str], extra_prefs: list[str] | None = None) -> pd.DataFrame:
-    """Run ``tshark -T fields`` and return its output as a DataFrame of strings (one column per field)."""
+def run_tshark_fields(path: str, fields: list[str], extra_prefs: list[str] | None = None,
+                      occurrence: str = "f") -> pd.DataFrame:
+    """Run ``tshark -T fields`` and return its output as a DataFrame of strings (one column per field).
+
+    ``occurrence``: ``f`` first, ``l`` last, ``a`` all (comma-separated) occurrences of a repeated field.
+    """
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"capture file not found: {path}")
-    res = subprocess.run(tshark_command(path, fields, extra_prefs), capture_output=True)
+    res = subprocess.run(tshark_command(path, fields, extra_prefs, occurrence), capture_output=True)
     err = res.stderr.decode(errors="replace")
     err = "\n".join(line for line in err.splitlines() if "Running as user" not in line)
     if res.returncode != 0 and not res.stdout:
@@ -136,9 +148,44 @@ def _epoch_ns(series: pd.Series) -> np.ndarray:
     return sec * 1_000_000_000 + frac
 
 
+def _tunnel_and_ip(protocols: str) -> tuple[str, str]:
+    """(tunnel, inner IP protocol name) from a ``frame.protocols`` string such as ``eth:ethertype:ip:gre:ip:tcp``."""
+    tunnel, seen_ip, inner = "", False, ""
+    for name in protocols.split(":"):
+        if name == "tcp":
+            break
+        if name in ("ip", "ipv6"):
+            if seen_ip and not tunnel:
+                tunnel = "ipip"
+            seen_ip, inner = True, name
+        elif name in TSHARK_TUNNELS and seen_ip and not tunnel:
+            tunnel = TSHARK_TUNNELS[name]
+    return tunnel, inner
+
+
 def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
-    """Packet table from tshark field strings (columns named by :data:`TSHARK_FIELDS` keys)."""
-    is6 = raw["ip6_src"] != ""
+    """Packet table from tshark field strings (columns named by :data:`TSHARK_FIELDS` keys).
+
+    Repeated fields come comma-separated (``occurrence=a``) or single: the IP fields
+    keep their last occurrence (the inner header of a tunnelled packet), the others
+    their first.
+    """
+    raw = raw.copy()
+    for col in raw.columns:
+        if col == "protocols":
+            continue
+        multi = raw[col].str.contains(",", regex=False)
+        if multi.any():
+            parts = raw.loc[multi, col].str.split(",")
+            raw.loc[multi, col] = parts.str[-1] if col in IP_FIELDS else parts.str[0]
+    if "protocols" in raw:
+        tun_ip = [_tunnel_and_ip(p) for p in raw["protocols"]]
+        raw["tunnel"] = [t for t, _ in tun_ip]
+        inner = pd.Series([i for _, i in tun_ip], index=raw.index)
+    else:
+        raw["tunnel"] = ""
+        inner = pd.Series("", index=raw.index)
+    is6 = (raw["ip6_src"] != "") & ((inner == "ipv6") | (inner == ""))
     is4 = (raw["ip4_src"] != "") & ~is6
     is_ip = is4 | is6
     frag = is4 & ((raw["ip_mf"].isin(["1", "True"])) | ~raw["ip_frag_offset"].isin(["", "0"]))
@@ -150,7 +197,7 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     r = raw[tcp.to_numpy()]
     if len(r) == 0:
         return empty_table(), skipped
-    r6 = (r["ip6_src"] != "").to_numpy()
+    r6 = is6[tcp.to_numpy()].to_numpy()
     flags = _int(r["flags"], "int")
     cols = {
         "frame_index": r["frame_number"].astype(np.int64).to_numpy() - 1,
@@ -159,6 +206,7 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
         "wire_bytes": _int(r["wire_bytes"], "int"),
         "captured_bytes": _int(r["captured_bytes"], "int"),
         "ip_version": np.where(r6, 6, 4),
+        "tunnel": r["tunnel"].to_numpy(),
         "src_addr": np.where(r6, r["ip6_src"], r["ip4_src"]),
         "dst_addr": np.where(r6, r["ip6_dst"], r["ip4_dst"]),
         "ip_id": np.where(r6, 0, _int(r["ip_id"], "int")),
@@ -188,7 +236,7 @@ def read_with_wireshark(path, engine: str) -> tuple[pd.DataFrame, ReadAccounting
     if engine == "pyshark":
         raw = _pyshark_fields(path)
     else:
-        raw = run_tshark_fields(path, list(TSHARK_FIELDS.values()))
+        raw = run_tshark_fields(path, list(TSHARK_FIELDS.values()), occurrence="a")
         raw.columns = list(TSHARK_FIELDS)
     table, skipped = table_from_fields(raw)
     ts = table["timestamp_ns"].to_numpy()

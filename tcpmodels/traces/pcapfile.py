@@ -62,6 +62,8 @@ class RecordBatch:
     interface_id: np.ndarray  # uint16
     link_type: np.ndarray  # int32
     frame_index: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: the file's (pcapng: the interface's) snap length per record, 0 if none [bytes]
+    snap_bytes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint32))
 
     def __len__(self) -> int:
         return len(self.data_offset)
@@ -188,7 +190,8 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordB
                 buf=buf, data_offset=o + 16, captured_bytes=incl.astype(np.uint32),
                 wire_bytes=orig.astype(np.uint32), timestamp_ns=sec * 1_000_000_000 + frac * ns_per_tick,
                 interface_id=np.zeros(n, np.uint16), link_type=np.full(n, link_type, np.int32),
-                frame_index=np.arange(st.records, st.records + n, dtype=np.int64))
+                frame_index=np.arange(st.records, st.records + n, dtype=np.int64),
+                snap_bytes=np.full(n, snaplen, np.uint32))
             st.records += n
         carry = chunk[pos:]
         file_pos += pos
@@ -332,15 +335,18 @@ def _pcapng_batch(chunk: bytes, blocks: list, st: _State) -> RecordBatch | None:
                                f"its block of {blen[i]} bytes; the file is corrupt")
     ts_ns = np.zeros(n, np.int64)
     link = np.zeros(n, np.int32)
+    snap = np.zeros(n, np.uint32)
     for g in np.unique(gif):
         sel = gif == g
         link_type, snaplen, base, exp, offset_s = st.interfaces[g]
         ts_ns[sel] = _ticks_to_ns(ticks[sel], base, exp) + offset_s * 1_000_000_000
         link[sel] = link_type
+        snap[sel] = snaplen
         if snaplen:
             st.longer_than_snaplen += int(np.count_nonzero(cap[sel] > snaplen))
     batch = RecordBatch(buf=buf, data_offset=data_off, captured_bytes=cap.astype(np.uint32),
                         wire_bytes=orig.astype(np.uint32), timestamp_ns=ts_ns, interface_id=gif.astype(np.uint16),
-                        link_type=link, frame_index=np.arange(st.records, st.records + n, dtype=np.int64))
+                        link_type=link, frame_index=np.arange(st.records, st.records + n, dtype=np.int64),
+                        snap_bytes=snap)
     st.records += n
     return batch

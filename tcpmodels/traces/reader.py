@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from . import engines
-from .decode import LINK_TYPES, decode_batch
+from .decode import LINK_TYPES, TUNNELS, decode_batch
 from .pcapfile import iter_batches
 from .schema import ReadAccounting, conform, empty_table
 
@@ -81,13 +81,14 @@ def _read_native(path, chunk_bytes: int) -> tuple[pd.DataFrame, ReadAccounting]:
     state: dict = {}
     parts: list[dict] = []
     skipped: dict[str, int] = {}
-    notes = {"options_truncated": 0}
+    notes = {"options_truncated": 0, "payload_beyond_frame": 0}
     for batch in iter_batches(path, state, chunk_bytes=chunk_bytes):
         cols, sk, nt = decode_batch(batch)
         parts.append(cols)
         for k, v in sk.items():
             skipped[k] = skipped.get(k, 0) + v
-        notes["options_truncated"] += nt["options_truncated"]
+        for k in notes:
+            notes[k] += nt[k]
     if not parts or sum(len(p["seq"]) for p in parts) == 0:
         table = empty_table()
     else:
@@ -123,6 +124,7 @@ def _finish(cols: dict) -> pd.DataFrame:
     cols["src_addr"] = _addresses(ver, cols.pop("src_hi"), cols.pop("src_lo"))
     cols["dst_addr"] = _addresses(ver, cols.pop("dst_hi"), cols.pop("dst_lo"))
     cols["timestamp_s"] = cols["timestamp_ns"] / 1e9
+    cols["tunnel"] = pd.Categorical.from_codes(cols["tunnel"], categories=list(TUNNELS))
     flags = cols["flags"]
     for name, bit in (("fin", 0x01), ("syn", 0x02), ("rst", 0x04), ("psh", 0x08), ("ack_flag", 0x10)):
         cols[name] = (flags & bit) != 0
@@ -145,6 +147,8 @@ def _warn(acc: ReadAccounting) -> None:
     if acc.truncated_tail_bytes:
         msgs.append(f"file ends in the middle of a record: last {acc.truncated_tail_bytes} bytes ignored")
     labels = {"options_truncated": "TCP headers with options cut by the snap length (options not read)",
+              "payload_beyond_frame": "segments whose IP length claims more than the frame held (payload cut "
+                                      "to the frame)",
               "longer_than_snaplen": "records longer than the file's snap length (kept)",
               "timestamps_out_of_order": "records with a timestamp earlier than the previous one (file order kept)"}
     for key, count in acc.notes.items():

@@ -17,7 +17,9 @@ timestamp_ns           int64        capture time since the Unix epoch, exact [ns
 timestamp_s            float64      the same in seconds (float64: ~0.2 µs resolution today) [s]
 wire_bytes             uint32       frame length on the wire (the record's original length) [bytes]
 captured_bytes         uint32       bytes stored in the file for this frame [bytes]
-ip_version             uint8        4 or 6
+ip_version             uint8        4 or 6 (of the inner packet when tunnelled)
+tunnel                 category     "" or the outermost tunnel the segment came in: "gre",
+                                    "ipip" (IP-in-IP, 6in4, 4in6), "vxlan", "geneve"
 src_addr, dst_addr     category     IP addresses as text (``"10.0.0.1"``, ``"fd00::1"``)
 ip_id                  uint32       IPv4 identification field; 0 for IPv6
 src_port, dst_port     uint16       TCP ports
@@ -59,7 +61,8 @@ Accounting
 available as a dict through ``to_dict()``): records read, TCP packets parsed, records
 skipped by reason, bytes of a truncated last record, and notes that do not drop a
 packet (records longer than the snap length, options cut by the snap length,
-timestamps out of order). The invariant ``records_read == tcp_parsed + sum(skipped)``
+timestamps out of order, IP lengths claiming more payload than the frame held).
+The invariant ``records_read == tcp_parsed + sum(skipped)``
 is checked before the table is returned.
 
 Skip reasons: ``not_ip`` (e.g. ARP), ``not_tcp`` (UDP, ICMP, ...), ``ip_fragment``
@@ -89,6 +92,7 @@ COLUMNS: dict[str, str] = {
     "wire_bytes": "uint32",
     "captured_bytes": "uint32",
     "ip_version": "uint8",
+    "tunnel": "category",
     "src_addr": "category",
     "dst_addr": "category",
     "ip_id": "uint32",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import shutil
+import socket
 import struct
 import warnings
 
@@ -11,7 +13,8 @@ import pytest
 from tcpmodels.traces import COLUMNS, TraceWarning, read_pcap
 from tcpmodels.traces.mptcp import mptcp_token
 from trace_fixtures import needs_tshark
-from trace_synth import (ether, ipv4, ipv6, loopback, pcapng_section, sll, sll2, tcp, write_pcap)
+from trace_synth import (ether, geneve, gre, ipv4, ipv6, loopback, pcapng_section, ppp, sll, sll2, tcp, udp, vxlan,
+                         write_pcap)
 
 T0 = 1_700_000_000_123_456_789
 OPTS = (b"\x02\x04\x05\xb4" + b"\x01\x03\x03\x07" + b"\x04\x02" + b"\x08\x0a" + struct.pack("!II", 111, 222)
@@ -31,6 +34,8 @@ LINKS = {
     "raw": (101, lambda ip: ip),
     "null": (0, loopback),
     "loop": (108, lambda ip: loopback(ip, network_order=True)),
+    "ppp": (9, ppp),
+    "ppp_hdlc": (50, lambda ip: ppp(ip, hdlc=True)),
 }
 
 
@@ -56,7 +61,7 @@ def test_link_types_and_options(tmp_path, link, version):
 
 
 @needs_tshark
-@pytest.mark.parametrize("link", ["vlan", "qinq", "sll", "raw", "null"])
+@pytest.mark.parametrize("link", ["vlan", "qinq", "sll", "sll2", "raw", "null", "loop", "ppp", "ppp_hdlc"])
 def test_synthetic_link_types_agree_with_tshark(tmp_path, link):
     lt, wrap = LINKS[link]
     path = tmp_path / "x.pcap"
@@ -159,3 +164,86 @@ def test_pyshark_engine_gives_the_same_table(tmp_path):
     for col in COLUMNS:
         assert (a[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
     assert b.attrs["accounting"].skipped == {"not_tcp": 1}
+
+
+INNER4 = ipv4(segment(), src="192.168.1.1", dst="192.168.1.2", ip_id=7)
+INNER6 = ipv6(segment(), src="fd01::a", dst="fd01::b")
+OUT4 = {"src": "10.9.0.1", "dst": "10.9.0.2"}
+TUNNELLED = {  # name -> (tunnel column, outer IP packet, inner source address)
+    "gre": ("gre", ipv4(gre(INNER4), proto=47, **OUT4), "192.168.1.1"),
+    "gre_key_seq_v6": ("gre", ipv4(gre(INNER6, key=5, seq=9), proto=47, **OUT4), "fd01::a"),
+    "gre_ethernet": ("gre", ipv4(gre(ether(INNER4), proto=0x6558), proto=47, **OUT4), "192.168.1.1"),
+    "ipip": ("ipip", ipv4((INNER4, 0), proto=4, **OUT4), "192.168.1.1"),
+    "6in4": ("ipip", ipv4((INNER6, 0), proto=41, **OUT4), "fd01::a"),
+    "4in6": ("ipip", ipv6((INNER4, 0), nh=4), "192.168.1.1"),
+    "vxlan": ("vxlan", ipv4(udp(vxlan(ether(INNER4, vlans=(0x8100,)))), proto=17, **OUT4), "192.168.1.1"),
+    "geneve": ("geneve", ipv6(udp(geneve(ether(INNER4), options=b"\x01\x02\x03\x01" + b"\x00" * 4),
+                                  dport=6081), nh=17), "192.168.1.1"),
+    "geneve_ip": ("geneve", ipv4(udp(geneve(INNER6, proto=0x86DD), dport=6081), proto=17, **OUT4), "fd01::a"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TUNNELLED))
+def test_tunnelled_tcp_is_decoded_to_the_inner_packet(tmp_path, name):
+    kind, outer, inner_src = TUNNELLED[name]
+    path = tmp_path / "t.pcap"
+    write_pcap(path, [(T0, ether(outer)), (T0 + 10, ether(INNER4))], nano=True)
+    t = read_pcap(path)
+    assert list(t["tunnel"].astype(str)) == [kind, ""]
+    r = t.iloc[0]
+    assert r["src_addr"] == inner_src and r["ip_version"] == (4 if "." in inner_src else 6)
+    assert (r["src_port"], r["dst_port"], r["payload_bytes"], r["tsval"]) == (40000, 443, 100, 111)
+    assert r["wire_bytes"] == len(ether(outer))
+    if shutil.which("tshark"):
+        b = read_pcap(path, "tshark")
+        for col in COLUMNS:
+            assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), (col, t[col], b[col])
+
+
+def test_udp_on_other_ports_and_non_ip_in_a_tunnel_are_not_tcp(tmp_path):
+    path = tmp_path / "u.pcap"
+    arp = b"\xff" * 6 + b"\x02" * 6 + b"\x08\x06" + bytes(28)
+    frames = [(T0, ether(ipv4(udp(vxlan(ether(INNER4)), dport=4790), proto=17))),
+              (T0 + 1, ether(ipv4(udp(vxlan(arp)), proto=17)))]
+    write_pcap(path, frames, nano=True)
+    with pytest.warns(TraceWarning, match="not_ip.*not_tcp|not_tcp.*not_ip"):
+        t = read_pcap(path)
+    acc = t.attrs["accounting"]
+    assert len(t) == 0 and acc.skipped == {"not_tcp": 1, "not_ip": 1}
+
+
+def test_ipv6_jumbogram_length_from_the_hop_by_hop_option(tmp_path):
+    """BIG TCP: payload length 0, hop-by-hop Jumbo option = 70 000 + headers; captured 200 bytes of it."""
+    payload = 70_000
+    seg, _ = tcp(sport=1, dport=2, seq=5, ack=6, flags=0x10, payload=payload)
+    hbh = bytes([6, 0, 0xC2, 4]) + struct.pack("!I", 8 + len(seg))
+    ip = struct.pack("!IHBB16s16s", 6 << 28, 0, 0, 64, socket.inet_pton(socket.AF_INET6, "fd00::1"),
+                     socket.inet_pton(socket.AF_INET6, "fd00::2")) + hbh + seg
+    frame = ether(ip)
+    path = tmp_path / "j.pcap"
+    write_pcap(path, [(T0, frame)], nano=True, cut_to=200)
+    t = read_pcap(path)
+    assert len(t) == 1 and t["payload_bytes"].iloc[0] == payload and t["wire_bytes"].iloc[0] == len(frame)
+    if shutil.which("tshark"):
+        assert read_pcap(path, "tshark")["payload_bytes"].iloc[0] == payload
+
+
+def test_ip_length_beyond_the_frame_is_capped_and_counted(tmp_path):
+    ip = bytearray(ipv4(tcp(payload=10)))
+    ip[2:4] = struct.pack("!H", 820)  # claims 780 bytes of payload; the frame holds 10
+    path = tmp_path / "k.pcap"
+    write_pcap(path, [(T0, ether(bytes(ip))), (T0 + 1, ether(ipv4(tcp(payload=10))))], nano=True)
+    with pytest.warns(TraceWarning, match="1 segments whose IP length claims more than the frame held"):
+        t = read_pcap(path)
+    acc = t.attrs["accounting"]
+    assert list(t["payload_bytes"]) == [10, 10]
+    assert acc.notes["payload_beyond_frame"] == 1 and acc.records_read == acc.tcp_parsed == 2
+
+
+def test_records_cut_at_the_snap_length_without_wire_length_keep_the_ip_length(tmp_path):
+    """A writer that records the cut length as the wire length (dpkt's): the IP length is the truth there."""
+    frame = ether(ipv4(tcp(payload=1000)))
+    path = tmp_path / "s.pcap"
+    write_pcap(path, [(T0, frame)], nano=True, snaplen=96, cut_to=96, orig_lens=[96])
+    t = read_pcap(path)
+    assert t["payload_bytes"].iloc[0] == 1000 and not t.attrs["accounting"].notes

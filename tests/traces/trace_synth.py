@@ -96,3 +96,33 @@ def pcapng_section(interfaces: list[tuple[int, int | None]], packets: list[tuple
         out += _block(6, struct.pack(e + "IIIII", ifid, ticks >> 32, ticks & 0xFFFFFFFF, len(frame), len(frame))
                       + frame, e)
     return out
+
+
+def ppp(ip: bytes, hdlc=False) -> bytes:
+    """PPP frame (LINKTYPE_PPP 9; with ``hdlc`` the FF 03 address/control bytes, as LINKTYPE 50 writes)."""
+    return (b"\xff\x03" if hdlc else b"") + struct.pack("!H", 0x0021 if ip[0] >> 4 == 4 else 0x0057) + ip
+
+
+def _as_l4(payload: bytes) -> tuple[bytes, int]:
+    return payload, len(payload)
+
+
+def gre(inner: bytes, key: int | None = None, seq: int | None = None, proto: int | None = None) -> tuple[bytes, int]:
+    """GRE version 0 header (optional key and sequence number) + inner packet, as an IP payload (protocol 47)."""
+    flags = (0x2000 if key is not None else 0) | (0x1000 if seq is not None else 0)
+    et = proto if proto is not None else (0x0800 if inner[0] >> 4 == 4 else 0x86DD)
+    hdr = struct.pack("!HH", flags, et) + (struct.pack("!I", key) if key is not None else b"") \
+        + (struct.pack("!I", seq) if seq is not None else b"")
+    return _as_l4(hdr + inner)
+
+
+def udp(payload: bytes, sport=54321, dport=4789) -> tuple[bytes, int]:
+    return _as_l4(struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload)
+
+
+def vxlan(frame: bytes, vni=42) -> bytes:
+    return struct.pack("!II", 0x08000000, vni << 8) + frame
+
+
+def geneve(inner: bytes, options: bytes = b"", proto=0x6558, vni=7) -> bytes:
+    return struct.pack("!BBHI", len(options) // 4, 0, proto, vni << 8) + options + inner
