@@ -196,7 +196,10 @@ def _retransmission_classes(f, fstart, pos, t, syn, ackf, seq_u, seq_end, ack_u,
     """
     n = len(f)
     # the peer's state just before each packet: its last ACK, when it was sent, and its run of duplicate ACKs
-    run_break = ~dupack | fstart
+    # Wireshark's dupacknum: duplicate ACKs since the acknowledgment number last changed (window updates and
+    # data with the same ACK do not reset it)
+    run_break = fstart.copy()
+    run_break[1:] |= ack_u[1:] != ack_u[:-1]
     run_id = np.cumsum(run_break)
     run_len = pd.Series(dupack.astype(np.int64)).groupby(run_id).cumsum().to_numpy()
     peer = pd.DataFrame({"pos": pos, "key": f, "peer_ack": np.where(ackf, ack_u, -1), "peer_t": t,

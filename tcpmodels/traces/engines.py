@@ -68,6 +68,7 @@ TSHARK_FIELDS = {
     "tsval": "tcp.options.timestamp.tsval",
     "tsecr": "tcp.options.timestamp.tsecr",
     "mptcp_subtype": "tcp.options.mptcp.subtype",
+    "mptcp_version": "tcp.options.mptcp.version",
     "mptcp_send_key": "tcp.options.mptcp.sendkey",
     "mptcp_recv_key": "tcp.options.mptcp.recvkey",
     "mptcp_recv_token": "tcp.options.mptcp.recvtok",
@@ -220,7 +221,7 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
                  "sack_count", "sack_left", "sack_right", "tsval", "tsecr", "mptcp_recv_token",
                  "mptcp_subflow_seq", "mptcp_data_len"):
         cols[name] = _int(r[name], "int")
-    for name in ("mss", "window_scale", "mptcp_subtype"):
+    for name in ("mss", "window_scale", "mptcp_subtype", "mptcp_version"):
         cols[name] = _int(r[name], "int", absent=-1)
     for name in ("mptcp_send_key", "mptcp_recv_key", "mptcp_dsn", "mptcp_data_ack"):
         cols[name] = _int(r[name], "uint64")

@@ -16,7 +16,8 @@ References
 .. [1] RFC 9293, "Transmission Control Protocol (TCP)", Sec. 3.2 (options, MSS).
 .. [2] RFC 7323, "TCP Extensions for High Performance" (window scale, timestamps).
 .. [3] RFC 2018, "TCP Selective Acknowledgment Options".
-.. [4] RFC 8684, "TCP Extensions for Multipath Operation with Multiple Addresses" (MPTCP v1), Sec. 3.
+.. [4] RFC 8684, "TCP Extensions for Multipath Operation with Multiple Addresses" (MPTCP v1), Sec. 3;
+   RFC 6824 (MPTCP v0), Sec. 3: the same layouts of MP_CAPABLE, MP_JOIN, DSS and MP_FASTCLOSE.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def parse_options(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> dict[s
         "tsval": np.zeros(n, np.uint32),
         "tsecr": np.zeros(n, np.uint32),
         "mptcp_subtype": np.full(n, -1, np.int8),
+        "mptcp_version": np.full(n, -1, np.int8),
         "mptcp_send_key": np.zeros(n, np.uint64),
         "mptcp_recv_key": np.zeros(n, np.uint64),
         "mptcp_recv_token": np.zeros(n, np.uint32),
@@ -140,7 +142,10 @@ def _mptcp(buf, rows, pos, length, out, seen_key, seen_token) -> None:
     subtype = (u8(buf, pos + 2) >> 4).astype(np.int8)
     first = out["mptcp_subtype"][rows] < 0
     out["mptcp_subtype"][rows[first]] = subtype[first]
-    # MP_CAPABLE (Sec. 3.1): sender's key at +4 (length >= 12), receiver's key at +12 (length >= 20)
+    # MP_CAPABLE (Sec. 3.1): version in the low nibble of byte 2 (0: RFC 6824, 1: RFC 8684); sender's key at
+    # +4 (length >= 12), receiver's key at +12 (length >= 20); the same layout in both versions
+    cap = (subtype == 0) & (out["mptcp_version"][rows] < 0)
+    out["mptcp_version"][rows[cap]] = (u8(buf, pos[cap] + 2) & 0x0F).astype(np.int8)
     m = (subtype == 0) & (length >= 12) & ~seen_key[rows]
     out["mptcp_send_key"][rows[m]] = u64(buf, pos[m] + 4)
     m2 = m & (length >= 20)
@@ -149,6 +154,10 @@ def _mptcp(buf, rows, pos, length, out, seen_key, seen_token) -> None:
     # MP_CAPABLE with data (length >= 22): data-level length at +20, no mapping sequence numbers
     m3 = m & (length >= 22)
     out["mptcp_data_len"][rows[m3]] = u16(buf, pos[m3] + 20)
+    # MP_FASTCLOSE (Sec. 3.5): the receiver's key at +4, option length 12
+    m = (subtype == 7) & (length >= 12) & ~seen_key[rows]
+    out["mptcp_recv_key"][rows[m]] = u64(buf, pos[m] + 4)
+    seen_key[rows[m]] = True
     # MP_JOIN SYN (Sec. 3.2): receiver's token at +4, option length 12
     m = (subtype == 1) & (length == 12) & ~seen_token[rows]
     out["mptcp_recv_token"][rows[m]] = u32(buf, pos[m] + 4)

@@ -44,8 +44,9 @@ tsval, tsecr           uint32       timestamps option values (0 if absent)
 mptcp_subtype          int8         subtype of the first MPTCP option (RFC 8684 Sec. 3), -1 if none:
                                     0 MP_CAPABLE, 1 MP_JOIN, 2 DSS, 3 ADD_ADDR, 4 REMOVE_ADDR,
                                     5 MP_PRIO, 6 MP_FAIL, 7 MP_FASTCLOSE, 8 MP_TCPRST
+mptcp_version          int8         MP_CAPABLE: MPTCP version, 0 (RFC 6824) or 1 (RFC 8684); -1 if absent
 mptcp_send_key         uint64       MP_CAPABLE: key of the sender of this packet (0 if absent)
-mptcp_recv_key         uint64       MP_CAPABLE (third ACK): key of the receiver (0 if absent)
+mptcp_recv_key         uint64       MP_CAPABLE (third ACK) or MP_FASTCLOSE: key of the receiver (0 if absent)
 mptcp_recv_token       uint32       MP_JOIN SYN: token of the receiver's key (0 if absent)
 has_mptcp_dsn          bool         DSS carries a data sequence mapping
 mptcp_dsn              uint64       DSS data sequence number as sent (4 or 8 bytes on the wire)
@@ -119,6 +120,7 @@ COLUMNS: dict[str, str] = {
     "tsval": "uint32",
     "tsecr": "uint32",
     "mptcp_subtype": "int8",
+    "mptcp_version": "int8",
     "mptcp_send_key": "uint64",
     "mptcp_recv_key": "uint64",
     "mptcp_recv_token": "uint32",
@@ -137,7 +139,7 @@ SKIP_REASONS = ("not_ip", "not_tcp", "ip_fragment", "truncated_headers", "bad_he
                 "unknown_link_type", "ipsec_esp")
 
 #: Sentinel for absent integer options.
-ABSENT = {"mss": -1, "window_scale": -1, "mptcp_subtype": -1}
+ABSENT = {"mss": -1, "window_scale": -1, "mptcp_subtype": -1, "mptcp_version": -1}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -39,7 +39,7 @@ ANALYSIS_PREFS = ["tcp.analyze_sequence_numbers:TRUE", "mptcp.analyze_mptcp:TRUE
 
 
 def captures(directory: Path = CORPUS) -> list[Path]:
-    return sorted(p for p in directory.iterdir() if p.name != "README.md")
+    return sorted(p for p in directory.iterdir() if ".pcap" in p.name)
 
 
 def read_quietly(path: Path, engine: str = "native") -> pd.DataFrame:
