@@ -1,0 +1,43 @@
+"""Every capture of the third-party corpus (../shared/data/external_captures/) read and compared with tshark.
+
+The captures come from other projects' test data (tcpdump, scapy, pymptcpanalyzer, Practical Packet
+Analysis, pyshark, gopacket, tcpreplay; sources in the corpus README) and stay outside the repository.
+Field by field (see corpus_check.py): the whole packet table against the tshark engine, the
+retransmission classes against tshark's tcp.analysis flags, sequence/ACK RTT samples against
+tcp.analysis.ack_rtt where both define one, and MPTCP subflow grouping against mptcp.stream.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from corpus_check import CORPUS, captures, check_capture, compare_analysis, read_quietly, tshark_analysis
+from trace_fixtures import CAPTURES
+
+if not CORPUS.is_dir():
+    pytest.skip(f"the third-party capture corpus is not here ({CORPUS}); it lives in ../shared/data/",
+                allow_module_level=True)
+if shutil.which("tshark") is None:
+    pytest.skip("tshark not on PATH (install with `make system-deps`): the corpus is compared with it",
+                allow_module_level=True)
+
+CORPUS_FILES = [p.name for p in captures(CORPUS)]
+
+
+def test_the_corpus_is_complete():
+    assert len(CORPUS_FILES) == 30
+
+
+@pytest.mark.parametrize("name", CORPUS_FILES)
+def test_capture_agrees_with_tshark(name):
+    diffs = check_capture(CORPUS / name)
+    assert diffs == {}, "\n".join(f"{k}: {v}" for k, v in diffs.items())
+
+
+@pytest.mark.parametrize("name", ["mptcp_2path.pcapng.gz", "p2_fig4_rtt150-120_s-p0.pcap.gz"])
+def test_our_mptcp_captures_group_and_classify_as_tshark(name):
+    """Our own MPTCP captures (data/captures/): grouping, retransmission classes and RTT as tshark."""
+    diffs = compare_analysis(read_quietly(CAPTURES / name), tshark_analysis(CAPTURES / name))
+    assert diffs == {}, diffs
