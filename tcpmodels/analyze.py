@@ -1,0 +1,342 @@
+"""``tcpmodels analyze CAPTURE...``: a report on any capture, and the tables and figures it shows.
+
+The report is ``notebooks/analyze_capture.ipynb`` executed with papermill (one per
+capture, parameter ``capture``); the same notebook opens in JupyterLab. What it
+shows is computed here:
+
+- :func:`connection_table`: one row per direction that carried payload: duration,
+  bytes, throughput, retransmissions by class, RTT min / median / p95, loss-event
+  rate, and for MPTCP subflows their connection and share of its bytes;
+- :func:`capture_point`: where the capture was taken, from the handshake, and the
+  caution that goes with it (RTT and loss seen at a receiver are not the sender's);
+- :func:`model_predictions`: for flows with loss events, the Mathis and PFTK rates
+  from the flow's own p, RTT, T0, b and W_max (:func:`tcpmodels.fit.flow_estimates`)
+  beside the measured rate;
+- :func:`plot_flow`: time-sequence graph, throughput and RTT over time, bytes in flight.
+
+References
+----------
+.. [1] M. Mathis, J. Semke, J. Mahdavi, T. Ott, "The macroscopic behavior of the TCP congestion
+   avoidance algorithm", CCR 27(3), 1997.
+.. [2] J. Padhye, V. Firoiu, D. Towsley, J. Kurose, "Modeling TCP Reno performance: a simple model
+   and its empirical validation", IEEE/ACM ToN 8(2), 2000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from tcpmodels.fit import flow_estimates, group_loss_events
+from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
+from tcpmodels.traces import (CaptureFileError, TraceWarning, annotate, bytes_in_flight, flows, mptcp_subflows,
+                              read_pcap, rtt_samples, throughput_series)
+from tcpmodels.traces.pcapfile import iter_batches
+from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
+
+__all__ = ["read_capture", "connection_table", "select_flows", "capture_point", "model_predictions", "plot_flow",
+           "analyze", "NOTEBOOK", "add_subcommand"]
+
+#: The report notebook.
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "analyze_capture.ipynb"
+#: RTT assumed for grouping retransmissions into loss events when a flow has no RTT sample. [s]
+FALLBACK_RTT_S = 0.2
+#: A round trip between the sender and the capture point shorter than this does not matter. [s]
+NEGLIGIBLE_RTT_S = 1e-3
+
+
+def read_capture(path: str | os.PathLike) -> tuple[pd.DataFrame, list[str]]:
+    """The packet table of a capture and the reader's warnings (as text, not raised)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TraceWarning)
+        packets = read_pcap(path)
+    return packets, [str(w.message) for w in caught if issubclass(w.category, TraceWarning)]
+
+
+def _loss_events(packets: pd.DataFrame, an: pd.DataFrame, rtt_median: pd.Series) -> pd.Series:
+    """Loss events per flow: retransmissions (not spurious, not out-of-order) grouped one RTT apart."""
+    lost = (an["is_retransmission"] & ~an["is_spurious_retransmission"] & ~an["is_out_of_order"]).to_numpy()
+    t = packets["timestamp_s"].to_numpy()[lost]
+    fid = an["flow_id"].to_numpy()[lost]
+    out = {}
+    for f in np.unique(fid):
+        times = np.sort(t[fid == f])
+        rtt = rtt_median.get(f, np.nan)
+        rtt = FALLBACK_RTT_S if not np.isfinite(rtt) or rtt <= 0 else float(rtt)
+        out[int(f)] = int(group_loss_events(times, rtt).max()) + 1
+    return pd.Series(out, dtype=np.int64)
+
+
+def _host(addr: str) -> str:
+    return f"[{addr}]" if ":" in addr else addr
+
+
+def connection_table(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per direction that carried payload, largest first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``flow_id``: ``connection_id``, ``flow`` (``src:port > dst:port``, IPv6 in brackets),
+        ``tunnel``, ``duration_s`` [s], ``bytes`` (unique payload) [bytes],
+        ``throughput_bps`` [bit/s], ``retransmissions`` (all) and by class
+        ``fast_retransmissions``, ``spurious_retransmissions``, ``out_of_order_packets``,
+        ``plain_retransmissions``; ``rtt_min_s``, ``rtt_median_s``, ``rtt_p95_s`` (sequence/ACK
+        samples) [s]; ``loss_events`` (retransmissions other than spurious and out-of-order,
+        grouped one median RTT apart) and ``loss_event_rate`` (per data segment) [-];
+        ``mptcp_id``, ``mptcp_subflow`` (-1 for plain TCP) and ``mptcp_share`` (of the
+        MPTCP connection's bytes in this direction) [-].
+    """
+    an = annotate(packets) if annotated is None else annotated
+    ft = flows(packets, an)
+    ft = ft[ft["payload_bytes"] > 0]
+    cols = ["connection_id", "flow", "tunnel", "duration_s", "bytes", "throughput_bps", "retransmissions",
+            "fast_retransmissions", "spurious_retransmissions", "out_of_order_packets", "plain_retransmissions",
+            "rtt_min_s", "rtt_median_s", "rtt_p95_s", "loss_events", "loss_event_rate", "mptcp_id", "mptcp_subflow",
+            "mptcp_share"]
+    if ft.empty:
+        return pd.DataFrame(columns=cols).rename_axis("flow_id")
+    out = pd.DataFrame(index=ft.index)
+    out["connection_id"] = ft["connection_id"]
+    out["flow"] = [f"{_host(s)}:{sp} > {_host(d)}:{dp}" for s, sp, d, dp in
+                   zip(ft["src_addr"].astype(str), ft["src_port"], ft["dst_addr"].astype(str), ft["dst_port"])]
+    tunnel = pd.Series(packets["tunnel"].astype(str).to_numpy()).groupby(an["flow_id"].to_numpy()).first()
+    out["tunnel"] = tunnel.reindex(ft.index).to_numpy()
+    out["duration_s"] = ft["duration_s"]
+    out["bytes"] = ft["unique_payload_bytes"]
+    out["throughput_bps"] = ft["throughput_bps"]
+    out["retransmissions"] = ft["retransmitted_packets"]
+    for c in ("fast_retransmissions", "spurious_retransmissions", "out_of_order_packets"):
+        out[c] = ft[c]
+    out["plain_retransmissions"] = (ft["retransmitted_packets"] - ft["fast_retransmissions"]
+                                    - ft["spurious_retransmissions"] - ft["out_of_order_packets"])
+    s = rtt_samples(packets, an)
+    s = s[s["method"] == "seq"].groupby("flow_id")["rtt_s"]
+    out["rtt_min_s"] = s.min().reindex(ft.index)
+    out["rtt_median_s"] = s.median().reindex(ft.index)
+    out["rtt_p95_s"] = s.quantile(0.95).reindex(ft.index)
+    events = _loss_events(packets, an, out["rtt_median_s"])
+    out["loss_events"] = events.reindex(ft.index, fill_value=0).astype(np.int64)
+    out["loss_event_rate"] = out["loss_events"] / ft["data_packets"].where(ft["data_packets"] > 0)
+    out["mptcp_id"], out["mptcp_subflow"], out["mptcp_share"] = -1, -1, np.nan
+    sub = mptcp_subflows(packets, annotated=an)
+    if len(sub):
+        by_conn = sub.set_index("connection_id")
+        conn = out["connection_id"]
+        known = conn.isin(by_conn.index).to_numpy()
+        fwd = ft["is_initiator"].to_numpy()
+        out.loc[known, "mptcp_id"] = by_conn["mptcp_id"].reindex(conn[known]).to_numpy()
+        out.loc[known, "mptcp_subflow"] = by_conn["subflow"].reindex(conn[known]).to_numpy()
+        share = np.where(fwd[known], by_conn["forward_share"].reindex(conn[known]).to_numpy(),
+                         by_conn["reverse_share"].reindex(conn[known]).to_numpy())
+        out.loc[known, "mptcp_share"] = share
+    return out[cols].sort_values("bytes", ascending=False, kind="stable")
+
+
+def select_flows(table: pd.DataFrame, flow_filter: str = "") -> pd.DataFrame:
+    """Rows of a :func:`connection_table` whose either endpoint matches ``ADDR``, ``:PORT`` or ``ADDR:PORT``.
+
+    An empty filter keeps everything. IPv6 addresses go in brackets with a port: ``[fd00::1]:80``.
+    """
+    f = flow_filter.strip()
+    if not f:
+        return table
+    if f.startswith("["):
+        addr, _, port = f[1:].partition("]")
+        port = port.lstrip(":")
+    elif f.count(":") == 1:
+        addr, port = f.split(":")
+    elif ":" in f:
+        addr, port = f, ""
+    else:
+        addr, port = f, ""
+    ends = table["flow"].str.split(" > ", expand=True)
+    keep = np.zeros(len(table), bool)
+    for col in (0, 1):
+        parts = ends[col].str.rpartition(":")
+        host, p = parts[0].str.strip("[]").to_numpy(), parts[2].to_numpy()
+        keep |= ((host == addr) if addr else True) & ((p == port) if port else True)
+    return table[keep]
+
+
+def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Where each flow was captured, from its handshake, and the caution for RTT and loss measured there.
+
+    For a connection whose handshake was captured, SYN -> SYN/ACK is the round trip
+    between the capture point and the responder, SYN/ACK -> ACK the one to the
+    initiator. The part on the data *sender's* side is about 0 at the sender
+    (below a quarter of the total, or below 1 ms: ``"sender"``). When it is the larger part, the capture is nearer the
+    receiver: sequence/ACK RTT samples miss it, and a segment lost before the
+    capture point shows as a hole, not as a retransmission.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``flow_id``: ``sender_side_rtt_s``, ``receiver_side_rtt_s`` [s],
+        ``position`` (``"sender"``, ``"middle"``, ``"receiver"`` or ``"unknown"``), ``caution`` (text, "" if none).
+    """
+    an = annotate(packets) if annotated is None else annotated
+    df = pd.DataFrame({"conn": an["connection_id"].to_numpy(), "init": an["is_initiator"].to_numpy(),
+                       "t": packets["timestamp_s"].to_numpy(), "syn": packets["syn"].to_numpy(),
+                       "ack": packets["ack_flag"].to_numpy()})
+    t_syn = df[df["init"] & df["syn"] & ~df["ack"]].groupby("conn")["t"].min()
+    t_synack = df[~df["init"] & df["syn"] & df["ack"]].groupby("conn")["t"].min()
+    later = df[df["init"] & df["ack"] & ~df["syn"]]
+    later = later[later["t"].to_numpy() > t_synack.reindex(later["conn"]).to_numpy()]
+    t_ack = later.groupby("conn")["t"].min()
+    near_responder = (t_synack - t_syn)
+    near_initiator = (t_ack - t_synack)
+    fids = np.unique(an["flow_id"].to_numpy())
+    conn = fids // 2
+    init_dir = fids % 2 == 0
+    r_side = near_responder.reindex(conn).to_numpy()
+    i_side = near_initiator.reindex(conn).to_numpy()
+    sender = np.where(init_dir, i_side, r_side)
+    receiver = np.where(init_dir, r_side, i_side)
+    total = sender + receiver
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = sender / total
+    near_sender = (share < 0.25) | (sender < NEGLIGIBLE_RTT_S)
+    position = np.where(np.isnan(share), "unknown",
+                        np.where(near_sender, "sender", np.where(share > 0.75, "receiver", "middle")))
+    caution = []
+    for pos, snd, tot in zip(position, sender, total):
+        if pos == "unknown":
+            caution.append("handshake not captured: the capture point is unknown, so RTT samples may miss part "
+                           "of the path and losses before the capture point would not show")
+        elif pos == "receiver":
+            caution.append(f"captured near the receiver ({snd * 1e3:.3g} of {tot * 1e3:.3g} ms of the handshake "
+                           "RTT on the sender's side): RTT samples miss that part and segments lost before the "
+                           "capture point show as holes, not retransmissions; p and RTT are unreliable")
+        elif pos == "middle":
+            caution.append(f"captured mid-path ({snd * 1e3:.3g} of {tot * 1e3:.3g} ms on the sender's side): RTT "
+                           "samples cover only the far part; losses before the capture point are not seen")
+        else:
+            caution.append("")
+    return pd.DataFrame({"sender_side_rtt_s": sender, "receiver_side_rtt_s": receiver, "position": position,
+                         "caution": caution}, index=pd.Index(fids, name="flow_id"))
+
+
+def model_predictions(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Mathis and PFTK throughput from each flow's own p, RTT, T0, b and W_max, beside its measured rate.
+
+    Flows without a loss event (p = 0) have no prediction and are left out.
+    T0 is the flow's observed timeout, else Linux's floor (median RTT + 200 ms).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``flow_id``: ``p``, ``rtt_s`` [s], ``t0_s`` [s], ``t0_observed`` (timeouts seen),
+        ``b`` [segments], ``w_max_segments``, ``mss_bytes`` [bytes], ``measured_bps``, ``mathis_bps``,
+        ``pftk_bps`` [bit/s], ``mathis_ratio`` and ``pftk_ratio`` (predicted / measured) [-], ``caution``.
+    """
+    an = annotate(packets) if annotated is None else annotated
+    where = capture_point(packets, an)
+    rows = {}
+    for fid in flow_ids:
+        try:
+            est = flow_estimates(packets, int(fid), an)
+        except ValueError:
+            continue
+        if not est.loss_events or not np.isfinite(est.rtt_mean_s) or est.loss_event_rate <= 0:
+            continue
+        t0 = est.t0_s if np.isfinite(est.t0_s) else est.t0_fallback_s
+        b = est.b if np.isfinite(est.b) and est.b >= 1 else 2.0
+        w = est.w_max_segments if np.isfinite(est.w_max_segments) and est.w_max_segments > 0 else np.inf
+        p = min(est.loss_event_rate, 1.0)
+        mathis = float(mathis_throughput_bps(est.mss_bytes, est.rtt_mean_s, p, b=b))
+        pftk = float(padhye_throughput_bps(est.mss_bytes, est.rtt_mean_s, p, t0, w, b=b)) if np.isfinite(w) \
+            else np.nan
+        rows[int(fid)] = {"p": p, "rtt_s": est.rtt_mean_s, "t0_s": t0, "t0_observed": est.t0_observed, "b": b,
+                          "w_max_segments": est.w_max_segments, "mss_bytes": est.mss_bytes,
+                          "measured_bps": est.throughput_bps, "mathis_bps": mathis, "pftk_bps": pftk,
+                          "mathis_ratio": mathis / est.throughput_bps if est.throughput_bps > 0 else np.nan,
+                          "pftk_ratio": pftk / est.throughput_bps if est.throughput_bps > 0 else np.nan,
+                          "caution": where["caution"].get(int(fid), "")}
+    cols = ["p", "rtt_s", "t0_s", "t0_observed", "b", "w_max_segments", "mss_bytes", "measured_bps", "mathis_bps",
+            "pftk_bps", "mathis_ratio", "pftk_ratio", "caution"]
+    return pd.DataFrame.from_dict(rows, orient="index", columns=cols).rename_axis("flow_id")
+
+
+def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None, samples=None):
+    """Four panels for one flow: time-sequence graph, throughput and RTT over time, bytes in flight."""
+    an = annotate(packets) if annotated is None else annotated
+    samples = rtt_samples(packets, an) if samples is None else samples
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7), constrained_layout=True)
+    plot_time_sequence(packets, flow_id, ax=axes[0, 0], annotated=an)
+    t = packets["timestamp_s"].to_numpy()[an["flow_id"].to_numpy() == flow_id]
+    span = float(t.max() - t.min()) if len(t) else 0.0
+    bin_s = max(span / 100, 1e-3)
+    rate = throughput_series(packets, flow_id, bin_s, an)
+    axes[0, 1].plot(rate.index, rate.to_numpy() / 1e6, drawstyle="steps-post")
+    axes[0, 1].set(xlabel="time [s]", ylabel="throughput [Mbit/s]", title=f"throughput ({bin_s * 1e3:.3g} ms bins)")
+    plot_rtt_samples(samples, flow_id, ax=axes[1, 0])
+    plot_bytes_in_flight(bytes_in_flight(packets, flow_id, an), ax=axes[1, 1])
+    fig.suptitle(f"flow {flow_id}")
+    return fig
+
+
+def analyze(captures, output_dir: str | os.PathLike = "analysis", flow_filter: str = "", top_flows: int = 3,
+            timeout_s: float = 1800):
+    """Execute the report notebook once per capture into ``output_dir/<capture name>/``.
+
+    Raises
+    ------
+    CaptureFileError, FileNotFoundError
+        Before running anything, if a file is not a readable capture.
+    """
+    from tcpmodels.report import run_notebook
+
+    paths = [Path(c).resolve() for c in captures]
+    for p in paths:
+        _check_capture(p)
+    runs = []
+    for p in paths:
+        out = Path(output_dir) / p.name.split(".")[0]
+        runs.append(run_notebook(NOTEBOOK, out, {"capture": str(p), "flow_filter": flow_filter,
+                                                 "top_flows": int(top_flows)}, timeout_s))
+    return runs
+
+
+def _check_capture(path: Path) -> None:
+    """Raise CaptureFileError / FileNotFoundError unless ``path`` starts like a capture file."""
+    next(iter(iter_batches(path, chunk_bytes=1 << 16)), None)
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    try:
+        runs = analyze(args.captures, args.output_dir, args.flow or "", args.top)
+    except (CaptureFileError, FileNotFoundError, IsADirectoryError) as exc:
+        print(f"tcpmodels analyze: {exc}", file=sys.stderr)
+        return 2
+    failed = 0
+    for r in runs:
+        where = r.output_html or r.output_ipynb
+        if r.status == "ok":
+            print(f"{where}")
+        else:
+            failed += 1
+            print(f"FAILED {r.output_ipynb} (cell {r.failing_cell}): {r.error}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def add_subcommand(subparsers) -> None:
+    """Register ``tcpmodels analyze``."""
+    p = subparsers.add_parser("analyze", help="report on your own capture(s): connections, RTT, losses, models",
+                              description="Read each capture (pcap / pcapng, gzip too) and write an HTML and "
+                                          "notebook report: reader accounting, connection table, top flows' "
+                                          "graphs, and Mathis / PFTK predictions for flows with loss events.")
+    p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture file(s)")
+    p.add_argument("--output-dir", default="analysis", type=Path,
+                   help="where the reports go, one folder per capture (default: ./analysis)")
+    p.add_argument("--flow", metavar="FILTER", default="",
+                   help="only flows with an endpoint ADDR, :PORT or ADDR:PORT ([v6addr]:PORT)")
+    p.add_argument("--top", type=int, default=3, help="flows shown in detail (largest first; default 3)")
+    p.set_defaults(func=_cmd)
