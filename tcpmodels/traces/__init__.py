@@ -2,11 +2,13 @@
 
 - :func:`read_pcap`  pcap / pcapng (gzip too) -> one packet-table schema (:mod:`.schema`), engines
   ``native`` (numpy), ``tshark`` and ``pyshark``; accounting in ``table.attrs["accounting"]``.
-- :func:`flows`, :func:`annotate`  one row per TCP connection and direction: counts, retransmissions,
-  duplicate ACKs, RTT, loss, throughput, FCT; per-packet analysis columns.
+- :func:`flows`, :func:`annotate`  one row per TCP connection and direction: counts, retransmissions
+  (fast, spurious, out-of-order, plain), duplicate ACKs, RTT, loss, throughput, FCT; per-packet
+  analysis columns (:mod:`.annotation`, the layer the others build on).
 - :func:`rtt_samples`  RTT samples by sequence/ACK matching (Karn) and timestamp echoes.
 - :func:`throughput_series`, :func:`bytes_in_flight`, :func:`link_rate_series`, :func:`time_sequence`.
-- :func:`mptcp_subflows`  MPTCP v1 subflows grouped by token, bytes and shares, join delay.
+- :func:`mptcp_subflows`  MPTCP v0 and v1 subflows grouped by token (as Wireshark's ``mptcp.stream``),
+  bytes and shares, join delay.
 - :func:`classify_short_flows`  the four flow patterns of P1 Table 3.
 """
 

@@ -32,6 +32,8 @@ LINKS = {
     "sll": (113, sll),
     "sll2": (276, sll2),
     "raw": (101, lambda ip: ip),
+    "raw12": (12, lambda ip: ip),
+    "raw14": (14, lambda ip: ip),
     "null": (0, loopback),
     "loop": (108, lambda ip: loopback(ip, network_order=True)),
     "ppp": (9, ppp),
