@@ -38,7 +38,8 @@ from .pcapfile import RecordBatch
 
 __all__ = ["decode_batch", "LINK_TYPES", "TUNNELS"]
 
-LINK_TYPES = {0: "BSD loopback", 1: "Ethernet", 9: "PPP", 50: "PPP in HDLC-like framing", 12: "raw IP", 14: "raw IP", 101: "raw IP", 108: "OpenBSD loopback",
+LINK_TYPES = {0: "BSD loopback", 1: "Ethernet", 9: "PPP", 50: "PPP in HDLC-like framing", 12: "raw IP", 14: "raw IP",
+              101: "raw IP", 108: "OpenBSD loopback",
               113: "Linux cooked (SLL)", 228: "raw IPv4", 229: "raw IPv6", 276: "Linux cooked v2 (SLL2)"}
 VLAN_TPIDS = (0x8100, 0x88A8, 0x9100)
 ETH_IPV4, ETH_IPV6 = 0x0800, 0x86DD

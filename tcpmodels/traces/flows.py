@@ -72,7 +72,8 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
         ``unique_payload_bytes`` [bytes] (highest sequence reached minus the first,
         SYN and FIN excluded), ``retransmitted_packets``, ``retransmitted_bytes``
         [bytes], ``fast_retransmissions``, ``spurious_retransmissions``, ``out_of_order_packets``
-        (the classes of ``retransmitted_packets``; the rest are plain retransmissions), ``duplicate_packets``, ``duplicate_acks`` (sent by this direction),
+        (the classes of ``retransmitted_packets``; the rest are plain retransmissions), ``duplicate_packets``,
+        ``duplicate_acks`` (sent by this direction),
         ``rtt_samples``, ``rtt_min_s``, ``rtt_median_s``, ``rtt_mean_s`` (data segment ->
         ACK, Karn's rule), ``rtt_ts_samples``, ``rtt_ts_median_s`` (timestamp echoes),
         ``loss_rate`` [-], ``throughput_bps`` (unique payload over the direction's
@@ -94,7 +95,8 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
         "rst": p["rst"].to_numpy(), "data": data, "payload": payload,
         "wire": p["wire_bytes"].to_numpy(np.int64),
         "rtx": an["is_retransmission"].to_numpy(), "fast": an["is_fast_retransmission"].to_numpy(),
-        "spurious": an["is_spurious_retransmission"].to_numpy(), "ooo": an["is_out_of_order"].to_numpy(), "rtx_bytes": np.where(an["is_retransmission"], payload, 0),
+        "spurious": an["is_spurious_retransmission"].to_numpy(), "ooo": an["is_out_of_order"].to_numpy(),
+        "rtx_bytes": np.where(an["is_retransmission"], payload, 0),
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
     })
