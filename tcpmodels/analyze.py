@@ -277,8 +277,19 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
     rate = throughput_series(packets, flow_id, bin_s, an)
     axes[0, 1].plot(rate.index, rate.to_numpy() / 1e6, drawstyle="steps-post")
     axes[0, 1].set(xlabel="time [s]", ylabel="throughput [Mbit/s]", title=f"throughput ({bin_s * 1e3:.3g} ms bins)")
-    plot_rtt_samples(samples, flow_id, ax=axes[1, 0])
-    plot_bytes_in_flight(bytes_in_flight(packets, flow_id, an), ax=axes[1, 1])
+    if (samples["flow_id"] == flow_id).any():
+        plot_rtt_samples(samples, flow_id, ax=axes[1, 0])
+    else:
+        axes[1, 0].text(0.5, 0.5, "no RTT sample: no ACK of this flow's data was captured",
+                        ha="center", va="center", transform=axes[1, 0].transAxes)
+        axes[1, 0].set(title="RTT samples", xticks=[], yticks=[])
+    flight = bytes_in_flight(packets, flow_id, an)
+    if len(flight):
+        plot_bytes_in_flight(flight, ax=axes[1, 1])
+    else:
+        axes[1, 1].text(0.5, 0.5, "no bytes in flight: no data segment of this flow", ha="center", va="center",
+                        transform=axes[1, 1].transAxes)
+        axes[1, 1].set(title="bytes in flight", xticks=[], yticks=[])
     fig.suptitle(f"flow {flow_id}")
     return fig
 

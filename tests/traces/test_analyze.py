@@ -93,3 +93,16 @@ def test_select_flows_with_ipv6_and_ports():
     assert list(select_flows(ct, "fd00::1").index) == [0]
     assert list(select_flows(ct, ":443").index) == [2] and list(select_flows(ct, "10.0.0.1:5000").index) == [2]
     assert list(select_flows(ct, "").index) == [0, 2] and select_flows(ct, ":81").empty
+
+
+def test_plot_flow_without_acks_or_data(tmp_path):
+    """A lone data segment (no ACK captured): no RTT sample, no bytes in flight; the panels say so."""
+    import matplotlib.pyplot as plt
+
+    from tcpmodels.analyze import plot_flow
+    from test_flows import ACK, conversation
+
+    fig = plot_flow(conversation(tmp_path, [(0, "c", 1000, 5, ACK, 500, 1, 0)]), 0)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    assert any("no RTT sample" in t for t in texts) and any("no bytes in flight" in t for t in texts)
+    plt.close(fig)
