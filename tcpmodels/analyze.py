@@ -1,4 +1,4 @@
-"""``tcpmodels analyze CAPTURE...``: a report on any capture, and the tables and figures it shows.
+"""A report on any capture (``tcpmodels analyze``, :mod:`tcpmodels.analyze_cli`), and the tables and figures it shows.
 
 The report is ``notebooks/analyze_capture.ipynb`` executed with papermill (one per
 capture, parameter ``capture``); the same notebook opens in JupyterLab. What it
@@ -24,9 +24,7 @@ References
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -42,7 +40,7 @@ from tcpmodels.traces.pcapfile import iter_batches
 from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
 
 __all__ = ["read_capture", "connection_table", "select_flows", "capture_point", "model_predictions", "plot_flow",
-           "analyze", "NOTEBOOK", "add_subcommand"]
+           "analyze", "check_capture", "NOTEBOOK"]
 
 #: The report notebook.
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "analyze_capture.ipynb"
@@ -307,7 +305,7 @@ def analyze(captures, output_dir: str | os.PathLike = "analysis", flow_filter: s
 
     paths = [Path(c).resolve() for c in captures]
     for p in paths:
-        _check_capture(p)
+        check_capture(p)
     runs = []
     for p in paths:
         out = Path(output_dir) / p.name.split(".")[0]
@@ -316,38 +314,6 @@ def analyze(captures, output_dir: str | os.PathLike = "analysis", flow_filter: s
     return runs
 
 
-def _check_capture(path: Path) -> None:
+def check_capture(path: str | os.PathLike) -> None:
     """Raise CaptureFileError / FileNotFoundError unless ``path`` starts like a capture file."""
     next(iter(iter_batches(path, chunk_bytes=1 << 16)), None)
-
-
-def _cmd(args: argparse.Namespace) -> int:
-    try:
-        runs = analyze(args.captures, args.output_dir, args.flow or "", args.top)
-    except (CaptureFileError, FileNotFoundError, IsADirectoryError) as exc:
-        print(f"tcpmodels analyze: {exc}", file=sys.stderr)
-        return 2
-    failed = 0
-    for r in runs:
-        where = r.output_html or r.output_ipynb
-        if r.status == "ok":
-            print(f"{where}")
-        else:
-            failed += 1
-            print(f"FAILED {r.output_ipynb} (cell {r.failing_cell}): {r.error}", file=sys.stderr)
-    return 1 if failed else 0
-
-
-def add_subcommand(subparsers) -> None:
-    """Register ``tcpmodels analyze``."""
-    p = subparsers.add_parser("analyze", help="report on your own capture(s): connections, RTT, losses, models",
-                              description="Read each capture (pcap / pcapng, gzip too) and write an HTML and "
-                                          "notebook report: reader accounting, connection table, top flows' "
-                                          "graphs, and Mathis / PFTK predictions for flows with loss events.")
-    p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture file(s)")
-    p.add_argument("--output-dir", default="analysis", type=Path,
-                   help="where the reports go, one folder per capture (default: ./analysis)")
-    p.add_argument("--flow", metavar="FILTER", default="",
-                   help="only flows with an endpoint ADDR, :PORT or ADDR:PORT ([v6addr]:PORT)")
-    p.add_argument("--top", type=int, default=3, help="flows shown in detail (largest first; default 3)")
-    p.set_defaults(func=_cmd)

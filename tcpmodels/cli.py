@@ -17,7 +17,7 @@ import sys
 SUBCOMMAND_MODULES = (
     "tcpmodels.report",
     "tcpmodels.testbed.cli",
-    "tcpmodels.analyze",
+    "tcpmodels.analyze_cli",
 )
 
 
