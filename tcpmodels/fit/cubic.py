@@ -40,6 +40,7 @@ from tcpmodels._arrays import check_range
 from tcpmodels.models.cubic import (
     BETA_CUBIC, C_CUBIC, cubic_reno_friendly_window_segments, cubic_window_segments,
 )
+from tcpmodels.models.cubic import _cubic_curve, _reno_friendly_window
 
 __all__ = ["cwnd_epochs", "cubic_epoch_window_segments", "w_origin_segments", "CubicFit", "fit_cubic",
            "predicted_regrowth_s", "fit_epoch_k"]
@@ -207,11 +208,22 @@ def cubic_epoch_window_segments(t_s, w_prior_segments, w_origin, rtt_s, c: float
     t = np.asarray(t_s, dtype=float)
     start = beta_cubic * np.asarray(w_prior_segments, dtype=float)
     k = np.cbrt(np.maximum(np.asarray(w_origin, dtype=float) - start, 0.0) / c)
-    cub = cubic_window_segments(np.maximum(t, 0.0), w_origin, c=c, beta_cubic=beta_cubic, k_s=k)
+    # validation only: the public functions check every argument once, the kernel below computes
+    cubic_window_segments(np.maximum(t, 0.0), w_origin, c=c, beta_cubic=beta_cubic, k_s=k)
+    if reno_friendly:
+        cubic_reno_friendly_window_segments(np.maximum(t, 0.0), w_prior_segments, rtt_s, beta_cubic=beta_cubic)
+    return _epoch_window(t, np.asarray(w_prior_segments, dtype=float), np.asarray(w_origin, dtype=float),
+                         np.asarray(rtt_s, dtype=float), c, beta_cubic, reno_friendly)
+
+
+def _epoch_window(t, w_prior, w_origin, rtt, c, beta_cubic, reno_friendly):
+    """Unchecked kernel of :func:`cubic_epoch_window_segments` on float arrays (the fit's residuals call it)."""
+    t0 = np.maximum(t, 0.0)
+    k = np.cbrt(np.maximum(w_origin - beta_cubic * w_prior, 0.0) / c)
+    cub = _cubic_curve(t0, w_origin, c, k)
     if not reno_friendly:
         return cub
-    est = cubic_reno_friendly_window_segments(np.maximum(t, 0.0), w_prior_segments, rtt_s, beta_cubic=beta_cubic)
-    return np.fmax(cub, est)
+    return np.fmax(cub, _reno_friendly_window(t0, w_prior, rtt, beta_cubic))
 
 
 def predicted_regrowth_s(w_prior_segments, w_origin, rtt_s, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC,
@@ -416,13 +428,19 @@ def fit_cubic(epochs: pd.DataFrame, samples: pd.DataFrame, *, reno_friendly: boo
     prior_chain = {r: ep[ep["run"] == r]["w_prior_segments"].to_numpy(float) for r, *_ in data}
     usable_mask = {r: ep[ep["run"] == r]["usable"].to_numpy(bool) for r, *_ in data}
 
+    # validate the data once through the public function; least_squares keeps theta inside `bounds`
+    # (valid C and beta), so the residuals then call the unchecked kernel
+    for r, g, tt, ww, wp, rt in data:
+        origin = w_origin_segments(prior_chain[r], BETA_CUBIC, fast_convergence=fast_convergence)[usable_mask[r]][g]
+        cubic_epoch_window_segments(tt, wp, origin, rt, C_CUBIC, BETA_CUBIC, reno_friendly=reno_friendly)
+
     def residuals(theta):
         c, beta = theta
         res = []
         for r, g, tt, ww, wp, rt in data:
             origin_all = w_origin_segments(prior_chain[r], beta, fast_convergence=fast_convergence)
             origin = origin_all[usable_mask[r]][g]
-            model = cubic_epoch_window_segments(tt, wp, origin, rt, c, beta, reno_friendly=reno_friendly)
+            model = _epoch_window(tt, wp, origin, rt, c, beta, reno_friendly)
             res.append((ww - model) / wp)
         return np.concatenate(res)
 

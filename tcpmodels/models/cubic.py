@@ -238,7 +238,12 @@ def cubic_window_segments(t_s: Numeric, w_max_segments: Numeric, c: float = C_CU
     else:
         k = args["k_s"]
         check_range("k_s", k, unit="s", low=0.0)
-    return wrap(cc * (t - k) ** 3 + w, kind)
+    return wrap(_cubic_curve(t, w, cc, k), kind)
+
+
+def _cubic_curve(t, w, c, k):
+    """Unchecked kernel of :func:`cubic_window_segments` (arrays already validated; fits call it per residual)."""
+    return c * (t - k) ** 3 + w
 
 
 def cubic_alpha_reno_friendly(beta_cubic: Numeric = BETA_CUBIC) -> Numeric:
@@ -324,11 +329,15 @@ def cubic_reno_friendly_window_segments(t_s: Numeric, w_max_segments: Numeric, r
     check_range("w_max_segments", w, unit="segments", low=0.0)
     check_range("rtt_s", r, unit="s", low=0.0, low_open=True)
     _check_beta(b)
+    return wrap(_reno_friendly_window(t, w, r, b), kind)
+
+
+def _reno_friendly_window(t, w, r, b):
+    """Unchecked kernel of :func:`cubic_reno_friendly_window_segments` (arrays already validated)."""
     alpha = 3.0 * (1.0 - b) / (1.0 + b)
     t1 = (1.0 - b) * w * r / alpha
     out = np.where(t < t1, b * w + alpha * t / r, w + (t - t1) / r)
-    out = np.where(np.isnan(t) | np.isnan(t1), np.nan, out)
-    return wrap(out, kind)
+    return np.where(np.isnan(t) | np.isnan(t1), np.nan, out)
 
 
 def reno_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, beta_reno: float = 0.5) -> Numeric:
