@@ -40,7 +40,7 @@ from tcpmodels._arrays import check_range
 from tcpmodels.models.cubic import (
     BETA_CUBIC, C_CUBIC, cubic_reno_friendly_window_segments, cubic_window_segments,
 )
-from tcpmodels.models.cubic import _cubic_curve, _reno_friendly_window
+from tcpmodels.models.cubic import cubic_reno_friendly_window_unchecked, cubic_window_unchecked
 
 __all__ = ["cwnd_epochs", "cubic_epoch_window_segments", "w_origin_segments", "CubicFit", "fit_cubic",
            "predicted_regrowth_s", "fit_epoch_k"]
@@ -220,10 +220,10 @@ def _epoch_window(t, w_prior, w_origin, rtt, c, beta_cubic, reno_friendly):
     """Unchecked kernel of :func:`cubic_epoch_window_segments` on float arrays (the fit's residuals call it)."""
     t0 = np.maximum(t, 0.0)
     k = np.cbrt(np.maximum(w_origin - beta_cubic * w_prior, 0.0) / c)
-    cub = _cubic_curve(t0, w_origin, c, k)
+    cub = cubic_window_unchecked(t0, w_origin, c, k)
     if not reno_friendly:
         return cub
-    return np.fmax(cub, _reno_friendly_window(t0, w_prior, rtt, beta_cubic))
+    return np.fmax(cub, cubic_reno_friendly_window_unchecked(t0, w_prior, rtt, beta_cubic))
 
 
 def predicted_regrowth_s(w_prior_segments, w_origin, rtt_s, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC,

@@ -52,6 +52,8 @@ __all__ = [
     "cubic_window_segments",
     "cubic_alpha_reno_friendly",
     "cubic_reno_friendly_window_segments",
+    "cubic_window_unchecked",
+    "cubic_reno_friendly_window_unchecked",
     "reno_window_segments",
     "cubic_average_window_segments",
     "cubic_loss_rate_for_window",
@@ -238,11 +240,31 @@ def cubic_window_segments(t_s: Numeric, w_max_segments: Numeric, c: float = C_CU
     else:
         k = args["k_s"]
         check_range("k_s", k, unit="s", low=0.0)
-    return wrap(_cubic_curve(t, w, cc, k), kind)
+    return wrap(cubic_window_unchecked(t, w, cc, k), kind)
 
 
-def _cubic_curve(t, w, c, k):
-    """Unchecked kernel of :func:`cubic_window_segments` (arrays already validated; fits call it per residual)."""
+def cubic_window_unchecked(t: np.ndarray, w: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The formula of :func:`cubic_window_segments` without input checks, for arrays already validated.
+
+    A least-squares fit calls the model thousands of times on the same validated
+    data; it checks once through :func:`cubic_window_segments` and then calls this.
+
+    Parameters
+    ----------
+    t : numpy.ndarray
+        Time since the window reduction. [s]
+    w : numpy.ndarray
+        W_max. [segments]
+    c : numpy.ndarray
+        CUBIC constant C. [segments/s^3]
+    k : numpy.ndarray
+        K. [s]
+
+    Returns
+    -------
+    numpy.ndarray
+        :math:`C (t - K)^3 + W_{max}`. [segments]
+    """
     return c * (t - k) ** 3 + w
 
 
@@ -329,11 +351,29 @@ def cubic_reno_friendly_window_segments(t_s: Numeric, w_max_segments: Numeric, r
     check_range("w_max_segments", w, unit="segments", low=0.0)
     check_range("rtt_s", r, unit="s", low=0.0, low_open=True)
     _check_beta(b)
-    return wrap(_reno_friendly_window(t, w, r, b), kind)
+    return wrap(cubic_reno_friendly_window_unchecked(t, w, r, b), kind)
 
 
-def _reno_friendly_window(t, w, r, b):
-    """Unchecked kernel of :func:`cubic_reno_friendly_window_segments` (arrays already validated)."""
+def cubic_reno_friendly_window_unchecked(t: np.ndarray, w: np.ndarray, r: np.ndarray,
+                                         b: np.ndarray) -> np.ndarray:
+    """The formula of :func:`cubic_reno_friendly_window_segments` without input checks (arrays already validated).
+
+    Parameters
+    ----------
+    t : numpy.ndarray
+        Time since the window reduction. [s]
+    w : numpy.ndarray
+        W_max. [segments]
+    r : numpy.ndarray
+        RTT. [s]
+    b : numpy.ndarray
+        beta_cubic. [-]
+
+    Returns
+    -------
+    numpy.ndarray
+        W_est, NaN where ``t`` or the crossover time is NaN. [segments]
+    """
     alpha = 3.0 * (1.0 - b) / (1.0 + b)
     t1 = (1.0 - b) * w * r / alpha
     out = np.where(t < t1, b * w + alpha * t / r, w + (t - t1) / r)
