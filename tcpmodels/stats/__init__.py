@@ -13,6 +13,7 @@ from tcpmodels.stats.claims import (
     direction_count,
     distribution,
     equivalence,
+    equivalence_ind,
     holds_to_verdict,
     inequality,
     not_testable,
@@ -21,5 +22,5 @@ from tcpmodels.stats.claims import (
 
 __all__ = [
     "CLAIM_COLUMNS", "POWER", "VERDICTS", "ClaimSpec", "Verdict", "arithmetic", "bootstrap_statistic", "claims_table", "difference",
-    "direction_count", "distribution", "equivalence", "holds_to_verdict", "inequality", "not_testable", "verdict_counts",
+    "direction_count", "distribution", "equivalence", "equivalence_ind", "holds_to_verdict", "inequality", "not_testable", "verdict_counts",
 ]

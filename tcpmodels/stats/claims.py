@@ -13,6 +13,7 @@ function                  paper's wording                             test
 :func:`difference`        "X is larger / better / shorter"            CI of the mean over runs (t
                                                                       or bootstrap)
 :func:`equivalence`       "X does not change"                         TOST with margin +-delta
+:func:`equivalence_ind`   "A and B agree" (independent runs)          TOST on Welch's t
 :func:`direction_count`   "improves in most pairs"                    sign test, Clopper-Pearson
 :func:`distribution`      "the CDFs differ"                           two-sample KS, run-level
                                                                       permutation
@@ -56,7 +57,7 @@ Examples
 """
 
 from tcpmodels.stats.counts import arithmetic, direction_count, distribution, inequality, not_testable
-from tcpmodels.stats.means import bootstrap_statistic, difference, equivalence
+from tcpmodels.stats.means import bootstrap_statistic, difference, equivalence, equivalence_ind
 from tcpmodels.stats.spec import (
     CLAIM_COLUMNS,
     POWER,
@@ -69,7 +70,7 @@ from tcpmodels.stats.spec import (
 )
 
 __all__ = [
-    "VERDICTS", "CLAIM_COLUMNS", "POWER", "ClaimSpec", "Verdict", "difference", "equivalence",
+    "VERDICTS", "CLAIM_COLUMNS", "POWER", "ClaimSpec", "Verdict", "difference", "equivalence", "equivalence_ind",
     "bootstrap_statistic", "direction_count", "distribution", "arithmetic", "inequality", "not_testable",
     "claims_table", "verdict_counts", "holds_to_verdict",
 ]

@@ -21,7 +21,22 @@ from tcpmodels.stats.spec import (
     verdict_row,
 )
 
-__all__ = ["difference", "equivalence", "bootstrap_statistic"]
+__all__ = ["difference", "equivalence", "equivalence_ind", "bootstrap_statistic", "welch_ci"]
+
+
+def welch_ci(x: np.ndarray, y: np.ndarray, level: float) -> tuple[float, float]:
+    """Welch's t interval of ``mean(x) - mean(y)`` (NaN when both groups are constant).
+
+    Computed from the Welch-Satterthwaite degrees of freedom directly: scipy's ``ttest_ind``
+    warns (an error under the project's pytest settings) when one group is constant.
+    """
+    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    if not vx + vy > 0:
+        return math.nan, math.nan
+    dof = (vx + vy) ** 2 / (vx ** 2 / (len(x) - 1) + vy ** 2 / (len(y) - 1))
+    half = float(sps.t.ppf(0.5 + level / 2, dof)) * math.sqrt(vx + vy)
+    effect = float(x.mean() - y.mean())
+    return effect - half, effect + half
 
 
 def difference(spec: ClaimSpec, per_run: Iterable[float], *, baseline: Iterable[float] | None = None,
@@ -76,15 +91,9 @@ def _welch(spec: ClaimSpec, x: np.ndarray, y: np.ndarray, *, we_measured: str | 
 
     enough = len(x) >= 2 and len(y) >= 2
     effect = float(x.mean() - y.mean()) if len(x) and len(y) else math.nan
-    vx, vy = (x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)) if enough else (0.0, 0.0)
-    if enough and vx + vy > 0:  # Welch's interval; by hand since scipy warns when one group is constant
-        dof = (vx + vy) ** 2 / (vx ** 2 / (len(x) - 1) + vy ** 2 / (len(y) - 1))
-        half = float(sps.t.ppf(0.5 + spec.confidence_level / 2, dof)) * math.sqrt(vx + vy)
-        lo, hi = effect - half, effect + half
-    elif enough:
+    lo, hi = welch_ci(x, y, spec.confidence_level) if enough else (-math.inf, math.inf)
+    if enough and not math.isfinite(lo):  # both groups constant: exact
         lo = hi = effect
-    else:
-        lo, hi = -math.inf, math.inf
     verdict, reason = decide(spec, lo, hi, enough)
     sd = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2) if enough else math.nan
     needed = math.nan
@@ -148,6 +157,53 @@ def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str |
                 why=(why + "; " if why else "") + reason)
 
 
+
+
+def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[float], *,
+                    we_measured: str | None = None, why: str = "") -> Verdict:
+    """Judge "A and B do not differ" from independent runs of each, by TOST on Welch's t (margin ``±smallest_effect``).
+
+    ``effect`` is ``mean(A) - mean(B)``; ``[ci_low, ci_high]`` the ``1 - 2 alpha`` Welch interval (the
+    one that matches TOST). Supported if it lies inside the margin; contradicted if the ``1 - alpha``
+    interval lies wholly outside it; else inconclusive, with ``runs_needed`` *per group* for each
+    one-sided test to have 80 % power (statsmodels ``TTestIndPower``, pooled sd) at the distance from
+    the observed difference to the margin (or, beyond the margin, for a Welch test to exclude it).
+    """
+    from statsmodels.stats.power import TTestIndPower
+
+    x, y = finite_values(runs_a), finite_values(runs_b)
+    m = spec.smallest_effect
+    enough = len(x) >= 2 and len(y) >= 2
+    diff = float(x.mean() - y.mean()) if len(x) and len(y) else math.nan
+    if enough:
+        lo, hi = welch_ci(x, y, 1 - 2 * spec.alpha)
+        lo95, hi95 = welch_ci(x, y, spec.confidence_level)
+        if not math.isfinite(lo):  # both constant: exact
+            lo = hi = lo95 = hi95 = diff
+    else:
+        lo, hi, lo95, hi95 = -math.inf, math.inf, -math.inf, math.inf
+    if enough and (lo95 > m or hi95 < -m):
+        verdict, reason = "contradicted", f"the {spec.confidence_level:.0%} CI lies outside the margin ±{fmt_number(m)}"
+    elif enough and -m < lo and hi < m:
+        verdict, reason = "supported", f"the {1 - 2 * spec.alpha:.0%} CI lies inside ±{fmt_number(m)} (TOST at " \
+                                       f"{spec.alpha:g})"
+    else:
+        verdict = "inconclusive"
+        reason = (f"the {1 - 2 * spec.alpha:.0%} CI reaches beyond ±{fmt_number(m)}" if enough
+                  else "fewer than 2 runs in a group: no interval")
+    sd = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2) if enough else math.nan
+    needed = math.nan
+    if verdict == "inconclusive" and sd > 0:
+        dist = m - abs(diff) if abs(diff) < m else abs(diff) - m
+        if dist > 0:
+            k = TTestIndPower().solve_power(effect_size=dist / sd, alpha=spec.alpha, power=POWER,
+                                            alternative="larger" if abs(diff) < m else "two-sided")
+            needed = float(math.ceil(max(float(np.atleast_1d(k)[0]), 2.0)))
+    test = (f"TOST on Welch's t over independent runs ({len(x)} vs {len(y)}), margin ±{fmt_number(m)} "
+            f"({spec.effect_source}); CI is the {1 - 2 * spec.alpha:.0%} interval; runs_needed is per group")
+    return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: {fmt_number(diff)} ({len(x)} vs {len(y)} "
+                       "runs)", effect=diff, ci_low=lo, ci_high=hi, n_runs=len(x) + len(y), test=test,
+                       verdict=verdict, runs_needed=needed, why=(why + "; " if why else "") + reason)
 
 
 def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statistic: Callable[..., float], *,

@@ -190,3 +190,23 @@ def test_bootstrap_statistic_judges_a_difference_of_correlations():
     assert few.verdict == "inconclusive" and few.runs_needed > 8
     with pytest.raises(ValueError, match="equal length"):
         bootstrap_statistic(spec, [x, x[:5]], drop)
+
+
+def test_equivalence_ind_matches_statsmodels_tost_and_decides_by_the_margin():
+    from statsmodels.stats.weightstats import ttost_ind
+
+    from tcpmodels.stats import ClaimSpec, equivalence_ind
+
+    spec = ClaimSpec(claim="Cx", part="agree", paper_says="A = B", quantity="A - B", smallest_effect=0.1,
+                     effect_source="test")
+    a, b = [0.50, 0.52, 0.49, 0.51], [0.48, 0.50, 0.47, 0.52]
+    v = equivalence_ind(spec, a, b)
+    p = ttost_ind(np.array(a), np.array(b), -0.1, 0.1, usevar="unequal")[0]
+    assert v.verdict == "supported" and p < 0.05 and v.ci_low > -0.1 and v.ci_high < 0.1
+    assert v.effect == pytest.approx(np.mean(a) - np.mean(b)) and v.n_runs == 8
+    far = equivalence_ind(spec, [0.8, 0.82, 0.79], [0.5, 0.51, 0.49])
+    assert far.verdict == "contradicted"
+    noisy = equivalence_ind(spec, [0.3, 0.7, 0.5], [0.5, 0.2, 0.6])
+    assert noisy.verdict == "inconclusive" and noisy.runs_needed > 3
+    assert equivalence_ind(spec, [0.5, 0.5], [0.5, 0.5]).verdict == "supported"  # constant: exact, no warning
+    assert equivalence_ind(spec, [0.5], [0.5, 0.4]).verdict == "inconclusive"
