@@ -38,29 +38,28 @@ References
 
 from tcpmodels.papers.p1_datacenter_fct.claims import claims
 from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
-from tcpmodels.papers.p1_datacenter_fct.tables import (
+from tcpmodels.papers.p1_datacenter_fct.data import (
     CITATION,
     ENGINE_LABELS,
-    LOSS_WITHOUT_TIMEOUT,
     PAPER_TABLE1,
     PAPER_TABLE2,
     PAPER_TABLE3,
     PAPER_TABLE4,
     FctSummary,
     P1Dataset,
+    fct_summary,
+    load_dataset,
+)
+from tcpmodels.papers.p1_datacenter_fct.patterns import LOSS_WITHOUT_TIMEOUT, classify_capture, paper_patterns, table3
+from tcpmodels.papers.p1_datacenter_fct.tables import (
     background_table,
     campaign_table,
-    classify_capture,
-    fct_summary,
     fig7_cdf,
     fig7_loss,
     figs8_10,
     lia_allocation,
-    load_dataset,
-    paper_patterns,
     table1,
     table2,
-    table3,
     table4,
     tables,
 )
