@@ -50,7 +50,14 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     fct_summary,
     load_dataset,
 )
-from tcpmodels.papers.p1_datacenter_fct.patterns import LOSS_WITHOUT_TIMEOUT, classify_capture, paper_patterns, table3
+from tcpmodels.papers.p1_datacenter_fct.patterns import (
+    LOSS_WITHOUT_TIMEOUT,
+    SPLIT_IN_DATASET,
+    classify_capture,
+    paper_patterns,
+    split_comparison,
+    table3,
+)
 from tcpmodels.papers.p1_datacenter_fct.tables import (
     background_table,
     campaign_table,
@@ -67,4 +74,5 @@ from tcpmodels.papers.p1_datacenter_fct.tables import (
 __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "P1Dataset",
            "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3", "table4",
            "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
-           "campaign_table", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT"]
+           "campaign_table", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
+           "SPLIT_IN_DATASET", "split_comparison"]
