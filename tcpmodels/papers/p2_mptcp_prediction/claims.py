@@ -170,15 +170,17 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         why=f"{unit}; our largest probe is {big} bytes, standing for 128 MB"))
     sq = (e["p_prop_128KB"] - e["y_mptcp"]) ** 2 - (e["p_exist_128MB"] - e["y_mptcp"]) ** 2
     mse = float(np.mean((e["p_exist_128MB"] - e["y_mptcp"]) ** 2))
-    out.append(equivalence(
-        _spec(c, "RMSE equal", says, "squared error: proposed 128 KB - existing largest, per sample / MSE(existing) "
-              "= MSE ratio - 1 [-]", 0.21, "argued: RMSE within 10 % (MSE ratio within 1.1^2 - 1 = 0.21); the "
-              "paper's own RMSE ratio is 1.034"),
-        sq / mse, why=unit))
+    out.append(difference(
+        _spec(c, "RMSE not more than 10 % higher (non-inferiority)", says,
+              "0.21 - (MSE ratio proposed 128 KB / existing largest - 1), from per-sample squared errors [-]", 0.21,
+              "non-inferiority margin: RMSE at most 10 % higher, MSE ratio at most 1.1^2 = 1.21 (the paper's own "
+              "RMSE ratio is 1.034); contradicted only if the proposed MSE is surely higher at all"),
+        0.21 - sq / mse, we_measured=f"MSE ratio - 1 = {float(np.mean(sq / mse)):+.3f} (RMSE ratio "
+                                     f"{np.sqrt(1 + float(np.mean(sq / mse))):.3f})", why=unit))
 
     c = "C2.5 the existing method degrades when RTT1 >= RTT2"
-    says = ("existing Fraction of RPE 61.3 / 28.0 / 25.4 % for RTT1 = RTT2 and RTT1 > RTT2 vs 72.0-85.5 % for "
-            "RTT1 < RTT2 (Table 5)")
+    says = ("existing Fraction of RPE 61.3 / 28.0 / 25.4 / 65.8 % for RTT1 = RTT2 and RTT1 > RTT2 (by ratio) vs "
+            "72.0-85.5 % for RTT1 < RTT2 (Table 5)")
     hits = _hit(e["y_mptcp"], e["p_exist_128KB"])
     lt = (e["rtt1_ms"] < e["rtt2_ms"]).to_numpy()
     least = min(PAPER_TABLE5[r][1] for r in PAPER_TABLE5 if "RTT2/RTT1" in r) - \
@@ -186,8 +188,12 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     out.append(difference(
         _spec(c, "Fraction of RPE lower for RTT1 >= RTT2", says,
               "hit within 10 % of the existing 128 KB probe: RTT1 < RTT2 minus RTT1 >= RTT2 [-]", least,
-              "the paper's smallest gap, 72.0 - 61.3 points"), hits[lt], baseline=hits[~lt],
+              f"the paper's smallest gap between the two sides of Table 5, {100 * least:.1f} points (72.0 - 65.8)"),
+        hits[lt], baseline=hits[~lt],
         we_measured=f"Fraction of RPE {hits[lt].mean():.1%} ({lt.sum()} pairs with RTT1 < RTT2) vs "
                     f"{hits[~lt].mean():.1%} ({(~lt).sum()} with RTT1 >= RTT2)",
         why=f"{unit}; Welch over the two groups of RTT pairs; {mech}"))
-    return claims_table(out)
+    table = claims_table(out)
+    for col in ("we_measured", "test"):  # the tests' default texts say "runs"; here the unit is the RTT pair
+        table[col] = table[col].str.replace(r"\bruns\b", "RTT pairs", regex=True)
+    return table
