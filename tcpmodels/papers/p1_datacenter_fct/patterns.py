@@ -81,7 +81,8 @@ def classify_capture(path: str | Path, *, link_rate_bps: float) -> pd.DataFrame:
     :func:`tcpmodels.traces.classify_short_flows` with ``split="ack_clock"``: a loss-free flow whose
     bytes were mostly acknowledged by ACKs arriving in bursts is "Intensive flow", one whose ACKs came
     at the link's pace is "Full window" (the paper's descriptions); ``pattern_fct_rule`` keeps the
-    30 ms FCT rule for comparison. ``link_rate_bps`` is the sender's host link (P1: 100 Mbit/s).
+    30 ms FCT rule for comparison, and ``paper_pattern`` applies :func:`paper_patterns` (lossy = a
+    timeout) as Table 3 does. ``link_rate_bps`` is the sender's host link (P1: 100 Mbit/s).
     """
     import warnings
 
@@ -91,7 +92,9 @@ def classify_capture(path: str | Path, *, link_rate_bps: float) -> pd.DataFrame:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TraceWarning)
         packets = read_pcap(path)
-    return classify_short_flows(packets, split="ack_clock", link_rate_bps=link_rate_bps)
+    out = classify_short_flows(packets, split="ack_clock", link_rate_bps=link_rate_bps)
+    out["paper_pattern"] = paper_patterns(out)
+    return out
 
 
 def split_comparison(live: pd.DataFrame) -> pd.DataFrame:
