@@ -3,6 +3,14 @@
 The dataset and the agreement rule live in :mod:`tcpmodels.experiments.sim_vs_kernel` (the notebook
 loads them there); this module only arranges what the notebook shows, from the loaded ``frame``,
 ``configs`` and provenance, so that the notebook stays thin. It imports nothing from ``experiments``.
+
+:func:`claims` judges the agreement with :mod:`tcpmodels.stats`: for every scenario run on both
+engines, each flow's share of the bottleneck rate and the aggregate utilisation, ns-3 against the
+kernel, by TOST on Welch's t over the runs (the unit of replication is the run: one repetition of
+the scenario on one engine; the engines' runs are independent), with the margins the campaign
+stated before measuring (``tolerance_share``, ``tolerance_utilisation`` in its provenance).
+:func:`old_claims` gives the old fixed-rule verdict per scenario (``|mean difference| <= tolerance``)
+for the before/after comparison.
 """
 
 from __future__ import annotations
@@ -10,7 +18,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS"]
+from tcpmodels.stats import ClaimSpec, claims_table, equivalence_ind
+
+__all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS", "claims", "old_claims",
+           "compared_scenarios"]
 
 #: ns-3 scenarios of the phase-effect comparison and their column labels ({j}: jitter in packets).
 PHASE_COLUMNS = {"reno_reno_reno": "ns-3, jitter {j:g} packet", "reno_reno_reno_locked": "ns-3, exact delays",
@@ -104,3 +115,62 @@ def phase_table(frame: pd.DataFrame, configs: dict) -> pd.DataFrame | None:
     phase.index = [f"reno {r:g} ms" for r in configs["reno_reno_reno"].rtts_ms]
     phase.index.name = "mean throughput over repetitions [Mbit/s]"
     return phase
+
+
+def compared_scenarios(frame: pd.DataFrame) -> list[str]:
+    """Scenarios with runs on both engines, in the dataset's order (the ns-3-only phase runs have nothing to compare)."""
+    engines = frame.groupby("scenario", sort=False)["engine"].agg(set)
+    return [name for name, e in engines.items() if {"kernel", "ns3"} <= e]
+
+
+def _claim_id(i: int, name: str) -> str:
+    return f"SK{i + 1} {name}: ns-3 and the kernel agree on each flow's throughput (issue #5, item 5)"
+
+
+def claims(frame: pd.DataFrame, prov: dict) -> pd.DataFrame:
+    """The claims table (:data:`tcpmodels.stats.CLAIM_COLUMNS`): per compared scenario, one row per flow and
+    one for the aggregate utilisation, ns-3 minus kernel, judged by :func:`tcpmodels.stats.equivalence_ind`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The dataset (``scenario, engine, rep, flow, cc, rtt_ms, throughput_bps, share``), one row per flow and run.
+    prov : dict
+        Its provenance (``scenarios[name]["config"]`` holds ``rate_bps`` and the two tolerances).
+    """
+    out = []
+    for i, name in enumerate(compared_scenarios(frame)):
+        cfg = prov["scenarios"][name]["config"]
+        sub = frame[frame["scenario"] == name]
+        claim = _claim_id(i, name)
+        says = prov["scenarios"][name].get("criterion", "the engines agree")
+        unit = (f"unit: the run ({sub[sub.engine == 'ns3'].rep.nunique()} ns-3 vs "
+                f"{sub[sub.engine == 'kernel'].rep.nunique()} kernel runs, independent)")
+        for flow, g in sub.groupby("flow"):
+            r = g.iloc[0]
+            spec = ClaimSpec(claim=claim, part=f"flow {flow} ({r['cc']}, {r['rtt_ms']:g} ms)", paper_says=says,
+                             quantity="share of the bottleneck rate, ns-3 - kernel [-]",
+                             smallest_effect=float(cfg["tolerance_share"]),
+                             effect_source="the campaign's tolerance_share, stated before measuring")
+            ns3, kern = (g.loc[g["engine"] == e, "share"].to_numpy(float) for e in ("ns3", "kernel"))
+            out.append(equivalence_ind(spec, ns3, kern, why=unit, we_measured=(
+                f"ns-3 {ns3.mean() * cfg['rate_bps'] / 1e6:.1f} vs kernel {kern.mean() * cfg['rate_bps'] / 1e6:.1f} "
+                f"Mbit/s (share {ns3.mean():.3f} vs {kern.mean():.3f})")))
+        util = sub.groupby(["engine", "rep"])["throughput_bps"].sum() / cfg["rate_bps"]
+        spec = ClaimSpec(claim=claim, part="aggregate utilisation", paper_says=says,
+                         quantity="utilisation, ns-3 - kernel [-]", smallest_effect=float(cfg["tolerance_utilisation"]),
+                         effect_source="the campaign's tolerance_utilisation, stated before measuring")
+        ns3, kern = util.loc["ns3"].to_numpy(float), util.loc["kernel"].to_numpy(float)
+        out.append(equivalence_ind(spec, ns3, kern, why=unit,
+                                   we_measured=f"utilisation ns-3 {ns3.mean():.3f} vs kernel {kern.mean():.3f}"))
+    return claims_table(out)
+
+
+def old_claims(frame: pd.DataFrame, prov: dict) -> pd.DataFrame:
+    """The old verdicts (``claim, holds, why``): one per compared scenario, every |mean difference| within the
+    tolerance, as the campaign recorded them in its provenance."""
+    rows = []
+    for i, name in enumerate(compared_scenarios(frame)):
+        v = prov["scenarios"][name].get("verdict") or {}
+        rows.append({"claim": _claim_id(i, name), "holds": v.get("holds"), "why": v.get("why", "")})
+    return pd.DataFrame(rows, columns=["claim", "holds", "why"])

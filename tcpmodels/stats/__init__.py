@@ -7,11 +7,13 @@ from tcpmodels.stats.claims import (
     ClaimSpec,
     Verdict,
     arithmetic,
+    bootstrap_statistic,
     claims_table,
     difference,
     direction_count,
     distribution,
     equivalence,
+    equivalence_ind,
     holds_to_verdict,
     inequality,
     not_testable,
@@ -19,6 +21,6 @@ from tcpmodels.stats.claims import (
 )
 
 __all__ = [
-    "CLAIM_COLUMNS", "POWER", "VERDICTS", "ClaimSpec", "Verdict", "arithmetic", "claims_table", "difference",
-    "direction_count", "distribution", "equivalence", "holds_to_verdict", "inequality", "not_testable", "verdict_counts",
+    "CLAIM_COLUMNS", "POWER", "VERDICTS", "ClaimSpec", "Verdict", "arithmetic", "bootstrap_statistic", "claims_table", "difference",
+    "direction_count", "distribution", "equivalence", "equivalence_ind", "holds_to_verdict", "inequality", "not_testable", "verdict_counts",
 ]

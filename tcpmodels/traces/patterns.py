@@ -18,6 +18,14 @@ follows an idle gap of at least ``rto_min_s`` is a timeout; a timeout before
 thresholds are parameters because P1's values belong to its 0.5 ms-RTT,
 100 Mbit/s network.
 
+The two loss-free patterns are split either by the FCT (``split="fct"``: up to
+``full_window_max_fct_s`` is "Full window", the old rule) or, as the paper
+describes them, by the ACK clock seen at the sender (``split="ack_clock"``, see
+:func:`ack_clock`): a flow whose data was mostly acknowledged by ACKs arriving in
+bursts (closer together than the sender's link needs to send the bytes they
+acknowledge) is "Intensive flow"; one whose ACKs came paced by the link, so that
+each window went out in one flight clocked by them, is "Full window".
+
 References
 ----------
 .. [1] P1: Fujii, Tazaki, Sekiya, flow size and MPTCP in a data-center network, Table 3
@@ -33,16 +41,86 @@ from tcpmodels._arrays import check_range
 
 from .flows import annotate, flows
 
-__all__ = ["PATTERNS", "classify_short_flows"]
+__all__ = ["PATTERNS", "SPLITS", "classify_short_flows", "ack_clock"]
 
 PATTERNS = ("Full window", "Intensive flow", "Delay with loss", "Extreme delay", "Incomplete")
+#: How the loss-free flows are split into "Full window" and "Intensive flow".
+SPLITS = ("fct", "ack_clock")
+
+
+def ack_clock(packets: pd.DataFrame, *, link_rate_bps: float, compression: float = 0.5,
+              flight_gap_mss: float = 2.0, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The ACK clock of every data-sending direction, as seen at the sender's capture point.
+
+    An *advancing ACK* is a packet of the peer whose cumulative ACK acknowledges new data.
+    It is *compressed* (part of a burst) when it arrives sooner after the previous advancing
+    ACK than ``compression`` times the time the sender's link needs to serialise the bytes it
+    newly acknowledges (``gap < compression * 8 * newly_acked / link_rate_bps``): ACKs spaced
+    by the path's bottleneck are never closer than the full serialisation time, so ACKs at
+    less than half of it (the default) were bunched on the way back by at least a factor of
+    two, more than the capture's timestamp jitter does to ACKs that arrive at the link's pace. A *flight* is a
+    run of data segments whose send gaps stay below ``flight_gap_mss`` segment times at the
+    link rate (the sender did not wait for an ACK in between).
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    link_rate_bps : float
+        Rate of the sender's link (the capture point's link), > 0. [bit/s]
+    compression : float
+        Fraction of the serialisation time below which an ACK gap counts as a burst, in (0, 1]. [-]
+    flight_gap_mss : float
+        Send gap, in full-size segment times at ``link_rate_bps``, that ends a flight, > 0. [-]
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` (computed if omitted).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``flow_id`` (the data direction): ``advancing_acks``, ``acked_bytes`` [bytes],
+        ``burst_acked_bytes`` [bytes] (acknowledged by compressed ACKs), ``ack_burst_share``
+        [-] (their share), ``flights`` (number of flights of new data), ``largest_flight_bytes``
+        [bytes].
+    """
+    check_range("link_rate_bps", link_rate_bps, unit="bit/s", low=0, low_open=True)
+    check_range("flight_gap_mss", flight_gap_mss, unit="-", low=0, low_open=True)
+    check_range("compression", compression, unit="-", low=0, high=1, low_open=True)
+    an = annotate(packets) if annotated is None else annotated
+    t = packets["timestamp_s"].to_numpy(float)
+    fid = an["flow_id"].to_numpy()
+    payload = packets["payload_bytes"].to_numpy()
+    frame = packets["frame_index"].to_numpy()
+    # ACKs of the peer (flow_id ^ 1 is the reverse direction), in capture order, for the data direction
+    acks = pd.DataFrame({"flow_id": fid ^ 1, "t": t, "ack_u": an["ack_u"].to_numpy(), "frame": frame})
+    acks = acks[acks["ack_u"] >= 0].sort_values(["flow_id", "frame"])
+    acks["high"] = acks.groupby("flow_id")["ack_u"].cummax()
+    acks["new"] = acks.groupby("flow_id")["high"].diff()
+    adv = acks[acks["new"] > 0].copy()
+    adv["gap"] = adv.groupby("flow_id")["t"].diff()
+    adv["burst"] = adv["gap"] < compression * adv["new"] * 8 / link_rate_bps  # NaN gap (first ACK) -> False
+    g = adv.groupby("flow_id")
+    out = pd.DataFrame({"advancing_acks": g.size(), "acked_bytes": g["new"].sum(),
+                        "burst_acked_bytes": adv["new"].where(adv["burst"], 0).groupby(adv["flow_id"]).sum()})
+    out["ack_burst_share"] = out["burst_acked_bytes"] / out["acked_bytes"]
+    data = (payload > 0) & ~an["is_retransmission"].to_numpy()
+    d = pd.DataFrame({"flow_id": fid[data], "t": t[data], "bytes": payload[data], "frame": frame[data]})
+    d = d.sort_values(["flow_id", "frame"])
+    mss_time = 8 * 1514 / link_rate_bps
+    d["flight"] = (d.groupby("flow_id")["t"].diff() >= flight_gap_mss * mss_time).groupby(d["flow_id"]).cumsum()
+    fl = d.groupby(["flow_id", "flight"])["bytes"].sum().groupby("flow_id")
+    flights = pd.DataFrame({"flights": fl.size(), "largest_flight_bytes": fl.max()})
+    out = flights.join(out, how="left")
+    out.index.name = "flow_id"
+    return out
 
 
 def classify_short_flows(packets: pd.DataFrame, *, full_window_max_fct_s: float = 0.030,
                          extreme_min_fct_s: float = 0.300, rto_min_s: float = 0.200,
                          early_bytes: int = 1460, max_bytes: int | None = None, initiator_only: bool = True,
                          flow_table: pd.DataFrame | None = None,
-                         annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+                         annotated: pd.DataFrame | None = None, split: str = "fct",
+                         link_rate_bps: float | None = None, burst_share: float = 0.5) -> pd.DataFrame:
     """Classify the data-sending directions of short flows into the four patterns of P1 Table 3.
 
     Parameters
@@ -64,6 +142,15 @@ def classify_short_flows(packets: pd.DataFrame, *, full_window_max_fct_s: float 
     initiator_only : bool
         Only the direction opened by the initiator (client to server); False also
         classifies the responder's direction when it carried data.
+    split : {"fct", "ack_clock"}
+        How loss-free flows are split: by ``full_window_max_fct_s`` (the old rule), or by
+        the ACK clock (:func:`ack_clock`): "Intensive flow" when more than ``burst_share``
+        of the flow's bytes were acknowledged by ACKs arriving in bursts, else "Full window".
+    link_rate_bps : float, optional
+        The sender's link rate, required with ``split="ack_clock"``. [bit/s]
+    burst_share : float
+        Share of bytes acknowledged in bursts above which a loss-free flow is "Intensive
+        flow" (default: most of them). [-]
 
     Returns
     -------
@@ -72,8 +159,15 @@ def classify_short_flows(packets: pd.DataFrame, *, full_window_max_fct_s: float 
         ``unique_payload_bytes``, ``fct_s``, ``retransmitted_packets``,
         ``first_retransmission_s`` (after the SYN) [s], ``timeout_gap_s`` (the longest
         idle gap before a retransmission) [s], ``acked_before_timeout_bytes`` [bytes]
-        and ``pattern`` (one of :data:`PATTERNS`; "Incomplete" when the FCT is unknown).
+        and ``pattern`` (one of :data:`PATTERNS`; "Incomplete" when the FCT is unknown);
+        with ``split="ack_clock"`` also the columns of :func:`ack_clock` and ``pattern_fct_rule``
+        (the pattern the FCT threshold gives).
     """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}; got {split!r}")
+    if split == "ack_clock" and link_rate_bps is None:
+        raise ValueError("split='ack_clock' needs link_rate_bps (the sender's link rate) [bit/s]")
+    check_range("burst_share", burst_share, unit="-", low=0, high=1)
     check_range("full_window_max_fct_s", full_window_max_fct_s, unit="s", low=0, low_open=True)
     check_range("extreme_min_fct_s", extreme_min_fct_s, unit="s", low=full_window_max_fct_s, low_open=True)
     check_range("rto_min_s", rto_min_s, unit="s", low=0, low_open=True)
@@ -117,4 +211,11 @@ def classify_short_flows(packets: pd.DataFrame, *, full_window_max_fct_s: float 
          lossy & ((fct > extreme_min_fct_s) | early_timeout)],
         ["Incomplete", "Full window", "Intensive flow", "Extreme delay"], default="Delay with loss")
     out["pattern"] = pd.Categorical(pattern, categories=list(PATTERNS))
+    if split == "ack_clock":
+        out = out.join(ack_clock(packets, link_rate_bps=link_rate_bps, annotated=an), how="left")
+        out["pattern_fct_rule"] = out["pattern"]
+        free = (out["pattern"].isin(["Full window", "Intensive flow"])).to_numpy()
+        bursty = (out["ack_burst_share"] > burst_share).to_numpy()
+        pattern = np.where(free & bursty, "Intensive flow", np.where(free, "Full window", pattern))
+        out["pattern"] = pd.Categorical(pattern, categories=list(PATTERNS))
     return out

@@ -206,5 +206,11 @@ def test_shipped_dataset_is_complete_enough():
         assert key in prov
     assert prov["engines"]["kernel"]["wall_s_sum"] > 0 and "load_avg_1m" in prov["engines"]["kernel"]
     assert (DATA / "captures" / "p1_s4_sample.pcap.gz").exists()
-    live = p1.classify_capture(DATA / "captures" / "p1_s4_sample.pcap.gz")
+    live = p1.classify_capture(DATA / "captures" / "p1_s4_sample.pcap.gz", link_rate_bps=100e6)
     assert len(live) > 10 and set(live["pattern"].dropna()) <= set(p1.PAPER_TABLE3) | {"Incomplete"}
+    assert set(live["paper_pattern"].dropna()) <= set(p1.PAPER_TABLE3) | {p1.LOSS_WITHOUT_TIMEOUT}
+    free = live[live["retransmitted_packets"] == 0]
+    assert set(free["pattern"]) <= {"Full window", "Intensive flow"} and free["ack_burst_share"].between(0, 1).all()
+    cmp = p1.split_comparison(live)
+    assert cmp["flows"].sum() == len(free) and {"pattern", "pattern_fct_rule"} <= set(cmp.columns)
+    assert p1.table3(ds)["classified_by"].str.len().gt(10).all()

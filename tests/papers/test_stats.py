@@ -162,3 +162,51 @@ def test_doctests():
     import tcpmodels.stats.claims as module
 
     assert doctest.testmod(module).failed == 0
+
+
+def test_bootstrap_statistic_judges_a_difference_of_correlations():
+    """Paired bootstrap over units: a clear drop of correlation is supported, a tiny one against a large
+    claimed effect is contradicted, and a noisy one is inconclusive with units needed."""
+    from scipy.stats import spearmanr
+
+    from tcpmodels.stats import ClaimSpec, bootstrap_statistic
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=200)
+    strong = x + 0.2 * rng.normal(size=200)
+    weak = x + 3.0 * rng.normal(size=200)
+
+    def drop(a, b, c):
+        return spearmanr(a, b)[0] - spearmanr(a, c)[0]
+
+    spec = ClaimSpec(claim="Cx", part="drop", paper_says="rho falls", quantity="rho drop", smallest_effect=0.2,
+                     effect_source="test")
+    v = bootstrap_statistic(spec, [x, strong, weak], drop, unit="unit", n_resamples=499)
+    assert v.verdict == "supported" and v.ci_low > 0 and v.n_runs == 200
+    big = ClaimSpec(claim="Cx", part="drop", paper_says="rho falls", quantity="rho drop", smallest_effect=0.9,
+                    effect_source="test")
+    assert bootstrap_statistic(big, [x, strong, weak], drop, n_resamples=499).verdict == "contradicted"
+    few = bootstrap_statistic(spec, [x[:8], strong[:8], (x + 0.5 * rng.normal(size=200))[:8]], drop, n_resamples=499)
+    assert few.verdict == "inconclusive" and few.runs_needed > 8
+    with pytest.raises(ValueError, match="equal length"):
+        bootstrap_statistic(spec, [x, x[:5]], drop)
+
+
+def test_equivalence_ind_matches_statsmodels_tost_and_decides_by_the_margin():
+    from statsmodels.stats.weightstats import ttost_ind
+
+    from tcpmodels.stats import ClaimSpec, equivalence_ind
+
+    spec = ClaimSpec(claim="Cx", part="agree", paper_says="A = B", quantity="A - B", smallest_effect=0.1,
+                     effect_source="test")
+    a, b = [0.50, 0.52, 0.49, 0.51], [0.48, 0.50, 0.47, 0.52]
+    v = equivalence_ind(spec, a, b)
+    p = ttost_ind(np.array(a), np.array(b), -0.1, 0.1, usevar="unequal")[0]
+    assert v.verdict == "supported" and p < 0.05 and v.ci_low > -0.1 and v.ci_high < 0.1
+    assert v.effect == pytest.approx(np.mean(a) - np.mean(b)) and v.n_runs == 8
+    far = equivalence_ind(spec, [0.8, 0.82, 0.79], [0.5, 0.51, 0.49])
+    assert far.verdict == "contradicted"
+    noisy = equivalence_ind(spec, [0.3, 0.7, 0.5], [0.5, 0.2, 0.6])
+    assert noisy.verdict == "inconclusive" and noisy.runs_needed > 3
+    assert equivalence_ind(spec, [0.5, 0.5], [0.5, 0.5]).verdict == "supported"  # constant: exact, no warning
+    assert equivalence_ind(spec, [0.5], [0.5, 0.4]).verdict == "inconclusive"

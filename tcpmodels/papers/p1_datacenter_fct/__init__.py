@@ -38,29 +38,35 @@ References
 
 from tcpmodels.papers.p1_datacenter_fct.claims import claims
 from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
-from tcpmodels.papers.p1_datacenter_fct.tables import (
+from tcpmodels.papers.p1_datacenter_fct.data import (
     CITATION,
     ENGINE_LABELS,
-    LOSS_WITHOUT_TIMEOUT,
     PAPER_TABLE1,
     PAPER_TABLE2,
     PAPER_TABLE3,
     PAPER_TABLE4,
     FctSummary,
     P1Dataset,
+    fct_summary,
+    load_dataset,
+)
+from tcpmodels.papers.p1_datacenter_fct.patterns import (
+    LOSS_WITHOUT_TIMEOUT,
+    SPLIT_IN_DATASET,
+    classify_capture,
+    paper_patterns,
+    split_comparison,
+    table3,
+)
+from tcpmodels.papers.p1_datacenter_fct.tables import (
     background_table,
     campaign_table,
-    classify_capture,
-    fct_summary,
     fig7_cdf,
     fig7_loss,
     figs8_10,
     lia_allocation,
-    load_dataset,
-    paper_patterns,
     table1,
     table2,
-    table3,
     table4,
     tables,
 )
@@ -68,4 +74,5 @@ from tcpmodels.papers.p1_datacenter_fct.tables import (
 __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "P1Dataset",
            "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3", "table4",
            "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
-           "campaign_table", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT"]
+           "campaign_table", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
+           "SPLIT_IN_DATASET", "split_comparison"]

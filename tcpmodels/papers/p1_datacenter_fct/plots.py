@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p1_datacenter_fct.tables import ENGINE_LABELS
+from tcpmodels.papers.p1_datacenter_fct.data import ENGINE_LABELS
 
 def plot_fig7(cdf: pd.DataFrame, axes=None):
     """Fig. 7: CDF of the 70 KB FCTs under TCP and MPTCP background, one panel per engine (log x).

@@ -31,20 +31,22 @@ References
 
 from tcpmodels.papers.p5_selfsimilar.claims import claims
 from tcpmodels.papers.p5_selfsimilar.plots import plot_counts_scales, plot_figures, plot_hurst_vs_alpha, plot_over_time
-from tcpmodels.papers.p5_selfsimilar.tables import (
+from tcpmodels.papers.p5_selfsimilar.data import (
     BELLCORE_FULL_TRACE_H,
     CITATION,
     FIGURE_CASES,
     PAPER_FIGURES,
     P5Dataset,
-    closing_tables,
-    hurst_aggregated,
     load_dataset,
+)
+from tcpmodels.papers.p5_selfsimilar.hurst import hurst_aggregated
+from tcpmodels.papers.p5_selfsimilar.tables import (
+    closing_tables,
     loss_table,
     over_time,
+    provenance_table,
     size_note,
     tables,
-    provenance_table,
     zero_note,
     zero_panels,
 )

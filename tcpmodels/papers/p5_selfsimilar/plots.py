@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.models.heavytail import hurst_from_alpha
-from tcpmodels.papers.p5_selfsimilar.tables import BELLCORE_FULL_TRACE_H, PAPER_FIGURES
+from tcpmodels.papers.p5_selfsimilar.data import BELLCORE_FULL_TRACE_H, PAPER_FIGURES
 
 def plot_over_time(table: pd.DataFrame, ax=None, *, ylabel: str = "", title: str = ""):
     """Step plot of one :func:`over_time` table (one line per client count); returns the axes."""

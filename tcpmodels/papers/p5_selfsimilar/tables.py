@@ -1,98 +1,22 @@
-"""P5's dataset, its loader, and every table (Figs. 2-11 as tables, loss, finishing, Hurst)."""
-
+"""P5 tables: Figs. 2-11 as tables, loss, finishing, sizes, the closing note's tables, zero panels, provenance."""
 
 from __future__ import annotations
-
-import json
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from tcpmodels.models.heavytail import hurst_from_alpha, pareto_median, pareto_scale
-from tcpmodels.papers.common import read_frames
-
-CITATION = ("A. Ono, T. Nakashima, 'Self-similar トラフィックの重なりによるボトルネックパフォーマンスの評価', "
-            "Kyushu Tokai University")
-
-#: H that Leland et al. report for the full Bellcore traces ("around 0.8"; 0.7-0.9 over their traces)
-BELLCORE_FULL_TRACE_H = 0.8
-
-#: Figures 2-11: (figure, quantity, alpha, gateway rate [Mbit/s], what the paper says)
-PAPER_FIGURES = (
-    ("Fig. 2", "loss_s", 1.05, 5.0, "loss at S only with 32 clients, slightly, at the start; none with fewer"),
-    ("Fig. 3", "loss_s", 1.65, 5.0, "loss at S from more than 16 clients; with 32 over 10 % for the first ~5 s"),
-    ("Fig. 4", "loss_s", 1.65, 10.0, "loss at S higher than at 5 Mbit/s (self-clocking pushes more data), "
-                                     "then falls; even with 8 clients; grows less than linearly with clients"),
-    ("Fig. 5", "loss_g1", 1.65, 5.0, "no loss at G1 with 16 clients; with 32 it persists after 10 s; "
-                                     "24 and 32 similar between 2 and 6 s"),
-    ("Fig. 6", "thr_g1", 1.05, 5.0, "all flows end within 10 s; 24 clients finish before 16 "
-                                    "(one or two huge files keep the 16-client run going)"),
-    ("Fig. 7", "sessions", 1.05, 5.0, "more clients, more completed sessions"),
-    ("Fig. 8", "thr_g1", 1.65, 5.0, "only 24 and 32 clients fill the link and are not finished at 20 s; "
-                                    "16 clients oscillate at 14-18 s (a few huge files alone on the link)"),
-    ("Fig. 9", "sessions", 1.65, 5.0, "24 clients complete more sessions in 20 s than 32 (32 still running); "
-                                      "sessions last longer than with alpha 1.05"),
-    ("Fig. 10", "thr_g1", 1.65, 10.0, "throughput falls to 0 within 20 s: every session done; oscillation "
-                                      "after the link was full"),
-    ("Fig. 11", "sessions", 1.65, 10.0, "32 clients now complete the most sessions; nearly all done by ~14 s"),
+from tcpmodels.papers.p5_selfsimilar.data import PAPER_FIGURES, P5Dataset, select_rows
+from tcpmodels.papers.p5_selfsimilar.hurst import (
+    hurst_20s,
+    hurst_bellcore,
+    hurst_long,
+    hurst_summary,
+    hurst_testbed,
 )
 
-#: which run case each set of tables comes from
-FIGURE_CASES = ("main", "alt_server_queue", "alt_arrival")
-
-
-@dataclass(frozen=True, kw_only=True)
-class P5Dataset:
-    """The shipped P5 tables (see :func:`tcpmodels.experiments.p5.build_dataset` for their columns)."""
-
-    runs: pd.DataFrame
-    bins: pd.DataFrame
-    flows: pd.DataFrame
-    hurst: pd.DataFrame
-    counts: pd.DataFrame
-    provenance: dict = field(default_factory=dict)
-    #: kernel testbed runs (:mod:`tcpmodels.experiments.p5_testbed`): H per alpha and estimator; empty if not shipped
-    testbed_hurst: pd.DataFrame = field(default_factory=pd.DataFrame)
-    #: their packet-count series (alpha, t_s, packets)
-    testbed_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
-    testbed_provenance: dict = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {"runs": self.runs, "bins": self.bins, "flows": self.flows, "hurst": self.hurst,
-                "counts": self.counts, "provenance": self.provenance, "testbed_hurst": self.testbed_hurst,
-                "testbed_counts": self.testbed_counts, "testbed_provenance": self.testbed_provenance}
-
-
-def load_dataset(data_dir: str | Path = "data") -> P5Dataset:
-    """Read ``p5_*.parquet`` and ``p5_provenance.json`` from ``data_dir`` or ``data_dir/datasets``.
-
-    Raises
-    ------
-    FileNotFoundError
-        If there is no ``p5_runs.parquet`` (build it with ``python -m tcpmodels.experiments.p5 dataset``).
-    """
-    cmd = "python -m tcpmodels.experiments.p5 dataset"
-    parts = read_frames(data_dir, "p5", ("runs", "bins", "flows", "hurst", "counts"), command=cmd)
-    prov = parts.pop("provenance")
-    try:  # the kernel testbed part is optional
-        tb = read_frames(data_dir, "p5_testbed", ("hurst", "counts"), command="python -m tcpmodels.experiments.p5 "
-                         "testbed")
-    except FileNotFoundError:
-        tb = None
-    if tb is not None:
-        parts.update(testbed_hurst=tb["hurst"], testbed_counts=tb["counts"], testbed_provenance=tb["provenance"])
-    return P5Dataset(**parts, provenance=prov)
-
-
-def _select(df: pd.DataFrame, *, case: str, alpha: float | None = None, backbone_mbps: float | None = None):
-    sel = df["case"] == case
-    if alpha is not None:
-        sel &= np.isclose(df["alpha"], alpha)
-    if backbone_mbps is not None:
-        sel &= np.isclose(df["backbone_mbps"], backbone_mbps)
-    return df[sel]
+__all__ = ["over_time", "loss_table", "tables", "closing_tables", "size_note", "zero_panels", "zero_note",
+           "provenance_table"]
 
 
 def over_time(dataset: P5Dataset, quantity: str, *, alpha: float, backbone_mbps: float, case: str = "main",
@@ -120,7 +44,7 @@ def over_time(dataset: P5Dataset, quantity: str, *, alpha: float, backbone_mbps:
         raise ValueError(f"quantity must be 'loss_s', 'loss_g1', 'thr_g1' or 'sessions'; got {quantity!r}")
     if not step_s > 0:
         raise ValueError(f"step_s [s] must be in (0, inf); got {step_s!r}")
-    b = _select(dataset.bins, case=case, alpha=alpha, backbone_mbps=backbone_mbps)
+    b = select_rows(dataset.bins, case=case, alpha=alpha, backbone_mbps=backbone_mbps)
     if b.empty:
         raise ValueError(f"no runs of case {case!r} with alpha {alpha} at {backbone_mbps} Mbit/s in the dataset")
     w = np.ceil(np.round(b["t_end_s"].to_numpy() / step_s, 9)) * step_s
@@ -209,66 +133,6 @@ def _finish_table(dataset: P5Dataset) -> pd.DataFrame:
             "mean_size_bytes": float(f["size_bytes"].mean()),
         })
     return pd.DataFrame(rows)
-
-
-def _hurst_long(dataset: P5Dataset) -> pd.DataFrame:
-    h = dataset.hurst[dataset.hurst["case"] == "long"]
-    if h.empty:
-        return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
-    out = h.groupby(["alpha", "method"]).agg(hurst=("hurst", "mean"), ci95_low=("ci95_low", "mean"),
-                                             ci95_high=("ci95_high", "mean"), stderr_kind=("stderr_kind", "first"),
-                                             n=("n", "first"), n_runs=("run_id", "nunique"))
-    out = out.reset_index()
-    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
-    out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
-    out["diff"] = out["hurst"] - out["predicted"]
-    return out
-
-
-def _hurst_testbed(dataset: P5Dataset) -> pd.DataFrame:
-    """Kernel testbed runs: one row per alpha and estimator, with the prediction and whether the interval covers it."""
-    h = dataset.testbed_hurst
-    if h.empty:
-        return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
-    out = h[["alpha", "method", "hurst", "ci95_low", "ci95_high", "stderr_kind", "n"]].copy()
-    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
-    out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
-    out["diff"] = out["hurst"] - out["predicted"]
-    return out.reset_index(drop=True)
-
-
-def _hurst_summary(long: pd.DataFrame) -> pd.DataFrame:
-    """Per alpha: predicted H, each estimator's H [95 % interval], and the median over estimators."""
-    if long.empty:
-        return pd.DataFrame()
-    txt = long.assign(cell=[f"{h:.2f} [{lo:.2f}, {hi:.2f}]" for h, lo, hi in
-                            zip(long["hurst"], long["ci95_low"], long["ci95_high"])])
-    t = txt.pivot(index="alpha", columns="method", values="cell")
-    t.insert(0, "predicted (3-alpha)/2", hurst_from_alpha(t.index.to_numpy()))
-    t["median over estimators"] = long.groupby("alpha")["hurst"].median()
-    t["estimators whose CI covers"] = long.groupby("alpha")["covers"].sum().astype(int).astype(str) + " of " + \
-        long.groupby("alpha")["covers"].size().astype(str)
-    return t
-
-
-def _hurst_20s(dataset: P5Dataset) -> pd.DataFrame:
-    h = dataset.hurst[(dataset.hurst["case"] == "main") & (dataset.hurst["method"].isin(["whittle", "wavelet"]))]
-    if h.empty:
-        return pd.DataFrame()
-    g = h.groupby(["alpha", "method"])
-    out = pd.DataFrame({"hurst_mean": g["hurst"].mean(), "hurst_sd_over_runs": g["hurst"].std(),
-                        "ci95_halfwidth_mean": ((g["ci95_high"].mean() - g["ci95_low"].mean()) / 2),
-                        "n_runs": g["run_id"].nunique()}).reset_index()
-    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
-    return out
-
-
-def _hurst_bellcore(dataset: P5Dataset) -> pd.DataFrame:
-    h = dataset.hurst[dataset.hurst["source"] == "bellcore"]
-    cols = ["method", "hurst", "stderr", "stderr_kind", "ci95_low", "ci95_high", "n"]
-    out = h[cols].reset_index(drop=True)
-    out["full_trace_H_Leland"] = BELLCORE_FULL_TRACE_H
-    return out
 
 
 def _size_table(dataset: P5Dataset) -> pd.DataFrame:
@@ -375,49 +239,17 @@ def tables(dataset: P5Dataset, *, quick: bool = False, seed: int = 0, step_s: fl
         t[f"loss_g1_{bw:g}M"] = _pivot(lt, "loss_g1_pct", bw)
     t["finish"] = _finish_table(dataset)
     t["sizes"] = _size_table(dataset)
-    t["hurst_long"] = _hurst_long(dataset)
-    t["hurst_summary"] = _hurst_summary(t["hurst_long"])
-    t["hurst_20s"] = _hurst_20s(dataset)
-    t["hurst_bellcore"] = _hurst_bellcore(dataset)
-    t["hurst_testbed"] = _hurst_testbed(dataset)
-    t["hurst_testbed_summary"] = _hurst_summary(t["hurst_testbed"])
+    t["hurst_long"] = hurst_long(dataset)
+    t["hurst_summary"] = hurst_summary(t["hurst_long"])
+    t["hurst_20s"] = hurst_20s(dataset)
+    t["hurst_bellcore"] = hurst_bellcore(dataset)
+    t["hurst_testbed"] = hurst_testbed(dataset)
+    t["hurst_testbed_summary"] = hurst_summary(t["hurst_testbed"])
     t["alt_arrival"] = _alt_compare(dataset, "alt_arrival")
     t["alt_server_queue"] = _alt_compare(dataset, "alt_server_queue")
     t["onset_main"] = _onset_table(dataset, "main")
     t["onset_altq"] = _onset_table(dataset, "alt_server_queue")
     return t
-
-
-def hurst_aggregated(counts: pd.DataFrame, factor: int = 10, *, source: str = "ns-3") -> pd.DataFrame:
-    """Every estimator on each ``source`` series of ``p5_counts`` after summing ``factor`` bins into one.
-
-    Parameters
-    ----------
-    counts : pandas.DataFrame
-        ``p5_counts`` rows (``run_id``, ``source``, ``alpha``, ``t_s``, ``packets``).
-    factor : int
-        Bins per aggregated bin (10: 10 ms -> 100 ms). [-]
-
-    Returns
-    -------
-    pandas.DataFrame
-        alpha (rows) x method (columns) of H, plus ``predicted`` = (3 - alpha)/2. [-]
-    """
-    from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415
-
-    if not isinstance(factor, (int, np.integer)) or factor < 1:
-        raise ValueError(f"factor [-] must be an integer >= 1; got {factor!r}")
-    rows = []
-    for _, g in counts[counts["source"] == source].groupby("run_id"):
-        x = g.sort_values("t_s")["packets"].to_numpy()
-        x = x[: len(x) // factor * factor].reshape(-1, factor).sum(axis=1).astype(float)
-        est = estimate_all(x)["hurst"]
-        rows.append({"alpha": float(g["alpha"].iloc[0]), **est.to_dict()})
-    if not rows:
-        return pd.DataFrame()
-    out = pd.DataFrame(rows).groupby("alpha").mean()
-    out["predicted"] = hurst_from_alpha(out.index.to_numpy())
-    return out
 
 
 def closing_tables(tables_: dict) -> dict[str, pd.DataFrame]:

@@ -1,0 +1,169 @@
+"""P1's printed values, its dataset and loader, the FCT summary, and helpers the tables share."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from tcpmodels.papers.common import read_frames
+
+__all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "PROTO_LABELS",
+           "CONFIDENCE_LEVEL", "P1Dataset", "FctSummary", "load_dataset", "fct_summary", "ms", "ci_str", "engines_in",
+           "measured"]
+
+
+CITATION = ("H. Fujii, H. Tazaki, Y. Sekiya, 'データセンターネットワークにおけるフローサイズと MPTCP に関する研究' "
+            "(flow size and MPTCP in a data-center network), IPSJ technical report")
+
+#: Table 1 as printed: parameter -> value
+PAPER_TABLE1 = {"hosts": "16", "MPTCP": "v0.86 (Linux out-of-tree, LIA)", "core-aggregation": "400 Mbit/s",
+                "aggregation-edge": "200 Mbit/s", "edge-host": "100 Mbit/s", "RTT": "0.5 ms", "buffer": "100 KB"}
+#: Table 2 as printed: background protocol -> (mean, standard deviation, 95th percentile) FCT of 70 KB flows [ms]
+PAPER_TABLE2 = {"TCP": (78.4, 122.5, 266.7), "MPTCP": (91.0, 140.6, 510.5)}
+#: Table 3 as printed: pattern -> (FCT, packet loss)
+PAPER_TABLE3 = {"Full window": ("up to ~30 ms", "no"), "Intensive flow": ("~60 ms", "no"),
+                "Delay with loss": ("200-300 ms", "yes"), "Extreme delay": ("over 300 ms", "yes")}
+#: Table 4 as printed: traffic pattern -> metric
+PAPER_TABLE4 = {"Query traffic": "flow completion time [s]", "Short message traffic": "flow completion time [s]"}
+#: how the two engines are named in the tables
+ENGINE_LABELS = {"kernel": "kernel (MPTCP v1, uncoupled Reno subflows)", "ns3": "ns-3 (LIA-coupled NewReno subflows)"}
+PROTO_LABELS = {"tcp": "TCP", "mptcp": "MPTCP"}
+CONFIDENCE_LEVEL = 0.99
+
+
+@dataclass(frozen=True)
+class P1Dataset:
+    """The P1 campaign's data (see :func:`tcpmodels.experiments.p1.build_dataset`).
+
+    Attributes
+    ----------
+    flows : pandas.DataFrame
+        One row per connection: ``engine, experiment, protocol, seed, kind, src, dst,
+        size_bytes`` [bytes], ``fct_s`` [s], ``pattern``, ``retransmitted_packets`` (kernel
+        captures), ``lost_packets`` (ns-3 FlowMonitor), ...
+    subflows : pandas.DataFrame
+        Background connections per subflow: ``throughput_bps`` [bit/s], ``rtt_mean_s`` [s],
+        ``loss_event_rate`` [-], ``mss_bytes`` [bytes] (kernel, from TCP_INFO).
+    tcpinfo : pandas.DataFrame
+        TCP_INFO samples of one kernel background connection per run.
+    runs : pandas.DataFrame
+        One row per run: wall time, load average, lock wait.
+    provenance : dict
+    """
+
+    flows: pd.DataFrame
+    subflows: pd.DataFrame
+    tcpinfo: pd.DataFrame
+    runs: pd.DataFrame
+    provenance: dict
+
+
+def load_dataset(data_dir: str | Path = "data") -> P1Dataset:
+    """Read ``p1_*.parquet`` and ``p1_provenance.json`` from ``<data_dir>/datasets``."""
+    parts = read_frames(data_dir, "p1", ("flows", "subflows", "tcpinfo", "runs"),
+                        command="python -m tcpmodels.experiments.p1 dataset")
+    return P1Dataset(**parts)
+
+
+# ------------------------------------------------------------------ statistics
+@dataclass(frozen=True, kw_only=True)
+class FctSummary:
+    """Mean, standard deviation and 95th percentile of a set of FCTs, with confidence intervals.
+
+    Attributes
+    ----------
+    n : int
+        Completed flows.
+    mean_s, std_s, p95_s : float
+        Sample mean, standard deviation (ddof = 1) and 95th percentile (linear interpolation). [s]
+    mean_ci_s, p95_ci_s : tuple of float
+        Confidence intervals at ``confidence_level``: Student's t for the mean, the
+        order-statistic interval for the 95th percentile. [s]
+    confidence_level : float
+    """
+
+    n: int
+    mean_s: float
+    std_s: float
+    p95_s: float
+    mean_ci_s: tuple[float, float]
+    p95_ci_s: tuple[float, float]
+    confidence_level: float
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def fct_summary(fct_s, *, confidence_level: float = CONFIDENCE_LEVEL) -> FctSummary:
+    """Summarise flow completion times. [s]
+
+    Parameters
+    ----------
+    fct_s : array_like
+        Completion times; NaN (flows that did not finish) are dropped. [s]
+    confidence_level : float
+        Of both intervals, in (0, 1). [-]
+
+    Returns
+    -------
+    FctSummary
+
+    Raises
+    ------
+    ValueError
+        If ``confidence_level`` is not in (0, 1) or a time is negative.
+
+    Examples
+    --------
+    >>> s = fct_summary([0.01, 0.02, 0.03, 0.04], confidence_level=0.9)
+    >>> round(s.mean_s, 3), s.n
+    (0.025, 4)
+    """
+    if not 0 < confidence_level < 1:
+        raise ValueError(f"confidence_level [-] must be in (0, 1); got {confidence_level}")
+    x = np.asarray(fct_s, dtype=float)
+    x = x[np.isfinite(x)]
+    if np.any(x < 0):
+        raise ValueError(f"fct_s [s] must be >= 0; got minimum {x.min()}")
+    n = len(x)
+    nan2 = (math.nan, math.nan)
+    if n == 0:
+        return FctSummary(n=0, mean_s=math.nan, std_s=math.nan, p95_s=math.nan, mean_ci_s=nan2, p95_ci_s=nan2,
+                          confidence_level=confidence_level)
+    mean = float(x.mean())
+    std = float(x.std(ddof=1)) if n > 1 else math.nan
+    if n > 1 and std > 0:
+        half = float(stats.t.ppf(0.5 + confidence_level / 2, n - 1)) * std / math.sqrt(n)
+        mean_ci = (mean - half, mean + half)
+    else:
+        mean_ci = nan2
+    p95 = float(np.percentile(x, 95))
+    try:
+        ci = stats.quantile_test(x, q=p95, p=0.95).confidence_interval(confidence_level=confidence_level)
+        p95_ci = (float(ci.low), float(ci.high))
+    except ValueError:
+        p95_ci = nan2
+    return FctSummary(n=n, mean_s=mean, std_s=std, p95_s=p95, mean_ci_s=mean_ci, p95_ci_s=p95_ci,
+                      confidence_level=confidence_level)
+
+
+def ms(x: float) -> float:
+    return x * 1e3 if x is not None and np.isfinite(x) else math.nan
+
+
+def ci_str(ci: tuple[float, float]) -> str:
+    return "n/a" if not np.all(np.isfinite(ci)) else f"[{ci[0] * 1e3:.1f}, {ci[1] * 1e3:.1f}]"
+
+
+def engines_in(flows: pd.DataFrame) -> list[str]:
+    return [e for e in ("kernel", "ns3") if e in set(flows["engine"])]
+
+
+def measured(flows: pd.DataFrame, experiment: str, kind: str) -> pd.DataFrame:
+    return flows[(flows["experiment"] == experiment) & (flows["kind"] == kind)]
+

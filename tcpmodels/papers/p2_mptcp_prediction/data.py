@@ -1,0 +1,156 @@
+"""P2 data: the paper's printed values, the dataset and its loader, the model inputs (see the package docstring)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.predict import fraction_rpe_within, rmse
+
+__all__ = [
+    "CITATION", "KB_BYTES", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_TABLE6",
+    "PAPER_SPEARMAN", "PAPER_FIG4_SHARE_150_120_256MB", "PAPER_N_SAMPLES", "RTT_RELATIONS", "MPTCP_PROBES",
+    "PROBE_TOTALS", "P2Dataset", "load_dataset", "check_dataset", "x_existing", "x_proposed", "fit_training_error",
+    "rtt_relation", "kbps", "sd_kbps",
+]
+
+CITATION = ("T. Hamazaki, H. Abe, K. Kato, 'Linux MPTCP カーネルによるネットワークスループット予測に関する研究', "
+            "IPSJ SIG technical report, 2015")
+
+#: bytes per KB in the paper's unit KB/s (and in its probe sizes)
+KB_BYTES = 1024
+#: samples of the paper's data set (16 x 16 RTT pairs, twice)
+PAPER_N_SAMPLES = 512
+
+#: Table 2 (existing method, 64 KB probe, 256 MB data, training error): target -> (RMSE [KB/s], Fraction of RPE [-])
+PAPER_TABLE2 = {"MPTCP transfer": (6126.4, 0.557), "TCP transfer": (3029.9, 0.943)}
+#: Table 3 (proposed method, training error): total probe size -> (RMSE [KB/s], Fraction of RPE [-])
+PAPER_TABLE3 = {"128KB": (4884.8, 0.777), "256KB": (4902.9, 0.775), "512KB": (4955.7, 0.775)}
+#: Table 4 (existing method by MPTCP probe size, training error): size -> (RMSE [KB/s], Fraction of RPE [-])
+PAPER_TABLE4 = {"128KB": (6891.8, 0.475), "256KB": (6811.4, 0.496), "512KB": (6740.6, 0.511),
+                "2MB": (6297.5, 0.533), "8MB": (5900.9, 0.582), "32MB": (5234.2, 0.721), "128MB": (4724.1, 0.756)}
+#: RTT relations of Table 5, in the paper's row order: (label, test on r = RTT2 / RTT1)
+RTT_RELATIONS = (
+    ("RTT2/RTT1 > 1.2", lambda r: r > 1.2),
+    ("1.2 >= RTT2/RTT1 > 1.1", lambda r: (r <= 1.2) & (r > 1.1)),
+    ("1.1 >= RTT2/RTT1 > 1", lambda r: (r <= 1.1) & (r > 1.0)),
+    ("RTT1 = RTT2", lambda r: r == 1.0),
+    ("1.1 >= RTT1/RTT2 > 1", lambda r: (1 / r <= 1.1) & (1 / r > 1.0)),
+    ("1.2 >= RTT1/RTT2 > 1.1", lambda r: (1 / r <= 1.2) & (1 / r > 1.1)),
+    ("RTT1/RTT2 > 1.2", lambda r: 1 / r > 1.2),
+)
+#: Table 5 (Fraction of RPE by RTT relation, total 128 KB probe): relation -> (proposed, existing) [-]
+PAPER_TABLE5 = {"RTT2/RTT1 > 1.2": (0.842, 0.855), "1.2 >= RTT2/RTT1 > 1.1": (0.866, 0.761),
+                "1.1 >= RTT2/RTT1 > 1": (0.756, 0.720), "RTT1 = RTT2": (0.903, 0.613),
+                "1.1 >= RTT1/RTT2 > 1": (0.890, 0.280), "1.2 >= RTT1/RTT2 > 1.1": (0.866, 0.254),
+                "RTT1/RTT2 > 1.2": (0.408, 0.658)}
+#: Table 6 (proposed method, generalisation error): training share -> (RMSE [KB/s], Fraction of RPE [-])
+PAPER_TABLE6 = {0.75: (3702.2, 0.787), 0.50: (4812.8, 0.791), 0.25: (4946.6, 0.762), 0.10: (5199.1, 0.734),
+                0.05: (5206.9, 0.644)}
+#: Sec. 5.3: Spearman rho between 64 KB probe and 256 MB data throughput
+PAPER_SPEARMAN = {"TCP": 0.87, "MPTCP": 0.16}
+#: Sec. 5.2 / Fig. 4: subflow-1 share of a 256 MB transfer at RTT1 = 150 ms, RTT2 = 120 ms
+PAPER_FIG4_SHARE_150_120_256MB = 0.339
+
+MPTCP_PROBES = ("64KB", "128KB", "256KB", "512KB", "2MB", "8MB", "32MB", "128MB")
+PROBE_TOTALS = ("128KB", "256KB", "512KB")
+
+
+@dataclass(frozen=True)
+class P2Dataset:
+    """The P2 campaign's data: one row per sample, the Fig. 4 sweep, provenance.
+
+    Attributes
+    ----------
+    samples : pandas.DataFrame
+        One row per (repetition, RTT pair): ``rtt1_ms, rtt2_ms`` [ms], and per transfer
+        ``<name>_Bps`` [bytes/s] and, for MPTCP transfers, ``<name>_share1`` [-]
+        (see :func:`tcpmodels.experiments.p2.samples_frame`).
+    fig4 : pandas.DataFrame
+        One row per Fig. 4 transfer: ``rtt1_ms, rtt2_ms, rep, size_bytes, share1, Bps``.
+    provenance : dict
+        The campaign's provenance JSON (config, scaling, wall time, host, tools).
+    """
+
+    samples: pd.DataFrame
+    fig4: pd.DataFrame = field(default_factory=pd.DataFrame)
+    provenance: dict = field(default_factory=dict)
+
+
+def load_dataset(data_dir: str | Path = "data") -> P2Dataset:
+    """Read ``datasets/p2_samples.parquet``, ``p2_fig4.parquet`` and ``p2_provenance.json`` under ``data_dir``.
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the missing file and the command that writes it.
+    """
+    base = Path(data_dir) / "datasets"
+    path = base / "p2_samples.parquet"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found; write it with "
+                                "`python -m tcpmodels.experiments.p2 dataset --records ... --out data/datasets`")
+    samples = pd.read_parquet(path)
+    fig4 = pd.read_parquet(base / "p2_fig4.parquet") if (base / "p2_fig4.parquet").exists() else pd.DataFrame()
+    prov_path = base / "p2_provenance.json"
+    prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
+    return P2Dataset(samples=samples, fig4=fig4, provenance=prov)
+
+
+def check_dataset(dataset: P2Dataset) -> pd.DataFrame:
+    if not isinstance(dataset, P2Dataset):
+        raise TypeError(f"dataset must be a P2Dataset (see load_dataset); got {type(dataset).__name__}")
+    need = ["rtt1_ms", "rtt2_ms", "mptcp_data_Bps", "tcp_data_Bps", "path_probe_128KB_path1_Bps",
+            "path_probe_128KB_path2_Bps"] + [f"mptcp_probe_{s}_Bps" for s in MPTCP_PROBES]
+    missing = [c for c in need if c not in dataset.samples.columns]
+    if missing:
+        raise ValueError(f"dataset.samples lacks columns {missing}")
+    df = dataset.samples
+    ok = np.isfinite(df[[c for c in need if c.endswith("_Bps")]].to_numpy(float)).all(axis=1)
+    df = df[ok].reset_index(drop=True)
+    if len(df) < 10:
+        raise ValueError(f"dataset.samples has {len(df)} complete samples; at least 10 are needed to fit an SVR")
+    return df
+
+
+def x_existing(df: pd.DataFrame, label: str) -> np.ndarray:
+    return df[[f"mptcp_probe_{label}_Bps"]].to_numpy(float) * 8
+
+
+def x_proposed(df: pd.DataFrame, total: str) -> np.ndarray:
+    return df[[f"path_probe_{total}_path1_Bps", f"path_probe_{total}_path2_Bps"]].to_numpy(float) * 8
+
+
+def fit_training_error(estimator, X, y_bps) -> tuple[float, float, np.ndarray]:
+    """Fit on all samples and evaluate on the same (the paper's "training error").
+
+    Returns
+    -------
+    tuple
+        ``(rmse [KB/s], fraction of RPE within 10 % [-], predictions [bit/s])``.
+    """
+    pred = estimator.fit(X, y_bps).predict(X)
+    return rmse(y_bps, pred) / 8 / KB_BYTES, fraction_rpe_within(y_bps, pred), pred
+
+
+def rtt_relation(rtt1_ms, rtt2_ms) -> np.ndarray:
+    """Table 5's RTT-relation label of each sample (configured RTTs)."""
+    r = np.asarray(rtt2_ms, float) / np.asarray(rtt1_ms, float)
+    out = np.full(r.shape, "", dtype=object)
+    for label, test in RTT_RELATIONS:
+        out[test(r)] = label
+    return out
+
+
+def kbps(bytes_per_s) -> float:
+    return float(bytes_per_s) / KB_BYTES
+
+
+def sd_kbps(y_bps) -> float:
+    """Population standard deviation of throughputs given in bit/s, in KB/s: the RMSE of predicting the mean."""
+    return float(np.std(np.asarray(y_bps, float))) / 8 / KB_BYTES
+

@@ -1,0 +1,106 @@
+"""P5 Hurst tables: the long ns-3 runs, the testbed, the 20 s windows, Bellcore, and the aggregated estimate."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.models.heavytail import hurst_from_alpha
+from tcpmodels.papers.p5_selfsimilar.data import BELLCORE_FULL_TRACE_H, P5Dataset
+
+__all__ = ["hurst_long", "hurst_testbed", "hurst_summary", "hurst_20s", "hurst_bellcore", "hurst_aggregated"]
+
+
+def hurst_long(dataset: P5Dataset) -> pd.DataFrame:
+    h = dataset.hurst[dataset.hurst["case"] == "long"]
+    if h.empty:
+        return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
+    out = h.groupby(["alpha", "method"]).agg(hurst=("hurst", "mean"), ci95_low=("ci95_low", "mean"),
+                                             ci95_high=("ci95_high", "mean"), stderr_kind=("stderr_kind", "first"),
+                                             n=("n", "first"), n_runs=("run_id", "nunique"))
+    out = out.reset_index()
+    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
+    out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
+    out["diff"] = out["hurst"] - out["predicted"]
+    return out
+
+
+def hurst_testbed(dataset: P5Dataset) -> pd.DataFrame:
+    """Kernel testbed runs: one row per alpha and estimator, with the prediction and whether the interval covers it."""
+    h = dataset.testbed_hurst
+    if h.empty:
+        return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
+    out = h[["alpha", "method", "hurst", "ci95_low", "ci95_high", "stderr_kind", "n"]].copy()
+    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
+    out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
+    out["diff"] = out["hurst"] - out["predicted"]
+    return out.reset_index(drop=True)
+
+
+def hurst_summary(long: pd.DataFrame) -> pd.DataFrame:
+    """Per alpha: predicted H, each estimator's H [95 % interval], and the median over estimators."""
+    if long.empty:
+        return pd.DataFrame()
+    txt = long.assign(cell=[f"{h:.2f} [{lo:.2f}, {hi:.2f}]" for h, lo, hi in
+                            zip(long["hurst"], long["ci95_low"], long["ci95_high"])])
+    t = txt.pivot(index="alpha", columns="method", values="cell")
+    t.insert(0, "predicted (3-alpha)/2", hurst_from_alpha(t.index.to_numpy()))
+    t["median over estimators"] = long.groupby("alpha")["hurst"].median()
+    t["estimators whose CI covers"] = long.groupby("alpha")["covers"].sum().astype(int).astype(str) + " of " + \
+        long.groupby("alpha")["covers"].size().astype(str)
+    return t
+
+
+def hurst_20s(dataset: P5Dataset) -> pd.DataFrame:
+    h = dataset.hurst[(dataset.hurst["case"] == "main") & (dataset.hurst["method"].isin(["whittle", "wavelet"]))]
+    if h.empty:
+        return pd.DataFrame()
+    g = h.groupby(["alpha", "method"])
+    out = pd.DataFrame({"hurst_mean": g["hurst"].mean(), "hurst_sd_over_runs": g["hurst"].std(),
+                        "ci95_halfwidth_mean": ((g["ci95_high"].mean() - g["ci95_low"].mean()) / 2),
+                        "n_runs": g["run_id"].nunique()}).reset_index()
+    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
+    return out
+
+
+def hurst_bellcore(dataset: P5Dataset) -> pd.DataFrame:
+    h = dataset.hurst[dataset.hurst["source"] == "bellcore"]
+    cols = ["method", "hurst", "stderr", "stderr_kind", "ci95_low", "ci95_high", "n"]
+    out = h[cols].reset_index(drop=True)
+    out["full_trace_H_Leland"] = BELLCORE_FULL_TRACE_H
+    return out
+
+
+
+def hurst_aggregated(counts: pd.DataFrame, factor: int = 10, *, source: str = "ns-3") -> pd.DataFrame:
+    """Every estimator on each ``source`` series of ``p5_counts`` after summing ``factor`` bins into one.
+
+    Parameters
+    ----------
+    counts : pandas.DataFrame
+        ``p5_counts`` rows (``run_id``, ``source``, ``alpha``, ``t_s``, ``packets``).
+    factor : int
+        Bins per aggregated bin (10: 10 ms -> 100 ms). [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        alpha (rows) x method (columns) of H, plus ``predicted`` = (3 - alpha)/2. [-]
+    """
+    from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415
+
+    if not isinstance(factor, (int, np.integer)) or factor < 1:
+        raise ValueError(f"factor [-] must be an integer >= 1; got {factor!r}")
+    rows = []
+    for _, g in counts[counts["source"] == source].groupby("run_id"):
+        x = g.sort_values("t_s")["packets"].to_numpy()
+        x = x[: len(x) // factor * factor].reshape(-1, factor).sum(axis=1).astype(float)
+        est = estimate_all(x)["hurst"]
+        rows.append({"alpha": float(g["alpha"].iloc[0]), **est.to_dict()})
+    if not rows:
+        return pd.DataFrame()
+    out = pd.DataFrame(rows).groupby("alpha").mean()
+    out["predicted"] = hurst_from_alpha(out.index.to_numpy())
+    return out
+
+

@@ -1,0 +1,195 @@
+"""Tests that are no mean: :func:`direction_count` (sign test), :func:`distribution` (KS, run permutation),
+:func:`arithmetic` and :func:`inequality` (exact), :func:`not_testable`."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from itertools import combinations
+
+import numpy as np
+from scipy import stats as sps
+
+from tcpmodels.stats.spec import POWER, ClaimSpec, Verdict, finite_values, fmt_number, verdict_row
+
+__all__ = ["direction_count", "distribution", "arithmetic", "inequality", "not_testable"]
+
+
+def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int | None = None,
+                    power_share: float = 0.75, we_measured: str | None = None, why: str = "") -> Verdict:
+    """Judge "the quantity moves the paper's way in most units" (units: RTT pairs, sizes, ...).
+
+    Parameters
+    ----------
+    per_unit : iterable of float
+        The signed quantity per unit (e.g. mean dJ of each RTT pair over its seeds); zeros and NaN are dropped.
+    n_runs : int, optional
+        Runs behind the units, for the ``n_runs`` column (default: the number of units).
+    power_share : float, default 0.75
+        The share at which ``runs_needed`` is computed when the observed share is lower: a clear
+        (3 to 1) majority, the smallest one a reader would call "most" without a test.
+
+    Returns
+    -------
+    Verdict
+        ``effect`` is the share k/n of units moving in ``direction``, with the exact
+        (Clopper-Pearson) CI of scipy's ``binomtest``. Supported if the CI lies above 0.5 (the
+        sign test rejects "no preferred direction"); contradicted if it lies below
+        ``smallest_effect`` (the share the claim needs, e.g. 0.5 for "most"); else inconclusive
+        with ``runs_needed`` the number of *units* a one-sample proportion test
+        (statsmodels ``NormalIndPower``, ``ratio=0``) needs at the observed share, or at
+        ``power_share`` when the observed share is below it.
+    """
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    x = finite_values(per_unit)
+    x = x[x != 0]
+    n = len(x)
+    k = int((np.sign(x) == spec.direction).sum())
+    if n:
+        res = sps.binomtest(k, n, 0.5, alternative="two-sided")
+        ci = res.proportion_ci(confidence_level=spec.confidence_level, method="exact")
+        share, lo, hi, p = k / n, float(ci.low), float(ci.high), float(res.pvalue)
+    else:
+        share, lo, hi, p = math.nan, 0.0, 1.0, math.nan
+    if n and hi < spec.smallest_effect:
+        verdict, reason = "contradicted", f"the CI of the share lies below {spec.smallest_effect:g}"
+    elif n and lo > 0.5:
+        verdict, reason = "supported", f"sign test p = {p:.3g}: more than half move the paper's way"
+    else:
+        verdict, reason = "inconclusive", (f"sign test p = {p:.3g}: the CI of the share holds 0.5" if n
+                                           else "no units with a non-zero change")
+    needed = math.nan
+    if verdict == "inconclusive" and n:
+        target = min(max(share, power_share, spec.smallest_effect), 0.95)  # a share of 1 has no finite effect size
+        if target > 0.5:
+            es = proportion_effectsize(target, 0.5)
+            needed = float(math.ceil(NormalIndPower().solve_power(effect_size=es, alpha=spec.alpha, power=POWER,
+                                                                   ratio=0, alternative="two-sided")))
+    test = (f"sign test over {n} units, {spec.confidence_level:.0%} Clopper-Pearson CI of the share; "
+            f"claimed share >= {spec.smallest_effect:g} ({spec.effect_source})")
+    return verdict_row(spec, we_measured=we_measured or f"{k} of {n} units move the paper's way ({spec.quantity})",
+                effect=share, ci_low=lo, ci_high=hi, n_runs=int(n if n_runs is None else n_runs), test=test,
+                verdict=verdict, runs_needed=needed, why=(why + "; " if why else "") + reason)
+
+
+def _ks(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
+    return float(sps.ks_2samp(np.concatenate(a), np.concatenate(b)).statistic)
+
+
+def distribution(spec: ClaimSpec, runs_a: Sequence[Iterable[float]], runs_b: Sequence[Iterable[float]], *,
+                 seed: int = 0, max_permutations: int = 2000, we_measured: str | None = None,
+                 why: str = "") -> Verdict:
+    """Judge "the distributions of A and B differ" (CDF claims) with the run as the unit.
+
+    The statistic is the two-sample Kolmogorov-Smirnov distance D between the pooled
+    samples of A and B (scipy ``ks_2samp``). Its null distribution comes from
+    reassigning whole runs to A and B (every split when there are at most
+    ``max_permutations``, else that many seeded random splits), so flows of one run
+    are never treated as independent. The CI of D is a percentile bootstrap over
+    runs within each group. Contradicted if the CI lies below ``smallest_effect``
+    (a distance that matters); supported if the permutation p < alpha; else
+    inconclusive, with ``runs_needed`` the smallest number of runs per group for
+    which a permutation p below alpha is possible at all (a lower bound: the
+    permutation test has no closed-form power). The flow-level KS p-value is
+    given in ``why`` for comparison only.
+    """
+    a = [finite_values(r) for r in runs_a]
+    b = [finite_values(r) for r in runs_b]
+    a = [r for r in a if len(r)]
+    b = [r for r in b if len(r)]
+    na, nb = len(a), len(b)
+    if not na or not nb:
+        return not_testable(spec, we_measured=we_measured or "no runs in one of the groups",
+                            why=why or "no data for one of the two distributions")
+    rng = np.random.default_rng(seed)
+    d_obs = _ks(a, b)
+    runs = a + b
+    n = na + nb
+    if math.comb(n, na) <= max_permutations:
+        splits = [set(c) for c in combinations(range(n), na)]
+    else:
+        splits = [set(rng.choice(n, na, replace=False).tolist()) for _ in range(max_permutations)]
+    null = np.array([_ks([runs[i] for i in s], [runs[i] for i in range(n) if i not in s]) for s in splits])
+    p = float((null >= d_obs - 1e-12).mean())
+    boot = np.array([_ks([a[i] for i in rng.integers(0, na, na)], [b[i] for i in rng.integers(0, nb, nb)])
+                     for _ in range(500)])
+    lo, hi = (float(v) for v in np.quantile(boot, [spec.alpha / 2, 1 - spec.alpha / 2]))
+    p_flows = float(sps.ks_2samp(np.concatenate(a), np.concatenate(b)).pvalue)
+    if hi < spec.smallest_effect:
+        verdict, reason = "contradicted", f"the CI of D lies below {fmt_number(spec.smallest_effect)}"
+    elif p < spec.alpha:
+        verdict, reason = "supported", f"run-permutation p = {p:.3g} < {spec.alpha:g}"
+    else:
+        verdict = "inconclusive"
+        reason = f"run-permutation p = {p:.3g} (smallest possible with {na}+{nb} runs: {1 / math.comb(n, na):.3g})"
+    needed = math.nan
+    if verdict == "inconclusive":
+        k = 1
+        while 2 / math.comb(2 * k, k) >= spec.alpha:  # two identical-size groups, two-sided
+            k += 1
+        needed = float(max(k, na, nb))
+    test = (f"two-sample KS distance D, null from reassigning whole runs ({len(splits)} splits), "
+            f"bootstrap CI over runs; smallest D {fmt_number(spec.smallest_effect)} ({spec.effect_source})")
+    return verdict_row(spec, we_measured=we_measured or f"D = {d_obs:.3f} ({na} vs {nb} runs, "
+                f"{sum(map(len, a))} vs {sum(map(len, b))} samples)", effect=d_obs, ci_low=lo, ci_high=hi,
+                n_runs=n, test=test, verdict=verdict, runs_needed=needed,
+                why=(why + "; " if why else "") + reason + f"; flow-level KS p = {p_flows:.2g} (pseudo-replicated, "
+                "not used)")
+
+
+def arithmetic(spec: ClaimSpec, ours: float, paper: float, *, we_measured: str,
+               ours_range: tuple[float, float] | None = None, why: str = "") -> Verdict:
+    """Judge a number the paper prints against the one its formulas give (no sampling).
+
+    Parameters
+    ----------
+    ours, paper : float
+        Our computed value and the paper's printed one, in the same unit.
+    ours_range : (float, float), optional
+        The range ``ours`` spans when the paper's own inputs vary within their printing
+        precision (e.g. 28.5-29.5 Gbit/s for a printed "29"); default: the point.
+
+    Returns
+    -------
+    Verdict
+        ``effect = ours - paper`` and ``[ci_low, ci_high]`` the range minus ``paper``. Supported
+        if the range comes within ``smallest_effect`` (the printing tolerance of the paper's
+        number) of ``paper``, else contradicted. ``n_runs`` is 0.
+    """
+    lo, hi = (float(ours), float(ours)) if ours_range is None else sorted(map(float, ours_range))
+    diff = float(ours) - float(paper)
+    gap = max(lo - float(paper), float(paper) - hi, 0.0)
+    ok = gap <= spec.smallest_effect
+    verdict = "supported" if ok else "contradicted"
+    reason = (f"distance from the printed value {fmt_number(gap)} {'<=' if ok else '>'} tolerance "
+              f"{fmt_number(spec.smallest_effect)} ({spec.effect_source})")
+    return verdict_row(spec, we_measured=we_measured, effect=diff, ci_low=lo - float(paper), ci_high=hi - float(paper),
+                n_runs=0, test="arithmetic from the printed numbers (no sampling); range from their printing "
+                "precision", verdict=verdict, runs_needed=math.nan, why=(why + "; " if why else "") + reason)
+
+
+def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str, why: str = "") -> Verdict:
+    """Judge "value exceeds bound" (``direction=+1``) or "value is below bound" (``-1``), computed exactly.
+
+    ``effect`` is ``value`` (the CI is the point); supported if ``direction * (value - bound) > 0``,
+    else contradicted; ``smallest_effect`` is not used by the rule (put a margin into ``bound``).
+    """
+    value, bound = float(value), float(bound)
+    diff = value - bound
+    ok = spec.direction * diff > 0
+    reason = f"{fmt_number(value)} {'>' if diff > 0 else '<=' if diff <= 0 else '?'} {fmt_number(bound)}"
+    return verdict_row(spec, we_measured=we_measured, effect=value, ci_low=value, ci_high=value, n_runs=0,
+                test=f"exact comparison ({spec.quantity} {'>' if spec.direction > 0 else '<'} {fmt_number(bound)}), "
+                     "no sampling", verdict="supported" if ok else "contradicted", runs_needed=math.nan,
+                why=(why + "; " if why else "") + reason)
+
+
+def not_testable(spec: ClaimSpec, *, we_measured: str, why: str, n_runs: int = 0) -> Verdict:
+    """A part our data cannot reach: inconclusive, with ``runs_needed`` NaN and the reason in ``why``."""
+    return verdict_row(spec, we_measured=we_measured, effect=math.nan, ci_low=math.nan, ci_high=math.nan,
+                n_runs=int(n_runs), test="not testable with this data", verdict="inconclusive",
+                runs_needed=math.nan, why=why)
+
+

@@ -1,0 +1,263 @@
+"""Tests on means over runs: :func:`difference` (t / bootstrap / Welch), :func:`equivalence` (TOST), and
+:func:`bootstrap_statistic` for a statistic that is no mean (a correlation, a ratio of RMSEs)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+import numpy as np
+from scipy import stats as sps
+
+from tcpmodels.stats.spec import (
+    POWER,
+    ClaimSpec,
+    Verdict,
+    decide,
+    finite_values,
+    fmt_number,
+    mean_ci,
+    ttest_runs_needed,
+    verdict_row,
+)
+
+__all__ = ["difference", "equivalence", "equivalence_ind", "bootstrap_statistic", "welch_ci"]
+
+
+def welch_ci(x: np.ndarray, y: np.ndarray, level: float) -> tuple[float, float]:
+    """Welch's t interval of ``mean(x) - mean(y)`` (NaN when both groups are constant).
+
+    Computed from the Welch-Satterthwaite degrees of freedom directly: scipy's ``ttest_ind``
+    warns (an error under the project's pytest settings) when one group is constant.
+    """
+    vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
+    if not vx + vy > 0:
+        return math.nan, math.nan
+    dof = (vx + vy) ** 2 / (vx ** 2 / (len(x) - 1) + vy ** 2 / (len(y) - 1))
+    half = float(sps.t.ppf(0.5 + level / 2, dof)) * math.sqrt(vx + vy)
+    effect = float(x.mean() - y.mean())
+    return effect - half, effect + half
+
+
+def difference(spec: ClaimSpec, per_run: Iterable[float], *, baseline: Iterable[float] | None = None,
+               method: str = "t", seed: int = 0, we_measured: str | None = None, why: str = "") -> Verdict:
+    """Judge "the quantity is positive (``direction=+1``) or negative (``-1``)" from one value per run.
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+    per_run : iterable of float
+        The quantity for each run (e.g. a paired difference per seed). NaN are dropped.
+    baseline : iterable of float, optional
+        Independent runs of the other condition: the effect is then ``mean(per_run) - mean(baseline)``
+        with Welch's t interval (``method="t"`` only), and ``runs_needed`` is per group
+        (statsmodels ``TTestIndPower``, pooled sd).
+    method : {"t", "bootstrap"}
+        Student-t interval of the mean, or the percentile bootstrap (scipy.stats.bootstrap, seeded).
+    seed : int
+        Seed of the bootstrap.
+    we_measured, why : str
+        Text for the row; a default is built from the numbers.
+
+    Returns
+    -------
+    Verdict
+        ``effect`` is the mean over runs and ``[ci_low, ci_high]`` its CI (natural sign). With
+        ``s = direction``: contradicted if the CI of ``s * mean`` lies wholly below
+        ``smallest_effect``; else supported if it lies wholly above 0; else inconclusive with
+        ``runs_needed`` from a t-test power analysis at ``smallest_effect / sd``.
+    """
+    x = finite_values(per_run)
+    s = spec.direction
+    delta = spec.smallest_effect
+    if baseline is not None:
+        return _welch(spec, x, finite_values(baseline), we_measured=we_measured, why=why)
+    n = len(x)
+    mean = float(x.mean()) if n else math.nan
+    lo, hi = mean_ci(x, spec.confidence_level, method, seed) if n else (math.nan, math.nan)
+    sd = float(x.std(ddof=1)) if n > 1 else math.nan
+    verdict, reason = decide(spec, lo, hi, n > 1)
+    needed = ttest_runs_needed(delta, sd, spec.alpha) if verdict == "inconclusive" else math.nan
+    label = "t" if method == "t" else "percentile bootstrap"
+    test = (f"mean over runs, {spec.confidence_level:.0%} {label} CI; claimed {spec.quantity} "
+            f"{'>' if s > 0 else '<'} 0, smallest effect {fmt_number(delta)} ({spec.effect_source})")
+    return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: mean {fmt_number(mean)} over {n} runs "
+                f"(sd {fmt_number(sd)})", effect=mean, ci_low=lo, ci_high=hi, n_runs=n, test=test, verdict=verdict,
+                runs_needed=needed, why=(why + "; " if why else "") + reason)
+
+
+def _welch(spec: ClaimSpec, x: np.ndarray, y: np.ndarray, *, we_measured: str | None, why: str) -> Verdict:
+    from statsmodels.stats.power import TTestIndPower
+
+    enough = len(x) >= 2 and len(y) >= 2
+    effect = float(x.mean() - y.mean()) if len(x) and len(y) else math.nan
+    lo, hi = welch_ci(x, y, spec.confidence_level) if enough else (-math.inf, math.inf)
+    if enough and not math.isfinite(lo):  # both groups constant: exact
+        lo = hi = effect
+    verdict, reason = decide(spec, lo, hi, enough)
+    sd = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2) if enough else math.nan
+    needed = math.nan
+    if verdict == "inconclusive" and sd > 0:
+        n = TTestIndPower().solve_power(effect_size=spec.smallest_effect / sd, alpha=spec.alpha, power=POWER)
+        needed = float(math.ceil(max(float(np.atleast_1d(n)[0]), 2.0)))
+    test = (f"difference of means over independent runs, {spec.confidence_level:.0%} Welch t CI; claimed "
+            f"{spec.quantity} {'>' if spec.direction > 0 else '<'} 0, smallest effect {fmt_number(spec.smallest_effect)} "
+            f"({spec.effect_source}); runs_needed is per group")
+    return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: {fmt_number(effect)} ({len(x)} vs {len(y)} runs)",
+                effect=effect, ci_low=lo, ci_high=hi, n_runs=len(x) + len(y), test=test, verdict=verdict,
+                runs_needed=needed, why=(why + "; " if why else "") + reason)
+
+
+def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str | None = None,
+                why: str = "") -> Verdict:
+    """Judge "the quantity does not change" by two one-sided t tests (TOST) with margin ``±smallest_effect``.
+
+    ``effect`` is the mean over runs; ``[ci_low, ci_high]`` is the ``1 - 2 alpha`` interval
+    (90 % for alpha 0.05), the one that matches TOST. Supported if TOST's p-value is below
+    alpha (the interval lies inside the margin); contradicted if the ``1 - alpha`` interval
+    lies wholly outside the margin; else inconclusive, with ``runs_needed`` for each one-sided
+    test to have 80 % power at the distance from the observed mean to the margin (or, when the
+    observed mean lies outside the margin, for a t test to exclude the margin).
+    """
+    from statsmodels.stats.weightstats import DescrStatsW
+
+    x = finite_values(per_run)
+    n = len(x)
+    m = spec.smallest_effect
+    mean = float(x.mean()) if n else math.nan
+    sd = float(x.std(ddof=1)) if n > 1 else math.nan
+    if n >= 2 and sd > 0:
+        d = DescrStatsW(x)
+        p_tost = float(d.ttost_mean(-m, m)[0])
+        lo, hi = (float(v) for v in d.tconfint_mean(alpha=2 * spec.alpha))
+        lo95, hi95 = (float(v) for v in d.tconfint_mean(alpha=spec.alpha))
+    elif n >= 2:  # all equal: no spread, exact
+        p_tost = 0.0 if abs(mean) < m else 1.0
+        lo = hi = lo95 = hi95 = mean
+    else:
+        p_tost, lo, hi, lo95, hi95 = math.nan, -math.inf, math.inf, -math.inf, math.inf
+    if n and (lo95 > m or hi95 < -m):
+        verdict, reason = "contradicted", f"the {spec.confidence_level:.0%} CI lies outside the margin ±{fmt_number(m)}"
+    elif p_tost == p_tost and p_tost < spec.alpha:
+        verdict, reason = "supported", f"TOST p = {p_tost:.3g} < {spec.alpha:g}: within ±{fmt_number(m)}"
+    else:
+        verdict = "inconclusive"
+        reason = (f"TOST p = {p_tost:.3g}: cannot exclude a change of {fmt_number(m)}" if n > 1
+                  else "fewer than 2 runs: no interval")
+    needed = math.nan
+    if verdict == "inconclusive" and n > 1 and abs(mean) < m:
+        needed = ttest_runs_needed(m - abs(mean), sd, spec.alpha, alternative="larger")
+    elif verdict == "inconclusive" and n > 1:  # the mean is outside the margin: runs to show the change instead
+        needed = ttest_runs_needed(abs(mean) - m, sd, spec.alpha)
+        reason += f"; the mean lies outside the margin, runs_needed is for the CI to exclude ±{fmt_number(m)}"
+    test = (f"TOST (two one-sided t tests) over runs, margin ±{fmt_number(m)} ({spec.effect_source}); "
+            f"CI is the {1 - 2 * spec.alpha:.0%} interval")
+    return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: mean {fmt_number(mean)} over {n} runs (sd {fmt_number(sd)})",
+                effect=mean, ci_low=lo, ci_high=hi, n_runs=n, test=test, verdict=verdict, runs_needed=needed,
+                why=(why + "; " if why else "") + reason)
+
+
+
+
+def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[float], *,
+                    we_measured: str | None = None, why: str = "") -> Verdict:
+    """Judge "A and B do not differ" from independent runs of each, by TOST on Welch's t (margin ``±smallest_effect``).
+
+    ``effect`` is ``mean(A) - mean(B)``; ``[ci_low, ci_high]`` the ``1 - 2 alpha`` Welch interval (the
+    one that matches TOST). Supported if it lies inside the margin; contradicted if the ``1 - alpha``
+    interval lies wholly outside it; else inconclusive, with ``runs_needed`` *per group* for each
+    one-sided test to have 80 % power (statsmodels ``TTestIndPower``, pooled sd) at the distance from
+    the observed difference to the margin (or, beyond the margin, for a Welch test to exclude it).
+    """
+    from statsmodels.stats.power import TTestIndPower
+
+    x, y = finite_values(runs_a), finite_values(runs_b)
+    m = spec.smallest_effect
+    enough = len(x) >= 2 and len(y) >= 2
+    diff = float(x.mean() - y.mean()) if len(x) and len(y) else math.nan
+    if enough:
+        lo, hi = welch_ci(x, y, 1 - 2 * spec.alpha)
+        lo95, hi95 = welch_ci(x, y, spec.confidence_level)
+        if not math.isfinite(lo):  # both constant: exact
+            lo = hi = lo95 = hi95 = diff
+    else:
+        lo, hi, lo95, hi95 = -math.inf, math.inf, -math.inf, math.inf
+    if enough and (lo95 > m or hi95 < -m):
+        verdict, reason = "contradicted", f"the {spec.confidence_level:.0%} CI lies outside the margin ±{fmt_number(m)}"
+    elif enough and -m < lo and hi < m:
+        verdict, reason = "supported", f"the {1 - 2 * spec.alpha:.0%} CI lies inside ±{fmt_number(m)} (TOST at " \
+                                       f"{spec.alpha:g})"
+    else:
+        verdict = "inconclusive"
+        reason = (f"the {1 - 2 * spec.alpha:.0%} CI reaches beyond ±{fmt_number(m)}" if enough
+                  else "fewer than 2 runs in a group: no interval")
+    sd = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2) if enough else math.nan
+    needed = math.nan
+    if verdict == "inconclusive" and sd > 0:
+        dist = m - abs(diff) if abs(diff) < m else abs(diff) - m
+        if dist > 0:
+            k = TTestIndPower().solve_power(effect_size=dist / sd, alpha=spec.alpha, power=POWER,
+                                            alternative="larger" if abs(diff) < m else "two-sided")
+            needed = float(math.ceil(max(float(np.atleast_1d(k)[0]), 2.0)))
+    test = (f"TOST on Welch's t over independent runs ({len(x)} vs {len(y)}), margin ±{fmt_number(m)} "
+            f"({spec.effect_source}); CI is the {1 - 2 * spec.alpha:.0%} interval; runs_needed is per group")
+    return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: {fmt_number(diff)} ({len(x)} vs {len(y)} "
+                       "runs)", effect=diff, ci_low=lo, ci_high=hi, n_runs=len(x) + len(y), test=test,
+                       verdict=verdict, runs_needed=needed, why=(why + "; " if why else "") + reason)
+
+
+def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statistic: Callable[..., float], *,
+                        unit: str = "run", n_resamples: int = 2999, seed: int = 0, we_measured: str | None = None,
+                        why: str = "") -> Verdict:
+    """Judge "the statistic is positive (``direction=+1``) or negative (``-1``)" by a paired bootstrap over units.
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+    data : sequence of arrays of equal length
+        One array per variable, one element per unit (resampled together, so pairing is kept).
+        Units with a NaN in any variable are dropped.
+    statistic : callable
+        ``statistic(*arrays) -> float`` (e.g. the difference of two Spearman correlations).
+    unit : str
+        What one element is (for the texts), e.g. ``"RTT pair"``.
+    n_resamples, seed : int
+        Bootstrap resamples (scipy ``bootstrap``, percentile method) and their seed.
+
+    Returns
+    -------
+    Verdict
+        ``effect`` is the statistic on all units, ``[ci_low, ci_high]`` its percentile bootstrap CI;
+        verdict by the rule of :func:`difference`. ``runs_needed`` (inconclusive only) is the number of
+        *units* a one-sample z test (statsmodels ``NormalIndPower``, ``ratio=0``) needs to detect
+        ``smallest_effect`` at the per-unit spread implied by the bootstrap standard error
+        (``se * sqrt(n)``).
+    """
+    from statsmodels.stats.power import NormalIndPower
+
+    arrays = [np.asarray(list(a), dtype=float) for a in data]
+    if not arrays or len({len(a) for a in arrays}) != 1:
+        raise ValueError("data must be one or more arrays of equal length")
+    ok = np.all([np.isfinite(a) for a in arrays], axis=0)
+    arrays = [a[ok] for a in arrays]
+    n = len(arrays[0])
+    effect = float(statistic(*arrays)) if n else math.nan
+    enough = n >= 3
+    if enough:
+        res = sps.bootstrap(tuple(arrays), statistic, paired=True, vectorized=False, confidence_level=spec.confidence_level,
+                            method="percentile", n_resamples=n_resamples, random_state=np.random.default_rng(seed))
+        lo, hi, se = float(res.confidence_interval.low), float(res.confidence_interval.high), float(res.standard_error)
+    else:
+        lo, hi, se = -math.inf, math.inf, math.nan
+    verdict, reason = decide(spec, lo, hi, enough)
+    needed = math.nan
+    if verdict == "inconclusive" and se > 0:
+        es = spec.smallest_effect / (se * math.sqrt(n))
+        k = NormalIndPower().solve_power(effect_size=es, alpha=spec.alpha, power=POWER, ratio=0)
+        needed = float(math.ceil(max(float(np.atleast_1d(k)[0]), 3.0)))
+    test = (f"statistic on all {unit}s, {spec.confidence_level:.0%} paired percentile bootstrap CI over {unit}s "
+            f"({n_resamples} resamples); claimed {spec.quantity} {'>' if spec.direction > 0 else '<'} 0, smallest "
+            f"effect {fmt_number(spec.smallest_effect)} ({spec.effect_source})")
+    return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: {fmt_number(effect)} over {n} {unit}s",
+                       effect=effect, ci_low=lo, ci_high=hi, n_runs=n, test=test, verdict=verdict,
+                       runs_needed=needed, why=(why + "; " if why else "") + reason)
