@@ -195,20 +195,14 @@ static inline tm_u32 tm_lia_ai_window(tm_u32 w_i, tm_u32 total, tm_u32 alpha_q16
  * (rate ~ sqrt(2 / p) / r with l ~ 1 / p), as in the authors' Linux OLIA
  * (mptcp_olia.c compares l_p * r_q^2 with l_q * r_p^2). A former version compared
  * l_p / r_p (no effect with equal RTTs). Here the key is
- * floor(min(l, 2^24) * 2^38 / r^2) (r^2 < 2^44; l is clamped at 2^24 segments).
- * w < 2^16 segments, r < 2^22 us, l < 2^32 segments. Only the first
+ * floor(l * 2^38 / r^2) (r^2 < 2^44).
+ * w < 2^16 segments, r in [1, 2^22) us, l < 2^24 segments (callers clamp). Only the first
  * TM_OLIA_SLOTS (4) slots count: more would exceed what the BPF verifier
  * explores (the set logic branches on every slot). */
-static inline tm_u64 tm_olia_best_key(tm_u32 l, tm_u32 r)
-{
-	tm_u64 ll = l > (1u << 24) ? (1u << 24) : l;
-	tm_u64 rr = (tm_u64)(r ? r : 1) * (r ? r : 1);
-	return (ll << 38) / rr;
-}
-
+#define TM_OLIA_KEY(l, r) ((((tm_u64)(l)) << 38) / ((tm_u64)(r) * (r)))
 static inline long long tm_olia_incr_q32(const tm_u32 *w, const tm_u32 *r, const tm_u32 *l, int i)
 {
-	tm_u64 t16 = 0, u, wmax = 0, best = 0, key, term;
+	tm_u64 t16 = 0, u, wmax = 0, best = 0, term;
 	long long a = 0;
 	int p, n = 0, n_max = 0, n_collected = 0, i_in_m = 0, i_in_c = 0;
 
@@ -222,9 +216,8 @@ TM_UNROLL
 		t16 += (((tm_u64)w[p] * r[i]) << 16) / r[p];
 		if (w[p] > wmax)
 			wmax = w[p];
-		key = tm_olia_best_key(l[p], r[p]);
-		if (key > best)
-			best = key;
+		if (TM_OLIA_KEY(l[p], r[p]) > best)
+			best = TM_OLIA_KEY(l[p], r[p]);
 	}
 	if (!t16)
 		return 0;
@@ -236,7 +229,7 @@ TM_UNROLL
 		if (!w[p] || !r[p])
 			continue;
 		in_m = w[p] == wmax;
-		in_b = tm_olia_best_key(l[p], r[p]) == best;
+		in_b = TM_OLIA_KEY(l[p], r[p]) == best;
 		n_max += in_m;
 		n_collected += in_b && !in_m;
 		if (p == i) {

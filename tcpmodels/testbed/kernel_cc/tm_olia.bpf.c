@@ -84,7 +84,7 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		c->cwnd[slot] = TM_MIN(tp->snd_cwnd, 0xffffU);
 		c->srtt_us[slot] = TM_MIN(TM_MAX(tp->srtt_us >> 3, 1U), (1U << 22) - 1);
 		c->subflow_id[slot] = id;
-		c->ell[slot] = (__u32)TM_MAX(l1, l2);
+		c->ell[slot] = (__u32)TM_MIN(TM_MAX(l1, l2), 1U << 24);   /* tm_olia_incr_q32 takes l < 2^24 */
 	}
 	if (!tm_cwnd_limited(tp))
 		return;

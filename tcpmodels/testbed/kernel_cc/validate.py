@@ -200,15 +200,17 @@ def _olia_snapshot_row(c: dict, rep: int) -> dict:
 
 
 def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 8, reno_duration_s: float = 20.0,
-                   reading_reps: int = 1, log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+                   reading_reps: int = 1, experiments=("reno", "cubic", "coupled"),
+                   log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every experiment ``reps`` times (variants interleaved; reno vs tm_reno ``reno_reps`` times
     of ``reno_duration_s``, alternating which goes first; tm_cubic_x with each x(RTT) reading
-    ``reading_reps`` times); return (rows, cwnd samples)."""
+    ``reading_reps`` times); ``experiments``: which of reno, cubic (with the readings) and coupled
+    (shared, disjoint, alpha, olia_incr) to run. Return (rows, cwnd samples)."""
     rows, cwnd_rows = [], []
     # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
     with host_lock(holder="kernel_cc.validate reno"), kernel_cc.congestion_control("tm_reno"), \
             Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01))) as tb:
-        for rep in range(reno_reps):
+        for rep in range(reno_reps if "reno" in experiments else 0):
             for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
                 rec, srec = _single(tb, cc, reno_duration_s, 0.5)
                 rows.append({"experiment": "reno", "variant": cc, "rep": rep, "rate_bps": rec["rate_bps"],
@@ -240,10 +242,10 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
 
     with host_lock(holder="kernel_cc.validate cubic"), kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}), \
             Testbed(cubic_topo) as tb:
-        for rep in range(reps):
+        for rep in range(reps if "cubic" in experiments else 0):
             for cc in ("cubic", "tm_cubic_x"):
                 cubic_run(tb, cc, rep, "none")
-    for reading in ("multiply", "divide"):
+    for reading in ("multiply", "divide") if "cubic" in experiments else ():
         with host_lock(holder=f"kernel_cc.validate cubic {reading}"), \
                 kernel_cc.congestion_control("tm_cubic_x", {"reading": reading, "x_exponent": X_EXPONENT}), \
                 Testbed(cubic_topo) as tb:
@@ -251,6 +253,8 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
                 cubic_run(tb, "tm_cubic_x", rep, reading)
     # coupled: shared bottleneck, disjoint paths, alpha snapshots
     variants = ("tm_lia", "tm_olia", "reno")
+    if "coupled" not in experiments:
+        return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
     with host_lock(holder="kernel_cc.validate coupled"), kernel_cc.congestion_control("tm_lia"), \
             kernel_cc.congestion_control("tm_olia"):
         with Testbed(shared_link(rate_bps=200e6, rtt_s=0.020, loss_rate=0.005)) as tb:
@@ -325,13 +329,17 @@ def verdict(ci: dict, tolerance: float) -> str:
 def summarize(rows: pd.DataFrame) -> dict:
     """The item-4 numbers of the issue from the rows (see the module docstring)."""
     out = {}
-    reno = rows[rows.experiment == "reno"].pivot_table(index="rep", columns="variant", values=["rate_bps", "retransmits"])
-    if len(reno) >= 2:
+    if "experiment" not in rows:
+        return out
+    reno = rows[rows.experiment == "reno"]
+    if reno.rep.nunique() >= 2:
+        reno = reno.pivot_table(index="rep", columns="variant", values=["rate_bps", "retransmits"])
         for col, tol in (("rate_bps", 0.05), ("retransmits", 0.10)):
             ci = mean_ratio_ci(reno[col]["tm_reno"], reno[col]["reno"])
             out[f"reno_{col}_ratio"] = {**ci, "tolerance": tol, "verdict": verdict(ci, tol)}
-    cub = rows[rows.experiment == "cubic"].pivot_table(index="rep", columns="variant", values="rate_bps")
-    if len(cub) >= 2:
+    cub = rows[rows.experiment == "cubic"]
+    if cub.rep.nunique() >= 2:
+        cub = cub.pivot_table(index="rep", columns="variant", values="rate_bps")
         ci = mean_ratio_ci(cub["tm_cubic_x"], cub["cubic"])
         out["cubic_rate_ratio"] = {**ci, "tolerance": 0.05, "verdict": verdict(ci, 0.05)}
     for exp in ("cubic", "cubic_multiply", "cubic_divide"):
@@ -348,6 +356,8 @@ def summarize(rows: pd.DataFrame) -> dict:
             v = g[col].astype(float)
             out[f"{exp}_{variant}_{col}"] = {"mean": float(v.mean()), "min": float(v.min()), "max": float(v.max()),
                                             "n": int(v.size)}
+            if exp == "shared" and len(g) >= 2:   # MPTCP / TCP over runs, with a 95 % interval
+                out[f"{exp}_{variant}_{col}"].update(mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"]))
     g = rows[rows.experiment == "olia_incr"]
     if len(g):
         e = g["incr_rel_error_of_terms"].astype(float).abs()
@@ -399,6 +409,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reno-reps", type=int, default=8)
     parser.add_argument("--reno-duration-s", type=float, default=20.0)
     parser.add_argument("--reading-reps", type=int, default=1)
+    parser.add_argument("--experiments", default="reno,cubic,coupled", help="comma-separated subset")
     parser.add_argument("--out", default="data/datasets/kernel_coupled_cc", help="path prefix of the outputs")
     args = parser.parse_args(argv)
     reason = kernel_cc.unavailable_reason()
@@ -406,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernel_cc validation skipped: {reason}")
         return 77
     params = {"reps": args.reps, "duration_s": args.duration_s, "reno_reps": args.reno_reps,
-              "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps}
+              "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps,
+              "experiments": tuple(args.experiments.split(","))}
     prov = _provenance(params)
     rows, cwnd = run_validation(**params)
     prov["load_average_end"] = list(os.getloadavg())
