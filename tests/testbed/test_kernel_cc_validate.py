@@ -3,7 +3,10 @@ cwnd trajectory, the paired ratio with its confidence interval, and the verdict.
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
+import pandas as pd
 import pytest
 
 from tcpmodels.testbed.kernel_cc.validate import mean_ratio_ci, observed_k, verdict
@@ -68,3 +71,26 @@ def test_mean_ratio_ci_and_verdict():
     assert verdict(noisy, 0.05) == "undecided"
     with pytest.raises(ValueError):
         mean_ratio_ci([1.0], [1.0])
+
+
+def test_summarize_gives_each_item4_number():
+    from tcpmodels.testbed.kernel_cc.validate import summarize
+
+    rows = []
+    for rep in range(4):
+        for cc, f in (("reno", 1.0), ("tm_reno", 0.7)):   # tm_reno 30 % slower: a contradicted criterion
+            rows.append({"experiment": "reno", "variant": cc, "rep": rep, "rate_bps": 8e6 * f * (1 + 0.01 * rep),
+                         "retransmits": 40 + rep})
+    epochs = json.dumps([{"k_observed_s": 4.2, "k_model_reading_s": 4.4}, {"k_observed_s": 3.0, "k_model_reading_s": 4.0}])
+    rows.append({"experiment": "cubic_divide", "variant": "tm_cubic_x", "rep": 0, "rate_bps": 1.8e7, "k_epochs": epochs})
+    for rep in range(3):
+        rows.append({"experiment": "shared", "variant": "tm_lia", "rep": rep, "rate_bps": 1e7 * (1 + 0.1 * rep),
+                     "tcp_rate_bps": 1e7, "ratio_mptcp_tcp": 1 + 0.1 * rep})
+    out = summarize(pd.DataFrame(rows))
+    assert out["reno_rate_bps_ratio"]["verdict"] == "contradicted"
+    assert out["reno_rate_bps_ratio"]["ratio"] == pytest.approx(0.7, rel=1e-9)
+    assert out["reno_retransmits_ratio"]["verdict"] == "met"
+    k = out["cubic_divide_tm_cubic_x_k_ratio"]
+    assert k["n_epochs"] == 2 and not k["within_10pct"] and k["max"] == pytest.approx(4.2 / 4.4)
+    shared = out["shared_tm_lia_ratio_mptcp_tcp"]
+    assert shared["mean"] == pytest.approx(1.1) and shared["ci_low"] < 1.1 < shared["ci_high"]
