@@ -127,7 +127,8 @@ def olia_increase_segments(windows_segments, rtts_s, ell_segments) -> np.ndarray
 
         with :math:`\alpha_r = 1/(|P|\,|B \setminus M|)` on the collected paths B \ M,
         :math:`-1/(|P|\,|M|)` on M when B \ M is non-empty, 0 otherwise; M the paths of
-        largest window, B the paths of largest l_r / rtt_r. [segments]
+        largest window, B the paths of largest l_r / rtt_r^2 (the square of a Reno-like rate
+        estimate sqrt(l_r) / rtt_r, as the authors' Linux implementation compares them). [segments]
 
     References
     ----------
@@ -139,7 +140,7 @@ def olia_increase_segments(windows_segments, rtts_s, ell_segments) -> np.ndarray
     ell = np.asarray(ell_segments, dtype=float)
     first = (w / r**2) / np.sum(w / r) ** 2
     in_m = w == w.max()
-    rate = ell / r
+    rate = ell / r**2
     in_b = np.isclose(rate, rate.max(), rtol=1e-12, atol=0.0)
     collected = in_b & ~in_m
     n = len(w)

@@ -374,7 +374,9 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
 
     Each dict: ``token``, ``alpha`` (in-kernel alpha, from ``alpha_q16``), ``cwnd_total_segments``,
     ``updated_ns`` (``bpf_ktime_get_ns``), and ``subflows``: a list of
-    ``{subflow_id, cwnd_segments, srtt_s}`` for the occupied slots.
+    ``{slot, subflow_id, cwnd_segments, srtt_s}`` for the occupied slots (tm_olia adds
+    ``ell_segments`` and ``incr_segments``, and ``last_slot``: the slot whose increase was
+    computed from this snapshot's values).
     """
     if name not in CONN_MAPS:
         raise ValueError(f"no per-connection map for {name!r}; there is one for {sorted(CONN_MAPS)}")
@@ -391,12 +393,15 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
             continue
         subflows = [
             {"slot": i, "subflow_id": v["subflow_id"][i], "cwnd_segments": v["cwnd"][i],
-             "srtt_s": v["srtt_us"][i] * 1e-6}
+             "srtt_s": v["srtt_us"][i] * 1e-6,
+             # tm_olia: l_i [segments] and the last increase per acked segment [segments]
+             **({"ell_segments": v["ell"][i]} if "ell" in v else {}),
+             **({"incr_segments": v["incr_q32"][i] / 2.0**32} if "incr_q32" in v else {})}
             for i in range(len(v["cwnd"])) if v["cwnd"][i] and v["srtt_us"][i]
         ]
         rec = {"token": key, "alpha": v["alpha_q16"] / 65536.0, "cwnd_total_segments": v["cwnd_total"],
                "updated_ns": v["updated_ns"], "acks": v.get("acks"), "subflows": subflows}
-        for extra in ("alpha_r_q32",):
+        for extra in ("alpha_r_q32", "last_slot"):
             if extra in v:
                 rec[extra] = v[extra]
         out.append(rec)

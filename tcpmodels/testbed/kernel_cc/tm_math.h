@@ -189,15 +189,20 @@ static inline tm_u32 tm_lia_ai_window(tm_u32 w_i, tm_u32 total, tm_u32 alpha_q16
  *   a_i = +1 / (|P| |B\M|)  for i in B\M (best paths that do not have the largest window),
  *   a_i = -1 / (|P| |M|)    for i in M when B\M is not empty,
  *   a_i = 0                 otherwise;
- * M: paths of the largest window; B: paths with the largest l_p / r_p, where
+ * M: paths of the largest window; B: paths with the largest l_p / r_p^2, where
  * l_p is the larger of the segments delivered between the last two losses and
- * since the last loss (compared as l_p r_q > l_q r_p: no division).
- * w < 2^16 segments, r < 2^22 us, l < 2^32 segments. Only the first
+ * since the last loss. l_p / r_p^2 is the square of a Reno-like rate estimate
+ * (rate ~ sqrt(2 / p) / r with l ~ 1 / p), as in the authors' Linux OLIA
+ * (mptcp_olia.c compares l_p * r_q^2 with l_q * r_p^2). A former version compared
+ * l_p / r_p (no effect with equal RTTs). Here the key is
+ * floor(l * 2^38 / r^2) (r^2 < 2^44).
+ * w < 2^16 segments, r in [1, 2^22) us, l < 2^24 segments (callers clamp). Only the first
  * TM_OLIA_SLOTS (4) slots count: more would exceed what the BPF verifier
  * explores (the set logic branches on every slot). */
+#define TM_OLIA_KEY(l, r) ((((tm_u64)(l)) << 38) / ((tm_u64)(r) * (r)))
 static inline long long tm_olia_incr_q32(const tm_u32 *w, const tm_u32 *r, const tm_u32 *l, int i)
 {
-	tm_u64 t16 = 0, u, wmax = 0, best_l = 0, best_r = 1, term;
+	tm_u64 t16 = 0, u, wmax = 0, best = 0, term;
 	long long a = 0;
 	int p, n = 0, n_max = 0, n_collected = 0, i_in_m = 0, i_in_c = 0;
 
@@ -211,10 +216,8 @@ TM_UNROLL
 		t16 += (((tm_u64)w[p] * r[i]) << 16) / r[p];
 		if (w[p] > wmax)
 			wmax = w[p];
-		if ((tm_u64)l[p] * best_r > best_l * r[p]) {
-			best_l = l[p];
-			best_r = r[p];
-		}
+		if (TM_OLIA_KEY(l[p], r[p]) > best)
+			best = TM_OLIA_KEY(l[p], r[p]);
 	}
 	if (!t16)
 		return 0;
@@ -226,7 +229,7 @@ TM_UNROLL
 		if (!w[p] || !r[p])
 			continue;
 		in_m = w[p] == wmax;
-		in_b = (tm_u64)l[p] * best_r == best_l * r[p];
+		in_b = TM_OLIA_KEY(l[p], r[p]) == best;
 		n_max += in_m;
 		n_collected += in_b && !in_m;
 		if (p == i) {

@@ -7,7 +7,10 @@
  * segments delivered between losses, is counted in tp->delivered. The fraction
  * of a segment is accumulated per subflow (signed: a_i may be negative).
  * At most TM_OLIA_SLOTS (4) subflows per connection take part (slot = subflow
- * id mod 4). A plain TCP socket is Reno. Map "tm_olia_conn" for user space. */
+ * id mod 4; the kernel numbers a connection's subflows 1, 2, 3, ... in the order they
+ * are created, so two or three subflows never share a slot; a fifth subflow, or one
+ * re-created after others closed, lands on the slot of an earlier one and the two
+ * overwrite each other's entry). A plain TCP socket is Reno. Map "tm_olia_conn" for user space. */
 #include "tm_bpf.h"
 
 struct tm_olia_conn {
@@ -18,6 +21,8 @@ struct tm_olia_conn {
 	__s64 incr_q32[TM_MAX_SUBFLOWS]; /* last increase per acked segment, * 2^32 */
 	__u32 alpha_q16;                 /* LIA's alpha on the same windows, for comparison */
 	__u32 cwnd_total;
+	__u32 last_slot;                 /* slot whose ACK wrote incr_q32 last: its increase was computed
+	                                  * from the windows, RTTs and l of this very entry */
 	__u64 updated_ns;
 	__u64 acks;
 };
@@ -79,7 +84,7 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		c->cwnd[slot] = TM_MIN(tp->snd_cwnd, 0xffffU);
 		c->srtt_us[slot] = TM_MIN(TM_MAX(tp->srtt_us >> 3, 1U), (1U << 22) - 1);
 		c->subflow_id[slot] = id;
-		c->ell[slot] = (__u32)TM_MAX(l1, l2);
+		c->ell[slot] = (__u32)TM_MIN(TM_MAX(l1, l2), 1U << 24);   /* tm_olia_incr_q32 takes l < 2^24 */
 	}
 	if (!tm_cwnd_limited(tp))
 		return;
@@ -99,6 +104,7 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	c->incr_q32[slot] = incr;
 	c->alpha_q16 = tm_lia_alpha_q16(c->cwnd, c->srtt_us);
 	c->cwnd_total = total;
+	c->last_slot = slot;
 	c->updated_ns = bpf_ktime_get_ns();
 	c->acks++;
 

@@ -1,19 +1,25 @@
 """Validation of the tm_* congestion controls on the testbed (issue 15, item 4); writes a dataset.
 
-``python -m tcpmodels.testbed.kernel_cc.validate --reps 3 --out data/datasets/kernel_coupled_cc``
+``python -m tcpmodels.testbed.kernel_cc.validate --out data/datasets/kernel_coupled_cc``
 runs, with the compared variants interleaved within each repetition and the host lock held
 per experiment:
 
-* ``reno``: kernel ``reno`` vs ``tm_reno``, one path with random loss: rate and retransmits;
+* ``reno``: kernel ``reno`` vs ``tm_reno``, one path with random loss, ``--reno-reps`` pairs of
+  ``--reno-duration-s`` (which goes first alternates): rate and retransmits, summarized as the
+  mean ratio with a 95 % t interval over pairs (:func:`mean_ratio_ci`, :func:`verdict`);
 * ``cubic``: kernel ``cubic`` vs ``tm_cubic_x`` (x = 1): rate, and K observed from the cwnd
   trajectory (TCP_INFO every 20 ms) beside RFC 9438's K for the observed windows (:func:`observed_k`);
+  ``cubic_multiply`` / ``cubic_divide``: ``tm_cubic_x`` with each reading of x(RTT), K observed
+  beside ``models.cubic.kozu_k_s`` with that reading;
 * ``shared``: one MPTCP connection with two subflows over one lossy link beside one TCP flow,
   MPTCP rate / TCP rate for tm_lia, tm_olia and uncoupled (kernel reno on each subflow);
 * ``disjoint``: two paths with 0.2 % and 2 % loss: share of bytes on the less lossy path;
-* ``alpha``: in-kernel LIA alpha vs ``lia_alpha`` on the same map snapshot.
+* ``alpha``: in-kernel LIA alpha vs ``lia_alpha`` on the same map snapshot (shared and disjoint runs);
+* ``olia_incr``: in-kernel OLIA increase vs ``arithmetic.olia_increase_segments`` on the same snapshot.
 
 Rows go to ``<out>.parquet`` (one per run or snapshot) and provenance to ``<out>.json``
-(commit, kernel, tool versions, parameters); cwnd samples of one run per coupled variant
+(commit and whether the tree was dirty, kernel, tool versions, parameters, host load, and
+the item-4 summary of :func:`summarize`); cwnd samples of one disjoint run per variant
 to ``<out>_cwnd.parquet``.
 """
 
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import time
@@ -30,12 +37,18 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.testbed import kernel_cc
+from tcpmodels.testbed.kernel_cc.arithmetic import olia_increase_segments
+from tcpmodels.models.cubic import PowerLawX, kozu_k_s, x_power_law_params
 from tcpmodels.models.mptcp import lia_alpha
 from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topology, dumbbell, single_link, two_path
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "mean_ratio_ci", "verdict", "summarize", "run_validation", "main"]
+
+#: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
+X_EXPONENT = -1.0 / 3.0
+X_OF_RTT = PowerLawX(**x_power_law_params(X_EXPONENT))
 
 
 def shared_link(*, rate_bps: float, rtt_s: float, loss_rate: float) -> Topology:
@@ -51,42 +64,70 @@ def shared_link(*, rate_bps: float, rtt_s: float, loss_rate: float) -> Topology:
                     meta={"server_addr": "10.0.1.2"})
 
 
-def observed_k(samples: list[dict], c: float = 0.4) -> list[dict]:
-    """K observed in a cwnd trajectory (TCP_INFO samples), one entry per congestion epoch.
+def observed_k(samples: list[dict], c: float = 0.4, beta_cubic: float = 0.7,
+               fast_convergence: bool = True) -> list[dict]:
+    """K observed in a cwnd trajectory (TCP_INFO samples), one entry per congestion epoch. [s]
 
     An epoch starts when a loss recovery ends (``ca_state`` back to Open after Recovery/Loss),
-    with ``cwnd_epoch`` the window then, and ends when the next recovery starts. The cubic curve is flattest at t = K, where it reaches its origin W_max (after
-    fast convergence the origin is below the window at the loss, so W_max is read from the
-    trajectory): the plateau is the longest run of samples within one segment of the epoch's
-    most frequent window, and K observed is the time from the reduction to the plateau's middle
-    (epochs that end before the window grows past the plateau are left out).
-    The model value is RFC 9438's ``K = cbrt((W_max - cwnd_epoch) / C)`` for those two windows. [s]
+    with ``cwnd_epoch`` the window then, and ends when the next recovery starts.
+
+    W_max is not read off the trajectory's plateau but follows CUBIC's rule (RFC 9438 4.6 and
+    4.7, as the kernel's ``bictcp_recalc_ssthresh``) from the window at each loss (the last
+    Open sample before a recovery): W_max = cwnd_loss, or cwnd_loss (1 + beta) / 2 with fast
+    convergence when cwnd_loss is below the previous W_max. (The former estimator took the
+    most frequent window as W_max and the middle of the samples within one segment of it as K:
+    on the curve's flat top a one-segment error in W_max moves that middle by about a second,
+    and it read K 0.74-0.77 of RFC 9438's for the kernel's own cubic.)
+
+    K observed is the time from the epoch start to the inflection of
+    ``cwnd + 0.5 = W_max + c' (t - K)^3`` fitted by least squares (K on a 5 ms grid, c' free,
+    W_max fixed; ``+ 0.5`` because the integer window trails the real-valued curve) to the
+    epoch's samples within ``max(3, 0.3 (W_max - cwnd_epoch))`` segments below W_max and any
+    above (where the cubic term, not the Reno-friendly estimate or the 1.5 cwnd cap, sets the
+    window). Epochs whose samples do not reach 2 segments past W_max on both sides are left out.
+
+    Returns dicts with ``t_start_s`` (the epoch's first sample), ``w_max_segments``, ``cwnd_epoch_segments``, ``k_observed_s``,
+    ``c_fit``, ``k_model_s`` = RFC 9438's ``cbrt((W_max - cwnd_epoch) / C)`` for those windows
+    and ``min_rtt_s``.
     """
-    t = np.array([s["t_s"] for s in samples])
+    t = np.array([s["t_s"] for s in samples], dtype=float)
     w = np.array([s["cwnd_segments"] for s in samples], dtype=float)
     state = np.array([s["ca_state"] for s in samples])
-    starts = [i for i in range(1, len(w)) if state[i] == 0 and state[i - 1] != 0]
-    ends = [i for i in range(1, len(w)) if state[i] != 0 and state[i - 1] == 0]
+    min_rtt = np.array([s.get("min_rtt_s", np.nan) for s in samples], dtype=float)
     out = []
-    for start in starts:
-        end = next((e for e in ends if e > start), None)
-        if end is None:
+    last_max = 0.0
+    w_max = None
+    for i in range(1, len(w)):
+        if state[i] != 0 and state[i - 1] == 0:          # a loss: W_max by CUBIC's rule
+            cwnd_loss = w[i - 1]
+            if fast_convergence and cwnd_loss < last_max:
+                w_max = cwnd_loss * (1.0 + beta_cubic) / 2.0
+            else:
+                w_max = cwnd_loss
+            last_max = w_max
             continue
-        seg_t, seg_w = t[start:end], w[start:end]
-        if len(seg_w) < 20:
+        if not (state[i] == 0 and state[i - 1] != 0) or w_max is None:
             continue
-        values, counts = np.unique(seg_w, return_counts=True)
-        plateau = values[np.argmax(counts)]
-        near = np.abs(seg_w - plateau) <= 1
-        if plateau <= seg_w[0] + 2 or not near.any():
+        end = next((j for j in range(i + 1, len(w)) if state[j] != 0), None)
+        if end is None or end - i < 20:
             continue
-        idx = np.nonzero(near)[0]
-        if seg_w[-1] <= plateau + 1:  # the epoch ended before the curve left its plateau: K not seen
+        seg_t, seg_w = t[i:end] - t[i], w[i:end]
+        w0 = seg_w[0]
+        if w_max <= w0 + 2:
             continue
-        mid_s = 0.5 * (seg_t[idx[0]] + seg_t[idx[-1]])
-        out.append({"w_max_segments": float(plateau), "cwnd_epoch_segments": float(seg_w[0]),
-                    "k_observed_s": float(mid_s - seg_t[0]),
-                    "k_model_s": float(np.cbrt((plateau - seg_w[0]) / c))})
+        if not ((seg_w <= w_max - 2).any() and (seg_w >= w_max + 2).any()):
+            continue
+        use = seg_w >= w_max - max(3.0, 0.3 * (w_max - w0))
+        tt, yy = seg_t[use], seg_w[use] + 0.5 - w_max
+        grid = np.arange(0.0, seg_t[-1], 0.005)
+        x = (tt[None, :] - grid[:, None]) ** 3
+        cf = (x * yy).sum(axis=1) / np.maximum((x * x).sum(axis=1), 1e-12)
+        resid = ((yy[None, :] - cf[:, None] * x) ** 2).sum(axis=1)
+        best = int(np.argmin(resid))
+        out.append({"t_start_s": float(t[i]), "w_max_segments": float(w_max), "cwnd_epoch_segments": float(w0),
+                    "k_observed_s": float(grid[best]), "c_fit": float(cf[best]),
+                    "k_model_s": float(np.cbrt((w_max - w0) / c)),
+                    "min_rtt_s": float(np.nanmin(min_rtt[i:end])) if np.isfinite(min_rtt[i:end]).any() else np.nan})
     return out
 
 
@@ -111,39 +152,109 @@ def _per_subflow_bytes(srec: dict) -> dict[str, int]:
     return last
 
 
-def run_validation(*, reps: int = 3, duration_s: float = 10.0, log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run every experiment ``reps`` times (variants interleaved); return (rows, cwnd samples)."""
+def _snapshots(cc: str, duration_s: float) -> list[dict]:
+    """Five dumps of the per-connection map, 0.3 s apart, from the middle of a run (connections with two subflows)."""
+    time.sleep(duration_s / 2)
+    snaps = []
+    for _ in range(5):
+        snaps += [c for c in kernel_cc.dump_connections(cc) if len(c["subflows"]) == 2]
+        time.sleep(0.3)
+    return snaps
+
+
+def _snapshot_rows(cc: str, snaps: list[dict], rep: int, setting: str) -> list[dict]:
+    rows = []
+    for c in snaps:
+        if cc == "tm_olia":
+            rows.append({**_olia_snapshot_row(c, rep), "setting": setting})
+            continue
+        w = [s["cwnd_segments"] for s in c["subflows"]]
+        r = [s["srtt_s"] for s in c["subflows"]]
+        model = float(lia_alpha(w, r))
+        rows.append({"experiment": "alpha", "variant": cc, "rep": rep, "setting": setting, "alpha_kernel": c["alpha"],
+                     "alpha_model": model, "alpha_rel_error": c["alpha"] / model - 1,
+                     "cwnd_segments": json.dumps(w), "srtt_s": json.dumps(r)})
+    return rows
+
+
+def _olia_snapshot_row(c: dict, rep: int) -> dict:
+    """OLIA's in-kernel increase of the subflow that computed it last (``last_slot``) beside
+    :func:`~tcpmodels.testbed.kernel_cc.arithmetic.olia_increase_segments` on the same entry's
+    windows, RTTs and l. The error is relative to the increase and to the size of its terms
+    ``w_i/(r_i^2 (sum w/r)^2) + |alpha_i|/w_i`` (the increase itself may be near 0 when alpha_i < 0)."""
+    subs = c["subflows"]
+    w = np.array([s["cwnd_segments"] for s in subs], dtype=float)
+    r = np.array([s["srtt_s"] for s in subs], dtype=float)
+    ell = np.array([s["ell_segments"] for s in subs], dtype=float)
+    i = next(k for k, s in enumerate(subs) if s["slot"] == c.get("last_slot"))
+    model = olia_increase_segments(w, r, ell)
+    first = (w / r**2) / np.sum(w / r) ** 2
+    alpha_i = (model[i] - first[i]) * w[i]
+    got = subs[i]["incr_segments"]
+    return {"experiment": "olia_incr", "variant": "tm_olia", "rep": rep, "incr_kernel": got,
+            "incr_model": float(model[i]), "incr_rel_error": float(got / model[i] - 1),
+            "incr_rel_error_of_terms": float((got - model[i]) / (first[i] + abs(alpha_i) / w[i])),
+            "olia_alpha_model": float(alpha_i),
+            "cwnd_segments": json.dumps(w.tolist()), "srtt_s": json.dumps(r.tolist()),
+            "ell_segments": json.dumps(ell.tolist())}
+
+
+def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 8, reno_duration_s: float = 20.0,
+                   reading_reps: int = 1, experiments=("reno", "cubic", "coupled"),
+                   log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run every experiment ``reps`` times (variants interleaved; reno vs tm_reno ``reno_reps`` times
+    of ``reno_duration_s``, alternating which goes first; tm_cubic_x with each x(RTT) reading
+    ``reading_reps`` times); ``experiments``: which of reno, cubic (with the readings) and coupled
+    (shared, disjoint, alpha, olia_incr) to run. Return (rows, cwnd samples)."""
     rows, cwnd_rows = [], []
-    # reno vs tm_reno
+    # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
     with host_lock(holder="kernel_cc.validate reno"), kernel_cc.congestion_control("tm_reno"), \
             Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01))) as tb:
-        for rep in range(reps):
-            for cc in ("reno", "tm_reno"):
-                rec, srec = _single(tb, cc, duration_s, 0.5)
+        for rep in range(reno_reps if "reno" in experiments else 0):
+            for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
+                rec, srec = _single(tb, cc, reno_duration_s, 0.5)
                 rows.append({"experiment": "reno", "variant": cc, "rep": rep, "rate_bps": rec["rate_bps"],
                              "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"]})
                 log(rows[-1])
-    # cubic vs tm_cubic_x (x = 1)
+    # cubic vs tm_cubic_x (x = 1), then tm_cubic_x with each reading of x(RTT)
     # (rate limiter on a router, not on the sender's host: there TCP small queues keep the
     # sender from filling the buffer, so it never loses and is never cwnd-limited)
+    cubic_topo = dumbbell(access_rtts_s=[0.1], bottleneck_rate_bps=20e6, bottleneck_buffer_bytes=100_000)
+
+    def cubic_run(tb, cc, rep, reading):
+        server = wl.start_server(tb, "s0")
+        (rec,) = wl.run_flows(tb, "d", [_bulk(tb, "d", "10.1.0.1", cc, 4 * duration_s, interval_s=0.02)])
+        time.sleep(1.0)
+        (srec,) = server.stop()
+        ks = observed_k(srec["samples"], c=0.4, beta_cubic=0.7)
+        for k in ks:  # the model's K for the observed windows: kozu_k_s of the W_max whose reduction is W_max - cwnd_epoch
+            k["k_model_reading_s"] = float(kozu_k_s((k["w_max_segments"] - k["cwnd_epoch_segments"]) / 0.3,
+                                                    k["min_rtt_s"], reading=reading, x_of_rtt=X_OF_RTT,
+                                                    c=0.4, beta_cubic=0.7))
+        rows.append({"experiment": "cubic" if reading == "none" else f"cubic_{reading}", "variant": cc, "rep": rep,
+                     "reading": reading, "rate_bps": rec["rate_bps"],
+                     "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"],
+                     "k_observed_s": float(np.median([k["k_observed_s"] for k in ks])) if ks else np.nan,
+                     "k_model_s": float(np.median([k["k_model_reading_s"] for k in ks])) if ks else np.nan,
+                     "k_ratio": float(np.median([k["k_observed_s"] / k["k_model_reading_s"] for k in ks])) if ks else np.nan,
+                     "k_epochs": json.dumps(ks), "k_cycles": len(ks)})
+        log({k: v for k, v in rows[-1].items() if k != "k_epochs"})
+
     with host_lock(holder="kernel_cc.validate cubic"), kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}), \
-            Testbed(dumbbell(access_rtts_s=[0.1], bottleneck_rate_bps=20e6, bottleneck_buffer_bytes=100_000)) as tb:
-        for rep in range(reps):
+            Testbed(cubic_topo) as tb:
+        for rep in range(reps if "cubic" in experiments else 0):
             for cc in ("cubic", "tm_cubic_x"):
-                server = wl.start_server(tb, "s0")
-                (rec,) = wl.run_flows(tb, "d", [_bulk(tb, "d", "10.1.0.1", cc, 4 * duration_s, interval_s=0.02)])
-                time.sleep(1.0)
-                (srec,) = server.stop()
-                ks = observed_k(srec["samples"])
-                rows.append({"experiment": "cubic", "variant": cc, "rep": rep, "rate_bps": rec["rate_bps"],
-                             "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"],
-                             "k_observed_s": float(np.median([k["k_observed_s"] for k in ks])) if ks else np.nan,
-                             "k_model_s": float(np.median([k["k_model_s"] for k in ks])) if ks else np.nan,
-                             "k_ratio": float(np.median([k["k_observed_s"] / k["k_model_s"] for k in ks])) if ks else np.nan,
-                             "k_cycles": len(ks)})
-                log(rows[-1])
+                cubic_run(tb, cc, rep, "none")
+    for reading in ("multiply", "divide") if "cubic" in experiments else ():
+        with host_lock(holder=f"kernel_cc.validate cubic {reading}"), \
+                kernel_cc.congestion_control("tm_cubic_x", {"reading": reading, "x_exponent": X_EXPONENT}), \
+                Testbed(cubic_topo) as tb:
+            for rep in range(reading_reps):
+                cubic_run(tb, "tm_cubic_x", rep, reading)
     # coupled: shared bottleneck, disjoint paths, alpha snapshots
     variants = ("tm_lia", "tm_olia", "reno")
+    if "coupled" not in experiments:
+        return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
     with host_lock(holder="kernel_cc.validate coupled"), kernel_cc.congestion_control("tm_lia"), \
             kernel_cc.congestion_control("tm_olia"):
         with Testbed(shared_link(rate_bps=200e6, rtt_s=0.020, loss_rate=0.005)) as tb:
@@ -153,12 +264,15 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, log=print) -> tup
                     flows = [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True, flow_id=1),
                              _bulk(tb, "c", "10.0.1.2", "reno",
                                    duration_s, flow_id=2)]
-                    recs = {r["flow_id"]: r for r in wl.run_flows(tb, "c", flows)}
+                    popen = wl.launch_flows(tb, "c", flows)
+                    snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
+                    recs = {r["flow_id"]: r for r in wl.collect_flows(popen, duration_s + 60)}
                     ratio = recs[1]["rate_bps"] / recs[2]["rate_bps"]
                     rows.append({"experiment": "shared", "variant": cc, "rep": rep, "rate_bps": recs[1]["rate_bps"],
                                  "tcp_rate_bps": recs[2]["rate_bps"], "ratio_mptcp_tcp": ratio,
                                  "subflows": (recs[1].get("mptcp_subflows") or 0) + 1})
                     log(rows[-1])
+                    rows.extend(_snapshot_rows(cc, snaps, rep, "shared"))
             server.stop()
         topo = two_path([PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.002),
                          PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.02)])
@@ -168,12 +282,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, log=print) -> tup
                     server = wl.start_server(tb, "s", mptcp=True)
                     popen = wl.launch_flows(tb, "c", [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True,
                                                             interval_s=0.1)])
-                    snaps = []
-                    if cc == "tm_lia":
-                        time.sleep(duration_s / 2)
-                        for _ in range(5):
-                            snaps += [c for c in kernel_cc.dump_connections("tm_lia") if len(c["subflows"]) == 2]
-                            time.sleep(0.3)
+                    snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
                     (rec,) = wl.collect_flows(popen, duration_s + 60)
                     time.sleep(1.0)
                     (srec,) = server.stop()
@@ -183,13 +292,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, log=print) -> tup
                     rows.append({"experiment": "disjoint", "variant": cc, "rep": rep, "rate_bps": rec["rate_bps"],
                                  "share_less_lossy": share})
                     log(rows[-1])
-                    for c in snaps:
-                        w = [s["cwnd_segments"] for s in c["subflows"]]
-                        r = [s["srtt_s"] for s in c["subflows"]]
-                        model = float(lia_alpha(w, r))
-                        rows.append({"experiment": "alpha", "variant": cc, "rep": rep, "alpha_kernel": c["alpha"],
-                                     "alpha_model": model, "alpha_rel_error": c["alpha"] / model - 1,
-                                     "cwnd_segments": json.dumps(w), "srtt_s": json.dumps(r)})
+                    rows.extend(_snapshot_rows(cc, snaps, rep, "disjoint"))
                     if rep == 0:
                         for s in srec["samples"]:
                             cwnd_rows.append({"variant": cc, "t_s": s["t_s"], "subflow": s.get("local", ""),
@@ -197,25 +300,104 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, log=print) -> tup
     return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
 
 
-def _provenance(reps: int, duration_s: float) -> dict:
+def mean_ratio_ci(test, ref, *, confidence: float = 0.95) -> dict:
+    """Ratio of ``test`` to ``ref`` over paired (interleaved) repetitions with a t confidence interval.
+
+    The ratio is the geometric mean of the per-pair ratios test_i / ref_i, its interval
+    exp(mean log-ratio +- t_{n-1} s / sqrt(n)) (scipy.stats.t). [-]
+    """
+    from scipy import stats
+
+    a, b = np.asarray(test, dtype=float), np.asarray(ref, dtype=float)
+    if a.shape != b.shape or a.size < 2 or (a <= 0).any() or (b <= 0).any():
+        raise ValueError("need at least two positive pairs of equal length")
+    d = np.log(a / b)
+    half = stats.t.ppf(0.5 + confidence / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
+    return {"ratio": float(np.exp(d.mean())), "ci_low": float(np.exp(d.mean() - half)),
+            "ci_high": float(np.exp(d.mean() + half)), "n_pairs": int(d.size), "confidence": confidence}
+
+
+def verdict(ci: dict, tolerance: float) -> str:
+    """``met`` if the interval lies within 1 +- tolerance, ``contradicted`` if it lies outside, else ``undecided``."""
+    if ci["ci_low"] >= 1 - tolerance and ci["ci_high"] <= 1 + tolerance:
+        return "met"
+    if ci["ci_low"] > 1 + tolerance or ci["ci_high"] < 1 - tolerance:
+        return "contradicted"
+    return "undecided"
+
+
+def summarize(rows: pd.DataFrame) -> dict:
+    """The item-4 numbers of the issue from the rows (see the module docstring)."""
+    out = {}
+    if "experiment" not in rows:
+        return out
+    reno = rows[rows.experiment == "reno"]
+    if reno.rep.nunique() >= 2:
+        reno = reno.pivot_table(index="rep", columns="variant", values=["rate_bps", "retransmits"])
+        for col, tol in (("rate_bps", 0.05), ("retransmits", 0.10)):
+            ci = mean_ratio_ci(reno[col]["tm_reno"], reno[col]["reno"])
+            out[f"reno_{col}_ratio"] = {**ci, "tolerance": tol, "verdict": verdict(ci, tol)}
+    cub = rows[rows.experiment == "cubic"]
+    if cub.rep.nunique() >= 2:
+        cub = cub.pivot_table(index="rep", columns="variant", values="rate_bps")
+        ci = mean_ratio_ci(cub["tm_cubic_x"], cub["cubic"])
+        out["cubic_rate_ratio"] = {**ci, "tolerance": 0.05, "verdict": verdict(ci, 0.05)}
+    for exp in ("cubic", "cubic_multiply", "cubic_divide"):
+        sub = rows[rows.experiment == exp]
+        for variant, g in sub.groupby("variant"):
+            epochs = [e for v in g["k_epochs"] for e in json.loads(v)]
+            if epochs:
+                r = np.array([e["k_observed_s"] / e["k_model_reading_s"] for e in epochs])
+                out[f"{exp}_{variant}_k_ratio"] = {"median": float(np.median(r)), "min": float(r.min()),
+                                                   "max": float(r.max()), "n_epochs": int(r.size),
+                                                   "within_10pct": bool(np.all(np.abs(r - 1) <= 0.10))}
+    for exp, col in (("shared", "ratio_mptcp_tcp"), ("disjoint", "share_less_lossy")):
+        for variant, g in rows[rows.experiment == exp].groupby("variant"):
+            v = g[col].astype(float)
+            out[f"{exp}_{variant}_{col}"] = {"mean": float(v.mean()), "min": float(v.min()), "max": float(v.max()),
+                                            "n": int(v.size)}
+            if exp == "shared" and len(g) >= 2:   # MPTCP / TCP over runs, with a 95 % interval
+                out[f"{exp}_{variant}_{col}"].update(mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"]))
+    g = rows[rows.experiment == "olia_incr"]
+    if len(g):
+        e = g["incr_rel_error_of_terms"].astype(float).abs()
+        out["olia_incr_abs_rel_error_of_terms"] = {"max": float(e.max()), "median": float(e.median()), "n": int(e.size)}
+    for variant, g in rows[rows.experiment == "alpha"].groupby("variant"):
+        e = g["alpha_rel_error"].astype(float).abs()
+        out[f"alpha_{variant}_abs_rel_error"] = {"max": float(e.max()), "median": float(e.median()), "n": int(e.size)}
+    return out
+
+
+def _provenance(args: dict) -> dict:
+    """Commit, dirtiness of the tree, kernel, tools, parameters and host load, taken before the
+    run (the outputs written after it would make the tree dirty)."""
     from tcpmodels.testbed._system import tool_versions
 
-    def first(cmd):
+    def out(cmd):
         try:
-            return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip().splitlines()[0]
-        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
             return None
 
-    repo = Path(__file__).resolve().parents[2]
+    def first(cmd):
+        text = out(cmd)
+        return text.splitlines()[0] if text else None
+
+    repo = Path(__file__).resolve().parents[3]
+    status = out(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"])
     return {
         "commit": first(["git", "-C", str(repo), "rev-parse", "HEAD"]),
+        "git_dirty": None if status is None else bool(status),
         "kernel": platform.release(),
         "tools": {**tool_versions(), "clang": first(["clang", "--version"]), "bpftool": first(["bpftool", "version"])},
-        "parameters": {"reps": reps, "duration_s": duration_s,
-                       "reno": "100 Mbit/s, 20 ms, 1 % random loss",
-                       "cubic": "dumbbell, one sender, 20 Mbit/s bottleneck on a router, 100 ms, 100 kB drop-tail, 4 x duration, TCP_INFO every 20 ms",
+        "parameters": {**args,
+                       "reno": "100 Mbit/s, 20 ms, 1 % random loss; reno_reps pairs of reno_duration_s, order alternating",
+                       "cubic": "dumbbell, one sender, 20 Mbit/s bottleneck on a router, 100 ms, 100 kB drop-tail, 4 x duration, TCP_INFO every 20 ms; "
+                                "tm_cubic_x with reading none (interleaved with cubic), multiply and divide, x(RTT) = (RTT/1 s)^(-1/3)",
                        "shared": "one link 200 Mbit/s, 20 ms, 0.5 % loss; MPTCP (2 subflows) + 1 TCP reno",
                        "disjoint": "two paths 200 Mbit/s, 20 ms, loss 0.2 % and 2 %"},
+        "load_average_start": list(os.getloadavg()),
+        "cpus": os.cpu_count(),
         "created_unix_s": time.time(),
     }
 
@@ -224,20 +406,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tcpmodels.testbed.kernel_cc.validate", description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--duration-s", type=float, default=10.0)
+    parser.add_argument("--reno-reps", type=int, default=8)
+    parser.add_argument("--reno-duration-s", type=float, default=20.0)
+    parser.add_argument("--reading-reps", type=int, default=1)
+    parser.add_argument("--experiments", default="reno,cubic,coupled", help="comma-separated subset")
     parser.add_argument("--out", default="data/datasets/kernel_coupled_cc", help="path prefix of the outputs")
     args = parser.parse_args(argv)
     reason = kernel_cc.unavailable_reason()
     if reason:
         print(f"kernel_cc validation skipped: {reason}")
         return 77
-    rows, cwnd = run_validation(reps=args.reps, duration_s=args.duration_s)
+    params = {"reps": args.reps, "duration_s": args.duration_s, "reno_reps": args.reno_reps,
+              "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps,
+              "experiments": tuple(args.experiments.split(","))}
+    prov = _provenance(params)
+    rows, cwnd = run_validation(**params)
+    prov["load_average_end"] = list(os.getloadavg())
+    prov["summary"] = summarize(rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     rows.to_parquet(out.with_suffix(".parquet"), index=False)
     cwnd.to_parquet(out.parent / (out.name + "_cwnd.parquet"), index=False)
-    out.with_suffix(".json").write_text(json.dumps(_provenance(args.reps, args.duration_s), indent=1) + "\n")
-    summary = rows.groupby(["experiment", "variant"]).agg("median", numeric_only=True)
-    print(summary.to_string())
+    out.with_suffix(".json").write_text(json.dumps(prov, indent=1) + "\n")
+    print(json.dumps(prov["summary"], indent=1))
     return 0
 
 

@@ -1,0 +1,96 @@
+"""The estimators of the kernel_cc validation on synthetic data (no kernel, no root): K from a
+cwnd trajectory, the paired ratio with its confidence interval, and the verdict."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcpmodels.testbed.kernel_cc.validate import mean_ratio_ci, observed_k, verdict
+
+
+def _cubic_trajectory(*, c=0.4, beta=0.7, cap=235, k_scale=1.0, dt=0.02, epochs=7, seed=0):
+    """TCP_INFO-like samples of a CUBIC sender that loses when cwnd reaches about ``cap`` (+- 5): slow start,
+    then epochs on W = W_max + c (t - K)^3 (integer window, never below the epoch's start), with
+    K = k_scale * cbrt((W_max - cwnd_epoch) / c) and W_max by the fast-convergence rule.
+    Returns the samples and (start [s], K [s]) of each epoch."""
+    rng = np.random.default_rng(seed)
+    samples, ks, t = [], [], 0.0
+    w = 10.0
+    while w < cap + 15:                      # slow start overshoots the cap before the loss shows
+        samples.append({"t_s": t, "cwnd_segments": int(w), "ca_state": 0, "min_rtt_s": 0.1})
+        t += dt
+        w *= 1.03
+    last_max = 0.0
+    cwnd_loss = int(w)
+    for _ in range(epochs):
+        w_max = cwnd_loss * (1 + beta) / 2 if cwnd_loss < last_max else float(cwnd_loss)
+        last_max = w_max
+        w0 = int(cwnd_loss * beta)
+        for _ in range(5):                   # 0.1 s of recovery
+            samples.append({"t_s": t, "cwnd_segments": w0, "ca_state": 3, "min_rtt_s": 0.1})
+            t += dt
+        k = k_scale * np.cbrt((w_max - w0) / c)
+        t0 = t
+        ks.append((t0, k))
+        cap_i = cap + int(rng.integers(-5, 6))
+        while True:
+            cw = max(w0, int(np.floor(w_max + c * (t - t0 - k) ** 3 + rng.uniform(-0.05, 0.05))))
+            samples.append({"t_s": t, "cwnd_segments": cw, "ca_state": 0, "min_rtt_s": 0.1})
+            t += dt
+            if cw >= cap_i:
+                cwnd_loss = cw
+                break
+    return samples, ks
+
+
+@pytest.mark.parametrize("k_scale", [1.0, 0.8, 1.25])
+def test_observed_k_recovers_the_generating_k(k_scale):
+    samples, ks = _cubic_trajectory(k_scale=k_scale)
+    got = observed_k(samples, c=0.4, beta_cubic=0.7)
+    assert len(got) >= 2
+    for e in got:
+        true_k = [k for t0, k in ks if abs(t0 - e["t_start_s"]) < 1e-9]
+        assert len(true_k) == 1, (e, ks)
+        # the estimate recovers the K the trajectory was made with (not the model's), within 3 %
+        assert e["k_observed_s"] == pytest.approx(true_k[0], rel=0.03)
+        if k_scale == 1.0:
+            assert e["k_model_s"] == pytest.approx(true_k[0], rel=0.02)
+
+
+def test_mean_ratio_ci_and_verdict():
+    ref = np.array([10.0, 12.0, 9.0, 11.0, 10.5, 9.5])
+    same = mean_ratio_ci(ref * np.array([1.01, 0.99, 1.0, 1.02, 0.98, 1.0]), ref)
+    assert same["ci_low"] < 1.0 < same["ci_high"] and verdict(same, 0.05) == "met"
+    lower = mean_ratio_ci(ref * np.array([0.80, 0.82, 0.79, 0.81, 0.80, 0.78]), ref)
+    assert lower["ratio"] == pytest.approx(0.80, abs=0.01) and verdict(lower, 0.05) == "contradicted"
+    noisy = mean_ratio_ci(ref * np.array([0.8, 1.2, 0.9, 1.15, 0.85, 1.1]), ref)
+    assert verdict(noisy, 0.05) == "undecided"
+    with pytest.raises(ValueError):
+        mean_ratio_ci([1.0], [1.0])
+
+
+def test_summarize_gives_each_item4_number():
+    from tcpmodels.testbed.kernel_cc.validate import summarize
+
+    rows = []
+    for rep in range(4):
+        for cc, f in (("reno", 1.0), ("tm_reno", 0.7)):   # tm_reno 30 % slower: a contradicted criterion
+            rows.append({"experiment": "reno", "variant": cc, "rep": rep, "rate_bps": 8e6 * f * (1 + 0.01 * rep),
+                         "retransmits": 40 + rep})
+    epochs = json.dumps([{"k_observed_s": 4.2, "k_model_reading_s": 4.4}, {"k_observed_s": 3.0, "k_model_reading_s": 4.0}])
+    rows.append({"experiment": "cubic_divide", "variant": "tm_cubic_x", "rep": 0, "rate_bps": 1.8e7, "k_epochs": epochs})
+    for rep in range(3):
+        rows.append({"experiment": "shared", "variant": "tm_lia", "rep": rep, "rate_bps": 1e7 * (1 + 0.1 * rep),
+                     "tcp_rate_bps": 1e7, "ratio_mptcp_tcp": 1 + 0.1 * rep})
+    out = summarize(pd.DataFrame(rows))
+    assert out["reno_rate_bps_ratio"]["verdict"] == "contradicted"
+    assert out["reno_rate_bps_ratio"]["ratio"] == pytest.approx(0.7, rel=1e-9)
+    assert out["reno_retransmits_ratio"]["verdict"] == "met"
+    k = out["cubic_divide_tm_cubic_x_k_ratio"]
+    assert k["n_epochs"] == 2 and not k["within_10pct"] and k["max"] == pytest.approx(4.2 / 4.4)
+    shared = out["shared_tm_lia_ratio_mptcp_tcp"]
+    assert shared["mean"] == pytest.approx(1.1) and shared["ci_low"] < 1.1 < shared["ci_high"]
