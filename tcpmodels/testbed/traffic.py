@@ -209,6 +209,10 @@ def _recv_all(sock) -> tuple[int, float | None, float | None]:
         total += n
 
 
+#: Longest wait on SIGTERM for connection threads to write their records. [s]
+STOP_GRACE_S = 8.0
+
+
 def _emit(rec: dict, lock: threading.Lock) -> None:
     with lock:
         sys.stdout.write(json.dumps(rec) + "\n")
@@ -273,9 +277,20 @@ def serve(port: int, mptcp: bool, bind: str = "0.0.0.0") -> None:
     threading.Thread(target=echo, daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     _emit({"role": "server", "ready": True, "port": port, "mptcp": mptcp}, lock)
-    while True:
-        conn, peer = lsock.accept()
-        threading.Thread(target=_serve_conn, args=(conn, peer, mptcp, lock), daemon=True).start()
+    workers: list[threading.Thread] = []
+    try:
+        while True:
+            conn, peer = lsock.accept()
+            worker = threading.Thread(target=_serve_conn, args=(conn, peer, mptcp, lock), daemon=True)
+            worker.start()
+            workers = [w for w in workers if w.is_alive()] + [worker]
+    finally:
+        # SIGTERM arrives as soon as the clients are done, often while a connection's thread is still
+        # writing its record (with TCP_INFO samples: tens of KB). Exiting then cut records mid-line
+        # or lost them on a loaded host; give the threads time to finish (bounded: Server.stop waits 10 s).
+        deadline = time.monotonic() + STOP_GRACE_S
+        for worker in workers:
+            worker.join(max(0.0, deadline - time.monotonic()))
 
 
 # ---------------------------------------------------------------- client

@@ -31,7 +31,7 @@ BROWSER_NOTEBOOKS = sorted(p.stem for p in NOTEBOOKS_DIR.glob("teach_*.ipynb")) 
     name for name in ("traces_tour", "analyze_capture") if (NOTEBOOKS_DIR / f"{name}.ipynb").is_file()
 ]
 #: Notebooks with static figures only (no control to move).
-NO_WIDGETS = {"traces_tour"}
+NO_WIDGETS = {"traces_tour", "analyze_capture"}  # static reports: figures, no controls to move
 #: Seconds for Run All (the full, non-quick parameters a lecturer runs; heavy tails is the slowest).
 RUN_ALL_TIMEOUT_S = 240
 

@@ -71,17 +71,32 @@ def test_rtt_reproduced_at_1_10_60_150_ms():
         assert abs(m - base - r) <= tol, report
 
 
+def _timed_counters(tb, key: str) -> tuple[float, dict]:
+    """The counters of ``key`` and the midpoint of the time it took to read them (one ip + tc call per node). [s]"""
+    start = time.monotonic()
+    counters = tb.counters()[key]
+    return (start + time.monotonic()) / 2.0, counters
+
+
 @pytest.mark.parametrize("rate_bps, qdisc", [(10e6, "tbf"), (100e6, "tbf"), (500e6, "tbf"), (100e6, "htb")])
 def test_tcp_rate_matches_tbf(rate_bps, qdisc):
-    """A 3 s CUBIC download through a tbf (or htb) limiter: goodput and wire rate within ±5 %."""
+    """A 3 s CUBIC download through a tbf (or htb) limiter: goodput and wire rate within ±5 %.
+
+    The wire rate is read from the interface counters between 1 s and 2.5 s into the transfer,
+    each read timed on its own, so connection set-up, slow start and teardown (which stretch on a
+    loaded host: with two CPU-bound processes beside it the whole-transfer rate of the 100 Mbit/s
+    htb case came out 6 % low) are not part of what is compared with the limiter's rate."""
     with Testbed(single_link(PathSpec(rate_bps=rate_bps, qdisc=qdisc))) as tb:
         server = wl.start_server(tb, "s")
-        before = tb.counters()["s:p0"]
-        (rec,) = wl.run_flows(tb, "c", [wl.bulk_flow(flow_id=1, dst="10.0.1.2", duration_s=3.0, cc="cubic")])
-        after = tb.counters()["s:p0"]
+        popen = wl.launch_flows(tb, "c", [wl.bulk_flow(flow_id=1, dst="10.0.1.2", duration_s=3.0, cc="cubic")])
+        time.sleep(1.0)
+        t0, before = _timed_counters(tb, "s:p0")
+        time.sleep(1.5)
+        t1, after = _timed_counters(tb, "s:p0")
+        (rec,) = wl.collect_flows(popen, 60)
         server.stop()
     assert "error" not in rec, rec
-    wire_bps = (after["tx_bytes"] - before["tx_bytes"]) * 8 / rec["completion_s"]
+    wire_bps = (after["tx_bytes"] - before["tx_bytes"]) * 8 / (t1 - t0)
     print(f"{qdisc} {rate_bps / 1e6:g} Mbit/s: goodput {rec['rate_bps'] / 1e6:.2f}, wire {wire_bps / 1e6:.2f} Mbit/s")
     assert rec["rate_bps"] == pytest.approx(rate_bps * GOODPUT_PER_WIRE, rel=0.05)
     assert wire_bps == pytest.approx(rate_bps, rel=0.05)
