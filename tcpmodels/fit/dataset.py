@@ -32,7 +32,7 @@ from tcpmodels.records import JsonlRecords, git_state, utc_now
 from tcpmodels.traces import TraceWarning, annotate, read_pcap
 from tcpmodels.traces.trim import trim_capture
 
-__all__ = ["analyse_record", "write_dataset", "trim_capture"]
+__all__ = ["analyse_record", "write_dataset"]
 
 _KEYS = ("kind", "cc", "rtt_ms", "setting", "rep")
 _TCPINFO_COLS = ["t_s", "cwnd_segments", "ssthresh_segments", "srtt_s", "ca_state", "total_retrans"]

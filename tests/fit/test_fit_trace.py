@@ -120,7 +120,7 @@ def test_retransmission_table_marks_heads_and_groups(timeout_trace):
 
 
 def test_trim_capture_keeps_the_first_seconds(tmp_path):
-    from tcpmodels.fit.dataset import trim_capture
+    from tcpmodels.traces.trim import trim_capture
 
     simulate(tmp_path / "full.pcap", n_segments=400)
     info = trim_capture(tmp_path / "full.pcap", tmp_path / "cut.pcap.gz", seconds=1.0)

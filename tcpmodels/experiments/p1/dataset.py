@@ -82,7 +82,7 @@ def build_dataset(records_paths, data_dir: str | Path, config: P1Config = DEFAUL
     runs.to_csv(out_dir / "p1_runs.csv", index=False)
     shipped = None
     if ship_capture is not None:
-        from tcpmodels.fit.dataset import trim_capture
+        from tcpmodels.traces.trim import trim_capture
 
         cap_dir = data_dir / "captures"
         cap_dir.mkdir(parents=True, exist_ok=True)
