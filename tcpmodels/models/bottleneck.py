@@ -68,7 +68,13 @@ class BottleneckShare:
     trace: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The scalar results and ``params`` as a plain dict (the trace is left out)."""
+        """The scalar results and ``params`` as a plain dict (the trace is left out).
+
+        Returns
+        -------
+        dict
+            One key per scalar field (units as in the field names), plus ``params`` (a copy).
+        """
         d = {k: v for k, v in asdict(self).items() if k != "trace"}
         d["params"] = dict(self.params)
         return d
