@@ -158,7 +158,8 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
                 on_host: Callable[[dict], bool] = lambda sample: True,
                 finish: Callable[[dict, dict], dict] | None = None,
                 limit: int | None = None, progress: bool = True, lock_timeout_s: float = 1800.0,
-                lock_path: str | Path | None = None, yield_s: float = 0.5, max_failures: int = 3, unit: str = "sample") -> int:
+                lock_path: str | Path | None = None, yield_s: float = 0.5, max_failures: int = 3,
+                unit: str = "sample") -> int:
     """Run the samples of ``plan`` not yet in ``records``, append one record each; return how many ran.
 
     The one campaign loop: what is already recorded is skipped (a rerun resumes),
@@ -301,7 +302,8 @@ def campaign_parser(campaign: str, doc: str) -> tuple[argparse.ArgumentParser, a
     return parser, parser.add_subparsers(dest="cmd", required=True)
 
 
-def add_run_command(sub: argparse._SubParsersAction, name: str, help: str, *, reps: bool = False) -> argparse.ArgumentParser:
+def add_run_command(sub: argparse._SubParsersAction, name: str, help: str, *,
+                    reps: bool = False) -> argparse.ArgumentParser:
     """A subcommand that runs or resumes records: ``--records`` (required), ``--limit``, ``--no-progress``
     (and ``--reps`` with ``reps=True``); the campaign adds the rest.
 

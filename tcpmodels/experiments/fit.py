@@ -453,7 +453,8 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         0; ``run``/``resume`` print the number of new runs as JSON, ``build`` the summary
-        of :func:`build_dataset`. Expected failures exit through :func:`~tcpmodels.experiments.campaign.campaign_errors`.
+        of :func:`build_dataset`. Expected failures exit through
+        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
     """
     from tcpmodels.experiments.campaign import campaign_parser
 

@@ -156,7 +156,7 @@ def _load_plane_rx() -> Any:
     return cppdef_once("tcpmodels_ft", PLANE_RX_CPP).tcpmodels_ft
 
 
-def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
+def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Built:
     """Build the k=4 fat-tree and its connections in the current ns-3 process.
 
     Parameters

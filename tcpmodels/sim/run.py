@@ -157,7 +157,8 @@ def load_result(out_dir: str | os.PathLike) -> SimResult:
     )
 
 
-def run_config(config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str | os.PathLike, *, timeout_s: float | None = None) -> SimResult:
+def run_config(config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str | os.PathLike, *,
+               timeout_s: float | None = None) -> SimResult:
     """Simulate ``config`` in a new Python process; return its tables.
 
     Parameters

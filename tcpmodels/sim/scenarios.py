@@ -54,8 +54,10 @@ def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
     Returns
     -------
     tcpmodels.sim.blocks.Built
-        One ``flows`` row per connection; ``devices`` holds ``sender{i}``,
-        ``bottleneck`` (left router) and ``receiver`` (right router).
+        One ``flows`` row per connection; ``devices`` holds ``sender{i}`` (each
+        sender's device towards the left router), ``bottleneck`` (the left router's
+        device onto the bottleneck) and ``receiver`` (the right router's device
+        towards the receiver).
     """
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 
@@ -131,7 +133,7 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
     -------
     tcpmodels.sim.blocks.Built
         One ``flows`` row per download; ``devices`` holds ``server`` (the server's
-        link) and ``bottleneck`` (G1 towards G2).
+        device towards G1) and ``bottleneck`` (G1's device towards G2).
     """
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 

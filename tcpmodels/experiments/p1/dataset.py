@@ -44,8 +44,8 @@ def _frames(recs: list[dict]):
     return flows, pd.DataFrame(sub_rows), pd.DataFrame(info_rows), pd.DataFrame(run_rows)
 
 
-def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, config: P1Config = DEFAULT_CONFIG, *, note: str = "",
-                  ship_capture: str | Path | None = None, ship_capture_s: float = 6.0,
+def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, config: P1Config = DEFAULT_CONFIG, *,
+                  note: str = "", ship_capture: str | Path | None = None, ship_capture_s: float = 6.0,
                   ns3_status: str = "") -> dict:
     """Write ``p1_flows``, ``p1_subflows``, ``p1_tcpinfo``, ``p1_runs`` (Parquet) and ``p1_provenance.json``.
 

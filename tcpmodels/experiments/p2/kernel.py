@@ -260,8 +260,8 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
 
 
 def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, capture_dir: str | Path | None = None,
-              pairs_ms: Sequence[tuple[float, float]] = FIG4_RTT_PAIRS_MS, progress: bool = True, lock_timeout_s: float = 1800.0,
-              limit: int | None = None) -> int:
+              pairs_ms: Sequence[tuple[float, float]] = FIG4_RTT_PAIRS_MS, progress: bool = True,
+              lock_timeout_s: float = 1800.0, limit: int | None = None) -> int:
     """Fig. 4: MPTCP transfers of growing size for each RTT pair, ``fig4_reps`` times; resumable.
 
     With ``capture_dir``, repetition 0 of the pair (150, 120) ms is captured on the
