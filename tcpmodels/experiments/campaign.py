@@ -14,13 +14,20 @@ import os
 import sys
 import time
 from contextlib import contextmanager, nullcontext
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, Callable
+
+from tqdm import tqdm
+
+from tcpmodels.records import JsonlRecords
+from tcpmodels.testbed import Topology
 
 __all__ = ["ServerTestbed", "campaign_errors", "run_samples", "progress_bar", "campaign_parser", "add_run_command"]
 
 
 @contextmanager
-def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()):
+def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()) -> Iterator[None]:
     """Turn a campaign command's expected failures into one line on stderr and an exit code.
 
     For the ``main()`` of every campaign module: what a user can cause or fix
@@ -39,6 +46,16 @@ def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()):
         Prefix of the message, e.g. ``"p3"``.
     also : tuple of exception types
         Further expected failures of this command (exit status 1).
+
+    Yields
+    ------
+    None
+        Run the command's body inside the ``with`` block.
+
+    Raises
+    ------
+    SystemExit
+        With status 77, 1 or 130 for the failures above (other exceptions propagate).
     """
     from tcpmodels.testbed import PrivilegeError, TestbedError
 
@@ -71,8 +88,19 @@ class ServerTestbed:
     tb = None
     server = None
 
-    def topology(self):
-        """The :class:`tcpmodels.testbed.Topology` to build."""
+    def topology(self) -> Topology:
+        """The :class:`tcpmodels.testbed.Topology` to build.
+
+        Returns
+        -------
+        tcpmodels.testbed.Topology
+            The namespaces, links and routes of the testbed; must contain ``server_node``.
+
+        Raises
+        ------
+        NotImplementedError
+            Always, in this base class: subclasses implement it.
+        """
         raise NotImplementedError
 
     def on_server_started(self) -> None:
@@ -100,20 +128,38 @@ class ServerTestbed:
         self.tb.__exit__(*exc)
 
 
-def progress_bar(total: int, initial: int, desc: str, enabled: bool, *, unit: str = "sample"):
-    """The campaigns' tqdm bar on stderr (a quiet refresh every 5 s, fixed width for log files)."""
-    from tqdm import tqdm
+def progress_bar(total: int, initial: int, desc: str, enabled: bool, *, unit: str = "sample") -> tqdm:
+    """The campaigns' tqdm bar on stderr (a quiet refresh every 5 s, fixed width for log files).
 
+    Parameters
+    ----------
+    total : int
+        Samples in the whole plan.
+    initial : int
+        Samples already recorded (the bar starts there).
+    desc : str
+        Name shown left of the bar (e.g. ``"p3 kernel"``).
+    enabled : bool
+        False: a disabled bar (updates are no-ops, nothing is printed).
+    unit : str
+        What one step counts.
+
+    Returns
+    -------
+    tqdm.tqdm
+        The bar; call ``update`` per sample and ``close`` at the end.
+    """
     return tqdm(total=total, initial=initial, desc=desc, unit=unit, disable=not enabled, file=sys.stderr,
                 mininterval=5.0, dynamic_ncols=False, ncols=100)
 
 
-def run_samples(records, plan: list[dict], measure: Callable[[dict, Any], dict], *, desc: str,
+def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict, Any], dict], *, desc: str,
                 session_for: Callable[[dict, Any], Any] | None = None,
                 on_host: Callable[[dict], bool] = lambda sample: True,
                 finish: Callable[[dict, dict], dict] | None = None,
                 limit: int | None = None, progress: bool = True, lock_timeout_s: float = 1800.0,
-                lock_path=None, yield_s: float = 0.5, max_failures: int = 3, unit: str = "sample") -> int:
+                lock_path: str | Path | None = None, yield_s: float = 0.5, max_failures: int = 3,
+                unit: str = "sample") -> int:
     """Run the samples of ``plan`` not yet in ``records``, append one record each; return how many ran.
 
     The one campaign loop: what is already recorded is skipped (a rerun resumes),
@@ -156,6 +202,22 @@ def run_samples(records, plan: list[dict], measure: Callable[[dict, Any], dict],
         Pause after releasing the lock so a waiting campaign can take it (flock is not fair). [s]
     max_failures : int
         Failed samples in a row after which the error propagates.
+    unit : str
+        What one step of the progress bar counts (e.g. ``"run"``).
+
+    Returns
+    -------
+    int
+        Number of samples run and recorded by this call (0 when all were recorded already).
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        At once, without root or namespaces.
+    tcpmodels.testbed.TestbedError
+        After ``max_failures`` failed samples in a row.
+    tcpmodels.testbed.hostlock.HostLockTimeout
+        At once, if the host lock is not free within ``lock_timeout_s``.
 
     Notes
     -----
@@ -216,20 +278,51 @@ def run_samples(records, plan: list[dict], measure: Callable[[dict, Any], dict],
     return n
 
 
-def campaign_parser(campaign: str, doc: str) -> tuple[argparse.ArgumentParser, Any]:
+def campaign_parser(campaign: str, doc: str) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     """The skeleton of a campaign's command line: ``python -m tcpmodels.experiments.<campaign> <command> ...``.
 
     Returns the parser (described by the first line of ``doc``, the campaign's
     docstring) and its required subcommands, to which the campaign adds its own.
+
+    Parameters
+    ----------
+    campaign : str
+        Module name under ``tcpmodels.experiments`` (the program name shown in usage).
+    doc : str
+        The campaign module's docstring; its first line is the description.
+
+    Returns
+    -------
+    tuple
+        ``(argparse.ArgumentParser, subparsers action)``; the subcommand chosen is
+        ``args.cmd``.
     """
     parser = argparse.ArgumentParser(prog=f"python -m tcpmodels.experiments.{campaign}",
                                      description=doc.split("\n")[0])
     return parser, parser.add_subparsers(dest="cmd", required=True)
 
 
-def add_run_command(sub: Any, name: str, help: str, *, reps: bool = False) -> argparse.ArgumentParser:
+def add_run_command(sub: argparse._SubParsersAction, name: str, help: str, *,
+                    reps: bool = False) -> argparse.ArgumentParser:
     """A subcommand that runs or resumes records: ``--records`` (required), ``--limit``, ``--no-progress``
-    (and ``--reps`` with ``reps=True``); the campaign adds the rest."""
+    (and ``--reps`` with ``reps=True``); the campaign adds the rest.
+
+    Parameters
+    ----------
+    sub : argparse._SubParsersAction
+        The subcommands of :func:`campaign_parser`.
+    name : str
+        Name of the subcommand (e.g. ``"run"``).
+    help : str
+        One line shown in the campaign's ``--help``.
+    reps : bool
+        Also add ``--reps N`` (repetitions per configuration).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The subcommand's parser, to add campaign-specific options to.
+    """
     p = sub.add_parser(name, help=help)
     p.add_argument("--records", required=True)
     p.add_argument("--limit", type=int)

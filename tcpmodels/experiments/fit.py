@@ -111,6 +111,13 @@ class FitRun:
         return f"{self.kind}-{self.cc}-{self.rtt_ms:g}ms-{self.setting}-r{self.rep}"
 
     def key(self) -> tuple:
+        """The run's record key.
+
+        Returns
+        -------
+        tuple
+            ``(kind, cc, rtt_ms, setting, rep)``, the values of :data:`KEY_FIELDS`.
+        """
         return (self.kind, self.cc, self.rtt_ms, self.setting, self.rep)
 
     @property
@@ -118,7 +125,13 @@ class FitRun:
         return self.rate_bps * self.rtt_ms * 1e-3 / 8.0
 
     def buffer_bytes(self) -> int:
-        """Drop-tail buffer of the bottleneck: ``buffer_bdp`` BDPs, at least 8 full frames. [bytes]"""
+        """Drop-tail buffer of the bottleneck: ``buffer_bdp`` BDPs, at least 8 full frames. [bytes]
+
+        Returns
+        -------
+        int
+            ``max(buffer_bdp * bdp_bytes, 8 * 1514)`` for this run's setting, rounded down. [bytes]
+        """
         return int(max(SETTINGS[self.setting]["buffer_bdp"] * self.bdp_bytes, 8 * _MSS_WIRE))
 
 
@@ -129,6 +142,21 @@ def grid(which: str = "full") -> list[FitRun]:
     at RTT >= 50 ms) x 2 repetitions, plus two 20 s MPTCP runs (reno, cubic subflows), then
     ``r5`` at RTT 20 and 100 ms x 2 repetitions (added after the first pass, so last).
     ``"tiny"``: two short runs for the testbed test.
+
+    Parameters
+    ----------
+    which : {"full", "tiny"}
+        Which grid.
+
+    Returns
+    -------
+    list of FitRun
+        The runs, in the order the campaign executes them.
+
+    Raises
+    ------
+    ValueError
+        For any other ``which``.
     """
     if which == "tiny":
         return [FitRun(kind="single", cc="cubic", rtt_ms=20.0, setting="r0.5", rep=0, duration_s=3.0),
@@ -215,7 +243,34 @@ def _gzip_to(src: Path, dst: Path) -> None:
 def run_one(run: FitRun, out_dir: str | Path, *, seed_base: int = 1100) -> dict:
     """Build the topology, run one flow with capture and TCP_INFO sampling, tear down; return the record.
 
-    The caller holds the host lock. Raises :class:`~tcpmodels.testbed.PrivilegeError` without root.
+    The caller holds the host lock. Captures are gzipped to
+    ``<out_dir>/captures/<run>-<interface>.pcap.gz``.
+
+    Parameters
+    ----------
+    run : FitRun
+        The run: a single flow through the delay/loss element and the bottleneck, or a
+        two-path MPTCP download over :data:`MPTCP_PATHS`.
+    out_dir : str or Path
+        Campaign folder (``tmp/`` and ``captures/`` are created in it).
+    seed_base : int
+        Base of the testbed seed (the delay elements' loss generators);
+        the run's seed is ``seed_base + 17 * rep + int(rtt_ms)``.
+
+    Returns
+    -------
+    dict
+        The record: the key fields, settings, seed, sysctls, the flow and server records,
+        ``tcp_info_samples``, MIB counter deltas (``netstat_delta``), interface counters,
+        delay-element statistics, the captures (paths relative to ``out_dir``), host facts,
+        load averages, ``wall_s`` [s] and ``error`` (None when the flow succeeded).
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root (or network namespaces).
+    ValueError
+        If ``run.kind`` is neither ``"single"`` nor ``"mptcp"``.
     """
     from tcpmodels.testbed import Testbed, two_path, PathSpec
     from tcpmodels.testbed import workload as wl
@@ -305,6 +360,29 @@ def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progr
     skips what is recorded, appends each record durably and shows the progress bar. A
     run that fails is not recorded (a rerun retries it); three failures in a row stop
     the campaign with the last error.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Campaign folder: ``records.jsonl``, ``campaign.json`` and ``captures/``.
+    which : {"full", "tiny"}
+        The grid (:func:`grid`).
+    progress : bool
+        tqdm bar on stderr.
+    max_runs : int, optional
+        Stop after this many new runs.
+
+    Returns
+    -------
+    list of dict
+        The records appended by this call (see :func:`run_one`).
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    tcpmodels.testbed.TestbedError
+        After three failed runs in a row.
     """
     from tcpmodels.testbed import PrivilegeError, TestbedError
 
@@ -335,13 +413,49 @@ def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progr
 
 def build_dataset(out_dir: str | Path = "runs/fit", data_dir: str | Path = "data", *,
                   captures_to_ship: tuple[str, ...] = ()) -> dict:
-    """Analyse every recorded run and write ``<data_dir>/datasets/fit_*`` with provenance; see :mod:`tcpmodels.fit.dataset`."""
+    """Analyse every recorded run and write ``<data_dir>/datasets/fit_*`` with provenance; see :mod:`tcpmodels.fit.dataset`.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Campaign folder holding ``records.jsonl`` and the captures.
+    data_dir : str or Path
+        Data folder; the tables go to ``datasets/``, shipped captures to ``captures/``.
+    captures_to_ship : tuple of str
+        Runs whose captures are trimmed into ``<data_dir>/captures``: ``NAME`` or
+        ``NAME:SECONDS`` (default 6 s).
+
+    Returns
+    -------
+    dict
+        Summary: ``runs`` (recorded), ``failed`` (count), ``files`` written and
+        ``shipped`` capture names.
+
+    Raises
+    ------
+    ValueError
+        If a name in ``captures_to_ship`` is not a recorded run.
+    """
     from tcpmodels.fit.dataset import write_dataset
 
     return write_dataset(out_dir, data_dir, captures_to_ship=captures_to_ship)
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m tcpmodels.experiments.fit {run,resume,build} ...`` (see the module docstring).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0; ``run``/``resume`` print the number of new runs as JSON, ``build`` the summary
+        of :func:`build_dataset`. Expected failures exit through
+        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
+    """
     from tcpmodels.experiments.campaign import campaign_parser
 
     parser, sub = campaign_parser("fit", __doc__)

@@ -117,6 +117,13 @@ class TestbedP5Config:
         return self.load * self.rate_bps / 8.0 / self.mean_size_bytes
 
     def to_dict(self) -> dict:
+        """The fields as a dict, with the derived ``arrival_rate_per_s``.
+
+        Returns
+        -------
+        dict
+            Every field (``alphas`` as a tuple) and ``arrival_rate_per_s`` [1/s].
+        """
         return {**asdict(self), "arrival_rate_per_s": self.arrival_rate_per_s}
 
 
@@ -135,6 +142,25 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> di
     """One testbed run at Pareto shape ``alpha``; writes ``alpha<a>_counts.npy`` and returns the run record.
 
     The caller holds the host lock (:func:`run_campaign` does) and appends the record.
+    The capture the series is counted from is deleted after the count.
+
+    Parameters
+    ----------
+    config : TestbedP5Config
+        Bottleneck, workload, duration, bin and seed of the campaign.
+    alpha : float
+        Pareto shape of the download sizes, one of ``config.alphas`` (another value
+        takes the seed of the first). [-]
+    runs_dir : str or Path
+        Campaign folder (created if missing); receives the count series.
+
+    Returns
+    -------
+    dict
+        The record as JSON will hold it: ``alpha``, the config, planned and completed
+        downloads, capture statistics, ``packets_in_series``, ``utilisation`` [-] of the
+        bottleneck over the run, the Hurst estimates of every estimator, the predicted
+        H = (3 - alpha) / 2, host facts, times and ``wall_s`` [s].
 
     Raises
     ------
@@ -204,6 +230,27 @@ def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
     :func:`tcpmodels.experiments.campaign.run_samples` holds the host lock for each
     run, appends each record durably, resumes where a killed campaign stopped and
     shows the progress bar.
+
+    Parameters
+    ----------
+    runs_dir : str or Path
+        Campaign folder: ``records.jsonl`` and the count series.
+    config : TestbedP5Config
+        The campaign; one run per ``config.alphas``.
+    progress : bool
+        tqdm bar on stderr.
+
+    Returns
+    -------
+    int
+        Runs made by this call.
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    tcpmodels.testbed.TestbedError
+        After three failed runs in a row.
     """
     runs_dir = Path(runs_dir)
     plan = [{"alpha": float(a)} for a in config.alphas]
@@ -218,6 +265,23 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
     ``p5_testbed_hurst``: one row per alpha and estimator (H, 95 % interval,
     predicted ``(3 - alpha) / 2``, whether the interval covers it).
     ``p5_testbed_counts``: the packet-count series (alpha, t_s, packets).
+
+    Parameters
+    ----------
+    runs_dir : str or Path
+        Campaign folder of :func:`run_campaign`.
+    out_dir : str or Path
+        Where the three files go (created if missing).
+    config : TestbedP5Config
+        Written to the provenance; only records of its ``alphas`` are used.
+    note : str
+        Free text for the provenance.
+
+    Returns
+    -------
+    dict
+        The provenance written to ``p5_testbed_provenance.json`` (config, git state,
+        one entry per run, host, files).
 
     Raises
     ------
@@ -260,6 +324,19 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
 
 
 def main(argv: list[str] | None = None) -> int:
+    """``python -m tcpmodels.experiments.p5_testbed {run,dataset} ...``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 (a one-line JSON summary is printed); expected failures exit through
+        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
+    """
     from tcpmodels.experiments.campaign import campaign_parser
 
     parser, sub = campaign_parser("p5_testbed", __doc__)

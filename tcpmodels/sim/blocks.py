@@ -38,7 +38,16 @@ class Built:
 
 
 def set_tcp_defaults(ns: Any, tcp: TcpOptions) -> None:
-    """Make ``tcp`` the default of every TCP socket created afterwards in this ns-3 process."""
+    """Make ``tcp`` the default of every TCP socket created afterwards in this ns-3 process.
+
+    Parameters
+    ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    tcp : TcpOptions
+        Segment size, buffers, delayed-ACK count, initial window, timeouts, SACK,
+        HyStart and recovery algorithm to set as ``ns3::TcpSocket*`` defaults.
+    """
     cfg = ns.Config
     cfg.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(tcp.mss_bytes))
     cfg.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(tcp.sndbuf_bytes))
@@ -79,7 +88,26 @@ class Net:
         self.n_jittered = 0  # jittered links built so far: each gets its own random stream
 
     def link(self, a: Any, b: Any, link: Link) -> tuple[Any, Any, Any]:
-        """Join nodes a, b; return (device at a, device at b, interfaces)."""
+        """Join nodes a, b; return (device at a, device at b, interfaces).
+
+        The link is a point-to-point channel of ``link.rate_bps`` and ``link.delay_s``
+        (a jittered channel when ``link.jitter_s > 0``), the traffic-control layer's
+        queue disc is removed and each device's drop-tail queue is set to
+        ``link.queue_size_string``, so that queue is the only one.
+
+        Parameters
+        ----------
+        a, b : ns3::Ptr<Node>
+            The two nodes to join.
+        link : Link
+            Rate, propagation delay, jitter and queue size of the link.
+
+        Returns
+        -------
+        tuple
+            ``(device at a, device at b, Ipv4InterfaceContainer)``: the two
+            ``PointToPointNetDevice`` pointers and the interfaces of the new /30 subnet.
+        """
         ns = self.ns
         p2p = ns.PointToPointHelper()
         p2p.SetDeviceAttribute("DataRate", ns.StringValue(_rate(link)))
@@ -114,7 +142,21 @@ class Net:
 
 
 def set_socket_type(ns: Any, node: Any, variant: str, cc_params: dict) -> None:
-    """Congestion control ``variant`` (``TcpCubicX`` configured by ``cc_params``) for the sockets of ``node``."""
+    """Congestion control ``variant`` (``TcpCubicX`` configured by ``cc_params``) for the sockets of ``node``.
+
+    Parameters
+    ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    node : ns3::Ptr<Node>
+        The node whose ``TcpL4Protocol::SocketType`` is set.
+    variant : str
+        ns-3 TCP congestion-control type without the ``ns3::`` prefix, e.g. ``"TcpCubic"``;
+        ``"TcpCubicX"`` compiles and loads :mod:`tcpmodels.sim.cc` first.
+    cc_params : dict
+        Keyword arguments of :func:`tcpmodels.sim.cc.configure_cubic_x` (used only for
+        ``TcpCubicX``).
+    """
     if variant == "TcpCubicX":
         from tcpmodels.sim import cc  # noqa: PLC0415
 
@@ -128,7 +170,26 @@ def set_socket_type(ns: Any, node: Any, variant: str, cc_params: dict) -> None:
 
 
 def flow_schedule(app: BulkApp | PoissonFlows, rng: np.random.Generator, duration_s: float) -> list[dict]:
-    """Start times and sizes of the connections one application opens."""
+    """Start times and sizes of the connections one application opens.
+
+    Parameters
+    ----------
+    app : BulkApp or PoissonFlows
+        A bulk application opens one connection; Poisson flows open connections at
+        exponential inter-arrival times from ``app.start_s`` until its stop time (or
+        ``duration_s``) or ``app.max_flows``, with sizes drawn from ``app.size``.
+    rng : numpy.random.Generator
+        Source of the inter-arrival times and sizes.
+    duration_s : float
+        Length of the simulation; no Poisson flow starts at or after it. [s]
+
+    Returns
+    -------
+    list of dict
+        One dict per connection, in order of start, with ``start_s`` [s],
+        ``size_bytes`` (None: unlimited) [bytes], ``stop_s`` [s] (None for Poisson flows) and
+        ``kind`` (``"bulk"`` or ``"poisson"``).
+    """
     if isinstance(app, BulkApp):
         return [{"start_s": app.start_s, "size_bytes": app.size_bytes, "stop_s": app.stop_s, "kind": "bulk"}]
     stop = duration_s if app.stop_s is None else min(app.stop_s, duration_s)
@@ -144,12 +205,38 @@ def flow_schedule(app: BulkApp | PoissonFlows, rng: np.random.Generator, duratio
     return [{"start_s": s, "size_bytes": n, "stop_s": None, "kind": "poisson"} for s, n in zip(starts, sizes)]
 
 
-def watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None, *also: Callable[[Any], bool]):
+def watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None,
+                 *also: Callable[[Any], bool]) -> tuple[Any, Any, str]:
     """A PacketSink on ``node:port`` from t = 0 whose Rx trace feeds the FCT bookkeeping of the glue.
 
     ``expected_bytes`` (None: unlimited) marks completion; each of ``also`` is a
     further watcher called with the sink, returning False if it could not connect.
     Returns ``(helper, sinks, config path of the sink)``; keep the first two alive.
+
+    Parameters
+    ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    node : ns3::Ptr<Node>
+        The receiving node.
+    port : int
+        TCP port the sink listens on.
+    expected_bytes : int or None
+        Bytes after which the connection counts as complete; None (or 0) never completes. [bytes]
+    *also : callable
+        Further watchers, each called with the sink application; one returning False
+        makes this function raise.
+
+    Returns
+    -------
+    tuple
+        ``(PacketSinkHelper, ApplicationContainer, str)``: the helper and the installed
+        sinks (keep both alive), and the config path of the sink.
+
+    Raises
+    ------
+    RuntimeError
+        If the glue or one of ``also`` could not connect to the sink's Rx trace.
     """
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 
@@ -164,7 +251,27 @@ def watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None, *als
 
 
 def install_flow(ns: Any, built: Built, src: Any, dst: Any, dst_addr: Any, flow: dict, duration_s: float) -> None:
-    """A BulkSend on ``src`` to a PacketSink of its own port on ``dst``."""
+    """A BulkSend on ``src`` to a PacketSink of its own port on ``dst``.
+
+    The connection gets port ``FIRST_PORT + len(built.flows)``; the sender starts at
+    ``flow["start_s"]`` and stops at ``flow["stop_s"]`` (or 1 s after the end of the
+    run). The flow is appended to ``built.flows`` and the ns-3 objects to ``built.keep``.
+
+    Parameters
+    ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    built : Built
+        What the builder has made so far; amended in place.
+    src, dst : ns3::Ptr<Node>
+        Sending and receiving node.
+    dst_addr : ns3::Ipv4Address
+        Address of ``dst`` the sender connects to.
+    flow : dict
+        One entry of :func:`flow_schedule` (``start_s``, ``size_bytes``, ``stop_s``, ``kind``).
+    duration_s : float
+        Length of the simulation. [s]
+    """
     port = FIRST_PORT + len(built.flows)
     sink_helper, sinks, path = watched_sink(ns, dst, port, flow["size_bytes"])
     sender = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(dst_addr, port).ConvertTo())
@@ -178,7 +285,21 @@ def install_flow(ns: Any, built: Built, src: Any, dst: Any, dst_addr: Any, flow:
 
 
 def cc_trace(built: Built, node: Any, flows_on_node: list[dict]) -> None:
-    """Trace cwnd etc. of the sockets a node opens (in order of their start)."""
+    """Trace cwnd etc. of the sockets a node opens (in order of their start).
+
+    Socket k of the node (k-th flow by start time) is connected to the glue's
+    congestion-control trace just after its flow starts, and recorded in ``built.cc_sockets``.
+
+    Parameters
+    ----------
+    built : Built
+        What the builder made; ``cc_sockets`` is appended to.
+    node : ns3::Ptr<Node>
+        The sending node.
+    flows_on_node : list of dict
+        The entries of ``built.flows`` whose sender is ``node`` (with ``start_s`` and
+        ``flow_index``).
+    """
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 
     order = sorted(flows_on_node, key=lambda f: (f["start_s"], f["flow_index"]))

@@ -220,6 +220,18 @@ def check_cubic_x_params(params: dict) -> None:
     ``x_power_law`` (dict ``rtt1_s, x1, rtt2_s, x2`` as in
     :class:`tcpmodels.models.cubic.PowerLawX`; default (1 ms, 10), (1 s, 1));
     optional ``c`` [segments/s^3] and ``beta_cubic`` [-].
+
+    Parameters
+    ----------
+    params : dict
+        The ``cc_params`` of a sender whose variant is ``TcpCubicX`` (keys above).
+
+    Raises
+    ------
+    ValueError
+        For an unknown key, an unknown ``reading``, both ``x_table`` and
+        ``x_power_law``, a table row or power-law value that is not a finite positive
+        number, ``c`` not > 0 or ``beta_cubic`` outside (0, 1).
     """
     unknown = set(params) - {"reading", "x_table", "x_power_law", "c", "beta_cubic"}
     if unknown:
@@ -245,14 +257,36 @@ def check_cubic_x_params(params: dict) -> None:
 
 
 def load_cubic_x(ns: Any) -> None:
-    """Compile ``ns3::TcpCubicX`` (once per process) and register its TypeId."""
+    """Compile ``ns3::TcpCubicX`` (once per process) and register its TypeId.
+
+    Parameters
+    ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (unused: the class is
+        compiled into ``cppyy.gbl``; kept so every loader takes the namespace).
+    """
     from tcpmodels.sim._ns3 import cppdef_once  # noqa: PLC0415
 
     cppdef_once("TcpCubicX", CUBIC_X_CPP).ns3.TcpCubicX.GetTypeId()
 
 
 def configure_cubic_x(ns: Any, **params: Any) -> None:
-    """Set the ``ns3::TcpCubicX`` attribute defaults from ``Sender.cc_params``."""
+    """Set the ``ns3::TcpCubicX`` attribute defaults from ``Sender.cc_params``.
+
+    Parameters
+    ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    **params
+        The ``cc_params`` of :func:`check_cubic_x_params`; absent keys take the
+        defaults reading ``"none"``, power law (1 ms, 10), (1 s, 1), ``c`` = 0.4
+        [segments/s^3], ``beta_cubic`` = 0.7 [-].
+
+    Raises
+    ------
+    ValueError
+        If ``params`` fails :func:`check_cubic_x_params`.
+    """
     check_cubic_x_params(params)
     cfg = ns.Config
     cfg.SetDefault("ns3::TcpCubicX::XReading", ns.UintegerValue(_READINGS[params.get("reading", "none")]))

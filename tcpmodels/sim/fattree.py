@@ -126,7 +126,19 @@ def ecmp_plane(src: int, dst: int, flow_id: int, seed: int) -> int:
 
 
 def connection_planes(config: FatTree) -> list[tuple[int, ...]]:
-    """Planes of each connection's subflows: its ``cores``, or the ECMP choice (plane 0 with ``ecmp="none"``)."""
+    """Planes of each connection's subflows: its ``cores``, or the ECMP choice (plane 0 with ``ecmp="none"``).
+
+    Parameters
+    ----------
+    config : FatTree
+        The scenario; its ``connections``, ``ecmp`` mode and ``seed`` decide the planes.
+
+    Returns
+    -------
+    list of tuple of int
+        One tuple per connection, in order: the core plane (0 to ``N_CORES - 1``) of each
+        of its subflows (one plane unless the connection names its ``cores``).
+    """
     out = []
     for k, conn in enumerate(config.connections):
         if conn.cores is not None:
@@ -144,7 +156,7 @@ def _load_plane_rx() -> Any:
     return cppdef_once("tcpmodels_ft", PLANE_RX_CPP).tcpmodels_ft
 
 
-def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Any:
+def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Built:
     """Build the k=4 fat-tree and its connections in the current ns-3 process.
 
     Parameters

@@ -126,7 +126,20 @@ TcpmodelsInstallJitterLink(Ptr<Node> a, Ptr<Node> b, std::string rate, Time dela
 """
 
 def load_jitter_channel(ns: Any) -> Any:
-    """Compile ``ns3::JitterPointToPointChannel`` and its install function (once per process); return ``cppyy.gbl``."""
+    """Compile ``ns3::JitterPointToPointChannel`` and its install function (once per process); return ``cppyy.gbl``.
+
+    Parameters
+    ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (unused: the class is
+        compiled into ``cppyy.gbl``).
+
+    Returns
+    -------
+    cppyy namespace
+        ``cppyy.gbl``, holding ``ns3::JitterPointToPointChannel`` and
+        ``ns3::TcpmodelsInstallJitterLink``.
+    """
     from tcpmodels.sim._ns3 import cppdef_once  # noqa: PLC0415
 
     gbl = cppdef_once("JitterPointToPointChannel", JITTER_CPP)
@@ -139,12 +152,21 @@ def install_jitter_link(ns: Any, a: Any, b: Any, *, rate: str, delay: str, jitte
 
     Parameters
     ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    a, b : ns3::Ptr<Node>
+        The two nodes to join.
     rate, delay : str
         ns-3 ``DataRate`` and ``Time`` strings (e.g. ``"50000000bps"``, ``"5ms"``).
     jitter_s : float
         Upper bound of the uniform extra delay per packet. [s]
     stream : int
         Random stream of this channel (distinct per link for independent jitter).
+
+    Returns
+    -------
+    ns3::NetDeviceContainer
+        The two point-to-point devices, at ``a`` then at ``b``, each with a drop-tail queue.
     """
     gbl = load_jitter_channel(ns)
     return gbl.ns3.TcpmodelsInstallJitterLink(a, b, rate, ns.Time(delay), ns.Seconds(float(jitter_s)), int(stream))

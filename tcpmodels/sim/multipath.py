@@ -364,7 +364,20 @@ inline uint64_t SubHanded(uint32_t id, uint32_t j) { return g_conns[id].subs.at(
 """
 
 def load_lia(ns: Any) -> Any:
-    """Compile ``ns3::TcpLia`` and the multipath application (once per process); return ``tcpmodels_mp``."""
+    """Compile ``ns3::TcpLia`` and the multipath application (once per process); return ``tcpmodels_mp``.
+
+    Parameters
+    ----------
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (unused: the classes are
+        compiled into ``cppyy.gbl``).
+
+    Returns
+    -------
+    cppyy namespace
+        ``cppyy.gbl.tcpmodels_mp``: the ``Subflow`` application and the per-connection
+        accessors (``ConnDone``, ``ConnRxBytes``, ``SubStarted``, ...).
+    """
     from tcpmodels.sim import _ns3  # noqa: PLC0415
 
     _ns3.glue()  # the cwnd tracers the subflows use

@@ -54,7 +54,8 @@ import numpy as np
 import pandas as pd
 
 import tcpmodels
-from tcpmodels.sim.config import config_from_dict, config_hash, config_to_dict, config_to_json
+from tcpmodels.sim.config import (Caterpillar, Dumbbell, FatTree, Multipath, config_from_dict, config_hash,
+                                  config_to_dict, config_to_json)
 
 __all__ = ["SimResult", "SimulationError", "run_config", "load_result", "simulate", "main"]
 
@@ -80,6 +81,14 @@ class SimResult:
     out_dir: str
 
     def to_dict(self) -> dict:
+        """The fields as a dict (the tables are not copied).
+
+        Returns
+        -------
+        dict
+            ``record``, ``flows``, ``apps``, ``bins``, ``queues``, ``cwnd`` (None without
+            ``trace_cwnd``) and ``out_dir``.
+        """
         return {
             "record": self.record,
             "flows": self.flows,
@@ -95,6 +104,19 @@ class SimResult:
 
         Indexed by ``flow_index`` (every connection, 0 for one that received
         nothing); bins whose end lies in (start_s, end_s] count.
+
+        Parameters
+        ----------
+        start_s : float
+            Start of the window, in simulated time. [s]
+        end_s : float, optional
+            End of the window; None: the end of the run (``record["duration_s"]``). [s]
+
+        Returns
+        -------
+        pandas.Series
+            ``throughput_bps``: bytes received in the window times 8 over its length (at
+            least one bin), indexed by ``flow_index``. [bit/s]
         """
         end = self.record["duration_s"] if end_s is None else end_s
         sel = self.bins[(self.bins["t_end_s"] > start_s + 1e-12) & (self.bins["t_end_s"] <= end + 1e-12)]
@@ -104,7 +126,23 @@ class SimResult:
 
 
 def load_result(out_dir: str | os.PathLike) -> SimResult:
-    """Read the tables a run wrote to ``out_dir``."""
+    """Read the tables a run wrote to ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str or path-like
+        The output folder of :func:`run_config` (``record.json`` and the parquet tables).
+
+    Returns
+    -------
+    SimResult
+        The record and tables; ``cwnd`` is None when no ``cwnd.parquet`` was written.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``record.json`` or one of the required tables is missing.
+    """
     out = Path(out_dir)
     record = json.loads((out / "record.json").read_text())
     cwnd = pd.read_parquet(out / "cwnd.parquet") if (out / "cwnd.parquet").exists() else None
@@ -119,17 +157,23 @@ def load_result(out_dir: str | os.PathLike) -> SimResult:
     )
 
 
-def run_config(config: Any, out_dir: str | os.PathLike, *, timeout_s: float | None = None) -> SimResult:
+def run_config(config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str | os.PathLike, *,
+               timeout_s: float | None = None) -> SimResult:
     """Simulate ``config`` in a new Python process; return its tables.
 
     Parameters
     ----------
-    config : Dumbbell, Caterpillar or Multipath
+    config : Dumbbell, Caterpillar, Multipath or FatTree
         The scenario.
     out_dir : path
         Created if missing; receives the files listed in the module docstring.
     timeout_s : float, optional
         Kill the process after this wall time. [s]
+
+    Returns
+    -------
+    SimResult
+        The tables the process wrote (:func:`load_result` of ``out_dir``).
 
     Raises
     ------
@@ -197,11 +241,24 @@ def _flowmon_table(ns: Any, monitor: Any, helper: Any, flows: pd.DataFrame) -> p
     return pd.DataFrame(rows).sort_values(["flow_index", "direction"]).reset_index(drop=True)
 
 
-def simulate(config: Any, out_dir: str | os.PathLike) -> dict:
+def simulate(config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str | os.PathLike) -> dict:
     """Build and run ``config`` in *this* process and write the tables; return the record.
 
     Use :func:`run_config` instead unless this process is fresh and will exit
     afterwards (``python -m tcpmodels.sim.run`` does exactly that).
+
+    Parameters
+    ----------
+    config : Dumbbell, Caterpillar, Multipath or FatTree
+        The scenario.
+    out_dir : str or path-like
+        Created if missing; receives the files listed in the module docstring.
+
+    Returns
+    -------
+    dict
+        The run record also written to ``record.json``: versions, host, date, the config
+        and its hash, seeds, durations [s], packet counts and wall-clock speed.
     """
     from tcpmodels.sim import _ns3  # noqa: PLC0415
     from tcpmodels.sim.scenarios import build  # noqa: PLC0415
@@ -322,7 +379,19 @@ def simulate(config: Any, out_dir: str | os.PathLike) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m tcpmodels.sim.run CONFIG.json OUT_DIR``."""
+    """``python -m tcpmodels.sim.run CONFIG.json OUT_DIR``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The two arguments (config file, output folder); None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        Exit status: 0 after the run, 2 (with a usage line on stderr) for a wrong
+        number of arguments.
+    """
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 2:
         print("usage: python -m tcpmodels.sim.run CONFIG.json OUT_DIR", file=sys.stderr)

@@ -35,7 +35,30 @@ __all__ = ["Built", "build", "build_dumbbell", "build_caterpillar", "build_multi
 
 
 def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
-    """Senders -> left router -> bottleneck -> right router -> receiver."""
+    """Senders -> left router -> bottleneck -> right router -> receiver.
+
+    Each sender has its own access link and congestion control; random packet loss
+    (``config.loss_rate``) is applied where the bottleneck enters the right router.
+    Each application's connections are drawn with a generator seeded by
+    ``(config.seed, sender, app)``.
+
+    Parameters
+    ----------
+    ns : module
+        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    config : Dumbbell
+        The scenario.
+    out_dir : str
+        Where pcap files of ``config.pcap_devices`` go (``{device}.pcap``).
+
+    Returns
+    -------
+    tcpmodels.sim.blocks.Built
+        One ``flows`` row per connection; ``devices`` holds ``sender{i}`` (each
+        sender's device towards the left router), ``bottleneck`` (the left router's
+        device onto the bottleneck) and ``receiver`` (the right router's device
+        towards the receiver).
+    """
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 
     set_tcp_defaults(ns, config.tcp)
@@ -94,7 +117,24 @@ def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
 
 
 def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
-    """P5: S - G1 - G2 - ... - Gn, clients round-robin on G2..G(1+n_articulation); downloads S -> clients."""
+    """P5: S - G1 - G2 - ... - Gn, clients round-robin on G2..G(1+n_articulation); downloads S -> clients.
+
+    Parameters
+    ----------
+    ns : module
+        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    config : Caterpillar
+        The scenario; the server's sockets use ``config.variant``, and the
+        connections of client c are drawn with a generator seeded by ``(config.seed, c)``.
+    out_dir : str
+        Where pcap files of ``config.pcap_devices`` go (``{device}.pcap``).
+
+    Returns
+    -------
+    tcpmodels.sim.blocks.Built
+        One ``flows`` row per download; ``devices`` holds ``server`` (the server's
+        device towards G1) and ``bottleneck`` (G1's device towards G2).
+    """
     from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
 
     set_tcp_defaults(ns, config.tcp)
@@ -142,6 +182,21 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
     columns; ``finish`` fills in, after the run, each subflow's actual start
     (its SYN; later than the connection's for joined subflows), handshake
     completion, bytes handed to it, and the connection's completion.
+
+    Parameters
+    ----------
+    ns : module
+        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    config : Multipath
+        The scenario: the paths, their loss rates and the connections (coupled
+        ones use ``ns3::TcpLia``).
+    out_dir : str
+        Unused (this builder writes no captures); kept for the common signature.
+
+    Returns
+    -------
+    tcpmodels.sim.blocks.Built
+        ``devices`` holds ``path{p}`` (the bottleneck of each path at its A router).
     """
     import pandas as pd  # noqa: PLC0415
 
@@ -250,8 +305,28 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
     return built
 
 
-def build(ns: Any, config: Any, out_dir: str) -> Built:
-    """Dispatch on the config type."""
+def build(ns: Any, config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str) -> Built:
+    """Dispatch on the config type.
+
+    Parameters
+    ----------
+    ns : module
+        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    config : Dumbbell, Caterpillar, Multipath or FatTree
+        The scenario.
+    out_dir : str
+        Where the builder writes its captures.
+
+    Returns
+    -------
+    tcpmodels.sim.blocks.Built
+        What the builder for ``config``'s type made.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` is of no type with a builder.
+    """
     if isinstance(config, Dumbbell):
         return build_dumbbell(ns, config, out_dir)
     if isinstance(config, Caterpillar):

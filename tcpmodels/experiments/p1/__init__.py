@@ -91,7 +91,18 @@ __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.p1``); see :mod:`tcpmodels.experiments.p1.__main__`."""
+    """The command line (``python -m tcpmodels.experiments.p1``); see :mod:`tcpmodels.experiments.p1.__main__`.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status of the command.
+    """
     from tcpmodels.experiments.p1.__main__ import main as _main
 
     return _main(argv)

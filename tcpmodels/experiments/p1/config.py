@@ -131,9 +131,23 @@ class P1Config:
             raise ValueError("seeds must hold at least one seed")
 
     def to_dict(self) -> dict:
+        """The fields as a dict (tuples stay tuples), as stored in every record.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
         return asdict(self)
 
     def hash(self) -> str:
+        """Short fingerprint of the configuration, stored in every record.
+
+        Returns
+        -------
+        str
+            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
+        """
         import hashlib
 
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]

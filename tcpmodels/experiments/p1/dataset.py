@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -43,8 +44,8 @@ def _frames(recs: list[dict]):
     return flows, pd.DataFrame(sub_rows), pd.DataFrame(info_rows), pd.DataFrame(run_rows)
 
 
-def build_dataset(records_paths, data_dir: str | Path, config: P1Config = DEFAULT_CONFIG, *, note: str = "",
-                  ship_capture: str | Path | None = None, ship_capture_s: float = 6.0,
+def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, config: P1Config = DEFAULT_CONFIG, *,
+                  note: str = "", ship_capture: str | Path | None = None, ship_capture_s: float = 6.0,
                   ns3_status: str = "") -> dict:
     """Write ``p1_flows``, ``p1_subflows``, ``p1_tcpinfo``, ``p1_runs`` (Parquet) and ``p1_provenance.json``.
 
@@ -54,11 +55,29 @@ def build_dataset(records_paths, data_dir: str | Path, config: P1Config = DEFAUL
         JSONL files of :func:`run_campaign` (any engines); missing files are skipped.
     data_dir : str or Path
         ``data/``: tables go to ``datasets/``, a trimmed capture to ``captures/``.
+    config : P1Config
+        The configuration written to the provenance when a record carries none.
+    note : str
+        Free text for the provenance.
     ship_capture : str or Path, optional
         A Section 4 capture whose first ``ship_capture_s`` seconds are kept as
-        ``captures/p1_s4_sample.pcap.gz`` for the notebook to classify live. [s]
+        ``captures/p1_s4_sample.pcap.gz`` for the notebook to classify live.
+    ship_capture_s : float
+        Seconds of ``ship_capture`` to keep. [s]
     ns3_status : str
         Why the ns-3 column is missing, when it is.
+
+    Returns
+    -------
+    dict
+        The provenance written to ``p1_provenance.json``: per-engine run counts, wall
+        times [s] and load averages, the configs, the kernel's median base RTT [ms], the
+        settings of both engines, the shipped capture, host, tools, git state and files.
+
+    Raises
+    ------
+    ValueError
+        If the files hold no record.
     """
     from datetime import datetime
 

@@ -20,7 +20,20 @@ __all__ = ["host_addr", "kernel_flows", "client_main", "KernelSession", "subflow
 
 # ------------------------------------------------------------- kernel engine
 def host_addr(host: int, plane: int) -> str:
-    """Address of ``host`` on ``plane`` in :func:`~tcpmodels.testbed.topologies.fat_tree` (and in ns-3's fat-tree)."""
+    """Address of ``host`` on ``plane`` in :func:`~tcpmodels.testbed.topologies.fat_tree` (and in ns-3's fat-tree).
+
+    Parameters
+    ----------
+    host : int
+        Host index, 0-15.
+    plane : int
+        Core plane, 0 to ``N_CORES - 1``.
+
+    Returns
+    -------
+    str
+        The IPv4 address, dotted quad.
+    """
     return plane_address(int(host), int(plane))
 
 
@@ -31,6 +44,22 @@ def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: floa
     destination's plane-``plane`` address; an MPTCP connection targets plane 0 and
     lets the path manager add the other planes. Background transfers sample TCP_INFO
     every ``sample_interval_s``. [s]
+
+    Parameters
+    ----------
+    conns : list of dict
+        The connections of one run (:func:`schedule`).
+    config : P1Config
+        Its ``cc`` is set on every socket.
+    sample_interval_s : float
+        TCP_INFO sampling interval of background transfers. [s]
+
+    Returns
+    -------
+    dict of int to list of dict
+        Sending host index -> its flow dicts (``flow_id`` = ``conn_id + 1``, ``dst``,
+        ``bind``, ``port``, ``size_bytes`` or ``duration_s``, ``cc``, ``mptcp``,
+        ``start_s`` [s], ...), as :func:`tcpmodels.testbed.traffic.run_flow` reads them.
     """
     out: dict[int, list[dict]] = {}
     for c in conns:
@@ -60,7 +89,17 @@ def _topology(config: P1Config):
 
 
 def client_main(spec: dict) -> None:
-    """Run inside a host namespace: every flow of ``spec["flows"]`` at ``t0_mono_s + start_s``."""
+    """Run inside a host namespace: every flow of ``spec["flows"]`` at ``t0_mono_s + start_s``.
+
+    Each flow runs in its own thread; its record goes to stdout as a JSON line
+    (:func:`tcpmodels.testbed.traffic.run_flow`).
+
+    Parameters
+    ----------
+    spec : dict
+        ``t0_mono_s`` (the monotonic-clock origin of the start times [s]) and ``flows``
+        (one host's entry of :func:`kernel_flows`).
+    """
     from tcpmodels.testbed import traffic
 
     lock = threading.Lock()
@@ -101,7 +140,13 @@ class KernelSession:
         return self
 
     def measure_base_rtt_s(self) -> dict:
-        """Idle ICMP round trip between hosts in different pods (h0 -> h12 on each plane). [s]"""
+        """Idle ICMP round trip between hosts in different pods (h0 -> h12 on each plane). [s]
+
+        Returns
+        -------
+        dict of str to float or None
+            ``"plane{p}"`` -> median of 10 pings, or None when none came back. [s]
+        """
         from tcpmodels.testbed import workload as wl
 
         out = {}
@@ -121,7 +166,34 @@ class KernelSession:
             self.tb = None
 
     def run(self, conns: list[dict], *, capture_dir: Path | None = None, capture_stem: str = "") -> dict:
-        """Run one schedule; return the flow records (one per connection) and capture statistics."""
+        """Run one schedule; return the flow records (one per connection) and capture statistics.
+
+        One client process per sending host is started in its namespace
+        (``python -m tcpmodels.experiments.p1 client``); all start their flows from a common
+        monotonic-clock origin.
+
+        Parameters
+        ----------
+        conns : list of dict
+            The connections of one run (:func:`schedule`).
+        capture_dir : Path, optional
+            Capture each Section 4 short-flow sender's host link here (snap length 96,
+            port ``FLOW_PORT`` only).
+        capture_stem : str
+            Prefix of the capture files (``{stem}_h{host}.pcap``).
+
+        Returns
+        -------
+        dict
+            ``run_id`` (testbed), ``records`` (the clients' flow records), ``captures``
+            (capture statistics), ``t0_mono_s`` [s] and ``base_rtt_s`` (per plane) [s].
+
+        Raises
+        ------
+        tcpmodels.testbed.TestbedError
+            If a traffic server has exited, or a client fails or does not finish within
+            60 s after the last connection's end.
+        """
         import subprocess
 
         from tcpmodels.testbed import TestbedError
@@ -252,7 +324,27 @@ def _classify_capture(path: Path) -> list[dict]:
 
 
 def kernel_rows(conns: list[dict], res: dict, capture_dir: Path | None, capture_stem: str) -> tuple[list, list, list]:
-    """Flow rows, background subflow rows and kept TCP_INFO samples of one kernel run."""
+    """Flow rows, background subflow rows and kept TCP_INFO samples of one kernel run.
+
+    Parameters
+    ----------
+    conns : list of dict
+        The connections of the run (:func:`schedule`).
+    res : dict
+        What :meth:`KernelSession.run` returned.
+    capture_dir : Path or None
+        Where the run's captures are; None: no patterns are classified.
+    capture_stem : str
+        Prefix of the capture files (unused: the files are found in ``res["captures"]``).
+
+    Returns
+    -------
+    tuple of (list, list, list)
+        Flow rows (``fct_s`` [s], ``bytes``, ``rate_bps`` [bit/s], ``error``, and for
+        short flows their P1 Table 3 ``pattern``), subflow rows of the background
+        connections (:func:`subflow_stats`) and the TCP_INFO samples of the first
+        background connection.
+    """
     by_id = {r.get("flow_id"): r for r in res["records"]}
     patterns: dict[tuple[int, int], dict] = {}
     if capture_dir is not None:

@@ -4,21 +4,41 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from tcpmodels.experiments.p1.config import N_CORES, P1Config
+from tcpmodels.sim.config import FatTree
 
 __all__ = ["ns3_config", "run_ns3", "ns3_rows"]
 
 
 # --------------------------------------------------------------- ns-3 engine
-def ns3_config(conns: list[dict], config: P1Config, *, seed: int, variant: str = "TcpNewReno"):
+def ns3_config(conns: list[dict], config: P1Config, *, seed: int, variant: str = "TcpNewReno") -> FatTree:
     """The schedule as a :class:`tcpmodels.sim.config.FatTree`.
 
     MPTCP connections get one subflow per core, LIA-coupled (``ns3::TcpLia``); a
     single-path connection is pinned to the core its ``plane`` names (the schedule's
     per-flow ECMP draw, the same the kernel run uses). Links: Table 1 rates and buffer,
     delays making the inter-pod RTT ``config.rtt_s``.
+
+    Parameters
+    ----------
+    conns : list of dict
+        The connections of one run (:func:`schedule`).
+    config : P1Config
+        Link rates [bit/s], buffer [bytes] and RTT [s].
+    seed : int
+        Seed of the simulation.
+    variant : str
+        ns-3 congestion control of single-path connections and of uncoupled subflows.
+
+    Returns
+    -------
+    tcpmodels.sim.config.FatTree
+        The scenario, lasting until the last connection's ``end_s``; each connection
+        tagged ``"{kind}:{conn_id}"``.
     """
-    from tcpmodels.sim.config import FatTree, FatTreeConnection, TcpOptions, fat_tree_link
+    from tcpmodels.sim.config import FatTreeConnection, TcpOptions, fat_tree_link
 
     objs = tuple(FatTreeConnection(src=c["src"], dst=c["dst"], start_s=c["start_s"], size_bytes=c["size_bytes"],
                                    cores=tuple(range(N_CORES)) if c["mptcp"] else (c["plane"],),
@@ -34,21 +54,58 @@ def ns3_config(conns: list[dict], config: P1Config, *, seed: int, variant: str =
 
 
 def run_ns3(conns: list[dict], config: P1Config, *, seed: int, out_dir: str | Path) -> dict:
-    """Simulate one schedule with :func:`tcpmodels.sim.run.run_config`; return its per-connection tables."""
+    """Simulate one schedule with :func:`tcpmodels.sim.run.run_config`; return its per-connection tables.
+
+    Parameters
+    ----------
+    conns : list of dict
+        The connections of one run (:func:`schedule`).
+    config : P1Config
+        The campaign's configuration.
+    seed : int
+        Seed of the simulation.
+    out_dir : str or Path
+        Folder of the run's tables.
+
+    Returns
+    -------
+    dict
+        ``apps`` and ``flows`` (the DataFrames of :class:`~tcpmodels.sim.run.SimResult`)
+        and ``record`` (the run record).
+
+    Raises
+    ------
+    tcpmodels.sim.run.SimulationError
+        If the simulation process fails.
+    """
     from tcpmodels.sim.run import run_config
 
     res = run_config(ns3_config(conns, config, seed=seed), out_dir)
     return {"apps": res.apps, "flows": res.flows, "record": res.record}
 
 
-def ns3_rows(conns: list[dict], apps, fm) -> tuple[list[dict], list[dict]]:
+def ns3_rows(conns: list[dict], apps: pd.DataFrame, fm: pd.DataFrame | None) -> tuple[list[dict], list[dict]]:
     """Flow rows (as for the kernel) and per-subflow rows of the background connections of one ns-3 run.
 
     ``lost_packets`` of a connection is FlowMonitor's count of its data packets lost in
     the network (all subflows), the ns-3 counterpart of "the sender retransmitted".
-    """
-    import pandas as pd
 
+    Parameters
+    ----------
+    conns : list of dict
+        The connections of the run (:func:`schedule`).
+    apps : pandas.DataFrame
+        The run's ``apps`` table (one row per connection, with its ``tag``).
+    fm : pandas.DataFrame or None
+        The run's FlowMonitor ``flows`` table, for the lost-packet counts.
+
+    Returns
+    -------
+    tuple of (list of dict, list of dict)
+        Flow rows (``fct_s`` [s], ``bytes``, ``rate_bps`` [bit/s], ``mptcp_subflows``,
+        ``lost_packets``, ``error``, ...) and, for background connections, one row per
+        core with ``duration_s`` [s] and ``throughput_bps`` [bit/s].
+    """
     apps = apps.set_index("tag")
     lost = {}
     if fm is not None and len(fm) and "lost_packets" in fm:

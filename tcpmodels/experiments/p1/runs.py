@@ -22,7 +22,11 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
     ----------
     records_path : str or Path
         JSONL file, one record per run; runs already on file are skipped.
+    config : P1Config
+        Rates, buffer, RTT, workloads, experiments and seeds of the campaign.
     engine : {"kernel", "ns3"}
+        ``kernel``: the fat-tree testbed (root; one testbed kept up across runs);
+        ``ns3``: one ns-3 process per run, its tables under ``<records_path's folder>/ns3/``.
     capture_dir : str or Path, optional
         Kernel: capture the Section 4 short flows here (one pcap per sending host)
         and classify them into P1's patterns.
@@ -30,6 +34,26 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
         Runs instead of :func:`run_plan` (tests use one tiny run).
     limit : int, optional
         Stop after this many new runs.
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per run (kernel). [s]
+    yield_s : float
+        Pause after each kernel run so a waiting campaign can take the lock. [s]
+
+    Returns
+    -------
+    int
+        Runs measured and recorded by this call.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``engine`` (from :func:`run_plan`).
+    tcpmodels.testbed.PrivilegeError
+        Kernel engine without root.
+    tcpmodels.testbed.TestbedError
+        After three failed runs in a row.
     """
     from tcpmodels.experiments.campaign import run_samples
     from tcpmodels.records import JsonlRecords, Stopwatch

@@ -109,6 +109,23 @@ def run_plan(config: P1Config, engine: str) -> list[dict]:
     """The runs of a campaign on ``engine``: every experiment x protocol for seed 0, then seed 1, ...
 
     Seeds outermost, so a campaign cut short has every (experiment, protocol) cell.
+
+    Parameters
+    ----------
+    config : P1Config
+        Its ``seeds`` and ``experiments`` span the plan.
+    engine : {"kernel", "ns3"}
+        Written into every run (part of the record key).
+
+    Returns
+    -------
+    list of dict
+        One per run: ``engine``, ``experiment``, ``protocol``, ``seed``.
+
+    Raises
+    ------
+    ValueError
+        If ``engine`` is not one of :data:`ENGINES`.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")

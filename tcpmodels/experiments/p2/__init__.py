@@ -75,7 +75,18 @@ __all__ = ["P2Config", "DEFAULT_CONFIG", "sample_plan", "client_steps", "sweep_s
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.p2``); see :mod:`tcpmodels.experiments.p2.__main__`."""
+    """The command line (``python -m tcpmodels.experiments.p2``); see :mod:`tcpmodels.experiments.p2.__main__`.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status of the command.
+    """
     from tcpmodels.experiments.p2.__main__ import main as _main
 
     return _main(argv)

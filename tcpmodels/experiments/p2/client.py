@@ -55,7 +55,20 @@ def _udp_rtt_ms(src: str, dst: str, port: int, count: int = 3) -> float | None:
 
 
 def client_main(steps: list[dict], port: int) -> None:
-    """Run inside the client namespace: RTT check, then each step in order; one JSON line per step."""
+    """Run inside the client namespace: RTT check, then each step in order; one JSON line per step.
+
+    The first line is ``{"rtt_measured_ms": [path 1, path 2]}`` (smallest of a few UDP echo
+    round trips [ms], None when none came back); then per step
+    ``{"step", "records", "tx_bytes", "segs"}``: the flow records, the bytes each interface
+    (``p0``, ``p1``) sent during the step and the namespace's TCP segment counters.
+
+    Parameters
+    ----------
+    steps : list of dict
+        :func:`client_steps` or :func:`sweep_steps`; the flows of one step run at the same time.
+    port : int
+        UDP echo port of the server, for the RTT check.
+    """
     from tcpmodels.testbed import traffic
 
     out = sys.stdout

@@ -96,15 +96,37 @@ class P2Config:
             raise ValueError(f"reps must be in [1, 10]; got {self.reps}")
 
     def to_dict(self) -> dict:
+        """The fields as a dict (tuples stay tuples), as stored in the provenance.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
         return asdict(self)
 
     def hash(self) -> str:
+        """Short fingerprint of the configuration, stored in every record.
+
+        Returns
+        -------
+        str
+            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
+        """
         import hashlib
 
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
     def scaling(self) -> dict:
-        """How this setting relates to the paper's (Table 1): the numbers the report states."""
+        """How this setting relates to the paper's (Table 1): the numbers the report states.
+
+        Returns
+        -------
+        dict
+            Paper and scaled rate [bit/s] and data size [bytes], their ratio, the per-path
+            BDP at 150 ms [bytes], data size over the two-path BDP (scaled and paper) [-], and
+            the probe sizes [bytes] standing for the paper's labels.
+        """
         bdp = self.rate_bps * 0.150 / 8
         return {
             "paper_rate_bps": 1e9, "rate_bps": self.rate_bps,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, REPO, P2Config
 
 __all__ = ["samples_frame", "sweep_frame", "build_dataset"]
@@ -18,12 +20,23 @@ def _share(t: dict) -> float | None:
     return a / (a + b)
 
 
-def samples_frame(records: list[dict]):
+def samples_frame(records: list[dict]) -> pd.DataFrame:
     """One row per sample: RTTs, load, and per transfer ``<name>_Bps`` (throughput [bytes/s]),
     for MPTCP transfers ``<name>_share1`` (path-1 share of the bytes [-]) and, for MPTCP transfers and the
-    TCP data transfer, ``<name>_loss`` (retransmitted / sent segments of the client's namespace [-])."""
-    import pandas as pd
+    TCP data transfer, ``<name>_loss`` (retransmitted / sent segments of the client's namespace [-]).
 
+    Parameters
+    ----------
+    records : list of dict
+        Sample records of :func:`run_campaign`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Sorted by ``rep, rtt1_ms, rtt2_ms``; also ``order``, measured RTTs [ms],
+        ``load_avg_1m``, ``wall_s`` [s], ``started_utc`` and ``n_errors``. Path probes are
+        named ``<name>_path1`` / ``_path2``; failed transfers are NaN.
+    """
     rows = []
     for r in records:
         row = {"rep": r["rep"], "rtt1_ms": r["rtt1_ms"], "rtt2_ms": r["rtt2_ms"], "order": r["order"],
@@ -45,10 +58,21 @@ def samples_frame(records: list[dict]):
     return pd.DataFrame(rows).sort_values(["rep", "rtt1_ms", "rtt2_ms"]).reset_index(drop=True)
 
 
-def sweep_frame(records: list[dict]):
-    """One row per Fig. 4 transfer: RTT pair, repetition, size, path-1 share, throughput."""
-    import pandas as pd
+def sweep_frame(records: list[dict]) -> pd.DataFrame:
+    """One row per Fig. 4 transfer: RTT pair, repetition, size, path-1 share, throughput.
 
+    Parameters
+    ----------
+    records : list of dict
+        Records of :func:`run_sweep`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``rep``, ``rtt1_ms``, ``rtt2_ms`` [ms], ``label``, ``size_bytes`` [bytes], ``share1``
+        (path-1 share of the bytes sent; None when unknown) [-], ``Bps`` (NaN for a failed
+        transfer) [bytes/s] and ``load_avg_1m``.
+    """
     rows = []
     for r in records:
         for t in r["transfers"]:
@@ -61,7 +85,32 @@ def sweep_frame(records: list[dict]):
 
 def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_dir: str | Path,
                   config: P2Config = DEFAULT_CONFIG, *, note: str = "") -> dict:
-    """Write ``p2_samples.parquet``, ``p2_fig4.parquet`` and ``p2_provenance.json`` to ``out_dir``."""
+    """Write ``p2_samples.parquet``, ``p2_fig4.parquet`` and ``p2_provenance.json`` to ``out_dir``.
+
+    Parameters
+    ----------
+    records_path : str or Path
+        JSONL file of :func:`run_campaign`.
+    sweep_path : str or Path or None
+        JSONL file of :func:`run_sweep`; None (or no records): no ``p2_fig4.parquet``.
+    out_dir : str or Path
+        Where the files go (created if missing).
+    config : P2Config
+        Written to the provenance (with its hash and :meth:`P2Config.scaling`).
+    note : str
+        Free text for the provenance.
+
+    Returns
+    -------
+    dict
+        The provenance written to ``p2_provenance.json``: sample counts, times [s],
+        load averages, transfer errors, config, definitions, host, tools, git state, files.
+
+    Raises
+    ------
+    ValueError
+        If ``records_path`` holds no sample record.
+    """
     from datetime import datetime
 
     from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now

@@ -7,11 +7,14 @@ import os
 import sys
 import threading
 from dataclasses import replace
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tcpmodels.experiments.campaign import ServerTestbed
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, FIG4_RTT_PAIRS_MS, REPO, SCHEMA, P2Config
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
+from tcpmodels.testbed import Topology
 
 __all__ = ["Session", "measure", "run_campaign", "run_sweep"]
 
@@ -63,7 +66,15 @@ class Session(ServerTestbed):
         self.config = config
         self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
 
-    def topology(self):
+    def topology(self) -> Topology:
+        """The two-path topology at the session's current RTTs.
+
+        Returns
+        -------
+        tcpmodels.testbed.Topology
+            :func:`~tcpmodels.testbed.topologies.two_path` with the configured rate and buffer,
+            and socket buffers up to ``sock_buf_max_bytes`` in every namespace.
+        """
         return _topology(self.config, *self.rtts_ms)
 
     def on_server_started(self) -> None:
@@ -71,7 +82,13 @@ class Session(ServerTestbed):
         threading.Thread(target=lambda: [None for _ in self.server.popen.stdout], daemon=True).start()
 
     def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
-        """Restart the two delay elements with new round-trip delays [ms]; nothing else changes."""
+        """Restart the two delay elements with new round-trip delays [ms]; nothing else changes.
+
+        Parameters
+        ----------
+        rtt1_ms, rtt2_ms : float
+            Round-trip propagation delay of path 1 and path 2. [ms]
+        """
         if (float(rtt1_ms), float(rtt2_ms)) == self.rtts_ms:
             return
         topo = _topology(self.config, rtt1_ms, rtt2_ms)
@@ -85,11 +102,27 @@ class Session(ServerTestbed):
             timeout_s: float = 900.0) -> dict:
         """Run ``steps`` from the client at the current RTTs.
 
+        Parameters
+        ----------
+        steps : list of dict
+            :func:`client_steps` or :func:`sweep_steps`.
+        capture_dir : Path, optional
+            Capture the server's two interfaces here (snap length 128, the server's port only).
+        capture_stem : str
+            Prefix of the capture files (``{stem}_s-p0.pcap``, ``{stem}_s-p1.pcap``).
+        timeout_s : float
+            Longest wait for the client process. [s]
+
         Returns
         -------
         dict
             ``run_id, rtt_measured_ms, transfers`` (see :data:`TRANSFER_FIELDS`) and, with
             ``capture_dir``, ``captures`` (tcpdump statistics of the server's two interfaces).
+
+        Raises
+        ------
+        tcpmodels.testbed.TestbedError
+            If the traffic server has exited, or the client fails or times out.
         """
         import subprocess
 
@@ -128,8 +161,32 @@ class Session(ServerTestbed):
         return result
 
 
-def measure(config: P2Config, rtt1_ms: float, rtt2_ms: float, steps: list[dict], **kwargs) -> dict:
-    """Build the two-path testbed for one RTT pair, run ``steps`` (see :meth:`Session.run`), tear down."""
+def measure(config: P2Config, rtt1_ms: float, rtt2_ms: float, steps: list[dict], **kwargs: Any) -> dict:
+    """Build the two-path testbed for one RTT pair, run ``steps`` (see :meth:`Session.run`), tear down.
+
+    Parameters
+    ----------
+    config : P2Config
+        Rate, buffer and socket buffers of the testbed.
+    rtt1_ms, rtt2_ms : float
+        Round-trip propagation delay of path 1 and path 2. [ms]
+    steps : list of dict
+        :func:`client_steps` or :func:`sweep_steps`.
+    **kwargs
+        ``capture_dir``, ``capture_stem``, ``timeout_s`` of :meth:`Session.run`.
+
+    Returns
+    -------
+    dict
+        What :meth:`Session.run` returns.
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    tcpmodels.testbed.TestbedError
+        If the testbed or the client fails.
+    """
     with Session(config, rtt1_ms, rtt2_ms) as session:
         return session.run(steps, **kwargs)
 
@@ -174,10 +231,28 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
     ----------
     records_path : str or Path
         JSONL file of sample records; samples already on file (same rep and RTT pair) are skipped.
+    config : P2Config
+        The campaign's setting.
     limit : int, optional
         Stop after this many new samples (used to time a few samples, and by tests).
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per sample. [s]
     plan : list of dict, optional
         Samples to run instead of :func:`sample_plan` (tests use a tiny grid).
+
+    Returns
+    -------
+    int
+        Samples measured and recorded by this call.
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    tcpmodels.testbed.TestbedError
+        After three failed samples in a row.
     """
     plan = sample_plan(config) if plan is None else plan
     return _run_plan(records_path, config, plan, client_steps(config), desc="p2 samples", limit=limit,
@@ -185,12 +260,41 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
 
 
 def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, capture_dir: str | Path | None = None,
-              pairs_ms=FIG4_RTT_PAIRS_MS, progress: bool = True, lock_timeout_s: float = 1800.0,
-              limit: int | None = None) -> int:
+              pairs_ms: Sequence[tuple[float, float]] = FIG4_RTT_PAIRS_MS, progress: bool = True,
+              lock_timeout_s: float = 1800.0, limit: int | None = None) -> int:
     """Fig. 4: MPTCP transfers of growing size for each RTT pair, ``fig4_reps`` times; resumable.
 
     With ``capture_dir``, repetition 0 of the pair (150, 120) ms is captured on the
     server's two interfaces (snaplen 128, TCP port of the traffic only).
+
+    Parameters
+    ----------
+    records_path : str or Path
+        JSONL file of the sweep's records (campaign ``"p2_fig4"``).
+    config : P2Config
+        Sizes (``fig4_sizes_bytes``), repetitions (``fig4_reps``) and testbed setting.
+    capture_dir : str or Path, optional
+        Folder of the captures described above.
+    pairs_ms : sequence of (float, float)
+        RTT pairs (path 1, path 2). [ms]
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per sample. [s]
+    limit : int, optional
+        Stop after this many new samples.
+
+    Returns
+    -------
+    int
+        Samples (RTT pair and repetition) measured by this call.
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    tcpmodels.testbed.TestbedError
+        After three failed samples in a row.
     """
     plan = [{"campaign": "p2_fig4", "rep": rep, "rtt1_ms": float(a), "rtt2_ms": float(b), "order": i}
             for i, (rep, (a, b)) in enumerate((rep, p) for rep in range(config.fig4_reps) for p in pairs_ms)]

@@ -13,6 +13,16 @@ def sample_plan(config: P2Config) -> list[dict]:
 
     Running whole repetitions first means a campaign cut short still covers the
     whole grid once.
+
+    Parameters
+    ----------
+    config : P2Config
+        ``rtts_ms`` (each path takes every value), ``reps`` and the shuffling ``seed``.
+
+    Returns
+    -------
+    list of dict
+        One per sample: ``campaign`` (``"p2"``), ``rep``, ``rtt1_ms``, ``rtt2_ms`` [ms], ``order``.
     """
     import numpy as np
 
@@ -32,7 +42,25 @@ def _label_size(size_bytes: int) -> str:
 
 
 def client_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
-    """The client's transfers of one sample, as steps (each step's flows run at the same time)."""
+    """The client's transfers of one sample, as steps (each step's flows run at the same time).
+
+    Steps: a TCP probe on each path at once for each per-path probe size, an MPTCP probe
+    of each size, the MPTCP data transfer, the TCP data transfer on path 1; all uploads.
+
+    Parameters
+    ----------
+    config : P2Config
+        Probe and data sizes [bytes] and the congestion control.
+    port : int
+        Port of the traffic server.
+
+    Returns
+    -------
+    list of dict
+        One per step: ``name``, ``kind`` (``path_probe``, ``mptcp_probe``, ``mptcp_data``,
+        ``tcp_data``), ``label`` (the paper's size it stands for) and ``flows`` (flow dicts
+        of :func:`tcpmodels.testbed.traffic.run_flow`).
+    """
     paths = [("10.0.1.1", "10.0.1.2"), ("10.0.2.1", "10.0.2.2")]
     steps = []
     fid = 1
@@ -60,7 +88,21 @@ def client_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
 
 
 def sweep_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
-    """One repetition of the Fig. 4 sweep: MPTCP transfers of every ``fig4_sizes_bytes``."""
+    """One repetition of the Fig. 4 sweep: MPTCP transfers of every ``fig4_sizes_bytes``.
+
+    Parameters
+    ----------
+    config : P2Config
+        ``fig4_sizes_bytes`` [bytes] and the congestion control.
+    port : int
+        Port of the traffic server.
+
+    Returns
+    -------
+    list of dict
+        One step per size, in order, each with one MPTCP upload (``kind`` ``"fig4"``,
+        ``label`` such as ``"512KB"``).
+    """
     return [{"name": f"fig4_{_label_size(s)}", "kind": "fig4", "label": _label_size(s),
              "flows": [dict(flow_id=i + 1, kind="bulk", dst="10.0.1.2", port=port, size_bytes=int(s), cc=config.cc,
                             mptcp=True, direction="upload", bind=None, start_s=0.0, sample_interval_s=0.0,

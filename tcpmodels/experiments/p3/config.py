@@ -127,17 +127,40 @@ class P3Config:
         return [(float(a), float(b)) for a in self.reno_rtts_ms for b in self.cubic_rtts_ms]
 
     def to_dict(self) -> dict:
+        """The fields as a dict, with the derived ``buffer_bytes``, as stored in the provenance.
+
+        Returns
+        -------
+        dict
+            Field name -> value, and ``buffer_bytes`` [bytes].
+        """
         d = asdict(self)
         d["buffer_bytes"] = self.buffer_bytes
         return d
 
     def hash(self) -> str:
+        """Short fingerprint of the configuration, stored in every record.
+
+        Returns
+        -------
+        str
+            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
+        """
         import hashlib
 
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
     def scaling(self) -> dict:
-        """How this setting relates to the paper's: rates, BDPs, and K at the largest window."""
+        """How this setting relates to the paper's: rates, BDPs, and K at the largest window.
+
+        Returns
+        -------
+        dict
+            Paper and scaled rate [bit/s] and their ratio, the buffer [bytes, packets], the
+            receive window, the factor K scales by at equal RTT (rate ratio^(1/3)) [-], and
+            ``per_rtt``: for each RTT of the grid the BDP [bytes], the window of one flow
+            filling link and buffer [segments] and its CUBIC K [s], ours and the paper's.
+        """
         from tcpmodels.models.cubic import cubic_k_s
 
         seg = self.mss_bytes

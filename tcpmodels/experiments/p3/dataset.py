@@ -26,6 +26,34 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     ``records_path`` the kernel table already in ``out_dir`` is kept and the
     ``kernel`` section of its provenance is carried over, marked with the build
     it came from (to rebuild the ns-3 part where the kernel records are gone).
+
+    Parameters
+    ----------
+    records_path : str or Path or None
+        JSONL file of :func:`run_kernel_campaign`; None: keep the kernel table in ``out_dir``.
+    cache_dir : str or Path or None
+        Sweep cache of :func:`run_ns3`; None: no ns-3 table.
+    out_dir : str or Path
+        Where the files go (created if missing); CSV copies of the kernel and ns-3 tables too.
+    config : P3Config
+        The campaign's setting (written to the provenance with its scaling).
+    note : str
+        Free text for the provenance.
+    fluid : bool
+        Write the fluid table.
+    fluid_path : str or Path, optional
+        A fluid table written earlier, used instead of computing it.
+
+    Returns
+    -------
+    dict
+        The provenance written to ``p3_provenance.json``: config, scaling, per-engine
+        counts, times [s] and load averages, definitions, host, git state, files.
+
+    Raises
+    ------
+    ValueError
+        If ``records_path`` holds no record.
     """
     from datetime import datetime
 

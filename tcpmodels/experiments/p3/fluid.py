@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Sequence
+
+import pandas as pd
 
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, P3Config
 from tcpmodels.models.cubic import x_power_law_params
@@ -12,18 +15,45 @@ __all__ = ["fluid_frame"]
 
 
 # ------------------------------------------------------------------- fluid
-def fluid_frame(config: P3Config = DEFAULT_CONFIG, *, exponents=None, loss_sharings=("proportional",),
+def fluid_frame(config: P3Config = DEFAULT_CONFIG, *, exponents: Sequence[float] | None = None,
+                loss_sharings: Sequence[str] = ("proportional",),
                 duration_s: float = 30.0, warmup_s: float = 5.0, steps_per_rtt: float = 5.0,
-                progress: bool = False):
+                progress: bool = False) -> pd.DataFrame:
     """The fluid model (:func:`~tcpmodels.models.bottleneck.reno_cubic_bottleneck`) over the grid.
 
     One row per (pair, reading ``none``/``multiply``/``divide``, x exponent,
     loss sharing): both throughputs, Jain's index, losses, mean queueing delay,
     and the K of the CUBIC flow at the model's mean W_max before a loss (the
     K values that drive each case; :func:`~tcpmodels.models.cubic.kozu_k_s`).
+
+    Parameters
+    ----------
+    config : P3Config
+        Rate, buffer, MSS, receive window and the RTT pairs.
+    exponents : sequence of float, optional
+        Exponents of x(RTT) for the ``multiply`` and ``divide`` readings; default
+        ``config.x_exponent`` and ``config.slider_exponents``. [-]
+    loss_sharings : sequence of str
+        ``loss_sharing`` modes of the model, each run for every case.
+    duration_s : float
+        Simulated time of each case. [s]
+    warmup_s : float
+        Discarded start of each case. [s]
+    steps_per_rtt : float
+        Time steps per the smaller RTT of the pair (``dt_s`` = RTT / steps). [-]
+    progress : bool
+        tqdm bar on stderr.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``reno_rtt_ms``, ``cubic_rtt_ms`` [ms], ``reading``, ``x_exponent``, ``loss_sharing``,
+        ``reno_bps``, ``cubic_bps`` [bit/s], ``jain``, ``cubic_share``, ``utilization`` [-],
+        loss events, ``mean_queue_delay_ms`` [ms], ``cubic_wmax_segments``,
+        ``reno_wmax_segments`` [segments], ``x`` [-], ``cubic_k_s`` [s], ``duration_s``,
+        ``warmup_s``, ``dt_s`` [s].
     """
     import numpy as np
-    import pandas as pd
     from tqdm import tqdm
 
     from tcpmodels.models.bottleneck import reno_cubic_bottleneck

@@ -6,9 +6,12 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
+
 from tcpmodels.experiments.campaign import ServerTestbed
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
+from tcpmodels.testbed import Topology
 
 __all__ = ["KERNEL_KEY", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 
@@ -19,6 +22,18 @@ def kernel_plan(config: P3Config) -> list[dict]:
 
     Each sample carries the two flows' start offsets [s], drawn here so a rerun
     repeats them.
+
+    Parameters
+    ----------
+    config : P3Config
+        The grid (``pairs_ms``), ``reps``, ``start_jitter_s`` and the ``seed`` of the
+        order and offsets.
+
+    Returns
+    -------
+    list of dict
+        One per sample: ``campaign`` (``"p3_kernel"``), ``rep``, ``reno_rtt_ms``,
+        ``cubic_rtt_ms`` [ms], ``order``, ``reno_start_s``, ``cubic_start_s`` [s].
     """
     import numpy as np
 
@@ -69,11 +84,26 @@ class KernelSession(ServerTestbed):
         self.config = config
         self.rtts_ms = (float(reno_rtt_ms), float(cubic_rtt_ms))
 
-    def topology(self):
+    def topology(self) -> Topology:
+        """The dumbbell at the session's current RTTs.
+
+        Returns
+        -------
+        tcpmodels.testbed.Topology
+            :func:`~tcpmodels.testbed.topologies.dumbbell` with the two senders' access RTTs,
+            the configured bottleneck rate and buffer, the receive window on the receiver and
+            no saved TCP metrics.
+        """
         return _kernel_topology(self.config, *self.rtts_ms)
 
     def set_rtts(self, reno_rtt_ms: float, cubic_rtt_ms: float) -> None:
-        """Change the two senders' round-trip delays [ms] (restarts their delay elements)."""
+        """Change the two senders' round-trip delays [ms] (restarts their delay elements).
+
+        Parameters
+        ----------
+        reno_rtt_ms, cubic_rtt_ms : float
+            Round-trip propagation delay of the Reno and the CUBIC sender. [ms]
+        """
         new = (float(reno_rtt_ms), float(cubic_rtt_ms))
         for i, (old_ms, new_ms) in enumerate(zip(self.rtts_ms, new)):
             if old_ms != new_ms:
@@ -83,12 +113,24 @@ class KernelSession(ServerTestbed):
     def run(self, reno_start_s: float = 0.0, cubic_start_s: float = 0.0) -> dict:
         """One sample at the current RTTs: Reno from ``s0`` and CUBIC from ``s1``, both for the same duration.
 
+        Each flow lasts ``warmup_s + measure_s + start_jitter_s`` from its own start offset.
+
+        Parameters
+        ----------
+        reno_start_s, cubic_start_s : float
+            Start offset of each flow. [s]
+
         Returns
         -------
         dict
             ``run_id``, ``ping_rtt_ms`` (median ICMP RTT of each sender to the receiver before the
             transfers), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
+
+        Raises
+        ------
+        tcpmodels.testbed.TestbedError
+            If the traffic server has exited or a flow does not finish in time.
         """
         import numpy as np
 
@@ -127,6 +169,7 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
     records_path : str or Path
         JSONL file, one line per sample; samples already on file (same repetition and RTT pair) are skipped.
     config : P3Config
+        The campaign's setting.
     limit : int, optional
         Stop after this many new samples (to time a sample; used by tests).
     progress : bool
@@ -137,6 +180,18 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
         Samples to run instead of :func:`kernel_plan` (tests use one).
     yield_s : float
         Pause after releasing the lock so a waiting campaign can take it. [s]
+
+    Returns
+    -------
+    int
+        Samples measured and recorded by this call.
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    tcpmodels.testbed.TestbedError
+        After three failed samples in a row.
     """
     from tcpmodels.experiments.campaign import run_samples
     from tcpmodels.records import JsonlRecords
@@ -214,15 +269,30 @@ def _median_after(samples: list[dict], t_from_s: float, key: str) -> float:
     return float(np.median(vals)) if vals else math.nan
 
 
-def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG):
+def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.DataFrame:
     """One row per kernel sample: RTTs, both throughputs, Jain's index, window spread, W_max estimates.
 
     ``*_wmax_segments`` estimates each flow's window at loss from its median
     ssthresh after warm-up (Linux sets ssthresh = beta cwnd at a loss: 0.5 for
     Reno, 0.7 for CUBIC); ``cubic_k_s`` is CUBIC's K for that W_max.
+
+    Parameters
+    ----------
+    records : list of dict
+        Records of :func:`run_kernel_campaign`.
+    config : P3Config
+        ``warmup_s``, ``window_s`` and ``measure_s`` of :func:`summarize_flow_samples`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Sorted by ``reno_rtt_ms, cubic_rtt_ms, rep``: ping RTTs [ms], ``reno_bps``,
+        ``cubic_bps``, ``total_bps``, window standard deviations [bit/s], ``jain``,
+        ``jain_window_sd``, ``cubic_share`` [-], median srtt [ms] and cwnd [segments],
+        ``*_wmax_segments``, ``cubic_k_s`` [s], retransmissions, load, ``wall_s`` [s] and
+        ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
     """
     import numpy as np
-    import pandas as pd
 
     from tcpmodels.models.cubic import cubic_k_s
 

@@ -4,23 +4,46 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+import pandas as pd
 
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_KINDS, NS3_PHASES, P3Config
 from tcpmodels.models.cubic import x_power_law_params
 from tcpmodels.models.fairness import jain_index
+from tcpmodels.sim.config import Dumbbell
 
 __all__ = ["ns3_plan", "ns3_config", "run_ns3", "ns3_frame"]
 
 
 # -------------------------------------------------------------------- ns-3
-def ns3_plan(config: P3Config, phases=NS3_PHASES) -> list[dict]:
+def ns3_plan(config: P3Config, phases: Sequence[str] = NS3_PHASES) -> list[dict]:
     """The ns-3 runs of ``phases`` as dicts (``phase, kind, x_exponent, seed, reno_rtt_ms, cubic_rtt_ms,
     reno_start_s, cubic_start_s``), in phase order.
 
     ``main<i>``: the three :data:`NS3_KINDS` x every pair at seed ``ns3_seeds[i]``, default exponent.
     ``slider<i>``: ``multiply`` and ``divide`` x every pair at ``slider_exponents[i]``, seed ``ns3_seeds[0]``.
     Start offsets are drawn from the seed and the pair, so the kinds of one seed share them.
+
+    Parameters
+    ----------
+    config : P3Config
+        The grid, seeds, exponents and ``start_jitter_s``.
+    phases : sequence of str
+        Names from :data:`NS3_PHASES`.
+
+    Returns
+    -------
+    list of dict
+        One per run, Reno-RTT-major within a phase (then CUBIC RTT, then kind); RTTs
+        [ms], start offsets [s], ``x_exponent`` (0 for ``standard``) [-].
+
+    Raises
+    ------
+    ValueError
+        For an unknown phase, or one whose seed or exponent index the config lacks.
     """
     import numpy as np
 
@@ -51,9 +74,30 @@ def ns3_plan(config: P3Config, phases=NS3_PHASES) -> list[dict]:
     return plan
 
 
-def ns3_config(config: P3Config, run: dict):
-    """The :class:`tcpmodels.sim.config.Dumbbell` of one planned ns-3 run (see :func:`ns3_plan`)."""
-    from tcpmodels.sim.config import BulkApp, Dumbbell, Link, Sender, TcpOptions
+def ns3_config(config: P3Config, run: dict) -> Dumbbell:
+    """The :class:`tcpmodels.sim.config.Dumbbell` of one planned ns-3 run (see :func:`ns3_plan`).
+
+    Parameters
+    ----------
+    config : P3Config
+        Bottleneck rate and buffer, MSS, buffers, duration and ``ns3_jitter_packets``.
+    run : dict
+        One entry of :func:`ns3_plan`.
+
+    Returns
+    -------
+    tcpmodels.sim.config.Dumbbell
+        A ``TcpLinuxReno`` sender and a CUBIC sender (``TcpCubic`` for ``standard``,
+        ``TcpCubicX`` with the run's reading and x(RTT) power law otherwise), each on a
+        10 Gbit/s access link of half its RTT one way, jittered by up to
+        ``ns3_jitter_packets`` packet times; HyStart off.
+
+    Raises
+    ------
+    ValueError
+        If ``run["kind"]`` is not one of :data:`NS3_KINDS`.
+    """
+    from tcpmodels.sim.config import BulkApp, Link, Sender, TcpOptions
 
     jitter_s = config.ns3_jitter_packets * 1500 * 8 / config.rate_bps
 
@@ -108,9 +152,10 @@ def _ns3_summary(config: P3Config, run: dict, result) -> dict:
             "duration_s": config.ns3_duration_s, "warmup_s": config.ns3_warmup_s}
 
 
-def run_ns3(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, phases=NS3_PHASES, progress: bool = True,
-            on_failure: str = "collect", plan: list[dict] | None = None, processes: bool = True, client=None,
-            n_workers: int = 1):
+def run_ns3(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, phases: Sequence[str] = NS3_PHASES,
+            progress: bool = True,
+            on_failure: str = "collect", plan: list[dict] | None = None, processes: bool = True,
+            client: Any = None, n_workers: int = 1) -> pd.DataFrame:
     """Run (or resume from the cache) the ns-3 runs of ``phases``; return their summaries.
 
     Each phase is one :func:`tcpmodels.sweep.sweep` call on a local cluster of
@@ -118,10 +163,36 @@ def run_ns3(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, phases=
     so a campaign cut short keeps every finished phase and every finished run
     of the current one.
 
+    Parameters
+    ----------
+    cache_dir : str or Path
+        Sweep cache (one entry per run).
+    config : P3Config
+        The campaign's setting.
+    phases : sequence of str
+        Phases of :func:`ns3_plan` to run.
+    progress : bool
+        tqdm bar per phase on stderr.
+    on_failure : {"collect", "raise"}
+        As in :func:`tcpmodels.sweep.sweep`: ``collect`` leaves failed runs out.
+    plan : list of dict, optional
+        Runs instead of :func:`ns3_plan` (tests use a few).
+    processes : bool
+        Local workers as processes (else threads).
+    client : distributed.Client, optional
+        Use this Dask client instead of a local cluster.
+    n_workers : int
+        Workers of the local cluster.
+
     Returns
     -------
     pandas.DataFrame
         One row per finished run (:func:`ns3_frame`).
+
+    Raises
+    ------
+    tcpmodels.sweep.SweepError
+        With ``on_failure="raise"``, if a run failed.
     """
     from tcpmodels.sweep import run_sim, sweep
 
@@ -135,7 +206,8 @@ def run_ns3(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, phases=
     return ns3_frame(cache_dir, config, plan=plan)
 
 
-def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, plan: list[dict] | None = None):
+def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *,
+              plan: list[dict] | None = None) -> pd.DataFrame:
     """Summaries of every run of ``plan`` (default: all phases) already in the sweep cache; others are skipped.
 
     Entries are matched on their stored ``config.json`` (the scenario), not on
@@ -143,9 +215,23 @@ def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, plan:
     other work edits while a campaign runs (additions that leave the dumbbell
     unchanged). Where several entries hold one scenario the newest is used;
     ``cache_key`` names the entry read.
-    """
-    import pandas as pd
 
+    Parameters
+    ----------
+    cache_dir : str or Path
+        Sweep cache of :func:`run_ns3`.
+    config : P3Config
+        The campaign's setting (warm-up, duration and window of the summaries).
+    plan : list of dict, optional
+        Runs to look up; default :func:`ns3_plan` of every phase.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cached run: the plan entry, ``reno_bps``, ``cubic_bps``,
+        ``total_bps`` and window standard deviations [bit/s], ``jain``, ``cubic_share`` [-],
+        lost packets, ``wall_s`` [s], ``date_utc``, ``ns3_version`` and ``cache_key``.
+    """
     from tcpmodels.sweep import canonical_json, read_cached
 
     plan = ns3_plan(config) if plan is None else plan

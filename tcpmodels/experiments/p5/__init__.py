@@ -85,7 +85,18 @@ __all__ = [
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.p5``); see :mod:`tcpmodels.experiments.p5.__main__`."""
+    """The command line (``python -m tcpmodels.experiments.p5``); see :mod:`tcpmodels.experiments.p5.__main__`.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status of the command.
+    """
     from tcpmodels.experiments.p5.__main__ import main as _main
 
     return _main(argv)

@@ -117,6 +117,13 @@ class P5Config:
                              f"got {self.hurst_bin_s!r}")
 
     def to_dict(self) -> dict:
+        """The fields as a dict (tuples stay tuples), as written to the provenance.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
         return asdict(self)
 
 

@@ -23,11 +23,18 @@ def packet_counts(packets: pd.DataFrame, *, bin_s: float, duration_s: float, src
         Bin width. [s]
     duration_s : float
         Series length; bins cover [0, duration_s). [s]
+    src_addr : str
+        Source address whose packets are counted (default: the caterpillar's server S).
 
     Returns
     -------
     numpy.ndarray
         ``int64`` counts. [packets]
+
+    Raises
+    ------
+    ValueError
+        If ``bin_s`` is not in (0, duration_s].
     """
     if not (bin_s > 0 and duration_s >= bin_s):
         raise ValueError(f"bin_s [s] must be in (0, duration_s = {duration_s}]; got {bin_s!r}")
@@ -41,10 +48,22 @@ def packet_counts(packets: pd.DataFrame, *, bin_s: float, duration_s: float, src
 def bellcore_counts(path: str | os.PathLike = BELLCORE_PATH, *, bin_s: float = 0.01) -> pd.DataFrame:
     """Packets and bytes per bin of the Bellcore BC-pAug89 excerpt (two columns: time [s], length [bytes]).
 
+    Parameters
+    ----------
+    path : str or path-like
+        The excerpt as text, one packet per line (default: :data:`BELLCORE_PATH`).
+    bin_s : float
+        Bin width. [s]
+
     Returns
     -------
     pandas.DataFrame
         ``t_s`` (bin start) [s], ``packets`` [packets], ``bytes`` [bytes]; the last partial bin dropped.
+
+    Raises
+    ------
+    ValueError
+        If ``bin_s`` is not positive or the file does not have two columns.
     """
     if not (bin_s > 0):
         raise ValueError(f"bin_s [s] must be in (0, inf); got {bin_s!r}")

@@ -54,6 +54,37 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     of the Bellcore excerpt, 10 ms bins). Runs not in the cache are listed in the
     provenance as missing. The bottleneck pcap of ``capture_run`` is copied,
     gzipped, to ``capture_dir/p5_bottleneck_<run>.pcap.gz`` with a JSON note beside it.
+
+    Parameters
+    ----------
+    config : P5Config
+        The campaign's setting (the plan, the Hurst bin).
+    cache_dir : str or path-like
+        Sweep cache of :func:`run_campaign`.
+    out_dir : str or path-like
+        Where the tables and the provenance go (created if missing).
+    seeds : tuple of int, optional
+        Seeds of the ``main`` runs instead of ``config.seeds``.
+    bellcore_path : str or path-like
+        The Bellcore excerpt; left out of the tables when the file is missing.
+    note : str
+        Free text for the provenance.
+    capture_run : str, optional
+        Run id (``<case>-a<alpha>-n<clients>-b<Mbit/s>-s<seed>``) whose capture is shipped; None: none.
+    capture_dir : str or path-like, optional
+        Where the shipped capture goes; None: none is shipped.
+
+    Returns
+    -------
+    dict
+        The provenance written to ``p5_provenance.json``: command, git, host, ns-3 version,
+        parameters, run counts and missing runs, wall times [s], the campaign log, the
+        Bellcore source and the files.
+
+    Raises
+    ------
+    ValueError
+        If the cache holds no run of the plan.
     """
     from tcpmodels.models.heavytail import hurst_from_alpha  # noqa: PLC0415
     from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415

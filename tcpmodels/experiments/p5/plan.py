@@ -6,6 +6,7 @@ import hashlib
 import inspect
 
 from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, P5Config
+from tcpmodels.sim.config import Caterpillar
 
 __all__ = ["caterpillar_for", "plan"]
 
@@ -25,9 +26,42 @@ def _builder_version() -> str:
 
 
 def caterpillar_for(config: P5Config, *, case: str, alpha: float, n_clients: int, backbone_bps: float, seed: int,
-                    pcap: bool = True):
-    """The :class:`~tcpmodels.sim.config.Caterpillar` of one run of ``case``."""
-    from tcpmodels.sim.config import Caterpillar, Link, PoissonFlows, SizeDistribution  # noqa: PLC0415
+                    pcap: bool = True) -> Caterpillar:
+    """The :class:`~tcpmodels.sim.config.Caterpillar` of one run of ``case``.
+
+    ``main``: Poisson downloads of Pareto sizes, ``flows_per_client`` per client;
+    ``alt_arrival``: the same at ``alt_interarrival_s``; ``alt_server_queue``: the
+    server's link with a queue of ``alt_server_queue_packets``; ``long``: unlimited
+    downloads for ``long_duration_s``, binned at ``long_bin_s``.
+
+    Parameters
+    ----------
+    config : P5Config
+        Link rates [bit/s], delays [s], queues [packets], workload and durations.
+    case : str
+        One of :data:`CASES`.
+    alpha : float
+        Pareto shape of the download sizes. [-]
+    n_clients : int
+        Clients of the caterpillar.
+    backbone_bps : float
+        Rate of the gateway-to-gateway links. [bit/s]
+    seed : int
+        Seed of the workload and the simulator.
+    pcap : bool
+        Capture the bottleneck device (G1 towards G2).
+
+    Returns
+    -------
+    tcpmodels.sim.config.Caterpillar
+        The scenario, with ``TcpNewReno`` at the server.
+
+    Raises
+    ------
+    ValueError
+        If ``case`` is not one of :data:`CASES`.
+    """
+    from tcpmodels.sim.config import Link, PoissonFlows, SizeDistribution  # noqa: PLC0415
 
     if case not in CASES:
         raise ValueError(f"case must be one of {CASES}; got {case!r}")
@@ -65,6 +99,25 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
     Each dict holds ``case``, ``alpha``, ``n_clients``, ``backbone_bps``, ``seed``,
     ``hurst_bin_s``, the caterpillar config and ``builder``, a hash of the ns-3
     builder code (part of the cache key).
+
+    Parameters
+    ----------
+    config : P5Config
+        The campaign's setting.
+    cases : tuple of str
+        Cases to include, from :data:`CASES`.
+    seeds : tuple of int, optional
+        Seeds of the ``main`` runs instead of ``config.seeds``.
+
+    Returns
+    -------
+    list of dict
+        The plan items described above, in run order.
+
+    Raises
+    ------
+    ValueError
+        If ``cases`` names an unknown case.
     """
     from tcpmodels.sim.config import config_to_dict  # noqa: PLC0415
 

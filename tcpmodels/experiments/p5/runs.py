@@ -22,6 +22,13 @@ __all__ = ["run_p5", "run_campaign"]
 def run_p5(item: dict, out_dir: str) -> dict:
     """Sweep run function: simulate one plan item and reduce it to the P5 measurements.
 
+    Parameters
+    ----------
+    item : dict
+        One entry of :func:`plan` (its ``caterpillar`` config and ``hurst_bin_s``).
+    out_dir : str
+        The run's folder in the sweep cache (the simulator's tables and the bottleneck pcap).
+
     Returns
     -------
     dict
@@ -31,7 +38,12 @@ def run_p5(item: dict, out_dir: str) -> dict:
         pcap's G1 -> G2 wire bytes; ``completed`` sessions finishing in the bin),
         ``flows`` (one row per download), ``counts`` (G1 -> G2 packets per
         ``hurst_bin_s``), ``hurst`` (the six estimators on ``counts``), ``record``
-        (the simulator's run record).
+        (the simulator's run record), ``pcap_packets`` (server packets in the capture).
+
+    Raises
+    ------
+    tcpmodels.sim.run.SimulationError
+        If the simulation fails or runs longer than an hour.
     """
     from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415
     from tcpmodels.sim.config import config_from_dict  # noqa: PLC0415
@@ -79,7 +91,33 @@ def run_campaign(config: P5Config = DEFAULT_CONFIG, *, cases: tuple = CASES, see
 
     Each simulation runs in its own process whatever ``processes`` says (the Dask
     workers only wait for it). The wall time of each invocation is appended to
-    ``cache_dir/../campaign_log.jsonl``.
+    ``cache_dir/../campaign_log.jsonl``. Failed runs are listed on stderr, not raised.
+
+    Parameters
+    ----------
+    config : P5Config
+        The campaign's setting.
+    cases : tuple of str
+        Cases of :func:`plan` to run.
+    seeds : tuple of int, optional
+        Seeds of the ``main`` runs instead of ``config.seeds``.
+    cache_dir : str or path-like
+        Sweep cache.
+    n_workers : int
+        Workers of the local Dask cluster.
+    processes : bool
+        Workers as processes (else threads).
+    progress : bool
+        tqdm bar on stderr.
+    limit : int, optional
+        Only the first ``limit`` items of the plan.
+
+    Returns
+    -------
+    dict
+        The log entry: ``date_utc``, ``n_items``, ``n_run``, ``n_cached``, ``n_failed``,
+        ``wall_s`` [s], ``n_workers``, ``interrupted``, load averages at start and end,
+        ``cases`` and ``seeds``.
     """
     from tcpmodels.sweep import sweep  # noqa: PLC0415
 

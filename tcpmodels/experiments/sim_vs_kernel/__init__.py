@@ -86,7 +86,18 @@ __all__ = ["SvkConfig", "DEFAULT_CONFIG", "plan", "ns3_config", "summarize_flows
 
 
 def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.sim_vs_kernel``); see its ``__main__``."""
+    """The command line (``python -m tcpmodels.experiments.sim_vs_kernel``); see its ``__main__``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status of the command.
+    """
     from tcpmodels.experiments.sim_vs_kernel.__main__ import main as _main
 
     return _main(argv)

@@ -3,17 +3,28 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, SvkConfig
 
 __all__ = ["flow_frame", "agreement", "verdict"]
 
 
-def flow_frame(records: list[dict]):
+def flow_frame(records: list[dict]) -> pd.DataFrame:
     """One row per (scenario, engine, repetition, flow): ``scenario, engine, rep, flow, cc, rtt_ms, start_s, throughput_bps,
-    share`` (of the bottleneck rate), ``lo_s, hi_s`` (the measured interval), plus ``wall_s, load_avg_1m``."""
-    import pandas as pd
+    share`` (of the bottleneck rate), ``lo_s, hi_s`` (the measured interval), plus ``wall_s, load_avg_1m``.
 
+    Parameters
+    ----------
+    records : list of dict
+        Sample records of :func:`run_campaign` (either engine, any scenario).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows above, and ``config_hash``, sorted by scenario, engine, repetition and
+        flow; RTT [ms], times [s], throughput [bit/s], share [-].
+    """
     rows = []
     for r in records:
         cfg = r["config"]
@@ -29,18 +40,29 @@ def flow_frame(records: list[dict]):
     return pd.DataFrame(rows, columns=cols).sort_values(["scenario", "engine", "rep", "flow"]).reset_index(drop=True)
 
 
-def agreement(frame, config: SvkConfig = DEFAULT_CONFIG):
+def agreement(frame: pd.DataFrame, config: SvkConfig = DEFAULT_CONFIG) -> pd.DataFrame:
     """Per flow, both engines side by side, and whether they agree within :attr:`SvkConfig.tolerance_share`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`flow_frame` of one scenario's records.
+    config : SvkConfig
+        The scenario: its name, bottleneck rate and tolerances.
 
     Returns
     -------
     pandas.DataFrame
         One row per flow plus a ``total`` row: ``flow, cc, rtt_ms``, per engine the mean and standard
         deviation over repetitions of the throughput [Mbit/s] and the number of repetitions,
-        ``diff_share`` (ns-3 minus kernel mean share, [-]), ``tolerance`` [-] and ``agrees``.
-    """
-    import pandas as pd
+        ``diff_share`` (ns-3 minus kernel mean share, [-]), ``tolerance`` [-] and ``agrees``
+        (None where an engine has no sample).
 
+    Raises
+    ------
+    ValueError
+        If ``frame`` is empty or holds another scenario than ``config.name``.
+    """
     if frame.empty:
         raise ValueError("frame holds no samples")
     if "scenario" in frame.columns:
@@ -72,8 +94,21 @@ def agreement(frame, config: SvkConfig = DEFAULT_CONFIG):
     return pd.DataFrame(rows)
 
 
-def verdict(table) -> dict:
-    """Overall verdict from :func:`agreement`: ``holds`` (True/False/None) and ``why`` (naming the failing rows)."""
+def verdict(table: pd.DataFrame) -> dict:
+    """Overall verdict from :func:`agreement`: ``holds`` (True/False/None) and ``why`` (naming the failing rows).
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        What :func:`agreement` returned.
+
+    Returns
+    -------
+    dict
+        ``holds``: True if every row agrees, False if one does not, None if an engine
+        has no samples; ``why``: a sentence with the largest difference or the failing
+        rows (throughputs [Mbit/s], differences as a share of the bottleneck rate).
+    """
     if table["agrees"].isna().any():
         absent = [e for e in ("kernel", "ns3") if (table[f"{e}_n"] == 0).all()]
         if absent:

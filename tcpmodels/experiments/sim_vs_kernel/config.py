@@ -122,13 +122,26 @@ class SvkConfig:
         return self.start_jitter_s + self.duration_s
 
     def to_dict(self) -> dict:
-        """Plain JSON-able fields."""
+        """Plain JSON-able fields.
+
+        Returns
+        -------
+        dict
+            Field name -> value, with ``rtts_ms`` and ``ccs`` as lists (the form records and
+            provenance store; :func:`config_from_record` reads it back).
+        """
         d = asdict(self)
         d["rtts_ms"], d["ccs"] = list(self.rtts_ms), list(self.ccs)
         return d
 
     def hash(self) -> str:
-        """SHA-256 (16 hex digits) of :meth:`to_dict`."""
+        """SHA-256 (16 hex digits) of :meth:`to_dict`.
+
+        Returns
+        -------
+        str
+            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
+        """
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -149,5 +162,21 @@ SCENARIOS = {
 
 
 def config_from_record(d: dict) -> SvkConfig:
-    """The :class:`SvkConfig` stored in a record or a provenance (``to_dict`` form)."""
+    """The :class:`SvkConfig` stored in a record or a provenance (``to_dict`` form).
+
+    Parameters
+    ----------
+    d : dict
+        :meth:`SvkConfig.to_dict` output (lists become tuples again).
+
+    Returns
+    -------
+    SvkConfig
+        The configuration, equal to the one stored.
+
+    Raises
+    ------
+    ValueError
+        If a stored value fails the checks of :class:`SvkConfig`.
+    """
     return SvkConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})

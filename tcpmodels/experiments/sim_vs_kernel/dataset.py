@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from tcpmodels.experiments.sim_vs_kernel.compare import agreement, flow_frame, verdict
-from tcpmodels.experiments.sim_vs_kernel.config import KEY, REPO, config_from_record
+from tcpmodels.experiments.sim_vs_kernel.config import KEY, REPO, SvkConfig, config_from_record
 
 __all__ = ["build_dataset", "load_dataset", "engine_versions"]
 
 
-def build_dataset(records_paths, out_dir: str | Path, *, note: str = "") -> dict:
+def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str | Path, *, note: str = "") -> dict:
     """Write ``sim_vs_kernel.parquet`` (+ ``.csv``) and ``sim_vs_kernel_provenance.json``; return the provenance.
 
     Parameters
@@ -23,8 +25,22 @@ def build_dataset(records_paths, out_dir: str | Path, *, note: str = "") -> dict
     records_paths : path or list of paths
         JSONL files, one per scenario (each file holds one configuration).
     out_dir : path
+        Where the three files go (created if missing).
     note : str
         Free text kept in the provenance.
+
+    Returns
+    -------
+    dict
+        The provenance: per scenario its config, per-engine sample counts, times [s] and
+        loads, the kernel's effective congestion controls and ping RTTs [ms], the criterion,
+        the :func:`verdict` and the :func:`agreement` table; tool versions, host, git state.
+
+    Raises
+    ------
+    ValueError
+        If a file holds no record or records of several configurations, or two files
+        hold the same scenario.
     """
     from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 
@@ -67,8 +83,6 @@ def build_dataset(records_paths, out_dir: str | Path, *, note: str = "") -> dict
                          f"aggregate utilisation within {config.tolerance_utilisation}",
             "verdict": verdict(table), "agreement": json.loads(table.to_json(orient="records")),
         }
-    import pandas as pd
-
     frame = pd.concat(frames, ignore_index=True)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -90,18 +104,27 @@ def build_dataset(records_paths, out_dir: str | Path, *, note: str = "") -> dict
     return prov
 
 
-def load_dataset(data_dir: str | Path = "data"):
+def load_dataset(data_dir: str | Path = "data") -> tuple[pd.DataFrame, dict[str, SvkConfig], dict]:
     """Read the shipped dataset: ``(frame, configs, provenance)`` from ``data_dir/datasets/`` (no root, no ns-3).
 
     ``configs`` maps each scenario name to its :class:`SvkConfig`.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The data folder holding ``datasets/``.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, dict, dict)
+        The :func:`flow_frame` of every scenario, scenario name -> :class:`SvkConfig`,
+        and the provenance.
 
     Raises
     ------
     FileNotFoundError
         If ``sim_vs_kernel.parquet`` or its provenance is missing (build them with ``dataset``).
     """
-    import pandas as pd
-
     d = Path(data_dir) / "datasets"
     frame = pd.read_parquet(d / "sim_vs_kernel.parquet")
     prov = json.loads((d / "sim_vs_kernel_provenance.json").read_text())
@@ -110,7 +133,15 @@ def load_dataset(data_dir: str | Path = "data"):
 
 
 def engine_versions() -> dict:
-    """Versions of the testbed's tools and of the ns-3 wheel, for the provenance."""
+    """Versions of the testbed's tools and of the ns-3 wheel, for the provenance.
+
+    Returns
+    -------
+    dict
+        Kernel release, Python, iproute2, tcpdump, ethtool and compiler versions (None for a
+        tool that is missing), the delay element's source hash, and ``ns3_wheel`` (the ns3
+        package version, or ``"not installed"``).
+    """
     from tcpmodels.sim import ns3_version
     from tcpmodels.testbed import tool_versions
 

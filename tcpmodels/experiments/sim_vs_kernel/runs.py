@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, KEY, NS3_VARIANT, SCHEMA, SvkConfig
+from tcpmodels.sim.config import Dumbbell
 
 __all__ = ["plan", "ns3_config", "summarize_flows", "run_kernel_sample", "run_ns3_sample", "run_campaign"]
 
@@ -18,6 +19,23 @@ def plan(config: SvkConfig = DEFAULT_CONFIG, engines: tuple = ("kernel", "ns3"))
     """Every sample in run order: repetition 0 on each engine, then 1, ...; start offsets drawn per repetition.
 
     Both engines get the same offsets [s] in a repetition; a rerun draws them again identically.
+
+    Parameters
+    ----------
+    config : SvkConfig
+        ``reps``, ``start_jitter_s``, the senders' RTTs and the ``seed`` of the offsets.
+    engines : tuple of str
+        ``"kernel"`` and/or ``"ns3"``, in the order they run within a repetition.
+
+    Returns
+    -------
+    list of dict
+        One per sample: ``campaign``, ``engine``, ``rep`` and ``starts_s`` (one offset per sender) [s].
+
+    Raises
+    ------
+    ValueError
+        If ``engines`` names another engine.
     """
     for e in engines:
         if e not in ("kernel", "ns3"):
@@ -31,9 +49,24 @@ def plan(config: SvkConfig = DEFAULT_CONFIG, engines: tuple = ("kernel", "ns3"))
     return out
 
 
-def ns3_config(config: SvkConfig, sample: dict):
-    """The :class:`tcpmodels.sim.config.Dumbbell` of one ns-3 sample."""
-    from tcpmodels.sim.config import BulkApp, Dumbbell, Link, Sender, TcpOptions
+def ns3_config(config: SvkConfig, sample: dict) -> Dumbbell:
+    """The :class:`tcpmodels.sim.config.Dumbbell` of one ns-3 sample.
+
+    Parameters
+    ----------
+    config : SvkConfig
+        RTTs, congestion controls, bottleneck, buffers and ``ns3_jitter_packets``.
+    sample : dict
+        One ns-3 entry of :func:`plan` (``rep`` seeds the simulation, ``starts_s``).
+
+    Returns
+    -------
+    tcpmodels.sim.config.Dumbbell
+        One sender per flow with the variant of :data:`NS3_VARIANT`, on a 10 Gbit/s access
+        link of half its RTT one way, jittered by up to ``ns3_jitter_packets`` packet times;
+        queues sampled every ``sample_interval_s``.
+    """
+    from tcpmodels.sim.config import BulkApp, Link, Sender, TcpOptions
 
     jitter_s = config.ns3_jitter_packets * 1500 * 8 / config.rate_bps
     senders = tuple(
@@ -96,11 +129,30 @@ def _kernel_topology(config: SvkConfig):
 def run_kernel_sample(config: SvkConfig, sample: dict, *, port: int = 5401) -> dict:
     """One repetition on the kernel testbed (root; the caller holds the host lock).
 
+    Parameters
+    ----------
+    config : SvkConfig
+        The scenario.
+    sample : dict
+        One kernel entry of :func:`plan` (``starts_s``).
+    port : int
+        Port of the traffic server on the receiver.
+
     Returns
     -------
     dict
         ``run_id``, ``ping_rtt_ms`` per sender, ``throughput_bps`` per flow, ``interval_s`` (lo, hi
-        relative to the first start), ``retrans_segs`` per flow, ``cc_effective`` per flow.
+        relative to the first start), ``retrans_segs`` per flow, ``cc_effective`` per flow,
+        ``start_offsets_actual_s`` per flow.
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    tcpmodels.testbed.TestbedError
+        If a flow fails.
+    ValueError
+        If a flow's TCP_INFO samples do not cover the measured interval.
     """
     from tcpmodels.testbed import Testbed, TestbedError
     from tcpmodels.testbed import workload as wl
@@ -139,7 +191,29 @@ def run_kernel_sample(config: SvkConfig, sample: dict, *, port: int = 5401) -> d
 
 
 def run_ns3_sample(config: SvkConfig, sample: dict, out_dir: str | Path) -> dict:
-    """One repetition in ns-3 (a fresh process); throughputs over the same interval as the kernel's."""
+    """One repetition in ns-3 (a fresh process); throughputs over the same interval as the kernel's.
+
+    Parameters
+    ----------
+    config : SvkConfig
+        The scenario.
+    sample : dict
+        One ns-3 entry of :func:`plan`.
+    out_dir : str or Path
+        Folder of the simulation's tables.
+
+    Returns
+    -------
+    dict
+        ``throughput_bps`` per flow over ``interval_s`` = [latest start + warmup_s, end] [s],
+        ``lost_packets`` per flow, ``variants``, ``ns3_version``, wall times [s] and
+        ``config_hash_ns3``.
+
+    Raises
+    ------
+    tcpmodels.sim.run.SimulationError
+        If the simulation fails.
+    """
     from tcpmodels.sim.run import run_config
 
     res = run_config(ns3_config(config, sample), out_dir)
@@ -164,6 +238,7 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
     records_path : str or Path
         JSONL file, one line per sample; samples on file are skipped.
     config : SvkConfig
+        The scenario.
     engines : tuple of str
         ``"kernel"`` (root) and/or ``"ns3"``.
     limit : int, optional
@@ -176,6 +251,18 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
         Samples to run instead of :func:`plan` (tests).
     ns3_dir : path, optional
         Where ns-3 runs write their tables (default: a temporary directory per run).
+
+    Returns
+    -------
+    int
+        Samples measured and recorded by this call.
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Kernel samples without root.
+    tcpmodels.testbed.TestbedError
+        After three failed samples in a row.
     """
     from tcpmodels.experiments.campaign import run_samples
     from tcpmodels.records import JsonlRecords

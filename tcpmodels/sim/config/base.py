@@ -40,7 +40,24 @@ TCP_VARIANTS = (
 
 
 def positive(name: str, value: float, unit: str, *, allow_zero: bool = False) -> None:
-    """Raise ``ValueError`` unless ``value`` is a finite number > 0 (>= 0 with ``allow_zero``), naming unit and value."""
+    """Raise ``ValueError`` unless ``value`` is a finite number > 0 (>= 0 with ``allow_zero``), naming unit and value.
+
+    Parameters
+    ----------
+    name : str
+        Name of the field, for the message.
+    value : float
+        The value to check (a bool or NaN is refused as not a number).
+    unit : str
+        Unit of the field, for the message (e.g. ``"s"``, ``"bit/s"``).
+    allow_zero : bool
+        Accept 0 as well.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is not an int or float, is NaN or infinite, negative, or 0 without ``allow_zero``.
+    """
     if not isinstance(value, (int, float)) or isinstance(value, bool) or math.isnan(value):
         raise ValueError(f"{name} [{unit}] must be a number; got {value!r}")
     if value < 0 or (value == 0 and not allow_zero) or math.isinf(value):
@@ -49,7 +66,20 @@ def positive(name: str, value: float, unit: str, *, allow_zero: bool = False) ->
 
 
 def check_subflow_cc(conn: Any) -> None:
-    """A multipath connection's ``coupled`` is a bool and its ``variant`` an uncoupled TCP (``ns3::`` prefix dropped)."""
+    """A multipath connection's ``coupled`` is a bool and its ``variant`` an uncoupled TCP (``ns3::`` prefix dropped).
+
+    Parameters
+    ----------
+    conn : MultipathFlow or FatTreeConnection
+        The connection to check; its ``variant`` is rewritten in place without the
+        ``ns3::`` prefix.
+
+    Raises
+    ------
+    ValueError
+        If ``coupled`` is not a bool, or ``variant`` is not in :data:`TCP_VARIANTS` or is
+        ``TcpCubicX`` (not available for subflows).
+    """
     if not isinstance(conn.coupled, bool):
         raise ValueError(f"coupled must be True or False; got {conn.coupled!r}")
     v = conn.variant.removeprefix("ns3::")
@@ -70,6 +100,13 @@ def coerce(obj: Any, **spec: Any) -> None:
     * ``tuple``: any sequence, stored as a tuple.
 
     Values that are not dicts are kept as they are (the ``__post_init__`` checks them).
+
+    Parameters
+    ----------
+    obj : dataclass instance
+        The frozen config being initialised (fields set with ``object.__setattr__``).
+    **spec
+        Field name -> how to convert it (one of the forms above).
     """
     for name, how in spec.items():
         value = getattr(obj, name)
@@ -95,5 +132,21 @@ def _from_dict(how: Any, value: Any) -> Any:
 
 
 def canonical_json(data: Any) -> str:
-    """JSON with sorted keys and no whitespace; non-finite numbers refused."""
+    """JSON with sorted keys and no whitespace; non-finite numbers refused.
+
+    Parameters
+    ----------
+    data : JSON-able object
+        Dicts, lists, strings, numbers, booleans and None.
+
+    Returns
+    -------
+    str
+        The canonical text, the same for equal data whatever the key order.
+
+    Raises
+    ------
+    ValueError
+        If ``data`` holds NaN or an infinity.
+    """
     return json.dumps(data, sort_keys=True, separators=(",", ":"), allow_nan=False)

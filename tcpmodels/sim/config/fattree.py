@@ -30,6 +30,17 @@ def fat_tree_link(rate_bps: float, *, rtt_s: float = FAT_TREE_RTT_S, queue_bytes
     queue_bytes : int
         Drop-tail queue at each end of the link. [bytes]
 
+    Returns
+    -------
+    Link
+        The link, with ``delay_s = rtt_s / (2 * FAT_TREE_HOPS)``.
+
+    Raises
+    ------
+    ValueError
+        If ``rtt_s`` is negative or not finite, or the :class:`Link` refuses
+        ``rate_bps`` or ``queue_bytes``.
+
     References
     ----------
     .. [1] H. Fujii, H. Tazaki, Y. Sekiya, P1 Table 1 (``../shared/PAPERS.md``):

@@ -181,7 +181,21 @@ class SizeDistribution:
             positive("max_bytes", self.max_bytes, "bytes")
 
     def sample_bytes(self, rng: Any, n: int) -> list[int]:
-        """Draw ``n`` sizes with the numpy ``Generator`` ``rng``. [bytes]"""
+        """Draw ``n`` sizes with the numpy ``Generator`` ``rng``. [bytes]
+
+        Parameters
+        ----------
+        rng : numpy.random.Generator
+            Source of the draws (unused for ``kind="fixed"``).
+        n : int
+            Number of sizes.
+
+        Returns
+        -------
+        list of int
+            ``n`` sizes, each rounded up to a whole byte, at least 1 and at most
+            ``max_bytes`` when set. [bytes]
+        """
         import numpy as np
 
         if self.kind == "fixed":
@@ -234,6 +248,23 @@ _APPS = {"bulk": BulkApp, "poisson": PoissonFlows}
 
 
 def app_from_dict(d: dict) -> BulkApp | PoissonFlows:
+    """The application a stored dict describes, chosen by its ``kind`` tag.
+
+    Parameters
+    ----------
+    d : dict
+        ``{"kind": "bulk" | "poisson", **fields}`` as :func:`~tcpmodels.sim.config.config_to_dict` writes it.
+
+    Returns
+    -------
+    BulkApp or PoissonFlows
+        The application (its ``__post_init__`` validates the fields).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is missing or unknown.
+    """
     d = dict(d)
     kind = d.pop("kind", None)
     if kind not in _APPS:

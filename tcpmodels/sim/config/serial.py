@@ -18,7 +18,24 @@ _TOPOLOGIES = {"dumbbell": Dumbbell, "caterpillar": Caterpillar, "multipath": Mu
 
 
 def config_to_dict(config: Any) -> dict:
-    """A config as plain JSON-able data, with ``topology`` / ``kind`` tags for round trips."""
+    """A config as plain JSON-able data, with ``topology`` / ``kind`` tags for round trips.
+
+    Parameters
+    ----------
+    config : Dumbbell, Caterpillar, Multipath or FatTree
+        The config (any dataclass works; nested dataclasses, tuples and dicts are converted too).
+
+    Returns
+    -------
+    dict
+        Field name -> value, with the class's ``topology`` or ``kind`` tag; tuples become lists
+        and fields marked ``omit_when_default`` are left out at their default.
+
+    Raises
+    ------
+    ValueError
+        If a float field is NaN or infinite.
+    """
 
     def conv(o: Any) -> Any:
         if dataclasses.is_dataclass(o) and not isinstance(o, type):
@@ -44,7 +61,24 @@ def config_to_dict(config: Any) -> dict:
 
 
 def config_from_dict(d: dict) -> Dumbbell | Caterpillar | Multipath | FatTree:
-    """Inverse of :func:`config_to_dict`."""
+    """Inverse of :func:`config_to_dict`.
+
+    Parameters
+    ----------
+    d : dict
+        A stored config with its ``topology`` tag (``"dumbbell"``, ``"caterpillar"``,
+        ``"multipath"`` or ``"fattree"``).
+
+    Returns
+    -------
+    Dumbbell, Caterpillar, Multipath or FatTree
+        The config, equal to the one stored.
+
+    Raises
+    ------
+    ValueError
+        If ``topology`` is missing or unknown, or the config refuses a field.
+    """
     d = dict(d)
     topo = d.pop("topology", None)
     if topo not in _TOPOLOGIES:
@@ -53,7 +87,18 @@ def config_from_dict(d: dict) -> Dumbbell | Caterpillar | Multipath | FatTree:
 
 
 def config_to_json(config: Any) -> str:
-    """Canonical JSON (sorted keys, no whitespace) of a dataclass config."""
+    """Canonical JSON (sorted keys, no whitespace) of a dataclass config.
+
+    Parameters
+    ----------
+    config : dataclass config or dict
+        A config, or its :func:`config_to_dict` form.
+
+    Returns
+    -------
+    str
+        The canonical JSON text (see :func:`tcpmodels.sim.config.base.canonical_json`).
+    """
     if dataclasses.is_dataclass(config) and not isinstance(config, type):
         data = config_to_dict(config)
     else:
@@ -62,5 +107,16 @@ def config_to_json(config: Any) -> str:
 
 
 def config_hash(config: Any) -> str:
-    """SHA-256 of :func:`config_to_json`, hex."""
+    """SHA-256 of :func:`config_to_json`, hex.
+
+    Parameters
+    ----------
+    config : dataclass config or dict
+        A config, or its :func:`config_to_dict` form.
+
+    Returns
+    -------
+    str
+        64 hexadecimal digits naming the run of this config.
+    """
     return hashlib.sha256(config_to_json(config).encode()).hexdigest()
