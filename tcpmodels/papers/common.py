@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
+from pandas.io.formats.style import Styler
 
 from tcpmodels.stats import CLAIM_COLUMNS as VERDICT_COLUMNS
 from tcpmodels.stats import VERDICTS
@@ -80,7 +81,13 @@ class Claim:
                 raise ValueError(f"{name} must be a non-empty string; got {getattr(self, name)!r}")
 
     def to_dict(self) -> dict[str, object]:
-        """The fields as a plain dict (keys in :data:`CLAIM_COLUMNS` order)."""
+        """The fields as a plain dict (keys in :data:`CLAIM_COLUMNS` order).
+
+        Returns
+        -------
+        dict of str to object
+            ``claim, paper_says, we_measured, holds, why``.
+        """
         return asdict(self)
 
 
@@ -139,7 +146,13 @@ class Comparison:
         return (ours - paper) / abs(paper)
 
     def to_dict(self) -> dict[str, object]:
-        """The row as a dict with keys in :data:`COMPARISON_COLUMNS` order."""
+        """The row as a dict with keys in :data:`COMPARISON_COLUMNS` order.
+
+        Returns
+        -------
+        dict of str to object
+            ``quantity, paper, ours, unit, rel_diff, note``, the numbers as float.
+        """
         return {
             "quantity": self.quantity,
             "paper": float(self.paper),
@@ -223,7 +236,24 @@ def read_frames(data_dir: str | Path, prefix: str, names: Sequence[str], *, opti
 
 
 def check_claims(table: pd.DataFrame) -> pd.DataFrame:
-    """Raise ``ValueError`` unless ``table`` has exactly the verdict columns and known verdicts; return it."""
+    """Raise ``ValueError`` unless ``table`` has exactly the verdict columns and known verdicts; return it.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A claims table, as a paper module's ``claims`` returns.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``table`` itself, unchanged.
+
+    Raises
+    ------
+    ValueError
+        If the columns are not :data:`VERDICT_COLUMNS` in that order, or a verdict is not one of
+        :data:`tcpmodels.stats.VERDICTS`.
+    """
     if tuple(table.columns) != VERDICT_COLUMNS:
         raise ValueError(f"claims table columns must be {VERDICT_COLUMNS}; got {tuple(table.columns)}")
     bad = set(table["verdict"]) - set(VERDICTS)
@@ -242,7 +272,18 @@ _LEFT = [{"selector": "th", "props": [("text-align", "left"), ("vertical-align",
 
 
 def verdict_badge(verdict: str) -> str:
-    """HTML badge for one verdict (class ``verdict verdict-<verdict>``, which the reports index counts)."""
+    """HTML badge for one verdict (class ``verdict verdict-<verdict>``, which the reports index counts).
+
+    Parameters
+    ----------
+    verdict : str
+        ``"supported"``, ``"contradicted"`` or ``"inconclusive"``; any other text gets a grey badge.
+
+    Returns
+    -------
+    str
+        An HTML ``<span>`` with the (escaped) verdict, coloured by :data:`BADGE_COLOURS`.
+    """
     bg, fg = BADGE_COLOURS.get(verdict, ("#6e7781", "#ffffff"))
     return (f'<span class="verdict verdict-{html.escape(verdict)}" style="background:{bg};color:{fg};'
             f'padding:1px 7px;border-radius:9px;font-weight:600;white-space:nowrap">{html.escape(verdict)}</span>')
@@ -275,11 +316,27 @@ def _styled(frame: pd.DataFrame, widths: dict[str, str]):
     return frame.style.hide(axis="index").set_table_styles(styles)
 
 
-def claims_summary(table: pd.DataFrame):
+def claims_summary(table: pd.DataFrame) -> Styler:
     """The opening table of a notebook: claim, part, coloured verdict, effect [CI], runs needed, one line of why.
 
     The *why* shown is the last clause of the ``why`` column (the rule that decided); the
-    full text is in :func:`claims_full`. Returns a pandas ``Styler`` (left-aligned, wrapped).
+    full text is in :func:`claims_full`.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A claims table (columns :data:`VERDICT_COLUMNS`).
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        Columns ``claim, part, verdict, effect [CI], runs, runs needed, why (deciding rule)``,
+        left-aligned, wrapped, without index; numbers to 3 significant digits.
+
+    Raises
+    ------
+    ValueError
+        If ``table`` is not a claims table (see :func:`check_claims`).
     """
     check_claims(table)
     view = pd.DataFrame({
@@ -294,8 +351,24 @@ def claims_summary(table: pd.DataFrame):
     return _styled(view, {"claim": "16em", "why (deciding rule)": "22em"})
 
 
-def claims_full(table: pd.DataFrame):
-    """Every column of the claims table as a pandas ``Styler``: left-aligned, wrapped, never cut, badges coloured."""
+def claims_full(table: pd.DataFrame) -> Styler:
+    """Every column of the claims table as a pandas ``Styler``: left-aligned, wrapped, never cut, badges coloured.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A claims table (columns :data:`VERDICT_COLUMNS`).
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        All columns, the verdict as a badge and the numbers to 3 significant digits (NaN blank).
+
+    Raises
+    ------
+    ValueError
+        If ``table`` is not a claims table (see :func:`check_claims`).
+    """
     check_claims(table)
     view = table.copy()
     view["verdict"] = [verdict_badge(v) for v in table["verdict"]]
@@ -309,8 +382,22 @@ def before_after(before: pd.DataFrame, after: pd.DataFrame, *, key_chars: int = 
     """Old boolean verdicts beside the new ones, per claim id (the first ``key_chars`` characters of ``claim``).
 
     ``before`` has the old ``holds`` column (one or more rows per id); ``after`` is a claims
-    table (one row per part). Returns ``id, before, after, changed`` where ``before`` and
-    ``after`` list the distinct verdicts of the id's rows.
+    table (one row per part).
+
+    Parameters
+    ----------
+    before : pandas.DataFrame
+        Old verdicts, with ``claim`` and ``holds`` columns (as :func:`claims_frame`).
+    after : pandas.DataFrame
+        New verdicts, with ``claim`` and ``verdict`` columns (a claims table).
+    key_chars : int
+        Length of the claim id at the start of ``claim``, e.g. 4 for ``"C3.1"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per id (sorted): ``id``, ``before`` and ``after`` (the distinct verdicts of the
+        id's rows, comma-separated; ``"—"`` when the id is absent on that side) and ``changed`` (bool).
     """
     from tcpmodels.stats import holds_to_verdict
 
@@ -335,6 +422,21 @@ def before_after(before: pd.DataFrame, after: pd.DataFrame, *, key_chars: int = 
 def human(value: float, unit: str) -> str:
     """One number in the unit people read: bit/s as Mbit/s or Gbit/s, bytes as KB/MB/GB (10^3), s as ms or s.
 
+    Parameters
+    ----------
+    value : float
+        The number, in ``unit``.
+    unit : str
+        ``"bit/s"``, ``"bytes"`` or ``"s"`` are rescaled (to kbit/s-Gbit/s, KB-GB, ms/s/h); any other
+        unit is appended as given (nothing for ``"-"`` or ``""``).
+
+    Returns
+    -------
+    str
+        The value to 4 significant digits with its unit; ``""`` for NaN.
+
+    Examples
+    --------
     >>> human(2.90196e10, "bit/s"), human(1.073725440e9, "bytes"), human(0.296, "s"), human(0.977, "-")
     ('29.02 Gbit/s', '1.074 GB', '296 ms', '0.977')
     """
@@ -366,6 +468,20 @@ def from_old_verdicts(frame: pd.DataFrame, *, n_runs: int, reason: str) -> pd.Da
     ``holds`` True / False / NA become supported / contradicted / inconclusive; ``effect`` and the CI are
     NaN; ``test`` says the verdict is the old fixed-threshold rule (``reason`` says why it was not yet
     restated), so a reader can tell these rows from the ones :mod:`tcpmodels.stats` judged.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        An old claims table (columns :data:`CLAIM_COLUMNS`).
+    n_runs : int
+        Runs behind the old verdicts, put in every row.
+    reason : str
+        Why the claims are not yet restated as tests, put in the ``test`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A claims table (columns :data:`VERDICT_COLUMNS`), one row per old claim, part ``"whole claim"``.
     """
     from tcpmodels.stats import holds_to_verdict
 
@@ -378,6 +494,17 @@ def from_old_verdicts(frame: pd.DataFrame, *, n_runs: int, reason: str) -> pd.Da
     return check_claims(out[list(VERDICT_COLUMNS)])
 
 
-def table_view(frame: pd.DataFrame):
-    """Any table as a pandas ``Styler`` read like the claims tables: left-aligned, wrapped (never cut), no index."""
+def table_view(frame: pd.DataFrame) -> Styler:
+    """Any table as a pandas ``Styler`` read like the claims tables: left-aligned, wrapped (never cut), no index.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The table to show.
+
+    Returns
+    -------
+    pandas.io.formats.style.Styler
+        ``frame`` styled, values unchanged.
+    """
     return frame.style.hide(axis="index").set_table_styles(list(_LEFT))

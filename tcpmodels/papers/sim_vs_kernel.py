@@ -15,8 +15,11 @@ for the before/after comparison.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence_ind
 
@@ -28,8 +31,23 @@ PHASE_COLUMNS = {"reno_reno_reno": "ns-3, jitter {j:g} packet", "reno_reno_reno_
                  "reno_reno_reno_nudged": "ns-3, exact delays, middle RTT +0.12 ms"}
 
 
-def run_info(configs: dict, prov: dict) -> pd.DataFrame:
-    """Per scenario: bottleneck, senders, variants, what the kernel read back, durations, samples, wall time, load."""
+def run_info(configs: dict[str, Any], prov: dict[str, Any]) -> pd.DataFrame:
+    """Per scenario: bottleneck, senders, variants, what the kernel read back, durations, samples, wall time, load.
+
+    Parameters
+    ----------
+    configs : dict of str to SvkConfig
+        Scenario name -> its :class:`tcpmodels.experiments.sim_vs_kernel.config.SvkConfig`
+        (``rate_bps``, ``buffer_bytes``, ``ccs``, ``rtts_ms``, durations), as the dataset loader returns.
+    prov : dict
+        The dataset's provenance (``scenarios``, ``ns3_version``, ``host``, ``git``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column per scenario, one row per item (rates in Mbit/s, buffers in kB, RTTs in ms,
+        wall times in minutes), then the ns-3 version, the Linux kernel and the git commit.
+    """
     runs = {}
     for name, cfg in configs.items():
         sc = prov["scenarios"][name]
@@ -55,8 +73,27 @@ def run_info(configs: dict, prov: dict) -> pd.DataFrame:
     return info
 
 
-def plot_agreement(frame: pd.DataFrame, configs: dict, tables: dict, prov: dict):
-    """Per scenario: each flow's throughput on both engines (mean ± sd, dots per run) and the utilisation per run."""
+def plot_agreement(frame: pd.DataFrame, configs: dict[str, Any], tables: dict[str, pd.DataFrame],
+                   prov: dict[str, Any]) -> Figure:
+    """Per scenario: each flow's throughput on both engines (mean ± sd, dots per run) and the utilisation per run.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The dataset, one row per flow and run (``scenario, engine, rep, flow, throughput_bps``).
+    configs : dict of str to SvkConfig
+        Scenario name -> its configuration (``rate_bps`` normalises the utilisation).
+    tables : dict of str to pandas.DataFrame
+        Scenario name -> its agreement table (per flow ``cc, rtt_ms, kernel_mbps, kernel_sd_mbps,
+        kernel_n`` and the same for ``ns3``); one row of panels per entry.
+    prov : dict
+        The dataset's provenance (the kernel and ns-3 versions label the legend).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two panels per scenario: throughput per flow [Mbit/s] and aggregate utilisation per run [-].
+    """
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(len(tables), 2, figsize=(11, 3.8 * len(tables)), squeeze=False)
@@ -90,8 +127,20 @@ def plot_agreement(frame: pd.DataFrame, configs: dict, tables: dict, prov: dict)
     return fig
 
 
-def spread_table(tables: dict) -> pd.DataFrame:
-    """Per flow: each engine's run-to-run sd, the difference of the means, and that difference over the larger sd."""
+def spread_table(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Per flow: each engine's run-to-run sd, the difference of the means, and that difference over the larger sd.
+
+    Parameters
+    ----------
+    tables : dict of str to pandas.DataFrame
+        Scenario name -> its agreement table (as for :func:`plot_agreement`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per flow (the ``total`` rows left out): ``scenario, flow, cc, rtt_ms, kernel_sd_mbps,
+        ns3_sd_mbps, difference_mbps`` (ns-3 minus kernel) [Mbit/s] and ``difference_over_larger_sd`` [-].
+    """
     all_rows = pd.concat(tables, names=["scenario", "row"]).reset_index(level=0)
     rows = all_rows[all_rows["flow"] != "total"]
     out = rows[["scenario", "flow", "cc", "rtt_ms", "kernel_sd_mbps", "ns3_sd_mbps"]].assign(
@@ -100,8 +149,23 @@ def spread_table(tables: dict) -> pd.DataFrame:
     return out
 
 
-def phase_table(frame: pd.DataFrame, configs: dict) -> pd.DataFrame | None:
-    """Mean throughput per flow: kernel, ns-3 with jitter, ns-3 exact delays, ns-3 nudged (None without those runs)."""
+def phase_table(frame: pd.DataFrame, configs: dict[str, Any]) -> pd.DataFrame | None:
+    """Mean throughput per flow: kernel, ns-3 with jitter, ns-3 exact delays, ns-3 nudged (None without those runs).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The dataset, one row per flow and run.
+    configs : dict of str to SvkConfig
+        Scenario name -> its configuration (``rtts_ms`` labels the rows, ``ns3_jitter_packets`` a column).
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        One row per ``reno_reno_reno`` sender (``"reno <RTT> ms"``), one column per engine / ns-3
+        variant, mean throughput over repetitions [Mbit/s]; None unless both ``reno_reno_reno`` and
+        ``reno_reno_reno_locked`` were run.
+    """
     if not {"reno_reno_reno", "reno_reno_reno_locked"} <= set(configs):
         return None
     base = frame[frame["scenario"] == "reno_reno_reno"]
@@ -118,7 +182,18 @@ def phase_table(frame: pd.DataFrame, configs: dict) -> pd.DataFrame | None:
 
 
 def compared_scenarios(frame: pd.DataFrame) -> list[str]:
-    """Scenarios with runs on both engines, in the dataset's order (the ns-3-only phase runs have nothing to compare)."""
+    """Scenarios with runs on both engines, in the dataset's order (the ns-3-only phase runs have nothing to compare).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The dataset (``scenario`` and ``engine`` columns).
+
+    Returns
+    -------
+    list of str
+        The scenario names with both ``kernel`` and ``ns3`` rows.
+    """
     engines = frame.groupby("scenario", sort=False)["engine"].agg(set)
     return [name for name, e in engines.items() if {"kernel", "ns3"} <= e]
 
@@ -127,7 +202,7 @@ def _claim_id(i: int, name: str) -> str:
     return f"SK{i + 1} {name}: ns-3 and the kernel agree on each flow's throughput (issue #5, item 5)"
 
 
-def claims(frame: pd.DataFrame, prov: dict) -> pd.DataFrame:
+def claims(frame: pd.DataFrame, prov: dict[str, Any]) -> pd.DataFrame:
     """The claims table (:data:`tcpmodels.stats.CLAIM_COLUMNS`): per compared scenario, one row per flow and
     one for the aggregate utilisation, ns-3 minus kernel, judged by :func:`tcpmodels.stats.equivalence_ind`.
 
@@ -137,6 +212,11 @@ def claims(frame: pd.DataFrame, prov: dict) -> pd.DataFrame:
         The dataset (``scenario, engine, rep, flow, cc, rtt_ms, throughput_bps, share``), one row per flow and run.
     prov : dict
         Its provenance (``scenarios[name]["config"]`` holds ``rate_bps`` and the two tolerances).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The claims table, claim ids ``SK1``, ``SK2``, ... in the order of :func:`compared_scenarios`.
     """
     out = []
     for i, name in enumerate(compared_scenarios(frame)):
@@ -166,9 +246,22 @@ def claims(frame: pd.DataFrame, prov: dict) -> pd.DataFrame:
     return claims_table(out)
 
 
-def old_claims(frame: pd.DataFrame, prov: dict) -> pd.DataFrame:
+def old_claims(frame: pd.DataFrame, prov: dict[str, Any]) -> pd.DataFrame:
     """The old verdicts (``claim, holds, why``): one per compared scenario, every |mean difference| within the
-    tolerance, as the campaign recorded them in its provenance."""
+    tolerance, as the campaign recorded them in its provenance.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The dataset (which scenarios were run on both engines).
+    prov : dict
+        Its provenance (``scenarios[name]["verdict"]`` holds ``holds`` and ``why``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``claim, holds, why``, one row per compared scenario (``holds`` None where none was recorded).
+    """
     rows = []
     for i, name in enumerate(compared_scenarios(frame)):
         v = prov["scenarios"][name].get("verdict") or {}

@@ -94,6 +94,27 @@ def distribution(spec: ClaimSpec, runs_a: Sequence[Iterable[float]], runs_b: Seq
     which a permutation p below alpha is possible at all (a lower bound: the
     permutation test has no closed-form power). The flow-level KS p-value is
     given in ``why`` for comparison only.
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+        The claim; ``smallest_effect`` is the KS distance that matters, in (0, 1]. [-]
+    runs_a, runs_b : sequence of iterable of float
+        One sample per run of A and of B (e.g. the flow completion times of one run). NaN
+        are dropped, and runs left empty.
+    seed : int
+        Seed of the random splits and of the bootstrap.
+    max_permutations : int
+        Every split of runs is enumerated up to this many; above, this many random splits.
+    we_measured, why : str
+        Text for the row; a default ``we_measured`` is built from the numbers, ``why`` is put
+        before the reason of the verdict.
+
+    Returns
+    -------
+    Verdict
+        ``effect`` is D, ``[ci_low, ci_high]`` its bootstrap CI, ``n_runs`` the runs of A and B
+        together; the row of :func:`not_testable` when a group has no run.
     """
     a = [finite_values(r) for r in runs_a]
     b = [finite_values(r) for r in runs_b]
@@ -175,6 +196,24 @@ def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str,
 
     ``effect`` is ``value`` (the CI is the point); supported if ``direction * (value - bound) > 0``,
     else contradicted; ``smallest_effect`` is not used by the rule (put a margin into ``bound``).
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+        The claim; its ``direction`` says which side of ``bound`` the paper claims.
+    value : float
+        The computed value, in the unit of ``spec.quantity``.
+    bound : float
+        The bound it is compared with, in the same unit.
+    we_measured : str
+        What we computed, for the row.
+    why : str
+        Put before the comparison in the row's ``why``.
+
+    Returns
+    -------
+    Verdict
+        ``effect = ci_low = ci_high = value``, ``n_runs`` 0, supported or contradicted.
     """
     value, bound = float(value), float(bound)
     diff = value - bound
@@ -187,7 +226,24 @@ def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str,
 
 
 def not_testable(spec: ClaimSpec, *, we_measured: str, why: str, n_runs: int = 0) -> Verdict:
-    """A part our data cannot reach: inconclusive, with ``runs_needed`` NaN and the reason in ``why``."""
+    """A part our data cannot reach: inconclusive, with ``runs_needed`` NaN and the reason in ``why``.
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+        The claim (or part) that cannot be judged.
+    we_measured : str
+        What data we do have, for the row.
+    why : str
+        Why the data cannot reach the claim.
+    n_runs : int
+        Runs that exist, for the row.
+
+    Returns
+    -------
+    Verdict
+        An inconclusive row with NaN effect, interval and ``runs_needed``.
+    """
     return verdict_row(spec, we_measured=we_measured, effect=math.nan, ci_low=math.nan, ci_high=math.nan,
                 n_runs=int(n_runs), test="not testable with this data", verdict="inconclusive",
                 runs_needed=math.nan, why=why)

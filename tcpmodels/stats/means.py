@@ -29,6 +29,19 @@ def welch_ci(x: np.ndarray, y: np.ndarray, level: float) -> tuple[float, float]:
 
     Computed from the Welch-Satterthwaite degrees of freedom directly: scipy's ``ttest_ind``
     warns (an error under the project's pytest settings) when one group is constant.
+
+    Parameters
+    ----------
+    x, y : numpy.ndarray
+        Finite values of the two independent groups (at least 2 each), in the same unit.
+    level : float
+        Confidence level, e.g. 0.95. [-]
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)`` of the difference of means, in the unit of ``x``; ``(nan, nan)`` when
+        both groups are constant.
     """
     vx, vy = x.var(ddof=1) / len(x), y.var(ddof=1) / len(y)
     if not vx + vy > 0:
@@ -118,6 +131,21 @@ def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str |
     lies wholly outside the margin; else inconclusive, with ``runs_needed`` for each one-sided
     test to have 80 % power at the distance from the observed mean to the margin (or, when the
     observed mean lies outside the margin, for a t test to exclude the margin).
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+        The claim; ``smallest_effect`` is the equivalence margin, ``direction`` is ignored.
+    per_run : iterable of float
+        The change for each run, in the unit of ``spec.quantity``. NaN are dropped.
+    we_measured, why : str
+        Text for the row; a default ``we_measured`` is built from the numbers, ``why`` is put
+        before the reason of the verdict.
+
+    Returns
+    -------
+    Verdict
+        The row, with ``n_runs`` the number of finite values.
     """
     from statsmodels.stats.weightstats import DescrStatsW
 
@@ -168,6 +196,21 @@ def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[f
     interval lies wholly outside it; else inconclusive, with ``runs_needed`` *per group* for each
     one-sided test to have 80 % power (statsmodels ``TTestIndPower``, pooled sd) at the distance from
     the observed difference to the margin (or, beyond the margin, for a Welch test to exclude it).
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+        The claim; ``smallest_effect`` is the equivalence margin, ``direction`` is ignored.
+    runs_a, runs_b : iterable of float
+        One value per independent run of A and of B, in the unit of ``spec.quantity``. NaN are dropped.
+    we_measured, why : str
+        Text for the row; a default ``we_measured`` is built from the numbers, ``why`` is put
+        before the reason of the verdict.
+
+    Returns
+    -------
+    Verdict
+        The row, with ``n_runs`` the runs of A and B together.
     """
     from statsmodels.stats.power import TTestIndPower
 

@@ -107,22 +107,70 @@ class Verdict:
             raise ValueError("runs_needed is only given for inconclusive verdicts")
 
     def to_dict(self) -> dict[str, object]:
-        """The row as a dict with keys in :data:`CLAIM_COLUMNS` order."""
+        """The row as a dict with keys in :data:`CLAIM_COLUMNS` order.
+
+        Returns
+        -------
+        dict of str to object
+            One entry per field, in :data:`CLAIM_COLUMNS` order (the row of :func:`claims_table`).
+        """
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 # ------------------------------------------------------------------ helpers
 def finite_values(values: Iterable[float]) -> np.ndarray:
+    """The finite values of ``values`` as a float array (NaN and ±inf dropped, order kept).
+
+    Parameters
+    ----------
+    values : iterable of float
+        One value per run or unit, in the quantity's unit.
+
+    Returns
+    -------
+    numpy.ndarray
+        1-d float array of the finite values.
+    """
     x = np.asarray(list(values), dtype=float)
     return x[np.isfinite(x)]
 
 
 def fmt_number(x: float) -> str:
+    """``x`` with four significant digits (``"nan"`` for NaN), as the verdict texts print numbers.
+
+    Parameters
+    ----------
+    x : float
+        The number to print.
+
+    Returns
+    -------
+    str
+        ``f"{x:.4g}"``, or ``"nan"``.
+    """
     return "nan" if x != x else f"{x:.4g}"
 
 
 def ttest_runs_needed(effect: float, sd: float, alpha: float, *, alternative: str = "two-sided") -> float:
-    """Runs a one-sample t test needs to detect ``effect`` at ``sd`` with :data:`POWER` (NaN if undefined)."""
+    """Runs a one-sample t test needs to detect ``effect`` at ``sd`` with :data:`POWER` (NaN if undefined).
+
+    Parameters
+    ----------
+    effect : float
+        The effect to detect (> 0), in the quantity's unit.
+    sd : float
+        Standard deviation of one run, in the quantity's unit.
+    alpha : float
+        Significance level of the test. [-]
+    alternative : {"two-sided", "larger", "smaller"}
+        Alternative of the t test (statsmodels ``TTestPower``).
+
+    Returns
+    -------
+    float
+        The number of runs, rounded up and at least 2; NaN when ``effect`` or ``sd`` is not
+        positive, ``sd`` is not finite, or statsmodels' solver fails.
+    """
     from statsmodels.stats.power import TTestPower
 
     if not (sd > 0 and effect > 0) or not math.isfinite(sd):
@@ -135,11 +183,56 @@ def ttest_runs_needed(effect: float, sd: float, alpha: float, *, alternative: st
     return float(math.ceil(max(n, 2.0))) if math.isfinite(n) else math.nan
 
 
-def verdict_row(spec: ClaimSpec, **kw) -> Verdict:
+def verdict_row(spec: ClaimSpec, **kw: object) -> Verdict:
+    """A :class:`Verdict` carrying the ``claim``, ``part`` and ``paper_says`` of ``spec``.
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+        The claim the row judges.
+    **kw
+        The other fields of :class:`Verdict` (``we_measured``, ``effect``, ``ci_low``, ``ci_high``,
+        ``n_runs``, ``test``, ``verdict``, ``runs_needed``, ``why``).
+
+    Returns
+    -------
+    Verdict
+        The row.
+
+    Raises
+    ------
+    ValueError
+        If ``verdict`` is not one of :data:`VERDICTS`, or ``runs_needed`` is given for a verdict
+        that is not inconclusive.
+    """
     return Verdict(claim=spec.claim, part=spec.part, paper_says=spec.paper_says, **kw)
 
 
 def mean_ci(x: np.ndarray, level: float, method: str, seed: int) -> tuple[float, float]:
+    """Confidence interval of the mean of ``x`` (Student t or seeded percentile bootstrap).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Finite values, one per run, in the quantity's unit.
+    level : float
+        Confidence level, e.g. 0.95. [-]
+    method : {"t", "bootstrap"}
+        Student-t interval, or scipy's percentile bootstrap with 9999 resamples.
+    seed : int
+        Seed of the bootstrap's generator (unused by ``"t"``).
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)`` in the unit of ``x``: ``(-inf, inf)`` for fewer than 2 values, the
+        point itself when all values are equal.
+
+    Raises
+    ------
+    ValueError
+        If ``method`` is neither ``"t"`` nor ``"bootstrap"`` (and ``x`` has 2 or more distinct values).
+    """
     if len(x) < 2:
         return -math.inf, math.inf
     if np.ptp(x) == 0:
@@ -154,6 +247,25 @@ def mean_ci(x: np.ndarray, level: float, method: str, seed: int) -> tuple[float,
 
 
 def decide(spec: ClaimSpec, lo: float, hi: float, enough: bool) -> tuple[str, str]:
+    """The verdict rule shared by the tests on a signed effect, applied to its confidence interval.
+
+    With ``s = spec.direction``: contradicted if the interval of ``s * effect`` lies wholly below
+    ``smallest_effect``; else supported if it lies wholly above 0; else inconclusive.
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+        The claim (its ``direction`` and ``smallest_effect``).
+    lo, hi : float
+        The confidence interval of the effect, in the quantity's unit.
+    enough : bool
+        Whether there was data enough for an interval; if not, the verdict is inconclusive.
+
+    Returns
+    -------
+    tuple of str
+        ``(verdict, reason)``: one of :data:`VERDICTS` and the sentence saying why.
+    """
     s, delta = spec.direction, spec.smallest_effect
     lo_s, hi_s = sorted((s * lo, s * hi))
     if enough and hi_s < delta:
@@ -169,6 +281,21 @@ def claims_table(verdicts: Iterable[Verdict]) -> pd.DataFrame:
     """The claims table: one row per (claim, part), columns :data:`CLAIM_COLUMNS`.
 
     ``n_runs`` is an integer column, ``runs_needed`` a float one (NaN unless inconclusive).
+
+    Parameters
+    ----------
+    verdicts : iterable of Verdict
+        The rows, in the order the table shows them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per verdict, columns :data:`CLAIM_COLUMNS` (empty with those columns if there is none).
+
+    Raises
+    ------
+    TypeError
+        If an element is not a :class:`Verdict`.
     """
     rows = list(verdicts)
     for r in rows:
@@ -182,13 +309,36 @@ def claims_table(verdicts: Iterable[Verdict]) -> pd.DataFrame:
 
 
 def verdict_counts(table: pd.DataFrame) -> dict[str, int]:
-    """``{"supported": k, "contradicted": k, "inconclusive": k}`` over the rows of a claims table."""
+    """``{"supported": k, "contradicted": k, "inconclusive": k}`` over the rows of a claims table.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A claims table (at least a ``verdict`` column), as from :func:`claims_table`.
+
+    Returns
+    -------
+    dict of str to int
+        The number of rows of each verdict, keys in :data:`VERDICTS` order (0 for an absent one).
+    """
     counts = table["verdict"].value_counts() if len(table) else pd.Series(dtype=int)
     return {v: int(counts.get(v, 0)) for v in VERDICTS}
 
 
-def holds_to_verdict(holds) -> str:
-    """The old ``holds`` column (True / False / NA) as a verdict, for before/after comparisons."""
+def holds_to_verdict(holds: object) -> str:
+    """The old ``holds`` column (True / False / NA) as a verdict, for before/after comparisons.
+
+    Parameters
+    ----------
+    holds : bool, None, float NaN or pandas.NA
+        One cell of the old claims tables' ``holds`` column.
+
+    Returns
+    -------
+    str
+        ``"inconclusive"`` for None / NaN / NA, else ``"supported"`` if ``holds`` is truthy and
+        ``"contradicted"`` if not.
+    """
     if holds is None or holds is pd.NA or (isinstance(holds, float) and math.isnan(holds)):
         return "inconclusive"
     return "supported" if bool(holds) else "contradicted"

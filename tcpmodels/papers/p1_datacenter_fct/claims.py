@@ -30,6 +30,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset
 from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
 
 __all__ = ["claims", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
@@ -169,13 +170,15 @@ def _f7(flows: pd.DataFrame, eng: str, seed: int) -> list:
     ]
 
 
-def claims(dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0) -> pd.DataFrame:
+def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0) -> pd.DataFrame:
     """Verdicts on C1.1, C1.2, C1.3 and the Fig. 7 statement, part by part, per engine.
 
     Parameters
     ----------
     dataset : P1Dataset
+        The campaign's data (its ``flows`` are used when ``tables`` has none).
     tables : dict
+
         :func:`~tcpmodels.papers.p1_datacenter_fct.tables` of the same dataset; its ``flows``
         selection (all seeds, or seed 0 in quick mode) is the one judged.
     seed : int

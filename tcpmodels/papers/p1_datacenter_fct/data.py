@@ -5,8 +5,10 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
@@ -64,7 +66,23 @@ class P1Dataset:
 
 
 def load_dataset(data_dir: str | Path = "data") -> P1Dataset:
-    """Read ``p1_*.parquet`` and ``p1_provenance.json`` from ``<data_dir>/datasets``."""
+    """Read ``p1_*.parquet`` and ``p1_provenance.json`` from ``<data_dir>/datasets``.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The project's ``data`` directory (or its ``datasets`` directory itself).
+
+    Returns
+    -------
+    P1Dataset
+        The four tables and the provenance (``{}`` without ``p1_provenance.json``).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a ``p1_*.parquet`` file is missing (the message names the command that writes it).
+    """
     parts = read_frames(data_dir, "p1", ("flows", "subflows", "tcpinfo", "runs"),
                         command="python -m tcpmodels.experiments.p1 dataset")
     return P1Dataset(**parts)
@@ -95,11 +113,18 @@ class FctSummary:
     p95_ci_s: tuple[float, float]
     confidence_level: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict.
+
+        Returns
+        -------
+        dict of str to object
+            ``n, mean_s, std_s, p95_s, mean_ci_s, p95_ci_s, confidence_level`` (times in [s]).
+        """
         return asdict(self)
 
 
-def fct_summary(fct_s, *, confidence_level: float = CONFIDENCE_LEVEL) -> FctSummary:
+def fct_summary(fct_s: npt.ArrayLike, *, confidence_level: float = CONFIDENCE_LEVEL) -> FctSummary:
     """Summarise flow completion times. [s]
 
     Parameters
@@ -112,6 +137,9 @@ def fct_summary(fct_s, *, confidence_level: float = CONFIDENCE_LEVEL) -> FctSumm
     Returns
     -------
     FctSummary
+        ``n`` 0 and NaN statistics when no time is finite; a NaN interval where it is undefined
+        (the mean's for fewer than 2 flows or equal times; the 95th percentile's when
+        :func:`scipy.stats.quantile_test` cannot give one).
 
     Raises
     ------
@@ -152,18 +180,70 @@ def fct_summary(fct_s, *, confidence_level: float = CONFIDENCE_LEVEL) -> FctSumm
                       confidence_level=confidence_level)
 
 
-def ms(x: float) -> float:
+def ms(x: float | None) -> float:
+    """A time in seconds as milliseconds, NaN for None or a non-finite value.
+
+    Parameters
+    ----------
+    x : float or None
+        A time. [s]
+
+    Returns
+    -------
+    float
+        ``x * 1000``, or NaN. [ms]
+    """
     return x * 1e3 if x is not None and np.isfinite(x) else math.nan
 
 
 def ci_str(ci: tuple[float, float]) -> str:
+    """A confidence interval in seconds printed in milliseconds, ``"[12.3, 45.6]"``.
+
+    Parameters
+    ----------
+    ci : tuple of float
+        ``(low, high)``. [s]
+
+    Returns
+    -------
+    str
+        Both ends in ms with one decimal, or ``"n/a"`` when either is not finite.
+    """
     return "n/a" if not np.all(np.isfinite(ci)) else f"[{ci[0] * 1e3:.1f}, {ci[1] * 1e3:.1f}]"
 
 
 def engines_in(flows: pd.DataFrame) -> list[str]:
+    """The engines present in ``flows``, kernel first.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        Flows with an ``engine`` column (:attr:`P1Dataset.flows` or a selection of it).
+
+    Returns
+    -------
+    list of str
+        A sublist of ``["kernel", "ns3"]``.
+    """
     return [e for e in ("kernel", "ns3") if e in set(flows["engine"])]
 
 
 def measured(flows: pd.DataFrame, experiment: str, kind: str) -> pd.DataFrame:
+    """The flows of one experiment and kind.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        :attr:`P1Dataset.flows`.
+    experiment : str
+        Experiment id, e.g. ``"s4"`` (Section 4, 70 KB flows beside background) or ``"s5_query_bg"``.
+    kind : str
+        Flow kind, e.g. ``"short"``, ``"background"``, ``"query"``, ``"message"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The matching rows, index kept.
+    """
     return flows[(flows["experiment"] == experiment) & (flows["kind"] == kind)]
 

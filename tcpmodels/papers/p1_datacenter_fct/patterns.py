@@ -33,6 +33,17 @@ def paper_patterns(flows: pd.DataFrame) -> pd.Series:
     without a timeout (fast retransmit) is :data:`LOSS_WITHOUT_TIMEOUT`. Loss-free flows keep the
     capture's split into "Full window" and "Intensive flow": the shipped dataset holds no
     per-flow ACK timing, so that split is still the 30 ms FCT threshold, not the ACK clock.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        70 KB flows with the capture's ``pattern`` and ``retransmitted_packets`` and, when the
+        capture saw a timeout, ``timeout_gap_s`` [s].
+
+    Returns
+    -------
+    pandas.Series
+        The pattern per flow (index of ``flows``); NaN where the capture gave no pattern.
     """
     retx = pd.to_numeric(flows["retransmitted_packets"], errors="coerce").fillna(0) > 0
     timeout = flows.get("timeout_gap_s", pd.Series(np.nan, index=flows.index)).notna()
@@ -48,8 +59,21 @@ def table3(dataset: P1Dataset) -> pd.DataFrame:
     Patterns by :func:`paper_patterns` (lossy = a timeout, as the paper describes); ``classified_by``
     says how each row was decided (the loss-free split is the FCT rule here, see
     :data:`SPLIT_IN_DATASET`); the
-    column ``capture_rule_count_<proto>`` gives the count under the capture's old rule (any
+    column ``<proto>_bg_capture_rule_count`` gives the count under the capture's old rule (any
     retransmission is loss) for comparison.
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its kernel ``s4`` short flows are classified).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per pattern (the paper's four, then :data:`LOSS_WITHOUT_TIMEOUT`): ``pattern,
+        paper_fct, paper_loss, classified_by`` and, for ``TCP`` and ``MPTCP`` background,
+        ``<proto>_bg_count``, ``<proto>_bg_share`` [-], ``<proto>_bg_median_fct_ms`` [ms] and
+        ``<proto>_bg_capture_rule_count``; ``attrs["<proto>_classified"]`` holds the flows classified.
     """
     f = measured(dataset.flows, "s4", "short")
     f = f[(f["engine"] == "kernel") & f["pattern"].notna()]
@@ -82,7 +106,20 @@ def classify_capture(path: str | Path, *, link_rate_bps: float) -> pd.DataFrame:
     bytes were mostly acknowledged by ACKs arriving in bursts is "Intensive flow", one whose ACKs came
     at the link's pace is "Full window" (the paper's descriptions); ``pattern_fct_rule`` keeps the
     30 ms FCT rule for comparison, and ``paper_pattern`` applies :func:`paper_patterns` (lossy = a
-    timeout) as Table 3 does. ``link_rate_bps`` is the sender's host link (P1: 100 Mbit/s).
+    timeout) as Table 3 does.
+
+    Parameters
+    ----------
+    path : str or Path
+        A capture file (pcap or pcapng, optionally gzip-compressed); trace warnings are silenced.
+    link_rate_bps : float
+        The sender's host link rate (P1: 100 Mbit/s), the pace a "Full window" flow's ACKs follow. [bit/s]
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per 70 KB flow, the columns of :func:`tcpmodels.traces.patterns.classify_short_flows`
+        (``pattern``, ``pattern_fct_rule``, ``fct_s``, ``ack_burst_share``, ...) and ``paper_pattern``.
     """
     import warnings
 
@@ -99,7 +136,19 @@ def classify_capture(path: str | Path, *, link_rate_bps: float) -> pd.DataFrame:
 
 def split_comparison(live: pd.DataFrame) -> pd.DataFrame:
     """Loss-free flows of :func:`classify_capture`: the ACK-clock pattern against the FCT rule's, with the
-    flows' median FCT [ms] and median share of bytes acknowledged in bursts."""
+    flows' median FCT [ms] and median share of bytes acknowledged in bursts.
+
+    Parameters
+    ----------
+    live : pandas.DataFrame
+        :func:`classify_capture`'s result.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (``pattern``, ``pattern_fct_rule``) pair among "Full window" / "Intensive flow":
+        ``flows``, ``median_fct_ms`` [ms], ``median_ack_burst_share`` [-], ``median_flights``.
+    """
     free = live[live["pattern"].isin(["Full window", "Intensive flow"])]
     g = free.groupby(["pattern", "pattern_fct_rule"], observed=True)
     return pd.DataFrame({"flows": g.size(), "median_fct_ms": g["fct_s"].median() * 1e3,

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 
 from tcpmodels.papers.p1_datacenter_fct.data import ENGINE_LABELS
 
-def plot_fig7(cdf: pd.DataFrame, axes=None):
+def plot_fig7(cdf: pd.DataFrame, axes: Sequence[Axes] | np.ndarray | None = None) -> Sequence[Axes] | np.ndarray:
     """Fig. 7: CDF of the 70 KB FCTs under TCP and MPTCP background, one panel per engine (log x).
 
     Parameters
     ----------
     cdf : pandas.DataFrame
         :func:`fig7_cdf` (``tables(...)["fig7_cdf"]``).
+    axes : sequence of matplotlib.axes.Axes, optional
+        One panel per engine present (kernel, then ns-3); default: a new figure with one row of panels.
+
+    Returns
+    -------
+    sequence of matplotlib.axes.Axes
+        The panels drawn on (``axes`` itself when given): FCT [ms] on a log x axis, cumulative probability.
     """
     import matplotlib.pyplot as plt
 
@@ -34,8 +44,23 @@ def plot_fig7(cdf: pd.DataFrame, axes=None):
     return axes
 
 
-def plot_figs8_10(table: pd.DataFrame, axes=None):
-    """Figs. 8-10: mean FCT per size with 99 % CI error bars, TCP vs MPTCP, one row per engine."""
+def plot_figs8_10(table: pd.DataFrame, axes: Sequence[Sequence[Axes]] | np.ndarray | None = None
+                  ) -> Sequence[Sequence[Axes]] | np.ndarray:
+    """Figs. 8-10: mean FCT per size with 99 % CI error bars, TCP vs MPTCP, one row per engine.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`figs8_10` (``tables(...)["figs8_10"]``); the error bars are its ``ci_low_ms`` and
+        ``ci_high_ms``, at whatever confidence level it was computed (99 % by default).
+    axes : 2-d array of matplotlib.axes.Axes, optional
+        One row per engine present (kernel, then ns-3), three columns (Figs. 8, 9, 10); default: a new figure.
+
+    Returns
+    -------
+    2-d array of matplotlib.axes.Axes
+        The panels drawn on (``axes`` itself when given): mean FCT [ms] against flow size [KB].
+    """
     import matplotlib.pyplot as plt
 
     engines = [e for e in ("kernel", "ns3") if e in set(table["engine"])]

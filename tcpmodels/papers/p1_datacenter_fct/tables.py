@@ -29,7 +29,19 @@ __all__ = ["table1", "table2", "table4", "fig7_loss", "fig7_cdf", "figs8_10", "l
 
 # ------------------------------------------------------------------- tables
 def table1(dataset: P1Dataset) -> pd.DataFrame:
-    """Table 1: the paper's setting beside each engine's."""
+    """Table 1: the paper's setting beside each engine's.
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its provenance: ``config``, ``engines``, ``host``, ``kernel_base_rtt_ms``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per Table 1 parameter: ``parameter, paper, kernel, ns3`` (text with units;
+        ``ns3`` is ``"not run"`` when the dataset has no ns-3 runs).
+    """
     prov = dataset.provenance
     cfg = prov.get("config", {})
     engines = prov.get("engines", {})
@@ -61,6 +73,13 @@ def table1(dataset: P1Dataset) -> pd.DataFrame:
 
 def table2(dataset: P1Dataset, *, confidence_level: float = CONFIDENCE_LEVEL) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Table 2: FCT of the Section 4 short flows by background protocol; paper beside each engine.
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its ``s4`` short flows).
+    confidence_level : float
+        Of the intervals of the mean and the 95th percentile, in (0, 1). [-]
 
     Returns
     -------
@@ -101,7 +120,19 @@ def table2(dataset: P1Dataset, *, confidence_level: float = CONFIDENCE_LEVEL) ->
 
 
 def table4(dataset: P1Dataset) -> pd.DataFrame:
-    """Table 4: metric per traffic pattern, with the workloads as run."""
+    """Table 4: metric per traffic pattern, with the workloads as run.
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its provenance's ``config``: flow sizes and mean inter-arrival times).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Two rows (query, short message): ``traffic, paper_metric, ours_metric, paper_workload,
+        ours_workload`` (sizes in KB, inter-arrival times in ms).
+    """
     cfg = dataset.provenance.get("config", {})
     q = ", ".join(f"{s / 1e3:g}" for s in cfg.get("query_sizes_bytes", ())) + " KB"
     m = ", ".join(f"{s / 1e3:g}" for s in cfg.get("message_sizes_bytes", ())) + " KB"
@@ -129,6 +160,19 @@ def fig7_loss(dataset: P1Dataset) -> pd.DataFrame:
     lost packet" in ns-3. ``lossy_share_ci`` is the Wilson 99 % interval; ``ks_p_lossfree``
     the two-sample Kolmogorov-Smirnov p-value between the loss-free FCTs under TCP and
     MPTCP background (same value on both rows of an engine).
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its ``s4`` short flows that finished).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per engine and background: ``engine, background, n_flows, lossy_flows,
+        lossy_share`` [-], ``lossy_share_ci`` (text), ``lossfree_median_ms``, ``lossfree_p95_ms``,
+        ``lossy_median_ms`` [ms] and ``ks_p_lossfree`` [-] (NaN, or no column at all, for an engine
+        where either background has fewer than 2 loss-free flows).
     """
     f = measured(dataset.flows, "s4", "short")
     rows = []
@@ -157,7 +201,19 @@ def fig7_loss(dataset: P1Dataset) -> pd.DataFrame:
 
 
 def fig7_cdf(dataset: P1Dataset) -> pd.DataFrame:
-    """Empirical CDF of the 70 KB FCTs: ``engine, background, fct_ms, cdf`` (one row per flow)."""
+    """Empirical CDF of the 70 KB FCTs: ``engine, background, fct_ms, cdf`` (one row per flow).
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its ``s4`` short flows that finished).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``engine, background, fct_ms`` [ms] (sorted within each engine and background) and ``cdf`` [-];
+        empty with those columns when no flow finished.
+    """
     f = measured(dataset.flows, "s4", "short")
     parts = []
     for (eng, proto), g in f[f["fct_s"].notna()].groupby(["engine", "protocol"]):
@@ -174,11 +230,18 @@ _FIGS = {"s5_query_nobg": ("Fig. 8", "query"), "s5_query_bg": ("Fig. 9", "query"
 def figs8_10(dataset: P1Dataset, *, confidence_level: float = CONFIDENCE_LEVEL) -> pd.DataFrame:
     """Figs. 8-10 as a table: mean FCT per flow size, protocol and engine, with confidence intervals.
 
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (the Section 5 query and message experiments).
+    confidence_level : float
+        Of the interval of the mean, in (0, 1). [-]
+
     Returns
     -------
     pandas.DataFrame
-        ``figure, experiment, engine, protocol, size_kb, n, mean_ms, ci_low_ms, ci_high_ms,
-        p95_ms`` (sizes in KB of 1000 bytes).
+        ``figure, experiment, engine, protocol, size_kb, n, n_unfinished, mean_ms, ci_low_ms,
+        ci_high_ms, p95_ms`` (sizes in KB of 1000 bytes, times in ms).
     """
     rows = []
     for exp, (fig, kind) in _FIGS.items():
@@ -200,13 +263,23 @@ def lia_allocation(dataset: P1Dataset, *, seed: int | None = None, conn_id: int 
     TCP_INFO, and evaluates :func:`tcpmodels.fit.lia.lia_counterfactual` (the LIA
     equilibrium of :func:`tcpmodels.models.mptcp.lia_equilibrium`, loss taken as given).
 
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its ``subflows``).
+    seed : int, optional
+        The run to take the connection from; default the lowest seed with a lossy MPTCP connection.
+    conn_id : int, optional
+        The connection; default the one with the most subflows in that run.
+
     Returns
     -------
     pandas.DataFrame
         One row per subflow plus ``total``: the kernel's ``throughput_bps``,
         ``loss_event_rate``, ``rtt_mean_s``, LIA's ``lia_rate_bps`` and uncoupled TCP's
         ``uncoupled_rate_bps`` on the same path, ``lia_over_uncoupled`` and
-        ``kernel_times_lia_share_bps`` [bit/s]. Empty when there is no such connection.
+        ``kernel_times_lia_share_bps`` [bit/s]. Empty when there is no such connection;
+        ``attrs`` holds ``seed``, ``conn_id``, ``src`` and ``dst``.
     """
     from tcpmodels.fit.lia import lia_counterfactual
 
@@ -233,6 +306,19 @@ def background_table(dataset: P1Dataset) -> pd.DataFrame:
     ``rate_Mbps`` is each transfer's goodput over its run (kernel: bytes / time from
     ``connect()`` to the last byte; ns-3: FlowMonitor goodput); ``subflow_loss_event_rate``
     the mean loss-event rate of its subflows from TCP_INFO (kernel only). [Mbit/s], [-]
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its ``s4`` background flows and their subflows).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per engine and background protocol: ``engine, background, transfers, rate_Mbps_mean,
+        rate_Mbps_min`` [Mbit/s], ``subflows_per_transfer``, ``window_sum_segments``,
+        ``subflow_loss_event_rate`` [-] and ``subflow_cwnd_mean_segments`` [segments] (NaN where the
+        subflow data lacks them).
     """
     f = measured(dataset.flows, "s4", "background")
     rows = []
@@ -260,6 +346,23 @@ def tables(dataset: P1Dataset, *, quick: bool = False, seed: int = 0,
 
     ``quick`` keeps only the lowest seed of each engine (a fast look at the same analysis);
     ``seed`` changes nothing here (it is for the claims' resampling).
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data.
+    quick : bool
+        Keep only the lowest seed of each engine.
+    seed : int
+        Unused; accepted for the papers' common ``tables`` signature.
+    confidence_level : float
+        Of the FCT intervals of Table 2 and Figs. 8-10, in (0, 1). [-]
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``table1, table2, table2_detail, table3, table4, fig7_loss, fig7_cdf, figs8_10, lia,
+        background, campaign`` and ``flows``.
     """
     ds = dataset
     if quick:
@@ -274,7 +377,19 @@ def tables(dataset: P1Dataset, *, quick: bool = False, seed: int = 0,
 
 
 def campaign_table(dataset: P1Dataset) -> pd.DataFrame:
-    """Runs, wall time, load and lock wait per engine (from the provenance)."""
+    """Runs, wall time, load and lock wait per engine (from the provenance).
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (its provenance's ``engines``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per engine: ``engine, runs, seeds, wall_min_sum, elapsed_min, lock_wait_min`` [min],
+        ``load_1m_min_median_max``, ``first_run_utc, last_run_utc, flow_errors``.
+    """
     rows = []
     for eng, e in dataset.provenance.get("engines", {}).items():
         rows.append({"engine": eng, "runs": e["runs"], "seeds": ", ".join(map(str, e["seeds"])),

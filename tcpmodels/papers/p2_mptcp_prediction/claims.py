@@ -50,6 +50,22 @@ def sample_errors(dataset: P2Dataset) -> pd.DataFrame:
     Columns: ``rtt1_ms, rtt2_ms``, ``y_mptcp, y_tcp`` (measured data throughput) and ``p_<name>`` for
     ``tcp`` (64 KB TCP probe on path 1), ``exist_64KB`` ... ``exist_128MB`` (one MPTCP probe),
     ``prop_128KB`` ... ``prop_512KB`` (per-path probes of that total size).
+
+    Parameters
+    ----------
+    dataset : P2Dataset
+        The campaign's data; samples with a missing throughput are left out (:func:`check_dataset`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per complete sample: ``rtt1_ms, rtt2_ms`` [ms], ``y_mptcp, y_tcp`` and the
+        ``p_<name>`` predictions of SVRs fitted on all samples [bit/s].
+
+    Raises
+    ------
+    TypeError, ValueError
+        From :func:`check_dataset`.
     """
     df = check_dataset(dataset)
     y_mp = df["mptcp_data_Bps"].to_numpy(float) * 8
@@ -99,6 +115,19 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     ``tables`` is the output of :func:`~tcpmodels.papers.p2_mptcp_prediction.tables` (its ``drivers``
     table gives the mechanism in the texts); the tests recompute per-sample errors with
     :func:`sample_errors`. Unit of replication: the RTT pair (see the module docstring).
+
+    Parameters
+    ----------
+    dataset : P2Dataset
+        The campaign's data.
+    tables : dict of str to pandas.DataFrame
+        :func:`~tcpmodels.papers.p2_mptcp_prediction.tables` of the same dataset (at least ``drivers``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The claims table (columns :data:`tcpmodels.stats.CLAIM_COLUMNS`); its texts say
+        "RTT pairs" where the tests' defaults say "runs".
     """
     df = check_dataset(dataset)
     e = sample_errors(dataset)

@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
+from sklearn.base import BaseEstimator
 
 from tcpmodels.predict import fraction_rpe_within, rmse
 
@@ -84,6 +86,16 @@ class P2Dataset:
 def load_dataset(data_dir: str | Path = "data") -> P2Dataset:
     """Read ``datasets/p2_samples.parquet``, ``p2_fig4.parquet`` and ``p2_provenance.json`` under ``data_dir``.
 
+    Parameters
+    ----------
+    data_dir : str or Path
+        The project's ``data`` directory (the files are in its ``datasets`` subdirectory).
+
+    Returns
+    -------
+    P2Dataset
+        The samples; ``fig4`` empty and ``provenance`` ``{}`` when their files are absent.
+
     Raises
     ------
     FileNotFoundError
@@ -102,6 +114,25 @@ def load_dataset(data_dir: str | Path = "data") -> P2Dataset:
 
 
 def check_dataset(dataset: P2Dataset) -> pd.DataFrame:
+    """The samples with every model input and target present and finite, after checking the columns.
+
+    Parameters
+    ----------
+    dataset : P2Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The complete rows of ``dataset.samples``, index reset.
+
+    Raises
+    ------
+    TypeError
+        If ``dataset`` is not a :class:`P2Dataset`.
+    ValueError
+        If a needed column is missing, or fewer than 10 complete samples remain (too few to fit an SVR).
+    """
     if not isinstance(dataset, P2Dataset):
         raise TypeError(f"dataset must be a P2Dataset (see load_dataset); got {type(dataset).__name__}")
     need = ["rtt1_ms", "rtt2_ms", "mptcp_data_Bps", "tcp_data_Bps", "path_probe_128KB_path1_Bps",
@@ -118,15 +149,53 @@ def check_dataset(dataset: P2Dataset) -> pd.DataFrame:
 
 
 def x_existing(df: pd.DataFrame, label: str) -> np.ndarray:
+    """The existing method's model input: one MPTCP probe's throughput per sample.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Complete samples (:func:`check_dataset`).
+    label : str
+        Probe size, one of :data:`MPTCP_PROBES` (e.g. ``"64KB"``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n_samples, 1)``, the probe's throughput. [bit/s]
+    """
     return df[[f"mptcp_probe_{label}_Bps"]].to_numpy(float) * 8
 
 
 def x_proposed(df: pd.DataFrame, total: str) -> np.ndarray:
+    """The proposed method's model input: the two per-path TCP probes' throughputs per sample.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Complete samples (:func:`check_dataset`).
+    total : str
+        Total probe size over both paths, one of :data:`PROBE_TOTALS` (e.g. ``"128KB"``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(n_samples, 2)``: path 1, path 2. [bit/s]
+    """
     return df[[f"path_probe_{total}_path1_Bps", f"path_probe_{total}_path2_Bps"]].to_numpy(float) * 8
 
 
-def fit_training_error(estimator, X, y_bps) -> tuple[float, float, np.ndarray]:
+def fit_training_error(estimator: BaseEstimator, X: np.ndarray, y_bps: np.ndarray) -> tuple[float, float, np.ndarray]:
     """Fit on all samples and evaluate on the same (the paper's "training error").
+
+    Parameters
+    ----------
+    estimator : sklearn estimator
+        A regressor with ``fit`` and ``predict`` (e.g. :class:`tcpmodels.predict.SingleProbeSVR`);
+        it is fitted in place.
+    X : numpy.ndarray
+        Model input, shape ``(n_samples, n_features)``. [bit/s]
+    y_bps : numpy.ndarray
+        Target throughput per sample. [bit/s]
 
     Returns
     -------
@@ -137,8 +206,19 @@ def fit_training_error(estimator, X, y_bps) -> tuple[float, float, np.ndarray]:
     return rmse(y_bps, pred) / 8 / KB_BYTES, fraction_rpe_within(y_bps, pred), pred
 
 
-def rtt_relation(rtt1_ms, rtt2_ms) -> np.ndarray:
-    """Table 5's RTT-relation label of each sample (configured RTTs)."""
+def rtt_relation(rtt1_ms: npt.ArrayLike, rtt2_ms: npt.ArrayLike) -> np.ndarray:
+    """Table 5's RTT-relation label of each sample (configured RTTs).
+
+    Parameters
+    ----------
+    rtt1_ms, rtt2_ms : array_like
+        Configured RTT of path 1 and of path 2 per sample (only their ratio matters). [ms]
+
+    Returns
+    -------
+    numpy.ndarray
+        Object array of labels from :data:`RTT_RELATIONS` (``""`` where none applies, e.g. NaN).
+    """
     r = np.asarray(rtt2_ms, float) / np.asarray(rtt1_ms, float)
     out = np.full(r.shape, "", dtype=object)
     for label, test in RTT_RELATIONS:
@@ -146,11 +226,34 @@ def rtt_relation(rtt1_ms, rtt2_ms) -> np.ndarray:
     return out
 
 
-def kbps(bytes_per_s) -> float:
+def kbps(bytes_per_s: float) -> float:
+    """A throughput in bytes/s in the paper's unit KB/s (1 KB = :data:`KB_BYTES` = 1024 bytes).
+
+    Parameters
+    ----------
+    bytes_per_s : float
+        Throughput. [bytes/s]
+
+    Returns
+    -------
+    float
+        Throughput. [KB/s]
+    """
     return float(bytes_per_s) / KB_BYTES
 
 
-def sd_kbps(y_bps) -> float:
-    """Population standard deviation of throughputs given in bit/s, in KB/s: the RMSE of predicting the mean."""
+def sd_kbps(y_bps: npt.ArrayLike) -> float:
+    """Population standard deviation of throughputs given in bit/s, in KB/s: the RMSE of predicting the mean.
+
+    Parameters
+    ----------
+    y_bps : array_like
+        Throughputs. [bit/s]
+
+    Returns
+    -------
+    float
+        Their standard deviation (ddof = 0). [KB/s]
+    """
     return float(np.std(np.asarray(y_bps, float))) / 8 / KB_BYTES
 

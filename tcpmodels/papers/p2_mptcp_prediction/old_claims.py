@@ -16,7 +16,21 @@ def _pct(x) -> str:
 
 
 def old_claims(dataset: P2Dataset, tables_: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """The old boolean verdicts on C2.1-C2.5 (``holds``), kept for the before/after comparison."""
+    """The old boolean verdicts on C2.1-C2.5 (``holds``), kept for the before/after comparison.
+
+    Parameters
+    ----------
+    dataset : P2Dataset
+        The campaign's data.
+    tables_ : dict of str to pandas.DataFrame
+        :func:`~tcpmodels.papers.p2_mptcp_prediction.tables` of the same dataset.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`tcpmodels.papers.common.claims_frame` of the five claims (columns ``claim, paper_says,
+        we_measured, holds, why``).
+    """
     t = tables_
     df = check_dataset(dataset)
     out = []

@@ -290,7 +290,24 @@ def tables(dataset: P2Dataset, *, quick: bool = False, seed: int = 0, n_splits: 
 
 
 def scaling_table(dataset: P2Dataset) -> pd.DataFrame:
-    """The paper's setting beside ours (rates, sizes, probes, samples, kernel), from the provenance."""
+    """The paper's setting beside ours (rates, sizes, probes, samples, kernel), from the provenance.
+
+    Parameters
+    ----------
+    dataset : P2Dataset
+        The campaign's data (its provenance's ``scaling``, ``config``, ``host`` and sample counts).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``paper, ours`` (text with units; sizes in KB / MB of 1024 bytes), one row per item
+        (path rate, data size, data / (2 × BDP), probes, samples, kernel).
+
+    Raises
+    ------
+    KeyError
+        If the provenance lacks one of those entries.
+    """
     prov = dataset.provenance
     sc = prov["scaling"]
     return pd.DataFrame(
@@ -312,7 +329,23 @@ def scaling_table(dataset: P2Dataset) -> pd.DataFrame:
 
 
 def campaign_table(dataset: P2Dataset) -> pd.DataFrame:
-    """When and how the samples were taken: times, wall time, lock waits, load, errors (from the provenance)."""
+    """When and how the samples were taken: times, wall time, lock waits, load, errors (from the provenance).
+
+    Parameters
+    ----------
+    dataset : P2Dataset
+        The campaign's data (its provenance).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column ``campaign``, one row per item (times in UTC, durations in min or s as labelled).
+
+    Raises
+    ------
+    KeyError
+        If the provenance lacks one of those entries.
+    """
     prov = dataset.provenance
     load = prov["load_avg_1m"]
     return pd.Series(

@@ -164,6 +164,18 @@ def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
     ``C3.x`` lists the ns-3 parts' verdicts (direction, size, and for C3.2 the 4:64 exception),
     ``fluid_C3.x`` the fluid model's; ``direction_supported`` is true when the *direction* part
     of all three claims is supported by the ns-3 runs.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`' table (claims tagged ``[reading: multiply]`` / ``[reading: divide]``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per reading of :data:`READINGS`: ``reading``, ``C3.1``-``C3.3`` and
+        ``fluid_C3.1``-``fluid_C3.3`` (the parts' verdicts joined by " / ", or ``"no data"``) and
+        ``direction_supported`` (bool).
     """
     rows = []
     for reading in READINGS:
@@ -185,5 +197,16 @@ def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def kernel_cells(ds: P3Dataset) -> pd.DataFrame:
-    """Kernel cell statistics per RTT pair (for the premise's table)."""
+    """Kernel cell statistics per RTT pair (for the premise's table).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (its ``kernel`` runs).
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`cell_stats` of the kernel runs by ``reno_rtt_ms, cubic_rtt_ms``.
+    """
     return cell_stats(ds.kernel, ["reno_rtt_ms", "cubic_rtt_ms"])

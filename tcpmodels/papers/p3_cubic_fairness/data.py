@@ -51,6 +51,16 @@ class P3Dataset:
 def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
     """Read ``datasets/p3_kernel.parquet``, ``p3_ns3.parquet``, ``p3_fluid.parquet`` and the provenance.
 
+    Parameters
+    ----------
+    data_dir : str or Path
+        The project's ``data`` directory (or its ``datasets`` directory itself).
+
+    Returns
+    -------
+    P3Dataset
+        The three tables and the provenance (``{}`` without ``p3_provenance.json``).
+
     Raises
     ------
     FileNotFoundError
@@ -63,11 +73,26 @@ def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
 
 
 # ------------------------------------------------------------ statistics
-def cell_stats(df: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+def cell_stats(df: pd.DataFrame | None, by: list[str]) -> pd.DataFrame:
     """Mean and spread per cell: ``reno_mbps``, ``cubic_mbps`` (mean, sd), ``jain`` (mean, sd, se), ``n``.
 
     ``jain_se`` is the between-run standard error with n >= 2 runs, else the
     within-run window spread (``spread_from`` says which; see the module docstring).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame or None
+        Runs, one per row: ``reno_bps``, ``cubic_bps`` [bit/s], ``jain`` [-] and, when known,
+        ``jain_window_sd`` and ``n_windows``; rows without ``jain`` are left out.
+    by : list of str
+        The columns that define a cell, e.g. ``["reno_rtt_ms", "cubic_rtt_ms"]``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell: ``by``, ``n``, ``reno_mbps``, ``reno_mbps_sd``, ``cubic_mbps``,
+        ``cubic_mbps_sd`` [Mbit/s], ``jain``, ``jain_sd``, ``jain_se`` [-] and ``spread_from``
+        (``"runs"`` or ``"windows"``); empty with those columns for no runs.
     """
     if df is None or len(df) == 0:
         return pd.DataFrame(columns=[*by, "n", "reno_mbps", "reno_mbps_sd", "cubic_mbps", "cubic_mbps_sd", "jain",
@@ -93,6 +118,18 @@ def significant(delta: float, se_a: float, se_b: float) -> int:
     """+1 / -1 when ``delta`` is beyond the spread (``|delta| > 2 sqrt(se_a^2 + se_b^2)`` and >= 0.01), else 0.
 
     NaN standard errors count as 0 (only the 0.01 floor applies).
+
+    Parameters
+    ----------
+    delta : float
+        A difference of Jain's indices. [-]
+    se_a, se_b : float
+        Standard errors of the two indices. [-]
+
+    Returns
+    -------
+    int
+        The sign of ``delta`` when significant, else 0 (also for a NaN ``delta``).
     """
     if delta != delta:
         return 0
@@ -104,6 +141,16 @@ def run_spread_proxy(ds: P3Dataset) -> float:
     """Median over the kernel's RTT pairs of the between-repetition sd of Jain's index (NaN without repetitions). [-]
 
     Used as the floor of the standard error of ns-3 cells with fewer than three runs (see the module docstring).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (its ``kernel`` runs).
+
+    Returns
+    -------
+    float
+        The median sd of Jain's index over the cells with at least two runs. [-]
     """
     k = cell_stats(ds.kernel, ["reno_rtt_ms", "cubic_rtt_ms"]) if len(ds.kernel) else pd.DataFrame()
     sd = k["jain_sd"].dropna() if len(k) else pd.Series(dtype=float)

@@ -3,18 +3,41 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
+import ipywidgets
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.tables import fairness_table
 
-def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes=None, *, exponent: float | None = None):
+def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.ndarray | None = None, *,
+                exponent: float | None = None) -> Sequence[Axes] | np.ndarray:
     """Figs. 3-5 for one Reno RTT: throughputs (left) and Jain's index (right) against the RTT ratio.
 
-    Kernel standard CUBIC (solid, error bars = sd over repetitions), ns-3
-    standard (dashed) and ns-3 proposal in each reading (dotted), fluid model (x).
+    Kernel standard CUBIC (solid), ns-3 standard (dashed) and ns-3 proposal in each reading
+    (dotted), fluid model (x); on Jain's index, error bars = sd over repetitions (kernel) and
+    over seeds (ns-3 standard). The throughput panel has no error bars.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    reno_rtt_ms : float
+        The Reno flow's RTT (1, 4 or 16 for the paper's Figs. 3, 4, 5). [ms]
+    axes : sequence of two matplotlib.axes.Axes, optional
+        Throughput panel, Jain panel; default a new figure with two panels.
+    exponent : float, optional
+        x(RTT) exponent of the proposal runs shown; default the campaign's. [-]
+
+    Returns
+    -------
+    sequence of matplotlib.axes.Axes
+        The two panels (``axes`` itself when given): throughput [Mbit/s] and Jain's index [-]
+        against the RTT ratio Reno:CUBIC.
     """
     import matplotlib.pyplot as plt
 
@@ -53,7 +76,18 @@ def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes=None, *, exponent: float
 
 
 def available_exponents(ds: P3Dataset) -> list[float]:
-    """x(RTT) exponents with cached proposal results (ns-3 runs or fluid model), sorted. [-]"""
+    """x(RTT) exponents with cached proposal results (ns-3 runs or fluid model), sorted. [-]
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (its ``ns3`` and ``fluid`` rows).
+
+    Returns
+    -------
+    list of float
+        The distinct exponents, rounded to 6 decimals, ascending; empty without proposal results. [-]
+    """
     e = set()
     if len(ds.ns3):
         e |= {round(float(v), 6) for v in ds.ns3.loc[ds.ns3["kind"] != "standard", "x_exponent"]}
@@ -62,7 +96,7 @@ def available_exponents(ds: P3Dataset) -> list[float]:
     return sorted(e)
 
 
-def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: int | None = None):
+def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: int | None = None) -> Figure:
     """Jain's index against the RTT ratio at one x(RTT) exponent, from cached results (the slider's figure).
 
     One panel per Reno RTT: ns-3 standard ``TcpCubic`` and ``TcpCubicX`` in each
@@ -74,6 +108,7 @@ def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: i
     Parameters
     ----------
     ds : P3Dataset
+        The campaign's data.
     x_exponent : float
         Exponent of x(RTT); must be one of :func:`available_exponents`. [-]
     seed : int, optional
@@ -82,9 +117,13 @@ def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: i
     Returns
     -------
     matplotlib.figure.Figure
-    """
-    from matplotlib.figure import Figure
+        Three panels (Reno RTT 1, 4, 16 ms), Jain's index [-] per RTT ratio; built without pyplot.
 
+    Raises
+    ------
+    ValueError
+        If the dataset has no proposal results, or ``x_exponent`` is not one of them.
+    """
     exps = available_exponents(ds)
     if not exps:
         raise ValueError("the dataset has no proposal results (ns-3 or fluid)")
@@ -129,8 +168,26 @@ def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: i
     return fig
 
 
-def exponent_widget(ds: P3Dataset, value: float = -1 / 3):
-    """A slider over the simulated x(RTT) exponents that redraws :func:`plot_exponent_fairness` from the dataset."""
+def exponent_widget(ds: P3Dataset, value: float = -1 / 3) -> ipywidgets.VBox:
+    """A slider over the simulated x(RTT) exponents that redraws :func:`plot_exponent_fairness` from the dataset.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    value : float
+        Exponent to start at; the slider starts at the nearest computed one. [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        :func:`tcpmodels.widgets.figure_widget`'s panel: the slider above the figure's output area.
+
+    Raises
+    ------
+    ValueError
+        If the dataset has no proposal results.
+    """
     import functools
 
     import ipywidgets as widgets

@@ -63,6 +63,21 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
     ``fluid_multiply``, ``fluid_divide``, the spread ``kernel_J_sd`` and
     ``ns3_standard_J_sd``, and ``ns3_<reading>_dJ`` (proposal minus standard)
     with ``ns3_<reading>_verdict`` (fairer / less fair / within spread).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    reno_rtt_ms : float
+        The Reno flow's RTT: 1, 4 or 16 for the paper's Figs. 3, 4, 5. [ms]
+    exponent : float, optional
+        x(RTT) exponent of the proposal's ns-3 and fluid results; default the campaign's. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per CUBIC RTT of the dataset, the columns above, plus ``cubic_rtt_ms`` [ms],
+        ``kernel_n``, ``ns3_n`` and ``ns3_standard_J_se`` [-].
     """
     cols = {name: _by_pair(st) for name, st in _columns(ds, exponent).items()}
     proxy = run_spread_proxy(ds)
@@ -105,6 +120,19 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
     Jain's index with spread, ``dJ`` (ns-3 minus kernel) and ``agree``: the
     indices differ by less than the spread rule or by less than 0.05, and the
     same flow is ahead in both engines.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (kernel runs and ns-3 ``standard`` runs).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per RTT pair in either engine: ``reno_rtt_ms, cubic_rtt_ms`` [ms], ``kernel_reno_mbps,
+        kernel_cubic_mbps, ns3_reno_mbps, ns3_cubic_mbps`` [Mbit/s], ``kernel_cubic_share,
+        ns3_cubic_share, kernel_J, kernel_J_sd, ns3_J, ns3_J_sd, dJ`` [-], ``kernel_n, ns3_n`` and
+        ``agree`` (None where an engine lacks the pair).
     """
     k = cell_stats(ds.kernel, ["reno_rtt_ms", "cubic_rtt_ms"])
     ns = ds.ns3[ds.ns3["kind"] == "standard"] if len(ds.ns3) else ds.ns3
@@ -137,6 +165,21 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     back to W, ``W_max/2 x srtt`` [s] — the time CUBIC's K competes with. From
     the fluid model: W_max at losses and K in each reading (each reading's own
     W_max, since the modified K changes the equilibrium).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    exponent : float, optional
+        x(RTT) exponent; default the campaign's. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per RTT pair of the kernel or fluid data: ``reno_rtt_ms, cubic_rtt_ms`` [ms], ``x`` [-],
+        ``kernel_cubic_wmax_segments, kernel_reno_wmax_segments`` [segments], ``kernel_K_standard_s``,
+        ``kernel_K_<reading>_s``, ``kernel_reno_recovery_s`` [s], ``fluid_<reading>_wmax_segments``
+        [segments] and ``fluid_K_<reading>_s`` [s] (readings ``none``, ``multiply``, ``divide``).
     """
     from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, kozu_x, x_power_law_params
 
@@ -202,6 +245,22 @@ def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float
     kernel, ns-3 standard, ns-3 in each reading), ``paired_multiply`` and ``paired_divide``
     (:func:`paired_dj`, the per-run differences the claims are judged on). ``quick`` and ``seed``
     change nothing here (all tables come from the shipped dataset and take well under a second).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    quick : bool
+        Unused; accepted for the papers' common ``tables`` signature.
+    seed : int
+        Unused; accepted for the papers' common ``tables`` signature.
+    exponent : float, optional
+        x(RTT) exponent of the proposal's results; default the campaign's. [-]
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The tables under the keys above.
     """
     out = {f"fairness_reno{r:g}": fairness_table(ds, r, exponent=exponent) for r in (1.0, 4.0, 16.0)}
     out["cross_validation"] = cross_validation(ds)
@@ -221,6 +280,21 @@ def paired_dj(ds: P3Dataset, reading: str, *, exponent: float | None = None) -> 
 
     The unit the claims are judged on: one row per (Reno RTT, CUBIC RTT, seed), columns
     ``reno_rtt_ms, cubic_rtt_ms, seed, J_standard, J_proposal, dJ`` (proposal minus standard).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (its ``ns3`` runs).
+    reading : {"multiply", "divide"}
+        The reading of eq. (4) the proposal runs used.
+    exponent : float, optional
+        x(RTT) exponent of the proposal runs; default the campaign's. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows of the runs present with both kinds, sorted by the key; empty with those columns
+        when there are no ns-3 runs.
     """
     ns = _ns3_main(ds, exponent)
     key = ["reno_rtt_ms", "cubic_rtt_ms", "seed"]
@@ -236,7 +310,20 @@ def paired_dj(ds: P3Dataset, reading: str, *, exponent: float | None = None) -> 
 
 
 def setting_table(ds: P3Dataset) -> pd.DataFrame:
-    """Per RTT: BDP, W_max and K of a flow alone, ours beside the paper's (from the provenance's scaling)."""
+    """Per RTT: BDP, W_max and K of a flow alone, ours beside the paper's (from the provenance's scaling).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (its provenance's ``scaling.per_rtt``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per RTT (index as in the provenance); those of the columns ``bdp_bytes`` [bytes],
+        ``w_max_alone_segments`` [segments], ``k_alone_s`` [s] and their ``paper_`` counterparts
+        that the provenance holds.
+    """
     per_rtt = pd.DataFrame(ds.provenance.get("scaling", {}).get("per_rtt", {})).T
     cols = ["bdp_bytes", "w_max_alone_segments", "k_alone_s", "paper_bdp_bytes", "paper_w_max_alone_segments",
             "paper_k_alone_s"]
@@ -244,7 +331,18 @@ def setting_table(ds: P3Dataset) -> pd.DataFrame:
 
 
 def provenance_table(ds: P3Dataset) -> pd.Series:
-    """When and how the data were taken: the kernel samples' times, load and lock waits, the ns-3 runs, versions."""
+    """When and how the data were taken: the kernel samples' times, load and lock waits, the ns-3 runs, versions.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (its provenance and table sizes).
+
+    Returns
+    -------
+    pandas.Series
+        Named ``provenance``, one entry per item (times in UTC, durations in min as labelled).
+    """
     prov = ds.provenance
     k, ns = prov.get("kernel", {}), prov.get("ns3", {})
     load = k.get("load_avg_1m", {})

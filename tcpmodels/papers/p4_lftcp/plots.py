@@ -6,19 +6,21 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from tcpmodels.models.bdp import WSCALE_SHIFT_MAX, max_window_ceiling_bps
 from tcpmodels.papers.p4_lftcp.constants import LFTCP_RATE_BPS, LINK_RATE_BPS, RTT_S, STANDARD_TCP_RATE_BPS
 
 def plot_ceiling_vs_rtt(
-    ax=None,
+    ax: Axes | None = None,
     *,
     shifts: Sequence[int] = tuple(range(WSCALE_SHIFT_MAX + 1)),
     rtt_range_s: tuple[float, float] = (1e-3, 1.0),
     n_rtts: int = 200,
     link_rate_bps: float = LINK_RATE_BPS,
     rtt_mark_s: float = RTT_S,
-):
+) -> Figure:
     """Window-limited ceiling against RTT, one line per window-scale shift (log-log).
 
     Marks the link rate, the press release's RTT, the ceiling of the largest
@@ -42,6 +44,7 @@ def plot_ceiling_vs_rtt(
     Returns
     -------
     matplotlib.figure.Figure
+        The figure holding ``ax``: ceiling [Gbit/s] against RTT [ms], with a colour bar of the shift.
     """
     import matplotlib.pyplot as plt
     from matplotlib import cm, colors
@@ -77,7 +80,7 @@ def plot_ceiling_vs_rtt(
     return fig
 
 
-def plot_sizing(sizing: pd.DataFrame, ax=None):
+def plot_sizing(sizing: pd.DataFrame, ax: Axes | None = None) -> Figure:
     """The sizing table as a grid: share of the link one standard TCP stream can fill, RTT down, link rate across.
 
     Each cell is annotated with the share and the BDP; cells where the window-scale shift
@@ -88,10 +91,12 @@ def plot_sizing(sizing: pd.DataFrame, ax=None):
     sizing : pandas.DataFrame
         ``tables(...)["sizing"]`` (:func:`tcpmodels.models.bdp.sizing_table`).
     ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if omitted.
 
     Returns
     -------
     matplotlib.figure.Figure
+        The figure holding ``ax``, with a colour bar of the share.
     """
     import matplotlib.pyplot as plt
 

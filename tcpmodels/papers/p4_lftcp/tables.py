@@ -60,7 +60,18 @@ class P4Dataset:
 
 
 def load_dataset(data_dir: str | Path | None = None) -> P4Dataset:
-    """The press release's path (``data_dir`` is accepted for the common contract and not read: P4 has no data files)."""
+    """The press release's path (``data_dir`` is accepted for the common contract and not read: P4 has no data files).
+
+    Parameters
+    ----------
+    data_dir : str or Path, optional
+        Ignored.
+
+    Returns
+    -------
+    P4Dataset
+        The defaults: 100 Gbit/s link, the release's RTT, the sizing grid's rates and RTTs.
+    """
     return P4Dataset()
 
 
@@ -153,6 +164,13 @@ def in_flight_table(
     socket buffer sizes in ``int``) and 2^32 B (unsigned 32-bit, the size of
     TCP's sequence space).
 
+    Parameters
+    ----------
+    rtt_s : float
+        Round-trip time. [s]
+    rates_bps : sequence of float
+        Rates to size; default the two reported rates and the link rate. [bit/s]
+
     Returns
     -------
     pandas.DataFrame
@@ -193,6 +211,11 @@ def ratio_candidates(rtt_s: float = RTT_S) -> pd.DataFrame:
     when that range overlaps 97.65-97.75 %, the range "97.7 %" stands for: the
     reading is then *possible*, not derived, and ``rate_for_97_7_bps`` is the
     unrounded measured rate it would require (0.977 x theoretical).
+
+    Parameters
+    ----------
+    rtt_s : float
+        Round-trip time of the window-limited candidates. [s]
 
     Returns
     -------
@@ -321,6 +344,17 @@ def views(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """The tables of :func:`tables` in readable units (Gbit/s, GB, ms, %), as strings: for display only.
 
     Keys ``path``, ``in_flight``, ``sizing``, ``ratio_97_7``, ``paper_vs_ours``.
+
+    Parameters
+    ----------
+    tables : dict of str to pandas.DataFrame
+        :func:`tables`' result (at least those five keys).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The same keys; numbers as text via :func:`tcpmodels.papers.common.human` (4 significant
+        digits) and shares as percentages.
     """
     path = tables["path"]
     out = {"path": pd.DataFrame({"quantity": path["quantity"],

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.models.heavytail import hurst_from_alpha
+from tcpmodels.papers.p5_selfsimilar.data import P5Dataset
 from tcpmodels.stats import ClaimSpec, claims_table, difference, direction_count, equivalence, not_testable
 
 __all__ = ["claims", "LOSS_EFFECT_PCT", "G1_MARGIN_PCT", "DOMINANCE_EFFECT", "HURST_MARGIN"]
@@ -138,12 +139,13 @@ def _c54(hl: pd.DataFrame, claim: str, series: str) -> object:
                            "replication")
 
 
-def claims(dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def claims(dataset: P5Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Verdicts on C5.1-C5.4, part by part (tests in the module docstring).
 
     Parameters
     ----------
     dataset : P5Dataset
+        The campaign's data (its ``runs``).
     tables : dict
         :func:`tcpmodels.papers.p5_selfsimilar.tables` of the same dataset.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,7 +60,15 @@ class P5Dataset:
     testbed_counts: pd.DataFrame = field(default_factory=pd.DataFrame)
     testbed_provenance: dict = field(default_factory=dict)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        """The tables and provenances by field name.
+
+        Returns
+        -------
+        dict of str to object
+            ``runs, bins, flows, hurst, counts, provenance, testbed_hurst, testbed_counts,
+            testbed_provenance`` (the frames themselves, not copies).
+        """
         return {"runs": self.runs, "bins": self.bins, "flows": self.flows, "hurst": self.hurst,
                 "counts": self.counts, "provenance": self.provenance, "testbed_hurst": self.testbed_hurst,
                 "testbed_counts": self.testbed_counts, "testbed_provenance": self.testbed_provenance}
@@ -67,6 +76,19 @@ class P5Dataset:
 
 def load_dataset(data_dir: str | Path = "data") -> P5Dataset:
     """Read ``p5_*.parquet`` and ``p5_provenance.json`` from ``data_dir`` or ``data_dir/datasets``.
+
+    The kernel testbed part (``p5_testbed_hurst.parquet``, ``p5_testbed_counts.parquet``) is read
+    when both files are present.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The project's ``data`` directory, or its ``datasets`` directory itself.
+
+    Returns
+    -------
+    P5Dataset
+        The five ns-3 tables, their provenance, and the testbed part (empty frames without it).
 
     Raises
     ------
@@ -86,7 +108,26 @@ def load_dataset(data_dir: str | Path = "data") -> P5Dataset:
     return P5Dataset(**parts, provenance=prov)
 
 
-def select_rows(df: pd.DataFrame, *, case: str, alpha: float | None = None, backbone_mbps: float | None = None):
+def select_rows(df: pd.DataFrame, *, case: str, alpha: float | None = None,
+                backbone_mbps: float | None = None) -> pd.DataFrame:
+    """The rows of one run case, optionally of one alpha and one backbone rate.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A P5 table with ``case``, ``alpha`` and ``backbone_mbps`` columns (e.g. :attr:`P5Dataset.runs`).
+    case : str
+        Run case, e.g. one of :data:`FIGURE_CASES` or ``"long"``.
+    alpha : float, optional
+        Pareto shape of the file sizes (matched to floating-point tolerance). [-]
+    backbone_mbps : float, optional
+        Backbone link rate (matched to floating-point tolerance). [Mbit/s]
+
+    Returns
+    -------
+    pandas.DataFrame
+        The matching rows, index kept.
+    """
     sel = df["case"] == case
     if alpha is not None:
         sel &= np.isclose(df["alpha"], alpha)

@@ -12,6 +12,21 @@ __all__ = ["hurst_long", "hurst_testbed", "hurst_summary", "hurst_20s", "hurst_b
 
 
 def hurst_long(dataset: P5Dataset) -> pd.DataFrame:
+    """The long ns-3 runs (case ``long``): H per alpha and estimator, against the prediction (3 - alpha)/2.
+
+    Parameters
+    ----------
+    dataset : P5Dataset
+        The campaign's data (its ``hurst`` table).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per alpha and estimator (``method``): ``hurst``, ``ci95_low``, ``ci95_high`` (means over
+        the runs) [-], ``stderr_kind``, ``n``, ``n_runs``, ``predicted`` [-], ``covers`` (the interval
+        holds the prediction) and ``diff`` (H minus predicted) [-]. Without long runs: empty, with the
+        columns ``alpha, method, hurst, ci95_low, ci95_high, predicted, covers``.
+    """
     h = dataset.hurst[dataset.hurst["case"] == "long"]
     if h.empty:
         return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
@@ -26,7 +41,20 @@ def hurst_long(dataset: P5Dataset) -> pd.DataFrame:
 
 
 def hurst_testbed(dataset: P5Dataset) -> pd.DataFrame:
-    """Kernel testbed runs: one row per alpha and estimator, with the prediction and whether the interval covers it."""
+    """Kernel testbed runs: one row per alpha and estimator, with the prediction and whether the interval covers it.
+
+    Parameters
+    ----------
+    dataset : P5Dataset
+        The campaign's data (its ``testbed_hurst`` table).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``alpha, method, hurst, ci95_low, ci95_high`` [-], ``stderr_kind``, ``n``, ``predicted`` [-],
+        ``covers`` and ``diff`` [-]; empty (without ``stderr_kind``, ``n``, ``diff``) when the testbed
+        part is not shipped.
+    """
     h = dataset.testbed_hurst
     if h.empty:
         return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
@@ -38,7 +66,20 @@ def hurst_testbed(dataset: P5Dataset) -> pd.DataFrame:
 
 
 def hurst_summary(long: pd.DataFrame) -> pd.DataFrame:
-    """Per alpha: predicted H, each estimator's H [95 % interval], and the median over estimators."""
+    """Per alpha: predicted H, each estimator's H [95 % interval], and the median over estimators.
+
+    Parameters
+    ----------
+    long : pandas.DataFrame
+        :func:`hurst_long` or :func:`hurst_testbed`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by alpha: ``predicted (3-alpha)/2`` [-], one text column per estimator
+        (``"0.81 [0.75, 0.87]"``), ``median over estimators`` [-] and ``estimators whose CI covers``
+        (``"k of n"``); empty for an empty ``long``.
+    """
     if long.empty:
         return pd.DataFrame()
     txt = long.assign(cell=[f"{h:.2f} [{lo:.2f}, {hi:.2f}]" for h, lo, hi in
@@ -52,6 +93,19 @@ def hurst_summary(long: pd.DataFrame) -> pd.DataFrame:
 
 
 def hurst_20s(dataset: P5Dataset) -> pd.DataFrame:
+    """H of the main runs' 20 s series by the Whittle and wavelet estimators, mean and spread over runs.
+
+    Parameters
+    ----------
+    dataset : P5Dataset
+        The campaign's data (its ``hurst`` table, case ``main``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per alpha and method: ``hurst_mean``, ``hurst_sd_over_runs``, ``ci95_halfwidth_mean``
+        (half the width of the mean interval), ``predicted`` [-] and ``n_runs``; empty without main runs.
+    """
     h = dataset.hurst[(dataset.hurst["case"] == "main") & (dataset.hurst["method"].isin(["whittle", "wavelet"]))]
     if h.empty:
         return pd.DataFrame()
@@ -64,6 +118,19 @@ def hurst_20s(dataset: P5Dataset) -> pd.DataFrame:
 
 
 def hurst_bellcore(dataset: P5Dataset) -> pd.DataFrame:
+    """Every estimator's H on the Bellcore excerpt, beside the full trace's H that Leland et al. report.
+
+    Parameters
+    ----------
+    dataset : P5Dataset
+        The campaign's data (its ``hurst`` rows of source ``bellcore``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per estimator: ``method, hurst, stderr, stderr_kind, ci95_low, ci95_high, n`` and
+        ``full_trace_H_Leland`` (:data:`BELLCORE_FULL_TRACE_H`) [-].
+    """
     h = dataset.hurst[dataset.hurst["source"] == "bellcore"]
     cols = ["method", "hurst", "stderr", "stderr_kind", "ci95_low", "ci95_high", "n"]
     out = h[cols].reset_index(drop=True)

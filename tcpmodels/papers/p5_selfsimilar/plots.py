@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from tcpmodels.models.heavytail import hurst_from_alpha
 from tcpmodels.papers.p5_selfsimilar.data import BELLCORE_FULL_TRACE_H, PAPER_FIGURES
 
-def plot_over_time(table: pd.DataFrame, ax=None, *, ylabel: str = "", title: str = ""):
-    """Step plot of one :func:`over_time` table (one line per client count); returns the axes."""
+def plot_over_time(table: pd.DataFrame, ax: Axes | None = None, *, ylabel: str = "", title: str = "") -> Axes:
+    """Step plot of one :func:`over_time` table (one line per client count); returns the axes.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`over_time`'s table: window end [s] as index, one column per client count.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+    ylabel, title : str
+        Axis label (with the unit) and title.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The panel; each step holds the value of the window ending there.
+    """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     if ax is None:
@@ -23,11 +42,35 @@ def plot_over_time(table: pd.DataFrame, ax=None, *, ylabel: str = "", title: str
     return ax
 
 
-def plot_figures(tables_: dict, figures: list[str], *, suffix: str = "", ncols: int = 2, note: str = ""):
+def plot_figures(tables_: dict[str, pd.DataFrame], figures: list[str], *, suffix: str = "", ncols: int = 2,
+                 note: str = "") -> Figure:
     """Draw the named figures (``"Fig. 2"`` ...) of :func:`tables` in a grid; returns the matplotlib figure.
 
     ``suffix`` picks a variant (``"_altq"``: the 50-packet queue at S); a figure missing from the
     tables gets an empty panel saying so.
+
+    Parameters
+    ----------
+    tables_ : dict of str to pandas.DataFrame
+        :func:`tables`' result (keys ``fig2`` ... ``fig11`` and their ``_altq`` variants).
+    figures : list of str
+        Figure names among :data:`PAPER_FIGURES`, e.g. ``["Fig. 2", "Fig. 3"]``.
+    suffix : str
+        Table-key suffix of the variant to draw (``""`` or ``"_altq"``).
+    ncols : int
+        Panels per row.
+    note : str
+        Appended to every panel title.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        One panel per figure, in order, time [s] on a shared x axis.
+
+    Raises
+    ------
+    ValueError
+        If a name is not one of the paper's figures.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
@@ -50,8 +93,24 @@ def plot_figures(tables_: dict, figures: list[str], *, suffix: str = "", ncols: 
     return fig
 
 
-def plot_hurst_vs_alpha(hurst_long: pd.DataFrame, ax=None, *, bellcore: pd.DataFrame | None = None):
-    """Measured H (each estimator, 95 % interval) against alpha, with the line (3 - alpha)/2; returns the axes."""
+def plot_hurst_vs_alpha(hurst_long: pd.DataFrame, ax: Axes | None = None, *,
+                        bellcore: pd.DataFrame | None = None) -> Axes:
+    """Measured H (each estimator, 95 % interval) against alpha, with the line (3 - alpha)/2; returns the axes.
+
+    Parameters
+    ----------
+    hurst_long : pandas.DataFrame
+        :func:`hurst_long` (or :func:`hurst_testbed`): ``alpha, method, hurst, ci95_low, ci95_high``.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+    bellcore : pandas.DataFrame, optional
+        :func:`hurst_bellcore`; its median H is drawn as a dashed line.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The panel: H [-] against alpha [-], the estimators side by side at each alpha.
+    """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
     if ax is None:
@@ -73,7 +132,8 @@ def plot_hurst_vs_alpha(hurst_long: pd.DataFrame, ax=None, *, bellcore: pd.DataF
     return ax
 
 
-def plot_counts_scales(counts: pd.DataFrame, run_ids: list[str], *, scales: tuple = (1, 10, 100), axes=None):
+def plot_counts_scales(counts: pd.DataFrame, run_ids: list[str], *, scales: tuple[int, ...] = (1, 10, 100),
+                       axes: Sequence[Sequence[Axes]] | np.ndarray | None = None) -> Sequence[Sequence[Axes]] | np.ndarray:
     """Packet counts of each series at several aggregation levels (Leland et al.'s Fig. 1 style); returns the axes.
 
     Parameters
@@ -83,7 +143,15 @@ def plot_counts_scales(counts: pd.DataFrame, run_ids: list[str], *, scales: tupl
     run_ids : list of str
         Series to draw, one row of panels each.
     scales : tuple of int
-        Aggregation factors of the 10 ms bins.
+        Aggregation factors of the series' bins (10 ms in ``p5_counts``).
+    axes : 2-d array of matplotlib.axes.Axes, optional
+        One row per series, one column per scale; default a new figure.
+
+    Returns
+    -------
+    2-d array of matplotlib.axes.Axes
+        The panels (``axes`` itself when given): packets per aggregated bin, the last 250 bins at
+        each scale, as bars.
     """
     import matplotlib.pyplot as plt  # noqa: PLC0415
 

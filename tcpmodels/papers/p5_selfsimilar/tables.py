@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
@@ -68,7 +70,27 @@ def over_time(dataset: P5Dataset, quantity: str, *, alpha: float, backbone_mbps:
 
 
 def loss_table(dataset: P5Dataset, *, case: str = "main") -> pd.DataFrame:
-    """Whole-run loss rate at S and at G1 per alpha, clients and gateway rate (mean and range over seeds) [%]."""
+    """Whole-run loss rate at S and at G1 per alpha, clients and gateway rate (mean and range over seeds) [%].
+
+    Parameters
+    ----------
+    dataset : P5Dataset
+        The campaign's data (its ``runs``).
+    case : str
+        Run case, e.g. ``"main"``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per ``backbone_mbps, alpha, n_clients``: ``loss_s_pct``, ``loss_s_pct_max``,
+        ``loss_g1_pct``, ``loss_g1_pct_min``, ``loss_g1_pct_max`` [%], ``offered_MB`` [MB of 10^6
+        bytes, mean over seeds], ``completed_pct`` [%] and ``n_seeds``.
+
+    Raises
+    ------
+    ValueError
+        If the dataset has no runs of ``case``.
+    """
     r = dataset.runs[dataset.runs["case"] == case]
     if r.empty:
         raise ValueError(f"no runs of case {case!r} in the dataset")
@@ -213,6 +235,28 @@ def tables(dataset: P5Dataset, *, quick: bool = False, seed: int = 0, step_s: fl
     ``hurst_testbed`` and ``hurst_testbed_summary`` (kernel testbed; empty if not shipped), ``alt_arrival``,
     ``alt_server_queue``, ``onset_altq``, ``onset_main``. ``quick`` and ``seed`` change nothing (every
     table is read from the shipped runs in about a second).
+
+    Parameters
+    ----------
+    dataset : P5Dataset
+        The campaign's data.
+    quick : bool
+        Unused; accepted for the papers' common ``tables`` signature.
+    seed : int
+        Unused; accepted for the papers' common ``tables`` signature.
+    step_s : float
+        Time window of the ``figN`` tables (> 0). [s]
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        The tables under the keys above.
+
+    Raises
+    ------
+    ValueError
+        If the dataset has no ``main`` runs. (A ``step_s`` that is not positive is not caught: every
+        ``figN`` table is then left out.)
     """
     t: dict[str, pd.DataFrame] = {}
     have = set(dataset.runs["case"])
@@ -252,8 +296,20 @@ def tables(dataset: P5Dataset, *, quick: bool = False, seed: int = 0, step_s: fl
     return t
 
 
-def closing_tables(tables_: dict) -> dict[str, pd.DataFrame]:
-    """The closing note's two tables: loss at 5 Mbit/s (alpha x clients, G1 and S) [%] and H measured vs predicted."""
+def closing_tables(tables_: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """The closing note's two tables: loss at 5 Mbit/s (alpha x clients, G1 and S) [%] and H measured vs predicted.
+
+    Parameters
+    ----------
+    tables_ : dict of str to pandas.DataFrame
+        :func:`tables`' result (its ``loss`` and ``hurst_long``).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``loss_5M``: alpha (rows) x ``G1 %, n=<clients>`` and ``S %, n=<clients>`` [%]; ``hurst``:
+        alpha x estimator H, with ``predicted (3-alpha)/2`` and ``median`` [-] (empty without long runs).
+    """
     lt = tables_["loss"]
     lt5 = lt[np.isclose(lt["backbone_mbps"], 5.0)]
     loss = lt5.pivot(index="alpha", columns="n_clients", values="loss_g1_pct").add_prefix("G1 %, n=").join(
@@ -268,12 +324,22 @@ def closing_tables(tables_: dict) -> dict[str, pd.DataFrame]:
     return {"loss_5M": loss, "hurst": h}
 
 
-def size_note(mean_bytes: float = 10e3, median_bytes: float = 2.5e3, alphas=(1.05, 1.35, 1.65, 1.95)) -> pd.DataFrame:
+def size_note(mean_bytes: float = 10e3, median_bytes: float = 2.5e3,
+              alphas: Sequence[float] = (1.05, 1.35, 1.65, 1.95)) -> pd.DataFrame:
     """The paper's "mean 10 KB, median about 2.5 KB" against the Pareto shapes it runs.
 
     For a Pareto law with the given mean, the median of each alpha [bytes], and the alpha whose
     median is ``median_bytes`` (:func:`tcpmodels.models.heavytail.pareto_alpha_from_median_ratio`).
     With mean 10 KB the medians are 0.9, 4.3, 6.0 and 6.9 KB: 2.5 KB needs alpha 1.16.
+
+    Parameters
+    ----------
+    mean_bytes : float
+        Mean file size the paper prints. [bytes]
+    median_bytes : float
+        Median file size the paper prints. [bytes]
+    alphas : sequence of float
+        Pareto shapes the paper runs (> 1, for a finite mean). [-]
 
     Returns
     -------
@@ -291,7 +357,22 @@ def size_note(mean_bytes: float = 10e3, median_bytes: float = 2.5e3, alphas=(1.0
 
 
 def zero_panels(tables: dict[str, pd.DataFrame], figures: list[str], *, suffix: str = "") -> list[str]:
-    """The figures among ``figures`` whose table is all zero (no loss anywhere): nothing to draw."""
+    """The figures among ``figures`` whose table is all zero (no loss anywhere): nothing to draw.
+
+    Parameters
+    ----------
+    tables : dict of str to pandas.DataFrame
+        :func:`tables`' result.
+    figures : list of str
+        Figure names, e.g. ``["Fig. 2", "Fig. 3", "Fig. 4"]``.
+    suffix : str
+        Table-key suffix of the variant (``""`` or ``"_altq"``).
+
+    Returns
+    -------
+    list of str
+        The names, in the order given, whose table exists, has rows and holds only zeros (NaN counts as 0).
+    """
     out = []
     for name in figures:
         key = "fig" + name.split()[-1] + suffix
@@ -302,7 +383,19 @@ def zero_panels(tables: dict[str, pd.DataFrame], figures: list[str], *, suffix: 
 
 
 def zero_note(figures: list[str]) -> str:
-    """One sentence on why the all-zero figures among Figs. 2-4 are not drawn (empty string if none)."""
+    """One sentence on why the all-zero figures among Figs. 2-4 are not drawn (empty string if none).
+
+    Parameters
+    ----------
+    figures : list of str
+        :func:`zero_panels`' result for Figs. 2-4 (loss at S).
+
+    Returns
+    -------
+    str
+        The figure names and the reason (S's link is faster than the gateways, so the backlog builds
+        at G1); ``""`` for no figure.
+    """
     if not figures:
         return ""
     return (f"{', '.join(figures)}: no loss at the server S in any window for any client count, so "
@@ -313,7 +406,18 @@ def zero_note(figures: list[str]) -> str:
 
 
 def provenance_table(dataset: P5Dataset) -> pd.DataFrame:
-    """When and how the runs were made: times, wall times, seeds, versions, missing runs."""
+    """When and how the runs were made: times, wall times, seeds, versions, missing runs.
+
+    Parameters
+    ----------
+    dataset : P5Dataset
+        The campaign's data (its provenance and ``runs``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One column ``value``, one row per item (times in UTC, durations in min as labelled).
+    """
     prov, runs = dataset.provenance, dataset.runs
     return pd.Series({
         "first run finished (UTC)": prov.get("first_run_utc"),
