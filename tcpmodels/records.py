@@ -199,7 +199,6 @@ class JsonlRecords:
         TypeError
             If ``record`` is not JSON-serialisable.
         """
-
         self.key(record)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(record, separators=(",", ":"), sort_keys=False) + "\n"

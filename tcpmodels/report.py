@@ -300,7 +300,6 @@ def write_index(runs: list[NotebookRun], output_dir: Path) -> Path:
     Path
         The index page.
     """
-
     from tcpmodels.report_index import write_index as _write_index
 
     return _write_index(runs, output_dir)

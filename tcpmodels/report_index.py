@@ -143,7 +143,6 @@ def write_index(runs: Sequence[_Run], output_dir: str | Path) -> Path:
     Path
         The index page, ``<output_dir>/index.html``.
     """
-
     output_dir = Path(output_dir)
     rows = []
     totals = dict.fromkeys(VERDICT_CLASSES, 0)

@@ -57,7 +57,6 @@ import tcpmodels
 from tcpmodels.sim.run import SimResult
 from tcpmodels.valuestore import ValueStoreError, dump_value, load_value
 
-
 __all__ = [
     "sweep",
     "grid",

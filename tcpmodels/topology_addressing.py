@@ -274,7 +274,6 @@ def fat_tree_link_name(lower: str, upper: str) -> str:
     ValueError
         If ``lower`` is not a host, edge or aggregation switch name.
     """
-
     if lower.startswith("h"):
         return f"hl{lower[1:]}"
     if lower.startswith("e"):

@@ -210,7 +210,6 @@ def load_value(directory: str | os.PathLike) -> Any:
         dataclasses included).
 
     Raises
-
     ------
     FileNotFoundError
         If ``directory`` holds no value file.
