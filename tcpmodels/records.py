@@ -26,17 +26,41 @@ __all__ = ["JsonlRecords", "Stopwatch", "load_average", "git_state", "utc_now", 
 
 
 def utc_now() -> str:
-    """Current UTC time, ISO 8601 to the second."""
+    """Current UTC time, ISO 8601 to the second.
+
+    Returns
+    -------
+    str
+        E.g. ``"2026-11-24T19:57:46+00:00"``.
+    """
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def load_average() -> list[float]:
-    """1, 5 and 15 minute load averages of the host. [runnable tasks]"""
+    """1, 5 and 15 minute load averages of the host. [runnable tasks]
+
+    Returns
+    -------
+    list of float
+        The three averages, rounded to two decimals. [runnable tasks]
+    """
     return [round(x, 2) for x in os.getloadavg()]
 
 
 def git_state(repo: str | Path) -> dict:
-    """Commit and whether the working tree differs from it (``None`` outside a git checkout)."""
+    """Commit and whether the working tree differs from it (``None`` outside a git checkout).
+
+    Parameters
+    ----------
+    repo : str or Path
+        A directory inside the git checkout.
+
+    Returns
+    -------
+    dict
+        ``{"commit": str or None, "dirty": bool or None}``; ``dirty`` ignores untracked
+        files. Both are ``None`` where git is missing, times out (20 s) or fails.
+    """
     def _git(*args):
         try:
             proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=20)
@@ -50,7 +74,14 @@ def git_state(repo: str | Path) -> dict:
 
 
 def host_facts() -> dict:
-    """Host name, kernel, CPU count and Python of the machine running the campaign."""
+    """Host name, kernel, CPU count and Python of the machine running the campaign.
+
+    Returns
+    -------
+    dict
+        ``hostname``, ``kernel`` (release), ``machine`` (architecture), ``cpus`` and
+        ``python`` (version string).
+    """
     return {"hostname": socket.gethostname(), "kernel": platform.release(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "python": platform.python_version()}
 
@@ -76,14 +107,37 @@ class JsonlRecords:
         self.key_fields = tuple(key_fields)
 
     def key(self, record: dict) -> tuple:
-        """The key of ``record``; ``KeyError`` naming the missing field."""
+        """The key of ``record``; ``KeyError`` naming the missing field.
+
+        Parameters
+        ----------
+        record : dict
+            A record holding (at least) the key fields.
+
+        Returns
+        -------
+        tuple
+            The values of ``key_fields``, in that order.
+
+        Raises
+        ------
+        KeyError
+            If ``record`` lacks a key field.
+        """
         missing = [k for k in self.key_fields if k not in record]
         if missing:
             raise KeyError(f"record lacks key field(s) {missing}")
         return tuple(record[k] for k in self.key_fields)
 
     def read(self) -> list[dict]:
-        """Every complete record on file, in file order."""
+        """Every complete record on file, in file order.
+
+        Returns
+        -------
+        list of dict
+            The parsed records; empty if the file does not exist. Blank and unparsable
+            (torn) lines are skipped.
+        """
         if not self.path.exists():
             return []
         out = []
@@ -99,16 +153,52 @@ class JsonlRecords:
         return out
 
     def done_keys(self) -> set[tuple]:
-        """Keys of the samples already recorded."""
+        """Keys of the samples already recorded.
+
+        Returns
+        -------
+        set of tuple
+            The keys of the records on file that hold every key field.
+        """
         return {self.key(r) for r in self.read() if all(k in r for k in self.key_fields)}
 
     def pending(self, plan: list[dict]) -> list[dict]:
-        """The samples of ``plan`` not recorded yet, in plan order (what a resumed campaign still has to run)."""
+        """The samples of ``plan`` not recorded yet, in plan order (what a resumed campaign still has to run).
+
+        Parameters
+        ----------
+        plan : list of dict
+            Every sample of the campaign, each holding the key fields.
+
+        Returns
+        -------
+        list of dict
+            The samples of ``plan`` whose key is not on file.
+
+        Raises
+        ------
+        KeyError
+            If a sample of ``plan`` lacks a key field.
+        """
         done = self.done_keys()
         return [s for s in plan if self.key(s) not in done]
 
     def append(self, record: dict) -> None:
-        """Append one record durably (flush + fsync)."""
+        """Append one record durably (flush + fsync).
+
+        Parameters
+        ----------
+        record : dict
+            A JSON-serialisable record holding every key field; written as one line
+            (after a newline if the file's last line is torn).
+
+        Raises
+        ------
+        KeyError
+            If ``record`` lacks a key field (nothing is written).
+        TypeError
+            If ``record`` is not JSON-serialisable.
+        """
         self.key(record)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = json.dumps(record, separators=(",", ":"), sort_keys=False) + "\n"

@@ -285,7 +285,21 @@ def _last_started_cell(nb_path: Path) -> int | None:
 
 
 def write_index(runs: list[NotebookRun], output_dir: Path) -> Path:
-    """Write ``index.html`` (see :func:`tcpmodels.report_index.write_index`)."""
+    """Write ``index.html`` (see :func:`tcpmodels.report_index.write_index`).
+
+    Parameters
+    ----------
+    runs : list of NotebookRun
+        One per executed notebook, in the order of the rows.
+    output_dir : Path
+        The folder of the executed notebooks and their HTML; receives ``index.html``
+        and ``thumbs/``.
+
+    Returns
+    -------
+    Path
+        The index page.
+    """
     from tcpmodels.report_index import write_index as _write_index
 
     return _write_index(runs, output_dir)

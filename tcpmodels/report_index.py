@@ -16,12 +16,25 @@ import io
 import re
 import time
 from pathlib import Path
+from typing import Protocol, Sequence
 
 __all__ = ["notebook_summary", "write_index", "VERDICT_CLASSES"]
 
 #: The verdicts counted, with their badge colours (as in tcpmodels.papers.common).
 VERDICT_CLASSES = {"supported": "#1a7f37", "contradicted": "#cf222e", "inconclusive": "#9a6700"}
 _THUMB_WIDTH_PX = 360
+
+
+class _Run(Protocol):
+    """What :func:`write_index` reads of a :class:`tcpmodels.report.NotebookRun` (not imported: ``report`` imports this module)."""
+
+    name: str
+    status: str
+    seconds: float
+    output_ipynb: Path
+    output_html: Path | None
+    error: str
+    failing_cell: int | None
 
 
 def _outputs_text(cell) -> str:
@@ -53,6 +66,12 @@ def _description(nb) -> str:
 
 def notebook_summary(executed_ipynb: str | Path) -> dict:
     """What the index shows about one executed notebook.
+
+    Parameters
+    ----------
+    executed_ipynb : str or Path
+        A notebook written by papermill; a missing file gives an empty summary
+        (``mode`` ``"?"``, no counts, no image).
 
     Returns
     -------
@@ -109,7 +128,7 @@ def _params_html(mode: str, params: dict) -> str:
     return f"<b>{html.escape(mode)}</b>" + (f"<br><span class='muted'>{rest}</span>" if rest else "")
 
 
-def write_index(runs, output_dir: str | Path) -> Path:
+def write_index(runs: Sequence[_Run], output_dir: str | Path) -> Path:
     """Write ``<output_dir>/index.html`` (and thumbnails in ``<output_dir>/thumbs/``) for ``runs``.
 
     Parameters
@@ -117,12 +136,12 @@ def write_index(runs, output_dir: str | Path) -> Path:
     runs : sequence of tcpmodels.report.NotebookRun
         One per executed notebook (``name, status, seconds, output_ipynb, output_html, error, failing_cell``).
     output_dir : str or Path
-        Where the executed notebooks and their HTML are.
+        Where the executed notebooks and their HTML are; must exist.
 
     Returns
     -------
     Path
-        The index page.
+        The index page, ``<output_dir>/index.html``.
     """
     output_dir = Path(output_dir)
     rows = []

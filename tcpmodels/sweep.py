@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import tcpmodels
+from tcpmodels.sim.run import SimResult
 from tcpmodels.valuestore import ValueStoreError, dump_value, load_value
 
 __all__ = [
@@ -73,7 +74,23 @@ __all__ = [
 
 def canonical_json(config: Any) -> str:
     """The JSON that names a config in the cache (sorted keys, no whitespace); a dataclass goes through
-    :func:`tcpmodels.sim.config.config_to_dict`. Raises ``ValueError`` for what JSON cannot hold exactly."""
+    :func:`tcpmodels.sim.config.config_to_dict`. Raises ``ValueError`` for what JSON cannot hold exactly.
+
+    Parameters
+    ----------
+    config : dataclass or dict
+        A sim config dataclass, or a JSON-able dict of finite numbers, strings, lists and dicts.
+
+    Returns
+    -------
+    str
+        Compact JSON with sorted keys.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` holds NaN, an infinity or a value JSON cannot encode.
+    """
     from tcpmodels.sim.config import config_to_dict  # noqa: PLC0415 (pure Python, no ns-3)
 
     data = config_to_dict(config) if dataclasses.is_dataclass(config) and not isinstance(config, type) else config
@@ -89,6 +106,23 @@ def code_version(fn: Callable) -> str:
     A run function whose behaviour depends on other code (e.g. the ns-3
     scenario builders) names those modules in ``__code_deps__`` so that
     editing them invalidates the cache.
+
+    Parameters
+    ----------
+    fn : callable
+        The run function; its ``__code_deps__`` (optional) holds module names or modules.
+        A package listed there counts with every module in it.
+
+    Returns
+    -------
+    str
+        Hex SHA-256 digest (64 characters). Where ``fn``'s source is not available
+        (a builtin, a lambda typed at the prompt), its qualified name is hashed instead.
+
+    Raises
+    ------
+    ImportError
+        If a module named in ``__code_deps__`` cannot be imported.
     """
     h = hashlib.sha256()
     try:
@@ -114,7 +148,25 @@ def _package_modules(mod: Any) -> list[Any]:
 
 
 def cache_key(config: Any, fn: Callable) -> str:
-    """SHA-256 over the config's canonical JSON, ``tcpmodels.__version__`` and :func:`code_version`."""
+    """SHA-256 over the config's canonical JSON, ``tcpmodels.__version__`` and :func:`code_version`.
+
+    Parameters
+    ----------
+    config : dataclass or dict
+        The config (see :func:`canonical_json`).
+    fn : callable
+        The run function (see :func:`code_version`).
+
+    Returns
+    -------
+    str
+        The first 32 hex digits of the digest: the name of the cache entry.
+
+    Raises
+    ------
+    ValueError
+        If ``config`` cannot be written as canonical JSON.
+    """
     h = hashlib.sha256()
     for part in (canonical_json(config), tcpmodels.__version__, code_version(fn)):
         h.update(part.encode())
@@ -123,7 +175,18 @@ def cache_key(config: Any, fn: Callable) -> str:
 
 
 def needs_testbed(config: Any) -> bool:
-    """True if the config declares the ``testbed`` resource."""
+    """True if the config declares the ``testbed`` resource.
+
+    Parameters
+    ----------
+    config : dataclass or dict
+        A config with an optional ``resources`` mapping (attribute or dict key).
+
+    Returns
+    -------
+    bool
+        Whether ``resources["testbed"]`` is present and truthy.
+    """
     res = config.get("resources") if isinstance(config, dict) else getattr(config, "resources", None)
     return bool(res and res.get("testbed"))
 
@@ -131,6 +194,28 @@ def needs_testbed(config: Any) -> bool:
 def grid(base: Any, **axes: Sequence[Any]) -> list[Any]:
     """Every combination of the given field values applied to ``base`` (a dataclass).
 
+    Parameters
+    ----------
+    base : dataclass
+        The config every combination starts from.
+    **axes : sequence
+        Field name -> the values it takes; the last axis varies fastest.
+
+    Returns
+    -------
+    list of dataclass
+        ``dataclasses.replace(base, ...)`` for each element of the Cartesian product
+        of the axes (``[base]`` for no axes).
+
+    Raises
+    ------
+    TypeError
+        If ``base`` is not a dataclass instance.
+    ValueError
+        If an axis is not a field of ``base``.
+
+    Examples
+    --------
     >>> from tcpmodels.sim.config import Dumbbell, Link, Sender
     >>> base = Dumbbell(senders=[Sender(access=Link(rate_bps=1e9, delay_s=0.001))],
     ...                 bottleneck=Link(rate_bps=1e7, delay_s=0.01))
@@ -158,6 +243,13 @@ class SweepFailure:
     traceback: str
 
     def to_dict(self) -> dict:
+        """The failure as a plain dict.
+
+        Returns
+        -------
+        dict
+            The fields, recursively through :func:`dataclasses.asdict`.
+        """
         return dataclasses.asdict(self)
 
 
@@ -187,6 +279,14 @@ class SweepResult:
     out_dirs: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The result as a plain dict.
+
+        Returns
+        -------
+        dict
+            The fields, recursively through :func:`dataclasses.asdict` (dataclass
+            configs and values become dicts too).
+        """
         return dataclasses.asdict(self)
 
     @property
@@ -199,7 +299,21 @@ def _entry_dir(cache_dir: Path, key: str) -> Path:
 
 
 def read_cached(cache_dir: Path, key: str) -> tuple[bool, Any]:
-    """``(True, value)`` of the cache entry ``key`` under ``cache_dir``, or ``(False, None)`` if absent or unreadable."""
+    """``(True, value)`` of the cache entry ``key`` under ``cache_dir``, or ``(False, None)`` if absent or unreadable.
+
+    Parameters
+    ----------
+    cache_dir : Path
+        The sweep's cache directory.
+    key : str
+        The entry's name (:func:`cache_key`).
+
+    Returns
+    -------
+    tuple of (bool, Any)
+        Whether a value was read, and the value (``None`` if not). Unreadable means
+        not a valid value directory, an I/O error, or a class that cannot be imported.
+    """
     d = _entry_dir(cache_dir, key)
     try:
         return True, load_value(d / "value")
@@ -312,10 +426,24 @@ def sweep(
     on_failure : {"raise", "collect"}
         ``"raise"``: after every config has finished, raise :class:`SweepError`
         listing each failed config; ``"collect"``: return them in ``.failures``.
+    desc : str
+        Label of the progress bar.
 
     Returns
     -------
     SweepResult
+        The values in input order (``None`` for a failed config), the cache keys,
+        failures, counts of cached and run configs, and each config's ``out`` directory.
+
+    Raises
+    ------
+    SweepError
+        With ``on_failure="raise"``, if any config failed (after the others finished).
+    ValueError
+        For an unknown ``on_failure``, ``n_workers`` < 1, or a config that cannot be
+        written as canonical JSON.
+    TypeError
+        If ``fn`` is not callable.
     """
     if on_failure not in ("raise", "collect"):
         raise ValueError(f"on_failure must be 'raise' or 'collect'; got {on_failure!r}")
@@ -409,8 +537,21 @@ def sweep(
     return result
 
 
-def run_sim(config: Any, out_dir: str) -> Any:
-    """Run function for ns-3 configs: one fresh process per scenario (:func:`tcpmodels.sim.run.run_config`)."""
+def run_sim(config: Any, out_dir: str) -> SimResult:
+    """Run function for ns-3 configs: one fresh process per scenario (:func:`tcpmodels.sim.run.run_config`).
+
+    Parameters
+    ----------
+    config : Dumbbell, Caterpillar or Multipath
+        The scenario (:mod:`tcpmodels.sim.config`).
+    out_dir : str
+        Where the simulation writes its files (created if missing).
+
+    Returns
+    -------
+    SimResult
+        The simulation's tables.
+    """
     from tcpmodels.sim.run import run_config  # noqa: PLC0415
 
     return run_config(config, out_dir)

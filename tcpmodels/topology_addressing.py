@@ -44,38 +44,126 @@ TRANSIT_PREFIX = "10.100.0.0/16"
 
 
 def check_host(n: int) -> None:
-    """Raise ``ValueError`` unless ``n`` is a host index 0..15."""
+    """Raise ``ValueError`` unless ``n`` is a host index 0..15.
+
+    Parameters
+    ----------
+    n : int
+        Host index (``bool`` is refused). [-]
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer in [0, 15].
+    """
     if not isinstance(n, int) or isinstance(n, bool) or not (0 <= n < N_HOSTS):
         raise ValueError(f"host [index] must be an integer in [0, {N_HOSTS - 1}]; got {n!r}")
 
 
 def check_plane(c: int) -> None:
-    """Raise ``ValueError`` unless ``c`` is a plane (core) index 0..3."""
+    """Raise ``ValueError`` unless ``c`` is a plane (core) index 0..3.
+
+    Parameters
+    ----------
+    c : int
+        Plane, i.e. core index (``bool`` is refused). [-]
+
+    Raises
+    ------
+    ValueError
+        If ``c`` is not an integer in [0, 3].
+    """
     if not isinstance(c, int) or isinstance(c, bool) or not (0 <= c < N_CORES):
         raise ValueError(f"plane [core index] must be an integer in [0, {N_CORES - 1}]; got {c!r}")
 
 
 def host_name(n: int) -> str:
-    """Testbed name of host n: ``"h{n}"``."""
+    """Testbed name of host n: ``"h{n}"``.
+
+    Parameters
+    ----------
+    n : int
+        Host index, 0..15. [-]
+
+    Returns
+    -------
+    str
+        The node name, e.g. ``"h5"``.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not a host index.
+    """
     check_host(n)
     return f"h{n}"
 
 
 def core_name(c: int) -> str:
-    """Testbed name of core c: ``"c{j}{m}"`` with c = 2j + m."""
+    """Testbed name of core c: ``"c{j}{m}"`` with c = 2j + m.
+
+    Parameters
+    ----------
+    c : int
+        Core (plane) index, 0..3. [-]
+
+    Returns
+    -------
+    str
+        The node name, e.g. ``"c10"`` for c = 2.
+
+    Raises
+    ------
+    ValueError
+        If ``c`` is not a plane index.
+    """
     check_plane(c)
     return f"c{c // 2}{c % 2}"
 
 
 def plane_address(n: int, c: int) -> str:
-    """Host n's address on plane c: ``10.{16c + n}.0.1`` (as in the kernel testbed)."""
+    """Host n's address on plane c: ``10.{16c + n}.0.1`` (as in the kernel testbed).
+
+    Parameters
+    ----------
+    n : int
+        Host index, 0..15. [-]
+    c : int
+        Plane (core) index, 0..3. [-]
+
+    Returns
+    -------
+    str
+        The dotted IPv4 address.
+
+    Raises
+    ------
+    ValueError
+        If ``n`` or ``c`` is out of range.
+    """
     check_host(n)
     check_plane(c)
     return f"10.{16 * c + n}.0.1"
 
 
 def plane_of_address(addr: str) -> int:
-    """Plane (core) of a host address ``10.{16c + n}.0.1``; -1 for any other address."""
+    """Plane (core) of a host address ``10.{16c + n}.0.1``; -1 for any other address.
+
+    Parameters
+    ----------
+    addr : str
+        A dotted IPv4 address (anything ``str()`` turns into one).
+
+    Returns
+    -------
+    int
+        The plane c in 0..3, or -1 if ``addr`` is not a host plane address.
+
+    Raises
+    ------
+    ValueError
+        If ``addr`` is not an IPv4 address at all (from :mod:`ipaddress`).
+    """
     ip = ipaddress.IPv4Address(str(addr)).packed
     if ip[0] != 10 or ip[2] != 0 or ip[3] != 1 or ip[1] >= 16 * N_CORES:
         return -1
@@ -83,7 +171,23 @@ def plane_of_address(addr: str) -> int:
 
 
 def host_of_address(addr: str) -> int:
-    """Host index of a host address ``10.{16c + n}.0.1``; -1 for any other address."""
+    """Host index of a host address ``10.{16c + n}.0.1``; -1 for any other address.
+
+    Parameters
+    ----------
+    addr : str
+        A dotted IPv4 address.
+
+    Returns
+    -------
+    int
+        The host index n in 0..15, or -1 if ``addr`` is not a host plane address.
+
+    Raises
+    ------
+    ValueError
+        If ``addr`` is not an IPv4 address at all (from :mod:`ipaddress`).
+    """
     if plane_of_address(addr) < 0:
         return -1
     return ipaddress.IPv4Address(str(addr)).packed[1] % 16
@@ -95,6 +199,12 @@ def fat_tree_links() -> list[tuple[str, str, str]]:
     Same order and node names as :func:`tcpmodels.testbed.topologies.fat_tree`
     (host links ``h{n}``-``e{p}{i}``, then edge-aggregation, per pod, then
     aggregation-core).
+
+    Returns
+    -------
+    list of tuple of (str, str, str)
+        48 ``(lower, upper, tier)`` triples, ``tier`` one of ``"host_link"``,
+        ``"edge_agg_link"``, ``"agg_core_link"``.
     """
     out = []
     for p in range(4):
@@ -117,6 +227,11 @@ def fat_tree_routes() -> list[tuple[str, str, str]]:
     ``a{p}{c // 2}``. Aggregation ``a{p}{j}`` (c = 2j + m): ``10.{16c + 4p + 2i}.0.0/15``
     down to ``e{p}{i}``, ``10.{16c}.0.0/12`` up to core c. Core c:
     ``10.{16c + 4p}.0.0/14`` to ``a{p}{c // 2}``.
+
+    Returns
+    -------
+    list of tuple of (str, str, str)
+        ``(node, destination prefix in CIDR notation, next-hop node)`` for every router and host.
     """
     out = []
     for p in range(4):
@@ -141,6 +256,23 @@ def fat_tree_link_name(lower: str, upper: str) -> str:
 
     ``hl{n}`` (host n to its edge), ``ea{p}{i}{j}`` (edge ``e{p}{i}`` to ``a{p}{j}``),
     ``ac{p}{j}{m}`` (aggregation ``a{p}{j}`` to core ``c{j}{m}``).
+
+    Parameters
+    ----------
+    lower : str
+        The lower node of the link (host ``h{n}``, edge ``e{p}{i}`` or aggregation ``a{p}{j}``).
+    upper : str
+        The upper node (edge, aggregation or core); only its last two characters are used.
+
+    Returns
+    -------
+    str
+        The link name.
+
+    Raises
+    ------
+    ValueError
+        If ``lower`` is not a host, edge or aggregation switch name.
     """
     if lower.startswith("h"):
         return f"hl{lower[1:]}"

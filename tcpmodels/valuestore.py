@@ -112,6 +112,21 @@ class _Writer:
 def dump_value(value: Any, directory: str | os.PathLike) -> Path:
     """Write ``value`` into ``directory`` (created; must be empty or absent) and return the JSON file's path.
 
+    Parameters
+    ----------
+    value : Any
+        None, bools, ints, floats, strings, lists, tuples, dicts, paths, numpy scalars
+        and numeric arrays, pandas DataFrames and Series, and dataclasses of ``tcpmodels``
+        holding these, nested at will.
+    directory : str or path-like
+        The value directory; created with its parents if absent. Emptiness is not
+        checked: files of an earlier value there are overwritten or left beside.
+
+    Returns
+    -------
+    Path
+        ``directory / "value.json"``.
+
     Raises
     ------
     ValueStoreError
@@ -182,6 +197,17 @@ class _Reader:
 
 def load_value(directory: str | os.PathLike) -> Any:
     """Read a value written by :func:`dump_value`.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        The value directory (holding ``value.json``).
+
+    Returns
+    -------
+    Any
+        The value, rebuilt with the types it was written with (tables, arrays and
+        dataclasses included).
 
     Raises
     ------

@@ -33,10 +33,12 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 from scipy.optimize import least_squares
 
 from tcpmodels._arrays import check_range
+from tcpmodels._typing import Numeric
 from tcpmodels.models.cubic import (
     BETA_CUBIC, C_CUBIC, cubic_reno_friendly_window_segments, cubic_window_segments,
 )
@@ -46,7 +48,8 @@ __all__ = ["cwnd_epochs", "cubic_epoch_window_segments", "w_origin_segments", "C
            "predicted_regrowth_s", "fit_epoch_k"]
 
 
-def cwnd_epochs(t_s, cwnd_segments, ssthresh_segments, ca_state=None, srtt_s=None, *,
+def cwnd_epochs(t_s: npt.ArrayLike, cwnd_segments: npt.ArrayLike, ssthresh_segments: npt.ArrayLike,
+                ca_state: npt.ArrayLike | None = None, srtt_s: npt.ArrayLike | None = None, *,
                 min_reduction: float = 0.95) -> pd.DataFrame:
     """Detect loss epochs in a sampled congestion-window trajectory.
 
@@ -145,7 +148,7 @@ def cwnd_epochs(t_s, cwnd_segments, ssthresh_segments, ca_state=None, srtt_s=Non
     return pd.DataFrame(out, columns=cols)
 
 
-def w_origin_segments(w_prior_segments, beta_cubic: float = BETA_CUBIC, *, fast_convergence: bool = True) -> np.ndarray:
+def w_origin_segments(w_prior_segments: npt.ArrayLike, beta_cubic: float = BETA_CUBIC, *, fast_convergence: bool = True) -> np.ndarray:
     """The plateau ``W_max`` of each epoch's cubic curve, after fast convergence.
 
     Parameters
@@ -172,8 +175,9 @@ def w_origin_segments(w_prior_segments, beta_cubic: float = BETA_CUBIC, *, fast_
     return out
 
 
-def cubic_epoch_window_segments(t_s, w_prior_segments, w_origin, rtt_s, c: float = C_CUBIC,
-                                beta_cubic: float = BETA_CUBIC, *, reno_friendly: bool = True):
+def cubic_epoch_window_segments(t_s: Numeric, w_prior_segments: Numeric, w_origin: Numeric, rtt_s: Numeric,
+                                c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC, *,
+                                reno_friendly: bool = True) -> np.ndarray | float:
     r"""RFC 9438 window at time t of an epoch: cubic curve through ``beta_cubic * w_prior`` with plateau ``w_origin``.
 
     Parameters
@@ -195,8 +199,15 @@ def cubic_epoch_window_segments(t_s, w_prior_segments, w_origin, rtt_s, c: float
 
     Returns
     -------
-    numeric
-        Window. [segments]
+    numpy.ndarray or float
+        Window, broadcast over the inputs (a numpy float for scalar inputs; a Series
+        loses its index). [segments]
+
+    Raises
+    ------
+    ValueError
+        If ``c``, ``beta_cubic``, ``w_origin``, ``w_prior_segments`` or ``rtt_s`` is out of
+        the range the models of :mod:`tcpmodels.models.cubic` accept.
 
     Notes
     -----
@@ -226,8 +237,9 @@ def _epoch_window(t, w_prior, w_origin, rtt, c, beta_cubic, reno_friendly):
     return np.fmax(cub, cubic_reno_friendly_window_unchecked(t0, w_prior, rtt, beta_cubic))
 
 
-def predicted_regrowth_s(w_prior_segments, w_origin, rtt_s, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC,
-                         *, reno_friendly: bool = True) -> np.ndarray:
+def predicted_regrowth_s(w_prior_segments: npt.ArrayLike, w_origin: npt.ArrayLike, rtt_s: npt.ArrayLike,
+                         c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC, *,
+                         reno_friendly: bool = True) -> np.ndarray:
     r"""Time for :func:`cubic_epoch_window_segments` to reach ``w_prior`` again. [s]
 
     Both curves increase, so the first time their maximum reaches ``W_prior`` is the
@@ -239,6 +251,28 @@ def predicted_regrowth_s(w_prior_segments, w_origin, rtt_s, c: float = C_CUBIC, 
     (the second term only with ``reno_friendly``). Without fast convergence
     (``w_origin == w_prior``) and the Reno-friendly floor this is
     :func:`tcpmodels.models.cubic.cubic_k_s`.
+
+    Parameters
+    ----------
+    w_prior_segments : array_like
+        Window before each reduction (``W_prior``). [segments]
+    w_origin : array_like
+        Plateau of each epoch's curve (:func:`w_origin_segments`), broadcast to
+        ``w_prior_segments``. [segments]
+    rtt_s : array_like
+        RTT of the Reno-friendly estimate, broadcast likewise; NaN estimate where not > 0. [s]
+    c : float
+        CUBIC constant. [segments/s^3]
+    beta_cubic : float
+        Fraction of the window kept. [-]
+    reno_friendly : bool
+        Include the Reno-friendly crossing time.
+
+    Returns
+    -------
+    numpy.ndarray
+        Regrowth time of each epoch, at least 1-d (not input-checked: NaN where the
+        inputs make no sense). [s]
 
     Examples
     --------
@@ -258,7 +292,7 @@ def predicted_regrowth_s(w_prior_segments, w_origin, rtt_s, c: float = C_CUBIC, 
     return np.fmin(t_cubic, t_est)
 
 
-def fit_epoch_k(t_s, cwnd_segments, c: float = C_CUBIC) -> tuple[float, float]:
+def fit_epoch_k(t_s: npt.ArrayLike, cwnd_segments: npt.ArrayLike, c: float = C_CUBIC) -> tuple[float, float]:
     r"""Inflection time K and plateau of one epoch's window, fitting ``W(t) = C (t - K)^3 + W_0`` with C fixed.
 
     The time at which cwnd first gets back to ``W_max`` is ill-conditioned where the
@@ -340,10 +374,23 @@ class CubicFit:
     epochs: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
 
     def confidence_interval(self) -> dict[str, tuple]:
-        """Bootstrap intervals of ``c`` and ``beta_cubic`` at :attr:`confidence_level`."""
+        """Bootstrap intervals of ``c`` and ``beta_cubic`` at :attr:`confidence_level`.
+
+        Returns
+        -------
+        dict
+            ``{"c": (low, high), "beta_cubic": (low, high)}``. [segments/s^3], [-]
+        """
         return {"c": self.c_ci, "beta_cubic": self.beta_ci}
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field but the ``epochs`` table.
+
+        Returns
+        -------
+        dict
+            Field name -> value (the intervals as tuples).
+        """
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "epochs"}
 
 

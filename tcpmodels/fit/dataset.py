@@ -50,7 +50,30 @@ def _window_mean(samples: pd.DataFrame, col: str, a: float, b: float) -> float:
 
 
 def analyse_record(rec: dict, out_dir: Path) -> dict:
-    """Everything the dataset keeps of one run (a dict of tables' rows)."""
+    """Everything the dataset keeps of one run (a dict of tables' rows).
+
+    Parameters
+    ----------
+    rec : dict
+        One record of the campaign's ``records.jsonl`` (``kind`` ``"single"`` or
+        ``"mptcp"``, its settings, capture paths, TCP_INFO samples and kernel counters).
+    out_dir : Path
+        The campaign folder the record's capture paths are relative to.
+
+    Returns
+    -------
+    dict
+        Rows (lists of dicts) for the tables ``flows``, ``epochs``, ``tcpinfo``,
+        ``mptcp_subflows`` and ``mptcp_tcpinfo``; a single-path run fills the first
+        three, an MPTCP run the last two.
+
+    Raises
+    ------
+    KeyError
+        If the record lacks a field the analysis needs.
+    ValueError, OSError
+        If a capture cannot be read or holds no TCP payload.
+    """
     base = {k: rec[k] for k in _KEYS}
     base["name"] = rec["name"]
     samples = pd.DataFrame(rec.get("tcp_info_samples") or [])
@@ -146,7 +169,33 @@ def _sha256(path: Path) -> str:
 
 def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship: tuple[str, ...] = (),
                   ship_seconds: float = 6.0) -> dict:
-    """Analyse every record in ``<out_dir>/records.jsonl`` and write the ``fit_*`` dataset. Returns a summary."""
+    """Analyse every record in ``<out_dir>/records.jsonl`` and write the ``fit_*`` dataset. Returns a summary.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The campaign folder (``records.jsonl``, captures, optional ``campaign.json``).
+    data_dir : str or Path
+        Receives ``datasets/fit_*.parquet`` (and ``.csv`` for flows, epochs and MPTCP
+        subflows), ``datasets/fit_provenance.json`` and the shipped captures in ``captures/``.
+    captures_to_ship : tuple of str
+        Runs whose captures are trimmed and shipped as fixtures, each ``"name"`` or
+        ``"name:seconds"``.
+    ship_seconds : float
+        Length kept of a shipped capture when the item gives none. [s]
+
+    Returns
+    -------
+    dict
+        ``runs`` (recorded, the latest record of each key), ``failed`` (runs with an error
+        or whose analysis raised), ``files`` (name -> rows and SHA-256) and ``shipped``
+        (capture file names).
+
+    Raises
+    ------
+    ValueError
+        If ``captures_to_ship`` names a run that is not recorded.
+    """
     out_dir, data_dir = Path(out_dir), Path(data_dir)
     records = JsonlRecords(out_dir / "records.jsonl", _KEYS).read()
     latest = {}

@@ -43,13 +43,15 @@ References
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
 from tcpmodels._arrays import check_range
 
 __all__ = ["group_loss_events"]
 
 
-def group_loss_events(rtx_time_s, rtt_s, *, close_time_s=None) -> np.ndarray:
+def group_loss_events(rtx_time_s: npt.ArrayLike, rtt_s: float | npt.ArrayLike, *,
+                      close_time_s: npt.ArrayLike | None = None) -> np.ndarray:
     r"""Assign each retransmission to a loss event.
 
     Parameters

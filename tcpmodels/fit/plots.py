@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
 
 from tcpmodels.fit.cubic import cubic_epoch_window_segments
 from tcpmodels.fit.throughput import REGIMES
+from tcpmodels.fit.trace import FlowEstimates
 
 __all__ = ["measured_vs_predicted", "window_vs_loss", "epoch_trajectory", "k_observed_vs_predicted", "lia_paths"]
 
@@ -15,8 +19,28 @@ _MARKERS = {"reno": "o", "cubic": "^"}
 _COLORS = dict(zip(REGIMES, ["0.6", "tab:purple", "tab:red", "tab:orange", "tab:blue", "tab:green"]))
 
 
-def measured_vs_predicted(ax, flows: pd.DataFrame, model: str, title: str = ""):
-    """Log-log scatter of predicted against measured throughput, by regime and congestion control."""
+def measured_vs_predicted(ax: Axes, flows: pd.DataFrame, model: str, title: str = "") -> Axes:
+    """Log-log scatter of predicted against measured throughput, by regime and congestion control.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    flows : pandas.DataFrame
+        Flows with ``throughput_bps``, ``cc``, ``regime`` and the ``model`` column
+        (:func:`~tcpmodels.fit.throughput.add_predictions`,
+        :func:`~tcpmodels.fit.throughput.classify_regime`); rows where either rate is not
+        positive are left out. [bit/s]
+    model : str
+        The prediction column, e.g. ``"mathis_bps"``.
+    title : str
+        Axes title; ``model`` if empty.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``, in Mbit/s on both log axes, with the identity line and factor-2 lines.
+    """
     f = flows[flows[model].gt(0) & flows["throughput_bps"].gt(0)]
     for (cc, reg), g in f.groupby(["cc", "regime"], observed=True):
         ax.scatter(g["throughput_bps"] / 1e6, g[model] / 1e6, s=22, marker=_MARKERS.get(cc, "o"),
@@ -39,8 +63,24 @@ def _plain_log_ticks(ax):
         axis.set_minor_formatter(mticker.NullFormatter())
 
 
-def window_vs_loss(ax, flows: pd.DataFrame, c_fit: float | None = None):
-    """Measured window ``B RTT / MSS`` against the loss-event rate, with ``C / sqrt(p)`` lines."""
+def window_vs_loss(ax: Axes, flows: pd.DataFrame, c_fit: float | None = None) -> Axes:
+    """Measured window ``B RTT / MSS`` against the loss-event rate, with ``C / sqrt(p)`` lines.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    flows : pandas.DataFrame
+        Flows with ``loss_event_rate``, ``throughput_bps``, ``rtt_mean_s``, ``mss_bytes``,
+        ``cc`` and ``regime``; rows without loss or throughput are left out.
+    c_fit : float, optional
+        A fitted Mathis constant, drawn as a third line. [-]
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``: window [segments] against p [-], log-log, with the b = 1 and b = 2 lines.
+    """
     f = flows[flows["loss_event_rate"].gt(0) & flows["throughput_bps"].gt(0)]
     w = f["throughput_bps"] * f["rtt_mean_s"] / (8 * f["mss_bytes"])
     for (cc, reg), g in f.groupby(["cc", "regime"], observed=True):
@@ -56,9 +96,36 @@ def window_vs_loss(ax, flows: pd.DataFrame, c_fit: float | None = None):
     return ax
 
 
-def epoch_trajectory(ax, samples: pd.DataFrame, epochs: pd.DataFrame, *, c: float, beta_cubic: float,
-                     flight: pd.Series | None = None, mss_bytes: float = 1448.0, t_max_s: float | None = None):
-    """cwnd (TCP_INFO) and bytes in flight (capture) of one run, with the RFC 9438 curve at (c, beta) per epoch."""
+def epoch_trajectory(ax: Axes, samples: pd.DataFrame, epochs: pd.DataFrame, *, c: float, beta_cubic: float,
+                     flight: pd.Series | None = None, mss_bytes: float = 1448.0,
+                     t_max_s: float | None = None) -> Axes:
+    """cwnd (TCP_INFO) and bytes in flight (capture) of one run, with the RFC 9438 curve at (c, beta) per epoch.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    samples : pandas.DataFrame
+        TCP_INFO samples with ``t_s`` (since connect) [s] and ``cwnd_segments``.
+    epochs : pandas.DataFrame
+        Epochs (:func:`~tcpmodels.fit.cubic.cwnd_epochs`) with ``w_origin_segments``
+        added; epochs without a start are skipped.
+    c : float
+        CUBIC constant of the drawn curves. [segments/s^3]
+    beta_cubic : float
+        Fraction of the window kept. [-]
+    flight : pandas.Series, optional
+        Bytes in flight from the capture, indexed by time on the same clock. [bytes]
+    mss_bytes : float
+        Divides ``flight`` into segments. [bytes]
+    t_max_s : float, optional
+        Draw only up to this time. [s]
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``.
+    """
     s = samples if t_max_s is None else samples[samples["t_s"] <= t_max_s]
     ax.step(s["t_s"], s["cwnd_segments"], where="post", lw=1, color="tab:blue", label="cwnd (TCP_INFO)")
     if flight is not None:
@@ -77,9 +144,23 @@ def epoch_trajectory(ax, samples: pd.DataFrame, epochs: pd.DataFrame, *, c: floa
     return ax
 
 
-def k_observed_vs_predicted(ax, ktab: pd.DataFrame):
+def k_observed_vs_predicted(ax: Axes, ktab: pd.DataFrame) -> Axes:
     """Observed regrowth time against K = cbrt(W (1 - beta) / C) and the full RFC 9438 prediction;
-    per-epoch fitted inflection time against K with fast convergence."""
+    per-epoch fitted inflection time against K with fast convergence.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    ktab : pandas.DataFrame
+        :func:`tcpmodels.fit.report.k_table`: ``k_obs_s``, ``k_rfc_s``, ``k_model_s``,
+        ``k_fc_s``, ``k_fit_s`` [s] and ``reno_friendly``.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        ``ax``, log-log in seconds, with the identity line.
+    """
     lim = [0.01, 1.5 * max(ktab["k_rfc_s"].max(), ktab["k_obs_s"].max(), ktab["k_fit_s"].max(), 0.1)]
     if ktab["k_fit_s"].notna().any():
         ax.scatter(ktab["k_fc_s"], ktab["k_fit_s"], s=30, marker="D", facecolors="none", edgecolors="k",
@@ -96,8 +177,25 @@ def k_observed_vs_predicted(ax, ktab: pd.DataFrame):
     return ax
 
 
-def lia_paths(axes, tcpinfo: pd.DataFrame, series: pd.DataFrame):
-    """Per-subflow cwnd and srtt over time (kernel, uncoupled), and LIA's alpha on the same windows."""
+def lia_paths(axes: Sequence[Axes], tcpinfo: pd.DataFrame, series: pd.DataFrame) -> Sequence[Axes]:
+    """Per-subflow cwnd and srtt over time (kernel, uncoupled), and LIA's alpha on the same windows.
+
+    Parameters
+    ----------
+    axes : sequence of matplotlib.axes.Axes
+        Three axes: cwnd [segments], srtt [ms], and alpha with the LIA / uncoupled
+        increase ratios [-].
+    tcpinfo : pandas.DataFrame
+        MPTCP subflow samples with ``path``, ``t_s``, ``cwnd_segments`` and ``srtt_s``.
+    series : pandas.DataFrame
+        :func:`~tcpmodels.fit.lia.lia_counterfactual`'s series: ``t_s``, ``alpha``,
+        ``lia_increase_i`` and ``reno_increase_i``.
+
+    Returns
+    -------
+    sequence of matplotlib.axes.Axes
+        ``axes``, each with a legend.
+    """
     for path, g in tcpinfo.groupby("path"):
         axes[0].plot(g["t_s"], g["cwnd_segments"], lw=0.8, label=f"path {path} cwnd")
         axes[1].plot(g["t_s"], g["srtt_s"] * 1e3, lw=0.8, label=f"path {path} srtt")
@@ -115,8 +213,33 @@ def lia_paths(axes, tcpinfo: pd.DataFrame, series: pd.DataFrame):
     return axes
 
 
-def loss_events(ax, packets: pd.DataFrame, *, t_min_s: float = 0.0, t_max_s: float | None = None):
-    """Time-sequence graph of one flow with its retransmissions grouped into loss events (shaded spans)."""
+def loss_events(ax: Axes, packets: pd.DataFrame, *, t_min_s: float = 0.0,
+                t_max_s: float | None = None) -> tuple[Axes, FlowEstimates]:
+    """Time-sequence graph of one flow with its retransmissions grouped into loss events (shaded spans).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        Where to draw.
+    packets : pandas.DataFrame
+        A packet table (:func:`tcpmodels.traces.read_pcap`); the flow is the one
+        :func:`~tcpmodels.fit.trace.flow_estimates` picks (the most payload).
+    t_min_s : float
+        Start of the drawn window, since the first packet (the SYN). [s]
+    t_max_s : float, optional
+        End of the window; the last data segment if omitted. [s]
+
+    Returns
+    -------
+    tuple of (matplotlib.axes.Axes, FlowEstimates)
+        ``ax`` (sequence [MB] against time [s]) and the flow's estimates, whose
+        ``events`` are the shaded spans (red: timeouts, orange: the others).
+
+    Raises
+    ------
+    ValueError
+        If the capture holds no TCP payload.
+    """
     from tcpmodels.fit.trace import flow_estimates
     from tcpmodels.traces import time_sequence
 

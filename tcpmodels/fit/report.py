@@ -10,10 +10,13 @@ import json
 import math
 from pathlib import Path
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
-from tcpmodels.fit.cubic import fit_cubic, fit_epoch_k, predicted_regrowth_s, w_origin_segments
+from tcpmodels.fit.cubic import CubicFit, fit_cubic, fit_epoch_k, predicted_regrowth_s, w_origin_segments
 from tcpmodels.fit.lia import lia_counterfactual
 from tcpmodels.fit.throughput import add_predictions, classify_regime, fit_loss_exponent, fit_mathis_c
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, cubic_k_s
@@ -29,6 +32,18 @@ MATHIS_PUBLISHED_C = {"periodic, no delayed ACK": 1.22, "periodic, delayed ACK":
 
 def load(data_dir: str | Path) -> dict:
     """The ``fit_*`` tables of ``<data_dir>/datasets`` (flows with predictions and regimes added) and provenance.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The data folder (its ``datasets/`` holds ``fit_*.parquet`` and ``fit_provenance.json``).
+
+    Returns
+    -------
+    dict
+        ``flows`` (with :func:`~tcpmodels.fit.throughput.add_predictions` columns and
+        ``regime``), ``epochs``, ``tcpinfo``, ``mptcp_subflows``, ``mptcp_tcpinfo`` (empty
+        frames when the MPTCP files are absent) and ``provenance`` (dict).
 
     Raises
     ------
@@ -59,6 +74,19 @@ def estimator_checks(flows: pd.DataFrame, epochs: pd.DataFrame | None = None) ->
     With ``epochs`` also W_max from bytes in flight (capture) against W_max from cwnd (TCP_INFO).
 
     Columns: ``check``, ``flows``, ``median``, ``p10``, ``p90``, ``meaning``.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        The ``flows`` table of :func:`load` (capture estimates, kernel counters, TCP_INFO means).
+    epochs : pandas.DataFrame, optional
+        The ``epochs`` table; adds the per-epoch W_max check if it has ``capture_w_max_segments``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per check: the number of flows with a finite value, the median and the
+        10th and 90th percentiles of the ratio or difference, and what value means agreement.
     """
     f = flows
     rows = []
@@ -96,12 +124,19 @@ def estimator_checks(flows: pd.DataFrame, epochs: pd.DataFrame | None = None) ->
 def mathis_fits(flows: pd.DataFrame, *, confidence_level: float = 0.95) -> pd.DataFrame:
     """The Mathis constant C (and the free exponent of p) fitted per congestion control and regime subset.
 
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        The ``flows`` table of :func:`load`; flows without loss events or throughput are left out.
+    confidence_level : float
+        Of the intervals of C and the exponent. [-]
+
     Returns
     -------
     pandas.DataFrame
         One row per subset: ``subset``, ``n``, ``c``, ``c_se``, ``c_low``, ``c_high``,
         ``typical_error_factor`` (exp of the log residual s.d.), ``exponent``,
-        ``exponent_low``, ``exponent_high``.
+        ``exponent_low``, ``exponent_high``. Subsets of fewer than three flows are skipped.
     """
     f = flows[(flows["loss_events"] > 0) & flows["throughput_bps"].gt(0)]
     subsets = {
@@ -131,9 +166,25 @@ def _run_key(df: pd.DataFrame) -> pd.Series:
 
 
 def cubic_fits(epochs: pd.DataFrame, tcpinfo: pd.DataFrame, *, n_boot: int = 100, seed: int = 0,
-               min_bdp_segments: float = 0.0, max_bdp_segments: float = np.inf, settings=None) -> tuple:
+               min_bdp_segments: float = 0.0, max_bdp_segments: float = np.inf,
+               settings: Iterable[str] | None = None) -> tuple[CubicFit, pd.DataFrame, pd.DataFrame]:
     """Fit C and beta_cubic jointly over the CUBIC runs whose BDP (at 20 Mbit/s, in 1448-byte segments)
     lies in the given range, optionally only of some loss settings.
+
+    Parameters
+    ----------
+    epochs : pandas.DataFrame
+        The ``epochs`` table of :func:`load`.
+    tcpinfo : pandas.DataFrame
+        The ``tcpinfo`` table (TCP_INFO samples of every run).
+    n_boot : int
+        Bootstrap resamples (over epochs) of the confidence intervals.
+    seed : int
+        Seed of the bootstrap's generator.
+    min_bdp_segments, max_bdp_segments : float
+        Inclusive range of the runs' BDP. [segments]
+    settings : iterable of str, optional
+        Loss settings to keep (e.g. :data:`LOW_LOSS_SETTINGS`); all if omitted.
 
     Returns
     -------
@@ -167,6 +218,23 @@ def k_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame | None = None, *, c: flo
     ``k_model_s`` (time for RFC 9438's window with fast convergence and the Reno-friendly
     floor to reach ``w_prior``), ``k_cubic_only_s`` (the same without the Reno-friendly
     floor), ``bdp_segments``, ``reno_friendly`` (``k_model_s`` < 0.8 ``k_cubic_only_s``). [s]
+
+    Parameters
+    ----------
+    epochs : pandas.DataFrame
+        The ``epochs`` table of :func:`load`; CUBIC runs except the receiver-window setting are used.
+    tcpinfo : pandas.DataFrame, optional
+        The ``tcpinfo`` table; without it ``k_fit_s`` stays NaN.
+    c : float
+        CUBIC constant of the predictions. [segments/s^3]
+    beta_cubic : float
+        Fraction of the window kept. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        The epochs with the columns above, keeping those that started, did not follow a
+        timeout, and have an observed or fitted K.
     """
     rows = []
     # cwnd stops growing where the receiver window binds: those epochs say nothing about CUBIC's K
@@ -201,7 +269,19 @@ def k_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame | None = None, *, c: flo
 
 
 def mptcp_tables(subflows: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """:func:`tcpmodels.fit.lia.lia_counterfactual` for every MPTCP run, keyed by run name."""
+    """:func:`tcpmodels.fit.lia.lia_counterfactual` for every MPTCP run, keyed by run name.
+
+    Parameters
+    ----------
+    subflows : pandas.DataFrame
+        The ``mptcp_subflows`` table of :func:`load` (one row per run and path).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Run name -> its counterfactual table; runs with a loss-free path are left out
+        (empty for no MPTCP runs).
+    """
     out = {}
     cols = ["path", "path_rtt_ms", "path_loss_rate_set", "loss_event_rate", "rtt_mean_s", "throughput_bps",
             "tcpinfo_cwnd_mean_segments", "mss_bytes"]
@@ -221,6 +301,17 @@ LOW_LOSS_SETTINGS = ("buf", "r0.1")
 def cubic_fit_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame, *, n_boot: int, seed: int) -> dict:
     """The three CUBIC fits the notebook compares (large windows, small BDP, lossy) and their table.
 
+    Parameters
+    ----------
+    epochs : pandas.DataFrame
+        The ``epochs`` table of :func:`load`.
+    tcpinfo : pandas.DataFrame
+        The ``tcpinfo`` table.
+    n_boot : int
+        Bootstrap resamples of the two low-loss fits (the lossy fit has none).
+    seed : int
+        Seed of the bootstraps.
+
     Returns
     -------
     dict
@@ -239,8 +330,32 @@ def cubic_fit_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame, *, n_boot: int,
     return {"table": table.loc[rows], "big": big}
 
 
-def plot_run_epochs(data_dir: str | Path, tcpinfo: pd.DataFrame, fit, *, run: str = "single-cubic-50ms-buf-r0"):
-    """One CUBIC run's shipped capture and tcp_info samples with the fitted epochs drawn over them; returns the figure."""
+def plot_run_epochs(data_dir: str | Path, tcpinfo: pd.DataFrame, fit: CubicFit, *,
+                    run: str = "single-cubic-50ms-buf-r0") -> Figure:
+    """One CUBIC run's shipped capture and tcp_info samples with the fitted epochs drawn over them; returns the figure.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The data folder; the capture is ``captures/fit_<run>-pa.pcap.gz`` in it.
+    tcpinfo : pandas.DataFrame
+        The ``tcpinfo`` table of :func:`load`.
+    fit : CubicFit
+        A fit whose ``epochs`` (with ``run``) are drawn at its C and beta_cubic.
+    run : str
+        The run's name.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        cwnd, bytes in flight / MSS and the fitted curves against time
+        (:func:`tcpmodels.fit.plots.epoch_trajectory`).
+
+    Raises
+    ------
+    tcpmodels.traces.pcapfile.CaptureFileError
+        If the capture is missing or unreadable (``FileNotFoundError`` for a missing file).
+    """
     import warnings
 
     import matplotlib.pyplot as plt
@@ -265,8 +380,20 @@ def plot_run_epochs(data_dir: str | Path, tcpinfo: pd.DataFrame, fit, *, run: st
     return fig
 
 
-def plot_lia_run(mptcp_tcpinfo: pd.DataFrame):
-    """Kernel MPTCP windows (uncoupled) of one Reno run and LIA's alpha evaluated on them; None without MPTCP runs."""
+def plot_lia_run(mptcp_tcpinfo: pd.DataFrame) -> Figure | None:
+    """Kernel MPTCP windows (uncoupled) of one Reno run and LIA's alpha evaluated on them; None without MPTCP runs.
+
+    Parameters
+    ----------
+    mptcp_tcpinfo : pandas.DataFrame
+        The ``mptcp_tcpinfo`` table of :func:`load`; the first Reno run by name is drawn
+        (the first run if there is no Reno run).
+
+    Returns
+    -------
+    matplotlib.figure.Figure or None
+        Three panels (:func:`tcpmodels.fit.plots.lia_paths`), or None for an empty table.
+    """
     import matplotlib.pyplot as plt
 
     from tcpmodels.fit import plots
@@ -285,8 +412,26 @@ def plot_lia_run(mptcp_tcpinfo: pd.DataFrame):
     return fig
 
 
-def summary_series(flows: pd.DataFrame, mathis: pd.DataFrame, fit, ktab: pd.DataFrame) -> pd.Series:
-    """The closing summary: Mathis C with its CI, CUBIC C and beta with CIs, the K ratios."""
+def summary_series(flows: pd.DataFrame, mathis: pd.DataFrame, fit: CubicFit, ktab: pd.DataFrame) -> pd.Series:
+    """The closing summary: Mathis C with its CI, CUBIC C and beta with CIs, the K ratios.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        The ``flows`` table (only counted).
+    mathis : pandas.DataFrame
+        :func:`mathis_fits`; its ``"reno, CA + link-limited"`` row is reported (None if absent).
+    fit : CubicFit
+        The large-BDP CUBIC fit (``cubic_fit_table(...)["big"]``).
+    ktab : pandas.DataFrame
+        :func:`k_table`.
+
+    Returns
+    -------
+    pandas.Series
+        Label -> value (object dtype): counts, constants [-] and C [segments/s^3], their
+        intervals as tuples, and median K ratios [-].
+    """
     sub = mathis[mathis["subset"] == "reno, CA + link-limited"]
     return pd.Series({
         "flows": len(flows),
@@ -310,7 +455,22 @@ MATHIS_C_DELAYED_ACK = 0.87
 
 
 def tables(data: dict, *, quick: bool = False, seed: int = 0) -> dict[str, pd.DataFrame]:
-    """The tables the fit notebook's claims read: ``mathis`` (:func:`mathis_fits`) and ``flows`` (per run)."""
+    """The tables the fit notebook's claims read: ``mathis`` (:func:`mathis_fits`) and ``flows`` (per run).
+
+    Parameters
+    ----------
+    data : dict
+        :func:`load`'s tables.
+    quick : bool
+        Accepted for the papers' common signature; unused (nothing here is slow).
+    seed : int
+        Likewise unused.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``mathis`` and ``flows``.
+    """
     return {"mathis": mathis_fits(data["flows"]), "flows": data["flows"]}
 
 
@@ -326,6 +486,14 @@ def claims(data: dict, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
       (half the distance between the two constants).
     * **F3** the same C is not the delayed-ACK constant: C_i - 0.87, claimed positive, smallest
       effect 0.175.
+
+    Parameters
+    ----------
+    data : dict
+        :func:`load`'s tables (not read: the claims use ``tables``).
+    tables : dict of str to pandas.DataFrame
+        :func:`tables`; its ``flows`` needs ``cc``, ``regime``, ``loss_events``,
+        ``mathis_bps``, ``throughput_bps``, ``rtt_mean_s``, ``loss_event_rate`` and ``mss_bytes``.
 
     Returns
     -------

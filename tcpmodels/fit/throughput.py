@@ -10,9 +10,11 @@ for the regime, the bottleneck goodput ``capacity_bps`` when known.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import statsmodels.api as sm
 
@@ -99,10 +101,32 @@ def classify_regime(flows: pd.DataFrame, *, window_share: float = 0.8, min_event
        own peak, periodic rather than random; the law still applies with the measured p;
     7. ``congestion avoidance``: the sawtooth the square-root law describes.
 
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        One row per flow with ``loss_events``, ``timeouts``, ``flight_mean_segments``,
+        ``w_max_segments``, ``mss_bytes``, ``rtt_mean_s``, ``throughput_bps`` and optionally
+        ``capacity_bps`` (without it no flow is link-limited).
+    window_share : float
+        Share of the window ceiling from which a flow counts as window-limited, in (0, 1]. [-]
+    min_events : int
+        Fewest loss events for a sawtooth.
+    timeout_share : float
+        Share of the loss events (at least one) that makes a flow timeout-dominated. [-]
+    small_window_segments : float
+        Mean flight below which the window is small. [segments]
+    link_share : float
+        Share of ``capacity_bps`` from which a flow is link-limited. [-]
+
     Returns
     -------
     pandas.Series
         Regime label per row (categorical in :data:`REGIMES` order).
+
+    Raises
+    ------
+    ValueError
+        If ``window_share`` is not in (0, 1].
     """
     check_range("window_share", window_share, unit="-", low=0.0, high=1.0, low_open=True)
     f = flows
@@ -127,7 +151,7 @@ class MathisFit:
     Attributes
     ----------
     c : float
-        Estimate, ``exp(mean(log(B RTT sqrt(p) / MSS)))`` (least squares on the log scale). [-]
+        Estimate, ``exp(mean(log(B RTT sqrt(p) / (8 MSS))))`` (least squares on the log scale). [-]
     c_se : float
         Standard error by the delta method, ``c * se(log c)``. [-]
     ci : tuple of float
@@ -138,7 +162,7 @@ class MathisFit:
     log_residual_sd : float
         Spread of ``log(B / prediction)``: a typical prediction error factor is ``exp`` of it. [-]
     per_flow_c : numpy.ndarray
-        ``B RTT sqrt(p) / MSS`` of each flow. [-]
+        ``B RTT sqrt(p) / (8 MSS)`` of each flow (B in bit/s, MSS in bytes). [-]
     """
 
     c: float
@@ -150,13 +174,32 @@ class MathisFit:
     per_flow_c: np.ndarray = field(repr=False, compare=False)
 
     def confidence_interval(self, confidence_level: float | None = None) -> tuple:
-        """Interval at ``confidence_level`` (default the fitted one)."""
+        """Interval at ``confidence_level`` (default the fitted one).
+
+        Parameters
+        ----------
+        confidence_level : float, optional
+            Level of the interval, in (0, 1); the fitted level if omitted. [-]
+
+        Returns
+        -------
+        tuple of float
+            ``(low, high)`` of C: the stored interval at the fitted level, otherwise the
+            t interval recomputed from :attr:`per_flow_c`. [-]
+        """
         level = self.confidence_level if confidence_level is None else confidence_level
         if level == self.confidence_level:
             return self.ci
         return _c_interval(np.log(self.per_flow_c), level)
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field but the per-flow array.
+
+        Returns
+        -------
+        dict
+            Field name -> value, all but ``per_flow_c``.
+        """
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "per_flow_c"}
 
 
@@ -166,7 +209,8 @@ def _c_interval(logc: np.ndarray, level: float) -> tuple:
     return float(np.exp(lo)), float(np.exp(hi))
 
 
-def fit_mathis_c(throughput_bps, mss_bytes, rtt_s, loss_rate, *, confidence_level: float = 0.95) -> MathisFit:
+def fit_mathis_c(throughput_bps: npt.ArrayLike, mss_bytes: npt.ArrayLike, rtt_s: npt.ArrayLike,
+                 loss_rate: npt.ArrayLike, *, confidence_level: float = 0.95) -> MathisFit:
     r"""Fit the constant C of the square-root law to measured throughputs.
 
     Parameters
@@ -228,7 +272,7 @@ def fit_mathis_c(throughput_bps, mss_bytes, rtt_s, loss_rate, *, confidence_leve
 
 @dataclass(frozen=True, kw_only=True)
 class LossExponentFit:
-    """``log(B RTT / MSS) = a + k log p``: the square-root law says ``k = -1/2``.
+    """``log(B RTT / (8 MSS)) = a + k log p``: the square-root law says ``k = -1/2``.
 
     Attributes
     ----------
@@ -249,11 +293,39 @@ class LossExponentFit:
     r_squared: float
 
     def to_dict(self) -> dict[str, Any]:
+        """Every field.
+
+        Returns
+        -------
+        dict
+            Field name -> value.
+        """
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-def fit_loss_exponent(throughput_bps, mss_bytes, rtt_s, loss_rate, *, confidence_level: float = 0.95) -> LossExponentFit:
+def fit_loss_exponent(throughput_bps: npt.ArrayLike, mss_bytes: npt.ArrayLike, rtt_s: npt.ArrayLike,
+                      loss_rate: npt.ArrayLike, *, confidence_level: float = 0.95) -> LossExponentFit:
     """Regress the window ``B RTT / (8 MSS)`` on p in log-log (OLS, :mod:`statsmodels`).
+
+    Parameters
+    ----------
+    throughput_bps : array_like
+        Measured rate of each flow. [bit/s]
+    mss_bytes : array_like
+        Segment size, broadcast to ``throughput_bps``. [bytes]
+    rtt_s : array_like
+        Round-trip time, broadcast likewise. [s]
+    loss_rate : array_like
+        Loss-event rate p, broadcast likewise. [-]
+    confidence_level : float
+        Of the exponent's interval. [-]
+
+    Returns
+    -------
+    LossExponentFit
+        The exponent k with its standard error and t interval, ``exp(a)``, the flows
+        used and R^2. Flows with a non-finite logarithm (zero loss, say) are left out;
+        inputs are not range-checked.
 
     Raises
     ------
@@ -274,7 +346,8 @@ def fit_loss_exponent(throughput_bps, mss_bytes, rtt_s, loss_rate, *, confidence
                            n=int(ok.sum()), r_squared=float(res.rsquared))
 
 
-def error_table(flows: pd.DataFrame, models=None, by=("cc", "regime")) -> pd.DataFrame:
+def error_table(flows: pd.DataFrame, models: Iterable[str] | None = None,
+                by: Sequence[str] = ("cc", "regime")) -> pd.DataFrame:
     """Prediction error of each model, grouped (e.g. by congestion control and regime).
 
     Parameters

@@ -128,7 +128,13 @@ class FlowEstimates:
     events: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The scalar fields (not the event table)."""
+        """The scalar fields (not the event table).
+
+        Returns
+        -------
+        dict
+            Field name -> value, every field but ``events``.
+        """
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "events"}
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tcpmodels.testbed._system import TestbedError
+from tcpmodels.testbed.netns import Testbed
 
 __all__ = ["Capture", "start_capture"]
 
@@ -29,7 +30,25 @@ class Capture:
     stats: dict | None = None
 
     def stop(self, timeout_s: float = 10.0) -> dict:
-        """SIGINT, wait, and parse tcpdump's closing counts (captured / received / dropped by kernel)."""
+        """SIGINT, wait, and parse tcpdump's closing counts (captured / received / dropped by kernel).
+
+        Parameters
+        ----------
+        timeout_s : float
+            How long tcpdump may take to flush and exit after SIGINT. [s]
+
+        Returns
+        -------
+        dict
+            ``node``, ``interface``, ``path``, ``snaplen_bytes`` and, where tcpdump printed
+            them, ``packets_captured``, ``packets_received_by_filter`` and
+            ``packets_dropped_by_kernel`` [packets]; also kept in :attr:`stats`.
+
+        Raises
+        ------
+        TestbedError
+            If tcpdump ignored SIGINT for ``timeout_s`` (it is then killed).
+        """
         if self.popen.poll() is None:
             self.popen.send_signal(2)
         try:
@@ -52,16 +71,38 @@ class Capture:
         return stats
 
 
-def start_capture(tb, node: str, interface: str, path: str | Path, *, snaplen_bytes: int = 128,
+def start_capture(tb: Testbed, node: str, interface: str, path: str | Path, *, snaplen_bytes: int = 128,
                   bpf_filter: str | None = None, buffer_kib: int = 16384) -> Capture:
     """Start tcpdump on ``interface`` of ``node`` writing pcap to ``path``; returns once it is listening.
 
     Parameters
     ----------
+    tb : Testbed
+        The running testbed; tcpdump runs in ``node``'s namespace.
+    node : str
+        Node name in the topology.
+    interface : str
+        Interface of ``node`` to capture on.
+    path : str or Path
+        The pcap file to write (resolved; its folder is created).
     snaplen_bytes : int
         Bytes kept of each packet (128 holds Ethernet, IP, TCP with options and MPTCP DSS). [bytes]
+    bpf_filter : str, optional
+        A tcpdump filter expression, e.g. ``"tcp port 5201"``; everything if omitted.
     buffer_kib : int
         Kernel capture buffer (``-B``). [KiB]
+
+    Returns
+    -------
+    Capture
+        The running capture; call :meth:`Capture.stop` to end it.
+
+    Raises
+    ------
+    ValueError
+        If ``snaplen_bytes`` is outside [64, 262144].
+    TestbedError
+        If tcpdump is not installed, or does not report listening within 10 s.
     """
     if shutil.which("tcpdump") is None:
         raise TestbedError("tcpdump is not installed (apt-get install tcpdump)")

@@ -9,8 +9,15 @@ import sys
 __all__ = ["add_subcommand"]
 
 
-def add_subcommand(subparsers) -> None:
-    """Register ``testbed`` with its sub-commands on the main ``tcpmodels`` parser."""
+def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``testbed`` with its sub-commands on the main ``tcpmodels`` parser.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The main parser's sub-command registry; receives ``testbed`` with its actions
+        ``run``, ``cleanup`` and ``cc`` (``list``, ``load``, ``unload``), each setting ``func``.
+    """
     parser = subparsers.add_parser(
         "testbed", help="real-kernel testbed in network namespaces (needs root)",
         description="Build namespaces, links and delay elements, run traffic, capture; clean up leftovers.")

@@ -58,7 +58,18 @@ class Table:
         return ConfigError(f"[{self.section}] {key} must be {expected}; got {_show(value)}")
 
     def has(self, key: str) -> bool:
-        """Whether ``key`` is given (and not an empty value)."""
+        """Whether ``key`` is given (and not an empty value).
+
+        Parameters
+        ----------
+        key : str
+            A key of the table.
+
+        Returns
+        -------
+        bool
+            False if the key is absent, ``None`` or ``""``.
+        """
         return self.table.get(key) not in (None, "")
 
     def number(self, key: str, *, unit: str, default: Any = ..., low: float | None = None,
@@ -66,6 +77,30 @@ class Table:
         """A finite real number in ``[low, high]`` (``(low, high]`` with ``low_open``); ``default`` when absent.
 
         A ``default`` of ``...`` makes the key required; ``None`` is returned as is.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        unit : str
+            Unit of the value, shown in error messages (e.g. ``"ms"``).
+        default : Any
+            Returned (unchecked) when the key is absent or empty; ``...`` makes it required.
+        low, high : float, optional
+            Bounds of the valid range, in ``unit``; no bound if ``None``.
+        low_open : bool
+            Exclude ``low`` itself.
+
+        Returns
+        -------
+        float or None
+            The value as a float, or ``default``.
+
+        Raises
+        ------
+        ConfigError
+            If the key is required and absent, or the value is not a finite number in range
+            (a bool is not a number).
         """
         if not self.has(key):
             if default is ...:
@@ -85,7 +120,30 @@ class Table:
 
     def integer(self, key: str, *, unit: str, default: Any = ..., low: int | None = None,
                 high: int | None = None) -> int | None:
-        """A whole number in ``[low, high]``; ``default`` when absent (``...``: required)."""
+        """A whole number in ``[low, high]``; ``default`` when absent (``...``: required).
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        unit : str
+            Unit of the value, shown in error messages.
+        default : Any
+            Returned (unchecked) when the key is absent or empty; ``...`` makes it required.
+        low, high : int, optional
+            Inclusive bounds, in ``unit``; no bound if ``None``.
+
+        Returns
+        -------
+        int or None
+            The value, or ``default``.
+
+        Raises
+        ------
+        ConfigError
+            If the key is required and absent, or the value is not an integer in range
+            (``2.0`` and bools are refused).
+        """
         if not self.has(key):
             if default is ...:
                 raise ConfigError(f"[{self.section}] {key} is required (a whole number [{unit}])")
@@ -101,7 +159,25 @@ class Table:
         return int(value)
 
     def boolean(self, key: str, *, default: bool) -> bool:
-        """``true`` or ``false``."""
+        """``true`` or ``false``.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        default : bool
+            Returned when the key is absent.
+
+        Returns
+        -------
+        bool
+            The value, or ``default``.
+
+        Raises
+        ------
+        ConfigError
+            If the value is not a boolean.
+        """
         if key not in self.table:
             return default
         value = self.table[key]
@@ -110,7 +186,27 @@ class Table:
         return value
 
     def string(self, key: str, *, default: Any = ..., choices: Iterable[str] | None = None) -> str | None:
-        """A string, one of ``choices`` when given; ``default`` when absent (``...``: required)."""
+        """A string, one of ``choices`` when given; ``default`` when absent (``...``: required).
+
+        Parameters
+        ----------
+        key : str
+            The key.
+        default : Any
+            Returned (unchecked) when the key is absent; ``...`` makes it required.
+        choices : iterable of str, optional
+            The allowed values; any string if omitted.
+
+        Returns
+        -------
+        str or None
+            The value, or ``default``.
+
+        Raises
+        ------
+        ConfigError
+            If the key is required and absent, or the value is not a string (of ``choices``).
+        """
         if key not in self.table:
             if default is ...:
                 raise ConfigError(f"[{self.section}] {key} is required (a string)")
@@ -124,7 +220,32 @@ class Table:
 
     def numbers(self, key: str, *, unit: str, low: float | None = None, low_open: bool = False,
                 min_len: int = 1) -> list[float]:
-        """A list of at least ``min_len`` numbers, each checked like :meth:`number`."""
+        """A list of at least ``min_len`` numbers, each checked like :meth:`number`.
+
+        Parameters
+        ----------
+        key : str
+            The key (required).
+        unit : str
+            Unit of the values, shown in error messages.
+        low : float, optional
+            Lower bound of each value, in ``unit``.
+        low_open : bool
+            Exclude ``low`` itself.
+        min_len : int
+            Fewest elements accepted.
+
+        Returns
+        -------
+        list of float
+            The values, in order.
+
+        Raises
+        ------
+        ConfigError
+            If the key is absent or not a list of at least ``min_len`` elements, or an
+            element is out of range (the message names it as ``[section.key] i``).
+        """
         value = self.table.get(key)
         if not isinstance(value, list) or len(value) < min_len:
             raise self._fail(key, f"a list of at least {min_len} number(s) [{unit}]", value)
@@ -133,7 +254,23 @@ class Table:
                 for i in range(len(value))]
 
     def tables(self, key: str) -> list[Any]:
-        """An array of tables (``[[section.key]]``); absent is an empty list."""
+        """An array of tables (``[[section.key]]``); absent is an empty list.
+
+        Parameters
+        ----------
+        key : str
+            The key.
+
+        Returns
+        -------
+        list
+            The elements as parsed (not checked to be tables; wrap each in :class:`Table`).
+
+        Raises
+        ------
+        ConfigError
+            If the value is not a list.
+        """
         value = self.table.get(key, [])
         if not isinstance(value, list):
             raise self._fail(key, f"an array of tables ([[{self.section}.{key}]])", value)
@@ -141,7 +278,25 @@ class Table:
 
 
 def safe_run_name(name: Any, *, section: str = "run", key: str = "name") -> str:
-    """A run name usable as one directory name: no '/', no '..', no leading '.', at most 100 characters."""
+    """A run name usable as one directory name: no '/', no '..', no leading '.', at most 100 characters.
+
+    Parameters
+    ----------
+    name : Any
+        The name as read from the config.
+    section, key : str
+        Where it came from, for the error message.
+
+    Returns
+    -------
+    str
+        ``name`` unchanged.
+
+    Raises
+    ------
+    ConfigError
+        Unless ``name`` is 1-100 letters, digits, '.', '_' or '-', not starting with '.'.
+    """
     if not isinstance(name, str) or not _RUN_NAME.fullmatch(name):
         raise ConfigError(f"[{section}] {key} must be 1-100 characters of letters, digits, '.', '_' or '-', "
                           f"not starting with '.' (it names a directory under the output directory); "
@@ -150,7 +305,25 @@ def safe_run_name(name: Any, *, section: str = "run", key: str = "name") -> str:
 
 
 def confined_run_dir(out_dir: str | Path, name: str) -> Path:
-    """``out_dir / name`` resolved, refusing anything that lands outside ``out_dir``."""
+    """``out_dir / name`` resolved, refusing anything that lands outside ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        The output directory.
+    name : str
+        The run's directory name (see :func:`safe_run_name`).
+
+    Returns
+    -------
+    Path
+        The resolved run directory (``out_dir`` itself if ``name`` resolves to it).
+
+    Raises
+    ------
+    ConfigError
+        If the resolved path is outside ``out_dir`` (e.g. through a symlink).
+    """
     base = Path(out_dir).resolve()
     run_dir = (base / name).resolve()
     if base != run_dir and base not in run_dir.parents:

@@ -22,6 +22,7 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -84,7 +85,7 @@ def _wait_polling(fd: int, timeout_s: float, poll_s: float, lock_path: Path) -> 
 
 @contextmanager
 def host_lock(*, timeout_s: float = 900.0, holder: str = "", path: str | Path | None = None,
-              poll_s: float = 0.2):
+              poll_s: float = 0.2) -> Iterator[float]:
     """Hold the host-wide testbed lock for the duration of the ``with`` block.
 
     Parameters

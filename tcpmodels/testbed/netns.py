@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 from tcpmodels.testbed._system import TestbedError, delay_element_binary, require_privileges, run
 from tcpmodels.testbed.topology import DELAY_NODE, Link, Topology
@@ -150,7 +151,18 @@ class Testbed:
 
     # ------------------------------------------------------------------ names
     def ns(self, node: str) -> str:
-        """Namespace name of ``node``."""
+        """Namespace name of ``node``.
+
+        Parameters
+        ----------
+        node : str
+            Node name (not checked against the topology).
+
+        Returns
+        -------
+        str
+            ``"<prefix>-<node>"``, e.g. ``"tm1a2b3c-h1"``.
+        """
         return f"{self.prefix}-{node}"
 
     @property
@@ -161,7 +173,28 @@ class Testbed:
         return names
 
     def addr(self, link: str, node: str, index: int = 0) -> str:
-        """Address (without prefix length) of ``node`` on ``link``."""
+        """Address (without prefix length) of ``node`` on ``link``.
+
+        Parameters
+        ----------
+        link : str
+            Link name.
+        node : str
+            One of the link's two ends.
+        index : int
+            Which of the node's addresses on that link (0: the first).
+
+        Returns
+        -------
+        str
+            The IP address, e.g. ``"10.0.1.1"``.
+
+        Raises
+        ------
+        KeyError, ValueError, IndexError
+            If there is no such link, ``node`` is not on it, or it has fewer addresses
+            there (from :meth:`Topology.link` and :meth:`Link.addrs`).
+        """
         return self.topology.link(link).addrs(node)[index].split("/")[0]
 
     # -------------------------------------------------------------- lifecycle
@@ -389,12 +422,59 @@ class Testbed:
             raise ValueError(f"no node {node!r} in topology {self.topology.name}")
         return ["ip", "netns", "exec", self.ns(node)] + [str(a) for a in argv]
 
-    def exec(self, node: str, argv: list[str], *, check: bool = True, timeout: float = 60.0):
-        """Run a command in ``node`` and wait for it (``subprocess.CompletedProcess``, text output)."""
+    def exec(self, node: str, argv: list[str], *, check: bool = True,
+             timeout: float = 60.0) -> subprocess.CompletedProcess:
+        """Run a command in ``node`` and wait for it (``subprocess.CompletedProcess``, text output).
+
+        Parameters
+        ----------
+        node : str
+            Node name (or the delay namespace's).
+        argv : list of str
+            The command; elements are converted with ``str``.
+        check : bool
+            Raise if the command exits non-zero.
+        timeout : float
+            Longest run time. [s]
+
+        Returns
+        -------
+        subprocess.CompletedProcess
+            With ``stdout`` and ``stderr`` as text.
+
+        Raises
+        ------
+        ValueError
+            If ``node`` is not in the topology.
+        TestbedError
+            If the command is not found, times out, or (with ``check``) fails.
+        """
         return run(self._cmd(node, argv), check=check, timeout=timeout)
 
-    def popen(self, node: str, argv: list[str], *, label: str = "", **kwargs) -> subprocess.Popen:
-        """Start a command in ``node``; it is terminated at teardown if still running."""
+    def popen(self, node: str, argv: list[str], *, label: str = "", **kwargs: Any) -> subprocess.Popen:
+        """Start a command in ``node``; it is terminated at teardown if still running.
+
+        Parameters
+        ----------
+        node : str
+            Node name (or the delay namespace's).
+        argv : list of str
+            The command; elements are converted with ``str``.
+        label : str
+            Name of the process in teardown messages; ``argv[0]`` if empty.
+        **kwargs : Any
+            Passed to :class:`subprocess.Popen` (``start_new_session`` defaults to True).
+
+        Returns
+        -------
+        subprocess.Popen
+            The started process.
+
+        Raises
+        ------
+        ValueError
+            If ``node`` is not in the topology.
+        """
         kwargs.setdefault("start_new_session", True)
         popen = subprocess.Popen(self._cmd(node, argv), **kwargs)
         self._procs.append(_Proc(node=node, popen=popen, label=label or argv[0]))
@@ -405,6 +485,19 @@ class Testbed:
         """Interface byte/packet/drop counters and qdisc drops, keyed ``"node:link"``.
 
         One ``ip`` and one ``tc`` call per namespace.
+
+        Returns
+        -------
+        dict
+            ``"node:link"`` -> ``rx_bytes``, ``tx_bytes`` [bytes], ``rx_packets``,
+            ``tx_packets``, ``rx_dropped``, ``tx_dropped`` [packets] (``None`` where ``ip``
+            gave none), ``qdisc_drops`` (all qdiscs of the interface) and
+            ``qdisc_overlimits`` (root qdisc) [packets].
+
+        Raises
+        ------
+        TestbedError
+            If ``ip`` or ``tc`` fails.
         """
         out: dict = {}
         for node in self.topology.nodes:
@@ -485,6 +578,14 @@ class CleanupReport:
     skipped_live_runs: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The report as a plain dict.
+
+        Returns
+        -------
+        dict
+            ``removed_namespaces``, ``removed_state_files`` and ``skipped_live_runs``
+            (the run ids of live runs left alone), each a list of str.
+        """
         return {
             "removed_namespaces": self.removed_namespaces,
             "removed_state_files": self.removed_state_files,
@@ -513,6 +614,16 @@ def cleanup(*, include_live: bool = False) -> CleanupReport:
     Only namespaces matching ``tm<6 hex digits>-<node>`` are considered; runs
     whose owner process is still alive are skipped unless ``include_live``.
     Running it twice is harmless (the second run finds nothing).
+
+    Parameters
+    ----------
+    include_live : bool
+        Also remove the namespaces and state files of runs whose owner process is alive.
+
+    Returns
+    -------
+    CleanupReport
+        The namespaces and state files removed and the live runs skipped.
 
     Raises
     ------

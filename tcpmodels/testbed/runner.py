@@ -23,6 +23,7 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,12 +52,35 @@ class RunResult:
     flows: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The run directory, capture paths (as strings) and run record; the flow records are left out.
+
+        Returns
+        -------
+        dict
+            ``run_dir``, ``capture_paths`` and ``record``.
+        """
         return {"run_dir": str(self.run_dir), "capture_paths": [str(p) for p in self.capture_paths],
                 "record": self.record}
 
 
 def load_config(path: str | Path) -> dict:
-    """Read a TOML config; errors name the file and the problem."""
+    """Read a TOML config; errors name the file and the problem.
+
+    Parameters
+    ----------
+    path : str or Path
+        The TOML file.
+
+    Returns
+    -------
+    dict
+        The parsed tables (not validated; :func:`run_config` does that).
+
+    Raises
+    ------
+    ValueError
+        If the file does not exist or is not valid TOML.
+    """
     path = Path(path)
     try:
         with path.open("rb") as fh:
@@ -80,6 +104,18 @@ def _path_spec(i: int, p: dict) -> PathSpec:
 
 def topology_from_config(cfg: dict) -> Topology:
     """Build the :class:`Topology` described by the ``[topology]`` table.
+
+    Parameters
+    ----------
+    cfg : dict
+        The ``[topology]`` table: ``kind`` (``single_link``, ``two_path``, ``dumbbell`` or
+        ``fat_tree``) and that kind's keys, in the config's units (``rate_mbps`` [Mbit/s],
+        ``rtt_ms`` [ms], ...).
+
+    Returns
+    -------
+    Topology
+        Built by :mod:`tcpmodels.testbed.topologies`, quantities converted to bit/s and s.
 
     Raises
     ------
@@ -132,8 +168,28 @@ def _node(topo: Topology, section: str, key: str, name) -> str:
     return name
 
 
-def capture_points(points, topo: Topology) -> list[tuple[str, str]]:
-    """``["node:interface", ...]`` -> (node, interface) pairs, each checked against the topology."""
+def capture_points(points: Any, topo: Topology) -> list[tuple[str, str]]:
+    """``["node:interface", ...]`` -> (node, interface) pairs, each checked against the topology.
+
+    Parameters
+    ----------
+    points : Any
+        ``[capture] points`` as read from the config; must be a list of ``"node:interface"``
+        strings (interfaces are named after their links).
+    topo : Topology
+        The run's topology.
+
+    Returns
+    -------
+    list of tuple of (str, str)
+        ``(node, interface)`` per point, in order.
+
+    Raises
+    ------
+    ConfigError
+        If ``points`` is not a list, a point is not ``"node:interface"``, or names a node
+        or interface the topology lacks.
+    """
     if not isinstance(points, list):
         raise ConfigError(f"[capture] points must be a list of 'node:interface' strings; got {points!r}")
     out = []
@@ -248,6 +304,25 @@ def run_config(config: dict | str | Path, *, out_dir: str | Path | None = None, 
                run_id: str | None = None) -> RunResult:
     """Run the experiment described by ``config`` (a dict or a TOML path) and return its record.
 
+    Parameters
+    ----------
+    config : dict or str or Path
+        The config tables (``[run]``, ``[topology]``, ``[capture]``, ``[[traffic]]``), or a
+        TOML file holding them.
+    out_dir : str or Path, optional
+        Folder of the run's directory ``<name>-<run id>``; default ``[run] out_dir``, else ``./runs``.
+    progress : bool
+        Show a progress bar (seconds of traffic) on stderr.
+    run_id : str, optional
+        Testbed run id (6 hex digits); random if omitted.
+
+    Returns
+    -------
+    RunResult
+        The run directory (holding ``run.json``, ``flows.jsonl`` and one pcap with a
+        ``.json`` sidecar per capture point), the record, the capture paths and the flow
+        records (sorted by flow id, with the server's TCP_INFO samples of downloads).
+
     Raises
     ------
     PrivilegeError
@@ -255,6 +330,8 @@ def run_config(config: dict | str | Path, *, out_dir: str | Path | None = None, 
     ConfigError
         (a ``ValueError``) a config error, naming the table, the key, the value and what was expected;
         raised before any namespace exists.
+    TestbedError
+        If building the testbed, a traffic process or a capture fails.
     """
     config_path = None
     if not isinstance(config, dict):

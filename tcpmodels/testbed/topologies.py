@@ -7,6 +7,7 @@ addresses a caller needs in ``topology.meta``.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tcpmodels.testbed.topology import Link, MptcpEndpoint, Node, Route, Rule, Topology
@@ -51,6 +52,26 @@ class PathSpec:
     qdisc: str = "tbf"
 
     def link(self, name: str, a: str, b: str, a_addr: str, b_addr: str) -> Link:
+        """The :class:`Link` of this path between nodes ``a`` and ``b``.
+
+        Parameters
+        ----------
+        name : str
+            Link (and interface) name.
+        a, b : str
+            The two end nodes; the delay element gets ``rtt_s / 2`` each way.
+        a_addr, b_addr : str
+            The ends' addresses with prefix length, e.g. ``"10.0.1.1/24"``.
+
+        Returns
+        -------
+        Link
+
+        Raises
+        ------
+        ValueError
+            If the link is invalid (from :class:`Link`'s checks, e.g. a bad name or address).
+        """
         return Link(
             name=name, a=a, b=b, a_addrs=(a_addr,), b_addrs=(b_addr,), rate_bps=self.rate_bps,
             buffer_bytes=self.buffer_bytes, buffer_packets=self.buffer_packets, delay_s=self.rtt_s / 2,
@@ -59,7 +80,19 @@ class PathSpec:
 
 
 def single_link(path: PathSpec) -> Topology:
-    """Client ``c`` (10.0.1.1) and server ``s`` (10.0.1.2) joined by one link ``p0``."""
+    """Client ``c`` (10.0.1.1) and server ``s`` (10.0.1.2) joined by one link ``p0``.
+
+    Parameters
+    ----------
+    path : PathSpec
+        Rate, delay, buffer and loss of the link.
+
+    Returns
+    -------
+    Topology
+        ``meta`` holds ``client``, ``server``, ``server_addr``, ``client_addrs``,
+        ``server_addrs`` and ``path_links``.
+    """
     return Topology(
         name="single_link",
         nodes=(Node(name="c"), Node(name="s")),
@@ -70,7 +103,7 @@ def single_link(path: PathSpec) -> Topology:
 
 
 def two_path(paths: list[PathSpec] | tuple[PathSpec, ...]) -> Topology:
-    """Client ``c`` and server ``s`` joined by n ≥ 2 disjoint paths (links ``p0``, ``p1``, ...).
+    """Client ``c`` and server ``s`` joined by n disjoint paths (links ``p0``, ``p1``, ...).
 
     Path i is the subnet 10.0.(i+1).0/24, client .1, server .2. For MPTCP the
     server announces its other addresses (``signal`` endpoints) and the client
@@ -78,6 +111,22 @@ def two_path(paths: list[PathSpec] | tuple[PathSpec, ...]) -> Topology:
     client also has per-source policy routing (address of path i -> table 100+i
     -> link ``p{i}``), so a socket bound to a path's address takes that path
     whatever the destination.
+
+    Parameters
+    ----------
+    paths : list or tuple of PathSpec
+        One spec per path, 1 to 8 of them (2 for P2's two-path setup).
+
+    Returns
+    -------
+    Topology
+        Named ``"two_path"`` for two paths, ``"{n}_path"`` otherwise; ``meta`` as in
+        :func:`single_link`, with one client and server address and link per path.
+
+    Raises
+    ------
+    ValueError
+        If ``paths`` holds fewer than 1 or more than 8 specs.
     """
     paths = tuple(paths)
     if not 1 <= len(paths) <= 8:
@@ -106,7 +155,7 @@ def two_path(paths: list[PathSpec] | tuple[PathSpec, ...]) -> Topology:
     )
 
 
-def dumbbell(*, access_rtts_s, bottleneck_rate_bps: float, bottleneck_buffer_bytes: int | None = None,
+def dumbbell(*, access_rtts_s: Iterable[float], bottleneck_rate_bps: float, bottleneck_buffer_bytes: int | None = None,
              bottleneck_buffer_packets: int | None = None, bottleneck_rtt_s: float = 0.0,
              access_rate_bps: float | None = None, qdisc: str = "tbf") -> Topology:
     """Senders ``s0..s{n-1}``, each with its own access delay, sharing one bottleneck to receiver ``d``.
@@ -115,6 +164,34 @@ def dumbbell(*, access_rtts_s, bottleneck_rate_bps: float, bottleneck_buffer_byt
     delay is ``access_rtts_s[i] + bottleneck_rtt_s``. The bottleneck's rate
     limiter sits on ``ra``'s end of ``bn`` (data direction) and on ``rb``'s
     (ACK direction). Sender i has 10.1.i.1; the receiver 10.3.0.2.
+
+    Parameters
+    ----------
+    access_rtts_s : iterable of float
+        Round-trip propagation delay of each sender's access link, 1 to 64 senders. [s]
+    bottleneck_rate_bps : float
+        Rate of the bottleneck, each direction. [bit/s]
+    bottleneck_buffer_bytes, bottleneck_buffer_packets : int, optional
+        Drop-tail buffer of the bottleneck's rate limiter (at most one; 1000 packets if
+        neither). [bytes], [packets]
+    bottleneck_rtt_s : float
+        Round-trip propagation delay added on the bottleneck. [s]
+    access_rate_bps : float, optional
+        Rate limit of every access link; none if omitted. [bit/s]
+    qdisc : {"tbf", "htb"}
+        Rate limiter of the rate-limited links.
+
+    Returns
+    -------
+    Topology
+        ``meta`` holds ``senders``, ``receiver``, ``receiver_addr``, ``sender_addrs``
+        and ``bottleneck_link``.
+
+    Raises
+    ------
+    ValueError
+        If ``access_rtts_s`` holds fewer than 1 or more than 64 values, or a link is
+        invalid (from :class:`Link`'s checks).
     """
     rtts = list(access_rtts_s)
     if not 1 <= len(rtts) <= 64:
@@ -153,6 +230,30 @@ def fat_tree(*, host_rate_bps: float = 100e6, edge_agg_rate_bps: float = 200e6, 
     subflow per core. Rates default to the P1 paper's 100/200/400 Mbit/s with
     100 KB drop-tail buffers at every link end. The plan is
     :mod:`tcpmodels.topology_addressing`, which ns-3's fat-tree uses too.
+
+    Parameters
+    ----------
+    host_rate_bps : float
+        Rate of the host-edge links, each direction. [bit/s]
+    edge_agg_rate_bps : float
+        Rate of the edge-aggregation links. [bit/s]
+    agg_core_rate_bps : float
+        Rate of the aggregation-core links. [bit/s]
+    buffer_bytes : int
+        Drop-tail buffer at each end of every link. [bytes]
+    link_delay_s : float
+        One-way propagation delay of every link (0: no delay elements). [s]
+
+    Returns
+    -------
+    Topology
+        Named ``"fat_tree_k4"``; ``meta`` holds ``hosts``, ``cores`` and ``host_addrs``
+        (host name -> its four plane addresses).
+
+    Raises
+    ------
+    ValueError
+        If a link parameter is out of range (from :class:`Link`'s checks).
     """
     rates = {"host_link": host_rate_bps, "edge_agg_link": edge_agg_rate_bps, "agg_core_link": agg_core_rate_bps}
     nodes = [Node(name=host_name(n), mptcp_subflows=3, mptcp_add_addr_accepted=3) for n in range(N_HOSTS)]

@@ -145,7 +145,23 @@ class Link:
         return self.delay_s > 0 or self.loss_rate > 0
 
     def addrs(self, node: str) -> tuple[str, ...]:
-        """Addresses (with prefix) on the end of this link at ``node``."""
+        """Addresses (with prefix) on the end of this link at ``node``.
+
+        Parameters
+        ----------
+        node : str
+            One end of the link.
+
+        Returns
+        -------
+        tuple of str
+            The interface addresses, e.g. ``("10.0.1.1/24",)``; empty if it has none.
+
+        Raises
+        ------
+        ValueError
+            If ``node`` is not an end of this link.
+        """
         if node == self.a:
             return self.a_addrs
         if node == self.b:
@@ -153,7 +169,18 @@ class Link:
         raise ValueError(f"node {node!r} is not an end of link {self.name} ({self.a}, {self.b})")
 
     def peer(self, node: str) -> str:
-        """The node at the other end."""
+        """The node at the other end.
+
+        Parameters
+        ----------
+        node : str
+            One end of the link (not checked: any other name gives end ``a``).
+
+        Returns
+        -------
+        str
+            ``b`` if ``node`` is ``a``, else ``a``.
+        """
         return self.b if node == self.a else self.a
 
 
@@ -173,6 +200,13 @@ class Route:
     nexthops: tuple[tuple[str, str], ...] = ()
 
     def ip_args(self) -> list[str]:
+        """Arguments of ``ip`` that add this route (run in the route's node).
+
+        Returns
+        -------
+        list of str
+            E.g. ``["route", "add", "10.0.2.0/24", "via", "10.0.1.2", "dev", "l1"]``.
+        """
         args = ["route", "add", self.dst]
         if self.nexthops:
             for via, link in self.nexthops:
@@ -199,6 +233,13 @@ class Rule:
     priority: int | None = None
 
     def ip_args(self) -> list[str]:
+        """Arguments of ``ip`` that add this rule.
+
+        Returns
+        -------
+        list of str
+            ``["rule", "add", "from", PREFIX, "table", T]`` and ``["priority", P]`` if set.
+        """
         args = ["rule", "add", "from", self.from_prefix, "table", str(self.table)]
         if self.priority is not None:
             args += ["priority", str(self.priority)]
@@ -218,6 +259,13 @@ class MptcpEndpoint:
     link: str | None = None
 
     def ip_args(self) -> list[str]:
+        """Arguments of ``ip`` that add this endpoint.
+
+        Returns
+        -------
+        list of str
+            ``["mptcp", "endpoint", "add", ADDR]``, ``["dev", LINK]`` if set, then the flags.
+        """
         args = ["mptcp", "endpoint", "add", self.addr]
         if self.link:
             args += ["dev", self.link]
@@ -258,17 +306,56 @@ class Topology:
                     raise ValueError(f"{type(item).__name__} in node {item.node}: no link {ref!r} at that node")
 
     def node(self, name: str) -> Node:
+        """The node called ``name``.
+
+        Parameters
+        ----------
+        name : str
+            Node name.
+
+        Returns
+        -------
+        Node
+
+        Raises
+        ------
+        KeyError
+            If the topology has no such node.
+        """
         for n in self.nodes:
             if n.name == name:
                 return n
         raise KeyError(f"no node {name!r} in topology {self.name}")
 
     def link(self, name: str) -> Link:
+        """The link called ``name``.
+
+        Parameters
+        ----------
+        name : str
+            Link name (also the interface name at both ends).
+
+        Returns
+        -------
+        Link
+
+        Raises
+        ------
+        KeyError
+            If the topology has no such link.
+        """
         for lk in self.links:
             if lk.name == name:
                 return lk
         raise KeyError(f"no link {name!r} in topology {self.name}")
 
     def to_dict(self) -> dict:
-        """Plain-data form (for the run record)."""
+        """Plain-data form (for the run record).
+
+        Returns
+        -------
+        dict
+            The fields, recursively through :func:`dataclasses.asdict` (nodes, links,
+            routes, rules and endpoints as tuples of dicts).
+        """
         return asdict(self)

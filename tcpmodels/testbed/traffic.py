@@ -66,12 +66,19 @@ _TCP_INFO_FIELDS = (
 def parse_tcp_info(raw: bytes) -> dict:
     """The fields of ``struct tcp_info`` that matter, with units in the names.
 
+    Parameters
+    ----------
+    raw : bytes
+        ``struct tcp_info`` as ``getsockopt(TCP_INFO)`` returns it; a shorter struct
+        (older kernel) is padded with zeros, a longer one cut.
+
     Returns
     -------
     dict
         ``cwnd_segments, ssthresh_segments, srtt_s, rttvar_s, min_rtt_s, mss_bytes,
         total_retrans, lost, unacked, bytes_acked, bytes_sent, bytes_retrans,
-        delivery_rate_bps, pacing_rate_bps, ca_state``.
+        delivery_rate_bps, pacing_rate_bps, ca_state``. ``total_retrans``, ``lost`` and
+        ``unacked`` are in [segments]; ``ca_state`` is the kernel's ``TCP_CA_*`` number.
     """
     raw = raw.ljust(_TCP_INFO.size, b"\0")[: _TCP_INFO.size]
     f = dict(zip(_TCP_INFO_FIELDS, _TCP_INFO.unpack(raw)))
@@ -126,7 +133,27 @@ def _sockaddr_in(raw: bytes) -> str:
 
 
 def sample(sock: socket.socket, mptcp: bool) -> list[dict]:
-    """One TCP_INFO sample per (sub)flow of ``sock``."""
+    """One TCP_INFO sample per (sub)flow of ``sock``.
+
+    Parameters
+    ----------
+    sock : socket.socket
+        A connected TCP or MPTCP socket.
+    mptcp : bool
+        Read one ``MPTCP_TCPINFO`` record per subflow (falls back to the plain
+        ``TCP_INFO`` when the connection fell back to TCP).
+
+    Returns
+    -------
+    list of dict
+        :func:`parse_tcp_info` records; for MPTCP each also holds ``subflow`` (index)
+        and, where the kernel reports them, ``local`` and ``remote`` (``"addr:port"``).
+
+    Raises
+    ------
+    OSError
+        If ``getsockopt`` fails (e.g. the socket is closed).
+    """
     if not mptcp:
         return [parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _TCP_INFO.size))]
     out = []
@@ -260,7 +287,29 @@ def _serve_conn(conn: socket.socket, peer, mptcp: bool, lock: threading.Lock) ->
 
 
 def serve(port: int, mptcp: bool, bind: str = "0.0.0.0") -> None:
-    """Serve TCP (or MPTCP, which also accepts plain TCP) and UDP echo on ``port`` until SIGTERM."""
+    """Serve TCP (or MPTCP, which also accepts plain TCP) and UDP echo on ``port`` until SIGTERM.
+
+    Prints ``{"role": "server", "ready": true, ...}`` once listening, then one record per
+    connection (flow id, direction, bytes, monotonic start and end times, TCP_INFO
+    samples of a download) on stdout.
+
+    Parameters
+    ----------
+    port : int
+        TCP and UDP port.
+    mptcp : bool
+        Listen with ``IPPROTO_MPTCP``.
+    bind : str
+        Local address to listen on (all by default).
+
+    Raises
+    ------
+    SystemExit
+        On SIGTERM, after waiting up to :data:`STOP_GRACE_S` for connection threads to
+        write their records.
+    OSError
+        If the port cannot be bound.
+    """
     lock = threading.Lock()
     lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP if mptcp else 0)
     lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -295,7 +344,28 @@ def serve(port: int, mptcp: bool, bind: str = "0.0.0.0") -> None:
 
 # ---------------------------------------------------------------- client
 def run_flow(flow: dict, t_base: float, lock: threading.Lock) -> dict:
-    """Run one flow described by a dict (see :class:`tcpmodels.testbed.runner.Flow`); return its record."""
+    """Run one flow described by a dict (see :func:`tcpmodels.testbed.workload.bulk_flow`); return its record.
+
+    Parameters
+    ----------
+    flow : dict
+        ``flow_id``, ``dst``, ``port`` and ``size_bytes`` or ``duration_s``; optional
+        ``direction``, ``cc``, ``mptcp``, ``bind``, ``start_s``, ``sample_interval_s``,
+        ``kind`` and ``path``.
+    t_base : float
+        The client's start on the monotonic clock; the flow starts ``start_s`` after it. [s]
+    lock : threading.Lock
+        Serialises the record lines on stdout.
+
+    Returns
+    -------
+    dict
+        The record (also printed): the flow's fields, ``start_unix_s``,
+        ``start_mono_s``, ``connect_s``, ``completion_s`` [s], ``bytes`` [bytes],
+        ``rate_bps`` [bit/s] (after connection set-up), ``cc_effective``, ``src``,
+        ``samples`` (upload with sampling) and ``mptcp_subflows``; ``error`` instead of
+        the results if a socket call failed.
+    """
     mptcp = bool(flow.get("mptcp"))
     download = flow.get("direction", "download") == "download"
     size_bytes = int(flow.get("size_bytes") or 0)
@@ -361,7 +431,13 @@ def run_flow(flow: dict, t_base: float, lock: threading.Lock) -> dict:
 
 
 def client(flows: list[dict]) -> None:
-    """Run ``flows`` (each at its ``start_s`` after now), concurrently, one record each on stdout."""
+    """Run ``flows`` (each at its ``start_s`` after now), concurrently, one record each on stdout.
+
+    Parameters
+    ----------
+    flows : list of dict
+        Flow descriptions (see :func:`run_flow`); one thread each.
+    """
     lock = threading.Lock()
     t_base = time.monotonic()
     threads = [threading.Thread(target=run_flow, args=(f, t_base, lock)) for f in flows]
@@ -372,7 +448,28 @@ def client(flows: list[dict]) -> None:
 
 
 def rtt(dst: str, port: int, count: int, interval_s: float, size_bytes: int, bind: str | None) -> None:
-    """Send ``count`` UDP echo requests; print one record with every round-trip time [s]."""
+    """Send ``count`` UDP echo requests; print one record with every round-trip time [s].
+
+    Parameters
+    ----------
+    dst : str
+        Address of a :func:`serve` process (its UDP echo).
+    port : int
+        Its port.
+    count : int
+        Requests sent.
+    interval_s : float
+        Pause after each request's reply or timeout. [s]
+    size_bytes : int
+        UDP payload size (at least 8). [bytes]
+    bind : str or None
+        Local address to send from.
+
+    Notes
+    -----
+    The printed record is ``{"role": "rtt", "dst", "rtt_s": [...], "lost": n}``; a request
+    unanswered within max(2 s, 20 ``interval_s``) counts as lost.
+    """
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     if bind:
         sock.bind((bind, 0))
@@ -408,7 +505,27 @@ def ping(dst: str, count: int, interval_s: float, size_bytes: int, bind: str | N
     """ICMP echo round-trip times [s]: the reply comes from the peer's kernel, and the
     arrival time is the kernel's receive timestamp (SO_TIMESTAMPNS), so no userspace
     scheduling on either side's receive path enters the measurement. One warm-up echo
-    (which may include ARP resolution) is sent first and not reported."""
+    (which may include ARP resolution) is sent first and not reported.
+
+    Parameters
+    ----------
+    dst : str
+        Address to ping.
+    count : int
+        Echoes reported (one more is sent).
+    interval_s : float
+        Pause after each reply or timeout. [s]
+    size_bytes : int
+        ICMP payload size (at least 8). [bytes]
+    bind : str or None
+        Local address to send from.
+
+    Notes
+    -----
+    Prints ``{"role": "ping", "dst", "rtt_s": [...], "lost": n}``; needs a raw socket
+    (root or ``CAP_NET_RAW``). Send times are taken with ``time.time()`` just before
+    ``sendto``.
+    """
     sock = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
     if bind:
@@ -451,6 +568,18 @@ def ping(dst: str, count: int, interval_s: float, size_bytes: int, bind: str | N
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line of the traffic process: ``server``, ``client``, ``rtt`` or ``ping``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments; ``sys.argv[1:]`` if omitted.
+
+    Returns
+    -------
+    int
+        Exit status, 0 (argparse exits with 2 on bad arguments).
+    """
     parser = argparse.ArgumentParser(prog="python -m tcpmodels.testbed.traffic")
     sub = parser.add_subparsers(dest="cmd", required=True)
     s = sub.add_parser("server")

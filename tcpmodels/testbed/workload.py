@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from tcpmodels.testbed._system import TestbedError
+from tcpmodels.testbed.netns import Testbed
 
 __all__ = ["Server", "start_server", "run_flows", "measure_rtt", "ping_rtt", "bulk_flow", "probe_flows", "poisson_flows",
            "flow_sizes_bytes", "CONGESTION_CONTROLS"]
@@ -41,7 +42,7 @@ def _env() -> dict:
 class Server:
     """A traffic server running in a node; :meth:`stop` returns its per-connection records."""
 
-    def __init__(self, tb, node: str, port: int, mptcp: bool):
+    def __init__(self, tb: Testbed, node: str, port: int, mptcp: bool):
         self.node, self.port, self.mptcp = node, port, mptcp
         self.popen = tb.popen(node, _python_argv("server", "--port", str(port), *(["--mptcp"] if mptcp else [])),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), label="server")
@@ -52,7 +53,19 @@ class Server:
         self.records: list[dict] = []
 
     def stop(self) -> list[dict]:
-        """Stop the server (SIGTERM) and return its records (one per connection)."""
+        """Stop the server (SIGTERM) and return its records (one per connection).
+
+        Returns
+        -------
+        list of dict
+            One record per connection served (see :func:`tcpmodels.testbed.traffic.serve`),
+            after the ``ready`` line; also kept in :attr:`records`.
+
+        Raises
+        ------
+        subprocess.TimeoutExpired
+            If the server has not exited 10 s after SIGTERM.
+        """
         if self.popen.poll() is None:
             self.popen.terminate()
         out, _ = self.popen.communicate(timeout=10)
@@ -60,8 +73,30 @@ class Server:
         return self.records
 
 
-def start_server(tb, node: str, *, port: int = 5201, mptcp: bool = False) -> Server:
-    """Start a traffic server (TCP, or MPTCP which also accepts TCP) and UDP echo in ``node``."""
+def start_server(tb: Testbed, node: str, *, port: int = 5201, mptcp: bool = False) -> Server:
+    """Start a traffic server (TCP, or MPTCP which also accepts TCP) and UDP echo in ``node``.
+
+    Parameters
+    ----------
+    tb : Testbed
+        The running testbed.
+    node : str
+        Node to serve from.
+    port : int
+        TCP and UDP port.
+    mptcp : bool
+        Listen with MPTCP.
+
+    Returns
+    -------
+    Server
+        The running server, ready to accept.
+
+    Raises
+    ------
+    TestbedError
+        If the server does not report ready (its stderr is in the message).
+    """
     return Server(tb, node, port, mptcp)
 
 
@@ -81,8 +116,29 @@ def _check_flow(flow: dict) -> None:
         raise ValueError(f"flow {flow.get('flow_id')}: direction must be 'download' or 'upload'")
 
 
-def launch_flows(tb, node: str, flows: list[dict]) -> subprocess.Popen:
-    """Start a client process running ``flows``; collect with :func:`collect_flows`."""
+def launch_flows(tb: Testbed, node: str, flows: list[dict]) -> subprocess.Popen:
+    """Start a client process running ``flows``; collect with :func:`collect_flows`.
+
+    Parameters
+    ----------
+    tb : Testbed
+        The running testbed.
+    node : str
+        Node the client runs in.
+    flows : list of dict
+        Flow descriptions (:func:`bulk_flow`, :func:`probe_flows`, :func:`poisson_flows`).
+
+    Returns
+    -------
+    subprocess.Popen
+        The client process (text stdout, one JSON record per flow).
+
+    Raises
+    ------
+    ValueError
+        If a flow gives both or neither of ``size_bytes`` and ``duration_s``, or has an
+        unknown ``cc`` or ``direction`` (checked before anything starts).
+    """
     for f in flows:
         _check_flow(f)
     popen = tb.popen(node, _python_argv("client", "--flows", "-"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -94,7 +150,25 @@ def launch_flows(tb, node: str, flows: list[dict]) -> subprocess.Popen:
 
 
 def collect_flows(popen: subprocess.Popen, timeout_s: float) -> list[dict]:
-    """Wait for a client process and return its records (one per flow, in completion order)."""
+    """Wait for a client process and return its records (one per flow, in completion order).
+
+    Parameters
+    ----------
+    popen : subprocess.Popen
+        A client started by :func:`launch_flows`.
+    timeout_s : float
+        Longest wait; the client is killed after it. [s]
+
+    Returns
+    -------
+    list of dict
+        One record per flow (see :func:`tcpmodels.testbed.traffic.run_flow`).
+
+    Raises
+    ------
+    TestbedError
+        If the client times out or exits non-zero.
+    """
     try:
         out, err = popen.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
@@ -106,23 +180,105 @@ def collect_flows(popen: subprocess.Popen, timeout_s: float) -> list[dict]:
     return [json.loads(x) for x in out.splitlines() if x.strip()]
 
 
-def run_flows(tb, node: str, flows: list[dict], *, timeout_s: float = 600.0) -> list[dict]:
-    """Run ``flows`` from ``node`` (concurrently, each at its ``start_s``) and return their records."""
+def run_flows(tb: Testbed, node: str, flows: list[dict], *, timeout_s: float = 600.0) -> list[dict]:
+    """Run ``flows`` from ``node`` (concurrently, each at its ``start_s``) and return their records.
+
+    Parameters
+    ----------
+    tb : Testbed
+        The running testbed.
+    node : str
+        Node the client runs in.
+    flows : list of dict
+        Flow descriptions (see :func:`launch_flows`).
+    timeout_s : float
+        Longest time for all flows. [s]
+
+    Returns
+    -------
+    list of dict
+        One record per flow, in completion order.
+
+    Raises
+    ------
+    ValueError
+        If a flow is invalid.
+    TestbedError
+        If the client times out or fails.
+    """
     return collect_flows(launch_flows(tb, node, flows), timeout_s)
 
 
-def measure_rtt(tb, node: str, dst: str, *, port: int = 5201, count: int = 20, interval_s: float = 0.02,
+def measure_rtt(tb: Testbed, node: str, dst: str, *, port: int = 5201, count: int = 20, interval_s: float = 0.02,
                 size_bytes: int = 64, bind: str | None = None) -> np.ndarray:
-    """Round-trip times of UDP echoes from ``node`` to a server at ``dst`` [s] (lost probes omitted)."""
+    """Round-trip times of UDP echoes from ``node`` to a server at ``dst`` [s] (lost probes omitted).
+
+    Parameters
+    ----------
+    tb : Testbed
+        The running testbed.
+    node : str
+        Node to measure from.
+    dst : str
+        Address of a running :class:`Server` (its UDP echo).
+    port : int
+        The server's port.
+    count : int
+        Echo requests sent.
+    interval_s : float
+        Pause after each reply or timeout. [s]
+    size_bytes : int
+        UDP payload size. [bytes]
+    bind : str, optional
+        Local address to send from (to pick a path).
+
+    Returns
+    -------
+    numpy.ndarray
+        The round-trip times of the answered requests, in order. [s]
+
+    Raises
+    ------
+    TestbedError
+        If the measuring process fails or times out.
+    """
     argv = ["rtt", "--dst", dst, "--port", str(port), "--count", str(count), "--interval-s", str(interval_s),
             "--size-bytes", str(size_bytes)] + (["--bind", bind] if bind else [])
     proc = tb.exec(node, _python_argv(*argv), timeout=60 + count * (interval_s + 1))
     return np.asarray(json.loads(proc.stdout.strip().splitlines()[-1])["rtt_s"])
 
 
-def ping_rtt(tb, node: str, dst: str, *, count: int = 20, interval_s: float = 0.02, size_bytes: int = 56,
+def ping_rtt(tb: Testbed, node: str, dst: str, *, count: int = 20, interval_s: float = 0.02, size_bytes: int = 56,
              bind: str | None = None) -> np.ndarray:
-    """ICMP echo round-trip times from ``node`` to ``dst`` [s], timed by the kernel (no server needed)."""
+    """ICMP echo round-trip times from ``node`` to ``dst`` [s], timed by the kernel (no server needed).
+
+    Parameters
+    ----------
+    tb : Testbed
+        The running testbed.
+    node : str
+        Node to ping from.
+    dst : str
+        Address to ping.
+    count : int
+        Echoes reported (one warm-up echo more is sent).
+    interval_s : float
+        Pause after each reply or timeout. [s]
+    size_bytes : int
+        ICMP payload size. [bytes]
+    bind : str, optional
+        Local address to send from.
+
+    Returns
+    -------
+    numpy.ndarray
+        The round-trip times of the answered echoes, in order. [s]
+
+    Raises
+    ------
+    TestbedError
+        If the ping process fails or times out.
+    """
     argv = ["ping", "--dst", dst, "--count", str(count), "--interval-s", str(interval_s),
             "--size-bytes", str(size_bytes)] + (["--bind", bind] if bind else [])
     proc = tb.exec(node, _python_argv(*argv), timeout=60 + count * (interval_s + 1))
@@ -132,7 +288,46 @@ def ping_rtt(tb, node: str, dst: str, *, count: int = 20, interval_s: float = 0.
 def bulk_flow(*, flow_id: int, dst: str, port: int = 5201, size_bytes: int | None = None,
               duration_s: float | None = None, cc: str = "cubic", mptcp: bool = False, direction: str = "download",
               bind: str | None = None, sample_interval_s: float = 0.1, start_s: float = 0.0, kind: str = "bulk") -> dict:
-    """One bulk transfer of ``size_bytes`` or for ``duration_s``, with TCP_INFO sampled on the sender."""
+    """One bulk transfer of ``size_bytes`` or for ``duration_s``, with TCP_INFO sampled on the sender.
+
+    Parameters
+    ----------
+    flow_id : int
+        Identifier carried in the records.
+    dst : str
+        Server address.
+    port : int
+        Server port.
+    size_bytes : int, optional
+        Bytes to transfer (give this or ``duration_s``). [bytes]
+    duration_s : float, optional
+        Time to send for, in (0, 3600]. [s]
+    cc : str
+        Congestion control of the sending socket, one of :data:`CONGESTION_CONTROLS`.
+    mptcp : bool
+        Connect with MPTCP.
+    direction : {"download", "upload"}
+        ``download``: the server sends; ``upload``: the client sends.
+    bind : str, optional
+        Local address of the client socket.
+    sample_interval_s : float
+        TCP_INFO sampling period on the sender (0: none). [s]
+    start_s : float
+        Start after the client process starts. [s]
+    kind : str
+        Label carried in the record.
+
+    Returns
+    -------
+    dict
+        The flow description.
+
+    Raises
+    ------
+    ValueError
+        If both or neither of ``size_bytes`` and ``duration_s`` are given, or ``cc``,
+        ``direction`` or ``duration_s`` is invalid.
+    """
     flow = dict(flow_id=flow_id, kind=kind, dst=dst, port=port, size_bytes=size_bytes, duration_s=duration_s, cc=cc,
                 mptcp=mptcp, direction=direction, bind=bind, sample_interval_s=sample_interval_s, start_s=start_s)
     _check_flow(flow)
@@ -146,6 +341,29 @@ def probe_flows(*, first_id: int, size_bytes: int, paths: list[tuple[str, str]],
     ``paths`` lists (local address to bind, destination address) pairs; in
     :func:`~tcpmodels.testbed.topologies.two_path` path i is
     ``("10.0.{i+1}.1", "10.0.{i+1}.2")``.
+
+    Parameters
+    ----------
+    first_id : int
+        Flow id of the first probe; the others follow.
+    size_bytes : int
+        Size of each probe. [bytes]
+    paths : list of tuple of (str, str)
+        ``(bind address, destination address)`` per path.
+    port : int
+        Server port.
+    cc : str
+        Congestion control of the sender.
+    gap_s : float
+        Time between the starts of successive probes. [s]
+    direction : {"download", "upload"}
+        Which side sends.
+
+    Returns
+    -------
+    list of dict
+        One flow per path, ``kind="probe"`` with ``path`` its index, no TCP_INFO sampling
+        (not validated here; :func:`launch_flows` checks them).
     """
     return [dict(flow_id=first_id + i, kind="probe", path=i, dst=dst, bind=src, port=port, size_bytes=size_bytes,
                  cc=cc, direction=direction, start_s=i * gap_s, sample_interval_s=0.0)
@@ -158,6 +376,28 @@ def flow_sizes_bytes(rng: np.random.Generator, n: int, dist: dict) -> np.ndarray
     ``dist`` is ``{"kind": "fixed", "size_bytes": S}``, ``{"kind": "uniform",
     "low_bytes": a, "high_bytes": b}`` or ``{"kind": "pareto", "mean_bytes": m,
     "alpha": a}`` (Pareto with shape a > 1 and scale ``m (a - 1) / a``, so the mean is m).
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Source of randomness (unused for ``fixed``).
+    n : int
+        Number of sizes.
+    dist : dict
+        The distribution, as above. [bytes]
+
+    Returns
+    -------
+    numpy.ndarray
+        ``n`` sizes, rounded, at least 1, as int64. [bytes]
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``kind``, uniform bounds not ``1 <= low <= high``, or Pareto
+        ``alpha`` <= 1.
+    KeyError
+        If ``dist`` lacks a field its kind needs.
     """
     kind = dist.get("kind")
     if kind == "fixed":
@@ -181,7 +421,45 @@ def flow_sizes_bytes(rng: np.random.Generator, n: int, dist: dict) -> np.ndarray
 def poisson_flows(*, rng: np.random.Generator, first_id: int, arrival_rate_per_s: float, duration_s: float,
                   size_dist: dict, dst: str, port: int = 5201, cc: str = "cubic", mptcp: bool = False,
                   direction: str = "download", max_flows: int = 5000) -> list[dict]:
-    """Short flows arriving as a Poisson process of ``arrival_rate_per_s`` [1/s] during ``duration_s`` [s]."""
+    """Short flows arriving as a Poisson process of ``arrival_rate_per_s`` [1/s] during ``duration_s`` [s].
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Draws the inter-arrival times and the sizes.
+    first_id : int
+        Flow id of the first flow; the others follow.
+    arrival_rate_per_s : float
+        Mean arrival rate, in (0, 1000]. [1/s]
+    duration_s : float
+        Arrivals are drawn in [0, duration_s). [s]
+    size_dist : dict
+        Flow size distribution (see :func:`flow_sizes_bytes`).
+    dst : str
+        Server address.
+    port : int
+        Server port.
+    cc : str
+        Congestion control of the sender.
+    mptcp : bool
+        Connect with MPTCP.
+    direction : {"download", "upload"}
+        Which side sends.
+    max_flows : int
+        Refuse a draw of more flows than this.
+
+    Returns
+    -------
+    list of dict
+        ``kind="short"`` flows, each with its ``start_s`` (arrival time) and
+        ``size_bytes``; possibly empty.
+
+    Raises
+    ------
+    ValueError
+        If ``arrival_rate_per_s`` is out of range, more than ``max_flows`` flows arrive,
+        or ``size_dist`` is invalid.
+    """
     if not 0 < arrival_rate_per_s <= 1000:
         raise ValueError(f"arrival_rate_per_s [1/s] must be in (0, 1000]; got {arrival_rate_per_s}")
     times, t = [], 0.0
