@@ -36,6 +36,7 @@ References
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import hashlib
 import importlib
@@ -47,6 +48,7 @@ import pkgutil
 import shutil
 import socket
 import sys
+import textwrap
 import traceback
 import uuid
 from dataclasses import dataclass, field
@@ -62,6 +64,7 @@ __all__ = [
     "grid",
     "cache_key",
     "code_version",
+    "code_fingerprint",
     "canonical_json",
     "read_cached",
     "needs_testbed",
@@ -126,7 +129,7 @@ def code_version(fn: Callable) -> str:
     """
     h = hashlib.sha256()
     try:
-        h.update(inspect.getsource(fn).encode())
+        h.update(code_fingerprint(fn).encode())
     except (OSError, TypeError):
         h.update(getattr(fn, "__qualname__", repr(fn)).encode())
     for dep in getattr(fn, "__code_deps__", ()):
@@ -134,8 +137,39 @@ def code_version(fn: Callable) -> str:
         if mod is None:
             mod = importlib.import_module(dep)
         for part in _package_modules(mod):
-            h.update(inspect.getsource(part).encode())
+            h.update(code_fingerprint(part).encode())
     return h.hexdigest()
+
+
+def code_fingerprint(obj: Any) -> str:
+    """What ``obj``'s code does, as text: its syntax tree without docstrings, comments or layout.
+
+    Editing a docstring, a comment or the line wrapping of a run function therefore
+    keeps its cache entries valid; changing any statement invalidates them.
+
+    Parameters
+    ----------
+    obj : module, class or function
+        Anything :func:`inspect.getsource` accepts.
+
+    Returns
+    -------
+    str
+        ``ast.dump`` of the parsed source with every docstring removed (no line numbers).
+
+    Raises
+    ------
+    OSError, TypeError
+        If the source of ``obj`` is not available (as :func:`inspect.getsource`).
+    """
+    tree = ast.parse(textwrap.dedent(inspect.getsource(obj)))
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
 
 
 def _package_modules(mod: Any) -> list[Any]:

@@ -86,7 +86,6 @@ def test_code_version_of_a_package_dependency_covers_all_its_modules():
     # tcpmodels.sim.config is a package: an edit in any of its modules must change the key
     import hashlib
     import importlib
-    import inspect
     import pkgutil
 
     import tcpmodels.sim.config as pkg
@@ -97,10 +96,31 @@ def test_code_version_of_a_package_dependency_covers_all_its_modules():
     uses_config.__code_deps__ = ("tcpmodels.sim.config",)
     names = sorted(m.name for m in pkgutil.walk_packages(pkg.__path__, "tcpmodels.sim.config."))
     assert "tcpmodels.sim.config.parts" in names
-    h = hashlib.sha256(inspect.getsource(uses_config).encode())
+    h = hashlib.sha256(sw.code_fingerprint(uses_config).encode())
     for mod in [pkg] + [importlib.import_module(n) for n in names]:
-        h.update(inspect.getsource(mod).encode())
+        h.update(sw.code_fingerprint(mod).encode())
     assert sw.code_version(uses_config) == h.hexdigest()
+
+
+def _load_function(tmp_path, name, source):
+    import importlib.util
+
+    path = tmp_path / f"{name}.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.run
+
+
+def test_code_version_ignores_docstrings_comments_and_layout_but_not_statements(tmp_path):
+    base = _load_function(tmp_path, "v0", "def run(config, out_dir):\n    return config * 2\n")
+    documented = _load_function(tmp_path, "v1", (
+        'def run(config,\n        out_dir):\n    """Doubles.\n\n    Returns\n    -------\n    int\n    """\n'
+        "    # a comment\n    return (config\n            * 2)\n"))
+    changed = _load_function(tmp_path, "v2", "def run(config, out_dir):\n    return config * 3\n")
+    assert sw.code_version(base) == sw.code_version(documented)
+    assert sw.code_version(base) != sw.code_version(changed)
 
 
 def test_read_cached_and_canonical_json_are_public(tmp_path):

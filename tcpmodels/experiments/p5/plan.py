@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import inspect
 
 from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, P5Config
 from tcpmodels.sim.config import Caterpillar
+from tcpmodels.sweep import code_fingerprint
 
 __all__ = ["caterpillar_for", "plan"]
 
@@ -21,7 +21,7 @@ def _builder_version() -> str:
     for obj in (scenarios.build_caterpillar, blocks.Net, blocks.flow_schedule, blocks.install_flow,
                 blocks.set_tcp_defaults, blocks.set_socket_type, simrun.simulate, Caterpillar, Link,
                 PoissonFlows, SizeDistribution, TcpOptions):
-        h.update(inspect.getsource(obj).encode())
+        h.update(code_fingerprint(obj).encode())
     return h.hexdigest()[:16]
 
 
