@@ -29,13 +29,14 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from importlib import resources
+from collections.abc import Iterable
 from pathlib import Path
 
 from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, missing_privileges, run
 
 __all__ = [
     "PROGRAMS", "PARAMETERS", "CONN_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
-    "unavailable_reason", "build", "load", "unload", "loaded", "available_congestion_controls",
+    "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
     "congestion_control", "dump_connections", "cleanup", "CcCleanupReport",
     "params_header", "xtab_rtts_us", "xtab_q16",
 ]
@@ -91,6 +92,37 @@ def unavailable_reason(*, need_root: bool = True) -> str | None:
             return f"{tool} not found (Debian package {pkg}; `make system-deps` installs it as root)"
     if not Path("/usr/include/bpf/bpf_helpers.h").exists():
         return "libbpf headers not found (/usr/include/bpf/bpf_helpers.h; Debian package libbpf-dev)"
+    return None
+
+
+def requested_problem(names: Iterable[str | None]) -> str | None:
+    """One line saying why the ``tm_*`` congestion controls among ``names`` cannot be used now.
+
+    What a campaign prints (and raises as :class:`KernelCcUnavailable`) before it starts
+    traffic that asks for a ``tm_*`` control: BPF congestion controls cannot be loaded here
+    (:func:`unavailable_reason`), or the control is not registered.
+
+    Parameters
+    ----------
+    names : iterable of str or None
+        The congestion controls the flows ask for (``None`` and the kernel's own are ignored).
+
+    Returns
+    -------
+    str or None
+        The line, or ``None`` when no ``tm_*`` control is asked for or all of them are registered.
+    """
+    wanted = sorted({n for n in names if n and n.startswith("tm_")})
+    if not wanted:
+        return None
+    what = ", ".join(wanted)
+    reason = unavailable_reason()
+    if reason:
+        return f"{what} requested, but BPF congestion controls cannot be loaded here: {reason}"
+    missing = [n for n in wanted if n not in available_congestion_controls()]
+    if missing:
+        return (f"{', '.join(missing)} requested but not registered: load with `tcpmodels testbed cc load NAME` "
+                f"or tcpmodels.testbed.kernel_cc.congestion_control(NAME) around the run")
     return None
 
 
