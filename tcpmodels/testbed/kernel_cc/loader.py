@@ -428,7 +428,10 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
              "srtt_s": v["srtt_us"][i] * 1e-6,
              # tm_olia: l_i [segments] and the last increase per acked segment [segments]
              **({"ell_segments": v["ell"][i]} if "ell" in v else {}),
-             **({"incr_segments": v["incr_q32"][i] / 2.0**32} if "incr_q32" in v else {})}
+             **({"incr_segments": v["incr_q32"][i] / 2.0**32} if "incr_q32" in v else {}),
+             # tm_olia diagnostics: loss events (ssthresh calls), tp->delivered at the last [segments]
+             **({"loss_events": v["loss_events"][i], "delivered_at_last_loss_segments": v["delivered"][i]}
+                if "loss_events" in v else {})}
             for i in range(len(v["cwnd"])) if v["cwnd"][i] and v["srtt_us"][i]
         ]
         rec = {"token": key, "alpha": v["alpha_q16"] / 65536.0, "cwnd_total_segments": v["cwnd_total"],

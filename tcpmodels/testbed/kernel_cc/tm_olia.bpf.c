@@ -23,6 +23,10 @@ struct tm_olia_conn {
 	                                  * from the windows, RTTs and l of this very entry */
 	__u64 updated_ns;
 	__u64 acks;
+	/* diagnostics (why a subflow's l stays small): per slot the loss events (calls of
+	 * ssthresh: fast recovery or RTO) and tp->delivered [segments] at the last of them */
+	__u32 loss_events[TM_MAX_SUBFLOWS];
+	__u32 delivered[TM_MAX_SUBFLOWS];
 };
 
 struct {
@@ -112,9 +116,18 @@ __u32 BPF_PROG(tm_olia_ssthresh, struct sock *sk)
 	struct tm_olia *ca = tm_ca(sk);
 	struct tcp_sock *tp = tm_tcp_sk(sk);
 
+	struct tm_olia_conn *c;
+	__u32 id, token;
+
 	ca->loss_prev = ca->loss_last;
 	ca->loss_last = tp->delivered;
 	ca->acc_q32 = 0;
+	token = tm_mptcp_token(sk, &id);
+	c = token ? bpf_map_lookup_elem(&tm_olia_conn, &token) : 0;
+	if (c) {
+		c->loss_events[tm_slot_of(id, TM_OLIA_SLOTS)]++;
+		c->delivered[tm_slot_of(id, TM_OLIA_SLOTS)] = tp->delivered;
+	}
 	return tm_reno_ssthresh_of(tp);
 }
 

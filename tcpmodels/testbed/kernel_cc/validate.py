@@ -196,11 +196,13 @@ def _olia_snapshot_row(c: dict, rep: int) -> dict:
             "incr_rel_error_of_terms": float((got - model[i]) / (first[i] + abs(alpha_i) / w[i])),
             "olia_alpha_model": float(alpha_i),
             "cwnd_segments": json.dumps(w.tolist()), "srtt_s": json.dumps(r.tolist()),
-            "ell_segments": json.dumps(ell.tolist())}
+            "ell_segments": json.dumps(ell.tolist()),
+            "loss_events": json.dumps([s.get("loss_events") for s in subs]),
+            "delivered_at_last_loss_segments": json.dumps([s.get("delivered_at_last_loss_segments") for s in subs])}
 
 
 def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 8, reno_duration_s: float = 20.0,
-                   reading_reps: int = 1, experiments=("reno", "cubic", "coupled"),
+                   reading_reps: int = 1, cubic_reps: int | None = None, experiments=("reno", "cubic", "coupled"),
                    log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Run every experiment ``reps`` times (variants interleaved; reno vs tm_reno ``reno_reps`` times
     of ``reno_duration_s``, alternating which goes first; tm_cubic_x with each x(RTT) reading
@@ -242,7 +244,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
 
     with host_lock(holder="kernel_cc.validate cubic"), kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}), \
             Testbed(cubic_topo) as tb:
-        for rep in range(reps if "cubic" in experiments else 0):
+        for rep in range((reps if cubic_reps is None else cubic_reps) if "cubic" in experiments else 0):
             for cc in ("cubic", "tm_cubic_x"):
                 cubic_run(tb, cc, rep, "none")
     for reading in ("multiply", "divide") if "cubic" in experiments else ():
@@ -409,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reno-reps", type=int, default=8)
     parser.add_argument("--reno-duration-s", type=float, default=20.0)
     parser.add_argument("--reading-reps", type=int, default=1)
+    parser.add_argument("--cubic-reps", type=int, default=None, help="cubic vs tm_cubic_x pairs (default: --reps)")
     parser.add_argument("--experiments", default="reno,cubic,coupled", help="comma-separated subset")
     parser.add_argument("--out", default="data/datasets/kernel_coupled_cc", help="path prefix of the outputs")
     args = parser.parse_args(argv)
@@ -417,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kernel_cc validation skipped: {reason}")
         return 77
     params = {"reps": args.reps, "duration_s": args.duration_s, "reno_reps": args.reno_reps,
-              "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps,
+              "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps, "cubic_reps": args.cubic_reps,
               "experiments": tuple(args.experiments.split(","))}
     prov = _provenance(params)
     rows, cwnd = run_validation(**params)
