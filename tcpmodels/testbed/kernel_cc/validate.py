@@ -31,10 +31,12 @@ import os
 import platform
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from tcpmodels.testbed import kernel_cc
 from tcpmodels.testbed.kernel_cc.arithmetic import olia_increase_segments
@@ -54,7 +56,22 @@ X_OF_RTT = PowerLawX(**x_power_law_params(X_EXPONENT))
 def shared_link(*, rate_bps: float, rtt_s: float, loss_rate: float) -> Topology:
     """Client ``c`` and server ``s`` on one link; the server has two addresses (10.0.1.2 and
     10.0.1.3, the second announced to MPTCP), so an MPTCP connection gets two subflows that share
-    the link with any TCP flow to 10.0.1.2."""
+    the link with any TCP flow to 10.0.1.2.
+
+    Parameters
+    ----------
+    rate_bps : float
+        Link rate. [bit/s]
+    rtt_s : float
+        Round-trip propagation delay (half each way). [s]
+    loss_rate : float
+        Random loss probability per packet. [-]
+
+    Returns
+    -------
+    Topology
+        The topology (``meta["server_addr"]`` the address TCP flows use).
+    """
     link = Link(name="p0", a="c", b="s", a_addrs=("10.0.1.1/24",), b_addrs=("10.0.1.2/24", "10.0.1.3/24"),
                 rate_bps=rate_bps, delay_s=rtt_s / 2, loss_rate=loss_rate)
     return Topology(name="shared_link",
@@ -86,9 +103,25 @@ def observed_k(samples: list[dict], c: float = 0.4, beta_cubic: float = 0.7,
     above (where the cubic term, not the Reno-friendly estimate or the 1.5 cwnd cap, sets the
     window). Epochs whose samples do not reach 2 segments past W_max on both sides are left out.
 
-    Returns dicts with ``t_start_s`` (the epoch's first sample), ``w_max_segments``, ``cwnd_epoch_segments``, ``k_observed_s``,
-    ``c_fit``, ``k_model_s`` = RFC 9438's ``cbrt((W_max - cwnd_epoch) / C)`` for those windows
-    and ``min_rtt_s``.
+    Parameters
+    ----------
+    samples : list of dict
+        TCP_INFO samples of one flow in time order, each with ``t_s`` [s], ``cwnd_segments``
+        [segments], ``ca_state`` and optionally ``min_rtt_s`` [s].
+    c : float
+        CUBIC's C. [segments/s^3]
+    beta_cubic : float
+        Fraction of the window kept at a loss. [-]
+    fast_convergence : bool
+        Whether the sender uses fast convergence (the W_max rule).
+
+    Returns
+    -------
+    list of dict
+        One per epoch: ``t_start_s`` (the epoch's first sample) [s], ``w_max_segments``,
+        ``cwnd_epoch_segments`` [segments], ``k_observed_s`` [s], ``c_fit`` [segments/s^3],
+        ``k_model_s`` = RFC 9438's ``cbrt((W_max - cwnd_epoch) / C)`` for those windows [s]
+        and ``min_rtt_s`` [s].
     """
     t = np.array([s["t_s"] for s in samples], dtype=float)
     w = np.array([s["cwnd_segments"] for s in samples], dtype=float)
@@ -202,12 +235,38 @@ def _olia_snapshot_row(c: dict, rep: int) -> dict:
 
 
 def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 8, reno_duration_s: float = 20.0,
-                   reading_reps: int = 1, cubic_reps: int | None = None, experiments=("reno", "cubic", "coupled"),
-                   log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run every experiment ``reps`` times (variants interleaved; reno vs tm_reno ``reno_reps`` times
-    of ``reno_duration_s``, alternating which goes first; tm_cubic_x with each x(RTT) reading
-    ``reading_reps`` times); ``experiments``: which of reno, cubic (with the readings) and coupled
-    (shared, disjoint, alpha, olia_incr) to run. Return (rows, cwnd samples)."""
+                   reading_reps: int = 1, cubic_reps: int | None = None,
+                   experiments: Sequence[str] = ("reno", "cubic", "coupled"),
+                   log: Callable[[dict], object] = print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run the validation experiments on the testbed (variants interleaved within each repetition,
+    the host lock held per experiment).
+
+    Parameters
+    ----------
+    reps : int
+        Repetitions of the coupled experiments (shared, disjoint; each with all three variants). [-]
+    duration_s : float
+        Length of a coupled run; cubic runs last 4 times as long. [s]
+    reno_reps : int
+        Pairs of reno and tm_reno runs (which goes first alternates). [-]
+    reno_duration_s : float
+        Length of a reno run. [s]
+    reading_reps : int
+        Runs of tm_cubic_x with each reading of x(RTT) (multiply, divide). [-]
+    cubic_reps : int, optional
+        Pairs of cubic and tm_cubic_x (x = 1) runs; ``None``: ``reps``. [-]
+    experiments : sequence of str
+        Which of ``reno``, ``cubic`` (with the readings) and ``coupled`` (shared, disjoint,
+        alpha, olia_incr) to run.
+    log : callable
+        Called with each run's row as it is measured.
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        (rows: one per run or map snapshot, see the module docstring; cwnd samples of the first
+        disjoint run of each variant, ``t_s`` [s], ``cwnd_segments``, ``srtt_s`` [s]).
+    """
     rows, cwnd_rows = [], []
     # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
     with host_lock(holder="kernel_cc.validate reno"), kernel_cc.congestion_control("tm_reno"), \
@@ -302,11 +361,23 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
     return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
 
 
-def mean_ratio_ci(test, ref, *, confidence: float = 0.95) -> dict:
+def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) -> dict:
     """Ratio of ``test`` to ``ref`` over paired (interleaved) repetitions with a t confidence interval.
 
     The ratio is the geometric mean of the per-pair ratios test_i / ref_i, its interval
-    exp(mean log-ratio +- t_{n-1} s / sqrt(n)) (scipy.stats.t). [-]
+    exp(mean log-ratio +- t_{n-1} s / sqrt(n)) (scipy.stats.t).
+
+    Parameters
+    ----------
+    test, ref : array_like
+        Positive values of the two variants, pair by pair (same unit).
+    confidence : float
+        Confidence level of the interval. [-]
+
+    Returns
+    -------
+    dict
+        ``ratio``, ``ci_low``, ``ci_high`` [-], ``n_pairs`` and ``confidence``.
     """
     from scipy import stats
 
@@ -320,7 +391,20 @@ def mean_ratio_ci(test, ref, *, confidence: float = 0.95) -> dict:
 
 
 def verdict(ci: dict, tolerance: float) -> str:
-    """``met`` if the interval lies within 1 +- tolerance, ``contradicted`` if it lies outside, else ``undecided``."""
+    """``met`` if the interval lies within 1 +- tolerance, ``contradicted`` if it lies outside, else ``undecided``.
+
+    Parameters
+    ----------
+    ci : dict
+        A ratio with its interval (``ci_low``, ``ci_high`` [-]), as :func:`mean_ratio_ci` returns.
+    tolerance : float
+        Allowed relative deviation from 1. [-]
+
+    Returns
+    -------
+    str
+        ``met``, ``contradicted`` or ``undecided``.
+    """
     if ci["ci_low"] >= 1 - tolerance and ci["ci_high"] <= 1 + tolerance:
         return "met"
     if ci["ci_low"] > 1 + tolerance or ci["ci_high"] < 1 - tolerance:
@@ -329,7 +413,20 @@ def verdict(ci: dict, tolerance: float) -> str:
 
 
 def summarize(rows: pd.DataFrame) -> dict:
-    """The item-4 numbers of the issue from the rows (see the module docstring)."""
+    """The item-4 numbers of the issue from the rows (see the module docstring).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        The rows of :func:`run_validation` (or of the dataset).
+
+    Returns
+    -------
+    dict
+        Per criterion: ratios with 95 % intervals and verdicts (reno, cubic), K ratios per reading
+        (median, min, max, epochs), MPTCP/TCP ratios and shares per variant, alpha and OLIA
+        increase errors (all [-]).
+    """
     out = {}
     if "experiment" not in rows:
         return out
@@ -405,6 +502,18 @@ def _provenance(args: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line: run the validation and write the dataset (see the module docstring).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0, or 77 when BPF congestion controls cannot be loaded here (the reason printed in one line).
+    """
     parser = argparse.ArgumentParser(prog="python -m tcpmodels.testbed.kernel_cc.validate", description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--duration-s", type=float, default=10.0)
