@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcpmodels.testbed.kernel_cc.validate import mean_ratio_ci, observed_k, verdict
+from tcpmodels.testbed.kernel_cc.validate import mean_ratio_ci, observed_k, pairs_to_decide, verdict
 
 
 def _cubic_trajectory(*, c=0.4, beta=0.7, cap=235, k_scale=1.0, dt=0.02, epochs=7, seed=0):
@@ -94,3 +94,23 @@ def test_summarize_gives_each_item4_number():
     assert k["n_epochs"] == 2 and not k["within_10pct"] and k["max"] == pytest.approx(4.2 / 4.4)
     shared = out["shared_tm_lia_ratio_mptcp_tcp"]
     assert shared["mean"] == pytest.approx(1.1) and shared["ci_low"] < 1.1 < shared["ci_high"]
+
+
+def test_pairs_to_decide_matches_the_interval():
+    """Pairs drawn with a known log-ratio scatter: the number returned is where the interval of
+    that many pairs (same mean and scatter) first lies within the tolerance, and one fewer does not."""
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.0, 1.0, 8)
+    d = 0.01 + 0.08 * (d - d.mean()) / d.std(ddof=1)        # mean 0.01, s 0.08 exactly
+    test, ref = np.exp(d), np.ones(8)
+    n = pairs_to_decide(test, ref, 0.05)
+    assert n is not None and n > 8
+
+    def ci_of(k):   # k pairs with the same mean and scatter
+        z = rng.normal(0.0, 1.0, k)
+        z = 0.01 + 0.08 * (z - z.mean()) / z.std(ddof=1)
+        return mean_ratio_ci(np.exp(z), np.ones(k))
+
+    assert verdict(ci_of(n), 0.05) == "met" and verdict(ci_of(n - 1), 0.05) == "undecided"
+    assert pairs_to_decide(np.exp(d - 0.01 + np.log(1.05)), ref, 0.05) is None   # mean on the bound
+    assert pairs_to_decide(np.exp(0.2 + 0.01 * (d - 0.01) / 0.08), ref, 0.05) == 8   # already contradicted

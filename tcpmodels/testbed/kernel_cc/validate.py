@@ -46,7 +46,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "mean_ratio_ci", "verdict", "summarize", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "mean_ratio_ci", "pairs_to_decide", "verdict", "summarize", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -390,6 +390,44 @@ def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) 
             "ci_high": float(np.exp(d.mean() + half)), "n_pairs": int(d.size), "confidence": confidence}
 
 
+def pairs_to_decide(test: ArrayLike, ref: ArrayLike, tolerance: float, *, confidence: float = 0.95,
+                    max_pairs: int = 100_000) -> int | None:
+    """How many pairs in all would make :func:`verdict` decide, if more pairs scattered as these do.
+
+    With the mean m and the standard deviation s of the log-ratios of the pairs so far, the
+    interval exp(m +- t_{n-1} s / sqrt(n)) decides once its half-width is below the distance
+    of m from the nearer bound of [ln(1 - tolerance), ln(1 + tolerance)] (inside: ``met``,
+    outside: ``contradicted``).
+
+    Parameters
+    ----------
+    test, ref : array_like
+        Positive values of the two variants, pair by pair (same unit).
+    tolerance : float
+        Allowed relative deviation from 1. [-]
+    confidence : float
+        Confidence level of the interval. [-]
+    max_pairs : int
+        Largest number of pairs considered. [-]
+
+    Returns
+    -------
+    int or None
+        The smallest number of pairs (at least the present one) that decides; ``None`` when
+        ``max_pairs`` would not (m on a bound). [-]
+    """
+    from scipy import stats
+
+    d = np.log(np.asarray(test, dtype=float) / np.asarray(ref, dtype=float))
+    if d.size < 2:
+        raise ValueError("need at least two pairs")
+    m, sd = float(d.mean()), float(d.std(ddof=1))
+    margin = min(abs(m - np.log(1 + tolerance)), abs(m - np.log(1 - tolerance)))
+    n = np.arange(d.size, max_pairs + 1)
+    ok = stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n) < margin
+    return int(n[np.argmax(ok)]) if ok.any() else None
+
+
 def verdict(ci: dict, tolerance: float) -> str:
     """``met`` if the interval lies within 1 +- tolerance, ``contradicted`` if it lies outside, else ``undecided``.
 
@@ -435,7 +473,8 @@ def summarize(rows: pd.DataFrame) -> dict:
         reno = reno.pivot_table(index="rep", columns="variant", values=["rate_bps", "retransmits"])
         for col, tol in (("rate_bps", 0.05), ("retransmits", 0.10)):
             ci = mean_ratio_ci(reno[col]["tm_reno"], reno[col]["reno"])
-            out[f"reno_{col}_ratio"] = {**ci, "tolerance": tol, "verdict": verdict(ci, tol)}
+            out[f"reno_{col}_ratio"] = {**ci, "tolerance": tol, "verdict": verdict(ci, tol),
+                                        "pairs_to_decide": pairs_to_decide(reno[col]["tm_reno"], reno[col]["reno"], tol)}
     cub = rows[rows.experiment == "cubic"]
     if cub.rep.nunique() >= 2:
         cub = cub.pivot_table(index="rep", columns="variant", values="rate_bps")
