@@ -114,3 +114,23 @@ def test_pairs_to_decide_matches_the_interval():
     assert verdict(ci_of(n), 0.05) == "met" and verdict(ci_of(n - 1), 0.05) == "undecided"
     assert pairs_to_decide(np.exp(d - 0.01 + np.log(1.05)), ref, 0.05) is None   # mean on the bound
     assert pairs_to_decide(np.exp(0.2 + 0.01 * (d - 0.01) / 0.08), ref, 0.05) == 8   # already contradicted
+
+
+def test_ratio_table_loss_events_and_clamp_from_rows():
+    from tcpmodels.testbed.kernel_cc.validate import clamped_snapshots, olia_loss_events, ratio_table
+
+    runs = pd.DataFrame({"variant": ["a", "a", "a", "b"], "rate_bps": [2.0, 4.0, 8.0, 1.0],
+                         "tcp_rate_bps": [1.0, 2.0, 4.0, 1.0]})
+    t = ratio_table(runs)
+    assert list(t.index) == ["a"] and t.loc["a", "ratio"] == pytest.approx(2.0) and t.loc["a", "n_pairs"] == 3
+    rows = pd.DataFrame({"experiment": ["olia_incr", "olia_incr", "alpha"], "setting": ["shared", "shared", "shared"],
+                         "cwnd_segments": ["[2.0, 20.0]", "[65535, 4]", "[65535, 3]"],
+                         "loss_events": ["[10, 0]", "[2, 4]", None],
+                         "delivered_at_last_loss_segments": ["[1500, 0]", "[400, 2000]", None]})
+    le = olia_loss_events(rows)
+    assert le.to_dict("records") == [
+        {"setting": "shared", "smaller": True, "cwnd_segments": 2.0, "segments_per_loss_event": 150.0},
+        {"setting": "shared", "smaller": False, "cwnd_segments": 65535, "segments_per_loss_event": 200.0},
+        {"setting": "shared", "smaller": True, "cwnd_segments": 4, "segments_per_loss_event": 500.0}]
+    assert clamped_snapshots(rows) == 2 and clamped_snapshots(rows.iloc[:1]) == 0
+    assert olia_loss_events(rows.drop(columns=["loss_events"])).empty

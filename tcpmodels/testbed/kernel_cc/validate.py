@@ -46,7 +46,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "mean_ratio_ci", "pairs_to_decide", "verdict", "summarize", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "verdict", "summarize", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -361,6 +361,74 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
     return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
 
 
+def ns3_shared_link(*, reps: int = 8, duration_s: float = 10.0, warmup_s: float = 2.0, rate_bps: float = 200e6,
+                    rtt_s: float = 0.020, loss_rate: float = 0.005, seed: int = 1,
+                    log: Callable[[dict], object] = print) -> pd.DataFrame:
+    """The shared experiment in ns-3: ns-3 LIA (:mod:`tcpmodels.sim.multipath`) and uncoupled Reno
+    subflows, two subflows of one connection beside one ``TcpLinuxReno`` flow on one lossy link.
+
+    One simulation per repetition and seed ``seed + rep``, each holding both variants on two
+    equal, separate links (1 ms access links each side, so the base RTT is ``rtt_s``; 1000-packet
+    queues; random loss on data packets only).
+
+    Parameters
+    ----------
+    reps : int
+        Repetitions (simulations). [-]
+    duration_s : float
+        Simulated time of each. [s]
+    warmup_s : float
+        Time left out before the rates are taken. [s]
+    rate_bps : float
+        Link rate. [bit/s]
+    rtt_s : float
+        Base round-trip time. [s]
+    loss_rate : float
+        Random loss probability per data packet. [-]
+    seed : int
+        Seed of the first repetition. [-]
+    log : callable
+        Called with each row as it is computed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per repetition and variant (``ns3_lia``, ``ns3_uncoupled``): ``experiment`` =
+        ``shared_ns3``, ``rate_bps`` (the multipath connection) and ``tcp_rate_bps`` [bit/s],
+        ``ratio_mptcp_tcp`` [-], ``seed``.
+    """
+    import tempfile
+
+    from tcpmodels.sim.config import Link as SimLink
+    from tcpmodels.sim.config import Multipath, MultipathFlow
+    from tcpmodels.sim.run import run_config as sim_run_config
+
+    access_s = 0.001
+    link = SimLink(rate_bps=rate_bps, delay_s=rtt_s / 2 - 2 * access_s, queue_packets=1000)
+    variants = (("ns3_lia", True), ("ns3_uncoupled", False))
+    conns = []
+    for p, (_, coupled) in enumerate(variants):
+        conns += [MultipathFlow(paths=(p, p), coupled=coupled), MultipathFlow(paths=(p,), coupled=False)]
+    rows = []
+    for rep in range(reps):
+        cfg = Multipath(paths=(link,) * len(variants), connections=tuple(conns), loss_rates=(loss_rate,) * len(variants),
+                        access=SimLink(rate_bps=10e9, delay_s=access_s, queue_packets=1000),
+                        duration_s=duration_s, seed=seed + rep, queue_bin_s=0.5)
+        with tempfile.TemporaryDirectory() as tmp:
+            run = sim_run_config(cfg, tmp)
+        thr, apps = run.throughput_bps(warmup_s), run.apps
+
+        def rate(k, thr=thr, apps=apps):
+            return float(thr.loc[apps.loc[apps["connection"] == k, "flow_index"]].sum())
+
+        for p, (variant, _) in enumerate(variants):
+            mp, tcp = rate(2 * p), rate(2 * p + 1)
+            rows.append({"experiment": "shared_ns3", "variant": variant, "rep": rep, "seed": seed + rep,
+                         "rate_bps": mp, "tcp_rate_bps": tcp, "ratio_mptcp_tcp": mp / tcp if tcp > 0 else np.nan})
+            log(rows[-1])
+    return pd.DataFrame(rows)
+
+
 def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) -> dict:
     """Ratio of ``test`` to ``ref`` over paired (interleaved) repetitions with a t confidence interval.
 
@@ -426,6 +494,72 @@ def pairs_to_decide(test: ArrayLike, ref: ArrayLike, tolerance: float, *, confid
     n = np.arange(d.size, max_pairs + 1)
     ok = stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n) < margin
     return int(n[np.argmax(ok)]) if ok.any() else None
+
+
+def ratio_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """MPTCP rate / TCP rate per variant over runs, as :func:`mean_ratio_ci` (variants with fewer
+    than two runs are left out).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per run with ``variant``, ``rate_bps`` and ``tcp_rate_bps`` [bit/s].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by variant: ``ratio``, ``ci_low``, ``ci_high`` [-], ``n_pairs``, ``confidence``.
+    """
+    out = {v: mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"]) for v, g in runs.groupby("variant") if len(g) >= 2}
+    return pd.DataFrame(out).T
+
+
+def olia_loss_events(rows: pd.DataFrame) -> pd.DataFrame:
+    """Delivered segments per loss event of each subflow in the tm_olia snapshots.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Dataset rows; those of experiment ``olia_incr`` with the ``loss_events`` and
+        ``delivered_at_last_loss_segments`` columns (JSON lists per snapshot) are used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subflow and snapshot with at least one loss event: ``setting``, ``smaller``
+        (the subflow's window is below the other's), ``cwnd_segments`` and
+        ``segments_per_loss_event`` (tp->delivered at the last loss / loss events) [segments].
+    """
+    snap = rows[rows.experiment == "olia_incr"] if "experiment" in rows else rows.iloc[0:0]
+    out = []
+    if "loss_events" not in snap:
+        return pd.DataFrame(out, columns=["setting", "smaller", "cwnd_segments", "segments_per_loss_event"])
+    for _, r in snap.iterrows():
+        w, ev, dl = (json.loads(r[c]) for c in ("cwnd_segments", "loss_events", "delivered_at_last_loss_segments"))
+        for k in range(len(w)):
+            if ev[k] and dl[k]:
+                out.append({"setting": r["setting"], "smaller": w[k] < max(w), "cwnd_segments": w[k],
+                            "segments_per_loss_event": dl[k] / ev[k]})
+    return pd.DataFrame(out, columns=["setting", "smaller", "cwnd_segments", "segments_per_loss_event"])
+
+
+def clamped_snapshots(rows: pd.DataFrame) -> int:
+    """How many map snapshots (LIA alpha and OLIA increase rows) show a window at the 0xffff clamp.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Dataset rows (``cwnd_segments`` a JSON list per snapshot).
+
+    Returns
+    -------
+    int
+        Snapshots with a slot at 65535 segments. [-]
+    """
+    if "experiment" not in rows:
+        return 0
+    snap = rows[rows.experiment.isin(["alpha", "olia_incr"])]
+    return int(sum(65535 in json.loads(v) for v in snap["cwnd_segments"]))
 
 
 def verdict(ci: dict, tolerance: float) -> str:
@@ -562,7 +696,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cubic-reps", type=int, default=None, help="cubic vs tm_cubic_x pairs (default: --reps)")
     parser.add_argument("--experiments", default="reno,cubic,coupled", help="comma-separated subset")
     parser.add_argument("--out", default="data/datasets/kernel_coupled_cc", help="path prefix of the outputs")
+    parser.add_argument("--ns3-reps", type=int, default=0,
+                        help="instead of the testbed: the shared experiment in ns-3 (ns3_shared_link), this many "
+                             "simulations of --duration-s, written to <out>_ns3.parquet and <out>_ns3.json")
     args = parser.parse_args(argv)
+    if args.ns3_reps:
+        params = {"ns3_reps": args.ns3_reps, "duration_s": args.duration_s}
+        prov = _provenance(params)
+        prov["parameters"] = {**params, "shared_ns3": "ns-3 Multipath: one link 200 Mbit/s, base RTT 20 ms, 0.5 % loss on "
+                              "data packets, 1000-packet queue; 2 subflows (ns3::TcpLia or uncoupled TcpLinuxReno) + "
+                              "1 TcpLinuxReno; rates after 2 s; one simulation per repetition (seed 1 + rep)"}
+        rows = ns3_shared_link(reps=args.ns3_reps, duration_s=args.duration_s)
+        prov["load_average_end"] = list(os.getloadavg())
+        prov["summary"] = {f"shared_ns3_{v}_ratio_mptcp_tcp": mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"])
+                           for v, g in rows.groupby("variant") if len(g) >= 2}
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        rows.to_parquet(out.parent / (out.name + "_ns3.parquet"), index=False)
+        (out.parent / (out.name + "_ns3.json")).write_text(json.dumps(prov, indent=1) + "\n")
+        print(json.dumps(prov["summary"], indent=1))
+        return 0
     reason = kernel_cc.unavailable_reason()
     if reason:
         print(f"kernel_cc validation skipped: {reason}")
