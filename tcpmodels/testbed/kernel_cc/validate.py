@@ -199,7 +199,12 @@ def _snapshot_rows(cc: str, snaps: list[dict], rep: int, setting: str) -> list[d
     rows = []
     for c in snaps:
         if cc == "tm_olia":
-            rows.append({**_olia_snapshot_row(c, rep), "setting": setting})
+            # an entry whose increase has not been computed yet (no ACK in congestion avoidance;
+            # last_slot then names no occupied slot) has nothing to compare
+            if c.get("acks") and any(s["slot"] == c.get("last_slot") for s in c["subflows"]):
+                rows.append({**_olia_snapshot_row(c, rep), "setting": setting})
+            continue
+        if not c.get("updated_ns"):   # alpha never computed in this entry
             continue
         w = [s["cwnd_segments"] for s in c["subflows"]]
         r = [s["srtt_s"] for s in c["subflows"]]
