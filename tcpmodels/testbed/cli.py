@@ -55,9 +55,11 @@ def _run(args: argparse.Namespace) -> int:
     from tcpmodels.testbed._system import PrivilegeError, TestbedError
     from tcpmodels.testbed.runner import run_config
 
+    from tcpmodels.testbed.kernel_cc import KernelCcUnavailable
+
     try:
         result = run_config(args.config, out_dir=args.out_dir, progress=not args.no_progress)
-    except PrivilegeError as exc:
+    except (PrivilegeError, KernelCcUnavailable) as exc:
         print(f"tcpmodels testbed: {exc}", file=sys.stderr)
         return 77
     except (TestbedError, ValueError) as exc:

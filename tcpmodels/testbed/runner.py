@@ -351,6 +351,13 @@ def run_config(config: dict | str | Path, *, out_dir: str | Path | None = None, 
     cap_cfg = Table("capture", config.get("capture", {}), {"points", "snaplen_bytes"})
     points = capture_points(cap_cfg.table.get("points", []), topo)
     snaplen = cap_cfg.integer("snaplen_bytes", unit="bytes", default=128, low=64, high=262144)
+    wanted_cc = {f.get("cc") for _, _, _, flows in phases_raw for f in flows}
+    if any(str(cc or "").startswith("tm_") for cc in wanted_cc):   # BPF controls: say why not, before any namespace
+        from tcpmodels.testbed import kernel_cc
+
+        problem = kernel_cc.requested_problem(wanted_cc)
+        if problem:
+            raise kernel_cc.KernelCcUnavailable(problem)
     require_privileges()
 
     tb = Testbed(topo, run_id=run_id, seed=seed)

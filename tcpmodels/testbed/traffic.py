@@ -248,42 +248,54 @@ def _emit(rec: dict, lock: threading.Lock) -> None:
 
 # ---------------------------------------------------------------- server
 def _serve_conn(conn: socket.socket, peer, mptcp: bool, lock: threading.Lock) -> None:
-    rec: dict = {"role": "server", "peer": f"{peer[0]}:{peer[1]}"}
+    # The connection is closed BEFORE the record is written: stdout is a pipe that the parent
+    # reads only when it stops the server, so a record larger than the pipe buffer (64 KiB, a
+    # download with TCP_INFO samples) blocks the write until then, and a socket closed after the
+    # write stayed open that long (with its MPTCP connection and its subflows' congestion
+    # control state: the stale entries of the tm_lia/tm_olia maps, issue 15).
+    base: dict = {"role": "server", "peer": f"{peer[0]}:{peer[1]}"}
+    rec: dict | None = None
     try:
-        head = b""
-        while len(head) < HEADER.size:
-            chunk = conn.recv(HEADER.size - len(head))
-            if not chunk:
-                return
-            head += chunk
-        magic, flow_id, size_bytes, duration_s, flags, interval_us, cc = HEADER.unpack(head)
-        if magic != MAGIC:
-            return
-        cc = cc.rstrip(b"\0").decode()
-        rec.update(flow_id=flow_id, cc=cc, mptcp=mptcp)
-        if flags & FLAG_DOWNLOAD:
-            _set_cc(conn, cc)
-            rec["cc_effective"] = _get_cc(conn)
-            t0 = time.monotonic()
-            sampler = _Sampler(conn, mptcp, interval_us * 1e-6, t0) if interval_us else None
-            if sampler:
-                sampler.start()
-            sent = _send(conn, size_bytes, duration_s, t0)
-            conn.shutdown(socket.SHUT_WR)
-            _recv_all(conn)  # the client closes after reading everything
-            rec.update(direction="download", bytes=sent, start_mono_s=t0, end_mono_s=time.monotonic())
-            if sampler:
-                rec["samples"] = sampler.finish()
-        else:
-            total, first, last = _recv_all(conn)
-            conn.sendall(REPLY.pack(total, first or 0.0, last or 0.0))
-            rec.update(direction="upload", bytes=total, first_byte_mono_s=first, last_byte_mono_s=last)
-        _emit(rec, lock)
+        rec = _serve_conn_records(conn, base, mptcp)
     except OSError as exc:
-        rec["error"] = str(exc)
-        _emit(rec, lock)
+        rec = {**base, "error": str(exc)}
     finally:
         conn.close()
+    if rec is not None:
+        _emit(rec, lock)
+
+
+def _serve_conn_records(conn: socket.socket, rec: dict, mptcp: bool) -> dict | None:
+    """Serve one connection; return its record (``None``: not a traffic client, no record)."""
+    head = b""
+    while len(head) < HEADER.size:
+        chunk = conn.recv(HEADER.size - len(head))
+        if not chunk:
+            return None
+        head += chunk
+    magic, flow_id, size_bytes, duration_s, flags, interval_us, cc = HEADER.unpack(head)
+    if magic != MAGIC:
+        return None
+    cc = cc.rstrip(b"\0").decode()
+    rec.update(flow_id=flow_id, cc=cc, mptcp=mptcp)
+    if flags & FLAG_DOWNLOAD:
+        _set_cc(conn, cc)
+        rec["cc_effective"] = _get_cc(conn)
+        t0 = time.monotonic()
+        sampler = _Sampler(conn, mptcp, interval_us * 1e-6, t0) if interval_us else None
+        if sampler:
+            sampler.start()
+        sent = _send(conn, size_bytes, duration_s, t0)
+        conn.shutdown(socket.SHUT_WR)
+        _recv_all(conn)  # the client closes after reading everything
+        rec.update(direction="download", bytes=sent, start_mono_s=t0, end_mono_s=time.monotonic())
+        if sampler:
+            rec["samples"] = sampler.finish()
+    else:
+        total, first, last = _recv_all(conn)
+        conn.sendall(REPLY.pack(total, first or 0.0, last or 0.0))
+        rec.update(direction="upload", bytes=total, first_byte_mono_s=first, last_byte_mono_s=last)
+    return rec
 
 
 def serve(port: int, mptcp: bool, bind: str = "0.0.0.0") -> None:

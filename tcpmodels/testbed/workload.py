@@ -116,6 +116,17 @@ def _check_flow(flow: dict) -> None:
         raise ValueError(f"flow {flow.get('flow_id')}: direction must be 'download' or 'upload'")
 
 
+def _check_kernel_cc(flows: list[dict]) -> None:
+    """Raise KernelCcUnavailable (one line) if a flow asks for a tm_* control that cannot run now."""
+    if not any(str(f.get("cc") or "").startswith("tm_") for f in flows):
+        return
+    from tcpmodels.testbed import kernel_cc
+
+    problem = kernel_cc.requested_problem(f.get("cc") for f in flows)
+    if problem:
+        raise kernel_cc.KernelCcUnavailable(problem)
+
+
 def launch_flows(tb: Testbed, node: str, flows: list[dict]) -> subprocess.Popen:
     """Start a client process running ``flows``; collect with :func:`collect_flows`.
 
@@ -138,9 +149,12 @@ def launch_flows(tb: Testbed, node: str, flows: list[dict]) -> subprocess.Popen:
     ValueError
         If a flow gives both or neither of ``size_bytes`` and ``duration_s``, or has an
         unknown ``cc`` or ``direction`` (checked before anything starts).
+    KernelCcUnavailable
+        If a flow asks for a ``tm_*`` congestion control that cannot run now (one line saying why).
     """
     for f in flows:
         _check_flow(f)
+    _check_kernel_cc(flows)
     popen = tb.popen(node, _python_argv("client", "--flows", "-"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, text=True, env=_env(), label="client")
     popen.stdin.write(json.dumps(flows))

@@ -144,3 +144,34 @@ def test_lia_alpha_in_kernel_matches_model_on_same_snapshot():
           f"max {max(errors):.2e}")
     assert np.median(errors) <= 0.02
     assert any(c["acks"] > 0 for c in snaps)  # the coupled increase ran
+
+
+@pytest.mark.parametrize("cc", ["tm_lia", "tm_olia"])
+def test_map_holds_no_entry_of_closed_connections(cc):
+    """Three MPTCP downloads one after the other to one server that keeps running: while each
+    runs its connection is in the map, and once it is closed the map holds none of them.
+    TCP_INFO every 20 ms makes each server record larger than a pipe buffer (64 KiB): the
+    server used to close a connection only after writing its record, i.e. when it was stopped,
+    so closed connections stayed in the map (their ``release`` had not run)."""
+    n_conn, seen = 3, []
+    with kernel_cc.congestion_control(cc), \
+            Testbed(two_path([PathSpec(rate_bps=50e6, rtt_s=0.010, loss_rate=0.005),
+                              PathSpec(rate_bps=50e6, rtt_s=0.020, loss_rate=0.005)])) as tb:
+        server = wl.start_server(tb, "s", mptcp=True)
+        try:
+            for i in range(n_conn):
+                popen = wl.launch_flows(tb, "c", [wl.bulk_flow(flow_id=i, dst="10.0.1.2", duration_s=3.0, mptcp=True,
+                                                               cc=cc, sample_interval_s=0.02)])
+                time.sleep(1.5)
+                seen.append({c["token"] for c in kernel_cc.dump_connections(cc)})
+                (rec,) = wl.collect_flows(popen, 60)
+                assert "error" not in rec and rec["cc_effective"] == cc, rec
+            deadline = time.monotonic() + 5.0
+            while kernel_cc.dump_connections(cc) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            left = kernel_cc.dump_connections(cc)
+        finally:
+            records = server.stop()
+    assert all(seen), f"a running connection was not in the map: {seen}"
+    assert left == [], f"entries of closed connections in {cc}'s map: {left}"
+    assert len(records) == n_conn and all(len(r.get("samples", [])) > 50 for r in records)

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcpmodels.testbed.kernel_cc.validate import mean_ratio_ci, observed_k, verdict
+from tcpmodels.testbed.kernel_cc.validate import mean_ratio_ci, observed_k, pairs_to_decide, verdict
 
 
 def _cubic_trajectory(*, c=0.4, beta=0.7, cap=235, k_scale=1.0, dt=0.02, epochs=7, seed=0):
@@ -94,3 +94,59 @@ def test_summarize_gives_each_item4_number():
     assert k["n_epochs"] == 2 and not k["within_10pct"] and k["max"] == pytest.approx(4.2 / 4.4)
     shared = out["shared_tm_lia_ratio_mptcp_tcp"]
     assert shared["mean"] == pytest.approx(1.1) and shared["ci_low"] < 1.1 < shared["ci_high"]
+
+
+def test_pairs_to_decide_matches_the_interval():
+    """Pairs drawn with a known log-ratio scatter: the number returned is where the interval of
+    that many pairs (same mean and scatter) first lies within the tolerance, and one fewer does not."""
+    rng = np.random.default_rng(3)
+    d = rng.normal(0.0, 1.0, 8)
+    d = 0.01 + 0.08 * (d - d.mean()) / d.std(ddof=1)        # mean 0.01, s 0.08 exactly
+    test, ref = np.exp(d), np.ones(8)
+    n = pairs_to_decide(test, ref, 0.05)
+    assert n is not None and n > 8
+
+    def ci_of(k):   # k pairs with the same mean and scatter
+        z = rng.normal(0.0, 1.0, k)
+        z = 0.01 + 0.08 * (z - z.mean()) / z.std(ddof=1)
+        return mean_ratio_ci(np.exp(z), np.ones(k))
+
+    assert verdict(ci_of(n), 0.05) == "met" and verdict(ci_of(n - 1), 0.05) == "undecided"
+    assert pairs_to_decide(np.exp(d - 0.01 + np.log(1.05)), ref, 0.05) is None   # mean on the bound
+    assert pairs_to_decide(np.exp(0.2 + 0.01 * (d - 0.01) / 0.08), ref, 0.05) == 8   # already contradicted
+
+
+def test_ratio_table_loss_events_and_clamp_from_rows():
+    from tcpmodels.testbed.kernel_cc.validate import clamped_snapshots, olia_loss_events, ratio_table
+
+    runs = pd.DataFrame({"variant": ["a", "a", "a", "b"], "rate_bps": [2.0, 4.0, 8.0, 1.0],
+                         "tcp_rate_bps": [1.0, 2.0, 4.0, 1.0]})
+    t = ratio_table(runs)
+    assert list(t.index) == ["a"] and t.loc["a", "ratio"] == pytest.approx(2.0) and t.loc["a", "n_pairs"] == 3
+    rows = pd.DataFrame({"experiment": ["olia_incr", "olia_incr", "alpha"], "setting": ["shared", "shared", "shared"],
+                         "cwnd_segments": ["[2.0, 20.0]", "[65535, 4]", "[65535, 3]"],
+                         "loss_events": ["[10, 0]", "[2, 4]", None],
+                         "delivered_at_last_loss_segments": ["[1500, 0]", "[400, 2000]", None]})
+    le = olia_loss_events(rows)
+    assert le.to_dict("records") == [
+        {"setting": "shared", "smaller": True, "cwnd_segments": 2.0, "segments_per_loss_event": 150.0},
+        {"setting": "shared", "smaller": False, "cwnd_segments": 65535, "segments_per_loss_event": 200.0},
+        {"setting": "shared", "smaller": True, "cwnd_segments": 4, "segments_per_loss_event": 500.0}]
+    assert clamped_snapshots(rows) == 2 and clamped_snapshots(rows.iloc[:1]) == 0
+    assert olia_loss_events(rows.drop(columns=["loss_events"])).empty
+
+
+def test_olia_snapshot_without_a_computed_increase_is_left_out():
+    """A tm_olia entry dumped before any ACK in congestion avoidance (acks 0, last_slot 0 naming no
+    occupied slot) gives no row; a computed one does (the validation run once stopped on the former)."""
+    from tcpmodels.testbed.kernel_cc.validate import _snapshot_rows
+
+    subs = [{"slot": 1, "subflow_id": 1, "cwnd_segments": 10, "srtt_s": 0.02, "ell_segments": 100,
+             "incr_segments": 0.0},
+            {"slot": 2, "subflow_id": 2, "cwnd_segments": 5, "srtt_s": 0.02, "ell_segments": 50, "incr_segments": 0.0}]
+    fresh = {"token": 1, "alpha": 0.0, "acks": 0, "last_slot": 0, "subflows": subs}
+    assert _snapshot_rows("tm_olia", [fresh], 0, "shared") == []
+    incr = 10 / 15**2   # both paths: first term only (the larger window is also the best path: no collected path)
+    done = {**fresh, "acks": 3, "last_slot": 1, "subflows": [{**subs[0], "incr_segments": incr}, subs[1]]}
+    (row,) = _snapshot_rows("tm_olia", [done], 0, "shared")
+    assert row["incr_rel_error"] == pytest.approx(0.0, abs=1e-12) and row["setting"] == "shared"

@@ -24,12 +24,13 @@ from tcpmodels.testbed.kernel_cc.loader import (
     load,
     loaded,
     params_header,
+    requested_problem,
     unavailable_reason,
     unload,
 )
 
 __all__ = [
     "PROGRAMS", "PARAMETERS", "CONN_MAPS", "KernelCcUnavailable", "CcCleanupReport",
-    "unavailable_reason", "build", "load", "unload", "loaded", "available_congestion_controls",
+    "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
     "congestion_control", "dump_connections", "cleanup", "params_header",
 ]

@@ -12,10 +12,12 @@ import hashlib
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from tcpmodels.testbed._system import TestbedError, cache_dir
 
@@ -34,7 +36,7 @@ class Harness:
         No C compiler, or compilation failed.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         src = resources.files("tcpmodels.testbed.kernel_cc")
         parts = [src.joinpath(n).read_bytes() for n in ("harness.c", "tm_math.h")]
         digest = hashlib.sha256(b"".join(parts)).hexdigest()[:16]
@@ -76,38 +78,148 @@ class Harness:
         return answer
 
     def cbrt(self, x: int) -> int:
-        """floor(cbrt(x)) for 0 <= x < 2^64."""
+        """floor(cbrt(x)) as ``tm_cbrt_u64`` computes it.
+
+        Parameters
+        ----------
+        x : int
+            Radicand, 0 <= x < 2^64. [-]
+
+        Returns
+        -------
+        int
+            The integer cube root. [-]
+        """
         return int(self._ask(f"cbrt {int(x)}"))
 
     def cubic_k_hz(self, w_max: int, cwnd: int, c_q10: int, xf_q16: int) -> int:
-        """K [1/1024 s] after a reduction from ``w_max`` to ``cwnd`` [segments]."""
+        """CUBIC's K after a reduction from ``w_max`` to ``cwnd``, as tm_cubic_x computes it.
+
+        Parameters
+        ----------
+        w_max : int
+            Window before the reduction. [segments]
+        cwnd : int
+            Window after it. [segments]
+        c_q10 : int
+            CUBIC's C * 2^10. [segments/s^3 * 1024]
+        xf_q16 : int
+            The x(RTT) factor of the reading * 2^16 (65536: plain CUBIC). [-]
+
+        Returns
+        -------
+        int
+            K. [1/1024 s]
+        """
         return int(self._ask(f"k {w_max} {cwnd} {c_q10} {xf_q16}"))
 
     def cubic_delta_segments(self, offs_hz: int, c_q10: int) -> int:
+        """The cubic term C (t - K)^3 for ``offs_hz`` = |t - K|, as tm_cubic_x computes it.
+
+        Parameters
+        ----------
+        offs_hz : int
+            |t - K|. [1/1024 s]
+        c_q10 : int
+            CUBIC's C * 2^10. [segments/s^3 * 1024]
+
+        Returns
+        -------
+        int
+            The term, rounded down. [segments]
+        """
         return int(self._ask(f"delta {offs_hz} {c_q10}"))
 
-    def lia_alpha_q16(self, windows_segments, rtts_us) -> int:
+    def lia_alpha_q16(self, windows_segments: Sequence[int], rtts_us: Sequence[int]) -> int:
+        """LIA's alpha (RFC 6356 Sec. 3) as tm_lia computes it.
+
+        Parameters
+        ----------
+        windows_segments : sequence of int
+            Window of each subflow (0: slot unused). [segments]
+        rtts_us : sequence of int
+            Smoothed RTT of each subflow. [us]
+
+        Returns
+        -------
+        int
+            alpha * 2^16. [-]
+        """
         w, r = list(map(int, windows_segments)), list(map(int, rtts_us))
         return int(self._ask(f"alpha {len(w)} {' '.join(map(str, w))} {' '.join(map(str, r))}"))
 
     def lia_ai_window(self, w_i: int, total: int, alpha_q16: int) -> int:
+        """The window tm_lia hands to ``tcp_cong_avoid_ai``: max(ceil(total / alpha), w_i).
+
+        Parameters
+        ----------
+        w_i : int
+            This subflow's window. [segments]
+        total : int
+            Sum of the connection's windows. [segments]
+        alpha_q16 : int
+            alpha * 2^16. [-]
+
+        Returns
+        -------
+        int
+            The window whose 1/w increase per acked segment is LIA's. [segments]
+        """
         return int(self._ask(f"aiw {w_i} {total} {alpha_q16}"))
 
-    def olia_incr_q32(self, windows_segments, rtts_us, ell_segments, i: int) -> int:
+    def olia_incr_q32(self, windows_segments: Sequence[int], rtts_us: Sequence[int],
+                      ell_segments: Sequence[int], i: int) -> int:
+        """OLIA's increase of subflow ``i`` per acked segment, as tm_olia computes it.
+
+        Parameters
+        ----------
+        windows_segments : sequence of int
+            Window of each subflow (0: slot unused). [segments]
+        rtts_us : sequence of int
+            Smoothed RTT of each subflow. [us]
+        ell_segments : sequence of int
+            l of each subflow. [segments]
+        i : int
+            The subflow (slot) whose increase is asked for. [-]
+
+        Returns
+        -------
+        int
+            The increase * 2^32 (signed). [segments]
+        """
         w, r, ell = (list(map(int, v)) for v in (windows_segments, rtts_us, ell_segments))
         return int(self._ask(f"olia {len(w)} {' '.join(map(str, w))} {' '.join(map(str, r))} "
                              f"{' '.join(map(str, ell))} {i}"))
 
-    def set_xtab(self, values_q16) -> None:
+    def set_xtab(self, values_q16: Sequence[int]) -> None:
+        """Load an x(RTT) table (as ``loader.xtab_q16`` builds it) into the harness.
+
+        Parameters
+        ----------
+        values_q16 : sequence of int
+            The factor at each grid point * 2^16. [-]
+        """
         values = list(map(int, values_q16))
         if self._ask("xtabset " + " ".join(map(str, values))) != "ok":
             raise TestbedError("harness refused the x(RTT) table")
 
     def xtab(self, rtt_us: int) -> int:
+        """The x(RTT) factor tm_cubic_x looks up for ``rtt_us`` (interpolated in the loaded table).
+
+        Parameters
+        ----------
+        rtt_us : int
+            RTT. [us]
+
+        Returns
+        -------
+        int
+            The factor * 2^16. [-]
+        """
         return int(self._ask(f"xtab {int(rtt_us)}"))
 
 
-def olia_increase_segments(windows_segments, rtts_s, ell_segments) -> np.ndarray:
+def olia_increase_segments(windows_segments: ArrayLike, rtts_s: ArrayLike, ell_segments: ArrayLike) -> np.ndarray:
     r"""OLIA's window increase per acked segment on each path [segments] (floats).
 
     Parameters

@@ -29,13 +29,14 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from importlib import resources
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, missing_privileges, run
 
 __all__ = [
     "PROGRAMS", "PARAMETERS", "CONN_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
-    "unavailable_reason", "build", "load", "unload", "loaded", "available_congestion_controls",
+    "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
     "congestion_control", "dump_connections", "cleanup", "CcCleanupReport",
     "params_header", "xtab_rtts_us", "xtab_q16",
 ]
@@ -79,6 +80,16 @@ def unavailable_reason(*, need_root: bool = True) -> str | None:
 
     Checks root privileges (when ``need_root``), the kernel's BTF at ``/sys/kernel/btf/vmlinux``,
     ``clang``, ``bpftool`` and the libbpf headers.
+
+    Parameters
+    ----------
+    need_root : bool
+        Also check the privileges that loading needs (building needs none).
+
+    Returns
+    -------
+    str or None
+        One line naming what is missing, or ``None``.
     """
     if need_root:
         missing = missing_privileges()
@@ -91,6 +102,37 @@ def unavailable_reason(*, need_root: bool = True) -> str | None:
             return f"{tool} not found (Debian package {pkg}; `make system-deps` installs it as root)"
     if not Path("/usr/include/bpf/bpf_helpers.h").exists():
         return "libbpf headers not found (/usr/include/bpf/bpf_helpers.h; Debian package libbpf-dev)"
+    return None
+
+
+def requested_problem(names: Iterable[str | None]) -> str | None:
+    """One line saying why the ``tm_*`` congestion controls among ``names`` cannot be used now.
+
+    What a campaign prints (and raises as :class:`KernelCcUnavailable`) before it starts
+    traffic that asks for a ``tm_*`` control: BPF congestion controls cannot be loaded here
+    (:func:`unavailable_reason`), or the control is not registered.
+
+    Parameters
+    ----------
+    names : iterable of str or None
+        The congestion controls the flows ask for (``None`` and the kernel's own are ignored).
+
+    Returns
+    -------
+    str or None
+        The line, or ``None`` when no ``tm_*`` control is asked for or all of them are registered.
+    """
+    wanted = sorted({n for n in names if n and n.startswith("tm_")})
+    if not wanted:
+        return None
+    what = ", ".join(wanted)
+    reason = unavailable_reason()
+    if reason:
+        return f"{what} requested, but BPF congestion controls cannot be loaded here: {reason}"
+    missing = [n for n in wanted if n not in available_congestion_controls()]
+    if missing:
+        return (f"{', '.join(missing)} requested but not registered: load with `tcpmodels testbed cc load NAME` "
+                f"or tcpmodels.testbed.kernel_cc.congestion_control(NAME) around the run")
     return None
 
 
@@ -139,7 +181,13 @@ def _resolve_params(name: str, params: dict | None) -> dict:
 
 
 def xtab_rtts_us() -> list[int]:
-    """RTTs [us] of the x(RTT) table's grid points (8 per octave from 64 us), as ``tm_math.h`` indexes them."""
+    """The RTTs of the x(RTT) table's grid points (8 per octave from 64 us), as ``tm_math.h`` indexes them.
+
+    Returns
+    -------
+    list of int
+        One RTT per grid point, increasing. [us]
+    """
     out = []
     for idx in range(_XTAB_LEN):
         msb, frac = _XTAB_MIN_LOG2 + idx // 8, idx % 8
@@ -150,7 +198,20 @@ def xtab_rtts_us() -> list[int]:
 def xtab_q16(reading: str, x_exponent: float) -> list[int]:
     """The x(RTT) factor ``xf`` * 2^16 at :func:`xtab_rtts_us`: 1, x or 1/x with
     x(RTT) = :class:`tcpmodels.models.cubic.PowerLawX` (``x_power_law_params(x_exponent)``),
-    clamped to [2^-16, 256] (so K is at most 256^(1/3) = 6.35 times plain CUBIC's)."""
+    clamped to [2^-16, 256] (so K is at most 256^(1/3) = 6.35 times plain CUBIC's).
+
+    Parameters
+    ----------
+    reading : str
+        ``none`` (xf = 1), ``multiply`` (xf = x) or ``divide`` (xf = 1/x): P3 eq. (4).
+    x_exponent : float
+        k of x(RTT) = (RTT / 1 s)^k. [-]
+
+    Returns
+    -------
+    list of int
+        xf * 2^16 at each grid point. [-]
+    """
     from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 
     x_of = PowerLawX(**x_power_law_params(x_exponent))
@@ -163,7 +224,20 @@ def xtab_q16(reading: str, x_exponent: float) -> list[int]:
 
 
 def params_header(name: str, params: dict | None = None) -> str:
-    """The ``tm_params.h`` of one load: the parameters as C constants."""
+    """The ``tm_params.h`` of one load: the parameters as C constants.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PROGRAMS`.
+    params : dict, optional
+        Parameters (see :data:`PARAMETERS`; missing ones take their defaults).
+
+    Returns
+    -------
+    str
+        The header's text.
+    """
     p = _resolve_params(name, params)
     lines = [f"/* tm_params.h for {name}: {json.dumps(p, sort_keys=True)} */"]
     if name == "tm_cubic_x":
@@ -204,6 +278,18 @@ def _vmlinux_h() -> Path:
 def build(name: str, params: dict | None = None) -> Path:
     """Compile ``name`` with ``params`` into a BPF object; return its path (cached).
 
+    Parameters
+    ----------
+    name : str
+        One of :data:`PROGRAMS`.
+    params : dict, optional
+        Parameters (see :data:`PARAMETERS`).
+
+    Returns
+    -------
+    pathlib.Path
+        The object file, in the cache directory.
+
     Raises
     ------
     ValueError
@@ -241,7 +327,13 @@ def build(name: str, params: dict | None = None) -> Path:
 
 # ------------------------------------------------------------------ lifecycle
 def available_congestion_controls() -> list[str]:
-    """``net.ipv4.tcp_available_congestion_control`` (global: every namespace sees the same list)."""
+    """``net.ipv4.tcp_available_congestion_control`` (global: every namespace sees the same list).
+
+    Returns
+    -------
+    list of str
+        The names (empty if the file cannot be read).
+    """
     try:
         return _AVAILABLE.read_text().split()
     except OSError:
@@ -274,8 +366,14 @@ def _owner_alive(state: dict | None) -> bool:
 
 
 def loaded() -> dict[str, dict]:
-    """The ``tm_*`` congestion controls registered now, each with its load record
-    (``params``, ``pid`` of the owner or ``None`` for a CLI load, ``owner_alive``)."""
+    """The ``tm_*`` congestion controls registered now, each with its load record.
+
+    Returns
+    -------
+    dict
+        Name -> ``{params, pid, owner_alive, loaded_unix_s}`` (``pid`` ``None`` for a CLI load;
+        ``loaded_unix_s`` in [s] since the epoch).
+    """
     out = {}
     for cc in available_congestion_controls():
         if cc.startswith("tm_"):
@@ -329,8 +427,19 @@ def load(name: str, params: dict | None = None, *, owner_pid: int | None = None,
 
 
 def unload(name: str) -> bool:
-    """Unregister ``name``; ``False`` if it was not registered. Sockets already using it keep
-    running with it until they close (the kernel holds a reference)."""
+    """Unregister ``name``. Sockets already using it keep running with it until they close
+    (the kernel holds a reference).
+
+    Parameters
+    ----------
+    name : str
+        A ``tm_*`` congestion control.
+
+    Returns
+    -------
+    bool
+        ``False`` if it was not registered.
+    """
     if not name.startswith("tm_"):
         raise ValueError(f"only tm_* congestion controls are unloaded here; got {name!r}")
     _require(need_root=True)
@@ -342,10 +451,17 @@ def unload(name: str) -> bool:
 
 
 @contextlib.contextmanager
-def congestion_control(name: str, params: dict | None = None):
+def congestion_control(name: str, params: dict | None = None) -> Iterator[dict]:
     """Make ``name`` (with ``params``) available for the ``with`` block; unregister it after,
     if this block loaded it. A registration with other parameters is replaced only when its
     owner is dead; a live owner's different load raises :class:`TestbedError`.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PROGRAMS`.
+    params : dict, optional
+        Parameters (see :data:`PARAMETERS`).
 
     Yields
     ------
@@ -372,11 +488,21 @@ def congestion_control(name: str, params: dict | None = None):
 def dump_connections(name: str = "tm_lia") -> list[dict]:
     """The per-connection state of a coupled program (one dict per MPTCP connection).
 
-    Each dict: ``token``, ``alpha`` (in-kernel alpha, from ``alpha_q16``), ``cwnd_total_segments``,
-    ``updated_ns`` (``bpf_ktime_get_ns``), and ``subflows``: a list of
-    ``{slot, subflow_id, cwnd_segments, srtt_s}`` for the occupied slots (tm_olia adds
-    ``ell_segments`` and ``incr_segments``, and ``last_slot``: the slot whose increase was
-    computed from this snapshot's values).
+    Parameters
+    ----------
+    name : str
+        ``tm_lia`` or ``tm_olia``.
+
+    Returns
+    -------
+    list of dict
+        One per map entry (empty if the program is not loaded). Each dict: ``token``, ``alpha``
+        (in-kernel alpha, from ``alpha_q16``) [-], ``cwnd_total_segments`` [segments],
+        ``updated_ns`` (``bpf_ktime_get_ns``) [ns], ``acks``, and ``subflows``: a list of
+        ``{slot, subflow_id, cwnd_segments, srtt_s}`` for the occupied slots [segments, s]
+        (tm_olia adds ``ell_segments`` and ``incr_segments`` [segments], ``loss_events`` and
+        ``delivered_at_last_loss_segments``, and ``last_slot``: the slot whose increase was
+        computed from this snapshot's values).
     """
     if name not in CONN_MAPS:
         raise ValueError(f"no per-connection map for {name!r}; there is one for {sorted(CONN_MAPS)}")
@@ -396,7 +522,10 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
              "srtt_s": v["srtt_us"][i] * 1e-6,
              # tm_olia: l_i [segments] and the last increase per acked segment [segments]
              **({"ell_segments": v["ell"][i]} if "ell" in v else {}),
-             **({"incr_segments": v["incr_q32"][i] / 2.0**32} if "incr_q32" in v else {})}
+             **({"incr_segments": v["incr_q32"][i] / 2.0**32} if "incr_q32" in v else {}),
+             # tm_olia diagnostics: loss events (ssthresh calls), tp->delivered at the last [segments]
+             **({"loss_events": v["loss_events"][i], "delivered_at_last_loss_segments": v["delivered"][i]}
+                if "loss_events" in v else {})}
             for i in range(len(v["cwnd"])) if v["cwnd"][i] and v["srtt_us"][i]
         ]
         rec = {"token": key, "alpha": v["alpha_q16"] / 65536.0, "cwnd_total_segments": v["cwnd_total"],
@@ -417,13 +546,31 @@ class CcCleanupReport:
     skipped_live: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The report as a JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            ``unregistered_congestion_controls`` and ``skipped_live_congestion_controls`` (lists of names).
+        """
         return {"unregistered_congestion_controls": self.unregistered,
                 "skipped_live_congestion_controls": self.skipped_live}
 
 
 def cleanup(*, include_live: bool = False) -> CcCleanupReport:
     """Unregister every ``tm_*`` congestion control whose loading process is dead (or that a CLI
-    ``cc load`` left); those of live processes only with ``include_live``. Idempotent."""
+    ``cc load`` left); those of live processes only with ``include_live``. Idempotent.
+
+    Parameters
+    ----------
+    include_live : bool
+        Also unregister the loads of live processes.
+
+    Returns
+    -------
+    CcCleanupReport
+        What was unregistered and what was left alone.
+    """
     report = CcCleanupReport()
     names = [cc for cc in available_congestion_controls() if re.fullmatch(r"tm_[a-z0-9_]+", cc)]
     if not names:

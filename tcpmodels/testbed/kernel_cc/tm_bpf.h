@@ -84,4 +84,69 @@ static inline __u32 tm_mptcp_token(struct sock *sk, __u32 *subflow_id)
 	return ctx->token;
 }
 
+/* Reno's undo (tcp_reno_undo_cwnd): the window before the reduction that proved spurious. */
+static inline __u32 tm_reno_undo_of(const struct tcp_sock *tp)
+{
+	return TM_MAX(tp->snd_cwnd, tp->prior_cwnd);
+}
+
+/* ---- per-connection state of the coupled controls (tm_lia, tm_olia) ----
+ * Each keeps one map entry per MPTCP connection, keyed by the token; its value
+ * starts with TM_CONN_SLOTS(n): per subflow slot the window, smoothed RTT and
+ * subflow id as the subflow last published them (cwnd 0: the slot is free). The
+ * slot is the subflow id mod n (n a power of two). User space reads the arrays
+ * by these names (tcpmodels.testbed.kernel_cc.dump_connections). */
+#define TM_CONN_SLOTS(n)                                                   \
+	__u32 cwnd[n];       /* [segments], at most 0xffff; 0: slot free */ \
+	__u32 srtt_us[n];    /* smoothed RTT [us], in [1, 2^22) */          \
+	__u32 subflow_id[n]
+
+static inline __u32 tm_slot_of(__u32 subflow_id, __u32 n_slots)
+{
+	return subflow_id & (n_slots - 1);
+}
+
+/* The entry of connection *token in map, created zeroed (from *zero) if absent;
+ * 0 if the map is full of live entries (LRU: only when 4096 connections are live). */
+static inline void *tm_conn_get(void *map, __u32 *token, const void *zero)
+{
+	void *c = bpf_map_lookup_elem(map, token);
+
+	if (!c) {
+		bpf_map_update_elem(map, token, zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(map, token);
+	}
+	return c;
+}
+
+/* Publish this subflow's window and RTT in slot `slot` of the TM_CONN_SLOTS arrays. */
+#define TM_CONN_PUBLISH(c, slot, tp, id)                                                    \
+	do {                                                                                 \
+		(c)->cwnd[slot] = TM_MIN((tp)->snd_cwnd, 0xffffU);                            \
+		(c)->srtt_us[slot] = TM_MIN(TM_MAX((tp)->srtt_us >> 3, 1U), (1U << 22) - 1);  \
+		(c)->subflow_id[slot] = (id);                                                 \
+	} while (0)
+
+/* A closing subflow leaves its connection (the `release` callback, which runs when
+ * the kernel destroys the subflow socket: icsk_ulp_data and the token are still
+ * there): its slot is freed, and the entry goes with the last subflow. Needs the
+ * cwnd array first in the map value (TM_CONN_SLOTS at the start of the struct). */
+static inline void tm_conn_release(struct sock *sk, void *map, __u32 n_slots)
+{
+	__u32 *cwnd, id, token, i, left = 0;
+
+	token = tm_mptcp_token(sk, &id);
+	if (!token)
+		return;
+	cwnd = bpf_map_lookup_elem(map, &token);
+	if (!cwnd)
+		return;
+	cwnd[tm_slot_of(id, n_slots)] = 0;
+#pragma unroll
+	for (i = 0; i < TM_MAX_SUBFLOWS; i++)
+		left += i < n_slots ? cwnd[i] : 0;
+	if (!left)
+		bpf_map_delete_elem(map, &token);
+}
+
 #endif /* TM_BPF_H */

@@ -224,9 +224,7 @@ void BPF_PROG(tm_cubic_x_pkts_acked, struct sock *sk, const struct ack_sample *s
 SEC("struct_ops/tm_cubic_x_undo_cwnd")
 __u32 BPF_PROG(tm_cubic_x_undo_cwnd, struct sock *sk)
 {
-	struct tcp_sock *tp = tm_tcp_sk(sk);
-
-	return TM_MAX(tp->snd_cwnd, tp->prior_cwnd);
+	return tm_reno_undo_of(tm_tcp_sk(sk));
 }
 
 SEC(".struct_ops")

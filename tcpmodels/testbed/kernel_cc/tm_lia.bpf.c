@@ -11,9 +11,7 @@
 #include "tm_bpf.h"
 
 struct tm_conn {
-	__u32 cwnd[TM_MAX_SUBFLOWS];     /* [segments], 0: slot free */
-	__u32 srtt_us[TM_MAX_SUBFLOWS];  /* smoothed RTT [us] */
-	__u32 subflow_id[TM_MAX_SUBFLOWS];
+	TM_CONN_SLOTS(TM_MAX_SUBFLOWS);
 	__u32 alpha_q16;                 /* last alpha computed, * 2^16 */
 	__u32 cwnd_total;                /* [segments] at that computation */
 	__u64 updated_ns;                /* bpf_ktime_get_ns() of that computation */
@@ -27,32 +25,23 @@ struct {
 	__type(value, struct tm_conn);
 } tm_lia_conn SEC(".maps");
 
-static inline __u32 tm_slot(__u32 subflow_id)
-{
-	return subflow_id & (TM_MAX_SUBFLOWS - 1);
-}
+static const struct tm_conn tm_lia_zero;
 
-/* Publish this subflow's window and RTT; returns the connection's state. */
+/* Publish this subflow's window and RTT; returns the connection's state (0: plain TCP). */
 static inline struct tm_conn *tm_publish(struct sock *sk, __u32 *slot_out)
 {
 	struct tcp_sock *tp = tm_tcp_sk(sk);
-	struct tm_conn *c, zero = {};
+	struct tm_conn *c;
 	__u32 id, token, slot;
 
 	token = tm_mptcp_token(sk, &id);
 	if (!token)
 		return 0;
-	c = bpf_map_lookup_elem(&tm_lia_conn, &token);
-	if (!c) {
-		bpf_map_update_elem(&tm_lia_conn, &token, &zero, BPF_NOEXIST);
-		c = bpf_map_lookup_elem(&tm_lia_conn, &token);
-		if (!c)
-			return 0;
-	}
-	slot = tm_slot(id);
-	c->cwnd[slot] = TM_MIN(tp->snd_cwnd, 0xffffU);
-	c->srtt_us[slot] = TM_MIN(TM_MAX(tp->srtt_us >> 3, 1U), (1U << 22) - 1);
-	c->subflow_id[slot] = id;
+	c = tm_conn_get(&tm_lia_conn, &token, &tm_lia_zero);
+	if (!c)
+		return 0;
+	slot = tm_slot_of(id, TM_MAX_SUBFLOWS);
+	TM_CONN_PUBLISH(c, slot, tp, id);
 	*slot_out = slot;
 	return c;
 }
@@ -103,29 +92,13 @@ __u32 BPF_PROG(tm_lia_ssthresh, struct sock *sk)
 SEC("struct_ops/tm_lia_undo_cwnd")
 __u32 BPF_PROG(tm_lia_undo_cwnd, struct sock *sk)
 {
-	struct tcp_sock *tp = tm_tcp_sk(sk);
-
-	return TM_MAX(tp->snd_cwnd, tp->prior_cwnd);
+	return tm_reno_undo_of(tm_tcp_sk(sk));
 }
 
-/* A closing subflow leaves the connection: its slot no longer counts. */
 SEC("struct_ops/tm_lia_release")
 void BPF_PROG(tm_lia_release, struct sock *sk)
 {
-	struct tm_conn *c;
-	__u32 id, token, i, left = 0;
-
-	token = tm_mptcp_token(sk, &id);
-	if (!token)
-		return;
-	c = bpf_map_lookup_elem(&tm_lia_conn, &token);
-	if (!c)
-		return;
-	c->cwnd[tm_slot(id)] = 0;
-	for (i = 0; i < TM_MAX_SUBFLOWS; i++)
-		left += c->cwnd[i];
-	if (!left)   /* the last subflow: the connection's state goes */
-		bpf_map_delete_elem(&tm_lia_conn, &token);
+	tm_conn_release(sk, &tm_lia_conn, TM_MAX_SUBFLOWS);
 }
 
 SEC(".struct_ops")

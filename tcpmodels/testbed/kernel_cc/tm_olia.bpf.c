@@ -14,9 +14,7 @@
 #include "tm_bpf.h"
 
 struct tm_olia_conn {
-	__u32 cwnd[TM_MAX_SUBFLOWS];     /* [segments], 0: slot free */
-	__u32 srtt_us[TM_MAX_SUBFLOWS];  /* [us] */
-	__u32 subflow_id[TM_MAX_SUBFLOWS];
+	TM_CONN_SLOTS(TM_MAX_SUBFLOWS);  /* only the first TM_OLIA_SLOTS are used */
 	__u32 ell[TM_MAX_SUBFLOWS];      /* l_i [segments] */
 	__s64 incr_q32[TM_MAX_SUBFLOWS]; /* last increase per acked segment, * 2^32 */
 	__u32 alpha_q16;                 /* LIA's alpha on the same windows, for comparison */
@@ -25,6 +23,10 @@ struct tm_olia_conn {
 	                                  * from the windows, RTTs and l of this very entry */
 	__u64 updated_ns;
 	__u64 acks;
+	/* diagnostics (why a subflow's l stays small): per slot the loss events (calls of
+	 * ssthresh: fast recovery or RTO) and tp->delivered [segments] at the last of them */
+	__u32 loss_events[TM_MAX_SUBFLOWS];
+	__u32 delivered[TM_MAX_SUBFLOWS];
 };
 
 struct {
@@ -41,11 +43,6 @@ struct tm_olia {
 	__u32 loss_last;     /* tp->delivered at the last loss */
 	__s64 acc_q32;       /* accumulated fraction of a segment */
 };
-
-static inline __u32 tm_slot(__u32 subflow_id)
-{
-	return subflow_id & (TM_OLIA_SLOTS - 1);
-}
 
 SEC("struct_ops/tm_olia_init")
 void BPF_PROG(tm_olia_init, struct sock *sk)
@@ -70,20 +67,13 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 	token = tm_mptcp_token(sk, &id);
 	c = 0;
-	if (token) {
-		c = bpf_map_lookup_elem(&tm_olia_conn, &token);
-		if (!c) {
-			bpf_map_update_elem(&tm_olia_conn, &token, &tm_olia_zero, BPF_NOEXIST);
-			c = bpf_map_lookup_elem(&tm_olia_conn, &token);
-		}
-	}
-	slot = tm_slot(id);
+	if (token)
+		c = tm_conn_get(&tm_olia_conn, &token, &tm_olia_zero);
+	slot = tm_slot_of(id, TM_OLIA_SLOTS);
 	if (c) {
 		l1 = ca->loss_last - ca->loss_prev;
 		l2 = tp->delivered - ca->loss_last;
-		c->cwnd[slot] = TM_MIN(tp->snd_cwnd, 0xffffU);
-		c->srtt_us[slot] = TM_MIN(TM_MAX(tp->srtt_us >> 3, 1U), (1U << 22) - 1);
-		c->subflow_id[slot] = id;
+		TM_CONN_PUBLISH(c, slot, tp, id);
 		c->ell[slot] = (__u32)TM_MIN(TM_MAX(l1, l2), 1U << 24);   /* tm_olia_incr_q32 takes l < 2^24 */
 	}
 	if (!tm_cwnd_limited(tp))
@@ -126,37 +116,31 @@ __u32 BPF_PROG(tm_olia_ssthresh, struct sock *sk)
 	struct tm_olia *ca = tm_ca(sk);
 	struct tcp_sock *tp = tm_tcp_sk(sk);
 
+	struct tm_olia_conn *c;
+	__u32 id, token;
+
 	ca->loss_prev = ca->loss_last;
 	ca->loss_last = tp->delivered;
 	ca->acc_q32 = 0;
+	token = tm_mptcp_token(sk, &id);
+	c = token ? bpf_map_lookup_elem(&tm_olia_conn, &token) : 0;
+	if (c) {
+		c->loss_events[tm_slot_of(id, TM_OLIA_SLOTS)]++;
+		c->delivered[tm_slot_of(id, TM_OLIA_SLOTS)] = tp->delivered;
+	}
 	return tm_reno_ssthresh_of(tp);
 }
 
 SEC("struct_ops/tm_olia_undo_cwnd")
 __u32 BPF_PROG(tm_olia_undo_cwnd, struct sock *sk)
 {
-	struct tcp_sock *tp = tm_tcp_sk(sk);
-
-	return TM_MAX(tp->snd_cwnd, tp->prior_cwnd);
+	return tm_reno_undo_of(tm_tcp_sk(sk));
 }
 
 SEC("struct_ops/tm_olia_release")
 void BPF_PROG(tm_olia_release, struct sock *sk)
 {
-	struct tm_olia_conn *c;
-	__u32 id, token, i, left = 0;
-
-	token = tm_mptcp_token(sk, &id);
-	if (!token)
-		return;
-	c = bpf_map_lookup_elem(&tm_olia_conn, &token);
-	if (!c)
-		return;
-	c->cwnd[tm_slot(id)] = 0;
-	for (i = 0; i < TM_OLIA_SLOTS; i++)
-		left += c->cwnd[i];
-	if (!left)   /* the last subflow: the connection's state goes */
-		bpf_map_delete_elem(&tm_olia_conn, &token);
+	tm_conn_release(sk, &tm_olia_conn, TM_OLIA_SLOTS);
 }
 
 SEC(".struct_ops")

@@ -21,9 +21,7 @@ void BPF_PROG(tm_reno_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 SEC("struct_ops/tm_reno_undo_cwnd")
 __u32 BPF_PROG(tm_reno_undo_cwnd, struct sock *sk)
 {
-	struct tcp_sock *tp = tm_tcp_sk(sk);
-
-	return TM_MAX(tp->snd_cwnd, tp->prior_cwnd);
+	return tm_reno_undo_of(tm_tcp_sk(sk));
 }
 
 SEC(".struct_ops")

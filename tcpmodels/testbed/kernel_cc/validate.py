@@ -31,10 +31,12 @@ import os
 import platform
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from tcpmodels.testbed import kernel_cc
 from tcpmodels.testbed.kernel_cc.arithmetic import olia_increase_segments
@@ -44,7 +46,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "mean_ratio_ci", "verdict", "summarize", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "verdict", "summarize", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -54,7 +56,22 @@ X_OF_RTT = PowerLawX(**x_power_law_params(X_EXPONENT))
 def shared_link(*, rate_bps: float, rtt_s: float, loss_rate: float) -> Topology:
     """Client ``c`` and server ``s`` on one link; the server has two addresses (10.0.1.2 and
     10.0.1.3, the second announced to MPTCP), so an MPTCP connection gets two subflows that share
-    the link with any TCP flow to 10.0.1.2."""
+    the link with any TCP flow to 10.0.1.2.
+
+    Parameters
+    ----------
+    rate_bps : float
+        Link rate. [bit/s]
+    rtt_s : float
+        Round-trip propagation delay (half each way). [s]
+    loss_rate : float
+        Random loss probability per packet. [-]
+
+    Returns
+    -------
+    Topology
+        The topology (``meta["server_addr"]`` the address TCP flows use).
+    """
     link = Link(name="p0", a="c", b="s", a_addrs=("10.0.1.1/24",), b_addrs=("10.0.1.2/24", "10.0.1.3/24"),
                 rate_bps=rate_bps, delay_s=rtt_s / 2, loss_rate=loss_rate)
     return Topology(name="shared_link",
@@ -86,9 +103,25 @@ def observed_k(samples: list[dict], c: float = 0.4, beta_cubic: float = 0.7,
     above (where the cubic term, not the Reno-friendly estimate or the 1.5 cwnd cap, sets the
     window). Epochs whose samples do not reach 2 segments past W_max on both sides are left out.
 
-    Returns dicts with ``t_start_s`` (the epoch's first sample), ``w_max_segments``, ``cwnd_epoch_segments``, ``k_observed_s``,
-    ``c_fit``, ``k_model_s`` = RFC 9438's ``cbrt((W_max - cwnd_epoch) / C)`` for those windows
-    and ``min_rtt_s``.
+    Parameters
+    ----------
+    samples : list of dict
+        TCP_INFO samples of one flow in time order, each with ``t_s`` [s], ``cwnd_segments``
+        [segments], ``ca_state`` and optionally ``min_rtt_s`` [s].
+    c : float
+        CUBIC's C. [segments/s^3]
+    beta_cubic : float
+        Fraction of the window kept at a loss. [-]
+    fast_convergence : bool
+        Whether the sender uses fast convergence (the W_max rule).
+
+    Returns
+    -------
+    list of dict
+        One per epoch: ``t_start_s`` (the epoch's first sample) [s], ``w_max_segments``,
+        ``cwnd_epoch_segments`` [segments], ``k_observed_s`` [s], ``c_fit`` [segments/s^3],
+        ``k_model_s`` = RFC 9438's ``cbrt((W_max - cwnd_epoch) / C)`` for those windows [s]
+        and ``min_rtt_s`` [s].
     """
     t = np.array([s["t_s"] for s in samples], dtype=float)
     w = np.array([s["cwnd_segments"] for s in samples], dtype=float)
@@ -166,7 +199,12 @@ def _snapshot_rows(cc: str, snaps: list[dict], rep: int, setting: str) -> list[d
     rows = []
     for c in snaps:
         if cc == "tm_olia":
-            rows.append({**_olia_snapshot_row(c, rep), "setting": setting})
+            # an entry whose increase has not been computed yet (no ACK in congestion avoidance;
+            # last_slot then names no occupied slot) has nothing to compare
+            if c.get("acks") and any(s["slot"] == c.get("last_slot") for s in c["subflows"]):
+                rows.append({**_olia_snapshot_row(c, rep), "setting": setting})
+            continue
+        if not c.get("updated_ns"):   # alpha never computed in this entry
             continue
         w = [s["cwnd_segments"] for s in c["subflows"]]
         r = [s["srtt_s"] for s in c["subflows"]]
@@ -196,16 +234,44 @@ def _olia_snapshot_row(c: dict, rep: int) -> dict:
             "incr_rel_error_of_terms": float((got - model[i]) / (first[i] + abs(alpha_i) / w[i])),
             "olia_alpha_model": float(alpha_i),
             "cwnd_segments": json.dumps(w.tolist()), "srtt_s": json.dumps(r.tolist()),
-            "ell_segments": json.dumps(ell.tolist())}
+            "ell_segments": json.dumps(ell.tolist()),
+            "loss_events": json.dumps([s.get("loss_events") for s in subs]),
+            "delivered_at_last_loss_segments": json.dumps([s.get("delivered_at_last_loss_segments") for s in subs])}
 
 
 def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 8, reno_duration_s: float = 20.0,
-                   reading_reps: int = 1, experiments=("reno", "cubic", "coupled"),
-                   log=print) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run every experiment ``reps`` times (variants interleaved; reno vs tm_reno ``reno_reps`` times
-    of ``reno_duration_s``, alternating which goes first; tm_cubic_x with each x(RTT) reading
-    ``reading_reps`` times); ``experiments``: which of reno, cubic (with the readings) and coupled
-    (shared, disjoint, alpha, olia_incr) to run. Return (rows, cwnd samples)."""
+                   reading_reps: int = 1, cubic_reps: int | None = None,
+                   experiments: Sequence[str] = ("reno", "cubic", "coupled"),
+                   log: Callable[[dict], object] = print) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run the validation experiments on the testbed (variants interleaved within each repetition,
+    the host lock held per experiment).
+
+    Parameters
+    ----------
+    reps : int
+        Repetitions of the coupled experiments (shared, disjoint; each with all three variants). [-]
+    duration_s : float
+        Length of a coupled run; cubic runs last 4 times as long. [s]
+    reno_reps : int
+        Pairs of reno and tm_reno runs (which goes first alternates). [-]
+    reno_duration_s : float
+        Length of a reno run. [s]
+    reading_reps : int
+        Runs of tm_cubic_x with each reading of x(RTT) (multiply, divide). [-]
+    cubic_reps : int, optional
+        Pairs of cubic and tm_cubic_x (x = 1) runs; ``None``: ``reps``. [-]
+    experiments : sequence of str
+        Which of ``reno``, ``cubic`` (with the readings) and ``coupled`` (shared, disjoint,
+        alpha, olia_incr) to run.
+    log : callable
+        Called with each run's row as it is measured.
+
+    Returns
+    -------
+    tuple of pandas.DataFrame
+        (rows: one per run or map snapshot, see the module docstring; cwnd samples of the first
+        disjoint run of each variant, ``t_s`` [s], ``cwnd_segments``, ``srtt_s`` [s]).
+    """
     rows, cwnd_rows = [], []
     # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
     with host_lock(holder="kernel_cc.validate reno"), kernel_cc.congestion_control("tm_reno"), \
@@ -242,7 +308,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
 
     with host_lock(holder="kernel_cc.validate cubic"), kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}), \
             Testbed(cubic_topo) as tb:
-        for rep in range(reps if "cubic" in experiments else 0):
+        for rep in range((reps if cubic_reps is None else cubic_reps) if "cubic" in experiments else 0):
             for cc in ("cubic", "tm_cubic_x"):
                 cubic_run(tb, cc, rep, "none")
     for reading in ("multiply", "divide") if "cubic" in experiments else ():
@@ -300,11 +366,91 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
     return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
 
 
-def mean_ratio_ci(test, ref, *, confidence: float = 0.95) -> dict:
+def ns3_shared_link(*, reps: int = 8, duration_s: float = 10.0, warmup_s: float = 2.0, rate_bps: float = 200e6,
+                    rtt_s: float = 0.020, loss_rate: float = 0.005, seed: int = 1,
+                    log: Callable[[dict], object] = print) -> pd.DataFrame:
+    """The shared experiment in ns-3: ns-3 LIA (:mod:`tcpmodels.sim.multipath`) and uncoupled Reno
+    subflows, two subflows of one connection beside one ``TcpLinuxReno`` flow on one lossy link.
+
+    One simulation per repetition and seed ``seed + rep``, each holding both variants on two
+    equal, separate links (1 ms access links each side, so the base RTT is ``rtt_s``; 1000-packet
+    queues; random loss on data packets only).
+
+    Parameters
+    ----------
+    reps : int
+        Repetitions (simulations). [-]
+    duration_s : float
+        Simulated time of each. [s]
+    warmup_s : float
+        Time left out before the rates are taken. [s]
+    rate_bps : float
+        Link rate. [bit/s]
+    rtt_s : float
+        Base round-trip time. [s]
+    loss_rate : float
+        Random loss probability per data packet. [-]
+    seed : int
+        Seed of the first repetition. [-]
+    log : callable
+        Called with each row as it is computed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per repetition and variant (``ns3_lia``, ``ns3_uncoupled``): ``experiment`` =
+        ``shared_ns3``, ``rate_bps`` (the multipath connection) and ``tcp_rate_bps`` [bit/s],
+        ``ratio_mptcp_tcp`` [-], ``seed``.
+    """
+    import tempfile
+
+    from tcpmodels.sim.config import Link as SimLink
+    from tcpmodels.sim.config import Multipath, MultipathFlow
+    from tcpmodels.sim.run import run_config as sim_run_config
+
+    access_s = 0.001
+    link = SimLink(rate_bps=rate_bps, delay_s=rtt_s / 2 - 2 * access_s, queue_packets=1000)
+    variants = (("ns3_lia", True), ("ns3_uncoupled", False))
+    conns = []
+    for p, (_, coupled) in enumerate(variants):
+        conns += [MultipathFlow(paths=(p, p), coupled=coupled), MultipathFlow(paths=(p,), coupled=False)]
+    rows = []
+    for rep in range(reps):
+        cfg = Multipath(paths=(link,) * len(variants), connections=tuple(conns), loss_rates=(loss_rate,) * len(variants),
+                        access=SimLink(rate_bps=10e9, delay_s=access_s, queue_packets=1000),
+                        duration_s=duration_s, seed=seed + rep, queue_bin_s=0.5)
+        with tempfile.TemporaryDirectory() as tmp:
+            run = sim_run_config(cfg, tmp)
+        thr, apps = run.throughput_bps(warmup_s), run.apps
+
+        def rate(k, thr=thr, apps=apps):
+            return float(thr.loc[apps.loc[apps["connection"] == k, "flow_index"]].sum())
+
+        for p, (variant, _) in enumerate(variants):
+            mp, tcp = rate(2 * p), rate(2 * p + 1)
+            rows.append({"experiment": "shared_ns3", "variant": variant, "rep": rep, "seed": seed + rep,
+                         "rate_bps": mp, "tcp_rate_bps": tcp, "ratio_mptcp_tcp": mp / tcp if tcp > 0 else np.nan})
+            log(rows[-1])
+    return pd.DataFrame(rows)
+
+
+def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) -> dict:
     """Ratio of ``test`` to ``ref`` over paired (interleaved) repetitions with a t confidence interval.
 
     The ratio is the geometric mean of the per-pair ratios test_i / ref_i, its interval
-    exp(mean log-ratio +- t_{n-1} s / sqrt(n)) (scipy.stats.t). [-]
+    exp(mean log-ratio +- t_{n-1} s / sqrt(n)) (scipy.stats.t).
+
+    Parameters
+    ----------
+    test, ref : array_like
+        Positive values of the two variants, pair by pair (same unit).
+    confidence : float
+        Confidence level of the interval. [-]
+
+    Returns
+    -------
+    dict
+        ``ratio``, ``ci_low``, ``ci_high`` [-], ``n_pairs`` and ``confidence``.
     """
     from scipy import stats
 
@@ -317,8 +463,125 @@ def mean_ratio_ci(test, ref, *, confidence: float = 0.95) -> dict:
             "ci_high": float(np.exp(d.mean() + half)), "n_pairs": int(d.size), "confidence": confidence}
 
 
+def pairs_to_decide(test: ArrayLike, ref: ArrayLike, tolerance: float, *, confidence: float = 0.95,
+                    max_pairs: int = 100_000) -> int | None:
+    """How many pairs in all would make :func:`verdict` decide, if more pairs scattered as these do.
+
+    With the mean m and the standard deviation s of the log-ratios of the pairs so far, the
+    interval exp(m +- t_{n-1} s / sqrt(n)) decides once its half-width is below the distance
+    of m from the nearer bound of [ln(1 - tolerance), ln(1 + tolerance)] (inside: ``met``,
+    outside: ``contradicted``).
+
+    Parameters
+    ----------
+    test, ref : array_like
+        Positive values of the two variants, pair by pair (same unit).
+    tolerance : float
+        Allowed relative deviation from 1. [-]
+    confidence : float
+        Confidence level of the interval. [-]
+    max_pairs : int
+        Largest number of pairs considered. [-]
+
+    Returns
+    -------
+    int or None
+        The smallest number of pairs (at least the present one) that decides; ``None`` when
+        ``max_pairs`` would not (m on a bound). [-]
+    """
+    from scipy import stats
+
+    d = np.log(np.asarray(test, dtype=float) / np.asarray(ref, dtype=float))
+    if d.size < 2:
+        raise ValueError("need at least two pairs")
+    m, sd = float(d.mean()), float(d.std(ddof=1))
+    margin = min(abs(m - np.log(1 + tolerance)), abs(m - np.log(1 - tolerance)))
+    n = np.arange(d.size, max_pairs + 1)
+    ok = stats.t.ppf(0.5 + confidence / 2, n - 1) * sd / np.sqrt(n) < margin
+    return int(n[np.argmax(ok)]) if ok.any() else None
+
+
+def ratio_table(runs: pd.DataFrame) -> pd.DataFrame:
+    """MPTCP rate / TCP rate per variant over runs, as :func:`mean_ratio_ci` (variants with fewer
+    than two runs are left out).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        One row per run with ``variant``, ``rate_bps`` and ``tcp_rate_bps`` [bit/s].
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by variant: ``ratio``, ``ci_low``, ``ci_high`` [-], ``n_pairs``, ``confidence``.
+    """
+    out = {v: mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"]) for v, g in runs.groupby("variant") if len(g) >= 2}
+    return pd.DataFrame(out).T
+
+
+def olia_loss_events(rows: pd.DataFrame) -> pd.DataFrame:
+    """Delivered segments per loss event of each subflow in the tm_olia snapshots.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Dataset rows; those of experiment ``olia_incr`` with the ``loss_events`` and
+        ``delivered_at_last_loss_segments`` columns (JSON lists per snapshot) are used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per subflow and snapshot with at least one loss event: ``setting``, ``smaller``
+        (the subflow's window is below the other's), ``cwnd_segments`` and
+        ``segments_per_loss_event`` (tp->delivered at the last loss / loss events) [segments].
+    """
+    snap = rows[rows.experiment == "olia_incr"] if "experiment" in rows else rows.iloc[0:0]
+    out = []
+    if "loss_events" not in snap:
+        return pd.DataFrame(out, columns=["setting", "smaller", "cwnd_segments", "segments_per_loss_event"])
+    for _, r in snap.iterrows():
+        w, ev, dl = (json.loads(r[c]) for c in ("cwnd_segments", "loss_events", "delivered_at_last_loss_segments"))
+        for k in range(len(w)):
+            if ev[k] and dl[k]:
+                out.append({"setting": r["setting"], "smaller": w[k] < max(w), "cwnd_segments": w[k],
+                            "segments_per_loss_event": dl[k] / ev[k]})
+    return pd.DataFrame(out, columns=["setting", "smaller", "cwnd_segments", "segments_per_loss_event"])
+
+
+def clamped_snapshots(rows: pd.DataFrame) -> int:
+    """How many map snapshots (LIA alpha and OLIA increase rows) show a window at the 0xffff clamp.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Dataset rows (``cwnd_segments`` a JSON list per snapshot).
+
+    Returns
+    -------
+    int
+        Snapshots with a slot at 65535 segments. [-]
+    """
+    if "experiment" not in rows:
+        return 0
+    snap = rows[rows.experiment.isin(["alpha", "olia_incr"])]
+    return int(sum(65535 in json.loads(v) for v in snap["cwnd_segments"]))
+
+
 def verdict(ci: dict, tolerance: float) -> str:
-    """``met`` if the interval lies within 1 +- tolerance, ``contradicted`` if it lies outside, else ``undecided``."""
+    """``met`` if the interval lies within 1 +- tolerance, ``contradicted`` if it lies outside, else ``undecided``.
+
+    Parameters
+    ----------
+    ci : dict
+        A ratio with its interval (``ci_low``, ``ci_high`` [-]), as :func:`mean_ratio_ci` returns.
+    tolerance : float
+        Allowed relative deviation from 1. [-]
+
+    Returns
+    -------
+    str
+        ``met``, ``contradicted`` or ``undecided``.
+    """
     if ci["ci_low"] >= 1 - tolerance and ci["ci_high"] <= 1 + tolerance:
         return "met"
     if ci["ci_low"] > 1 + tolerance or ci["ci_high"] < 1 - tolerance:
@@ -327,7 +590,20 @@ def verdict(ci: dict, tolerance: float) -> str:
 
 
 def summarize(rows: pd.DataFrame) -> dict:
-    """The item-4 numbers of the issue from the rows (see the module docstring)."""
+    """The item-4 numbers of the issue from the rows (see the module docstring).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        The rows of :func:`run_validation` (or of the dataset).
+
+    Returns
+    -------
+    dict
+        Per criterion: ratios with 95 % intervals and verdicts (reno, cubic), K ratios per reading
+        (median, min, max, epochs), MPTCP/TCP ratios and shares per variant, alpha and OLIA
+        increase errors (all [-]).
+    """
     out = {}
     if "experiment" not in rows:
         return out
@@ -336,7 +612,8 @@ def summarize(rows: pd.DataFrame) -> dict:
         reno = reno.pivot_table(index="rep", columns="variant", values=["rate_bps", "retransmits"])
         for col, tol in (("rate_bps", 0.05), ("retransmits", 0.10)):
             ci = mean_ratio_ci(reno[col]["tm_reno"], reno[col]["reno"])
-            out[f"reno_{col}_ratio"] = {**ci, "tolerance": tol, "verdict": verdict(ci, tol)}
+            out[f"reno_{col}_ratio"] = {**ci, "tolerance": tol, "verdict": verdict(ci, tol),
+                                        "pairs_to_decide": pairs_to_decide(reno[col]["tm_reno"], reno[col]["reno"], tol)}
     cub = rows[rows.experiment == "cubic"]
     if cub.rep.nunique() >= 2:
         cub = cub.pivot_table(index="rep", columns="variant", values="rate_bps")
@@ -403,21 +680,53 @@ def _provenance(args: dict) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line: run the validation and write the dataset (see the module docstring).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        0, or 77 when BPF congestion controls cannot be loaded here (the reason printed in one line).
+    """
     parser = argparse.ArgumentParser(prog="python -m tcpmodels.testbed.kernel_cc.validate", description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--duration-s", type=float, default=10.0)
     parser.add_argument("--reno-reps", type=int, default=8)
     parser.add_argument("--reno-duration-s", type=float, default=20.0)
     parser.add_argument("--reading-reps", type=int, default=1)
+    parser.add_argument("--cubic-reps", type=int, default=None, help="cubic vs tm_cubic_x pairs (default: --reps)")
     parser.add_argument("--experiments", default="reno,cubic,coupled", help="comma-separated subset")
     parser.add_argument("--out", default="data/datasets/kernel_coupled_cc", help="path prefix of the outputs")
+    parser.add_argument("--ns3-reps", type=int, default=0,
+                        help="instead of the testbed: the shared experiment in ns-3 (ns3_shared_link), this many "
+                             "simulations of --duration-s, written to <out>_ns3.parquet and <out>_ns3.json")
     args = parser.parse_args(argv)
+    if args.ns3_reps:
+        params = {"ns3_reps": args.ns3_reps, "duration_s": args.duration_s}
+        prov = _provenance(params)
+        prov["parameters"] = {**params, "shared_ns3": "ns-3 Multipath: one link 200 Mbit/s, base RTT 20 ms, 0.5 % loss on "
+                              "data packets, 1000-packet queue; 2 subflows (ns3::TcpLia or uncoupled TcpLinuxReno) + "
+                              "1 TcpLinuxReno; rates after 2 s; one simulation per repetition (seed 1 + rep)"}
+        rows = ns3_shared_link(reps=args.ns3_reps, duration_s=args.duration_s)
+        prov["load_average_end"] = list(os.getloadavg())
+        prov["summary"] = {f"shared_ns3_{v}_ratio_mptcp_tcp": mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"])
+                           for v, g in rows.groupby("variant") if len(g) >= 2}
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        rows.to_parquet(out.parent / (out.name + "_ns3.parquet"), index=False)
+        (out.parent / (out.name + "_ns3.json")).write_text(json.dumps(prov, indent=1) + "\n")
+        print(json.dumps(prov["summary"], indent=1))
+        return 0
     reason = kernel_cc.unavailable_reason()
     if reason:
         print(f"kernel_cc validation skipped: {reason}")
         return 77
     params = {"reps": args.reps, "duration_s": args.duration_s, "reno_reps": args.reno_reps,
-              "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps,
+              "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps, "cubic_reps": args.cubic_reps,
               "experiments": tuple(args.experiments.split(","))}
     prov = _provenance(params)
     rows, cwnd = run_validation(**params)
