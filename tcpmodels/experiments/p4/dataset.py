@@ -75,8 +75,10 @@ def build_dataset(records_path: str | Path, out_dir: str | Path, config: P4Confi
             "load_avg_1m": {"min": min(r["load_avg"][0] for r in recs), "max": max(r["load_avg"][0] for r in recs)},
             "record_config_hashes": sorted({r.get("config_hash") for r in recs}),
             "record_git": sorted({json.dumps(r.get("git"), sort_keys=True) for r in recs}),
-            "rate_definition": "tcpi_bytes_acked of the sender, sampled every sample_interval_s, over the span from "
-                               "max(warm-up, window plateau + 2 RTT) to the end of the transfer",
+            "rate_definition": "least-squares slope of the sender's tcpi_bytes_acked (sampled every sample_interval_s) "
+                               "against time over the span from max(warm-up, window plateau + 2 RTT) to the end of "
+                               "the transfer (rate_endpoints_bps: the difference between the span's ends, off by up "
+                               "to one window because the ACKs of a window arrive together)",
             "window_definition": "tcpi_snd_wnd of the sender (the receiver's advertised window, scaled), median "
                                  "over the span; the cap is the receiver's tcp_rmem maximum",
             "model": "tcpmodels.models.throughput.window_limited_throughput_bps(snd_wnd, min_rtt)",

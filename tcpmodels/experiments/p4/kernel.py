@@ -194,7 +194,9 @@ def summarize_window_limited(samples: list[dict], rtt_s: float, *, warmup_s: flo
     Returns
     -------
     dict
-        ``t_from_s, t_to_s, span_s, plateau_s`` [s], ``rate_bps`` (bytes acked over the span) [bit/s],
+        ``t_from_s, t_to_s, span_s, plateau_s`` [s], ``rate_bps`` (least-squares slope of bytes acked
+        against time over the span) and ``rate_endpoints_bps`` (bytes acked between the span's ends
+        over its length: off by up to one window per span, the ACKs of one window arrive together) [bit/s],
         ``snd_wnd_bytes`` (median over the span), ``snd_wnd_min_bytes``, ``snd_wnd_max_bytes`` [bytes],
         ``min_rtt_s``, ``srtt_s`` (median over the span) [s], ``cwnd_bytes`` (median cwnd x MSS) [bytes],
         ``retrans_in_span`` [packets], ``rwnd_limited_fraction`` (of the span) [-].
@@ -215,6 +217,10 @@ def summarize_window_limited(samples: list[dict], rtt_s: float, *, warmup_s: flo
         raise ValueError(f"measured span {t_to - t_from:.2f} s < {min_span_s} s (window plateau at {plateau:.2f} s)")
     inside = (t >= t_from) & (t <= t_to)
     at = np.interp([t_from, t_to], t, acked)
+    # A window-limited sender's ACKs arrive in one burst per RTT, so bytes_acked is a staircase with a
+    # step of one window per RTT: the difference between the two ends is off by up to a step (5 % over
+    # 20 RTTs). The least-squares slope through every sample of the span averages the steps out.
+    slope = float(np.polyfit(t[inside], acked[inside], 1)[0]) if inside.sum() >= 3 else math.nan
 
     def med(key, scale=1.0):
         v = [s[key] for s, k in zip(rows, inside) if k and s.get(key) is not None]
@@ -225,7 +231,7 @@ def summarize_window_limited(samples: list[dict], rtt_s: float, *, warmup_s: flo
     retr = [s["total_retrans"] for s, k in zip(rows, inside) if k and s.get("total_retrans") is not None]
     rl = [(s["t_s"], s["rwnd_limited_s"]) for s, k in zip(rows, inside) if k and s.get("rwnd_limited_s") is not None]
     return {"t_from_s": t_from, "t_to_s": t_to, "span_s": t_to - t_from, "plateau_s": plateau,
-            "rate_bps": float((at[1] - at[0]) * 8 / (t_to - t_from)),
+            "rate_bps": slope * 8, "rate_endpoints_bps": float((at[1] - at[0]) * 8 / (t_to - t_from)),
             "snd_wnd_bytes": float(np.median(wnd[inside])), "snd_wnd_min_bytes": float(wnd[inside].min()),
             "snd_wnd_max_bytes": float(wnd[inside].max()),
             "min_rtt_s": float(min(s["min_rtt_s"] for s, k in zip(rows, inside) if k)),
