@@ -16,6 +16,25 @@ from tcpmodels.experiments.p4.kernel import KERNEL_KEY, kernel_frame
 __all__ = ["build_dataset"]
 
 
+#: what runs a sample: the testbed, the campaign loop, the P4 session (the analysis runs at dataset time)
+MEASURING_CODE = ("tcpmodels/testbed", "tcpmodels/experiments/campaign.py", "tcpmodels/experiments/p4/kernel.py")
+
+
+def _measuring_code_changes(recs: list[dict]) -> dict:
+    """Files of the measuring code that differ between the commit the campaign started from and HEAD."""
+    import subprocess
+
+    starts = sorted({(r.get("git_at_start") or {}).get("commit") or (r.get("git") or {}).get("commit")
+                     for r in sorted(recs, key=lambda r: r["started_utc"])[:1]} - {None})
+    out = {"start_commits": starts, "paths": list(MEASURING_CODE), "changed_files": None}
+    if starts:
+        proc = subprocess.run(["git", "-C", str(REPO), "diff", "--name-only", starts[0], "HEAD", "--", *MEASURING_CODE],
+                              capture_output=True, text=True)
+        if proc.returncode == 0:
+            out["changed_files"] = proc.stdout.split()
+    return out
+
+
 def build_dataset(records_path: str | Path, out_dir: str | Path, config: P4Config = DEFAULT_CONFIG, *,
                   note: str = "", allow_dirty: bool = False) -> dict:
     """Write ``p4_kernel.parquet``, ``p4_records.jsonl.gz`` (the raw records) and ``p4_provenance.json``.
@@ -75,6 +94,9 @@ def build_dataset(records_path: str | Path, out_dir: str | Path, config: P4Confi
             "load_avg_1m": {"min": min(r["load_avg"][0] for r in recs), "max": max(r["load_avg"][0] for r in recs)},
             "record_config_hashes": sorted({r.get("config_hash") for r in recs}),
             "record_git": sorted({json.dumps(r.get("git"), sort_keys=True) for r in recs}),
+            "record_git_note": "git is the working tree's state when the sample was recorded; git_at_start (newer "
+                               "records) or the first record's commit is the code the campaign process imported",
+            "measuring_code_changes": _measuring_code_changes(recs),
             "rate_definition": "least-squares slope of the sender's tcpi_bytes_acked (sampled every sample_interval_s) "
                                "against time over the span from max(warm-up, window plateau + 2 RTT) to the end of "
                                "the transfer (rate_endpoints_bps: the difference between the span's ends, off by up "

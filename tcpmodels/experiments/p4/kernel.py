@@ -156,9 +156,13 @@ def run_kernel_campaign(records_path: str | Path, config: P4Config = DEFAULT_CON
         session.set_cell(s["rcvbuf_cap_bytes"], s["rtt_ms"])
         return session
 
+    # the code this process imported: the tree at its start (later edits to the tree do not change what runs,
+    # except the traffic program, started afresh per sample: the dataset checks it did not change)
+    git_at_start = git_state(REPO)
+
     def measure(s, session):
         duration = config.warmup_s(s["rtt_ms"]) + config.measure_s(s["rtt_ms"])
-        return {"schema": SCHEMA, "config_hash": config.hash(), "git": git_state(REPO),
+        return {"schema": SCHEMA, "config_hash": config.hash(), "git_at_start": git_at_start, "git": git_state(REPO),
                 **session.run(duration, config.sample_interval_s)}
 
     plan = kernel_plan(config) if plan is None else plan
