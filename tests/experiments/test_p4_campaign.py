@@ -140,3 +140,29 @@ def test_staircase_of_acks_gives_the_slope_not_the_endpoint_difference():
     true = window * 8 / rtt
     assert s["rate_bps"] == pytest.approx(true, rel=0.01)
     assert abs(s["rate_endpoints_bps"] / true - 1) > abs(s["rate_bps"] / true - 1)
+
+
+def test_dataset_command_refuses_a_dirty_tree_unless_allowed(tmp_path, monkeypatch, capsys):
+    import subprocess
+
+    import tcpmodels.experiments.p4.dataset as ds
+
+    repo = tmp_path / "repo"
+    (repo / "data" / "datasets").mkdir(parents=True)
+    (repo / "code.py").write_text("x = 1\n")
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "code.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    (repo / "code.py").write_text("x = 2\n")  # uncommitted change
+    monkeypatch.setattr(ds, "REPO", repo)
+    records = tmp_path / "k.jsonl"
+    JsonlRecords(records, p4.KERNEL_KEY).append(_record())
+    out = repo / "data" / "datasets"
+    with pytest.raises(SystemExit) as exc:
+        p4.main(["dataset", "--records", str(records), "--out", str(out)])
+    assert exc.value.code == 1 and "--allow-dirty" in capsys.readouterr().err
+    assert not list(out.iterdir())  # refused before writing anything
+    assert p4.main(["dataset", "--records", str(records), "--out", str(out), "--allow-dirty"]) == 0
+    prov = json.loads((out / "p4_provenance.json").read_text())
+    assert prov["git"]["dirty"] is True and prov["git"]["allow_dirty"] is True and prov["git"]["shipped"] is True

@@ -15,7 +15,7 @@ from tcpmodels.experiments.sim_vs_kernel.config import KEY, REPO, config_from_re
 __all__ = ["build_dataset", "load_dataset", "engine_versions"]
 
 
-def build_dataset(records_paths, out_dir: str | Path, *, note: str = "") -> dict:
+def build_dataset(records_paths, out_dir: str | Path, *, note: str = "", allow_dirty: bool = False) -> dict:
     """Write ``sim_vs_kernel.parquet`` (+ ``.csv``) and ``sim_vs_kernel_provenance.json``; return the provenance.
 
     Parameters
@@ -25,8 +25,13 @@ def build_dataset(records_paths, out_dir: str | Path, *, note: str = "") -> dict
     out_dir : path
     note : str
         Free text kept in the provenance.
+    allow_dirty : bool
+        Write a shipped dataset (under the repository's ``data/``) even from a working tree with
+        uncommitted changes (:func:`tcpmodels.records.shipped_git_state`; the provenance says so).
     """
-    from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, host_facts, load_average, shipped_git_state, utc_now
+
+    git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
 
     t0 = time.monotonic()
     paths = [records_paths] if isinstance(records_paths, (str, Path)) else list(records_paths)
@@ -82,7 +87,7 @@ def build_dataset(records_paths, out_dir: str | Path, *, note: str = "") -> dict
         "throughput_definition": "kernel: tcpi_bytes_acked of each sender; ns-3: bytes received by each sink; "
                                  "both over [latest start + warmup_s, end]",
         "wall_s_sum": round(sum(r["wall_s"] for r in all_recs), 1),
-        "tools": engine_versions(), "host": host_facts(), "git": git_state(REPO), "load_avg_at_write": load_average(),
+        "tools": engine_versions(), "host": host_facts(), "git": git, "load_avg_at_write": load_average(),
         "dataset_build_wall_s": round(time.monotonic() - t0, 2), "note": note,
         "files": ["sim_vs_kernel.parquet", "sim_vs_kernel.csv"],
     }
