@@ -88,23 +88,66 @@ class P4Config:
                 if c * 8 / (r * 1e-3) <= self.max_cap_rate_bps]
 
     def warmup_s(self, rtt_ms: float) -> float:
-        """Warm-up discarded at RTT ``rtt_ms`` [ms]. [s]"""
+        """Warm-up discarded at a round-trip time.
+
+        Parameters
+        ----------
+        rtt_ms : float
+            Round-trip time of the cell. [ms]
+
+        Returns
+        -------
+        float
+            ``max(warmup_min_s, warmup_rtts * RTT)``. [s]
+        """
         return max(self.warmup_min_s, self.warmup_rtts * rtt_ms * 1e-3)
 
     def measure_s(self, rtt_ms: float) -> float:
-        """Measured span at RTT ``rtt_ms`` [ms]. [s]"""
+        """Measured span at a round-trip time.
+
+        Parameters
+        ----------
+        rtt_ms : float
+            Round-trip time of the cell. [ms]
+
+        Returns
+        -------
+        float
+            ``max(measure_min_s, measure_rtts * RTT)``. [s]
+        """
         return max(self.measure_min_s, self.measure_rtts * rtt_ms * 1e-3)
 
     def to_dict(self) -> dict:
+        """The setting as a JSON-able dict, with the cells run.
+
+        Returns
+        -------
+        dict
+            Every field, and ``cells`` as ``[cap [bytes], RTT [ms]]`` pairs.
+        """
         d = asdict(self)
         d["cells"] = [list(c) for c in self.cells]
         return d
 
     def hash(self) -> str:
+        """A short hash of :meth:`to_dict`, kept in every record.
+
+        Returns
+        -------
+        str
+            16 hex digits of its SHA-256.
+        """
         return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
     def scaling(self) -> dict:
-        """How this grid relates to the press release's path (100 Gbit/s, 296 ms, 1 GiB window)."""
+        """How this grid relates to the press release's path (100 Gbit/s, 296 ms, 1 GiB window).
+
+        Returns
+        -------
+        dict
+            The release's and our link rate [bit/s], RTT [s] and largest window [bytes], the ratio of
+            the windows, the largest cell's cap / RTT [bit/s], and a note.
+        """
         return {"paper_link_rate_bps": 100e9, "paper_rtt_s": 0.296, "paper_window_bytes": 65535 * 2**14,
                 "link_rate_bps": self.link_rate_bps, "largest_cap_bytes": max(self.rcvbuf_caps_bytes),
                 "window_scale": max(self.rcvbuf_caps_bytes) / (65535 * 2**14),

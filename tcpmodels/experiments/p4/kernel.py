@@ -5,9 +5,15 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tcpmodels.experiments.campaign import ServerTestbed
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, SCHEMA, P4Config
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from tcpmodels.testbed import Topology
 
 __all__ = ["KERNEL_KEY", "kernel_plan", "WindowSession", "run_kernel_campaign", "summarize_window_limited",
            "kernel_frame"]
@@ -65,8 +71,15 @@ class WindowSession(ServerTestbed):
         self.config = config
         self.cap_bytes, self.rtt_ms = int(rcvbuf_cap_bytes), float(rtt_ms)
 
-    def topology(self):
-        """The single link with the sender's and receiver's buffer sysctls."""
+    def topology(self) -> "Topology":
+        """The single link with the sender's and receiver's buffer sysctls.
+
+        Returns
+        -------
+        tcpmodels.testbed.Topology
+            :func:`~tcpmodels.testbed.topologies.single_link` at ``link_rate_bps`` and the current RTT,
+            ``tcp_wmem`` up to ``sndbuf_max_bytes`` on ``c``, ``tcp_rmem`` capped on ``s``.
+        """
         from tcpmodels.testbed.topologies import PathSpec, single_link
 
         cfg = self.config
@@ -78,7 +91,15 @@ class WindowSession(ServerTestbed):
         return replace(topo, nodes=nodes)
 
     def set_cell(self, rcvbuf_cap_bytes: int, rtt_ms: float) -> None:
-        """Move to another cell: receive-buffer cap [bytes] and RTT [ms]."""
+        """Move to another cell (restart the delay element and/or set the cap and restart the server).
+
+        Parameters
+        ----------
+        rcvbuf_cap_bytes : int
+            The receiver's ``tcp_rmem`` maximum. [bytes]
+        rtt_ms : float
+            Round-trip time of the link. [ms]
+        """
         from tcpmodels.testbed import workload as wl
 
         if float(rtt_ms) != self.rtt_ms:
@@ -91,7 +112,14 @@ class WindowSession(ServerTestbed):
             self.cap_bytes = int(rcvbuf_cap_bytes)
 
     def run(self, duration_s: float, sample_interval_s: float) -> dict:
-        """One upload from ``c`` to ``s`` for ``duration_s`` [s], TCP_INFO sampled every ``sample_interval_s`` [s].
+        """One upload from ``c`` to ``s`` in the current cell.
+
+        Parameters
+        ----------
+        duration_s : float
+            Length of the transfer. [s]
+        sample_interval_s : float
+            TCP_INFO sampling interval on the sender. [s]
 
         Returns
         -------
@@ -245,7 +273,7 @@ def summarize_window_limited(samples: list[dict], rtt_s: float, *, warmup_s: flo
             if len(rl) > 1 and rl[-1][0] > rl[0][0] else math.nan}
 
 
-def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG):
+def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> "pd.DataFrame":
     """One row per sample: the cell, the measured rate, the advertised window, RTTs and the model.
 
     Parameters
