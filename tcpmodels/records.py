@@ -22,7 +22,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["JsonlRecords", "Stopwatch", "load_average", "git_state", "utc_now", "host_facts"]
+__all__ = ["JsonlRecords", "Stopwatch", "load_average", "git_state", "utc_now", "host_facts", "DirtyTreeError",
+           "shipped_git_state"]
 
 
 def utc_now() -> str:
@@ -71,6 +72,49 @@ def git_state(repo: str | Path) -> dict:
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no")
     return {"commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+class DirtyTreeError(ValueError):
+    """A shipped dataset was about to be written from a working tree that differs from its commit."""
+
+
+def shipped_git_state(repo: str | Path, out_dir: str | Path, *, allow_dirty: bool = False) -> dict:
+    """The git state for a dataset's provenance; refuse a shipped dataset from a dirty tree.
+
+    A dataset is *shipped* when ``out_dir`` lies inside ``repo/data`` (what the
+    repository commits). Its provenance must name the commit that made it, so a
+    working tree with uncommitted changes to tracked files is refused unless
+    ``allow_dirty`` (the provenance then says so). Call before writing anything.
+
+    Parameters
+    ----------
+    repo : str or Path
+        The repository (its ``data`` folder holds the shipped datasets).
+    out_dir : str or Path
+        Where the dataset is about to be written.
+    allow_dirty : bool
+        Write even from a dirty tree (``--allow-dirty`` of the campaigns' ``dataset`` commands).
+
+    Returns
+    -------
+    dict
+        :func:`git_state` (``commit``, ``dirty``) with ``shipped`` (bool) and ``allow_dirty`` (bool).
+
+    Raises
+    ------
+    DirtyTreeError
+        For a shipped dataset from a dirty tree without ``allow_dirty``.
+    """
+    state = git_state(repo)
+    try:
+        shipped = Path(out_dir).resolve().is_relative_to((Path(repo) / "data").resolve())
+    except OSError:
+        shipped = False
+    if shipped and state["dirty"] and not allow_dirty:
+        raise DirtyTreeError(f"the working tree of {repo} has uncommitted changes (commit {state['commit']}): a "
+                             f"shipped dataset in {out_dir} must come from a committed tree; commit first, or pass "
+                             "--allow-dirty (the provenance then says so)")
+    return {**state, "shipped": shipped, "allow_dirty": bool(allow_dirty)}
 
 
 def host_facts() -> dict:

@@ -49,6 +49,7 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -412,7 +413,7 @@ def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progr
 
 
 def build_dataset(out_dir: str | Path = "runs/fit", data_dir: str | Path = "data", *,
-                  captures_to_ship: tuple[str, ...] = ()) -> dict:
+                  captures_to_ship: tuple[str, ...] = (), allow_dirty: bool = False) -> dict:
     """Analyse every recorded run and write ``<data_dir>/datasets/fit_*`` with provenance; see :mod:`tcpmodels.fit.dataset`.
 
     Parameters
@@ -424,6 +425,9 @@ def build_dataset(out_dir: str | Path = "runs/fit", data_dir: str | Path = "data
     captures_to_ship : tuple of str
         Runs whose captures are trimmed into ``<data_dir>/captures``: ``NAME`` or
         ``NAME:SECONDS`` (default 6 s).
+    allow_dirty : bool
+        Write a shipped dataset (under the repository's ``data/``) even from a working tree with
+        uncommitted changes (:func:`tcpmodels.records.shipped_git_state`; the provenance says so).
 
     Returns
     -------
@@ -438,7 +442,7 @@ def build_dataset(out_dir: str | Path = "runs/fit", data_dir: str | Path = "data
     """
     from tcpmodels.fit.dataset import write_dataset
 
-    return write_dataset(out_dir, data_dir, captures_to_ship=captures_to_ship)
+    return write_dataset(out_dir, data_dir, captures_to_ship=captures_to_ship, allow_dirty=allow_dirty)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -470,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--data-dir", default="data")
     b.add_argument("--ship", nargs="*", default=[],
                    help="runs whose capture goes, trimmed, to data/captures: NAME or NAME:SECONDS (default 6 s)")
+    b.add_argument("--allow-dirty", action="store_true",
+                   help="write the shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
     if args.cmd in ("run", "resume"):
         from tcpmodels.experiments.campaign import campaign_errors
@@ -478,7 +484,13 @@ def main(argv: list[str] | None = None) -> int:
             new = run_campaign(args.out_dir, which=args.grid, progress=not args.no_progress, max_runs=args.max_runs)
         print(json.dumps({"new_runs": len(new)}))
         return 0
-    info = build_dataset(args.out_dir, args.data_dir, captures_to_ship=tuple(args.ship))
+    from tcpmodels.records import DirtyTreeError
+
+    try:
+        info = build_dataset(args.out_dir, args.data_dir, captures_to_ship=tuple(args.ship), allow_dirty=args.allow_dirty)
+    except DirtyTreeError as exc:
+        print(f"fit: {exc}", file=sys.stderr)
+        return 1
     print(json.dumps(info, indent=1, default=str))
     return 0
 

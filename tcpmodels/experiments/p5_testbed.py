@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.experiments.campaign import campaign_errors, run_samples
-from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
+from tcpmodels.records import JsonlRecords, host_facts, load_average, shipped_git_state, utc_now
 
 __all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "main"]
 
@@ -259,7 +259,7 @@ def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
 
 
 def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
-                  *, note: str = "") -> dict:
+                  *, note: str = "", allow_dirty: bool = False) -> dict:
     """Write ``p5_testbed_hurst.parquet``, ``p5_testbed_counts.parquet`` and ``p5_testbed_provenance.json``.
 
     ``p5_testbed_hurst``: one row per alpha and estimator (H, 95 % interval,
@@ -289,6 +289,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
         If ``runs_dir`` holds no result of any of ``config.alphas``.
     """
     runs_dir, out_dir = Path(runs_dir), Path(out_dir)
+    git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
     wanted = {float(a) for a in config.alphas}
     recs = [r for r in _records(runs_dir).read() if r["alpha"] in wanted]
     if not recs:
@@ -309,7 +310,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
     prov = {
         "dataset": "p5_testbed", "written_utc": utc_now(), "generator": "tcpmodels.experiments.p5_testbed dataset",
         "command": "python -m tcpmodels.experiments.p5_testbed run && python -m tcpmodels.experiments.p5_testbed dataset",
-        "config": config.to_dict(), "git": git_state(REPO), "note": note,
+        "config": config.to_dict(), "git": git, "note": note,
         "engine": "Linux kernel TCP in network namespaces (tbf bottleneck, AF_PACKET delay element, tcpdump)",
         "series": "packets sent by the server per bin, captured on the server side of the bottleneck (egress, "
                   "after the qdisc), bins from the launch of the flow schedule",
@@ -351,6 +352,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration-s", type=float)
     p.add_argument("--alphas", type=float, nargs="+")
     p.add_argument("--note", default="")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
     with campaign_errors("p5_testbed"):
         config = DEFAULT_CONFIG
@@ -362,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             n = run_campaign(args.runs, config, progress=not args.no_progress)
             print(json.dumps({"ran": n, "runs": args.runs}))
         else:
-            prov = build_dataset(args.runs, args.out, config, note=args.note)
+            prov = build_dataset(args.runs, args.out, config, note=args.note, allow_dirty=args.allow_dirty)
             print(json.dumps({"runs": len(prov["runs"]), "out": args.out}))
     return 0
 

@@ -28,7 +28,7 @@ import pandas as pd
 
 from tcpmodels.fit.cubic import cwnd_epochs
 from tcpmodels.fit.trace import flow_estimates
-from tcpmodels.records import JsonlRecords, git_state, utc_now
+from tcpmodels.records import JsonlRecords, shipped_git_state, utc_now
 from tcpmodels.traces import TraceWarning, annotate, read_pcap
 from tcpmodels.traces.trim import trim_capture
 
@@ -168,8 +168,11 @@ def _sha256(path: Path) -> str:
 
 
 def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship: tuple[str, ...] = (),
-                  ship_seconds: float = 6.0) -> dict:
+                  ship_seconds: float = 6.0, allow_dirty: bool = False) -> dict:
     """Analyse every record in ``<out_dir>/records.jsonl`` and write the ``fit_*`` dataset. Returns a summary.
+
+    A shipped dataset (``data_dir`` inside the repository's ``data/``) is refused from a dirty tree
+    unless ``allow_dirty`` (:func:`tcpmodels.records.shipped_git_state`).
 
     Parameters
     ----------
@@ -183,6 +186,9 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
         ``"name:seconds"``.
     ship_seconds : float
         Length kept of a shipped capture when the item gives none. [s]
+    allow_dirty : bool
+        Write a shipped dataset (under the repository's ``data/``) even from a working tree with
+        uncommitted changes (:func:`tcpmodels.records.shipped_git_state`; the provenance says so).
 
     Returns
     -------
@@ -197,6 +203,7 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
         If ``captures_to_ship`` names a run that is not recorded.
     """
     out_dir, data_dir = Path(out_dir), Path(data_dir)
+    git = shipped_git_state(Path(__file__).parents[2], data_dir, allow_dirty=allow_dirty)
     records = JsonlRecords(out_dir / "records.jsonl", _KEYS).read()
     latest = {}
     for r in records:  # a rerun of a key supersedes the earlier record
@@ -261,7 +268,7 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
     prov = {
         "dataset": "fit_* (issue 11: formula models fitted to captured kernel traces)",
         "built_utc": utc_now(), "built_from": str(out_dir), "campaign": campaign,
-        "hosts": [json.loads(h) for h in hosts], "git": git_state(Path(__file__).parents[2]),
+        "hosts": [json.loads(h) for h in hosts], "git": git,
         "runs_recorded": len(latest), "runs_failed": failed, "files": files, "captures_shipped": shipped,
         "first_run_utc": min((r["started_utc"] for r in latest.values() if "started_utc" in r), default=None),
         "last_run_utc": max((r.get("finished_utc", "") for r in latest.values()), default=None),

@@ -341,6 +341,52 @@ class Testbed:
     def _sysctl(self, ns: str, pairs) -> None:
         run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in pairs])
 
+    def set_sysctls(self, node: str, pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> dict[str, str]:
+        """Set namespaced sysctls of a node while the testbed runs; return the values read back.
+
+        For settings that change between samples of a campaign without a
+        rebuild, e.g. the receive-buffer cap ``net.ipv4.tcp_rmem`` (per network
+        namespace since Linux 4.15). Sockets opened afterwards see the new
+        values; ``self.topology`` is updated so that its record matches.
+
+        Parameters
+        ----------
+        node : str
+            A node of the topology.
+        pairs : sequence of (str, str)
+            ``(name, value)`` with names under ``net.`` (the namespaced ones).
+
+        Returns
+        -------
+        dict
+            Each name and the value the kernel reports after the write (whitespace normalised).
+
+        Raises
+        ------
+        ValueError
+            For an unknown node or a name outside ``net.``.
+        TestbedError
+            When the testbed is not up or the kernel refuses a value.
+        """
+        if node not in {n.name for n in self.topology.nodes}:
+            raise ValueError(f"no node {node!r} in topology {self.topology.name}")
+        pairs = [(str(k), str(v)) for k, v in pairs]
+        bad = [k for k, _ in pairs if not k.startswith("net.") or "/" in k]
+        if bad:
+            raise ValueError(f"only namespaced sysctls under net. can be set per node; got {bad}")
+        if not self._up:
+            raise TestbedError(f"testbed {self.run_id} is not up: enter it before set_sysctls")
+        self._sysctl(self.ns(node), pairs)
+        out = {}
+        for k, _ in pairs:
+            got = run(["ip", "netns", "exec", self.ns(node), "sysctl", "-n", k]).stdout
+            out[k] = " ".join(got.split())
+        names = {k for k, _ in pairs}
+        nodes = tuple(dataclasses.replace(n, sysctls=tuple((k, v) for k, v in n.sysctls if k not in names)
+                                          + tuple(pairs)) if n.name == node else n for n in self.topology.nodes)
+        self.topology = dataclasses.replace(self.topology, nodes=nodes)
+        return out
+
     def _offloads_off(self, ns: str, ifname: str) -> None:
         run(["ip", "netns", "exec", ns, "ethtool", "-K", ifname, "tx", "off", "tso", "off", "gso", "off", "gro", "off"])
 

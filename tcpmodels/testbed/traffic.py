@@ -77,8 +77,13 @@ def parse_tcp_info(raw: bytes) -> dict:
     dict
         ``cwnd_segments, ssthresh_segments, srtt_s, rttvar_s, min_rtt_s, mss_bytes,
         total_retrans, lost, unacked, bytes_acked, bytes_sent, bytes_retrans,
-        delivery_rate_bps, pacing_rate_bps, ca_state``. ``total_retrans``, ``lost`` and
-        ``unacked`` are in [segments]; ``ca_state`` is the kernel's ``TCP_CA_*`` number.
+        delivery_rate_bps, pacing_rate_bps, ca_state``, and the window fields:
+        ``snd_wnd_bytes`` (the window the peer advertises, scaled: what a
+        window-limited sender may have in flight), ``rcv_space_bytes`` (the
+        receiver's autotuning estimate of what the application reads per RTT),
+        ``rcv_ssthresh_bytes`` (the receiver's current window clamp) and
+        ``rwnd_limited_s`` (time the sender spent limited by the peer's window). [bytes], [s]
+        ``total_retrans``, ``lost`` and ``unacked`` are in [segments]; ``ca_state`` is the kernel's ``TCP_CA_*`` number.
     """
     raw = raw.ljust(_TCP_INFO.size, b"\0")[: _TCP_INFO.size]
     f = dict(zip(_TCP_INFO_FIELDS, _TCP_INFO.unpack(raw)))
@@ -98,6 +103,10 @@ def parse_tcp_info(raw: bytes) -> dict:
         "delivery_rate_bps": f["delivery_rate_Bps"] * 8,
         "pacing_rate_bps": f["pacing_rate_Bps"] * 8,
         "ca_state": f["ca_state"],
+        "snd_wnd_bytes": f["snd_wnd"],
+        "rcv_space_bytes": f["rcv_space"],
+        "rcv_ssthresh_bytes": f["rcv_ssthresh"],
+        "rwnd_limited_s": f["rwnd_limited_us"] * 1e-6,
     }
 
 

@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration-s4-s", type=float)
     p.add_argument("--duration-s5-s", type=float)
     p.add_argument("--seeds", nargs="+", type=int)
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     sub.add_parser("client", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cmd == "client":
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"measured": n, "records": args.records}))
         else:
             prov = build_dataset(args.records, args.out, config, note=args.note, ship_capture=args.ship_capture,
-                                 ns3_status=args.ns3_status)
+                                 ns3_status=args.ns3_status, allow_dirty=args.allow_dirty)
             print(json.dumps(prov["engines"]))
     return 0
 

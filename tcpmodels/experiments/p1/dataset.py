@@ -46,7 +46,7 @@ def _frames(recs: list[dict]):
 
 def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, config: P1Config = DEFAULT_CONFIG, *,
                   note: str = "", ship_capture: str | Path | None = None, ship_capture_s: float = 6.0,
-                  ns3_status: str = "") -> dict:
+                  ns3_status: str = "", allow_dirty: bool = False) -> dict:
     """Write ``p1_flows``, ``p1_subflows``, ``p1_tcpinfo``, ``p1_runs`` (Parquet) and ``p1_provenance.json``.
 
     Parameters
@@ -66,6 +66,9 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
         Seconds of ``ship_capture`` to keep. [s]
     ns3_status : str
         Why the ns-3 column is missing, when it is.
+    allow_dirty : bool
+        Write a shipped dataset (under the repository's ``data/``) even from a working tree with
+        uncommitted changes (:func:`tcpmodels.records.shipped_git_state`; the provenance says so).
 
     Returns
     -------
@@ -81,11 +84,12 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
     """
     from datetime import datetime
 
-    from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now
+    from tcpmodels.records import JsonlRecords, host_facts, shipped_git_state, utc_now
     from tcpmodels.testbed import tool_versions
 
     data_dir = Path(data_dir)
     out_dir = data_dir / "datasets"
+    git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
     out_dir.mkdir(parents=True, exist_ok=True)
     recs = []
     for p in records_paths:
@@ -152,7 +156,7 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
         "ns3_setting": {"status": ns3_status or ("run" if "ns3" in engines else "not run"),
                         "mptcp": "RFC 6356 LIA-coupled NewReno subflows, one per core (tcpmodels.sim)"},
         "shipped_capture": shipped,
-        "host": host_facts(), "tools": tool_versions(), "git": git_state(REPO), "note": note,
+        "host": host_facts(), "tools": tool_versions(), "git": git, "note": note,
         "files": sorted(p.name for p in out_dir.glob("p1_*")),
     }
     from importlib.metadata import PackageNotFoundError, version

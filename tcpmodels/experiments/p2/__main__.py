@@ -31,6 +31,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sweep")
     p.add_argument("--out", required=True)
     p.add_argument("--note", default="")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     p = sub.add_parser("client", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, default=5201)
     args = parser.parse_args(argv)
@@ -49,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
             n = run_sweep(args.records, config, capture_dir=args.captures, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         else:
-            prov = build_dataset(args.records, args.sweep, args.out, config, note=args.note)
+            prov = build_dataset(args.records, args.sweep, args.out, config, note=args.note, allow_dirty=args.allow_dirty)
             print(json.dumps({k: prov[k] for k in ("n_samples", "n_fig4_records", "sample_wall_s")}))
     return 0
 

@@ -84,8 +84,11 @@ def sweep_frame(records: list[dict]) -> pd.DataFrame:
 
 
 def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_dir: str | Path,
-                  config: P2Config = DEFAULT_CONFIG, *, note: str = "") -> dict:
+                  config: P2Config = DEFAULT_CONFIG, *, note: str = "", allow_dirty: bool = False) -> dict:
     """Write ``p2_samples.parquet``, ``p2_fig4.parquet`` and ``p2_provenance.json`` to ``out_dir``.
+
+    A shipped dataset (``out_dir`` under the repository's ``data/``) is refused from a dirty tree
+    unless ``allow_dirty`` (:func:`tcpmodels.records.shipped_git_state`).
 
     Parameters
     ----------
@@ -99,6 +102,9 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
         Written to the provenance (with its hash and :meth:`P2Config.scaling`).
     note : str
         Free text for the provenance.
+    allow_dirty : bool
+        Write a shipped dataset (under the repository's ``data/``) even from a working tree with
+        uncommitted changes (:func:`tcpmodels.records.shipped_git_state`; the provenance says so).
 
     Returns
     -------
@@ -113,8 +119,9 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
     """
     from datetime import datetime
 
-    from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now
+    from tcpmodels.records import JsonlRecords, host_facts, shipped_git_state, utc_now
 
+    git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     recs = JsonlRecords(records_path, ("campaign", "rep", "rtt1_ms", "rtt2_ms")).read()
@@ -152,7 +159,7 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
         "share_definition": "path-1 share of the client's transmitted interface bytes during the transfer",
         "congestion_control": config.cc, "mptcp": "Linux kernel MPTCP v1, in-kernel path manager, default scheduler, "
                                                    "uncoupled per-subflow congestion control",
-        "host": host_facts(), "tools": tool_versions(), "git": git_state(REPO), "note": note,
+        "host": host_facts(), "tools": tool_versions(), "git": git, "note": note,
         "files": sorted(p.name for p in out_dir.glob("p2_*.parquet")),
     }
     (out_dir / "p2_provenance.json").write_text(json.dumps(prov, indent=1) + "\n")

@@ -38,6 +38,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fluid", help="fluid table written by the fluid command (else computed)")
     p.add_argument("--out", required=True)
     p.add_argument("--note", default="")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
     config = DEFAULT_CONFIG
 
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             df.to_parquet(args.out, index=False, compression="zstd")
             print(json.dumps({"rows": len(df), "out": args.out}))
         else:
-            prov = build_dataset(args.records, args.cache, args.out, config, note=args.note, fluid_path=args.fluid)
+            prov = build_dataset(args.records, args.cache, args.out, config, note=args.note, fluid_path=args.fluid, allow_dirty=args.allow_dirty)
             print(json.dumps({k: prov.get(k, {}).get("n_samples" if k == "kernel" else "n_runs")
                               for k in ("kernel", "ns3")}))
     return 0

@@ -18,14 +18,16 @@ __all__ = ["build_dataset"]
 # ----------------------------------------------------------------- dataset
 def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None, out_dir: str | Path,
                   config: P3Config = DEFAULT_CONFIG, *, note: str = "", fluid: bool = True,
-                  fluid_path: str | Path | None = None) -> dict:
+                  fluid_path: str | Path | None = None, allow_dirty: bool = False) -> dict:
     """Write ``p3_kernel.parquet``, ``p3_ns3.parquet``, ``p3_fluid.parquet`` and ``p3_provenance.json``.
 
     The fluid table is computed (:func:`fluid_frame`, a few minutes) unless
     ``fluid_path`` names one written earlier by the ``fluid`` command. Without
     ``records_path`` the kernel table already in ``out_dir`` is kept and the
     ``kernel`` section of its provenance is carried over, marked with the build
-    it came from (to rebuild the ns-3 part where the kernel records are gone).
+    it came from (to rebuild the ns-3 part where the kernel records are gone). A shipped dataset
+    (``out_dir`` under the repository's ``data/``) is refused from a dirty tree unless ``allow_dirty``
+    (:func:`tcpmodels.records.shipped_git_state`).
 
     Parameters
     ----------
@@ -43,6 +45,9 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
         Write the fluid table.
     fluid_path : str or Path, optional
         A fluid table written earlier, used instead of computing it.
+    allow_dirty : bool
+        Write a shipped dataset (under the repository's ``data/``) even from a working tree with
+        uncommitted changes (:func:`tcpmodels.records.shipped_git_state`; the provenance says so).
 
     Returns
     -------
@@ -57,8 +62,9 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     """
     from datetime import datetime
 
-    from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, host_facts, load_average, shipped_git_state, utc_now
 
+    git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
@@ -136,7 +142,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
                          "duration_s": float(ff["duration_s"].iloc[0]), "warmup_s": float(ff["warmup_s"].iloc[0]),
                          "loss_sharing": sorted(ff["loss_sharing"].unique())}
         prov["files"] += ["p3_fluid.parquet"]
-    prov.update({"host": host_facts(), "git": git_state(REPO), "load_avg_at_write": load_average(),
+    prov.update({"host": host_facts(), "git": git, "load_avg_at_write": load_average(),
                  "dataset_build_wall_s": round(time.monotonic() - t0, 1), "note": note})
     (out_dir / "p3_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
     return prov

@@ -29,6 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(REPO / "data" / "datasets"))
     p.add_argument("--seeds", help="seeds of the main grid to collect")
     p.add_argument("--note", default="")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
     config = DEFAULT_CONFIG if seeds is None else replace(DEFAULT_CONFIG, seeds=seeds)
@@ -39,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
                                  progress=not args.no_progress, limit=args.limit)
             print(json.dumps(entry))
         else:
-            prov = build_dataset(config, cache_dir=args.cache, out_dir=args.out, note=args.note)
+            prov = build_dataset(config, cache_dir=args.cache, out_dir=args.out, note=args.note, allow_dirty=args.allow_dirty)
             print(json.dumps({k: prov[k] for k in ("n_runs", "runs_by_case", "campaign_wall_s")}
                              | {"missing": len(prov["missing_runs"])}))
     return 0

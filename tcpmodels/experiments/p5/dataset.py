@@ -14,7 +14,7 @@ from tcpmodels.experiments.p5.config import BELLCORE_PATH, CASES, DEFAULT_CONFIG
 from tcpmodels.experiments.p5.counts import bellcore_counts
 from tcpmodels.experiments.p5.plan import plan
 from tcpmodels.experiments.p5.runs import run_p5
-from tcpmodels.records import git_state, host_facts, load_average, utc_now
+from tcpmodels.records import host_facts, load_average, shipped_git_state, utc_now
 
 __all__ = ["build_dataset"]
 
@@ -44,7 +44,7 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
                   out_dir: str | os.PathLike = REPO / "data" / "datasets", seeds: tuple | None = None,
                   bellcore_path: str | os.PathLike = BELLCORE_PATH, note: str = "",
                   capture_run: str | None = "main-a1.65-n32-b5-s0",
-                  capture_dir: str | os.PathLike | None = REPO / "data" / "captures") -> dict:
+                  capture_dir: str | os.PathLike | None = REPO / "data" / "captures", allow_dirty: bool = False) -> dict:
     """Collect the cached runs of the plan into ``p5_*.parquet`` and ``p5_provenance.json``.
 
     Tables: ``p5_runs`` (one row per run: parameters, totals, wall time),
@@ -86,6 +86,7 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     ValueError
         If the cache holds no run of the plan.
     """
+    git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written (captures too)
     from tcpmodels.models.heavytail import hurst_from_alpha  # noqa: PLC0415
     from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415
     from tcpmodels.sweep import read_cached, cache_key  # noqa: PLC0415
@@ -148,7 +149,6 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
         df.to_parquet(out / f"p5_{name}.parquet", index=False, compression="zstd")
     log = cache.parent / "campaign_log.jsonl"
     log_entries = [json.loads(x) for x in log.read_text().splitlines() if x.strip()] if log.exists() else []
-    git = git_state(REPO)
     try:
         ns3_version = str(tables["runs"]["ns3_version"].iloc[0])
     except (KeyError, IndexError):

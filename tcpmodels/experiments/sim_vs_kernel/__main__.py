@@ -30,6 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--records", required=True, nargs="+", help="one JSONL file per scenario")
     p.add_argument("--out", required=True)
     p.add_argument("--note", default="")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
     from tcpmodels.experiments.campaign import campaign_errors
 
@@ -41,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
                              progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         else:
-            prov = build_dataset(args.records, args.out, note=args.note)
+            prov = build_dataset(args.records, args.out, note=args.note, allow_dirty=args.allow_dirty)
             print(json.dumps({k: v["verdict"] for k, v in prov["scenarios"].items()}))
     return 0
 

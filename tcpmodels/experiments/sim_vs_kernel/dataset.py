@@ -17,7 +17,8 @@ from tcpmodels.experiments.sim_vs_kernel.config import KEY, REPO, SvkConfig, con
 __all__ = ["build_dataset", "load_dataset", "engine_versions"]
 
 
-def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str | Path, *, note: str = "") -> dict:
+def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str | Path, *, note: str = "",
+                  allow_dirty: bool = False) -> dict:
     """Write ``sim_vs_kernel.parquet`` (+ ``.csv``) and ``sim_vs_kernel_provenance.json``; return the provenance.
 
     Parameters
@@ -28,6 +29,9 @@ def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str
         Where the three files go (created if missing).
     note : str
         Free text kept in the provenance.
+    allow_dirty : bool
+        Write a shipped dataset (under the repository's ``data/``) even from a working tree with
+        uncommitted changes (:func:`tcpmodels.records.shipped_git_state`; the provenance says so).
 
     Returns
     -------
@@ -42,7 +46,9 @@ def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str
         If a file holds no record or records of several configurations, or two files
         hold the same scenario.
     """
-    from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
+    from tcpmodels.records import JsonlRecords, host_facts, load_average, shipped_git_state, utc_now
+
+    git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
 
     t0 = time.monotonic()
     paths = [records_paths] if isinstance(records_paths, (str, Path)) else list(records_paths)
@@ -96,7 +102,7 @@ def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str
         "throughput_definition": "kernel: tcpi_bytes_acked of each sender; ns-3: bytes received by each sink; "
                                  "both over [latest start + warmup_s, end]",
         "wall_s_sum": round(sum(r["wall_s"] for r in all_recs), 1),
-        "tools": engine_versions(), "host": host_facts(), "git": git_state(REPO), "load_avg_at_write": load_average(),
+        "tools": engine_versions(), "host": host_facts(), "git": git, "load_avg_at_write": load_average(),
         "dataset_build_wall_s": round(time.monotonic() - t0, 2), "note": note,
         "files": ["sim_vs_kernel.parquet", "sim_vs_kernel.csv"],
     }

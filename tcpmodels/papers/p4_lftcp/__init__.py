@@ -14,7 +14,9 @@ links and RTTs, and whether the printed "97.7 % of the theoretical value" can
 be derived from the printed numbers. No measurement is needed: :func:`load_dataset`
 returns the path's parameters (the press release's values), and every verdict
 is an exact computation (``n_runs`` 0) judged against the printing precision of
-the release's numbers.
+the release's numbers. The relation behind them, rate = window / RTT, is
+measured on the kernel by :mod:`tcpmodels.experiments.p4` and judged by
+:mod:`tcpmodels.papers.p4_lftcp.measured` (claim C4.7).
 """
 
 from tcpmodels.papers.p4_lftcp.claims import claims
@@ -27,6 +29,13 @@ from tcpmodels.papers.p4_lftcp.constants import (
     RTT_S,
     STANDARD_TCP_FRACTION_OF_THEORY,
     STANDARD_TCP_RATE_BPS,
+)
+from tcpmodels.papers.p4_lftcp.measured import (
+    RATIO_MARGIN,
+    load_measured,
+    measured_claims,
+    measured_table,
+    plot_measured,
 )
 from tcpmodels.papers.p4_lftcp.plots import plot_ceiling_vs_rtt, plot_sizing
 from tcpmodels.papers.p4_lftcp.tables import (
@@ -43,5 +52,5 @@ __all__ = [
     "CITATION", "LINK_RATE_BPS", "RTT_S", "ROUND_TRIP_DISTANCE_M", "STANDARD_TCP_RATE_BPS",
     "STANDARD_TCP_FRACTION_OF_THEORY", "LFTCP_RATE_BPS", "IN_FLIGHT_LIMIT_BYTES", "P4Dataset", "load_dataset",
     "tables", "claims", "views", "ratio_candidates", "in_flight_table", "path_table", "plot_ceiling_vs_rtt",
-    "plot_sizing",
+    "plot_sizing", "RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "plot_measured",
 ]

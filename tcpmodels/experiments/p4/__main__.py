@@ -1,0 +1,54 @@
+"""Command line of the P4 campaign: ``kernel``, ``dataset``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+from tcpmodels.experiments.p4 import __doc__ as package_doc
+from tcpmodels.experiments.p4.config import DEFAULT_CONFIG
+from tcpmodels.experiments.p4.dataset import build_dataset
+from tcpmodels.experiments.p4.kernel import run_kernel_campaign
+
+__all__ = ["main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: ``kernel``, ``dataset`` (see the package docstring).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status 0 (errors exit through :func:`campaign_errors`).
+    """
+    parser, sub = campaign_parser("p4", package_doc)
+    add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
+    p = sub.add_parser("dataset", help="records -> Parquet + compressed records + provenance")
+    p.add_argument("--records", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--note", default="")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    args = parser.parse_args(argv)
+    config = DEFAULT_CONFIG
+    with campaign_errors("p4"):
+        if args.cmd == "kernel":
+            if args.reps:
+                config = replace(config, reps=args.reps)
+            n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
+            print(json.dumps({"measured": n, "records": args.records}))
+        else:
+            prov = build_dataset(args.records, args.out, config, note=args.note, allow_dirty=args.allow_dirty)
+            print(json.dumps({"n_samples": prov["kernel"]["n_samples"], "n_ok": prov["kernel"]["n_ok"],
+                              "git": prov["git"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
