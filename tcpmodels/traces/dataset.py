@@ -179,8 +179,7 @@ def _read_files(files: list[Path]) -> pd.DataFrame:
             codes = np.concatenate([index.get_indexer(c.dictionary.to_pylist())[
                 c.indices.to_numpy(zero_copy_only=False)] for c in chunks]) if chunks else np.zeros(0, np.int64)
             cat = pd.Categorical.from_codes(codes, categories=cats)
-            # a chunk's dictionary names every address of the chunk, not only of this partition
-            cols[name] = cat if name == "tunnel" else cat.remove_unused_categories()
+            cols[name] = cat
         else:
             cols[name] = col.to_numpy()
     del table, tables
@@ -230,7 +229,6 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
     ValueError
         For ``partitions`` out of range, or if ``out_dir`` already holds a dataset.
     """
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     if not 1 <= int(partitions) <= 65536:
@@ -251,24 +249,24 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
                                         cols["dst_lo"], cols["dst_port"], partitions)
             ts = cols["timestamp_ns"]
             t_min = int(ts.min()) if t_min is None else min(t_min, int(ts.min()))
-            table = _arrow_chunk(assemble_table(cols))
+            chunk = assemble_table(cols)
             del cols
-            if schema is None:
-                schema = table.schema
             order = np.argsort(part, kind="stable")
             counts = np.bincount(part, minlength=partitions)
-            table = table.take(pa.array(order))
             offset = 0
             for i in np.flatnonzero(counts):
-                piece = table.slice(offset, int(counts[i]))
+                rows_i = order[offset:offset + counts[i]]
                 offset += int(counts[i])
+                piece = _arrow_rows(chunk, rows_i)
+                if schema is None:
+                    schema = piece.schema
                 if i not in writers:
                     path = out / f"part={i:04d}" / "data.parquet"
                     path.parent.mkdir(exist_ok=True)
                     writers[i] = pq.ParquetWriter(path, schema)
                 writers[i].write_table(piece)
                 rows[i] += counts[i]
-            del table
+            del chunk
     finally:
         for w in writers.values():
             w.close()
@@ -281,21 +279,23 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
     return open_dataset(out)
 
 
-def _arrow_chunk(df: pd.DataFrame):
-    """A chunk of the packet table as an Arrow table: numbers as they are, categories as dictionary strings."""
+def _arrow_rows(df: pd.DataFrame, rows: np.ndarray):
+    """Rows of a packet-table chunk as an Arrow table: numbers as they are, categories as dictionary strings
+    holding only the values these rows use (so a partition's files name only its own addresses)."""
     import pyarrow as pa
 
-    arrays, names = [], []
+    arrays = []
     for name in COLUMNS:
         s = df[name]
         if name in _CATEGORY_COLUMNS:
             cat = s.array
-            arrays.append(pa.DictionaryArray.from_arrays(pa.array(cat.codes.astype(np.int32)),
-                                                         pa.array([str(c) for c in cat.categories], pa.string())))
+            used, codes = np.unique(cat.codes[rows], return_inverse=True)
+            names = np.asarray(cat.categories, dtype=object)[used]
+            arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes.reshape(-1).astype(np.int32)),
+                                                         pa.array([str(c) for c in names], pa.string())))
         else:
-            arrays.append(pa.array(s.to_numpy()))
-        names.append(name)
-    return pa.Table.from_arrays(arrays, names=names)
+            arrays.append(pa.array(s.to_numpy()[rows]))
+    return pa.Table.from_arrays(arrays, names=list(COLUMNS))
 
 
 def open_dataset(path: str | os.PathLike | PacketDataset) -> PacketDataset:
