@@ -209,7 +209,8 @@ def large_capture_flows(capture: str | os.PathLike, out_dir: str | os.PathLike, 
     if progress:
         from tqdm.auto import tqdm
 
-        gz = open(capture, "rb").read(2) == b"\x1f\x8b"  # decompressed size unknown: no total
+        with open(capture, "rb") as fh:
+            gz = fh.read(2) == b"\x1f\x8b"  # decompressed size unknown: no total
         bar = tqdm(total=None if gz else os.path.getsize(capture), unit="B", unit_scale=True, desc="reading")
     try:
         ds = to_parquet(capture, out_dir, chunk_bytes=chunk_bytes, partitions=partitions,
