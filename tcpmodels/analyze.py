@@ -67,7 +67,18 @@ SUMMARY_COLUMNS = ["flow", "packets", "unique_payload_bytes", "duration_s", "thr
 
 
 def read_capture(path: str | os.PathLike) -> tuple[pd.DataFrame, list[str]]:
-    """The packet table of a capture and the reader's warnings (as text, not raised)."""
+    """The packet table of a capture and the reader's warnings (as text, not raised).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The capture file.
+
+    Returns
+    -------
+    tuple
+        (packet table of :func:`~tcpmodels.traces.read_pcap`, list of warning messages).
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         packets = read_pcap(path)
@@ -94,6 +105,13 @@ def _host(addr: str) -> str:
 
 def connection_table(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per direction that carried payload, largest first.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
 
     Returns
     -------
@@ -158,6 +176,18 @@ def select_flows(table: pd.DataFrame, flow_filter: str = "") -> pd.DataFrame:
     """Rows of a :func:`connection_table` whose either endpoint matches ``ADDR``, ``:PORT`` or ``ADDR:PORT``.
 
     An empty filter keeps everything. IPv6 addresses go in brackets with a port: ``[fd00::1]:80``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table with a ``flow`` column (``src:port > dst:port``), as :func:`connection_table` gives.
+    flow_filter : str
+        ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (``""``: everything).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The matching rows.
     """
     f = flow_filter.strip()
     if not f:
@@ -189,6 +219,13 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
     (below a quarter of the total, or below 1 ms: ``"sender"``). When it is the larger part, the capture is nearer the
     receiver: sequence/ACK RTT samples miss it, and a segment lost before the
     capture point shows as a hole, not as a retransmission.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
 
     Returns
     -------
@@ -238,11 +275,21 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
                          "caution": caution}, index=pd.Index(fids, name="flow_id"))
 
 
-def model_predictions(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | pd.Index,
+                      annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mathis and PFTK throughput from each flow's own p, RTT, T0, b and W_max, beside its measured rate.
 
     Flows without a loss event (p = 0) have no prediction and are left out.
     T0 is the flow's observed timeout, else Linux's floor (median RTT + 200 ms).
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_ids : list of int, numpy.ndarray or pandas.Index
+        The flows to predict.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
 
     Returns
     -------
@@ -279,8 +326,26 @@ def model_predictions(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame |
     return pd.DataFrame.from_dict(rows, orient="index", columns=cols).rename_axis("flow_id")
 
 
-def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None, samples=None):
-    """Four panels for one flow: time-sequence graph, throughput and RTT over time, bytes in flight."""
+def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None,
+              samples: pd.DataFrame | None = None) -> plt.Figure:
+    """Four panels for one flow: time-sequence graph, throughput and RTT over time, bytes in flight.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_id : int
+        The flow.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    samples : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.rtt_samples` of ``packets`` if already computed.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     an = annotate(packets) if annotated is None else annotated
     samples = rtt_samples(packets, an) if samples is None else samples
     fig, axes = plt.subplots(2, 2, figsize=(12, 7), constrained_layout=True)
@@ -455,5 +520,15 @@ def analyze_streaming(capture: str | os.PathLike, output_dir: str | os.PathLike,
 
 
 def check_capture(path: str | os.PathLike) -> None:
-    """Raise CaptureFileError / FileNotFoundError unless ``path`` starts like a capture file."""
+    """Raise CaptureFileError / FileNotFoundError unless ``path`` starts like a capture file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to check (only its start is read).
+
+    Returns
+    -------
+    None
+    """
     next(iter(iter_batches(path, chunk_bytes=1 << 16)), None)

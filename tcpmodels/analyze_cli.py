@@ -34,8 +34,18 @@ def _cmd(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def add_subcommand(subparsers) -> None:
-    """Register ``tcpmodels analyze``."""
+def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``tcpmodels analyze``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``tcpmodels`` command's subparsers.
+
+    Returns
+    -------
+    None
+    """
     p = subparsers.add_parser("analyze", help="report on your own capture(s): connections, RTT, losses, models",
                               description="Read each capture (pcap / pcapng, gzip too) and write an HTML and "
                                           "notebook report: reader accounting, connection table, top flows' "
