@@ -2,7 +2,8 @@
 
 Each capture is measured in a child process; its peak memory is the largest *sum* of the
 resident set sizes of that process and all its children (the Dask workers), sampled every
-0.2 s with psutil. One row per capture is appended to ``benchmarks/results/streaming.csv``
+0.2 s with psutil; ``cpu_s`` sums their CPU times (user + system, last seen: a shared machine slows the
+wall clock, not this). One row per capture is appended to ``benchmarks/results/streaming.csv``
 with the machine, the versions, the date and the load average (the machine may be shared).
 
 ``--check`` also reads the capture whole with ``read_pcap`` + ``flows`` (needs memory for the
@@ -60,7 +61,8 @@ print("RESULT " + json.dumps(res))
 """
 
 
-def _tree_rss(proc: psutil.Process) -> int:
+def _tree_rss(proc: psutil.Process, cpu: dict[int, float]) -> int:
+    """Sum of the resident set sizes of ``proc`` and its descendants; their CPU times (user + system) into ``cpu``."""
     total = 0
     try:
         procs = [proc] + proc.children(recursive=True)
@@ -69,6 +71,8 @@ def _tree_rss(proc: psutil.Process) -> int:
     for p in procs:
         try:
             total += p.memory_info().rss
+            t = p.cpu_times()
+            cpu[p.pid] = t.user + t.system
         except psutil.NoSuchProcess:
             pass
     return total
@@ -89,8 +93,9 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
                               "1" if check else "0", memory_limit], stdout=subprocess.PIPE, text=True, env=env)
     ps = psutil.Process(child.pid)
     peak = 0
+    cpu: dict[int, float] = {}
     while child.poll() is None:
-        peak = max(peak, _tree_rss(ps))
+        peak = max(peak, _tree_rss(ps, cpu))
         time.sleep(0.2)
     wall = time.perf_counter() - t0
     stdout = child.stdout.read()
@@ -102,6 +107,7 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     load1 = os.getloadavg()
     res.update(capture=str(capture), file_bytes=size, dataset_bytes=dataset_bytes, partitions=parts,
                workers=workers, memory_limit=memory_limit, wall_s=wall, peak_rss_gb=peak / 1e9,
+               cpu_s=sum(cpu.values()),
                load_avg_1min_start=load0[0], load_avg_1min_end=load1[0], load_avg_15min_end=load1[2])
     return res
 
