@@ -245,17 +245,20 @@ def combine_partition_flows(parts: list[pd.DataFrame]) -> pd.DataFrame:
     Parameters
     ----------
     parts : list of pandas.DataFrame
-        One :func:`partition_flows` result per partition (any order; empty ones allowed).
+        One :func:`partition_flows` result per partition (any order; empty ones allowed). The
+        list is emptied (its tables are joined, and not kept twice).
 
     Returns
     -------
     pandas.DataFrame
         As :func:`flows` of the whole packet table.
     """
-    parts = [q for q in parts if len(q)]
-    if not parts:
+    nonempty = [q for q in parts if len(q)]
+    if not nonempty:
         return _empty_flows()
-    allf = pd.concat(parts)
+    allf = pd.concat(nonempty)
+    del nonempty
+    parts.clear()  # the pieces are in allf now: let them go (a 100M-packet capture has millions of flows)
     conns = allf.drop_duplicates(["_partition", "connection_id"])
     order = np.lexsort((conns["_connection_first_frame"].to_numpy(), conns["_tuple_first_frame"].to_numpy()))
     new_id = np.empty(len(conns), np.int64)
