@@ -14,6 +14,13 @@ shows is computed here:
   beside the measured rate;
 - :func:`plot_flow`: time-sequence graph, throughput and RTT over time, bytes in flight.
 
+Captures larger than :data:`STREAMING_THRESHOLD_BYTES` (or any, with ``streaming=True``;
+``tcpmodels analyze --streaming``) do not fit the notebook's in-memory table: :func:`analyze_streaming`
+streams them to a Parquet dataset (:func:`tcpmodels.traces.to_parquet`, with a progress bar) and
+computes the flow table per partition on Dask (a local cluster, or ``scheduler``), then writes
+``flows.csv`` (every per-flow metric of :func:`tcpmodels.traces.flows`), ``accounting.json`` and
+prints the largest flows.
+
 References
 ----------
 .. [1] M. Mathis, J. Semke, J. Mahdavi, T. Ott, "The macroscopic behavior of the TCP congestion
@@ -24,8 +31,11 @@ References
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -40,7 +50,7 @@ from tcpmodels.traces.pcapfile import iter_batches
 from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
 
 __all__ = ["read_capture", "connection_table", "select_flows", "capture_point", "model_predictions", "plot_flow",
-           "analyze", "check_capture", "NOTEBOOK"]
+           "analyze", "analyze_streaming", "StreamingRun", "check_capture", "NOTEBOOK", "STREAMING_THRESHOLD_BYTES"]
 
 #: The report notebook.
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "analyze_capture.ipynb"
@@ -48,10 +58,27 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "analyze_capture.
 FALLBACK_RTT_S = 0.2
 #: A round trip between the sender and the capture point shorter than this does not matter. [s]
 NEGLIGIBLE_RTT_S = 1e-3
+#: Captures larger than this (on disk) are analysed by streaming (:func:`analyze_streaming`). [bytes]
+STREAMING_THRESHOLD_BYTES = 1 << 30
+#: Columns of the flow table that ``tcpmodels analyze --streaming`` prints (``flows.csv`` has them all).
+SUMMARY_COLUMNS = ["flow", "packets", "unique_payload_bytes", "duration_s", "throughput_bps", "retransmitted_packets",
+                   "fast_retransmissions", "spurious_retransmissions", "out_of_order_packets", "rtt_min_s",
+                   "rtt_median_s", "loss_rate", "fct_s"]
 
 
 def read_capture(path: str | os.PathLike) -> tuple[pd.DataFrame, list[str]]:
-    """The packet table of a capture and the reader's warnings (as text, not raised)."""
+    """The packet table of a capture and the reader's warnings (as text, not raised).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The capture file.
+
+    Returns
+    -------
+    tuple
+        (packet table of :func:`~tcpmodels.traces.read_pcap`, list of warning messages).
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         packets = read_pcap(path)
@@ -78,6 +105,13 @@ def _host(addr: str) -> str:
 
 def connection_table(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per direction that carried payload, largest first.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
 
     Returns
     -------
@@ -142,6 +176,18 @@ def select_flows(table: pd.DataFrame, flow_filter: str = "") -> pd.DataFrame:
     """Rows of a :func:`connection_table` whose either endpoint matches ``ADDR``, ``:PORT`` or ``ADDR:PORT``.
 
     An empty filter keeps everything. IPv6 addresses go in brackets with a port: ``[fd00::1]:80``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        A table with a ``flow`` column (``src:port > dst:port``), as :func:`connection_table` gives.
+    flow_filter : str
+        ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (``""``: everything).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The matching rows.
     """
     f = flow_filter.strip()
     if not f:
@@ -173,6 +219,13 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
     (below a quarter of the total, or below 1 ms: ``"sender"``). When it is the larger part, the capture is nearer the
     receiver: sequence/ACK RTT samples miss it, and a segment lost before the
     capture point shows as a hole, not as a retransmission.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
 
     Returns
     -------
@@ -222,11 +275,21 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
                          "caution": caution}, index=pd.Index(fids, name="flow_id"))
 
 
-def model_predictions(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | pd.Index,
+                      annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mathis and PFTK throughput from each flow's own p, RTT, T0, b and W_max, beside its measured rate.
 
     Flows without a loss event (p = 0) have no prediction and are left out.
     T0 is the flow's observed timeout, else Linux's floor (median RTT + 200 ms).
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_ids : list of int, numpy.ndarray or pandas.Index
+        The flows to predict.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
 
     Returns
     -------
@@ -263,8 +326,26 @@ def model_predictions(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame |
     return pd.DataFrame.from_dict(rows, orient="index", columns=cols).rename_axis("flow_id")
 
 
-def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None, samples=None):
-    """Four panels for one flow: time-sequence graph, throughput and RTT over time, bytes in flight."""
+def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None,
+              samples: pd.DataFrame | None = None) -> plt.Figure:
+    """Four panels for one flow: time-sequence graph, throughput and RTT over time, bytes in flight.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_id : int
+        The flow.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    samples : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.rtt_samples` of ``packets`` if already computed.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
     an = annotate(packets) if annotated is None else annotated
     samples = rtt_samples(packets, an) if samples is None else samples
     fig, axes = plt.subplots(2, 2, figsize=(12, 7), constrained_layout=True)
@@ -292,9 +373,34 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
     return fig
 
 
-def analyze(captures, output_dir: str | os.PathLike = "analysis", flow_filter: str = "", top_flows: int = 3,
-            timeout_s: float = 1800):
-    """Execute the report notebook once per capture into ``output_dir/<capture name>/``.
+def analyze(captures: list[str | os.PathLike], output_dir: str | os.PathLike = "analysis", flow_filter: str = "",
+            top_flows: int = 3, timeout_s: float = 1800, *, streaming: bool | None = None,
+            scheduler: str | None = None) -> list:
+    """Report on each capture into ``output_dir/<capture name>/``: the notebook, or for big files the streamed flow table.
+
+    Parameters
+    ----------
+    captures : list of str or path-like
+        Capture files.
+    output_dir : str or path-like
+        Parent folder of the reports (one folder per capture).
+    flow_filter : str
+        Only flows with an endpoint ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (see :func:`select_flows`).
+    top_flows : int
+        Flows shown in detail (largest first).
+    timeout_s : float
+        Per-notebook execution limit. [s]
+    streaming : bool, optional
+        ``True``: every capture through :func:`analyze_streaming`; ``False``: every one through the
+        notebook; ``None`` (default): streaming for files above :data:`STREAMING_THRESHOLD_BYTES`.
+    scheduler : str, optional
+        Streaming only: Dask scheduler address; ``None`` starts a local cluster.
+
+    Returns
+    -------
+    list
+        Per capture, in order: a :class:`tcpmodels.report.NotebookRun` (notebook) or a
+        :class:`StreamingRun`; each has ``status``, ``output_html``, ``output_ipynb``, ``failing_cell``, ``error``.
 
     Raises
     ------
@@ -309,11 +415,120 @@ def analyze(captures, output_dir: str | os.PathLike = "analysis", flow_filter: s
     runs = []
     for p in paths:
         out = Path(output_dir) / p.name.split(".")[0]
-        runs.append(run_notebook(NOTEBOOK, out, {"capture": str(p), "flow_filter": flow_filter,
-                                                 "top_flows": int(top_flows)}, timeout_s))
+        big = p.stat().st_size > STREAMING_THRESHOLD_BYTES if streaming is None else streaming
+        if big:
+            runs.append(analyze_streaming(p, out, scheduler=scheduler, flow_filter=flow_filter, top_flows=top_flows))
+        else:
+            runs.append(run_notebook(NOTEBOOK, out, {"capture": str(p), "flow_filter": flow_filter,
+                                                     "top_flows": int(top_flows)}, timeout_s))
     return runs
 
 
+@dataclass
+class StreamingRun:
+    """What :func:`analyze_streaming` wrote (the attributes the CLI reads match ``NotebookRun``'s).
+
+    Attributes
+    ----------
+    capture : pathlib.Path
+        The capture analysed.
+    output_dir : pathlib.Path
+        Its report folder.
+    flows_csv : pathlib.Path
+        The flow table (every column of :func:`tcpmodels.traces.flows`, plus ``flow`` as text).
+    dataset : pathlib.Path
+        The packet dataset written on the way (reusable: ``tcpmodels.traces.flows(dataset)``).
+    summary : str
+        The printed table of the largest flows.
+    status : str
+        ``"ok"`` or ``"failed"``.
+    error : str
+        The error when failed.
+    """
+
+    capture: Path
+    output_dir: Path
+    flows_csv: Path
+    dataset: Path
+    summary: str = ""
+    status: str = "ok"
+    error: str = ""
+    failing_cell: int | None = None
+    output_html: Path | None = field(default=None)
+
+    @property
+    def output_ipynb(self) -> Path:
+        """The flow table written (the CLI prints it where a notebook run prints its notebook)."""
+        return self.flows_csv
+
+
+def analyze_streaming(capture: str | os.PathLike, output_dir: str | os.PathLike, *, scheduler: str | None = None,
+                      partitions: int | None = None, flow_filter: str = "", top_flows: int = 3,
+                      progress: bool = True) -> StreamingRun:
+    """A capture of any size: stream it to a Parquet dataset, flows per partition on Dask, write and print them.
+
+    Memory is set by the chunk and partition sizes, not by the capture (see
+    :func:`tcpmodels.traces.cluster.large_capture_flows`).
+
+    Parameters
+    ----------
+    capture : str or path-like
+        The capture file.
+    output_dir : str or path-like
+        Report folder: ``flows.csv``, ``accounting.json`` and ``packets.parquet/`` (the dataset) go there.
+    scheduler : str, optional
+        Dask scheduler address; ``None`` starts a local cluster.
+    partitions : int, optional
+        Dataset partitions (default: one per 64 MiB of capture, at least 16).
+    flow_filter : str
+        Only flows with an endpoint ``ADDR``, ``:PORT`` or ``ADDR:PORT`` in the printed table and the CSV.
+    top_flows : int
+        Flows printed (largest unique payload first; at least 10 are printed).
+    progress : bool
+        Progress bars (tqdm, on stderr) while reading and while computing the partitions.
+
+    Returns
+    -------
+    StreamingRun
+        The files written and the printed summary.
+    """
+    from tcpmodels.traces.cluster import large_capture_flows
+    from tcpmodels.traces.dataset import METADATA_FILE
+
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    ds_dir = out / "packets.parquet"
+    if (ds_dir / METADATA_FILE).exists():  # ours, from an earlier run
+        shutil.rmtree(ds_dir)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TraceWarning)
+        ft, ds = large_capture_flows(capture, ds_dir, scheduler=scheduler, partitions=partitions, progress=progress)
+    ft = ft.copy()
+    ft.insert(0, "flow", [f"{_host(str(s))}:{sp} > {_host(str(d))}:{dp}" for s, sp, d, dp in
+                          zip(ft["src_addr"], ft["src_port"], ft["dst_addr"], ft["dst_port"])])
+    ft = select_flows(ft, flow_filter)
+    csv_path = out / "flows.csv"
+    ft.to_csv(csv_path)
+    acc = ds.accounting.to_dict()
+    acc["warnings"] = [str(w.message) for w in caught if issubclass(w.category, TraceWarning)]
+    (out / "accounting.json").write_text(json.dumps(acc, indent=1))
+    top = ft.sort_values("unique_payload_bytes", ascending=False, kind="stable").head(max(int(top_flows), 10))
+    summary = (f"{Path(capture).name}: {acc['records_read']} records, {acc['tcp_parsed']} TCP packets, "
+               f"{len(ft)} flows\n" + top[SUMMARY_COLUMNS].to_string())
+    print(summary)
+    return StreamingRun(capture=Path(capture), output_dir=out, flows_csv=csv_path, dataset=ds_dir, summary=summary)
+
+
 def check_capture(path: str | os.PathLike) -> None:
-    """Raise CaptureFileError / FileNotFoundError unless ``path`` starts like a capture file."""
+    """Raise CaptureFileError / FileNotFoundError unless ``path`` starts like a capture file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to check (only its start is read).
+
+    Returns
+    -------
+    None
+    """
     next(iter(iter_batches(path, chunk_bytes=1 << 16)), None)

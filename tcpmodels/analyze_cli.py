@@ -1,4 +1,4 @@
-"""``tcpmodels analyze CAPTURE... [--output-dir DIR] [--flow FILTER] [--top N]`` (see :mod:`tcpmodels.analyze`).
+"""``tcpmodels analyze CAPTURE... [--output-dir DIR] [--flow FILTER] [--top N] [--streaming] [--scheduler ADDR]`` (see :mod:`tcpmodels.analyze`).
 
 Only the command-line plumbing: :mod:`tcpmodels.analyze` (pandas, matplotlib, the fit
 package) is imported when the command runs, so that ``tcpmodels --help`` stays quick.
@@ -18,7 +18,8 @@ def _cmd(args: argparse.Namespace) -> int:
     from tcpmodels.traces import CaptureFileError
 
     try:
-        runs = analyze(args.captures, args.output_dir, args.flow or "", args.top)
+        runs = analyze(args.captures, args.output_dir, args.flow or "", args.top,
+                       streaming=True if args.streaming else None, scheduler=args.scheduler)
     except (CaptureFileError, FileNotFoundError, IsADirectoryError) as exc:
         print(f"tcpmodels analyze: {exc}", file=sys.stderr)
         return 2
@@ -33,8 +34,18 @@ def _cmd(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def add_subcommand(subparsers) -> None:
-    """Register ``tcpmodels analyze``."""
+def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
+    """Register ``tcpmodels analyze``.
+
+    Parameters
+    ----------
+    subparsers : argparse._SubParsersAction
+        The ``tcpmodels`` command's subparsers.
+
+    Returns
+    -------
+    None
+    """
     p = subparsers.add_parser("analyze", help="report on your own capture(s): connections, RTT, losses, models",
                               description="Read each capture (pcap / pcapng, gzip too) and write an HTML and "
                                           "notebook report: reader accounting, connection table, top flows' "
@@ -45,4 +56,10 @@ def add_subcommand(subparsers) -> None:
     p.add_argument("--flow", metavar="FILTER", default="",
                    help="only flows with an endpoint ADDR, :PORT or ADDR:PORT ([v6addr]:PORT)")
     p.add_argument("--top", type=int, default=3, help="flows shown in detail (largest first; default 3)")
+    p.add_argument("--streaming", action="store_true",
+                   help="stream the capture to a Parquet dataset and compute the flow table per partition on "
+                        "Dask (automatic above 1 GiB): writes flows.csv and accounting.json, prints the largest "
+                        "flows")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="Dask scheduler for streaming (tcp://host:8786); default: a local cluster")
     p.set_defaults(func=_cmd)

@@ -2,6 +2,9 @@
 
 - :func:`read_pcap`  pcap / pcapng (gzip too) -> one packet-table schema (:mod:`.schema`), engines
   ``native`` (numpy), ``tshark`` and ``pyshark``; accounting in ``table.attrs["accounting"]``.
+- :func:`to_parquet`, :func:`read_parquet_dataset`, :func:`open_dataset`  captures of any size: the packet
+  table as a Parquet dataset partitioned by connection hash, written chunk by chunk (:mod:`.dataset`);
+  :func:`flows` accepts it and works one partition at a time (on Dask: :mod:`.cluster`).
 - :func:`flows`, :func:`annotate`  one row per TCP connection and direction: counts, retransmissions
   (fast, spurious, out-of-order, plain), duplicate ACKs, RTT, loss, throughput, FCT; per-packet
   analysis columns (:mod:`.annotation`, the layer the others build on).
@@ -13,6 +16,7 @@
 """
 
 from .annotation import annotate
+from .dataset import PacketDataset, open_dataset, read_parquet_dataset, to_parquet
 from .flows import flows
 from .mptcp import mptcp_idsn, mptcp_subflows, mptcp_token
 from .patterns import PATTERNS, classify_short_flows
@@ -22,6 +26,6 @@ from .rtt import rtt_samples
 from .schema import COLUMNS, ReadAccounting
 from .series import bytes_in_flight, link_rate_series, throughput_series, time_sequence
 
-__all__ = ["read_pcap", "CaptureFileError", "TraceWarning", "COLUMNS", "ReadAccounting", "flows", "annotate",
+__all__ = ["read_pcap", "to_parquet", "read_parquet_dataset", "open_dataset", "PacketDataset", "CaptureFileError", "TraceWarning", "COLUMNS", "ReadAccounting", "flows", "annotate",
            "rtt_samples", "mptcp_subflows", "mptcp_token", "mptcp_idsn", "classify_short_flows", "PATTERNS",
            "throughput_series", "bytes_in_flight", "link_rate_series", "time_sequence"]

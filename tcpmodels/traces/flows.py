@@ -43,27 +43,38 @@ References
 
 from __future__ import annotations
 
+import os
+import warnings
+
 import numpy as np
 import pandas as pd
 
-import warnings
-
 from .annotation import annotate
+from .dataset import PacketDataset, open_dataset
 from .rtt import rtt_samples
 from .schema import TraceWarning
 
-__all__ = ["annotate", "flows"]  # annotate lives in .annotation; re-exported here for old imports
+__all__ = ["annotate", "flows", "partition_flows", "combine_partition_flows"]  # annotate: re-exported, old imports
 
 
-def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: pd.DataFrame | None = None, *,
+          time_origin_ns: int | None = None) -> pd.DataFrame:
     """One row per TCP connection and direction, with counts, retransmissions, RTT, loss, throughput and FCT.
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    packets : pandas.DataFrame, PacketDataset, str or path-like
+        A packet table from :func:`~tcpmodels.traces.read_pcap`, or a packet dataset
+        (:func:`~tcpmodels.traces.to_parquet`, or its directory): then each partition is
+        analysed on its own (memory: one partition at a time) and the result is the same as
+        for the whole table (flow and connection numbers included). To spread the
+        partitions over processes or machines: :func:`tcpmodels.traces.cluster.dataset_flows`.
     annotated : pandas.DataFrame, optional
-        The result of :func:`annotate` for ``packets`` if already computed.
+        The result of :func:`annotate` for ``packets`` if already computed (tables only).
+    time_origin_ns : int, optional
+        Timestamp that relative times are measured from [ns]; default the earliest packet's.
+        Only rounding depends on it (times are kept to the nanosecond relative to it); a
+        dataset passes its own, the whole capture's.
 
     Returns
     -------
@@ -88,6 +99,9 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
         Counting RTT samples and flow completion times dropped because the capture's
         timestamps go backwards (they would be negative).
     """
+    if not isinstance(packets, pd.DataFrame):
+        ds = open_dataset(packets)
+        return combine_partition_flows([partition_flows(ds, i) for i in ds.nonempty()])
     if len(packets) == 0:
         return _empty_flows()
     if annotated is None:
@@ -95,7 +109,8 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
     p = packets
     an = annotated
     data = (p["payload_bytes"] > 0).to_numpy()
-    ns0 = int(p["timestamp_ns"].min())  # times relative to the first packet keep nanosecond precision
+    # times relative to the first packet keep nanosecond precision
+    ns0 = int(p["timestamp_ns"].min()) if time_origin_ns is None else int(time_origin_ns)
     payload = p["payload_bytes"].to_numpy(np.int64)
     df = pd.DataFrame({
         "flow_id": an["flow_id"].to_numpy(), "connection_id": an["connection_id"].to_numpy(),
@@ -130,7 +145,7 @@ def flows(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.Da
     out["last_time_s"] += ns0 / 1e9
     out["unique_payload_bytes"] = (out["last_end"] - out["first_seq"]).fillna(0).astype(np.int64)
     # RTT summaries
-    samples = rtt_samples(p, an)
+    samples = rtt_samples(p, an, time_origin_ns=ns0)
     for method, prefix in (("seq", "rtt"), ("ts", "rtt_ts")):
         s = samples[samples["method"] == method].groupby("flow_id")["rtt_s"]
         out[f"{prefix}_samples"] = s.size().reindex(out.index, fill_value=0).astype(np.int64)
@@ -176,6 +191,87 @@ FLOW_COLUMNS = ["connection_id", "is_initiator", "src_addr", "src_port", "dst_ad
                 "out_of_order_packets", "duplicate_packets", "duplicate_acks", "rtt_samples", "rtt_min_s",
                 "rtt_median_s", "rtt_mean_s", "rtt_ts_samples", "rtt_ts_median_s", "loss_rate", "throughput_bps",
                 "fct_s"]
+
+
+#: Columns that :func:`partition_flows` adds for :func:`combine_partition_flows` (connection order keys).
+_ORDER_KEYS = ["_partition", "_tuple_first_frame", "_connection_first_frame"]
+
+
+def partition_flows(dataset: PacketDataset | str | os.PathLike, partition: int) -> pd.DataFrame:
+    """:func:`flows` of one partition of a packet dataset, with the keys that number its connections globally.
+
+    Parameters
+    ----------
+    dataset : PacketDataset, str or path-like
+        A dataset written by :func:`~tcpmodels.traces.to_parquet` (or its directory).
+    partition : int
+        Partition number.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The flow table of the partition's packets (flow and connection numbers local to the
+        partition), times measured from the dataset's origin, plus ``_partition``,
+        ``_tuple_first_frame`` and ``_connection_first_frame`` (file record numbers of the first
+        packet of the connection's 4-tuple and of the connection) for :func:`combine_partition_flows`.
+    """
+    ds = open_dataset(dataset)
+    p = ds.read_partition(partition)
+    if len(p) == 0:
+        return _empty_flows().assign(**{k: pd.Series(dtype="int64") for k in _ORDER_KEYS})
+    an = annotate(p)
+    out = flows(p, an, time_origin_ns=ds.time_origin_ns)
+    conn = an["connection_id"].to_numpy()
+    frames = p["frame_index"].to_numpy()
+    first_row = pd.Series(np.arange(len(p))).groupby(conn).first()
+    rows = first_row.to_numpy()
+    a = p["src_addr"].astype(str).to_numpy()[rows] + "|" + p["src_port"].to_numpy()[rows].astype(str)
+    b = p["dst_addr"].astype(str).to_numpy()[rows] + "|" + p["dst_port"].to_numpy()[rows].astype(str)
+    key = np.where(a < b, a + " " + b, b + " " + a)
+    conn_first = pd.Series(frames[rows], index=first_row.index)
+    tuple_first = conn_first.groupby(key).transform("min")
+    out["_partition"] = int(partition)
+    out["_tuple_first_frame"] = tuple_first.reindex(out["connection_id"]).to_numpy()
+    out["_connection_first_frame"] = conn_first.reindex(out["connection_id"]).to_numpy()
+    return out
+
+
+def combine_partition_flows(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """Join :func:`partition_flows` results into the flow table of the whole dataset.
+
+    Connections are numbered as :func:`annotate` numbers them on the whole table: by the
+    first packet of their 4-tuple, then by their own first packet.
+
+    Parameters
+    ----------
+    parts : list of pandas.DataFrame
+        One :func:`partition_flows` result per partition (any order; empty ones allowed). The
+        list is emptied (its tables are joined, and not kept twice).
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`flows` of the whole packet table.
+    """
+    nonempty = [q for q in parts if len(q)]
+    if not nonempty:
+        return _empty_flows()
+    allf = pd.concat(nonempty)
+    del nonempty
+    parts.clear()  # the pieces are in allf now: let them go (a 100M-packet capture has millions of flows)
+    conns = allf.drop_duplicates(["_partition", "connection_id"])
+    order = np.lexsort((conns["_connection_first_frame"].to_numpy(), conns["_tuple_first_frame"].to_numpy()))
+    new_id = np.empty(len(conns), np.int64)
+    new_id[order] = np.arange(len(conns))
+    lookup = pd.Series(new_id, index=pd.MultiIndex.from_arrays([conns["_partition"].to_numpy(),
+                                                                 conns["connection_id"].to_numpy()]))
+    cid = lookup.reindex(pd.MultiIndex.from_arrays([allf["_partition"].to_numpy(),
+                                                    allf["connection_id"].to_numpy()])).to_numpy()
+    local_flow = allf.index.to_numpy()
+    allf = allf.drop(columns=_ORDER_KEYS)
+    allf["connection_id"] = cid
+    allf.index = pd.Index(2 * cid + (local_flow & 1), name="flow_id")
+    return allf.sort_index()[FLOW_COLUMNS]
 
 
 def _empty_flows() -> pd.DataFrame:

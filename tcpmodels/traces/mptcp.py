@@ -37,12 +37,38 @@ def _digest(key: int, version: int) -> bytes:
 
 
 def mptcp_token(key: int, version: int = 1) -> int:
-    """Token of an MPTCP key: the most significant 32 bits of SHA-256(key) (v1) or SHA-1(key) (v0)."""
+    """Token of an MPTCP key: the most significant 32 bits of SHA-256(key) (v1) or SHA-1(key) (v0).
+
+    Parameters
+    ----------
+    key : int
+        The 64-bit key (as in MP_CAPABLE).
+    version : int
+        MPTCP version: 0 (RFC 6824, SHA-1) or 1 (RFC 8684, SHA-256).
+
+    Returns
+    -------
+    int
+        The 32-bit token.
+    """
     return int.from_bytes(_digest(key, version)[:4], "big")
 
 
 def mptcp_idsn(key: int, version: int = 1) -> int:
-    """Initial data sequence number of an MPTCP key: the least significant 64 bits of its SHA-256 / SHA-1 hash."""
+    """Initial data sequence number of an MPTCP key: the least significant 64 bits of its SHA-256 / SHA-1 hash.
+
+    Parameters
+    ----------
+    key : int
+        The 64-bit key (as in MP_CAPABLE).
+    version : int
+        MPTCP version: 0 (RFC 6824, SHA-1) or 1 (RFC 8684, SHA-256).
+
+    Returns
+    -------
+    int
+        The 64-bit initial data sequence number.
+    """
     return int.from_bytes(_digest(key, version)[-8:], "big")
 
 

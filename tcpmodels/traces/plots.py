@@ -6,6 +6,7 @@ Each function draws on ``ax`` (a new figure if None) and returns the Axes.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.axes import Axes
 import numpy as np
 import pandas as pd
 
@@ -20,8 +21,26 @@ def _ax(ax):
     return ax
 
 
-def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax=None, annotated=None):
-    """Stevens graph: sequence number of each segment over time, retransmissions in red, the peer's ACKs as a line."""
+def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = None,
+                       annotated: pd.DataFrame | None = None) -> Axes:
+    """Stevens graph: sequence number of each segment over time, retransmissions in red, the peer's ACKs as a line.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_id : int
+        The flow.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
     ax = _ax(ax)
     ts = time_sequence(packets, flow_id, annotated)
     seg, acks = ts["segments"], ts["acks"]
@@ -38,8 +57,23 @@ def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax=None, annotated=N
     return ax
 
 
-def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax=None):
-    """RTT samples of one flow over time, by method (sequence/ACK matching and timestamp echoes)."""
+def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax: Axes | None = None) -> Axes:
+    """RTT samples of one flow over time, by method (sequence/ACK matching and timestamp echoes).
+
+    Parameters
+    ----------
+    samples : pandas.DataFrame
+        :func:`~tcpmodels.traces.rtt_samples` of a packet table.
+    flow_id : int
+        The flow (it must have samples).
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
     ax = _ax(ax)
     s = samples[samples["flow_id"] == flow_id]
     if len(s) == 0:
@@ -54,8 +88,21 @@ def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax=None):
     return ax
 
 
-def plot_bytes_in_flight(flight: pd.Series, ax=None):
-    """Bytes in flight over time (from :func:`~tcpmodels.traces.series.bytes_in_flight`)."""
+def plot_bytes_in_flight(flight: pd.Series, ax: Axes | None = None) -> Axes:
+    """Bytes in flight over time (from :func:`~tcpmodels.traces.series.bytes_in_flight`).
+
+    Parameters
+    ----------
+    flight : pandas.Series
+        Bytes in flight indexed by time [bytes, s].
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
     ax = _ax(ax)
     t = flight.index.to_numpy()
     ax.step(t - t[0], flight.to_numpy() / 1e3, where="post", lw=0.8)
@@ -64,8 +111,21 @@ def plot_bytes_in_flight(flight: pd.Series, ax=None):
     return ax
 
 
-def plot_subflow_shares(subflows: pd.DataFrame, ax=None):
-    """Share of each MPTCP connection's forward bytes carried by each subflow (stacked bars)."""
+def plot_subflow_shares(subflows: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Share of each MPTCP connection's forward bytes carried by each subflow (stacked bars).
+
+    Parameters
+    ----------
+    subflows : pandas.DataFrame
+        :func:`~tcpmodels.traces.mptcp_subflows` of a packet table.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
     ax = _ax(ax)
     bottom = {}
     for _, r in subflows.iterrows():

@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import socket
 import warnings
+from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
 
 from . import engines
 from .decode import LINK_TYPES, TUNNELS, decode_batch
-from .pcapfile import MAX_GZIP_EXPANSION, iter_batches
+from .pcapfile import MAX_GZIP_EXPANSION, PAD_BYTES, iter_batches
 from .schema import ReadAccounting, TraceWarning, conform, empty_table
 
 __all__ = ["read_pcap", "TraceWarning", "ENGINES"]
@@ -78,58 +79,169 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
         table, acc = _read_native(path, chunk_bytes, max_gzip_expansion)
     else:
         table, acc = engines.read_with_wireshark(path, engine)
-    _warn(acc)
+    warn_accounting(acc)
     table.attrs["accounting"] = acc
     return table
 
 
-def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None) -> tuple[pd.DataFrame, ReadAccounting]:
-    state: dict = {}
-    parts: list[dict] = []
-    skipped: dict[str, int] = {}
-    notes = {"options_truncated": 0, "payload_beyond_frame": 0}
-    for batch in iter_batches(path, state, chunk_bytes=chunk_bytes, max_gzip_expansion=max_gzip_expansion):
-        cols, sk, nt = decode_batch(batch)
-        parts.append(cols)
+class ChunkedCapture:
+    """A capture decoded chunk by chunk, with the read accounting kept as it goes.
+
+    :func:`read_pcap` joins the chunks into one table; :func:`tcpmodels.traces.to_parquet`
+    writes each one out (memory set by ``chunk_bytes``). Iterate :meth:`decoded` once; then
+    :meth:`accounting` and :meth:`warn` describe the whole file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Classic pcap or pcapng, optionally gzip-compressed.
+    chunk_bytes : int
+        Bytes of decompressed file decoded at once (at least 4096). [bytes]
+    max_gzip_expansion : float or None
+        As for :func:`read_pcap`. [-]
+    on_batch : callable, optional
+        Called with the number of decompressed file bytes of each chunk as it is read [bytes].
+    """
+
+    def __init__(self, path: str | os.PathLike, chunk_bytes: int = 32 << 20,
+                 max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
+                 on_batch: Callable[[int], object] | None = None) -> None:
+        self.path = path
+        self.chunk_bytes = chunk_bytes
+        self.max_gzip_expansion = max_gzip_expansion
+        self.on_batch = on_batch
+        self._state: dict = {}
+        self._skipped: dict[str, int] = {}
+        self._notes = {"options_truncated": 0, "payload_beyond_frame": 0, "timestamps_out_of_order": 0,
+                       "timestamps_before_1970_or_after_2100": 0}
+        self._parsed = 0
+        self._last_ts: int | None = None
+
+    def decoded(self) -> Iterator[dict[str, np.ndarray]]:
+        """Decoded columns of each chunk that holds TCP segments, in file order.
+
+        Returns
+        -------
+        iterator of dict
+            The packet-table columns as :func:`~tcpmodels.traces.decode.decode_batch` gives
+            them (addresses as uint64 halves ``src_hi, src_lo, dst_hi, dst_lo``, ``tunnel`` as a
+            code); :func:`assemble_table` turns one into a packet table.
+        """
+        for batch in iter_batches(self.path, self._state, chunk_bytes=self.chunk_bytes,
+                                  max_gzip_expansion=self.max_gzip_expansion):
+            if self.on_batch is not None:
+                self.on_batch(max(int(len(batch.buf)) - PAD_BYTES, 0))
+            cols, sk, nt = decode_batch(batch)
+            self._count(sk, nt, cols["timestamp_ns"])
+            if len(cols["seq"]):
+                yield cols
+
+    def _count(self, sk: dict[str, int], nt: dict[str, int], ts: np.ndarray) -> None:
         for k, v in sk.items():
-            skipped[k] = skipped.get(k, 0) + v
-        for k in notes:
-            notes[k] += nt[k]
-    if not parts or sum(len(p["seq"]) for p in parts) == 0:
+            self._skipped[k] = self._skipped.get(k, 0) + v
+        for k in ("options_truncated", "payload_beyond_frame"):
+            self._notes[k] += nt[k]
+        if len(ts):
+            back = int(np.count_nonzero(ts[1:] < ts[:-1]))
+            if self._last_ts is not None and ts[0] < self._last_ts:
+                back += 1
+            self._last_ts = int(ts[-1])
+            self._notes["timestamps_out_of_order"] += back
+            self._notes["timestamps_before_1970_or_after_2100"] += int(
+                np.count_nonzero((ts < 0) | (ts > _YEAR_2100_NS)))
+            self._parsed += len(ts)
+
+    def accounting(self) -> ReadAccounting:
+        """The read accounting of the whole file (after :meth:`decoded` ran to its end).
+
+        Returns
+        -------
+        ReadAccounting
+            As ``read_pcap(path).attrs["accounting"]``.
+        """
+        state = self._state
+        skipped = dict(self._skipped)
+        notes = dict(self._notes)
+        notes["longer_than_snaplen"] = state.get("longer_than_snaplen", 0)
+        notes["wire_shorter_than_captured"] = state.get("wire_shorter_than_captured", 0)
+        if state.get("unrepresentable_timestamps"):
+            skipped["unrepresentable_timestamp"] = state["unrepresentable_timestamps"]
+        return ReadAccounting(path=os.fspath(self.path), engine="native", records_read=state.get("records", 0),
+                              tcp_parsed=self._parsed, skipped=skipped,
+                              truncated_tail_bytes=state.get("truncated_tail_bytes", 0),
+                              notes={k: v for k, v in notes.items() if v}, link_types=state.get("link_types", ()))
+
+
+def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None) -> tuple[pd.DataFrame, ReadAccounting]:
+    reading = ChunkedCapture(path, chunk_bytes, max_gzip_expansion)
+    parts = list(reading.decoded())
+    if not parts:
         table = empty_table()
+    elif len(parts) == 1:
+        table = assemble_table(parts[0])
     else:
-        cols = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-        table = _finish(cols)
-    ts = table["timestamp_ns"].to_numpy()
-    notes["timestamps_out_of_order"] = int(np.count_nonzero(ts[1:] < ts[:-1]))
-    notes["timestamps_before_1970_or_after_2100"] = int(np.count_nonzero((ts < 0) | (ts > _YEAR_2100_NS)))
-    notes["longer_than_snaplen"] = state.get("longer_than_snaplen", 0)
-    notes["wire_shorter_than_captured"] = state.get("wire_shorter_than_captured", 0)
-    if state.get("unrepresentable_timestamps"):
-        skipped["unrepresentable_timestamp"] = state["unrepresentable_timestamps"]
-    acc = ReadAccounting(path=os.fspath(path), engine="native", records_read=state.get("records", 0),
-                         tcp_parsed=len(table), skipped=skipped,
-                         truncated_tail_bytes=state.get("truncated_tail_bytes", 0),
-                         notes={k: v for k, v in notes.items() if v}, link_types=state.get("link_types", ()))
-    return table, acc
+        cols = {}
+        for k in list(parts[0]):  # one column at a time, freeing the chunks' copies as we go (peak: table + 1 column)
+            cols[k] = np.concatenate([p[k] for p in parts])
+            for p in parts:
+                del p[k]
+        parts.clear()
+        table = assemble_table(cols)
+    return table, reading.accounting()
+
+
+def _address_names(ver: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> list[str]:
+    """Text of addresses given by version and uint64 halves (few: the distinct ones)."""
+    out = []
+    for v, a, b in zip(ver.tolist(), hi.tolist(), lo.tolist()):
+        if v == 4:
+            out.append(socket.inet_ntoa(int(b).to_bytes(4, "big")))
+        else:
+            out.append(socket.inet_ntop(socket.AF_INET6, int(a).to_bytes(8, "big") + int(b).to_bytes(8, "big")))
+    return out
 
 
 def _addresses(ver: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> pd.Categorical:
-    codes = np.empty(len(ver), np.int64)
-    v4 = ver == 4
-    u4, inv4 = np.unique(lo[v4], return_inverse=True)
-    names = [socket.inet_ntoa(int(x).to_bytes(4, "big")) for x in u4]
-    codes[v4] = inv4
-    if (~v4).any():
-        pair = np.stack([hi[~v4], lo[~v4]], axis=1)
-        u6, inv6 = np.unique(pair, axis=0, return_inverse=True)
-        codes[~v4] = len(names) + inv6.reshape(-1)
-        names += [socket.inet_ntop(socket.AF_INET6, int(a).to_bytes(8, "big") + int(b).to_bytes(8, "big"))
-                  for a, b in u6]
-    return pd.Categorical.from_codes(codes, categories=names)
+    """Addresses as a categorical: IPv4 first, then IPv6, each in numeric order.
+
+    Linear in the rows: distinct values by hashing (``pandas.factorize``), only the distinct
+    ones are sorted.
+    """
+    v6 = (ver != 4).astype(np.uint64)
+    # (version, hi, lo) -> one code by hashing each part, then pairs of codes
+    c_lo, u_lo = pd.factorize(lo)
+    if v6.any():
+        c_hi, u_hi = pd.factorize(hi)
+        key = (c_hi.astype(np.int64) * len(u_lo) + c_lo) * 2 + v6.astype(np.int64)
+        codes, u_key = pd.factorize(key)
+        u_key = np.asarray(u_key)
+        uv6 = u_key % 2
+        ulo = np.asarray(u_lo)[(u_key // 2) % len(u_lo)]
+        uhi = np.asarray(u_hi)[(u_key // 2) // len(u_lo)]
+    else:
+        codes, ulo = c_lo, np.asarray(u_lo)
+        uhi = np.zeros(len(ulo), np.uint64)
+        uv6 = np.zeros(len(ulo), np.int64)
+    rank = np.lexsort((ulo, uhi, uv6))  # IPv4 before IPv6, numeric order within each
+    new_code = np.empty(len(rank), np.int64)
+    new_code[rank] = np.arange(len(rank))
+    names = _address_names(np.where(uv6[rank] == 1, 6, 4), uhi[rank], ulo[rank])
+    return pd.Categorical.from_codes(new_code[codes], categories=names)
 
 
-def _finish(cols: dict) -> pd.DataFrame:
+def assemble_table(cols: dict[str, np.ndarray]) -> pd.DataFrame:
+    """The packet table of decoded columns (:meth:`ChunkedCapture.decoded`): addresses as text, flag columns.
+
+    Parameters
+    ----------
+    cols : dict
+        Decoded columns (consumed: the address halves are removed from it).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The schema's columns and dtypes; address categories IPv4 first, then IPv6, numeric order.
+    """
     ver = cols["ip_version"]
     cols["src_addr"] = _addresses(ver, cols.pop("src_hi"), cols.pop("src_lo"))
     cols["dst_addr"] = _addresses(ver, cols.pop("dst_hi"), cols.pop("dst_lo"))
@@ -141,7 +253,18 @@ def _finish(cols: dict) -> pd.DataFrame:
     return conform(cols)
 
 
-def _warn(acc: ReadAccounting) -> None:
+def warn_accounting(acc: ReadAccounting) -> None:
+    """Warn (:class:`TraceWarning`) about what the accounting counts: skipped records, truncation, odd timestamps.
+
+    Parameters
+    ----------
+    acc : ReadAccounting
+        The accounting of one capture.
+
+    Returns
+    -------
+    None
+    """
     msgs = []
     if acc.skipped:
         parts = []

@@ -40,7 +40,8 @@ def _advancing(flow_id: np.ndarray, ack_u: np.ndarray) -> np.ndarray:
     return np.isnan(prev) | (ack_u > prev)
 
 
-def rtt_samples(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+def rtt_samples(packets: pd.DataFrame, annotated: pd.DataFrame | None = None, *,
+                time_origin_ns: int | None = None) -> pd.DataFrame:
     """All RTT samples of a packet table.
 
     Parameters
@@ -49,6 +50,9 @@ def rtt_samples(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) ->
         A packet table from :func:`~tcpmodels.traces.read_pcap`.
     annotated : pandas.DataFrame, optional
         :func:`~tcpmodels.traces.annotation.annotate` of ``packets`` if already computed.
+    time_origin_ns : int, optional
+        Timestamp that times are measured from before subtracting [ns]; default the earliest
+        packet's. Only rounding depends on it (a packet dataset passes the whole capture's).
 
     Returns
     -------
@@ -63,7 +67,7 @@ def rtt_samples(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) ->
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in
                              zip(cols, ["int64", "float64", "float64", "object", "int64"])})
     ns = packets["timestamp_ns"].to_numpy()
-    ns0 = int(ns.min())
+    ns0 = int(ns.min()) if time_origin_ns is None else int(time_origin_ns)
     t = (ns - ns0) / 1e9  # relative, so that differences keep nanosecond precision
     t_abs0 = ns0 / 1e9
     fidx = packets["frame_index"].to_numpy()

@@ -219,4 +219,4 @@ def conform(columns: dict) -> pd.DataFrame:
             data[name] = pd.Categorical(values)
         else:
             data[name] = np.asarray(values).astype(dtype, copy=False)
-    return pd.DataFrame(data)
+    return pd.DataFrame(data, copy=False)  # no consolidating copy of every column (one block per column)

@@ -65,6 +65,15 @@ def bytes_in_flight(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame
     at the sender this is the sender's flight size (RFC 5681 FlightSize);
     elsewhere it is what has passed the capture point and not yet been acknowledged.
 
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_id : int
+        The flow (``flow_id`` of :func:`~tcpmodels.traces.flows`).
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+
     Returns
     -------
     pandas.Series
@@ -124,6 +133,15 @@ def link_rate_series(packets: pd.DataFrame, bin_s: float, *, interface_id: int |
 
 def time_sequence(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """Data for a time-sequence (Stevens) graph of one flow: segments, retransmissions and the peer's ACKs.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_id : int
+        The flow (``flow_id`` of :func:`~tcpmodels.traces.flows`).
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
 
     Returns
     -------

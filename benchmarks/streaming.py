@@ -1,0 +1,153 @@
+"""Captures of any size: read (to a Parquet dataset) + flows on a local Dask cluster, time and peak memory.
+
+Each capture is measured in a child process; its peak memory is the largest *sum* of the
+resident set sizes of that process and all its children (the Dask workers), sampled every
+0.2 s with psutil; ``cpu_s`` sums their CPU times (user + system, last seen: a shared machine slows the
+wall clock, not this). One row per capture is appended to ``benchmarks/results/streaming.csv``
+with the machine, the versions, the date and the load average (the machine may be shared).
+
+``--check`` also reads the capture whole with ``read_pcap`` + ``flows`` (needs memory for the
+whole table) and checks that the flow tables are equal.
+
+Usage::
+
+    python benchmarks/streaming.py /work/bigcaps/interleaved_10M.pcap /work/bigcaps/interleaved_100M.pcap
+    python benchmarks/streaming.py --check /work/bigcaps/interleaved_1M.pcap
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+RESULTS = Path(__file__).resolve().parent / "results" / "streaming.csv"
+
+CHILD = r"""
+import json, sys, time, warnings
+warnings.simplefilter("ignore")
+from tcpmodels.traces import to_parquet, flows, read_pcap
+from tcpmodels.traces.cluster import dask_client, dataset_flows
+cap, out, partitions, workers, check, memory_limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), \
+    sys.argv[5] == "1", sys.argv[6]
+t0 = time.perf_counter()
+ds = to_parquet(cap, out, partitions=partitions)
+t1 = time.perf_counter()
+with dask_client(n_workers=workers, memory_limit=memory_limit) as client:
+    t_start = time.perf_counter()
+    f = dataset_flows(ds, client=client)
+t2 = time.perf_counter()
+res = {"packets": sum(ds.rows), "records": ds.accounting.records_read, "flows": len(f),
+       "retransmissions": int(f["retransmitted_packets"].sum()), "payload_bytes": int(f["payload_bytes"].sum()),
+       "read_s": t1 - t0, "cluster_start_s": t_start - t1, "flows_s": t2 - t_start, "total_s": t2 - t0}
+res["checked_equal"] = None
+if check:
+    import pandas as pd
+    whole = flows(read_pcap(cap))
+    pd.testing.assert_frame_equal(f, whole, check_exact=True)
+    res["checked_equal"] = True
+print("RESULT " + json.dumps(res))
+"""
+
+
+def _tree_rss(proc: psutil.Process, cpu: dict[int, float]) -> int:
+    """Sum of the resident set sizes of ``proc`` and its descendants; their CPU times (user + system) into ``cpu``."""
+    total = 0
+    try:
+        procs = [proc] + proc.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+            t = p.cpu_times()
+            cpu[p.pid] = t.user + t.system
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def measure(capture: Path, partitions: int | None, workers: int, check: bool, memory_limit: str,
+            work_dir: Path) -> dict:
+    """Run one capture in a child process; return its result with peak tree RSS and load averages."""
+    size = capture.stat().st_size
+    parts = partitions or max(16, -(-size // (64 << 20)))
+    out = Path(tempfile.mkdtemp(prefix="streaming-", dir=work_dir)) / "ds"
+    load0 = os.getloadavg()
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    t0 = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", CHILD, str(capture), str(out), str(parts), str(workers),
+                              "1" if check else "0", memory_limit], stdout=subprocess.PIPE, text=True, env=env)
+    ps = psutil.Process(child.pid)
+    peak = 0
+    cpu: dict[int, float] = {}
+    while child.poll() is None:
+        peak = max(peak, _tree_rss(ps, cpu))
+        time.sleep(0.2)
+    wall = time.perf_counter() - t0
+    stdout = child.stdout.read()
+    dataset_bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) if out.exists() else 0
+    shutil.rmtree(out.parent, ignore_errors=True)
+    if child.returncode != 0:
+        raise RuntimeError(f"{capture}: child failed ({child.returncode})")
+    res = json.loads([ln for ln in stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
+    load1 = os.getloadavg()
+    res.update(capture=str(capture), file_bytes=size, dataset_bytes=dataset_bytes, partitions=parts,
+               workers=workers, memory_limit=memory_limit, wall_s=wall, peak_rss_gb=peak / 1e9,
+               cpu_s=sum(cpu.values()),
+               load_avg_1min_start=load0[0], load_avg_1min_end=load1[0], load_avg_15min_end=load1[2])
+    return res
+
+
+def _versions() -> dict:
+    import dask
+    import numpy
+    import pandas
+    import pyarrow
+
+    return {"python": platform.python_version(), "numpy": numpy.__version__, "pandas": pandas.__version__,
+            "pyarrow": pyarrow.__version__, "dask": dask.__version__}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("captures", nargs="+", type=Path)
+    ap.add_argument("--partitions", type=int, default=None, help="default: max(16, one per 64 MiB of file)")
+    ap.add_argument("--workers", type=int, default=2, help="local Dask workers (one thread each)")
+    ap.add_argument("--memory-limit", default="1.5GB", help="per-worker memory limit given to Dask")
+    ap.add_argument("--check", action="store_true", help="also compare with flows(read_pcap(capture))")
+    ap.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()), help="where datasets go")
+    ap.add_argument("--results", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    machine = {"date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+               "host": platform.node(), "cpus": os.cpu_count(),
+               "memory_gb": round(psutil.virtual_memory().total / 1e9, 1), "machine": platform.machine()}
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    for cap in args.captures:
+        res = {**machine, **_versions(), **measure(cap, args.partitions, args.workers, args.check,
+                                                   args.memory_limit, args.work_dir)}
+        new = not args.results.exists()
+        with open(args.results, "a", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=list(res))
+            if new:
+                w.writeheader()
+            w.writerow(res)
+        print(json.dumps(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

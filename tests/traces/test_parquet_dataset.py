@@ -1,0 +1,89 @@
+"""to_parquet / read_parquet_dataset / flows(dataset): equal to read_pcap and flows(table) on every capture we have."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcpmodels.traces import TraceWarning, flows, read_pcap
+from tcpmodels.traces.dataset import METADATA_FILE, connection_partition, open_dataset, read_parquet_dataset, \
+    to_parquet
+
+ROOT = Path(__file__).resolve().parents[2]
+EXTERNAL = ROOT.parent / "shared" / "data" / "external_captures"
+CAPTURES = sorted(p for p in (ROOT / "data" / "captures").iterdir() if ".pcap" in p.name) + \
+    (sorted(p for p in EXTERNAL.iterdir() if ".pcap" in p.name) if EXTERNAL.is_dir() else [])
+#: Small chunks (several per capture) and few partitions (several non-empty).
+CHUNK = 1 << 16
+PARTS = 4
+
+
+def _quiet(fn, *args, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TraceWarning)
+        out = fn(*args, **kw)
+    return out, [str(w.message) for w in caught if issubclass(w.category, TraceWarning)]
+
+
+@pytest.mark.parametrize("capture", CAPTURES, ids=[p.name for p in CAPTURES])
+def test_dataset_equals_table_and_flows(capture, tmp_path):
+    table, read_warnings = _quiet(read_pcap, capture, chunk_bytes=CHUNK)
+    ds, ds_warnings = _quiet(to_parquet, capture, tmp_path / "ds", chunk_bytes=CHUNK, partitions=PARTS)
+    assert ds_warnings == read_warnings  # the same warnings, word for word
+    assert ds.accounting == table.attrs["accounting"]
+    assert sum(ds.rows) == len(table)
+    back = read_parquet_dataset(tmp_path / "ds")
+    pd.testing.assert_frame_equal(back, table, check_exact=True)
+    for col in ("src_addr", "dst_addr", "tunnel"):
+        assert list(back[col].cat.categories) == list(table[col].cat.categories)
+    assert back.attrs["accounting"] == table.attrs["accounting"]
+    # both directions (and every connection of a 4-tuple) in one partition
+    for i in ds.nonempty():
+        part = ds.read_partition(i)
+        assert part["frame_index"].is_monotonic_increasing
+        assert part.dtypes.astype(str).equals(table.dtypes.astype(str))
+    want, _ = _quiet(flows, table)
+    got, _ = _quiet(flows, tmp_path / "ds")
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+
+
+def test_several_partitions_used():
+    """The equality above is not trivial: on the multi-connection captures several partitions hold packets."""
+    busy = {"p5_bottleneck_main-a1.65-n32-b5-s0.pcap.gz", "short_flows_any.pcap.gz", "p1_s4_sample.pcap.gz"}
+    for name in busy:
+        t, _ = _quiet(read_pcap, ROOT / "data" / "captures" / name)
+        assert _quiet(flows, t)[0]["connection_id"].nunique() > PARTS
+    # the partition function itself: symmetric in the endpoints and spread over all partitions
+    rng = np.random.default_rng(1)
+    n = 10_000
+    hi, lo, port = (rng.integers(0, 2**63, n, dtype=np.uint64) for _ in range(3))
+    hi2, lo2, port2 = (rng.integers(0, 2**63, n, dtype=np.uint64) for _ in range(3))
+    port, port2 = port % 65536, port2 % 65536
+    ab = connection_partition(hi, lo, port, hi2, lo2, port2, 7)
+    ba = connection_partition(hi2, lo2, port2, hi, lo, port, 7)
+    assert np.array_equal(ab, ba)
+    counts = np.bincount(ab, minlength=7)
+    assert counts.min() > 0.8 * n / 7 and counts.max() < 1.2 * n / 7
+
+
+def test_dataset_metadata_and_errors(tmp_path):
+    cap = ROOT / "data" / "captures" / "short_flows_any.pcap.gz"
+    ds, _ = _quiet(to_parquet, cap, tmp_path / "d", partitions=3)
+    meta = json.loads((tmp_path / "d" / METADATA_FILE).read_text())
+    acc = meta["accounting"]
+    assert acc["records_read"] == acc["tcp_parsed"] + sum(acc["skipped"].values())
+    assert meta["rows"] == list(ds.rows) and sum(ds.rows) == acc["tcp_parsed"]
+    assert open_dataset(tmp_path / "d") == ds
+    with pytest.raises(ValueError, match="already holds"):
+        _quiet(to_parquet, cap, tmp_path / "d")
+    with pytest.raises(ValueError, match="partitions"):
+        _quiet(to_parquet, cap, tmp_path / "e", partitions=0)
+    with pytest.raises(FileNotFoundError, match="not a packet dataset"):
+        open_dataset(tmp_path)
+    with pytest.raises(ValueError, match="out of range"):
+        ds.read_partition(3)
