@@ -150,9 +150,9 @@ def _child_ours(path: str, kernel: str, with_flows: bool, res: dict) -> None:
     res["t_done"] = time.time()
     res["inproc_s"] = res["t_done"] - t_imp
     res["import_s"] = t_imp - t_in
-    from tcpmodels.traces import decode
+    from tcpmodels.traces import pcapfile
 
-    res["kernel"] = decode.active_kernel() if hasattr(decode, "active_kernel") else "numpy"
+    res["kernel"] = pcapfile.active_kernel() if hasattr(pcapfile, "active_kernel") else "numpy"
     res["packets"] = len(table)
     res["payload_bytes"] = int(table["payload_bytes"].sum())
     if ft is None:
