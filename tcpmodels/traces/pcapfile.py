@@ -30,6 +30,7 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Iterator
 
 import numpy as np
@@ -60,7 +61,7 @@ def kernel_available() -> bool:
     return _ckernel is not None
 
 
-def compiled_kernel():
+def compiled_kernel() -> ModuleType:
     """The compiled kernel module ``tcpmodels.traces.ckernel``.
 
     Returns
@@ -241,8 +242,26 @@ def _open(path: str, max_gzip_expansion: float | None = MAX_GZIP_EXPANSION):
     return open(path, "rb")
 
 
-def check_chunk_bytes(chunk_bytes) -> int:
-    """Validate the ``chunk_bytes`` argument of the readers: an integer of at least :data:`MIN_CHUNK_BYTES`."""
+def check_chunk_bytes(chunk_bytes: int) -> int:
+    """Validate the ``chunk_bytes`` argument of the readers: an integer of at least :data:`MIN_CHUNK_BYTES`.
+
+    Parameters
+    ----------
+    chunk_bytes : int
+        Bytes of (decompressed) file handled at once. [bytes]
+
+    Returns
+    -------
+    int
+        The same value as a Python int. [bytes]
+
+    Raises
+    ------
+    TypeError
+        For a value that is not an integer (``bool`` included).
+    ValueError
+        For a value below :data:`MIN_CHUNK_BYTES`.
+    """
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer)):
         raise TypeError(f"chunk_bytes [bytes] must be an integer; got {chunk_bytes!r} "
                         f"({type(chunk_bytes).__name__})")
@@ -283,6 +302,16 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
     max_gzip_expansion : float or None
         Largest ratio of decompressed to compressed size accepted for a gzip file
         (checked once more than 64 MiB are decompressed); ``None`` for no limit. [-]
+
+    Yields
+    ------
+    RecordBatch
+        The records of one chunk (pcapng: of one chunk of one section), in file order.
+
+    Returns
+    -------
+    Iterator[RecordBatch]
+        A generator of the batches; ``state_out`` is filled when it is exhausted.
 
     Notes
     -----
