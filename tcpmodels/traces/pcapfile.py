@@ -405,10 +405,16 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = Fa
     dt = np.dtype(endian + "u4")
     limit = max(MAX_RECORD_BYTES, snaplen)
     while True:
-        data = fh.read(chunk_bytes)
-        chunk = carry + data
+        # one allocation per chunk: the carried partial record, then the file's bytes read in place, then padding
+        kept = len(carry)
+        space = np.empty(kept + chunk_bytes + PAD_BYTES, np.uint8)
+        space[:kept] = np.frombuffer(carry, np.uint8)
+        got = _read_into(fh, memoryview(space)[kept:kept + chunk_bytes])
+        end = kept + got
+        space[end:end + PAD_BYTES] = 0
+        chunk = memoryview(space)[:end]
         if compiled:
-            room = len(chunk) // 16 + 1
+            room = end // 16 + 1
             o = np.empty(room, np.int64)
             words = np.empty((room, 4), np.uint32)
             count, pos, bad_pos, bad_incl = _ckernel.walk_classic(chunk, endian == ">", limit, o, words)
@@ -421,7 +427,7 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = Fa
             o = np.asarray(offs, dtype=np.int64)
             hdr = None
         if len(o):
-            buf = np.frombuffer(chunk + bytes(PAD_BYTES), dtype=np.uint8)
+            buf = space[:end + PAD_BYTES]
             if hdr is None:
                 hdr = _gather(buf, o, 16).copy().view(dt).astype(np.int64)
             sec, frac, incl, orig = hdr[:, 0], hdr[:, 1], hdr[:, 2], hdr[:, 3]
@@ -435,11 +441,27 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = Fa
                 interface_id=np.zeros(n, np.uint16), link_type=np.full(n, link_type, np.int32),
                 frame_index=np.arange(st.records, st.records + n, dtype=np.int64),
                 snap_bytes=np.full(n, snaplen, np.uint32)), ok)
-        carry = chunk[pos:]
+        carry = space[pos:end].tobytes()
         file_pos += pos
-        if not data:
+        if got == 0:
             st.truncated_tail_bytes = len(carry)
             return
+
+
+def _read_into(fh, view: memoryview) -> int:
+    """Fill ``view`` from ``fh`` (fewer bytes only at the end of the file); returns the bytes read."""
+    readinto = getattr(fh, "readinto", None)
+    if readinto is None:  # the gzip guard reads (and counts) through read()
+        data = fh.read(len(view))
+        view[:len(data)] = data
+        return len(data)
+    total = 0
+    while total < len(view):
+        n = readinto(view[total:])
+        if not n:
+            break
+        total += n
+    return total
 
 
 def _finish_batch(st: _State, batch: RecordBatch, ts_ok: np.ndarray) -> RecordBatch:
