@@ -10,14 +10,19 @@ in the same run:
 ``tshark_csv``      plain ``tshark -r FILE -T fields -E occurrence=f -e ...`` with the fields
                     of our packet table (Wireshark's default preferences but absolute
                     sequence numbers, for the SACK edges), its output read by
-                    ``pandas.read_csv`` from the pipe with its default dtypes (so 64-bit
-                    MPTCP keys and sequence numbers come back as float64 and may differ).
+                    ``pandas.read_csv`` from the pipe with its default dtypes. On large
+                    files read_csv infers types chunk by chunk, so a column of 64-bit MPTCP
+                    keys / data sequence numbers that is empty in some chunks comes back
+                    partly as float64 (precision lost; parsed as strings they equal ours).
 ``tshark_analysis`` the same pipe with tshark's own analysis fields
                     (``tcp.analysis.retransmission``, ``fast_retransmission``,
                     ``spurious_retransmission``, ``out_of_order``): flows and their
                     retransmissions as Wireshark finds them.
 ``dpkt``            a dpkt loop building the same columns as our table, options
-                    (MSS, window scale, SACK, timestamps, MPTCP) included, into a DataFrame.
+                    (MSS, window scale, SACK, timestamps, MPTCP) included, into a DataFrame
+                    (payload from the IP length as dpkt users compute it, which is wrong for a
+                    TSO super-segment with IP length 0; the wire length is not compared,
+                    dpkt's reader does not give it).
 
 For each, ``whole_s`` is the wall time from the parent's ``Popen`` to the table
 being built (start-up included) and ``inproc_s`` the time inside the child from
@@ -465,8 +470,9 @@ def main(argv: list[str] | None = None) -> None:
     for eng in ("tshark_csv", "dpkt"):
         r = results.get(eng, {})
         if "whole_s" in r and "whole_s" in ours:
-            print(f"ours vs {eng}: {r['whole_s'] / ours['whole_s']:.1f}x (whole commands), "
-                  f"{r['inproc_s'] / ours['inproc_s']:.1f}x (in-process)")
+            print(f"ours vs {eng}: {r['whole_s'] / ours['whole_s']:.1f}x (whole commands, wall), "
+                  f"{r['inproc_s'] / ours['inproc_s']:.1f}x (in-process, wall), "
+                  f"{r['cpu_s'] / ours['cpu_s']:.1f}x (CPU seconds, whole commands)")
     if "ours_flows" in results and "tshark_analysis" in results and "whole_s" in results["tshark_analysis"] \
             and "whole_s" in results["ours_flows"]:
         print(f"ours_flows vs tshark_analysis: "
