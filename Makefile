@@ -7,8 +7,9 @@ BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 # pytest arguments, e.g. make test PYTEST_ARGS='-m "not testbed and not sim"'
 PYTEST_ARGS ?=
-# Debian packages the tests and the testbed need (installed only when root and missing).
-SYSTEM_PACKAGES := tshark tcpdump ethtool iperf3 iproute2 chromium gcc clang llvm libbpf-dev bpftool
+# Debian packages the tests and the testbed need (installed only when root and missing);
+# gcc and python3.11-dev build the compiled pcap kernel (tcpmodels.traces.ckernel, optional).
+SYSTEM_PACKAGES := tshark tcpdump ethtool iperf3 iproute2 chromium gcc python3.11-dev clang llvm libbpf-dev bpftool
 
 .PHONY: help venv venv-full system-deps report test test-fast lab clean
 

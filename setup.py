@@ -1,4 +1,8 @@
-"""Build hook: the wheel also carries the repository's notebooks/ and data/ (for ``tcpmodels init``).
+"""Build hooks: the compiled pcap kernel, and the wheel also carries notebooks/ and data/ (for ``tcpmodels init``).
+
+``tcpmodels.traces.ckernel`` is a small C extension (only Python's own headers and a C compiler, gcc
+from the Makefile's system packages): the per-record loops of the native pcap reader. It is optional:
+where it cannot be built the install goes on and the reader uses its numpy path (same results).
 
 All metadata is in setup.cfg. ``build_py`` copies ``notebooks/*.ipynb``, ``notebooks/README.md``
 and ``data/`` into ``tcpmodels/_shipped/`` of the build, so an installed wheel can write a
@@ -9,7 +13,7 @@ install skips the copy: there the checkout's own folders are used.
 import shutil
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
@@ -31,4 +35,7 @@ class BuildPyWithShippedFiles(build_py):
             shutil.copytree(ROOT / name, target / name, ignore=IGNORE)
 
 
-setup(cmdclass={"build_py": BuildPyWithShippedFiles})
+KERNEL = Extension("tcpmodels.traces.ckernel", sources=["tcpmodels/traces/ckernel.c"],
+                   extra_compile_args=["-O2"], optional=True)
+
+setup(cmdclass={"build_py": BuildPyWithShippedFiles}, ext_modules=[KERNEL])

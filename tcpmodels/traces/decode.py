@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from .options import parse_options, u8, u16, u32
-from .pcapfile import RecordBatch
+from .pcapfile import RecordBatch, active_kernel, compiled_kernel
 
 __all__ = ["decode_batch", "LINK_TYPES", "TUNNELS"]
 
@@ -110,8 +110,36 @@ def _link_layer(buf, start, cap, link, reason):
     return proto, off
 
 
-def decode_batch(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
+#: Outputs of the compiled kernel after the record index, in its order: (column, dtype).
+_KERNEL_COLUMNS = (
+    ("ip_version", np.uint8), ("src_hi", np.uint64), ("src_lo", np.uint64), ("dst_hi", np.uint64),
+    ("dst_lo", np.uint64), ("ip_id", np.uint32), ("src_port", np.uint16), ("dst_port", np.uint16),
+    ("seq", np.uint32), ("ack", np.uint32), ("flags", np.uint16), ("window", np.uint16),
+    ("tcp_header_bytes", np.uint8), ("payload_bytes", np.uint32), ("mss", np.int32), ("window_scale", np.int8),
+    ("sack_permitted", np.bool_), ("sack_count", np.uint8), ("sack_left", np.uint32), ("sack_right", np.uint32),
+    ("has_timestamps", np.bool_), ("tsval", np.uint32), ("tsecr", np.uint32), ("mptcp_subtype", np.int8),
+    ("mptcp_version", np.int8), ("mptcp_send_key", np.uint64), ("mptcp_recv_key", np.uint64),
+    ("mptcp_recv_token", np.uint32), ("has_mptcp_dsn", np.bool_), ("mptcp_dsn", np.uint64),
+    ("mptcp_subflow_seq", np.uint32), ("mptcp_data_len", np.uint16), ("has_mptcp_data_ack", np.bool_),
+    ("mptcp_data_ack", np.uint64))
+#: Columns taken from the batch itself, per decoded row.
+_BATCH_COLUMNS = (("frame_index", "frame_index"), ("interface_id", "interface_id"), ("timestamp_ns", "timestamp_ns"),
+                  ("wire_bytes", "wire_bytes"), ("captured_bytes", "captured_bytes"))
+
+
+def decode_batch(batch: RecordBatch, kernel: str | None = None
+                 ) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
     """Decode one batch of records.
+
+    Parameters
+    ----------
+    batch : RecordBatch
+        Records of one chunk (from :func:`~tcpmodels.traces.pcapfile.iter_batches`).
+    kernel : {"auto", "c", "numpy"} or None
+        ``"c"``: the compiled kernel decodes the common case (IPv4 / IPv6 without
+        extension headers, TCP and its options) and hands every other record to the
+        numpy path; ``"numpy"``: the numpy path only; ``None``: the process setting
+        (:func:`~tcpmodels.traces.pcapfile.set_kernel`). Both give the same result.
 
     Returns
     -------
@@ -126,6 +154,47 @@ def decode_batch(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, i
         ``payload_beyond_frame``: segments whose IP length claimed more payload than the
         frame held on the wire (payload counted up to the frame's end).
     """
+    if active_kernel(kernel) == "c":
+        return _decode_compiled(batch)
+    return _decode_numpy(batch)
+
+
+def _decode_compiled(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
+    """The compiled kernel on every record, the numpy path on the records it leaves; merged in file order."""
+    n = len(batch)
+    snap = batch.snap_bytes if len(batch.snap_bytes) == n else np.zeros(n, np.uint32)
+    outs = (np.empty(n, np.int64),) + tuple(np.empty(n, dt) for _, dt in _KERNEL_COLUMNS)
+    fallback = np.empty(n, np.uint8)
+    nfast, opt_trunc, beyond = compiled_kernel().decode(
+        batch.buf, np.ascontiguousarray(batch.data_offset, np.int64),
+        np.ascontiguousarray(batch.captured_bytes, np.uint32), np.ascontiguousarray(batch.wire_bytes, np.uint32),
+        np.ascontiguousarray(batch.link_type, np.int32), np.ascontiguousarray(snap, np.uint32), outs, fallback)
+    rows = outs[0][:nfast]
+    cols: dict[str, np.ndarray] = {name: getattr(batch, attr)[rows] for name, attr in _BATCH_COLUMNS}
+    cols["tunnel"] = np.zeros(nfast, np.int8)
+    cols.update((name, arr[:nfast]) for (name, _), arr in zip(_KERNEL_COLUMNS, outs[1:]))
+    notes = {"options_truncated": int(opt_trunc), "payload_beyond_frame": int(beyond)}
+    skipped: dict[str, int] = {}
+    left = np.flatnonzero(fallback)
+    if len(left):
+        sub = RecordBatch(buf=batch.buf, data_offset=batch.data_offset[left],
+                          captured_bytes=batch.captured_bytes[left], wire_bytes=batch.wire_bytes[left],
+                          timestamp_ns=batch.timestamp_ns[left], interface_id=batch.interface_id[left],
+                          link_type=batch.link_type[left], frame_index=batch.frame_index[left],
+                          snap_bytes=snap[left])
+        more, skipped, more_notes = _decode_numpy(sub)
+        for k in notes:
+            notes[k] += more_notes[k]
+        if len(more["seq"]):
+            # both parts are in file order; frame_index increases with the record
+            order = np.argsort(np.concatenate([cols["frame_index"], more["frame_index"]]), kind="stable")
+            cols = {k: np.concatenate([cols[k], np.asarray(more[k]).astype(cols[k].dtype, copy=False)])[order]
+                    for k in cols}
+    return cols, skipped, notes
+
+
+def _decode_numpy(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
+    """:func:`decode_batch` with numpy array operations only (the reference)."""
     buf = batch.buf
     n = len(batch)
     start = batch.data_offset

@@ -83,7 +83,18 @@ TSHARK_PREFS = ["tcp.relative_sequence_numbers:FALSE", "tcp.analyze_sequence_num
 
 
 def tshark_path() -> str:
-    """Path of tshark, or RuntimeError saying how to install it."""
+    """Path of tshark, or RuntimeError saying how to install it.
+
+    Returns
+    -------
+    str
+        The tshark executable found on ``PATH``.
+
+    Raises
+    ------
+    RuntimeError
+        When tshark is not installed (the message says how to install it).
+    """
     exe = shutil.which("tshark")
     if exe is None:
         raise RuntimeError(TSHARK_MISSING)
@@ -98,6 +109,24 @@ TSHARK_TUNNELS = {"gre": "gre", "vxlan": "vxlan", "geneve": "geneve"}
 
 def tshark_command(path: str, fields: list[str], extra_prefs: list[str] | None = None,
                    occurrence: str = "f") -> list[str]:
+    """The ``tshark -T fields`` command line of the tshark engine.
+
+    Parameters
+    ----------
+    path : str
+        Capture file.
+    fields : list of str
+        Wireshark field names, one output column each.
+    extra_prefs : list of str, optional
+        ``name:value`` preferences added to :data:`TSHARK_PREFS`.
+    occurrence : {"f", "l", "a"}
+        First, last or all (comma-separated) occurrences of a repeated field.
+
+    Returns
+    -------
+    list of str
+        The argument vector (tshark's path first).
+    """
     cmd = [tshark_path(), "-r", path, "-n", "-T", "fields", "-E", "separator=/t", "-E", f"occurrence={occurrence}"]
     for pref in TSHARK_PREFS + (extra_prefs or []):
         cmd += ["-o", pref]
@@ -110,7 +139,28 @@ def run_tshark_fields(path: str, fields: list[str], extra_prefs: list[str] | Non
                       occurrence: str = "f") -> pd.DataFrame:
     """Run ``tshark -T fields`` and return its output as a DataFrame of strings (one column per field).
 
-    ``occurrence``: ``f`` first, ``l`` last, ``a`` all (comma-separated) occurrences of a repeated field.
+    Parameters
+    ----------
+    path : str
+        Capture file.
+    fields : list of str
+        Wireshark field names.
+    extra_prefs : list of str, optional
+        ``name:value`` preferences added to :data:`TSHARK_PREFS`.
+    occurrence : {"f", "l", "a"}
+        First, last or all (comma-separated) occurrences of a repeated field.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per frame, one string column per field (``""`` where absent).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    tcpmodels.traces.pcapfile.CaptureFileError
+        If tshark cannot read the file.
     """
     path = os.fspath(path)
     if not os.path.exists(path):
@@ -170,6 +220,18 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     Repeated fields come comma-separated (``occurrence=a``) or single: the IP fields
     keep their last occurrence (the inner header of a tunnelled packet), the others
     their first.
+
+    Parameters
+    ----------
+    raw : pandas.DataFrame
+        tshark's output as strings, columns named by the keys of :data:`TSHARK_FIELDS`.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        The packet table (schema of :mod:`~tcpmodels.traces.schema`).
+    skipped : dict
+        Frames not in the table, by reason (``not_ip``, ``ip_fragment``, ``not_tcp``).
     """
     raw = raw.copy()
     for col in raw.columns:
@@ -231,8 +293,23 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     return conform(cols), skipped
 
 
-def read_with_wireshark(path, engine: str) -> tuple[pd.DataFrame, ReadAccounting]:
-    """The ``tshark`` and ``pyshark`` engines of :func:`~tcpmodels.traces.read_pcap`."""
+def read_with_wireshark(path: str | os.PathLike, engine: str) -> tuple[pd.DataFrame, ReadAccounting]:
+    """The ``tshark`` and ``pyshark`` engines of :func:`~tcpmodels.traces.read_pcap`.
+
+    Parameters
+    ----------
+    path : str or path-like
+        Capture file.
+    engine : {"tshark", "pyshark"}
+        Which Wireshark front end dissects it.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        The packet table.
+    accounting : ReadAccounting
+        Frames read, parsed and skipped.
+    """
     path = os.fspath(path)
     if engine == "pyshark":
         raw = _pyshark_fields(path)

@@ -30,18 +30,74 @@ MAX_OPTION_BYTES = 40
 
 
 def u8(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Unsigned 8-bit big-endian integers read at ``idx``.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray of uint8
+        The bytes.
+    idx : numpy.ndarray of int64
+        Index of the first byte of each value (``idx + 0`` must be inside ``buf``).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The values, one per index.
+    """
     return buf[idx].astype(np.int64)
 
 
 def u16(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Unsigned 16-bit big-endian integers read at ``idx``.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray of uint8
+        The bytes.
+    idx : numpy.ndarray of int64
+        Index of the first byte of each value (``idx + 1`` must be inside ``buf``).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The values, one per index.
+    """
     return (buf[idx].astype(np.int64) << 8) | buf[idx + 1]
 
 
 def u32(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Unsigned 32-bit big-endian integers read at ``idx``.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray of uint8
+        The bytes.
+    idx : numpy.ndarray of int64
+        Index of the first byte of each value (``idx + 3`` must be inside ``buf``).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The values, one per index.
+    """
     return (u16(buf, idx) << 16) | u16(buf, idx + 2)
 
 
 def u64(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Unsigned 64-bit big-endian integers read at ``idx``.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray of uint8
+        The bytes.
+    idx : numpy.ndarray of int64
+        Index of the first byte of each value (``idx + 7`` must be inside ``buf``).
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        The values, one per index.
+    """
     return (u32(buf, idx).astype(np.uint64) << np.uint64(32)) | u32(buf, idx + 4).astype(np.uint64)
 
 

@@ -6,8 +6,16 @@ the bytes is :mod:`tcpmodels.traces.decode`'s job.
 
 Memory is bounded: the file is read in chunks of ``chunk_bytes`` and each chunk
 yields one :class:`RecordBatch` (pcapng: also one per section). Walking the
-length-prefixed records is the only per-record Python loop; everything after
-it is vectorised.
+length-prefixed records is the only per-record loop; everything after it is
+vectorised.
+
+Kernels: the per-record loops (walking classic pcap records here, decoding
+headers in :mod:`~tcpmodels.traces.decode`) run in a small compiled extension,
+``tcpmodels.traces.ckernel``, built from C source by the package's install when a
+C compiler is present; the numpy / Python path is kept and gives the same
+tables. :func:`set_kernel` (or the environment variable
+``TCPMODELS_TRACE_KERNEL``) chooses: ``"auto"`` (the compiled kernel if built,
+else numpy), ``"c"`` or ``"numpy"``.
 
 References
 ----------
@@ -22,12 +30,111 @@ import os
 import struct
 import zlib
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Iterator
 
 import numpy as np
 
+try:  # the compiled kernel, built by the package's install (setup.py) when a C compiler is present
+    from . import ckernel as _ckernel
+except ImportError:  # pragma: no cover - depends on the install
+    _ckernel = None
+
 __all__ = ["RecordBatch", "CaptureFileError", "iter_batches", "MAX_RECORD_BYTES", "MIN_CHUNK_BYTES",
-           "MAX_GZIP_EXPANSION"]
+           "MAX_GZIP_EXPANSION", "KERNELS", "set_kernel", "active_kernel", "kernel_available", "compiled_kernel"]
+
+#: Values of the kernel setting: the compiled kernel if built ("auto"), the compiled kernel ("c"), numpy.
+KERNELS = ("auto", "c", "numpy")
+#: Environment variable giving the initial kernel setting.
+KERNEL_ENV = "TCPMODELS_TRACE_KERNEL"
+_kernel_setting = [os.environ.get(KERNEL_ENV, "auto")]
+
+
+def kernel_available() -> bool:
+    """Whether the compiled kernel ``tcpmodels.traces.ckernel`` was built and imports.
+
+    Returns
+    -------
+    bool
+        True when the C extension is importable.
+    """
+    return _ckernel is not None
+
+
+def compiled_kernel() -> ModuleType:
+    """The compiled kernel module ``tcpmodels.traces.ckernel``.
+
+    Returns
+    -------
+    module
+        The C extension (functions ``walk_classic`` and ``decode``).
+
+    Raises
+    ------
+    RuntimeError
+        When it is not built.
+    """
+    if _ckernel is None:
+        raise RuntimeError("the compiled kernel tcpmodels.traces.ckernel is not built (it needs a C compiler when "
+                           "the package is installed: `pip install -e .` with gcc present); use kernel 'numpy'")
+    return _ckernel
+
+
+def set_kernel(kernel: str) -> str:
+    """Choose the kernel of the native reader for this process.
+
+    Parameters
+    ----------
+    kernel : {"auto", "c", "numpy"}
+        ``"auto"``: the compiled kernel if built, else numpy; ``"c"``: the compiled
+        kernel (an error when reading if it is not built); ``"numpy"``: the numpy path.
+
+    Returns
+    -------
+    str
+        The previous setting (to restore it).
+
+    Raises
+    ------
+    ValueError
+        For a value not in :data:`KERNELS`.
+    """
+    if kernel not in KERNELS:
+        raise ValueError(f"kernel must be one of {KERNELS}; got {kernel!r}")
+    previous = _kernel_setting[0]
+    _kernel_setting[0] = kernel
+    return previous
+
+
+def active_kernel(kernel: str | None = None) -> str:
+    """The kernel a read uses: ``"c"`` or ``"numpy"``.
+
+    Parameters
+    ----------
+    kernel : {"auto", "c", "numpy"} or None
+        A choice for this call; ``None`` takes the setting of :func:`set_kernel`
+        (initially the environment variable ``TCPMODELS_TRACE_KERNEL``, else ``"auto"``).
+
+    Returns
+    -------
+    str
+        ``"c"`` or ``"numpy"``.
+
+    Raises
+    ------
+    ValueError
+        For a value not in :data:`KERNELS` (naming the environment variable if it came from there).
+    RuntimeError
+        For ``"c"`` when the compiled kernel is not built.
+    """
+    choice = _kernel_setting[0] if kernel is None else kernel
+    if choice not in KERNELS:
+        source = f" (from the environment variable {KERNEL_ENV})" if kernel is None else ""
+        raise ValueError(f"kernel must be one of {KERNELS}; got {choice!r}{source}")
+    if choice == "numpy" or (choice == "auto" and _ckernel is None):
+        return "numpy"
+    compiled_kernel()  # raises when it is not built
+    return "c"
 
 #: Largest record accepted (libpcap's MAXIMUM_SNAPLEN); a longer one means a corrupt file.
 MAX_RECORD_BYTES = 262144
@@ -135,8 +242,26 @@ def _open(path: str, max_gzip_expansion: float | None = MAX_GZIP_EXPANSION):
     return open(path, "rb")
 
 
-def check_chunk_bytes(chunk_bytes) -> int:
-    """Validate the ``chunk_bytes`` argument of the readers: an integer of at least :data:`MIN_CHUNK_BYTES`."""
+def check_chunk_bytes(chunk_bytes: int) -> int:
+    """Validate the ``chunk_bytes`` argument of the readers: an integer of at least :data:`MIN_CHUNK_BYTES`.
+
+    Parameters
+    ----------
+    chunk_bytes : int
+        Bytes of (decompressed) file handled at once. [bytes]
+
+    Returns
+    -------
+    int
+        The same value as a Python int. [bytes]
+
+    Raises
+    ------
+    TypeError
+        For a value that is not an integer (``bool`` included).
+    ValueError
+        For a value below :data:`MIN_CHUNK_BYTES`.
+    """
     if isinstance(chunk_bytes, bool) or not isinstance(chunk_bytes, (int, np.integer)):
         raise TypeError(f"chunk_bytes [bytes] must be an integer; got {chunk_bytes!r} "
                         f"({type(chunk_bytes).__name__})")
@@ -178,6 +303,16 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
         Largest ratio of decompressed to compressed size accepted for a gzip file
         (checked once more than 64 MiB are decompressed); ``None`` for no limit. [-]
 
+    Yields
+    ------
+    RecordBatch
+        The records of one chunk (pcapng: of one chunk of one section), in file order.
+
+    Returns
+    -------
+    Iterator[RecordBatch]
+        A generator of the batches; ``state_out`` is filled when it is exhausted.
+
     Notes
     -----
     Records are kept as the file has them, with two exceptions that are counted in
@@ -213,7 +348,7 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
             if len(magic) < 4:
                 raise CaptureFileError(f"{path}: offset 0: only {len(magic)} bytes, too short for a capture header")
             if magic in PCAP_MAGIC:
-                yield from _classic(fh, magic, st, chunk_bytes)
+                yield from _classic(fh, magic, st, chunk_bytes, active_kernel() == "c")
             elif struct.unpack("<I", magic)[0] == PCAPNG_SHB:
                 yield from _pcapng(fh, magic, st, chunk_bytes)
             else:
@@ -232,7 +367,31 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
                          link_types=tuple(sorted(st.link_types)))
 
 
-def _classic(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordBatch]:
+def _walk_python(chunk: bytes, incl_at, limit: int, st: _State, file_pos: int) -> tuple[list, int]:
+    """Offsets of the whole records of ``chunk`` and where the first incomplete one starts."""
+    end = len(chunk)
+    offs = []
+    append = offs.append
+    pos = 0
+    while pos + 16 <= end:
+        incl = incl_at(chunk, pos + 8)[0]
+        if incl > limit:
+            _corrupt_length(st, file_pos + pos, len(offs), incl, limit)
+        nxt = pos + 16 + incl
+        if nxt > end:
+            break
+        append(pos)
+        pos = nxt
+    return offs, pos
+
+
+def _corrupt_length(st: _State, offset: int, index: int, incl: int, limit: int) -> None:
+    raise CaptureFileError(
+        f"{st.path}: offset {offset}: record {st.records + index} claims {incl} captured "
+        f"bytes, more than the largest possible record ({limit}); the file is corrupt")
+
+
+def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = False) -> Iterator[RecordBatch]:
     endian, ns_per_tick = PCAP_MAGIC[magic]
     rest = fh.read(20)
     if len(rest) < 20:
@@ -246,27 +405,31 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordB
     dt = np.dtype(endian + "u4")
     limit = max(MAX_RECORD_BYTES, snaplen)
     while True:
-        data = fh.read(chunk_bytes)
-        chunk = carry + data
-        end = len(chunk)
-        offs = []
-        append = offs.append
-        pos = 0
-        while pos + 16 <= end:
-            incl = incl_at(chunk, pos + 8)[0]
-            if incl > limit:
-                raise CaptureFileError(
-                    f"{st.path}: offset {file_pos + pos}: record {st.records + len(offs)} claims {incl} captured "
-                    f"bytes, more than the largest possible record ({limit}); the file is corrupt")
-            nxt = pos + 16 + incl
-            if nxt > end:
-                break
-            append(pos)
-            pos = nxt
-        if offs:
-            buf = np.frombuffer(chunk + bytes(PAD_BYTES), dtype=np.uint8)
+        # one allocation per chunk: the carried partial record, then the file's bytes read in place, then padding
+        kept = len(carry)
+        space = np.empty(kept + chunk_bytes + PAD_BYTES, np.uint8)
+        space[:kept] = np.frombuffer(carry, np.uint8)
+        got = _read_into(fh, memoryview(space)[kept:kept + chunk_bytes])
+        end = kept + got
+        space[end:end + PAD_BYTES] = 0
+        chunk = memoryview(space)[:end]
+        if compiled:
+            room = end // 16 + 1
+            o = np.empty(room, np.int64)
+            words = np.empty((room, 4), np.uint32)
+            count, pos, bad_pos, bad_incl = _ckernel.walk_classic(chunk, endian == ">", limit, o, words)
+            if bad_pos >= 0:
+                _corrupt_length(st, file_pos + bad_pos, count, bad_incl, limit)
+            o = o[:count]
+            hdr = words[:count].astype(np.int64)
+        else:
+            offs, pos = _walk_python(chunk, incl_at, limit, st, file_pos)
             o = np.asarray(offs, dtype=np.int64)
-            hdr = _gather(buf, o, 16).copy().view(dt).astype(np.int64)
+            hdr = None
+        if len(o):
+            buf = space[:end + PAD_BYTES]
+            if hdr is None:
+                hdr = _gather(buf, o, 16).copy().view(dt).astype(np.int64)
             sec, frac, incl, orig = hdr[:, 0], hdr[:, 1], hdr[:, 2], hdr[:, 3]
             st.longer_than_snaplen += int(np.count_nonzero(incl > snaplen))
             n = len(o)
@@ -278,11 +441,27 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordB
                 interface_id=np.zeros(n, np.uint16), link_type=np.full(n, link_type, np.int32),
                 frame_index=np.arange(st.records, st.records + n, dtype=np.int64),
                 snap_bytes=np.full(n, snaplen, np.uint32)), ok)
-        carry = chunk[pos:]
+        carry = space[pos:end].tobytes()
         file_pos += pos
-        if not data:
+        if got == 0:
             st.truncated_tail_bytes = len(carry)
             return
+
+
+def _read_into(fh, view: memoryview) -> int:
+    """Fill ``view`` from ``fh`` (fewer bytes only at the end of the file); returns the bytes read."""
+    readinto = getattr(fh, "readinto", None)
+    if readinto is None:  # the gzip guard reads (and counts) through read()
+        data = fh.read(len(view))
+        view[:len(data)] = data
+        return len(data)
+    total = 0
+    while total < len(view):
+        n = readinto(view[total:])
+        if not n:
+            break
+        total += n
+    return total
 
 
 def _finish_batch(st: _State, batch: RecordBatch, ts_ok: np.ndarray) -> RecordBatch:

@@ -192,16 +192,39 @@ class ReadAccounting:
             )
 
     def to_dict(self) -> dict:
+        """The accounting as a plain dict.
+
+        Returns
+        -------
+        dict
+            Field name -> value (nested dicts for ``skipped`` and ``notes``).
+        """
         return asdict(self)
 
 
 def empty_table() -> pd.DataFrame:
-    """A packet table with no rows and the schema's dtypes."""
+    """A packet table with no rows and the schema's dtypes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Zero rows, the columns and dtypes of :data:`COLUMNS`.
+    """
     return conform({name: np.zeros(0, dtype="object" if dt == "category" else dt) for name, dt in COLUMNS.items()})
 
 
 def conform(columns: dict) -> pd.DataFrame:
     """Build a packet table from a dict of column arrays, casting to the schema's dtypes.
+
+    Parameters
+    ----------
+    columns : dict
+        Column name -> array (all of :data:`COLUMNS`, no others; categories as values).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns in schema order with the schema's dtypes.
 
     Raises
     ------

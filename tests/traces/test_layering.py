@@ -12,7 +12,11 @@ def _imports(path: Path) -> tuple[set[str], list[str], list[str]]:
     """(sibling modules imported, function-level imports, private names imported) of one module."""
     tree = ast.parse(path.read_text())
     siblings, lazy, private = set(), [], []
+    # module level: the body, and a module-level try (an optional compiled extension) is not function level
     top = set(id(n) for n in tree.body)
+    for n in tree.body:
+        if isinstance(n, ast.Try):
+            top.update(id(m) for m in n.body + [x for h in n.handlers for x in h.body])
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             if node.module:
