@@ -136,6 +136,12 @@ def find_notebooks(notebooks_dir: Path, names: list[str] | None = None) -> list[
     return chosen
 
 
+#: ``python -m papermill`` without the import of ``rfc3987_syntax``: jsonschema (under nbformat) imports it
+#: for its "iri" format checker, which no notebook schema uses, and it builds ~35 Lark parsers on import
+#: (3 of the 4 s of CPU papermill took to start here; python-jsonschema/jsonschema#1428). A ``None`` entry in
+#: ``sys.modules`` makes the import raise ImportError, which jsonschema expects of an optional checker.
+_PAPERMILL_MAIN = "import sys; sys.modules['rfc3987_syntax'] = None; from papermill.cli import papermill; papermill()"
+
 #: Tags of cells papermill adds to an executed copy; skipped when numbering cells.
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
 
@@ -218,7 +224,7 @@ def run_notebook(
                            error=f"{notebook.name} is not a readable notebook ({type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0] if str(exc) else ''}); no executed copy")
     cmd = [
-        sys.executable, "-m", "papermill", str(notebook), str(out),
+        sys.executable, "-c", _PAPERMILL_MAIN, str(notebook), str(out),
         "--cwd", str(notebook.parent), "--kernel", kernel_name,
         "--no-progress-bar", "--no-log-output",
         "-y", json.dumps(parameters or {}),
