@@ -7,6 +7,7 @@ and its HTML rendering to ``./reports``, and an index page
 ``reports/index.html`` with one line per notebook: status, run time, link.
 Both folders are relative to the working directory unless given as flags;
 outside a checkout, ``tcpmodels init DIR`` writes a ready folder first.
+Notebooks run side by side, as many as there are CPUs (at most 4; ``--jobs``).
 
 On failure the executed notebook is kept (papermill writes it cell by cell),
 the notebook and the failing cell are named, and the command exits non-zero
@@ -28,8 +29,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NotebookRun", "default_dirs", "find_notebooks", "notebook_parameters", "run_notebook", "run_report",
-           "write_index"]
+__all__ = ["NotebookRun", "default_dirs", "default_jobs", "find_notebooks", "notebook_parameters", "run_notebook",
+           "run_report", "write_index"]
 
 #: Seconds one notebook may take before the run of that notebook is failed.
 DEFAULT_TIMEOUT_S = 1800
@@ -304,6 +305,7 @@ def run_report(
     output_dir: Path | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: bool = True,
+    jobs: int | None = None,
 ) -> list[NotebookRun]:
     """Execute the notebooks and write the report.
 
@@ -321,6 +323,9 @@ def run_report(
         Time one notebook may take. [s]
     progress : bool
         Show a progress bar on stderr.
+    jobs : int, optional
+        Notebooks executed at the same time, each in its own papermill process and kernel;
+        :func:`default_jobs` if omitted, 1 for one after the other.
 
     Returns
     -------
@@ -334,7 +339,8 @@ def run_report(
     NotADirectoryError
         If the output directory is a file.
     ValueError
-        If ``timeout_s`` is not > 0, or a parameter is in no selected notebook's parameters cell.
+        If ``timeout_s`` is not > 0, ``jobs`` is not >= 1, or a parameter is in no selected notebook's
+        parameters cell.
     """
     from tqdm.auto import tqdm
 
@@ -342,6 +348,9 @@ def run_report(
     notebooks = find_notebooks(notebooks_dir, names)
     if not timeout_s > 0:
         raise ValueError(f"timeout_s [s] must be > 0; got {timeout_s}")
+    jobs = default_jobs() if jobs is None else jobs
+    if not (isinstance(jobs, int) and jobs >= 1):
+        raise ValueError(f"jobs must be an integer >= 1; got {jobs!r}")
     if output_dir.exists() and not output_dir.is_dir():
         raise NotADirectoryError(f"the output directory {output_dir} is a file, not a folder (--output-dir)")
     known = set().union(*(notebook_parameters(nb) for nb in notebooks))
@@ -350,12 +359,40 @@ def run_report(
         raise ValueError(f"unknown notebook parameter(s) {unknown}: no selected notebook has them in its "
                          f"'parameters' cell; known: {sorted(known)}")
     runs: list[NotebookRun] = []
-    bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
-    for nb in bar:
-        bar.set_postfix_str(nb.stem)
-        runs.append(run_notebook(nb, output_dir, parameters, timeout_s))
+    if jobs == 1 or len(notebooks) == 1:
+        bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
+        for nb in bar:
+            bar.set_postfix_str(nb.stem)
+            runs.append(run_notebook(nb, output_dir, parameters, timeout_s))
+    else:
+        # each run waits on its own papermill child (the kernel does the work), so threads suffice
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool, \
+                tqdm(total=len(notebooks), desc="notebooks", unit="nb", disable=not progress, file=sys.stderr) as bar:
+            futures = {pool.submit(run_notebook, nb, output_dir, parameters, timeout_s): nb for nb in notebooks}
+            for future in as_completed(futures):
+                bar.set_postfix_str(futures[future].stem)
+                bar.update()
+            by_notebook = {nb: future.result() for future, nb in futures.items()}
+        runs = [by_notebook[nb] for nb in notebooks]
     write_index(runs, output_dir)
     return runs
+
+
+def default_jobs() -> int:
+    """Notebooks :func:`run_report` executes at a time by default: the CPUs this process may use, at most 4.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 4))
 
 
 def notebook_parameters(notebook: Path) -> set[str]:
@@ -402,7 +439,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
     params = {key: _parse_value(value) for key, value in (args.parameter or [])}
     try:
         runs = run_report(args.names, params, notebooks_dir=args.notebooks_dir, output_dir=args.output_dir,
-                          timeout_s=args.timeout, progress=not args.no_progress)
+                          timeout_s=args.timeout, progress=not args.no_progress, jobs=args.jobs)
     except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
         print(f"tcpmodels report: {exc}", file=sys.stderr)
         return 2
@@ -449,6 +486,16 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}")
+    return value
+
+
 def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
     """Register ``tcpmodels report``.
 
@@ -473,5 +520,7 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
                    help="folder of notebooks (default: ./notebooks in the working directory)")
     p.add_argument("--output-dir", type=Path, default=None,
                    help="where executed copies and index.html go (default: ./reports in the working directory)")
+    p.add_argument("-j", "--jobs", type=_positive_int, default=None,
+                   help="notebooks executed at the same time (default: the CPUs available, at most 4; 1: one by one)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_report)
