@@ -436,6 +436,9 @@ def _parse_value(text: str):
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    # this process renders the HTML (nbconvert -> nbformat -> jsonschema): spare it rfc3987_syntax too,
+    # unless something imported it already (see _PAPERMILL_MAIN)
+    sys.modules.setdefault("rfc3987_syntax", None)
     params = {key: _parse_value(value) for key, value in (args.parameter or [])}
     try:
         runs = run_report(args.names, params, notebooks_dir=args.notebooks_dir, output_dir=args.output_dir,
