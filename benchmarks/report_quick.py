@@ -5,15 +5,19 @@ Run from the repository root::
     PYTHONPATH=. .venv/bin/python benchmarks/report_quick.py                  # every notebook
     PYTHONPATH=. .venv/bin/python benchmarks/report_quick.py p5_selfsimilar   # some of them
     PYTHONPATH=. .venv/bin/python benchmarks/report_quick.py --cells 5        # and the 5 slowest cells of each
+    PYTHONPATH=. .venv/bin/python benchmarks/report_quick.py --jobs 0         # side by side, as tcpmodels report
 
 Each notebook of ``notebooks/`` runs as ``tcpmodels report`` runs it
 (:func:`tcpmodels.report.run_notebook`: papermill in a child process, its own
 folder as working directory, HTML rendering included) with ``quick=True``;
 the executed copies and the figures go to a temporary folder, never to
 ``reports/`` or ``figures/``. Per notebook: wall time, and the CPU time (user
-+ system) of the child processes (papermill and its kernel), which a busy
++ system) of the child processes (papermill and its kernel) and of this process
+(the HTML rendering), which a busy
 machine changes much less than the wall time; with the 1-minute load average
-before and after. One row per notebook and one ``TOTAL`` row are appended to
+before and after. With ``--jobs`` the notebooks run as ``tcpmodels report -p
+quick True`` runs them, side by side (CPU time then only in total). One row
+per notebook and one ``TOTAL`` row are appended to
 ``benchmarks/results/report_quick.csv`` with the machine and the versions.
 
 No test times the report (timed tests fail on a shared machine for reasons
@@ -44,8 +48,9 @@ RESULTS = Path(__file__).resolve().parent / "results" / "report_quick.csv"
 
 
 def _children_cpu_s() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
+    """User + system CPU of this process (the HTML rendering runs here) and its finished children."""
+    return sum(ru.ru_utime + ru.ru_stime for ru in (resource.getrusage(resource.RUSAGE_CHILDREN),
+                                                     resource.getrusage(resource.RUSAGE_SELF)))
 
 
 def slowest_cells(executed: Path, n: int) -> list[tuple[int, float, str]]:
@@ -90,6 +95,28 @@ def measure(names: list[str] | None = None, notebooks_dir: Path = ROOT / "notebo
     return pd.concat([df, pd.DataFrame([total])], ignore_index=True)
 
 
+def measure_side_by_side(names: list[str] | None = None, notebooks_dir: Path = ROOT / "notebooks",
+                         jobs: int | None = None) -> pd.DataFrame:
+    """Run the notebooks as ``tcpmodels report -p quick True`` does (:func:`run_report`, ``jobs`` at a time).
+
+    One row per notebook (its own wall time; CPU time only for the whole run, in the ``TOTAL`` row).
+    """
+    from tcpmodels.report import default_jobs, run_report
+
+    jobs = default_jobs() if jobs is None else jobs
+    with tempfile.TemporaryDirectory(prefix="report_quick_") as tmp:
+        load0, cpu0, t0 = os.getloadavg()[0], _children_cpu_s(), time.perf_counter()
+        runs = run_report(names, {"quick": True, "figures_dir": str(Path(tmp) / "figures")},
+                          notebooks_dir=notebooks_dir, output_dir=Path(tmp) / "reports", progress=False, jobs=jobs)
+        wall, cpu, load1 = time.perf_counter() - t0, _children_cpu_s() - cpu0, os.getloadavg()[0]
+    rows = [dict(notebook=r.name, status=r.status, wall_s=round(r.seconds, 2), cpu_s=float("nan"),
+                 load1_before=round(load0, 2), load1_after=round(load1, 2), jobs=jobs) for r in runs]
+    rows.append(dict(notebook="TOTAL", status="ok" if all(r.status == "ok" for r in runs) else "failed",
+                     wall_s=round(wall, 2), cpu_s=round(cpu, 2), load1_before=round(load0, 2),
+                     load1_after=round(load1, 2), jobs=jobs))
+    return pd.DataFrame(rows)
+
+
 def _has_parameter(notebook: Path, name: str) -> bool:
     from tcpmodels.report import notebook_parameters
 
@@ -124,11 +151,17 @@ def main(argv=None) -> int:
     ap.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     ap.add_argument("--cells", type=int, default=0, help="also print the N slowest cells of each notebook")
     ap.add_argument("--keep", type=Path, default=None, help="keep the executed notebooks in this folder")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="run them as tcpmodels report does, JOBS at a time (0: its default); per-notebook CPU "
+                         "is then not measured, only the total (default: one by one, each measured)")
     ap.add_argument("--no-save", action="store_true", help="print only, do not append to the CSV")
     ap.add_argument("--results", type=Path, default=RESULTS, help="CSV to append to (default %(default)s)")
     ap.add_argument("--commit", default=None, help="commit to record when this copy is not a git checkout")
     args = ap.parse_args(argv)
-    df = measure(args.names or None, cells=args.cells, keep=args.keep)
+    if args.jobs is None:
+        df = measure(args.names or None, cells=args.cells, keep=args.keep).assign(jobs=1)
+    else:
+        df = measure_side_by_side(args.names or None, jobs=args.jobs or None)
     print(df.to_string(index=False))
     if not args.no_save:
         env = environment()
