@@ -7,6 +7,7 @@ and its HTML rendering to ``./reports``, and an index page
 ``reports/index.html`` with one line per notebook: status, run time, link.
 Both folders are relative to the working directory unless given as flags;
 outside a checkout, ``tcpmodels init DIR`` writes a ready folder first.
+Notebooks run side by side, as many as there are CPUs (at most 4; ``--jobs``).
 
 On failure the executed notebook is kept (papermill writes it cell by cell),
 the notebook and the failing cell are named, and the command exits non-zero
@@ -28,8 +29,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NotebookRun", "default_dirs", "find_notebooks", "notebook_parameters", "run_notebook", "run_report",
-           "write_index"]
+__all__ = ["NotebookRun", "default_dirs", "default_jobs", "find_notebooks", "notebook_parameters", "run_notebook",
+           "run_report", "write_index"]
 
 #: Seconds one notebook may take before the run of that notebook is failed.
 DEFAULT_TIMEOUT_S = 1800
@@ -136,6 +137,12 @@ def find_notebooks(notebooks_dir: Path, names: list[str] | None = None) -> list[
     return chosen
 
 
+#: ``python -m papermill`` without the import of ``rfc3987_syntax``: jsonschema (under nbformat) imports it
+#: for its "iri" format checker, which no notebook schema uses, and it builds ~35 Lark parsers on import
+#: (3 of the 4 s of CPU papermill took to start here; python-jsonschema/jsonschema#1428). A ``None`` entry in
+#: ``sys.modules`` makes the import raise ImportError, which jsonschema expects of an optional checker.
+_PAPERMILL_MAIN = "import sys; sys.modules['rfc3987_syntax'] = None; from papermill.cli import papermill; papermill()"
+
 #: Tags of cells papermill adds to an executed copy; skipped when numbering cells.
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
 
@@ -218,7 +225,7 @@ def run_notebook(
                            error=f"{notebook.name} is not a readable notebook ({type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0] if str(exc) else ''}); no executed copy")
     cmd = [
-        sys.executable, "-m", "papermill", str(notebook), str(out),
+        sys.executable, "-c", _PAPERMILL_MAIN, str(notebook), str(out),
         "--cwd", str(notebook.parent), "--kernel", kernel_name,
         "--no-progress-bar", "--no-log-output",
         "-y", json.dumps(parameters or {}),
@@ -312,6 +319,7 @@ def run_report(
     output_dir: Path | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     progress: bool = True,
+    jobs: int | None = None,
 ) -> list[NotebookRun]:
     """Execute the notebooks and write the report.
 
@@ -329,6 +337,9 @@ def run_report(
         Time one notebook may take. [s]
     progress : bool
         Show a progress bar on stderr.
+    jobs : int, optional
+        Notebooks executed at the same time, each in its own papermill process and kernel;
+        :func:`default_jobs` if omitted, 1 for one after the other.
 
     Returns
     -------
@@ -342,7 +353,8 @@ def run_report(
     NotADirectoryError
         If the output directory is a file.
     ValueError
-        If ``timeout_s`` is not > 0, or a parameter is in no selected notebook's parameters cell.
+        If ``timeout_s`` is not > 0, ``jobs`` is not >= 1, or a parameter is in no selected notebook's
+        parameters cell.
     """
     from tqdm.auto import tqdm
 
@@ -350,6 +362,9 @@ def run_report(
     notebooks = find_notebooks(notebooks_dir, names)
     if not timeout_s > 0:
         raise ValueError(f"timeout_s [s] must be > 0; got {timeout_s}")
+    jobs = default_jobs() if jobs is None else jobs
+    if not (isinstance(jobs, int) and jobs >= 1):
+        raise ValueError(f"jobs must be an integer >= 1; got {jobs!r}")
     if output_dir.exists() and not output_dir.is_dir():
         raise NotADirectoryError(f"the output directory {output_dir} is a file, not a folder (--output-dir)")
     known = set().union(*(notebook_parameters(nb) for nb in notebooks))
@@ -358,12 +373,40 @@ def run_report(
         raise ValueError(f"unknown notebook parameter(s) {unknown}: no selected notebook has them in its "
                          f"'parameters' cell; known: {sorted(known)}")
     runs: list[NotebookRun] = []
-    bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
-    for nb in bar:
-        bar.set_postfix_str(nb.stem)
-        runs.append(run_notebook(nb, output_dir, parameters, timeout_s))
+    if jobs == 1 or len(notebooks) == 1:
+        bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
+        for nb in bar:
+            bar.set_postfix_str(nb.stem)
+            runs.append(run_notebook(nb, output_dir, parameters, timeout_s))
+    else:
+        # each run waits on its own papermill child (the kernel does the work), so threads suffice
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool, \
+                tqdm(total=len(notebooks), desc="notebooks", unit="nb", disable=not progress, file=sys.stderr) as bar:
+            futures = {pool.submit(run_notebook, nb, output_dir, parameters, timeout_s): nb for nb in notebooks}
+            for future in as_completed(futures):
+                bar.set_postfix_str(futures[future].stem)
+                bar.update()
+            by_notebook = {nb: future.result() for future, nb in futures.items()}
+        runs = [by_notebook[nb] for nb in notebooks]
     write_index(runs, output_dir)
     return runs
+
+
+def default_jobs() -> int:
+    """Notebooks :func:`run_report` executes at a time by default: the CPUs this process may use, at most 4.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, 4))
 
 
 def notebook_parameters(notebook: Path) -> set[str]:
@@ -407,10 +450,13 @@ def _parse_value(text: str):
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
+    # this process renders the HTML (nbconvert -> nbformat -> jsonschema): spare it rfc3987_syntax too,
+    # unless something imported it already (see _PAPERMILL_MAIN)
+    sys.modules.setdefault("rfc3987_syntax", None)
     params = {key: _parse_value(value) for key, value in (args.parameter or [])}
     try:
         runs = run_report(args.names, params, notebooks_dir=args.notebooks_dir, output_dir=args.output_dir,
-                          timeout_s=args.timeout, progress=not args.no_progress)
+                          timeout_s=args.timeout, progress=not args.no_progress, jobs=args.jobs)
     except (FileNotFoundError, NotADirectoryError, ValueError) as exc:
         print(f"tcpmodels report: {exc}", file=sys.stderr)
         return 2
@@ -457,6 +503,16 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1; got {text!r}")
+    return value
+
+
 def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
     """Register ``tcpmodels report``.
 
@@ -481,5 +537,7 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
                    help="folder of notebooks (default: ./notebooks in the working directory)")
     p.add_argument("--output-dir", type=Path, default=None,
                    help="where executed copies and index.html go (default: ./reports in the working directory)")
+    p.add_argument("-j", "--jobs", type=_positive_int, default=None,
+                   help="notebooks executed at the same time (default: the CPUs available, at most 4; 1: one by one)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_report)

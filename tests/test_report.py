@@ -48,6 +48,26 @@ def test_report_runs_all_writes_index_and_names_failing_cell(notebooks, tmp_path
 
 
 @pytest.mark.notebook
+def test_side_by_side_and_one_by_one_give_the_same_runs_in_name_order(notebooks, tmp_path):
+    _write_notebook(notebooks / "another.ipynb", "print('another', quick)")
+    serial = run_report(notebooks_dir=notebooks, output_dir=tmp_path / "one", progress=False, jobs=1)
+    parallel = run_report(notebooks_dir=notebooks, output_dir=tmp_path / "two", progress=False, jobs=3)
+    assert [r.name for r in serial] == [r.name for r in parallel] == ["another", "bad", "good"]
+    assert [(r.status, r.failing_cell) for r in serial] == [(r.status, r.failing_cell) for r in parallel]
+    assert [r.status for r in parallel] == ["ok", "failed", "ok"]
+    assert all(r.output_ipynb.parent == tmp_path / "two" and r.output_ipynb.exists() for r in parallel)
+
+
+def test_report_refuses_jobs_below_one(notebooks, tmp_path, capsys):
+    with pytest.raises(ValueError, match="jobs must be an integer >= 1; got 0"):
+        run_report(notebooks_dir=notebooks, output_dir=tmp_path / "out", progress=False, jobs=0)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["report", "--notebooks-dir", str(notebooks), "--jobs", "0"])
+    assert exit_.value.code == 2
+    assert "argument -j/--jobs: must be an integer >= 1; got '0'" in capsys.readouterr().err
+
+
+@pytest.mark.notebook
 def test_timeout_bounds_the_whole_notebook(tmp_path):
     d = tmp_path / "nb"
     d.mkdir()

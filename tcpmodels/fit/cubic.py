@@ -397,17 +397,21 @@ class CubicFit:
 def _stack(epochs: pd.DataFrame, samples: pd.DataFrame, max_epoch_s: float | None):
     """Per-sample arrays (epoch group, t, cwnd, w_prior, rtt) of the usable epochs."""
     groups, ts, ws, wp, rt = [], [], [], [], []
-    for g, (_, e) in enumerate(epochs.iterrows()):
-        seg = samples.iloc[int(e["first_index"]): int(e["last_index"]) + 1]
-        if "ca_state" in seg:
-            seg = seg[seg["ca_state"] == 0]
-        tt = seg["t_s"].to_numpy(float) - float(e["start_s"])
+    # numpy columns once, sliced per epoch (pandas row access per epoch was most of a quick report's fit)
+    t_all = samples["t_s"].to_numpy(float)
+    w_all = samples["cwnd_segments"].to_numpy(float)
+    open_all = samples["ca_state"].to_numpy() == 0 if "ca_state" in samples else np.ones(len(samples), bool)
+    cols = [epochs[k].to_numpy(float) for k in ("first_index", "last_index", "start_s", "w_prior_segments", "rtt_s")]
+    for g, (first, last, start, w_prior, rtt) in enumerate(zip(*cols)):
+        sl = slice(int(first), int(last) + 1)
+        is_open = open_all[sl]
+        tt = t_all[sl][is_open] - float(start)
         keep = tt >= 0 if max_epoch_s is None else (tt >= 0) & (tt <= max_epoch_s)
         groups.append(np.full(int(keep.sum()), g))
         ts.append(tt[keep])
-        ws.append(seg["cwnd_segments"].to_numpy(float)[keep])
-        wp.append(np.full(int(keep.sum()), float(e["w_prior_segments"])))
-        rt.append(np.full(int(keep.sum()), float(e["rtt_s"])))
+        ws.append(w_all[sl][is_open][keep])
+        wp.append(np.full(int(keep.sum()), float(w_prior)))
+        rt.append(np.full(int(keep.sum()), float(rtt)))
     cat = [np.concatenate(x) if x else np.array([]) for x in (groups, ts, ws, wp, rt)]
     return cat[0].astype(int), cat[1], cat[2], cat[3], cat[4]
 
@@ -513,17 +517,15 @@ def fit_cubic(epochs: pd.DataFrame, samples: pd.DataFrame, *, reno_friendly: boo
     n_per = [len(np.unique(g)) for _, g, *_ in data]
     for _ in range(int(n_boot)):
         sel = [rng.integers(0, n, n) for n in n_per]  # resample epochs within each run
+        # positions in residuals() of each drawn epoch's samples, in draw order, found once per resample
+        take, offs = [], 0
+        for (r, g, *_), s in zip(data, sel):
+            take += [offs + np.flatnonzero(g == e) for e in s]
+            offs += len(g)
+        take = np.concatenate(take) if take else None
 
-        def res_b(theta, sel=sel):  # a drawn epoch's residuals appear as often as it was drawn
-            out = []
-            full = residuals(theta)
-            offs = 0
-            for (r, g, *_), s in zip(data, sel):
-                block = full[offs: offs + len(g)]
-                offs += len(g)
-                for e in s:
-                    out.append(block[g == e])
-            return np.concatenate(out) if out else np.array([0.0])
+        def res_b(theta, take=take):  # a drawn epoch's residuals appear as often as it was drawn
+            return residuals(theta)[take] if take is not None else np.array([0.0])
         try:
             boots.append(least_squares(res_b, sol.x, bounds=bounds, x_scale=[0.1, 0.1], diff_step=1e-3,
                                        max_nfev=60).x)

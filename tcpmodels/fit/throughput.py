@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import statsmodels.api as sm
+from statsmodels.regression.linear_model import OLS  # not statsmodels.api: 1 s more to import
+from statsmodels.tools.tools import add_constant
 
 from tcpmodels._arrays import check_range
 from tcpmodels.models.cubic import cubic_average_window_segments
@@ -204,7 +205,7 @@ class MathisFit:
 
 
 def _c_interval(logc: np.ndarray, level: float) -> tuple:
-    res = sm.OLS(logc, np.ones((len(logc), 1))).fit()
+    res = OLS(logc, np.ones((len(logc), 1))).fit()
     lo, hi = res.conf_int(alpha=1.0 - level)[0]
     return float(np.exp(lo)), float(np.exp(hi))
 
@@ -263,7 +264,7 @@ def fit_mathis_c(throughput_bps: npt.ArrayLike, mss_bytes: npt.ArrayLike, rtt_s:
     if len(per) < 2:
         raise ValueError(f"need at least two flows with finite throughput, RTT and loss rate; got {len(per)}")
     logc = np.log(per)
-    res = sm.OLS(logc, np.ones((len(logc), 1))).fit()
+    res = OLS(logc, np.ones((len(logc), 1))).fit()
     c = float(np.exp(res.params[0]))
     return MathisFit(c=c, c_se=float(c * res.bse[0]), ci=_c_interval(logc, confidence_level),
                      confidence_level=confidence_level, n=int(len(per)), log_residual_sd=float(np.std(logc, ddof=1)),
@@ -339,7 +340,7 @@ def fit_loss_exponent(throughput_bps: npt.ArrayLike, mss_bytes: npt.ArrayLike, r
     ok = np.isfinite(x) & np.isfinite(y)
     if ok.sum() < 3:
         raise ValueError(f"need at least three flows with finite rate, RTT and loss rate; got {int(ok.sum())}")
-    res = sm.OLS(y[ok], sm.add_constant(x[ok])).fit()
+    res = OLS(y[ok], add_constant(x[ok])).fit()
     lo, hi = res.conf_int(alpha=1.0 - confidence_level)[1]
     return LossExponentFit(exponent=float(res.params[1]), exponent_se=float(res.bse[1]),
                            exponent_ci=(float(lo), float(hi)), c_at_fit=float(np.exp(res.params[0])),

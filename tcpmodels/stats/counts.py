@@ -75,7 +75,19 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
 
 
 def _ks(a: Sequence[np.ndarray], b: Sequence[np.ndarray]) -> float:
-    return float(sps.ks_2samp(np.concatenate(a), np.concatenate(b)).statistic)
+    # scipy's ks_2samp(x, y).statistic, bit for bit, without the exact p-value it also computes (90 % of
+    # the time of P1's claims, called ~1000 times per claim): the largest gap between the two empirical
+    # CDFs at the pooled points, put on the 1/lcm(n1, n2) lattice as scipy's exact mode (n <= 10000) does
+    x, y = np.sort(np.concatenate(a)), np.sort(np.concatenate(b))
+    n1, n2 = len(x), len(y)
+    pooled = np.concatenate([x, y])
+    gaps = np.searchsorted(x, pooled, side="right") / n1 - np.searchsorted(y, pooled, side="right") / n2
+    d = max(float(np.clip(-gaps.min(), 0, 1)), float(gaps.max()))
+    g = math.gcd(n1, n2)
+    if max(n1, n2) <= 10000 and n1 // g < np.iinfo(np.int32).max / (n2 // g):
+        lcm = (n1 // g) * n2
+        d = int(np.round(d * lcm)) * 1.0 / lcm
+    return d
 
 
 def distribution(spec: ClaimSpec, runs_a: Sequence[Iterable[float]], runs_b: Sequence[Iterable[float]], *,

@@ -166,3 +166,27 @@ def test_capture_shares_agree_with_the_campaigns_interface_counters():
     sizes = [c["size_bytes"] for c in meta["counter_shares"]]
     total = shares["payload_path1_bytes"] + shares["payload_path2_bytes"]
     assert (total.to_numpy() >= sizes).all() and (total.to_numpy() < [1.05 * s + 3000 for s in sizes]).all()
+
+
+def test_claims_spearman_is_scipys_bit_for_bit():
+    import importlib
+    import warnings
+
+    from scipy.stats import spearmanr
+
+    c = importlib.import_module("tcpmodels.papers.p2_mptcp_prediction.claims")
+    rng = np.random.default_rng(1)
+    for k in range(400):
+        n = int(rng.integers(3, 60))
+        x = rng.normal(size=n)
+        y = x * rng.normal() + rng.normal(size=n)
+        if k % 3 == 0:  # ties
+            x, y = np.round(x, 1), np.round(y)
+        if k % 7 == 0:  # many ties
+            x = rng.integers(0, 3, n).astype(float)
+        if k % 50 == 0:  # constant: scipy's nan (and its warning)
+            y = np.ones(n)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref, ours = spearmanr(x, y)[0], c._spearman(x, y)
+        assert ours == ref or (np.isnan(ref) and np.isnan(ours)), (k, ours, ref)

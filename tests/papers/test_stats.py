@@ -117,6 +117,23 @@ def test_distribution_uses_runs_not_flows():
     assert same.verdict == "contradicted"  # D's CI stays below 0.5
 
 
+@pytest.mark.parametrize("sizes_a, sizes_b, ties, n_large", [
+    ((40, 55, 61), (50, 47), False, 0),  # unequal pooled sizes: scipy's exact mode puts D on the 1/lcm lattice
+    ((30, 30), (30, 30), True, 0),  # equal sizes and ties
+    ((7000, 4000), (6000, 5000), False, 1),  # more than 10000 per side: scipy's asymptotic mode, D as computed
+])
+def test_distribution_ks_distance_is_scipys(monkeypatch, sizes_a, sizes_b, ties, n_large):
+    rng = np.random.default_rng(len(sizes_a) + 10 * n_large)
+    draw = (lambda n: np.round(rng.exponential(3.0, n))) if ties else (lambda n: rng.lognormal(0.0, 1.0, n))
+    a, b = [draw(n) for n in sizes_a], [draw(n) * 1.3 for n in sizes_b]
+    ours = distribution(spec(0.1), a, b, max_permutations=40)
+    monkeypatch.setattr("tcpmodels.stats.counts._ks", lambda x, y: float(
+        sps.ks_2samp(np.concatenate(x), np.concatenate(y)).statistic))
+    ref = distribution(spec(0.1), a, b, max_permutations=40)
+    assert (ours.effect, ours.ci_low, ours.ci_high, ours.verdict, ours.why) == (
+        ref.effect, ref.ci_low, ref.ci_high, ref.verdict, ref.why)
+
+
 def test_arithmetic_and_not_testable():
     assert arithmetic(spec(0.5), 29.02, 29, we_measured="x").verdict == "supported"
     assert arithmetic(spec(0.5), 30.0, 29, we_measured="x").verdict == "contradicted"
