@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcpmodels.testbed.kernel_cc.validate import ns3_shared_link
+from tcpmodels.experiments.kernel_coupled_cc import ns3_shared_link
 
 pytestmark = pytest.mark.sim
 

@@ -2,7 +2,7 @@
 manager), cleanup of leftovers, traffic with each, and the in-kernel LIA alpha against the model.
 
 Short runs (a few seconds of traffic each); the long validation is
-``python -m tcpmodels.testbed.kernel_cc.validate`` (writes the dataset), not a test.
+``python -m tcpmodels.experiments.kernel_coupled_cc`` (writes the dataset), not a test.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcpmodels.testbed.kernel_cc.validate import mean_ratio_ci, observed_k, pairs_to_decide, verdict
+from tcpmodels.experiments.kernel_coupled_cc import mean_ratio_ci, observed_k, pairs_to_decide, verdict
 
 
 def _cubic_trajectory(*, c=0.4, beta=0.7, cap=235, k_scale=1.0, dt=0.02, epochs=7, seed=0):
@@ -74,7 +74,7 @@ def test_mean_ratio_ci_and_verdict():
 
 
 def test_summarize_gives_each_item4_number():
-    from tcpmodels.testbed.kernel_cc.validate import summarize
+    from tcpmodels.experiments.kernel_coupled_cc import summarize
 
     rows = []
     for rep in range(4):
@@ -117,7 +117,7 @@ def test_pairs_to_decide_matches_the_interval():
 
 
 def test_ratio_table_loss_events_and_clamp_from_rows():
-    from tcpmodels.testbed.kernel_cc.validate import clamped_snapshots, olia_loss_events, ratio_table
+    from tcpmodels.experiments.kernel_coupled_cc import clamped_snapshots, olia_loss_events, ratio_table
 
     runs = pd.DataFrame({"variant": ["a", "a", "a", "b"], "rate_bps": [2.0, 4.0, 8.0, 1.0],
                          "tcp_rate_bps": [1.0, 2.0, 4.0, 1.0]})
@@ -139,7 +139,7 @@ def test_ratio_table_loss_events_and_clamp_from_rows():
 def test_olia_snapshot_without_a_computed_increase_is_left_out():
     """A tm_olia entry dumped before any ACK in congestion avoidance (acks 0, last_slot 0 naming no
     occupied slot) gives no row; a computed one does (the validation run once stopped on the former)."""
-    from tcpmodels.testbed.kernel_cc.validate import _snapshot_rows
+    from tcpmodels.experiments.kernel_coupled_cc import _snapshot_rows
 
     subs = [{"slot": 1, "subflow_id": 1, "cwnd_segments": 10, "srtt_s": 0.02, "ell_segments": 100,
              "incr_segments": 0.0},

@@ -5,15 +5,12 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+import pandas as pd
 
 from tcpmodels.experiments.campaign import ServerTestbed
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, SCHEMA, P4Config
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from tcpmodels.testbed import Topology
+from tcpmodels.testbed import Topology
 
 __all__ = ["KERNEL_KEY", "kernel_plan", "WindowSession", "run_kernel_campaign", "summarize_window_limited",
            "kernel_frame"]
@@ -71,7 +68,7 @@ class WindowSession(ServerTestbed):
         self.config = config
         self.cap_bytes, self.rtt_ms = int(rcvbuf_cap_bytes), float(rtt_ms)
 
-    def topology(self) -> "Topology":
+    def topology(self) -> Topology:
         """The single link with the sender's and receiver's buffer sysctls.
 
         Returns
@@ -273,7 +270,7 @@ def summarize_window_limited(samples: list[dict], rtt_s: float, *, warmup_s: flo
             if len(rl) > 1 and rl[-1][0] > rl[0][0] else math.nan}
 
 
-def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> "pd.DataFrame":
+def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> pd.DataFrame:
     """One row per sample: the cell, the measured rate, the advertised window, RTTs and the model.
 
     Parameters
@@ -294,7 +291,6 @@ def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> "pd.
         ``link_rate_bps``, ``rate_fraction_of_link``, ``load_avg_1m``, ``wall_s``,
         ``started_utc``, ``cc_effective``, ``error``.
     """
-    import pandas as pd
 
     from tcpmodels.models.throughput import window_limited_throughput_bps
 

@@ -22,17 +22,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 from tcpmodels.papers.common import read_frames
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence, inequality
-
-if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
 
 __all__ = ["RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "plot_measured"]
 
@@ -160,7 +157,7 @@ def measured_claims(df: pd.DataFrame) -> pd.DataFrame:
     return claims_table(rows)
 
 
-def plot_measured(df: pd.DataFrame, ax: "Sequence[Axes] | None" = None) -> "Figure":
+def plot_measured(df: pd.DataFrame, ax: Sequence[Axes] | None = None) -> Figure:
     """Measured rate against ``window / RTT`` (log-log, one colour per RTT) and the ratio against the window.
 
     Parameters

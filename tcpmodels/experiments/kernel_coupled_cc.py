@@ -1,6 +1,6 @@
 """Validation of the tm_* congestion controls on the testbed (issue 15, item 4); writes a dataset.
 
-``python -m tcpmodels.testbed.kernel_cc.validate --out data/datasets/kernel_coupled_cc``
+``python -m tcpmodels.experiments.kernel_coupled_cc --out data/datasets/kernel_coupled_cc``
 runs, with the compared variants interleaved within each repetition and the host lock held
 per experiment:
 
@@ -274,7 +274,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
     """
     rows, cwnd_rows = [], []
     # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
-    with host_lock(holder="kernel_cc.validate reno"), kernel_cc.congestion_control("tm_reno"), \
+    with host_lock(holder="experiments.kernel_coupled_cc reno"), kernel_cc.congestion_control("tm_reno"), \
             Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01))) as tb:
         for rep in range(reno_reps if "reno" in experiments else 0):
             for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
@@ -306,7 +306,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
                      "k_epochs": json.dumps(ks), "k_cycles": len(ks)})
         log({k: v for k, v in rows[-1].items() if k != "k_epochs"})
 
-    with host_lock(holder="kernel_cc.validate cubic"), kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}), \
+    with host_lock(holder="experiments.kernel_coupled_cc cubic"), kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}), \
             Testbed(cubic_topo) as tb:
         for rep in range((reps if cubic_reps is None else cubic_reps) if "cubic" in experiments else 0):
             for cc in ("cubic", "tm_cubic_x"):
@@ -321,7 +321,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
     variants = ("tm_lia", "tm_olia", "reno")
     if "coupled" not in experiments:
         return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
-    with host_lock(holder="kernel_cc.validate coupled"), kernel_cc.congestion_control("tm_lia"), \
+    with host_lock(holder="experiments.kernel_coupled_cc coupled"), kernel_cc.congestion_control("tm_lia"), \
             kernel_cc.congestion_control("tm_olia"):
         with Testbed(shared_link(rate_bps=200e6, rtt_s=0.020, loss_rate=0.005)) as tb:
             server = wl.start_server(tb, "s", mptcp=True)
@@ -648,7 +648,7 @@ def summarize(rows: pd.DataFrame) -> dict:
 def _provenance(args: dict) -> dict:
     """Commit, dirtiness of the tree, kernel, tools, parameters and host load, taken before the
     run (the outputs written after it would make the tree dirty)."""
-    from tcpmodels.testbed._system import tool_versions
+    from tcpmodels.testbed import tool_versions
 
     def out(cmd):
         try:
@@ -692,7 +692,7 @@ def main(argv: list[str] | None = None) -> int:
     int
         0, or 77 when BPF congestion controls cannot be loaded here (the reason printed in one line).
     """
-    parser = argparse.ArgumentParser(prog="python -m tcpmodels.testbed.kernel_cc.validate", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tcpmodels.experiments.kernel_coupled_cc", description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--duration-s", type=float, default=10.0)
     parser.add_argument("--reno-reps", type=int, default=8)
