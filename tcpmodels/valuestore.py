@@ -119,8 +119,8 @@ def dump_value(value: Any, directory: str | os.PathLike) -> Path:
         and numeric arrays, pandas DataFrames and Series, and dataclasses of ``tcpmodels``
         holding these, nested at will.
     directory : str or path-like
-        The value directory; created with its parents if absent. Emptiness is not
-        checked: files of an earlier value there are overwritten or left beside.
+        The value directory; created with its parents if absent, and refused if it holds
+        anything (files of an earlier value would be overwritten or left beside the new one).
 
     Returns
     -------
@@ -131,9 +131,13 @@ def dump_value(value: Any, directory: str | os.PathLike) -> Path:
     ------
     ValueStoreError
         If a part of ``value`` is of a type that cannot be stored without pickle; the
-        message names the part (e.g. ``value['flows'][3]``).
+        message names the part (e.g. ``value['flows'][3]``). Also if ``directory`` is a
+        file or a directory that is not empty.
     """
     directory = Path(directory)
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise ValueStoreError(f"{directory}: the value directory must be empty or absent "
+                              f"({'a file' if not directory.is_dir() else 'it holds ' + str(sum(1 for _ in directory.iterdir())) + ' entries'})")
     directory.mkdir(parents=True, exist_ok=True)
     tree = _Writer(directory).encode(value, "value")
     path = directory / VALUE_FILE

@@ -61,3 +61,15 @@ def test_a_tampered_value_file_names_no_code_outside_tcpmodels(tmp_path, node, m
     (d / "value.json").write_text(json.dumps({"format": "tcpmodels.valuestore/1", "value": node}))
     with pytest.raises(ValueStoreError, match=message):
         load_value(d)
+
+
+def test_dump_value_refuses_a_directory_that_is_not_empty(tmp_path):
+    """An earlier value's files would be overwritten or left beside: refused, naming the directory."""
+    dump_value({"a": 1}, tmp_path / "v")
+    with pytest.raises(ValueStoreError, match=r"v: the value directory must be empty or absent \(it holds 1 entries\)"):
+        dump_value({"a": 2}, tmp_path / "v")
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(ValueStoreError, match="a file"):
+        dump_value(1, tmp_path / "f")
+    (tmp_path / "empty").mkdir()
+    assert load_value(dump_value([1, 2], tmp_path / "empty").parent) == [1, 2]

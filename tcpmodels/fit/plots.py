@@ -16,7 +16,8 @@ from tcpmodels.fit.trace import FlowEstimates
 __all__ = ["measured_vs_predicted", "window_vs_loss", "epoch_trajectory", "k_observed_vs_predicted", "lia_paths"]
 
 _MARKERS = {"reno": "o", "cubic": "^"}
-_COLORS = dict(zip(REGIMES, ["0.6", "tab:purple", "tab:red", "tab:orange", "tab:blue", "tab:green"]))
+_COLORS = dict(zip(REGIMES, ["0.6", "tab:purple", "tab:red", "tab:orange", "tab:blue", "tab:green", "tab:brown"],
+                   strict=True))
 
 
 def measured_vs_predicted(ax: Axes, flows: pd.DataFrame, model: str, title: str = "") -> Axes:

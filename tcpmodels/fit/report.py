@@ -484,8 +484,8 @@ def claims(data: dict, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     * **F2** Reno's C is the per-segment constant 1.22, not the delayed-ACK 0.87: per run the C
       that makes Mathis exact, C_i = rate RTT sqrt(p) / MSS, TOST around 1.22 with margin 0.175
       (half the distance between the two constants).
-    * **F3** the same C is not the delayed-ACK constant: C_i - 0.87, claimed positive, smallest
-      effect 0.175.
+      Its second part: the same C is not the delayed-ACK constant, C_i - 0.87 claimed positive,
+      smallest effect 0.175.
 
     Parameters
     ----------
