@@ -63,7 +63,7 @@ References
 
 from tcpmodels.experiments.p5.config import BELLCORE_PATH, CASES, DEFAULT_CONFIG, SERVER_ADDR, P5Config
 from tcpmodels.experiments.p5.counts import bellcore_counts, packet_counts
-from tcpmodels.experiments.p5.dataset import build_dataset
+from tcpmodels.experiments.p5.dataset import build_dataset, merge_tables, read_shipped, shipped_run_ids
 from tcpmodels.experiments.p5.plan import caterpillar_for, plan
 from tcpmodels.experiments.p5.runs import run_campaign, run_p5
 
@@ -80,6 +80,9 @@ __all__ = [
     "packet_counts",
     "bellcore_counts",
     "build_dataset",
+    "merge_tables",
+    "read_shipped",
+    "shipped_run_ids",
     "main",
 ]
 
