@@ -244,4 +244,15 @@ def test_testbed_hurst_is_judged_by_the_same_rule_as_ns3():
 
     far = _with_testbed(synthetic(), offset=0.2)
     row = _claims(far).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
-    assert row["verdict"] == "contradicted" and "alpha 1.05: H 1.18 (+0.20)" in row["we_measured"]
+    assert row["verdict"] == "contradicted" and "alpha 1.05: H 1.18 (+0.20, 1 run)" in row["we_measured"]
+
+    # two runs per alpha (a seed column): the table averages them, the claim counts runs, not alphas
+    from dataclasses import replace
+    two = replace(near, testbed_hurst=pd.concat([_with_testbed(synthetic(), 0.05).testbed_hurst.assign(seed=0),
+                                                 _with_testbed(synthetic(), 0.09).testbed_hurst.assign(seed=1)]))
+    t2 = p5.tables(two)
+    assert len(t2["hurst_testbed"]) == 24 and t2["hurst_testbed"]["n_runs"].eq(2).all()
+    assert np.allclose(t2["hurst_testbed"]["diff"], 0.07)
+    row = p5.claims(two, t2).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
+    assert "alpha 1.95: H 0.59 (+0.07, 2 runs)" in row["we_measured"] and row["effect"] == pytest.approx(0.07)
+    assert row["n_runs"] == 8
