@@ -158,7 +158,13 @@ def test_shipped_dataset_has_the_paper_grid_and_provenance(shipped):
     assert {(1.65, n, 10.0) for n in (8, 16, 24, 32)} <= have
     # whatever else of the plan is absent is listed as missing, not filled in
     assert not set(ds.runs["run_id"]) & set(ds.provenance["missing_runs"])
-    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 84
+    # the plan: 96 main (4 alpha x 4 client counts x 2 rates x seeds 0-2), 12 long (seeds 0-2), 8 + 8 alternatives
+    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 124
+    # issue 17: the main grid complete with 3 seeds a cell, 3 long Hurst runs per alpha
+    assert main.groupby(["alpha", "n_clients", "backbone_mbps"])["seed"].nunique().eq(3).all() and len(main) == 96
+    long = ds.runs[ds.runs["case"] == "long"]
+    assert long.groupby("alpha")["seed"].nunique().to_dict() == {1.05: 3, 1.35: 3, 1.65: 3, 1.95: 3}
+    assert ds.provenance["git_dirty"] is False
     assert (main["duration_s"] == 20.0).all() and (main["n_flows"] <= main["n_clients"] * 50).all()
     prov = ds.provenance
     for key in ("command", "kernel", "ns3_version", "date_utc", "git_commit", "parameters", "campaign_wall_s",
