@@ -26,7 +26,10 @@ Usage (root; about ``duration_s`` + 20 s per alpha)::
     python -m tcpmodels.experiments.p5_testbed run --runs runs/p5_testbed
     python -m tcpmodels.experiments.p5_testbed dataset --runs runs/p5_testbed --out data/datasets
 
-``run`` is resumable: an alpha already in ``<runs>/records.jsonl`` is skipped.
+``run`` is resumable: an (alpha, seed) already in ``<runs>/records.jsonl`` is skipped, and with
+``--skip-shipped`` so is one already in the shipped ``p5_testbed_hurst.parquet``; ``dataset``
+keeps the shipped rows of runs the records lack (the raw records of earlier sessions may be
+gone) and ships the records gzipped (``p5_testbed_records.jsonl.gz``).
 
 References
 ----------
@@ -50,7 +53,7 @@ import pandas as pd
 from tcpmodels.experiments.campaign import campaign_errors, run_samples
 from tcpmodels.records import JsonlRecords, host_facts, load_average, shipped_git_state, utc_now
 
-__all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "main"]
+__all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "shipped_keys", "main"]
 
 REPO = Path(__file__).resolve().parents[2]
 #: Address of the server ``s`` in :func:`tcpmodels.testbed.single_link`; it sends the downloads.
@@ -85,7 +88,10 @@ class TestbedP5Config:
     cc : str
         Congestion control of every download (``reno``: P5's NewReno). [-]
     seed : int
-        Seed of the arrival times and sizes (alpha i uses ``seed + i``).
+        Base seed of the arrival times and sizes: run ``r`` (of ``seeds``) at alpha i
+        uses ``seed + i + 1000 r`` (run 0 is the campaign's first, which used ``seed + i``).
+    seeds : tuple of int
+        Runs per alpha, by run seed ``r`` (each >= 0).
     """
 
     alphas: tuple[float, ...] = (1.05, 1.35, 1.65, 1.95)
@@ -98,6 +104,7 @@ class TestbedP5Config:
     bin_s: float = 0.01
     cc: str = "reno"
     seed: int = 0
+    seeds: tuple[int, ...] = (0, 1)
 
     def __post_init__(self) -> None:
         if not self.alphas or not all(1.0 < float(a) < 2.0 for a in self.alphas):
@@ -105,6 +112,8 @@ class TestbedP5Config:
         for name in ("rate_bps", "rtt_s", "buffer_bytes", "mean_size_bytes", "duration_s", "bin_s"):
             if not float(getattr(self, name)) > 0:
                 raise ValueError(f"{name} must be > 0; got {getattr(self, name)!r}")
+        if not self.seeds or not all(isinstance(r, int) and r >= 0 for r in self.seeds):
+            raise ValueError(f"seeds must be integers >= 0; got {self.seeds!r}")
         if not 0.0 < self.load < 1.0:
             raise ValueError(f"load [-] must be in (0, 1); got {self.load!r}")
         if self.duration_s / self.bin_s < 512:
@@ -130,16 +139,49 @@ class TestbedP5Config:
 DEFAULT_CONFIG = TestbedP5Config()
 
 
-#: Field that identifies a run in ``<runs_dir>/records.jsonl``.
-KEY_FIELDS = ("alpha",)
+#: Fields that identify a run in ``<runs_dir>/records.jsonl`` (a record without ``seed`` is run 0).
+KEY_FIELDS = ("alpha", "seed")
 
 
 def _records(runs_dir: Path) -> JsonlRecords:
     return JsonlRecords(Path(runs_dir) / "records.jsonl", KEY_FIELDS)
 
 
-def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> dict:
-    """One testbed run at Pareto shape ``alpha``; writes ``alpha<a>_counts.npy`` and returns the run record.
+def _read_records(runs_dir: Path) -> list[dict]:
+    """The records of ``runs_dir``, ``seed`` 0 filled in where the first campaign did not write it."""
+    path = Path(runs_dir) / "records.jsonl"
+    if not path.exists():
+        return []
+    return [{"seed": 0, **json.loads(x)} for x in path.read_text().splitlines() if x.strip()]
+
+
+def _counts_name(alpha: float, seed: int) -> str:
+    return f"alpha{alpha:.2f}_counts.npy" if seed == 0 else f"alpha{alpha:.2f}_s{seed}_counts.npy"
+
+
+def shipped_keys(out_dir: str | Path) -> set:
+    """``(alpha, seed)`` of the runs in ``out_dir/p5_testbed_hurst.parquet`` (no ``seed`` column: 0); empty if absent.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Folder of the shipped dataset.
+
+    Returns
+    -------
+    set of tuple
+        ``(alpha [-], seed)`` pairs.
+    """
+    path = Path(out_dir) / "p5_testbed_hurst.parquet"
+    if not path.exists():
+        return set()
+    h = pd.read_parquet(path)
+    seeds = h["seed"] if "seed" in h.columns else pd.Series(0, index=h.index)
+    return {(float(a), int(s)) for a, s in zip(h["alpha"], seeds)}
+
+
+def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed: int = 0) -> dict:
+    """One testbed run at Pareto shape ``alpha``; writes its count series (``.npy``) and returns the run record.
 
     The caller holds the host lock (:func:`run_campaign` does) and appends the record.
     The capture the series is counted from is deleted after the count.
@@ -152,12 +194,15 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> di
         Pareto shape of the download sizes, one of ``config.alphas`` (another value
         takes the seed of the first). [-]
     runs_dir : str or Path
-        Campaign folder (created if missing); receives the count series.
+        Campaign folder (created if missing); receives the count series
+        (``alpha<a>_counts.npy`` for run 0, ``alpha<a>_s<seed>_counts.npy`` after).
+    seed : int
+        Run seed ``r``: the workload's seed is ``config.seed + i + 1000 r`` (alpha index i).
 
     Returns
     -------
     dict
-        The record as JSON will hold it: ``alpha``, the config, planned and completed
+        The record as JSON will hold it: ``alpha``, ``seed``, the config, planned and completed
         downloads, capture statistics, ``packets_in_series``, ``utilisation`` [-] of the
         bottleneck over the run, the Hurst estimates of every estimator, the predicted
         H = (3 - alpha) / 2, host facts, times and ``wall_s`` [s].
@@ -179,17 +224,18 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> di
     runs_dir = Path(runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
     index = list(config.alphas).index(alpha) if alpha in config.alphas else 0
-    rng = np.random.default_rng(config.seed + index)
+    workload_seed = config.seed + index + 1000 * int(seed)
+    rng = np.random.default_rng(workload_seed)
     flows = wl.poisson_flows(rng=rng, first_id=1, arrival_rate_per_s=config.arrival_rate_per_s,
                              duration_s=config.duration_s, dst=SERVER_ADDR, cc=config.cc, direction="download",
                              size_dist={"kind": "pareto", "mean_bytes": config.mean_size_bytes, "alpha": alpha})
     topo = single_link(PathSpec(rate_bps=config.rate_bps, rtt_s=config.rtt_s, buffer_bytes=config.buffer_bytes))
     pcap = runs_dir / f"alpha{alpha:.2f}.pcap"
-    rec: dict = {"alpha": float(alpha), "config": config.to_dict(), "started_utc": utc_now(),
+    rec: dict = {"alpha": float(alpha), "seed": int(seed), "workload_seed": workload_seed, "config": config.to_dict(), "started_utc": utc_now(),
                  "load_avg_before": load_average(), "n_flows_planned": len(flows),
                  "planned_bytes": int(sum(f["size_bytes"] for f in flows))}
     t0 = time.monotonic()
-    with Testbed(topo, seed=config.seed + index) as tb:
+    with Testbed(topo, seed=workload_seed) as tb:
         rec["testbed_run_id"] = tb.run_id
         server = wl.start_server(tb, "s")
         wl.ping_rtt(tb, "c", SERVER_ADDR, count=3, interval_s=0.01)  # ARP resolved before the first download
@@ -219,13 +265,14 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path) -> di
     rec["predicted_hurst"] = float(hurst_from_alpha(alpha))
     rec["host"] = {**host_facts(), **tool_versions()}
     rec["finished_utc"] = utc_now()
-    np.save(runs_dir / f"alpha{alpha:.2f}_counts.npy", counts)
+    np.save(runs_dir / _counts_name(alpha, int(seed)), counts)
     pcap.unlink(missing_ok=True)  # the count series is the dataset; a 200 s capture is ~10 MB compressed
     return json.loads(json.dumps(rec, default=str))  # what the JSONL record will hold
 
 
-def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG, *, progress: bool = True) -> int:
-    """Run every alpha not yet in ``<runs_dir>/records.jsonl`` through the one campaign loop; return how many ran.
+def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG, *, progress: bool = True,
+                 skip: set | frozenset = frozenset()) -> int:
+    """Run every (alpha, seed) not yet in ``<runs_dir>/records.jsonl`` through the one campaign loop; return how many ran.
 
     :func:`tcpmodels.experiments.campaign.run_samples` holds the host lock for each
     run, appends each record durably, resumes where a killed campaign stopped and
@@ -236,9 +283,11 @@ def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
     runs_dir : str or Path
         Campaign folder: ``records.jsonl`` and the count series.
     config : TestbedP5Config
-        The campaign; one run per ``config.alphas``.
+        The campaign; one run per ``config.seeds`` and ``config.alphas`` (seed by seed).
     progress : bool
         tqdm bar on stderr.
+    skip : set of tuple
+        ``(alpha, seed)`` pairs not to run, e.g. :func:`shipped_keys` of the shipped dataset.
 
     Returns
     -------
@@ -253,18 +302,23 @@ def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
         After three failed runs in a row.
     """
     runs_dir = Path(runs_dir)
-    plan = [{"alpha": float(a)} for a in config.alphas]
-    return run_samples(_records(runs_dir), plan, lambda s, _session: run_alpha(config, s["alpha"], runs_dir),
+    plan = [{"alpha": float(a), "seed": int(r)} for r in config.seeds for a in config.alphas
+            if (float(a), int(r)) not in skip]
+    return run_samples(_records(runs_dir), plan,
+                       lambda s, _session: run_alpha(config, s["alpha"], runs_dir, s["seed"]),
                        desc="p5 testbed", progress=progress, lock_timeout_s=3600.0, unit="run")
 
 
 def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
-                  *, note: str = "", allow_dirty: bool = False) -> dict:
-    """Write ``p5_testbed_hurst.parquet``, ``p5_testbed_counts.parquet`` and ``p5_testbed_provenance.json``.
+                  *, note: str = "", allow_dirty: bool = False, merge: bool = True) -> dict:
+    """Write ``p5_testbed_hurst.parquet``, ``p5_testbed_counts.parquet``, the records and the provenance.
 
-    ``p5_testbed_hurst``: one row per alpha and estimator (H, 95 % interval,
+    ``p5_testbed_hurst``: one row per (alpha, seed) and estimator (H, 95 % interval,
     predicted ``(3 - alpha) / 2``, whether the interval covers it).
-    ``p5_testbed_counts``: the packet-count series (alpha, t_s, packets).
+    ``p5_testbed_counts``: the packet-count series (alpha, seed, t_s, packets).
+    ``p5_testbed_records.jsonl.gz``: the run records. With ``merge`` the runs of the
+    dataset already in ``out_dir`` that ``runs_dir`` lacks keep their rows (keyed by
+    alpha and seed; a shipped table without ``seed`` is run 0) and their provenance entries.
 
     Parameters
     ----------
@@ -276,37 +330,80 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
         Written to the provenance; only records of its ``alphas`` are used.
     note : str
         Free text for the provenance.
+    allow_dirty : bool
+        Write a shipped dataset from a tree with uncommitted changes (the provenance says so).
+    merge : bool
+        Keep the rows of the dataset in ``out_dir`` for runs ``runs_dir`` lacks.
 
     Returns
     -------
     dict
         The provenance written to ``p5_testbed_provenance.json`` (config, git state,
-        one entry per run, host, files).
+        one entry per run, the runs kept from the earlier dataset, host, files).
 
     Raises
     ------
     ValueError
-        If ``runs_dir`` holds no result of any of ``config.alphas``.
+        If neither ``runs_dir`` nor (with ``merge``) the dataset in ``out_dir`` holds a
+        result of any of ``config.alphas``.
     """
     runs_dir, out_dir = Path(runs_dir), Path(out_dir)
     git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
     wanted = {float(a) for a in config.alphas}
-    recs = [r for r in _records(runs_dir).read() if r["alpha"] in wanted]
-    if not recs:
+    recs = [r for r in _read_records(runs_dir) if r["alpha"] in wanted]
+    new_keys = {(float(r["alpha"]), int(r["seed"])) for r in recs}
+    old_h = old_c = None
+    old_prov, old_recs = {}, []
+    if merge and (out_dir / "p5_testbed_hurst.parquet").exists():
+        import gzip  # noqa: PLC0415
+
+        old_h = pd.read_parquet(out_dir / "p5_testbed_hurst.parquet")
+        old_c = pd.read_parquet(out_dir / "p5_testbed_counts.parquet")
+        for df in (old_h, old_c):
+            if "seed" not in df.columns:
+                df.insert(1, "seed", 0)
+        if (out_dir / "p5_testbed_provenance.json").exists():
+            old_prov = json.loads((out_dir / "p5_testbed_provenance.json").read_text())
+        if (out_dir / "p5_testbed_records.jsonl.gz").exists():
+            with gzip.open(out_dir / "p5_testbed_records.jsonl.gz", "rt") as fh:
+                old_recs = [json.loads(x) for x in fh if x.strip()]
+
+        def fresh(df):
+            keys = pd.Series(list(zip(df["alpha"].astype(float), df["seed"].astype(int))), index=df.index)
+            return df[~keys.isin(new_keys) & df["alpha"].isin(wanted)]
+
+        old_h, old_c = fresh(old_h), fresh(old_c)
+    kept = sorted({(float(a), int(s)) for a, s in zip(old_h["alpha"], old_h["seed"])}) if old_h is not None else []
+    if not recs and not kept:
         raise ValueError(f"no p5 testbed results in {runs_dir} (run `python -m tcpmodels.experiments.p5_testbed run`)")
-    hurst, counts = [], []
+    hurst, counts = [] if old_h is None else [old_h], [] if old_c is None else [old_c]
     for r in recs:
-        h = pd.DataFrame(r["hurst"]).assign(alpha=r["alpha"], predicted=r["predicted_hurst"])
+        h = pd.DataFrame(r["hurst"]).assign(alpha=r["alpha"], seed=r["seed"], predicted=r["predicted_hurst"])
         h["covers"] = (h["ci95_low"] <= h["predicted"]) & (h["predicted"] <= h["ci95_high"])
         hurst.append(h)
-        c = np.load(runs_dir / f"alpha{r['alpha']:.2f}_counts.npy")
-        counts.append(pd.DataFrame({"alpha": r["alpha"], "t_s": np.arange(len(c)) * r["config"]["bin_s"],
-                                    "packets": c.astype(np.int32)}))
+        c = np.load(runs_dir / _counts_name(r["alpha"], r["seed"]))
+        counts.append(pd.DataFrame({"alpha": r["alpha"], "seed": r["seed"],
+                                    "t_s": np.arange(len(c)) * r["config"]["bin_s"], "packets": c.astype(np.int32)}))
     out_dir.mkdir(parents=True, exist_ok=True)
-    cols = ["alpha", "method", "hurst", "stderr", "stderr_kind", "ci95_low", "ci95_high", "n", "predicted", "covers"]
-    pd.concat(hurst, ignore_index=True)[cols].to_parquet(out_dir / "p5_testbed_hurst.parquet", index=False)
-    pd.concat(counts, ignore_index=True).to_parquet(out_dir / "p5_testbed_counts.parquet", index=False,
-                                                    compression="zstd")
+    cols = ["alpha", "seed", "method", "hurst", "stderr", "stderr_kind", "ci95_low", "ci95_high", "n", "predicted",
+            "covers"]
+    hurst = pd.concat(hurst, ignore_index=True)[cols].sort_values(["alpha", "seed"], kind="stable", ignore_index=True)
+    hurst.astype({"seed": np.int64}).to_parquet(out_dir / "p5_testbed_hurst.parquet", index=False)
+    counts = pd.concat(counts, ignore_index=True)[["alpha", "seed", "t_s", "packets"]].sort_values(
+        ["alpha", "seed", "t_s"], kind="stable", ignore_index=True)
+    counts.astype({"seed": np.int64}).to_parquet(out_dir / "p5_testbed_counts.parquet", index=False,
+                                                 compression="zstd")
+    import gzip  # noqa: PLC0415
+
+    all_recs = [r for r in old_recs if (float(r["alpha"]), int(r.get("seed", 0))) not in new_keys] + recs
+    with gzip.open(out_dir / "p5_testbed_records.jsonl.gz", "wt", compresslevel=9) as fh:
+        for r in all_recs:
+            fh.write(json.dumps(r, default=str) + "\n")
+    run_fields = ("alpha", "seed", "started_utc", "finished_utc", "wall_s", "n_flows_planned", "planned_bytes", "flows",
+                  "capture", "read_accounting", "packets_in_series", "utilisation", "load_avg_before", "testbed_run_id")
+    old_runs = [{**r, "seed": r.get("seed", 0), "from_dataset": {"git": old_prov.get("git"),
+                                                                 "written_utc": old_prov.get("written_utc")}}
+                for r in old_prov.get("runs", []) if (float(r["alpha"]), int(r.get("seed", 0))) in set(kept)]
     prov = {
         "dataset": "p5_testbed", "written_utc": utc_now(), "generator": "tcpmodels.experiments.p5_testbed dataset",
         "command": "python -m tcpmodels.experiments.p5_testbed run && python -m tcpmodels.experiments.p5_testbed dataset",
@@ -314,11 +411,14 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
         "engine": "Linux kernel TCP in network namespaces (tbf bottleneck, AF_PACKET delay element, tcpdump)",
         "series": "packets sent by the server per bin, captured on the server side of the bottleneck (egress, "
                   "after the qdisc), bins from the launch of the flow schedule",
-        "runs": [{k: r[k] for k in ("alpha", "started_utc", "finished_utc", "wall_s", "n_flows_planned",
-                                    "planned_bytes", "flows", "capture", "read_accounting", "packets_in_series",
-                                    "utilisation", "load_avg_before", "testbed_run_id")} for r in recs],
-        "host": recs[-1]["host"],
-        "files": ["p5_testbed_hurst.parquet", "p5_testbed_counts.parquet"],
+        "runs": sorted(old_runs + [{k: r.get(k) for k in run_fields} for r in recs],
+                       key=lambda r: (r["seed"], r["alpha"])),
+        "kept_from_shipped": {"runs": [list(k) for k in kept],
+                              "note": "(alpha, seed) rows kept from the dataset this one replaced; their raw "
+                                      "records were not in the runs folder (entries marked from_dataset)"},
+        "sum_wall_s_new": float(sum(r["wall_s"] for r in recs)),
+        "host": recs[-1]["host"] if recs else old_prov.get("host"),
+        "files": ["p5_testbed_hurst.parquet", "p5_testbed_counts.parquet", "p5_testbed_records.jsonl.gz"],
     }
     (out_dir / "p5_testbed_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
     return prov
@@ -345,13 +445,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", default=str(REPO / "runs" / "p5_testbed"))
     p.add_argument("--duration-s", type=float, help=f"default {DEFAULT_CONFIG.duration_s:g}")
     p.add_argument("--alphas", type=float, nargs="+")
+    p.add_argument("--seeds", type=int, nargs="+", help=f"run seeds per alpha; default {DEFAULT_CONFIG.seeds}")
+    p.add_argument("--skip-shipped", action="store_true",
+                   help="leave out the (alpha, seed) runs already in the shipped dataset (--out)")
+    p.add_argument("--out", default=str(REPO / "data" / "datasets"), help="the shipped dataset (for --skip-shipped)")
     p.add_argument("--no-progress", action="store_true")
     p = sub.add_parser("dataset", help="results -> data/datasets/p5_testbed_* + provenance")
     p.add_argument("--runs", default=str(REPO / "runs" / "p5_testbed"))
     p.add_argument("--out", default=str(REPO / "data" / "datasets"))
     p.add_argument("--duration-s", type=float)
     p.add_argument("--alphas", type=float, nargs="+")
+    p.add_argument("--seeds", type=int, nargs="+")
     p.add_argument("--note", default="")
+    p.add_argument("--no-merge", action="store_true",
+                   help="drop the rows of the dataset in --out that the runs folder lacks (default: keep them)")
     p.add_argument("--allow-dirty", action="store_true",
                    help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
@@ -361,11 +468,15 @@ def main(argv: list[str] | None = None) -> int:
             config = replace(config, duration_s=args.duration_s)
         if args.alphas:
             config = replace(config, alphas=tuple(args.alphas))
+        if args.seeds:
+            config = replace(config, seeds=tuple(args.seeds))
         if args.cmd == "run":
-            n = run_campaign(args.runs, config, progress=not args.no_progress)
+            skip = shipped_keys(args.out) if args.skip_shipped else set()
+            n = run_campaign(args.runs, config, progress=not args.no_progress, skip=skip)
             print(json.dumps({"ran": n, "runs": args.runs}))
         else:
-            prov = build_dataset(args.runs, args.out, config, note=args.note, allow_dirty=args.allow_dirty)
+            prov = build_dataset(args.runs, args.out, config, note=args.note, allow_dirty=args.allow_dirty,
+                                 merge=not args.no_merge)
             print(json.dumps({"runs": len(prov["runs"]), "out": args.out}))
     return 0
 

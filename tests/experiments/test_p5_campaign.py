@@ -39,7 +39,7 @@ def test_plan_is_the_paper_grid_with_seed_0_first_and_deterministic():
     altq = [i for i in items if i["case"] == "alt_server_queue"]
     assert altq and all(i["caterpillar"]["server_link"]["queue_packets"] == 50 for i in altq)
     long = [i for i in items if i["case"] == "long"]
-    assert len(long) == 4 and all(i["caterpillar"]["workload"]["max_flows"] is None for i in long)
+    assert len(long) == 4 * len(cfg.long_seeds) and all(i["caterpillar"]["workload"]["max_flows"] is None for i in long)
     assert all(i["caterpillar"]["duration_s"] == 300.0 for i in long)
 
 
@@ -91,7 +91,10 @@ def test_tiny_campaign_runs_caches_and_builds_a_consistent_dataset(tmp_path):
     assert (first["n_run"], first["n_failed"]) == (1, 0)
     again = p5.run_campaign(cfg, cases=("alt_server_queue",), cache_dir=cache, processes=False, progress=False)
     assert (again["n_run"], again["n_cached"]) == (0, 1)  # resumed from the cache, nothing re-simulated
-    assert len((tmp_path / "campaign_log.jsonl").read_text().splitlines()) == 2
+    skipped = p5.run_campaign(cfg, cases=("alt_server_queue",), cache_dir=cache, processes=False, progress=False,
+                              skip={"alt_server_queue-a1.65-n8-b10-s0"})
+    assert (skipped["n_items"], skipped["n_skipped"]) == (0, 1)  # a shipped run is not planned again
+    assert len((tmp_path / "campaign_log.jsonl").read_text().splitlines()) == 3
 
     out = tmp_path / "datasets"
     rid = "alt_server_queue-a1.65-n8-b10-s0"
@@ -121,3 +124,64 @@ def test_tiny_campaign_runs_caches_and_builds_a_consistent_dataset(tmp_path):
     assert set(h["method"]) == {"whittle", "wavelet", "periodogram", "dfa", "rs", "aggvar"}
     assert np.allclose(h["predicted"], (3 - 1.65) / 2)
     assert (h["ci95_low"] < h["hurst"]).all() and (h["hurst"] < h["ci95_high"]).all()
+    # a rebuild after the cache is gone keeps every row; the run record is shipped gzipped
+    import gzip
+    import shutil
+    with gzip.open(out / "p5_records.jsonl.gz", "rt") as fh:
+        recs = [json.loads(x) for x in fh]
+    assert [r["run_id"] for r in recs] == [rid] and recs[0]["record"]["run_wall_s"] == run["run_wall_s"]
+    shutil.rmtree(cache)
+    again = p5.build_dataset(cfg, cache_dir=cache, out_dir=out, capture_dir=None)
+    assert (again["n_runs"], again["n_runs_from_cache"], again["kept_from_shipped"]["run_ids"]) == (1, 0, [rid])
+    ds2 = paper.load_dataset(out)
+    assert ds2.runs.equals(ds.runs) and ds2.bins.equals(ds.bins) and ds2.flows.equals(ds.flows)
+    with gzip.open(out / "p5_records.jsonl.gz", "rt") as fh:
+        assert [json.loads(x)["run_id"] for x in fh] == [rid]
+
+
+def _tables(ids, tag):
+    """Tiny P5 tables for runs ``ids``; ``tag`` marks which side a row came from."""
+    return {"runs": pd.DataFrame({"run_id": ids, "src": tag}),
+            "bins": pd.DataFrame({"run_id": [r for r in ids for _ in range(2)], "t_end_s": [0.1, 0.2] * len(ids),
+                                  "src": tag}),
+            "hurst": pd.DataFrame({"run_id": [*ids, "bellcore"], "hurst": 0.8, "src": tag})}
+
+
+def test_merge_keeps_shipped_runs_the_cache_lacks_and_takes_the_rest_from_the_cache():
+    shipped = _tables(["main-a1.05-n8-b5-s0", "main-a1.35-n8-b5-s0"], "shipped")
+    shipped["counts"] = pd.DataFrame({"run_id": ["long-a1.05-n32-b10-s0"], "packets": [3]})
+    new = _tables(["main-a1.35-n8-b5-s0", "main-a1.35-n8-b10-s0"], "new")
+    merged, kept = p5.merge_tables(shipped, new)
+    assert kept == ["main-a1.05-n8-b5-s0"]
+    src = merged["runs"].set_index("run_id")["src"].to_dict()
+    assert src == {"main-a1.05-n8-b5-s0": "shipped", "main-a1.35-n8-b5-s0": "new", "main-a1.35-n8-b10-s0": "new"}
+    # per-bin rows follow their run; a run in both sides is not doubled; the Bellcore rows are the new ones
+    assert merged["bins"].groupby("run_id")["src"].agg(lambda s: "/".join(s)).to_dict() == {
+        "main-a1.05-n8-b5-s0": "shipped/shipped", "main-a1.35-n8-b5-s0": "new/new", "main-a1.35-n8-b10-s0": "new/new"}
+    assert merged["hurst"].loc[merged["hurst"]["run_id"] == "bellcore", "src"].tolist() == ["new"]
+    assert merged["counts"].equals(shipped["counts"])  # a table only the shipped side has survives
+    with pytest.raises(ValueError, match="run_id"):
+        p5.merge_tables({"runs": pd.DataFrame({"x": [1]})}, new)
+
+
+def test_dataset_from_an_empty_cache_keeps_the_shipped_dataset(tmp_path):
+    out = tmp_path / "datasets"
+    out.mkdir()
+    shipped = _tables(["main-a1.05-n8-b5-s0"], "shipped")
+    shipped["runs"] = shipped["runs"].assign(case="main", run_wall_s=60.0, ns3_load_wall_s=9.0, ns3_version="3.44",
+                                               date_utc="2026-11-22")
+    for name, df in shipped.items():
+        df.to_parquet(out / f"p5_{name}.parquet", index=False)
+    (out / "p5_provenance.json").write_text(json.dumps({"git_commit": "abc", "git_dirty": True, "n_runs": 1}))
+    assert p5.shipped_run_ids(out) == {"main-a1.05-n8-b5-s0"}
+    prov = p5.build_dataset(p5.DEFAULT_CONFIG, cache_dir=tmp_path / "empty", out_dir=out,
+                            bellcore_path=tmp_path / "none.TL", capture_dir=None)
+    assert (prov["n_runs"], prov["n_runs_from_cache"]) == (1, 0)
+    assert prov["kept_from_shipped"]["run_ids"] == ["main-a1.05-n8-b5-s0"]
+    assert prov["kept_from_shipped"]["previous"]["git_commit"] == "abc"
+    assert "main-a1.05-n8-b5-s0" not in prov["missing_runs"] and "main-a1.35-n8-b5-s0" in prov["missing_runs"]
+    for name, df in shipped.items():
+        assert pd.read_parquet(out / f"p5_{name}.parquet").equals(df), name
+    with pytest.raises(ValueError, match="no cached P5 runs"):
+        p5.build_dataset(p5.DEFAULT_CONFIG, cache_dir=tmp_path / "empty", out_dir=out, merge=False,
+                         bellcore_path=tmp_path / "none.TL", capture_dir=None)

@@ -22,6 +22,8 @@ from tcpmodels.models.hurst import estimate_all
         ({"load": 1.0}, r"load \[-\] must be in \(0, 1\); got 1.0"),
         ({"rate_bps": 0.0}, "rate_bps must be > 0; got 0.0"),
         ({"duration_s": 4.0}, r"duration_s / bin_s must give >= 512 bins .* got 4.0 / 0.01 = 400"),
+        ({"seeds": ()}, r"seeds must be integers >= 0; got \(\)"),
+        ({"seeds": (0, -1)}, r"seeds must be integers >= 0; got \(0, -1\)"),
     ],
 )
 def test_bad_configs_are_refused_with_the_value(kwargs, match):
@@ -36,9 +38,9 @@ def test_arrival_rate_offers_the_stated_load():
     assert cfg.to_dict()["arrival_rate_per_s"] == pytest.approx(12.5)
 
 
-def _fake_result(runs, alpha: float, counts: np.ndarray, cfg: p5t.TestbedP5Config) -> None:
+def _fake_result(runs, alpha: float, counts: np.ndarray, cfg: p5t.TestbedP5Config, seed: int | None = None) -> None:
     hurst = estimate_all(counts.astype(float)).reset_index()
-    rec = {"alpha": alpha, "config": cfg.to_dict(), "started_utc": "2026-11-24T07:00:00+00:00",
+    rec = {"alpha": alpha, **({} if seed is None else {"seed": seed}), "config": cfg.to_dict(), "started_utc": "2026-11-24T07:00:00+00:00",
            "finished_utc": "2026-11-24T07:03:30+00:00", "wall_s": 210.0, "n_flows_planned": 10, "planned_bytes": 1,
            "flows": {"n": 10, "errors": 0}, "capture": {"packets_captured": int(counts.sum())},
            "read_accounting": {"records_read": int(counts.sum())}, "packets_in_series": int(counts.sum()),
@@ -47,7 +49,7 @@ def _fake_result(runs, alpha: float, counts: np.ndarray, cfg: p5t.TestbedP5Confi
            "host": {"kernel": "test"}}
     with (runs / "records.jsonl").open("a") as fh:
         fh.write(json.dumps(rec) + "\n")
-    np.save(runs / f"alpha{alpha:.2f}_counts.npy", counts)
+    np.save(runs / (f"alpha{alpha:.2f}_counts.npy" if not seed else f"alpha{alpha:.2f}_s{seed}_counts.npy"), counts)
 
 
 def test_dataset_from_results_has_every_estimator_per_alpha_and_a_provenance(tmp_path):
@@ -101,3 +103,45 @@ def test_tiny_kernel_run_counts_every_captured_packet(testbed_available, tmp_pat
     assert {h["method"] for h in rec["hurst"]} == {"aggvar", "dfa", "periodogram", "rs", "wavelet", "whittle"}
     assert (tmp_path / "alpha1.50_counts.npy").exists() and not (tmp_path / "alpha1.50.pcap").exists()
     assert np.load(tmp_path / "alpha1.50_counts.npy").sum() == rec["packets_in_series"]
+
+
+def test_a_second_seed_is_added_to_the_shipped_runs_and_replaces_none(tmp_path):
+    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2, 1.8), duration_s=20.48)
+    first, second, out = tmp_path / "first", tmp_path / "second", tmp_path / "out"
+    first.mkdir()
+    second.mkdir()
+    rng = np.random.default_rng(1)
+    for a in cfg.alphas:  # the first campaign's records: no seed field
+        _fake_result(first, a, rng.poisson(5.0, 2048), cfg)
+    p5t.build_dataset(first, out, cfg)
+    h0 = pd.read_parquet(out / "p5_testbed_hurst.parquet").drop(columns="seed")
+    # the shipped tables of the first campaign had no seed column: strip it to rebuild from such a dataset
+    h0.to_parquet(out / "p5_testbed_hurst.parquet", index=False)
+    c0 = pd.read_parquet(out / "p5_testbed_counts.parquet")
+    c0.drop(columns="seed").to_parquet(out / "p5_testbed_counts.parquet", index=False)
+    assert p5t.shipped_keys(out) == {(1.2, 0), (1.8, 0)}
+    # the first runs folder is gone; a second campaign runs seed 1 only, and alpha 1.2 seed 0 again
+    _fake_result(second, 1.8, rng.poisson(5.0, 2048), cfg, seed=1)
+    redo = rng.poisson(9.0, 2048)
+    _fake_result(second, 1.2, redo, cfg, seed=0)
+    prov = p5t.build_dataset(second, out, cfg)
+    h = pd.read_parquet(out / "p5_testbed_hurst.parquet")
+    assert sorted({(a, s) for a, s in zip(h["alpha"], h["seed"])}) == [(1.2, 0), (1.8, 0), (1.8, 1)]
+    assert h.groupby(["alpha", "seed"])["method"].nunique().eq(6).all()
+    kept = h[(h["alpha"] == 1.8) & (h["seed"] == 0)].drop(columns="seed").reset_index(drop=True)
+    assert kept.equals(h0[h0["alpha"] == 1.8].reset_index(drop=True))  # the shipped row, unchanged
+    c = pd.read_parquet(out / "p5_testbed_counts.parquet")
+    assert c[(c["alpha"] == 1.2) & (c["seed"] == 0)]["packets"].tolist() == redo.tolist()  # the rerun replaced it
+    assert c.groupby(["alpha", "seed"]).size().eq(2048).all() and len(c) == 3 * 2048
+    assert prov["kept_from_shipped"]["runs"] == [[1.8, 0]]
+    assert [(r["alpha"], r["seed"]) for r in prov["runs"]] == [(1.2, 0), (1.8, 0), (1.8, 1)]
+    assert "from_dataset" in prov["runs"][1] and "from_dataset" not in prov["runs"][2]
+    import gzip
+    with gzip.open(out / "p5_testbed_records.jsonl.gz", "rt") as fh:  # first records + the new ones
+        assert sorted((r["alpha"], r.get("seed", 0)) for r in map(json.loads, fh)) == [(1.2, 0), (1.8, 0), (1.8, 1)]
+
+
+def test_campaign_skips_the_shipped_runs(tmp_path):
+    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2, 1.8), seeds=(0, 1))
+    assert p5t.run_campaign(tmp_path, cfg, progress=False, skip={(a, s) for a in (1.2, 1.8) for s in (0, 1)}) == 0
+    assert not (tmp_path / "records.jsonl").exists()

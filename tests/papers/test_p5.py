@@ -158,7 +158,13 @@ def test_shipped_dataset_has_the_paper_grid_and_provenance(shipped):
     assert {(1.65, n, 10.0) for n in (8, 16, 24, 32)} <= have
     # whatever else of the plan is absent is listed as missing, not filled in
     assert not set(ds.runs["run_id"]) & set(ds.provenance["missing_runs"])
-    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 84
+    # the plan: 96 main (4 alpha x 4 client counts x 2 rates x seeds 0-2), 12 long (seeds 0-2), 8 + 8 alternatives
+    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 124
+    # issue 17: the main grid complete with 3 seeds a cell, 3 long Hurst runs per alpha
+    assert main.groupby(["alpha", "n_clients", "backbone_mbps"])["seed"].nunique().eq(3).all() and len(main) == 96
+    long = ds.runs[ds.runs["case"] == "long"]
+    assert long.groupby("alpha")["seed"].nunique().to_dict() == {1.05: 3, 1.35: 3, 1.65: 3, 1.95: 3}
+    assert ds.provenance["git_dirty"] is False
     assert (main["duration_s"] == 20.0).all() and (main["n_flows"] <= main["n_clients"] * 50).all()
     prov = ds.provenance
     for key in ("command", "kernel", "ns3_version", "date_utc", "git_commit", "parameters", "campaign_wall_s",
@@ -244,4 +250,15 @@ def test_testbed_hurst_is_judged_by_the_same_rule_as_ns3():
 
     far = _with_testbed(synthetic(), offset=0.2)
     row = _claims(far).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
-    assert row["verdict"] == "contradicted" and "alpha 1.05: H 1.18 (+0.20)" in row["we_measured"]
+    assert row["verdict"] == "contradicted" and "alpha 1.05: H 1.18 (+0.20, 1 run)" in row["we_measured"]
+
+    # two runs per alpha (a seed column): the table averages them, the claim counts runs, not alphas
+    from dataclasses import replace
+    two = replace(near, testbed_hurst=pd.concat([_with_testbed(synthetic(), 0.05).testbed_hurst.assign(seed=0),
+                                                 _with_testbed(synthetic(), 0.09).testbed_hurst.assign(seed=1)]))
+    t2 = p5.tables(two)
+    assert len(t2["hurst_testbed"]) == 24 and t2["hurst_testbed"]["n_runs"].eq(2).all()
+    assert np.allclose(t2["hurst_testbed"]["diff"], 0.07)
+    row = p5.claims(two, t2).set_index("claim").filter(like="kernel testbed", axis=0).iloc[0]
+    assert "alpha 1.95: H 0.59 (+0.07, 2 runs)" in row["we_measured"] and row["effect"] == pytest.approx(0.07)
+    assert row["n_runs"] == 8

@@ -44,14 +44,18 @@ series in 10 ms bins and all six Hurst estimators on it
 
 Command line::
 
-    python -m tcpmodels.experiments.p5 run [--cases main,long,...] [--seeds 0,1] [--cache runs/p5/cache]
-    python -m tcpmodels.experiments.p5 dataset [--cache runs/p5/cache] [--out data/datasets]
+    python -m tcpmodels.experiments.p5 run [--cases main,long,...] [--seeds 0,1,2] [--long-seeds 0,1,2]
+        [--skip-shipped] [--cache runs/p5/cache]
+    python -m tcpmodels.experiments.p5 dataset [--cache runs/p5/cache] [--out data/datasets] [--no-merge]
 
 ``run`` goes through :func:`tcpmodels.sweep.sweep` on a local Dask cluster
 with one worker (the host is shared); finished runs are cached and a rerun
-skips them. ``dataset`` collects every cached run of the plan (missing ones
-are listed, not invented) into ``data/datasets/p5_*.parquet`` plus
-``p5_provenance.json``, and adds the Bellcore trace analysis.
+skips them; ``run --skip-shipped`` also leaves out the runs already in the shipped
+dataset. ``dataset`` collects every cached run of the plan (missing ones are
+listed, not invented) into ``data/datasets/p5_*.parquet`` plus
+``p5_provenance.json`` and ``p5_records.jsonl.gz`` (per-run records), keeps the
+shipped rows of runs the cache lacks (earlier sessions' caches may be gone;
+``--no-merge`` drops them), and adds the Bellcore trace analysis.
 
 References
 ----------
@@ -63,7 +67,7 @@ References
 
 from tcpmodels.experiments.p5.config import BELLCORE_PATH, CASES, DEFAULT_CONFIG, SERVER_ADDR, P5Config
 from tcpmodels.experiments.p5.counts import bellcore_counts, packet_counts
-from tcpmodels.experiments.p5.dataset import build_dataset
+from tcpmodels.experiments.p5.dataset import build_dataset, merge_tables, read_shipped, shipped_run_ids
 from tcpmodels.experiments.p5.plan import caterpillar_for, plan
 from tcpmodels.experiments.p5.runs import run_campaign, run_p5
 
@@ -80,6 +84,9 @@ __all__ = [
     "packet_counts",
     "bellcore_counts",
     "build_dataset",
+    "merge_tables",
+    "read_shipped",
+    "shipped_run_ids",
     "main",
 ]
 

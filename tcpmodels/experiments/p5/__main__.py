@@ -8,7 +8,7 @@ from dataclasses import replace
 from tcpmodels.experiments.campaign import campaign_errors, campaign_parser
 from tcpmodels.experiments.p5 import __doc__ as package_doc
 from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, REPO
-from tcpmodels.experiments.p5.dataset import build_dataset
+from tcpmodels.experiments.p5.dataset import build_dataset, shipped_run_ids
 from tcpmodels.experiments.p5.runs import run_campaign
 
 __all__ = ["main"]
@@ -23,26 +23,38 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache", default=str(REPO / "runs" / "p5" / "cache"))
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--limit", type=int)
+    p.add_argument("--long-seeds", help="seeds of the 300 s Hurst runs (case long), e.g. 0,1,2")
+    p.add_argument("--skip-shipped", action="store_true",
+                   help="leave out the runs already in the shipped dataset (--out); `dataset` keeps their rows")
+    p.add_argument("--out", default=str(REPO / "data" / "datasets"), help="the shipped dataset (for --skip-shipped)")
     p.add_argument("--no-progress", action="store_true")
     p = sub.add_parser("dataset", help="cached runs -> data/datasets/p5_*.parquet + provenance")
     p.add_argument("--cache", default=str(REPO / "runs" / "p5" / "cache"))
     p.add_argument("--out", default=str(REPO / "data" / "datasets"))
     p.add_argument("--seeds", help="seeds of the main grid to collect")
+    p.add_argument("--long-seeds", help="seeds of the 300 s Hurst runs to collect")
+    p.add_argument("--no-merge", action="store_true",
+                   help="drop the rows of the dataset in --out that the cache does not hold (default: keep them)")
     p.add_argument("--note", default="")
     p.add_argument("--allow-dirty", action="store_true",
                    help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
     config = DEFAULT_CONFIG if seeds is None else replace(DEFAULT_CONFIG, seeds=seeds)
+    if args.long_seeds:
+        config = replace(config, long_seeds=tuple(int(s) for s in args.long_seeds.split(",")))
     with campaign_errors("p5"):
         if args.cmd == "run":
             cases = tuple(c.strip() for c in args.cases.split(",") if c.strip())
+            skip = shipped_run_ids(args.out) if args.skip_shipped else set()
             entry = run_campaign(config, cases=cases, cache_dir=args.cache, n_workers=args.workers,
-                                 progress=not args.no_progress, limit=args.limit)
+                                 progress=not args.no_progress, limit=args.limit, skip=skip)
             print(json.dumps(entry))
         else:
-            prov = build_dataset(config, cache_dir=args.cache, out_dir=args.out, note=args.note, allow_dirty=args.allow_dirty)
-            print(json.dumps({k: prov[k] for k in ("n_runs", "runs_by_case", "campaign_wall_s")}
+            prov = build_dataset(config, cache_dir=args.cache, out_dir=args.out, note=args.note,
+                                 allow_dirty=args.allow_dirty, merge=not args.no_merge)
+            print(json.dumps({k: prov[k] for k in ("n_runs", "n_runs_from_cache", "runs_by_case", "campaign_wall_s")}
+                             | {"kept_from_shipped": prov["kept_from_shipped"]["n_runs"]}
                              | {"missing": len(prov["missing_runs"])}))
     return 0
 

@@ -73,7 +73,7 @@ class P5Config:
     alphas: tuple = (1.05, 1.35, 1.65, 1.95)
     n_clients: tuple = (8, 16, 24, 32)
     backbone_rates_bps: tuple = (5e6, 10e6)
-    seeds: tuple = (0, 1)
+    seeds: tuple = (0, 1, 2)
     mean_size_bytes: float = 10_000.0
     flows_per_client: int = 50
     mean_interarrival_s: float = 0.2
@@ -91,7 +91,7 @@ class P5Config:
     long_backbone_bps: float = 10e6
     long_n_clients: int = 32
     long_bin_s: float = 1.0
-    long_seeds: tuple = (0,)
+    long_seeds: tuple = (0, 1, 2)
     alt_alphas: tuple = (1.05, 1.65)
     altq_alphas: tuple = (1.65,)
 

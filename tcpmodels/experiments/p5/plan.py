@@ -8,7 +8,7 @@ from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, P5Config
 from tcpmodels.sim.config import Caterpillar
 from tcpmodels.sweep import code_fingerprint
 
-__all__ = ["caterpillar_for", "plan"]
+__all__ = ["caterpillar_for", "plan", "run_id"]
 
 
 def _builder_version() -> str:
@@ -23,6 +23,22 @@ def _builder_version() -> str:
                 PoissonFlows, SizeDistribution, TcpOptions):
         h.update(code_fingerprint(obj).encode())
     return h.hexdigest()[:16]
+
+
+def run_id(item: dict) -> str:
+    """The id of one plan item: ``<case>-a<alpha>-n<clients>-b<Mbit/s>-s<seed>`` (what the datasets key runs by).
+
+    Parameters
+    ----------
+    item : dict
+        An entry of :func:`plan` (``case``, ``alpha``, ``n_clients``, ``backbone_bps`` [bit/s], ``seed``).
+
+    Returns
+    -------
+    str
+        E.g. ``main-a1.65-n32-b5-s0``.
+    """
+    return f"{item['case']}-a{item['alpha']:.2f}-n{item['n_clients']}-b{item['backbone_bps'] / 1e6:g}-s{item['seed']}"
 
 
 def caterpillar_for(config: P5Config, *, case: str, alpha: float, n_clients: int, backbone_bps: float, seed: int,
@@ -93,7 +109,8 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
     ``long`` run, ``main`` at 10 Mbit/s for alpha 1.65 (Figs. 4, 10, 11), half of
     ``alt_arrival`` at alpha 1.65, two more ``long`` runs, the small queue at S with 32
     clients, the last ``long`` run, the rest of both alternatives, a second seed at
-    5 Mbit/s, the rest of the 10 Mbit/s grid, then the remaining seeds: a campaign cut short (on a shared host it was) has what the
+    5 Mbit/s, the rest of the 10 Mbit/s grid, then the remaining seeds, then the further ``long``
+    seeds (each over every alpha): a campaign cut short (on a shared host it was) has what the
     paper's figures need first.
 
     Each dict holds ``case``, ``alpha``, ``n_clients``, ``backbone_bps``, ``seed``,
@@ -142,7 +159,7 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
     if "main" in cases:
         stages += [("main", s, (5e6,), config.alphas) for s in seeds[:1]]
     if "long" in cases:  # the first shape only: the other long runs come after the 10 Mbit/s figures
-        stages += [("long", s, (config.long_backbone_bps,), config.alphas[:1]) for s in config.long_seeds]
+        stages += [("long", s, (config.long_backbone_bps,), config.alphas[:1]) for s in config.long_seeds[:1]]
     if "main" in cases and 10e6 in config.backbone_rates_bps:
         stages += [("main", s, (10e6,), (a_ref,)) for s in seeds[:1]]
     if "alt_arrival" in cases:
@@ -150,11 +167,11 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
     later = [a_ref] + [config.alphas[-1]] + [a for a in config.alphas[1:-1] if a != a_ref]
     later = [a for a in dict.fromkeys(later) if a != config.alphas[0]]
     if "long" in cases:  # the reference shape and the largest
-        stages += [("long", s, (config.long_backbone_bps,), (a,)) for s in config.long_seeds for a in later[:2]]
+        stages += [("long", s, (config.long_backbone_bps,), (a,)) for s in config.long_seeds[:1] for a in later[:2]]
     if "alt_server_queue" in cases:  # the most clients first
         stages += [("alt_server_queue_first", 0, config.backbone_rates_bps, config.altq_alphas)]
     if "long" in cases:
-        stages += [("long", s, (config.long_backbone_bps,), (a,)) for s in config.long_seeds for a in later[2:]]
+        stages += [("long", s, (config.long_backbone_bps,), (a,)) for s in config.long_seeds[:1] for a in later[2:]]
     if "alt_arrival" in cases:
         stages += [("alt_arrival_rest", 0, (5e6,), tuple(a for a in config.alt_alphas if a == a_ref))]
     if "alt_server_queue" in cases:
@@ -168,6 +185,8 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
     if "main" in cases:  # the remaining seeds
         stages += [("main", s, (5e6,), config.alphas) for s in seeds[2:]]
         stages += [("main", s, (10e6,), config.alphas) for s in seeds[1:]]
+    if "long" in cases:  # further Hurst runs, a seed at a time over every shape
+        stages += [("long", s, (config.long_backbone_bps,), config.alphas) for s in config.long_seeds[1:]]
     stages = [st for st in stages if st[3]]
     n_half = {"alt_arrival_first": config.n_clients[1::2], "alt_arrival_rest": config.n_clients[0::2],
               "alt_server_queue_first": config.n_clients[-1:], "alt_server_queue_rest": config.n_clients[:-1]}

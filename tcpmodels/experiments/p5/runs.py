@@ -13,7 +13,7 @@ import pandas as pd
 
 from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, REPO, SERVER_ADDR, P5Config
 from tcpmodels.experiments.p5.counts import packet_counts
-from tcpmodels.experiments.p5.plan import plan
+from tcpmodels.experiments.p5.plan import plan, run_id
 from tcpmodels.records import load_average, utc_now
 
 __all__ = ["run_p5", "run_campaign"]
@@ -86,7 +86,8 @@ def run_p5(item: dict, out_dir: str) -> dict:
 
 def run_campaign(config: P5Config = DEFAULT_CONFIG, *, cases: tuple = CASES, seeds: tuple | None = None,
                  cache_dir: str | os.PathLike = REPO / "runs" / "p5" / "cache", n_workers: int = 1,
-                 processes: bool = True, progress: bool = True, limit: int | None = None) -> dict:
+                 processes: bool = True, progress: bool = True, limit: int | None = None,
+                 skip: set | frozenset = frozenset()) -> dict:
     """Run (or resume) the plan through :func:`tcpmodels.sweep.sweep`; return wall time and counts.
 
     Each simulation runs in its own process whatever ``processes`` says (the Dask
@@ -110,18 +111,25 @@ def run_campaign(config: P5Config = DEFAULT_CONFIG, *, cases: tuple = CASES, see
     progress : bool
         tqdm bar on stderr.
     limit : int, optional
-        Only the first ``limit`` items of the plan.
+        Only the first ``limit`` items of the plan (after ``skip``).
+    skip : set of str
+        Run ids (``<case>-a<alpha>-n<clients>-b<Mbit/s>-s<seed>``) left out of the plan, e.g.
+        the runs of the shipped dataset (:func:`~tcpmodels.experiments.p5.dataset.shipped_run_ids`),
+        which the dataset builder keeps.
 
     Returns
     -------
     dict
         The log entry: ``date_utc``, ``n_items``, ``n_run``, ``n_cached``, ``n_failed``,
         ``wall_s`` [s], ``n_workers``, ``interrupted``, load averages at start and end,
-        ``cases`` and ``seeds``.
+        ``cases``, ``seeds`` and ``n_skipped``.
     """
     from tcpmodels.sweep import sweep  # noqa: PLC0415
 
     items = plan(config, cases, seeds)
+    n_all = len(items)
+    items = [i for i in items if run_id(i) not in skip]
+    n_skipped = n_all - len(items)
     if limit is not None:
         items = items[:limit]
     t0 = time.monotonic()
@@ -136,7 +144,7 @@ def run_campaign(config: P5Config = DEFAULT_CONFIG, *, cases: tuple = CASES, see
                  "n_failed": None if res is None else len(res.failures),
                  "wall_s": round(time.monotonic() - t0, 1), "n_workers": n_workers, "interrupted": res is None,
                  "load_average_start": load0, "load_average_end": load_average(), "cases": list(cases),
-                 "seeds": list(seeds) if seeds is not None else list(config.seeds)}
+                 "seeds": list(seeds) if seeds is not None else list(config.seeds), "n_skipped": n_skipped}
         log = Path(cache_dir).parent / "campaign_log.jsonl"
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a") as fh:

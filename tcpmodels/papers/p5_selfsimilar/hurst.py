@@ -41,24 +41,28 @@ def hurst_long(dataset: P5Dataset) -> pd.DataFrame:
 
 
 def hurst_testbed(dataset: P5Dataset) -> pd.DataFrame:
-    """Kernel testbed runs: one row per alpha and estimator, with the prediction and whether the interval covers it.
+    """Kernel testbed runs: one row per alpha and estimator (means over the runs), the prediction, whether it is covered.
 
     Parameters
     ----------
     dataset : P5Dataset
-        The campaign's data (its ``testbed_hurst`` table).
+        The campaign's data (its ``testbed_hurst`` table; one run per alpha and ``seed``, a
+        table without ``seed`` is one run per alpha).
 
     Returns
     -------
     pandas.DataFrame
-        ``alpha, method, hurst, ci95_low, ci95_high`` [-], ``stderr_kind``, ``n``, ``predicted`` [-],
-        ``covers`` and ``diff`` [-]; empty (without ``stderr_kind``, ``n``, ``diff``) when the testbed
-        part is not shipped.
+        ``alpha, method, hurst, ci95_low, ci95_high`` (means over the runs) [-], ``stderr_kind``,
+        ``n``, ``n_runs``, ``predicted`` [-], ``covers`` and ``diff`` [-]; empty (without
+        ``stderr_kind``, ``n``, ``n_runs``, ``diff``) when the testbed part is not shipped.
     """
     h = dataset.testbed_hurst
     if h.empty:
         return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
-    out = h[["alpha", "method", "hurst", "ci95_low", "ci95_high", "stderr_kind", "n"]].copy()
+    h = h if "seed" in h.columns else h.assign(seed=0)
+    out = h.groupby(["alpha", "method"]).agg(hurst=("hurst", "mean"), ci95_low=("ci95_low", "mean"),
+                                             ci95_high=("ci95_high", "mean"), stderr_kind=("stderr_kind", "first"),
+                                             n=("n", "first"), n_runs=("seed", "nunique")).reset_index()
     out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
     out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
     out["diff"] = out["hurst"] - out["predicted"]

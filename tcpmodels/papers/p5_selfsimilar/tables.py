@@ -422,7 +422,14 @@ def provenance_table(dataset: P5Dataset) -> pd.DataFrame:
     return pd.Series({
         "first run finished (UTC)": prov.get("first_run_utc"),
         "last run finished (UTC)": prov.get("last_run_utc"),
-        "sweep wall time on the local cluster, all invocations [min]": round(prov.get("campaign_wall_s", np.nan) / 60, 1),
+        "dataset built from commit (git dirty)": f"{prov.get('git_commit')} ({prov.get('git_dirty')})",
+        "runs from this build's cache / kept from the earlier dataset": (
+            f"{prov.get('n_runs_from_cache', len(runs))} / {(prov.get('kept_from_shipped') or {}).get('n_runs', 0)}"
+            + (" (made at commit {git_commit}, git dirty {git_dirty})".format(**prov["kept_from_shipped"]["previous"])
+               if (prov.get("kept_from_shipped") or {}).get("n_runs") and prov["kept_from_shipped"].get("previous")
+               else "")),
+        "sweep wall time on the local cluster, this build's invocations [min]": round(
+            prov.get("campaign_wall_s", np.nan) / 60, 1),
         "sum of simulation wall times [min]": round(prov.get("sum_run_wall_s", np.nan) / 60, 1),
         "sum of ns-3 start-up (cppyy) times [min]": round(prov.get("sum_ns3_load_wall_s", np.nan) / 60, 1),
         "runs by case": prov.get("runs_by_case"),
