@@ -48,7 +48,8 @@ import os
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -63,7 +64,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "verdict", "threshold_verdict", "goal_verdicts", "summarize", "build_from_records", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "summarize", "build_from_records", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -261,20 +262,50 @@ def _olia_snapshot_row(c: dict, rep: int) -> dict:
             "delivered_at_last_loss_segments": json.dumps([s.get("delivered_at_last_loss_segments") for s in subs])}
 
 
+class _LockBatches:
+    """The host lock held across consecutive units of timed work until ``batch_s`` have passed
+    (then let go, so another campaign's turn comes), taken again by the next unit."""
+
+    def __init__(self, batch_s: float, holder: str = "experiments.kernel_coupled_cc", timeout_s: float = 3600.0,
+                 path: str | Path | None = None):
+        self.batch_s, self.holder, self.timeout_s, self.path = batch_s, holder, timeout_s, path
+        self._cm, self._t0 = None, 0.0
+
+    @contextmanager
+    def unit(self, what: str) -> Iterator[None]:
+        if self._cm is None:
+            self._cm = host_lock(timeout_s=self.timeout_s, holder=f"{self.holder} {what}", path=self.path)
+            self._cm.__enter__()
+            self._t0 = time.time()
+        try:
+            yield
+        except BaseException:
+            self.release()
+            raise
+        if time.time() - self._t0 >= self.batch_s:
+            self.release()
+
+    def release(self) -> None:
+        if self._cm is not None:
+            cm, self._cm = self._cm, None
+            cm.__exit__(None, None, None)
+
+
 def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 8, reno_duration_s: float = 20.0,
                    reading_reps: int = 1, cubic_reps: int | None = None,
                    experiments: Sequence[str] = ("reno", "cubic", "coupled"), seed: int = 0, first_rep: int = 0,
-                   until_unix_s: float | None = None,
+                   until_unix_s: float | dict[str, float] | None = None, lock_batch_s: float = 240.0,
                    log: Callable[[dict], object] = print,
                    on_cwnd: Callable[[list[dict]], object] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run the validation experiments on the testbed.
+    """Run the validation experiments on the testbed, in the order given.
 
     Repetitions are independent: each reno pair and each coupled repetition gets its own testbed
     whose loss generators are seeded ``seed + rep`` (so both variants of a reno pair draw from the
     same seed: common random numbers within a pair, different ones between pairs); which reno
-    variant goes first alternates and the order of the coupled variants rotates with the
-    repetition. The host lock is taken per unit of timed work (a reno pair, a cubic pair or run,
-    a coupled repetition), so runs of other campaigns interleave.
+    (cubic) variant goes first alternates and the order of the coupled variants rotates with the
+    repetition. The host lock is held across consecutive units of timed work (a reno pair, a
+    cubic pair or run, a coupled repetition) until ``lock_batch_s`` have passed, then let go, so
+    runs of other campaigns interleave in turns of about the length of theirs.
 
     Parameters
     ----------
@@ -292,15 +323,18 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
         Pairs of cubic and tm_cubic_x (x = 1) runs; ``None``: ``reps``. [-]
     experiments : sequence of str
         Which of ``reno``, ``cubic`` (with the readings) and ``coupled`` (shared, disjoint,
-        alpha, olia_incr) to run.
+        alpha, olia_incr) to run, in this order.
     seed : int
         Seed of repetition 0's loss generators (repetition ``rep`` gets ``seed + rep``). [-]
     first_rep : int
         Number of the first reno pair and coupled repetition (a later invocation continues an
         earlier one's numbering, and so its seeds). [-]
-    until_unix_s : float, optional
-        Wall-clock limit (Unix time): a reno pair or coupled repetition is not started unless the
-        longest one so far would end before it. [s]
+    until_unix_s : float or dict, optional
+        Wall-clock limit (Unix time), one for all or per experiment (``{"coupled": t1, "reno": t2}``):
+        a reno pair or coupled repetition is not started unless the longest one so far would end
+        before it. [s]
+    lock_batch_s : float
+        How long the host lock is held across units before it is let go. [s]
     log : callable
         Called with each row as it is measured (a record sink).
     on_cwnd : callable, optional
@@ -314,27 +348,32 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
     """
     rows, cwnd_rows = [], []
     longest = {"reno": 0.0, "coupled": 0.0}
+    lock = _LockBatches(lock_batch_s)
 
     def emit(row):
         rows.append(row)
         log(row)
 
     def time_left(kind):
-        return until_unix_s is None or time.time() + longest[kind] < until_unix_s
+        limit = until_unix_s.get(kind) if isinstance(until_unix_s, dict) else until_unix_s
+        return limit is None or time.time() + longest[kind] < limit
 
-    # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
-    with kernel_cc.congestion_control("tm_reno"):
-        for rep in range(first_rep, first_rep + (reno_reps if "reno" in experiments else 0)):
-            if not time_left("reno"):
-                break
-            t0 = time.time()
-            with host_lock(holder=f"experiments.kernel_coupled_cc reno pair {rep}"), \
-                    Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01)), seed=seed + rep) as tb:
-                for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
-                    rec, srec = _single(tb, cc, reno_duration_s, 0.5)
-                    emit({"experiment": "reno", "variant": cc, "rep": rep, "seed": seed + rep, "rate_bps": rec["rate_bps"],
-                          "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"]})
-            longest["reno"] = max(longest["reno"], time.time() - t0)
+    def run_reno():
+        # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
+        with kernel_cc.congestion_control("tm_reno"):
+            for rep in range(first_rep, first_rep + reno_reps):
+                if not time_left("reno"):
+                    break
+                t0 = time.time()
+                with lock.unit(f"reno pair {rep}"), \
+                        Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01)), seed=seed + rep) as tb:
+                    for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
+                        rec, srec = _single(tb, cc, reno_duration_s, 0.5)
+                        emit({"experiment": "reno", "variant": cc, "rep": rep, "seed": seed + rep,
+                              "rate_bps": rec["rate_bps"], "retransmits": srec["samples"][-1]["total_retrans"],
+                              "cc_effective": srec["cc_effective"]})
+                longest["reno"] = max(longest["reno"], time.time() - t0)
+
     # cubic vs tm_cubic_x (x = 1), then tm_cubic_x with each reading of x(RTT)
     # (rate limiter on a router, not on the sender's host: there TCP small queues keep the
     # sender from filling the buffer, so it never loses and is never cwnd-limited)
@@ -350,79 +389,85 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
             k["k_model_reading_s"] = float(kozu_k_s((k["w_max_segments"] - k["cwnd_epoch_segments"]) / 0.3,
                                                     k["min_rtt_s"], reading=reading, x_of_rtt=X_OF_RTT,
                                                     c=0.4, beta_cubic=0.7))
-        row = {"experiment": "cubic" if reading == "none" else f"cubic_{reading}", "variant": cc, "rep": rep,
-               "reading": reading, "rate_bps": rec["rate_bps"],
-               "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"],
-               "k_observed_s": float(np.median([k["k_observed_s"] for k in ks])) if ks else np.nan,
-               "k_model_s": float(np.median([k["k_model_reading_s"] for k in ks])) if ks else np.nan,
-               "k_ratio": float(np.median([k["k_observed_s"] / k["k_model_reading_s"] for k in ks])) if ks else np.nan,
-               "k_epochs": json.dumps(ks), "k_cycles": len(ks)}
-        rows.append(row)
-        log(row)
+        emit({"experiment": "cubic" if reading == "none" else f"cubic_{reading}", "variant": cc, "rep": rep,
+              "reading": reading, "rate_bps": rec["rate_bps"],
+              "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"],
+              "k_observed_s": float(np.median([k["k_observed_s"] for k in ks])) if ks else np.nan,
+              "k_model_s": float(np.median([k["k_model_reading_s"] for k in ks])) if ks else np.nan,
+              "k_ratio": float(np.median([k["k_observed_s"] / k["k_model_reading_s"] for k in ks])) if ks else np.nan,
+              "k_epochs": json.dumps(ks), "k_cycles": len(ks)})
 
-    if "cubic" in experiments:
+    def run_cubic():
         with kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}):
             for rep in range(reps if cubic_reps is None else cubic_reps):
-                with host_lock(holder=f"experiments.kernel_coupled_cc cubic pair {rep}"), Testbed(cubic_topo) as tb:
+                with lock.unit(f"cubic pair {rep}"), Testbed(cubic_topo) as tb:
                     for cc in (("cubic", "tm_cubic_x") if rep % 2 == 0 else ("tm_cubic_x", "cubic")):
                         cubic_run(tb, cc, rep, "none")
         for reading in ("multiply", "divide"):
             with kernel_cc.congestion_control("tm_cubic_x", {"reading": reading, "x_exponent": X_EXPONENT}):
                 for rep in range(reading_reps):
-                    with host_lock(holder=f"experiments.kernel_coupled_cc cubic {reading} {rep}"), Testbed(cubic_topo) as tb:
+                    with lock.unit(f"cubic {reading} {rep}"), Testbed(cubic_topo) as tb:
                         cubic_run(tb, "tm_cubic_x", rep, reading)
-    # coupled: shared bottleneck, disjoint paths, alpha snapshots
-    variants = ("tm_lia", "tm_olia", "reno")
-    if "coupled" not in experiments:
-        return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
-    shared_topo = shared_link(rate_bps=200e6, rtt_s=0.020, loss_rate=0.005)
-    disjoint_topo = two_path([PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.002),
-                              PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.02)])
-    with kernel_cc.congestion_control("tm_lia"), kernel_cc.congestion_control("tm_olia"):
-        for rep in range(first_rep, first_rep + reps):
-            if not time_left("coupled"):
-                break
-            t0 = time.time()
-            order = variants[rep % 3:] + variants[:rep % 3]
-            with host_lock(holder=f"experiments.kernel_coupled_cc coupled rep {rep}"):
-                with Testbed(shared_topo, seed=seed + rep) as tb:
-                    server = wl.start_server(tb, "s", mptcp=True)
-                    for cc in order:
-                        flows = [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True, flow_id=1),
-                                 _bulk(tb, "c", "10.0.1.2", "reno", duration_s, flow_id=2)]
-                        popen = wl.launch_flows(tb, "c", flows)
-                        snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
-                        recs = {r["flow_id"]: r for r in wl.collect_flows(popen, duration_s + 60)}
-                        ratio = recs[1]["rate_bps"] / recs[2]["rate_bps"]
-                        emit({"experiment": "shared", "variant": cc, "rep": rep, "seed": seed + rep,
-                              "rate_bps": recs[1]["rate_bps"], "tcp_rate_bps": recs[2]["rate_bps"],
-                              "ratio_mptcp_tcp": ratio, "subflows": (recs[1].get("mptcp_subflows") or 0) + 1})
-                        for r in _snapshot_rows(cc, snaps, rep, "shared"):
-                            emit(r)
-                    server.stop()
-                with Testbed(disjoint_topo, seed=seed + rep) as tb:
-                    for cc in order:
+
+    def run_coupled():
+        # shared bottleneck, disjoint paths, alpha snapshots
+        variants = ("tm_lia", "tm_olia", "reno")
+        shared_topo = shared_link(rate_bps=200e6, rtt_s=0.020, loss_rate=0.005)
+        disjoint_topo = two_path([PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.002),
+                                  PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.02)])
+        with kernel_cc.congestion_control("tm_lia"), kernel_cc.congestion_control("tm_olia"):
+            for rep in range(first_rep, first_rep + reps):
+                if not time_left("coupled"):
+                    break
+                t0 = time.time()
+                order = variants[rep % 3:] + variants[:rep % 3]
+                with lock.unit(f"coupled rep {rep}"):
+                    with Testbed(shared_topo, seed=seed + rep) as tb:
                         server = wl.start_server(tb, "s", mptcp=True)
-                        popen = wl.launch_flows(tb, "c", [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True,
-                                                                interval_s=0.1)])
-                        snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
-                        (rec,) = wl.collect_flows(popen, duration_s + 60)
-                        time.sleep(1.0)
-                        (srec,) = server.stop()
-                        by = _per_subflow_bytes(srec)
-                        low = sum(v for k, v in by.items() if k.startswith("10.0.1."))
-                        share = low / max(sum(by.values()), 1)
-                        emit({"experiment": "disjoint", "variant": cc, "rep": rep, "seed": seed + rep,
-                              "rate_bps": rec["rate_bps"], "share_less_lossy": share})
-                        for r in _snapshot_rows(cc, snaps, rep, "disjoint"):
-                            emit(r)
-                        if rep == 0:
-                            new = [{"variant": cc, "t_s": s["t_s"], "subflow": s.get("local", ""),
-                                    "cwnd_segments": s["cwnd_segments"], "srtt_s": s["srtt_s"]} for s in srec["samples"]]
-                            cwnd_rows += new
-                            if on_cwnd is not None:
-                                on_cwnd(new)
-            longest["coupled"] = max(longest["coupled"], time.time() - t0)
+                        for cc in order:
+                            flows = [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True, flow_id=1),
+                                     _bulk(tb, "c", "10.0.1.2", "reno", duration_s, flow_id=2)]
+                            popen = wl.launch_flows(tb, "c", flows)
+                            snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
+                            recs = {r["flow_id"]: r for r in wl.collect_flows(popen, duration_s + 60)}
+                            ratio = recs[1]["rate_bps"] / recs[2]["rate_bps"]
+                            emit({"experiment": "shared", "variant": cc, "rep": rep, "seed": seed + rep,
+                                  "rate_bps": recs[1]["rate_bps"], "tcp_rate_bps": recs[2]["rate_bps"],
+                                  "ratio_mptcp_tcp": ratio, "subflows": (recs[1].get("mptcp_subflows") or 0) + 1})
+                            for r in _snapshot_rows(cc, snaps, rep, "shared"):
+                                emit(r)
+                        server.stop()
+                    with Testbed(disjoint_topo, seed=seed + rep) as tb:
+                        for cc in order:
+                            server = wl.start_server(tb, "s", mptcp=True)
+                            popen = wl.launch_flows(tb, "c", [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True,
+                                                                    interval_s=0.1)])
+                            snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
+                            (rec,) = wl.collect_flows(popen, duration_s + 60)
+                            time.sleep(1.0)
+                            (srec,) = server.stop()
+                            by = _per_subflow_bytes(srec)
+                            low = sum(v for k, v in by.items() if k.startswith("10.0.1."))
+                            share = low / max(sum(by.values()), 1)
+                            emit({"experiment": "disjoint", "variant": cc, "rep": rep, "seed": seed + rep,
+                                  "rate_bps": rec["rate_bps"], "share_less_lossy": share})
+                            for r in _snapshot_rows(cc, snaps, rep, "disjoint"):
+                                emit(r)
+                            if rep == first_rep:
+                                new = [{"variant": cc, "t_s": s["t_s"], "subflow": s.get("local", ""),
+                                        "cwnd_segments": s["cwnd_segments"], "srtt_s": s["srtt_s"]}
+                                       for s in srec["samples"]]
+                                cwnd_rows.extend(new)
+                                if on_cwnd is not None:
+                                    on_cwnd(new)
+                longest["coupled"] = max(longest["coupled"], time.time() - t0)
+
+    runners = {"reno": run_reno, "cubic": run_cubic, "coupled": run_coupled}
+    try:
+        for exp in experiments:
+            runners[exp]()
+    finally:
+        lock.release()
     return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
 
 
@@ -647,6 +692,41 @@ def verdict(ci: dict, tolerance: float) -> str:
     if ci["ci_low"] > 1 + tolerance or ci["ci_high"] < 1 - tolerance:
         return "contradicted"
     return "undecided"
+
+
+def lia_model_table(*, rtt_s: float = 0.020, shared_loss: float = 0.005,
+                    disjoint_losses: tuple[float, float] = (0.002, 0.02)) -> pd.DataFrame:
+    """What the fluid model (:func:`tcpmodels.models.mptcp.lia_equilibrium`) predicts for the shared
+    and disjoint experiments (defaults: their parameters), LIA beside uncoupled subflows.
+
+    On the shared link the two subflows see the link's loss rate, taken as independent of the
+    connection's own rate (the link is far from full: every flow is loss-limited).
+
+    Parameters
+    ----------
+    rtt_s : float
+        Round-trip time of every path. [s]
+    shared_loss : float
+        Loss rate of the shared link. [-]
+    disjoint_losses : tuple of float
+        Loss rates of the less and the more lossy disjoint path. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``model_lia`` and ``model_uncoupled``: ``ratio_mptcp_tcp`` (MPTCP rate / one TCP
+        flow's on the shared link) and ``share_less_lossy`` (share of the rate on the less lossy
+        disjoint path) [-].
+    """
+    from tcpmodels.models.mptcp import lia_equilibrium
+
+    shared = lia_equilibrium([rtt_s, rtt_s], [shared_loss, shared_loss])
+    disjoint = lia_equilibrium([rtt_s, rtt_s], list(disjoint_losses))
+    unc = disjoint.uncoupled_rates_bps
+    return pd.DataFrame({"ratio_mptcp_tcp": [shared.total_rate_bps / shared.uncoupled_rates_bps[0],
+                                             shared.uncoupled_rates_bps.sum() / shared.uncoupled_rates_bps[0]],
+                         "share_less_lossy": [disjoint.rates_bps[0] / disjoint.total_rate_bps, unc[0] / unc.sum()]},
+                        index=pd.Index(["model_lia", "model_uncoupled"], name="variant"))
 
 
 def threshold_verdict(ci: dict, threshold: float, *, below: bool) -> str:
@@ -913,8 +993,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of repetition 0 (repetition r: seed + r)")
     parser.add_argument("--first-rep", type=int, default=0, help="number of the first reno pair / coupled repetition")
     parser.add_argument("--until", default=None,
-                        help="wall-clock limit, HH:MM UTC today: no reno pair or coupled repetition is started "
-                             "that would not end before it")
+                        help="wall-clock limit, HH:MM UTC today, or per experiment (coupled=HH:MM,reno=HH:MM): no "
+                             "reno pair or coupled repetition is started that would not end before it")
+    parser.add_argument("--lock-batch-s", type=float, default=240.0,
+                        help="hold the host lock across runs for this long before letting other campaigns have it")
     parser.add_argument("--records", default=None,
                         help="append provenance and every row to this JSON-lines file as measured; the dataset "
                              "is then built from it (with any earlier invocations it holds)")
@@ -965,13 +1047,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.until:
         import datetime as dt
 
-        hh, mm = (int(x) for x in args.until.split(":"))
-        now = dt.datetime.now(dt.timezone.utc)
-        until = now.replace(hour=hh, minute=mm, second=0, microsecond=0).timestamp()
+        def at(hhmm):
+            hh, mm = (int(x) for x in hhmm.split(":"))
+            return dt.datetime.now(dt.timezone.utc).replace(hour=hh, minute=mm, second=0, microsecond=0).timestamp()
+
+        if "=" in args.until:
+            until = {k: at(v) for k, v in (item.split("=") for item in args.until.split(","))}
+        else:
+            until = at(args.until)
     params = {"reps": args.reps, "duration_s": args.duration_s, "reno_reps": args.reno_reps,
               "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps, "cubic_reps": args.cubic_reps,
               "experiments": tuple(args.experiments.split(",")), "seed": args.seed, "first_rep": args.first_rep,
-              "until_unix_s": until}
+              "until_unix_s": until, "lock_batch_s": args.lock_batch_s}
     prov = _provenance(params)
     if shipped and prov["git_dirty"] is not False and not args.allow_dirty:
         print("refused: uncommitted changes in the tree; a shipped dataset must come from committed code "

@@ -216,3 +216,49 @@ def test_build_from_records_joins_invocations(tmp_path):
     (tmp_path / "c.jsonl").write_text(lines("def", True, []))
     _, _, prov = build_from_records([tmp_path / "a.jsonl", tmp_path / "c.jsonl"])
     assert prov["git_dirty"] is True and prov["commit"] == ["abc", "def"]
+
+
+def test_lia_model_table_closed_forms():
+    """Fluid model: LIA on two equal paths takes one TCP flow's rate, uncoupled subflows two; on
+    disjoint paths LIA's windows go as 1/p (share 1/p1 / (1/p1 + 1/p2)), TCP's as 1/sqrt(p)."""
+    from tcpmodels.experiments.kernel_coupled_cc import lia_model_table
+
+    t = lia_model_table(rtt_s=0.05, shared_loss=0.01, disjoint_losses=(0.001, 0.004))
+    assert t.loc["model_lia", "ratio_mptcp_tcp"] == pytest.approx(1.0, rel=1e-6)
+    assert t.loc["model_uncoupled", "ratio_mptcp_tcp"] == pytest.approx(2.0, rel=1e-12)
+    assert t.loc["model_lia", "share_less_lossy"] == pytest.approx(1000 / 1250, rel=1e-6)
+    assert t.loc["model_uncoupled", "share_less_lossy"] == pytest.approx(2 / 3, rel=1e-9)
+
+
+def test_lock_batches_hold_across_units_then_let_go(tmp_path):
+    import fcntl
+
+    from tcpmodels.experiments.kernel_coupled_cc import _LockBatches
+
+    path = tmp_path / "host.lock"
+
+    def held():   # another open file description cannot take it while held
+        with open(path, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return False
+
+    long = _LockBatches(3600.0, path=path)
+    with long.unit("a"):
+        assert held()
+    assert held()                       # kept for the next unit
+    with long.unit("b"):
+        pass
+    long.release()
+    assert not held()
+    short = _LockBatches(0.0, path=path)
+    with short.unit("a"):
+        assert held()
+    assert not held()                   # batch over after one unit
+    with pytest.raises(RuntimeError):
+        with long.unit("c"):
+            raise RuntimeError("a run failed")
+    assert not held()
