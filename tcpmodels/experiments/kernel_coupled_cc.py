@@ -331,8 +331,8 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
         earlier one's numbering, and so its seeds). [-]
     until_unix_s : float or dict, optional
         Wall-clock limit (Unix time), one for all or per experiment (``{"coupled": t1, "reno": t2}``):
-        a reno pair or coupled repetition is not started unless the longest one so far would end
-        before it. [s]
+        a reno pair or coupled repetition is not started (checked again once the host lock is
+        held) unless the longest one so far (without waiting for the lock) would end before it. [s]
     lock_batch_s : float
         How long the host lock is held across units before it is let go. [s]
     log : callable
@@ -364,15 +364,17 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
             for rep in range(first_rep, first_rep + reno_reps):
                 if not time_left("reno"):
                     break
-                t0 = time.time()
-                with lock.unit(f"reno pair {rep}"), \
-                        Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01)), seed=seed + rep) as tb:
-                    for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
-                        rec, srec = _single(tb, cc, reno_duration_s, 0.5)
-                        emit({"experiment": "reno", "variant": cc, "rep": rep, "seed": seed + rep,
-                              "rate_bps": rec["rate_bps"], "retransmits": srec["samples"][-1]["total_retrans"],
-                              "cc_effective": srec["cc_effective"]})
-                longest["reno"] = max(longest["reno"], time.time() - t0)
+                with lock.unit(f"reno pair {rep}"):
+                    if not time_left("reno"):    # checked again after waiting for the lock
+                        break
+                    t0 = time.time()
+                    with Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01)), seed=seed + rep) as tb:
+                        for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
+                            rec, srec = _single(tb, cc, reno_duration_s, 0.5)
+                            emit({"experiment": "reno", "variant": cc, "rep": rep, "seed": seed + rep,
+                                  "rate_bps": rec["rate_bps"], "retransmits": srec["samples"][-1]["total_retrans"],
+                                  "cc_effective": srec["cc_effective"]})
+                    longest["reno"] = max(longest["reno"], time.time() - t0)
 
     # cubic vs tm_cubic_x (x = 1), then tm_cubic_x with each reading of x(RTT)
     # (rate limiter on a router, not on the sender's host: there TCP small queues keep the
@@ -419,9 +421,11 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
             for rep in range(first_rep, first_rep + reps):
                 if not time_left("coupled"):
                     break
-                t0 = time.time()
                 order = variants[rep % 3:] + variants[:rep % 3]
                 with lock.unit(f"coupled rep {rep}"):
+                    if not time_left("coupled"):    # checked again after waiting for the lock
+                        break
+                    t0 = time.time()
                     with Testbed(shared_topo, seed=seed + rep) as tb:
                         server = wl.start_server(tb, "s", mptcp=True)
                         for cc in order:
@@ -460,7 +464,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
                                 cwnd_rows.extend(new)
                                 if on_cwnd is not None:
                                     on_cwnd(new)
-                longest["coupled"] = max(longest["coupled"], time.time() - t0)
+                    longest["coupled"] = max(longest["coupled"], time.time() - t0)
 
     runners = {"reno": run_reno, "cubic": run_cubic, "coupled": run_coupled}
     try:
