@@ -64,7 +64,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "summarize", "build_from_records", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "records_from_dataset", "summarize", "build_from_records", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -917,6 +917,36 @@ def _jsonable(v):
     raise TypeError(f"not JSON serializable: {type(v)}")
 
 
+def records_from_dataset(prefix: str | Path, experiments: Sequence[str]) -> list[dict]:
+    """Record lines (as :func:`build_from_records` reads them) holding the rows of some experiments of
+    an earlier dataset, with that dataset's provenance, so a rebuilt dataset keeps rows it cannot
+    remeasure. Columns a row does not have (NaN) are left out.
+
+    Parameters
+    ----------
+    prefix : str or Path
+        The earlier dataset's path prefix (``<prefix>.parquet`` and ``<prefix>.json``).
+    experiments : sequence of str
+        Values of the ``experiment`` column whose rows are kept (e.g. ``reno``, ``cubic``,
+        ``cubic_multiply``, ``cubic_divide``).
+
+    Returns
+    -------
+    list of dict
+        A ``provenance`` line (the earlier provenance without its summary, with ``kept_from`` and
+        ``experiments``) followed by one ``row`` line per kept row.
+    """
+    prefix = Path(prefix)
+    prov = json.loads(prefix.with_suffix(".json").read_text())
+    prov.pop("summary", None)
+    rows = pd.read_parquet(prefix.with_suffix(".parquet"))
+    kept = rows[rows.experiment.isin(list(experiments))]
+    out = [{"kind": "provenance", **prov, "kept_from": str(prefix), "experiments": list(experiments)}]
+    for rec in kept.to_dict("records"):
+        out.append({"kind": "row", "row": {k: v for k, v in rec.items() if not (isinstance(v, float) and np.isnan(v))}})
+    return out
+
+
 def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """The dataset from record files (JSON lines, plain or gzipped) written by :func:`main` with
     ``--records``: one ``provenance`` line per invocation, a ``row`` line per measured row,
@@ -930,10 +960,11 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
     Returns
     -------
     tuple
-        (rows, cwnd rows, provenance: the common ``commit``, ``git_dirty`` (true if any invocation
-        ran from a dirty tree), ``kernel``, ``tools``, ``invocations`` (each invocation's own
-        provenance with its wall time and end load), ``wall_time_s`` summed, and the
-        :func:`summarize` ``summary``).
+        (rows, each with the ``commit`` of the invocation that measured it; cwnd rows; provenance:
+        the common ``commit`` of the invocations that recorded rows (a list if they differ),
+        ``git_dirty`` (true if any of them ran from a dirty tree), ``kernel``, ``tools``,
+        ``invocations`` (each invocation's own provenance with its wall time, end load and
+        number of rows), ``wall_time_s`` summed, and the :func:`summarize` ``summary``).
     """
     import gzip
 
@@ -946,8 +977,11 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
                     continue
                 rec = json.loads(line)
                 kind = rec.pop("kind")
-                if kind == "row":
-                    rows.append(rec["row"])
+                if kind == "row":   # each row names the commit that measured it
+                    commit = invocations[-1].get("commit") if invocations else None
+                    rows.append({**rec["row"], "commit": commit})
+                    if invocations:
+                        invocations[-1]["rows"] = invocations[-1].get("rows", 0) + 1
                 elif kind == "cwnd":
                     cwnd += rec["rows"]
                 elif kind == "provenance":
@@ -955,9 +989,10 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
                 elif kind == "end" and invocations:
                     invocations[-1].update(rec)
     rows_df, cwnd_df = pd.DataFrame(rows), pd.DataFrame(cwnd)
-    commits = sorted({inv.get("commit") for inv in invocations})
+    measured = [inv for inv in invocations if inv.get("rows")]   # an invocation that recorded no row counts for nothing
+    commits = sorted({inv.get("commit") for inv in measured})
     prov = {"commit": commits[0] if len(commits) == 1 else commits,
-            "git_dirty": any(inv.get("git_dirty") is not False for inv in invocations) if invocations else None,
+            "git_dirty": any(inv.get("git_dirty") is not False for inv in measured) if measured else None,
             "kernel": invocations[0].get("kernel") if invocations else None,
             "tools": invocations[0].get("tools") if invocations else None,
             "invocations": invocations,
@@ -1006,6 +1041,9 @@ def main(argv: list[str] | None = None) -> int:
                              "is then built from it (with any earlier invocations it holds)")
     parser.add_argument("--from-records", nargs="+", default=None,
                         help="do not run: build the dataset from these record files (plain or .gz)")
+    parser.add_argument("--keep-from", nargs=2, metavar=("PREFIX", "EXPERIMENTS"), default=None,
+                        help="do not run: write the rows of these comma-separated experiments of the dataset at "
+                             "PREFIX, with its provenance, as gzipped record lines to <out>_records_kept.jsonl.gz")
     parser.add_argument("--out", default="data/datasets/kernel_coupled_cc", help="path prefix of the outputs")
     parser.add_argument("--allow-dirty", action="store_true",
                         help="write a shipped dataset (under the repository's data/) from runs of a dirty tree")
@@ -1034,6 +1072,16 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     repo = Path(__file__).resolve().parents[2]
     shipped = out.parent.resolve().is_relative_to((repo / "data").resolve())
+    if args.keep_from:
+        import gzip
+
+        lines = records_from_dataset(args.keep_from[0], args.keep_from[1].split(","))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(out.parent / (out.name + "_records_kept.jsonl.gz"), "wt") as f:
+            for line in lines:
+                f.write(json.dumps(line, default=_jsonable) + "\n")
+        print(f"{len(lines) - 1} rows kept from {args.keep_from[0]}")
+        return 0
     if args.from_records:
         rows, cwnd, prov = build_from_records(args.from_records)
         if shipped and prov["git_dirty"] is not False and not args.allow_dirty:

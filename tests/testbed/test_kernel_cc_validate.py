@@ -213,7 +213,7 @@ def test_build_from_records_joins_invocations(tmp_path):
     assert len(rows) == 6 and len(cwnd) == 2 and prov["commit"] == "abc" and prov["git_dirty"] is False
     assert prov["wall_time_s"] == 100.0 and len(prov["invocations"]) == 2
     assert prov["summary"]["reno_rate_bps_ratio"]["n_pairs"] == 3
-    (tmp_path / "c.jsonl").write_text(lines("def", True, []))
+    (tmp_path / "c.jsonl").write_text(lines("def", True, reno[:1]))
     _, _, prov = build_from_records([tmp_path / "a.jsonl", tmp_path / "c.jsonl"])
     assert prov["git_dirty"] is True and prov["commit"] == ["abc", "def"]
 
@@ -262,3 +262,35 @@ def test_lock_batches_hold_across_units_then_let_go(tmp_path):
         with long.unit("c"):
             raise RuntimeError("a run failed")
     assert not held()
+
+
+def test_records_from_dataset_round_trip(tmp_path):
+    """Rows kept from an earlier dataset come back unchanged through build_from_records, with its provenance."""
+    from tcpmodels.experiments.kernel_coupled_cc import build_from_records, records_from_dataset
+
+    rows = pd.DataFrame([{"experiment": "reno", "variant": v, "rep": rep, "rate_bps": 1e7 + rep, "retransmits": 9.0,
+                          "k_epochs": None}
+                         for rep in range(2) for v in ("reno", "tm_reno")]
+                        + [{"experiment": "shared", "variant": "tm_lia", "rep": 0, "rate_bps": 1.0, "retransmits": np.nan}])
+    rows.to_parquet(tmp_path / "old.parquet", index=False)
+    (tmp_path / "old.json").write_text(json.dumps({"commit": "abc", "git_dirty": False, "summary": {"x": 1}}))
+    lines = records_from_dataset(tmp_path / "old", ["reno"])
+    assert lines[0]["kind"] == "provenance" and lines[0]["commit"] == "abc" and "summary" not in lines[0]
+    (tmp_path / "kept.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    got, _, prov = build_from_records([tmp_path / "kept.jsonl"])
+    pd.testing.assert_frame_equal(got[["experiment", "variant", "rep", "rate_bps", "retransmits"]],
+                                  rows.iloc[:4][["experiment", "variant", "rep", "rate_bps", "retransmits"]])
+    assert prov["commit"] == "abc" and prov["git_dirty"] is False
+
+
+def test_build_from_records_ignores_an_invocation_without_rows(tmp_path):
+    from tcpmodels.experiments.kernel_coupled_cc import build_from_records
+
+    lines = [{"kind": "provenance", "commit": "old", "git_dirty": True},             # stopped before any run
+             {"kind": "provenance", "commit": "new", "git_dirty": False},
+             {"kind": "row", "row": {"experiment": "shared", "variant": "tm_lia", "rep": 0, "rate_bps": 2.0,
+                                     "tcp_rate_bps": 2.0, "ratio_mptcp_tcp": 1.0}}]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    rows, _, prov = build_from_records([tmp_path / "r.jsonl"])
+    assert prov["commit"] == "new" and prov["git_dirty"] is False and len(prov["invocations"]) == 2
+    assert rows["commit"].tolist() == ["new"]
