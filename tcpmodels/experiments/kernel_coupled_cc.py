@@ -64,7 +64,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "records_from_dataset", "summarize", "build_from_records", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "reps_to_exclude", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "records_from_dataset", "summarize", "build_from_records", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -610,6 +610,40 @@ def pairs_to_decide(test: ArrayLike, ref: ArrayLike, tolerance: float, *, confid
     return int(n[np.argmax(ok)]) if ok.any() else None
 
 
+def reps_to_exclude(test: ArrayLike, ref: ArrayLike, threshold: float, *, confidence: float = 0.95,
+                    max_pairs: int = 100_000) -> int | None:
+    """How many pairs in all would make the interval of :func:`mean_ratio_ci` exclude ``threshold``
+    (so that :func:`threshold_verdict` decides), if more pairs scattered as these do.
+
+    Parameters
+    ----------
+    test, ref : array_like
+        Positive values, pair by pair (same unit).
+    threshold : float
+        The ratio the interval is to exclude. [-]
+    confidence : float
+        Confidence level of the interval. [-]
+    max_pairs : int
+        Largest number of pairs considered. [-]
+
+    Returns
+    -------
+    int or None
+        The smallest number of pairs (at least the present one) whose interval half-width, on the
+        log scale, is below the distance of the mean log-ratio from ``ln(threshold)``; ``None`` if
+        ``max_pairs`` would not do. [-]
+    """
+    from scipy import stats
+
+    d = np.log(np.asarray(test, dtype=float) / np.asarray(ref, dtype=float))
+    if d.size < 2:
+        raise ValueError("need at least two pairs")
+    margin = abs(float(d.mean()) - np.log(threshold))
+    n = np.arange(d.size, max_pairs + 1)
+    ok = stats.t.ppf(0.5 + confidence / 2, n - 1) * float(d.std(ddof=1)) / np.sqrt(n) < margin
+    return int(n[np.argmax(ok)]) if ok.any() else None
+
+
 def ratio_table(runs: pd.DataFrame) -> pd.DataFrame:
     """MPTCP rate / TCP rate per variant over runs, as :func:`mean_ratio_ci` (variants with fewer
     than two runs are left out).
@@ -781,7 +815,8 @@ def goal_verdicts(rows: pd.DataFrame, *, coupled: Sequence[str] = ("tm_lia", "tm
     dict
         Per check (``goal_a_<variant>``, ``goal_1_<variant>``, ``goal_b_<variant>``,
         ``goal_c_alpha_tm_lia``, ``goal_c_incr_tm_olia``): the ratio with its interval or the
-        errors, ``n``, the threshold and ``verdict``.
+        errors, ``n``, the threshold, ``verdict`` and (ratios) ``reps_to_decide``
+        (:func:`reps_to_exclude`).
     """
     out: dict = {}
     if "experiment" not in rows:
@@ -792,9 +827,11 @@ def goal_verdicts(rows: pd.DataFrame, *, coupled: Sequence[str] = ("tm_lia", "tm
             continue
         ci = mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"])
         out[f"goal_a_{v}"] = {**ci, "threshold": harm_threshold, "claim": "below" if v in coupled else "above",
-                              "verdict": threshold_verdict(ci, harm_threshold, below=v in coupled)}
+                              "verdict": threshold_verdict(ci, harm_threshold, below=v in coupled),
+                              "reps_to_decide": reps_to_exclude(g["rate_bps"], g["tcp_rate_bps"], harm_threshold)}
         out[f"goal_1_{v}"] = {**ci, "threshold": 1.0, "claim": "above",
-                              "verdict": threshold_verdict(ci, 1.0, below=False)}
+                              "verdict": threshold_verdict(ci, 1.0, below=False),
+                              "reps_to_decide": reps_to_exclude(g["rate_bps"], g["tcp_rate_bps"], 1.0)}
     dis = rows[rows.experiment == "disjoint"]
     if len(dis):
         share = dis.pivot_table(index="rep", columns="variant", values="share_less_lossy")
@@ -805,7 +842,8 @@ def goal_verdicts(rows: pd.DataFrame, *, coupled: Sequence[str] = ("tm_lia", "tm
                     ci = mean_ratio_ci(pair[v], pair[uncoupled])
                     out[f"goal_b_{v}"] = {**ci, "share_mean": float(pair[v].mean()),
                                           "uncoupled_share_mean": float(pair[uncoupled].mean()), "threshold": 1.0,
-                                          "claim": "above", "verdict": threshold_verdict(ci, 1.0, below=False)}
+                                          "claim": "above", "verdict": threshold_verdict(ci, 1.0, below=False),
+                                          "reps_to_decide": reps_to_exclude(pair[v], pair[uncoupled], 1.0)}
     for exp, col, key in (("alpha", "alpha_rel_error", "goal_c_alpha_tm_lia"),
                           ("olia_incr", "incr_rel_error_of_terms", "goal_c_incr_tm_olia")):
         g = rows[rows.experiment == exp]

@@ -294,3 +294,20 @@ def test_build_from_records_ignores_an_invocation_without_rows(tmp_path):
     rows, _, prov = build_from_records([tmp_path / "r.jsonl"])
     assert prov["commit"] == "new" and prov["git_dirty"] is False and len(prov["invocations"]) == 2
     assert rows["commit"].tolist() == ["new"]
+
+
+def test_reps_to_exclude_matches_the_interval():
+    """The number returned is where an interval with the same mean and scatter first excludes the threshold."""
+    from tcpmodels.experiments.kernel_coupled_cc import reps_to_exclude, threshold_verdict
+
+    rng = np.random.default_rng(5)
+
+    def pairs(k, mean=np.log(1.2), sd=0.3):
+        z = rng.normal(0.0, 1.0, k)
+        return np.exp(mean + sd * (z - z.mean()) / z.std(ddof=1)), np.ones(k)
+
+    n = reps_to_exclude(*pairs(4), 1.5)
+    assert n is not None and n > 4
+    assert threshold_verdict(mean_ratio_ci(*pairs(n)), 1.5, below=True) == "supported"
+    assert threshold_verdict(mean_ratio_ci(*pairs(n - 1)), 1.5, below=True) == "undecided"
+    assert reps_to_exclude(*pairs(4, mean=np.log(1.5)), 1.5) is None
