@@ -17,6 +17,23 @@ per experiment:
 * ``alpha``: in-kernel LIA alpha vs ``lia_alpha`` on the same map snapshot (shared and disjoint runs);
 * ``olia_incr``: in-kernel OLIA increase vs ``arithmetic.olia_increase_segments`` on the same snapshot.
 
+The tests, stated before the runs that decide them (:func:`goal_verdicts`; RFC 6356 Sec. 2):
+
+* reno: ``met`` if the 95 % interval of tm_reno / reno (rate) lies within [0.95, 1.05],
+  ``contradicted`` if outside, else ``undecided`` (retransmits: [0.90, 1.10]); cubic alike (rate, 5 %);
+* goal (a), "do no harm" (Goal 2): on the shared link a coupled variant is ``supported`` if the 95 %
+  interval of its MPTCP / TCP rate ratio lies below 1.5 (halfway between one TCP flow's share, 1,
+  and two uncoupled subflows', 2), ``contradicted`` if it lies above 1.5; the uncoupled contrast
+  (kernel reno on each subflow) is ``supported`` if its interval lies above 1.5;
+* goal 1, "improve throughput": on the shared link the best single path is the same link, so a
+  variant is ``supported`` if the interval of MPTCP / TCP lies above 1 (not below one TCP flow),
+  ``contradicted`` if it lies below 1;
+* goal (b), "balance congestion" (Goal 3): on the disjoint paths a coupled variant is ``supported``
+  if the 95 % interval of its share on the less lossy path divided by the uncoupled share of the
+  same repetition lies above 1, ``contradicted`` if below 1;
+* goal (c): the in-kernel alpha (LIA) and increase (OLIA) within 2 % of the model on the same
+  snapshot, ``met`` if every distinct snapshot (token, ACK count) is.
+
 Rows go to ``<out>.parquet`` (one per run or snapshot) and provenance to ``<out>.json``
 (commit and whether the tree was dirty, kernel, tool versions, parameters, host load, and
 the item-4 summary of :func:`summarize`); cwnd samples of one disjoint run per variant
@@ -31,7 +48,8 @@ import os
 import platform
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -46,7 +64,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "verdict", "summarize", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "reps_to_exclude", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "records_from_dataset", "summarize", "build_from_records", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -190,7 +208,8 @@ def _snapshots(cc: str, duration_s: float) -> list[dict]:
     time.sleep(duration_s / 2)
     snaps = []
     for _ in range(5):
-        snaps += [c for c in kernel_cc.dump_connections(cc) if len(c["subflows"]) == 2]
+        now_ns = time.monotonic_ns()    # CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns
+        snaps += [{**c, "dumped_ns": now_ns} for c in kernel_cc.dump_connections(cc) if len(c["subflows"]) == 2]
         time.sleep(0.3)
     return snaps
 
@@ -198,11 +217,15 @@ def _snapshots(cc: str, duration_s: float) -> list[dict]:
 def _snapshot_rows(cc: str, snaps: list[dict], rep: int, setting: str) -> list[dict]:
     rows = []
     for c in snaps:
+        # which entry, how often it had been updated, and how long before the dump it was last
+        # (an entry whose connection has ended keeps its last values until release deletes it)
+        ident = {"token": c.get("token"), "acks": c.get("acks"),
+                 "age_s": (c["dumped_ns"] - c["updated_ns"]) * 1e-9 if c.get("dumped_ns") and c.get("updated_ns") else np.nan}
         if cc == "tm_olia":
             # an entry whose increase has not been computed yet (no ACK in congestion avoidance;
             # last_slot then names no occupied slot) has nothing to compare
             if c.get("acks") and any(s["slot"] == c.get("last_slot") for s in c["subflows"]):
-                rows.append({**_olia_snapshot_row(c, rep), "setting": setting})
+                rows.append({**_olia_snapshot_row(c, rep), "setting": setting, **ident})
             continue
         if not c.get("updated_ns"):   # alpha never computed in this entry
             continue
@@ -211,7 +234,7 @@ def _snapshot_rows(cc: str, snaps: list[dict], rep: int, setting: str) -> list[d
         model = float(lia_alpha(w, r))
         rows.append({"experiment": "alpha", "variant": cc, "rep": rep, "setting": setting, "alpha_kernel": c["alpha"],
                      "alpha_model": model, "alpha_rel_error": c["alpha"] / model - 1,
-                     "cwnd_segments": json.dumps(w), "srtt_s": json.dumps(r)})
+                     "cwnd_segments": json.dumps(w), "srtt_s": json.dumps(r), **ident})
     return rows
 
 
@@ -239,12 +262,50 @@ def _olia_snapshot_row(c: dict, rep: int) -> dict:
             "delivered_at_last_loss_segments": json.dumps([s.get("delivered_at_last_loss_segments") for s in subs])}
 
 
+class _LockBatches:
+    """The host lock held across consecutive units of timed work until ``batch_s`` have passed
+    (then let go, so another campaign's turn comes), taken again by the next unit."""
+
+    def __init__(self, batch_s: float, holder: str = "experiments.kernel_coupled_cc", timeout_s: float = 3600.0,
+                 path: str | Path | None = None):
+        self.batch_s, self.holder, self.timeout_s, self.path = batch_s, holder, timeout_s, path
+        self._cm, self._t0 = None, 0.0
+
+    @contextmanager
+    def unit(self, what: str) -> Iterator[None]:
+        if self._cm is None:
+            self._cm = host_lock(timeout_s=self.timeout_s, holder=f"{self.holder} {what}", path=self.path)
+            self._cm.__enter__()
+            self._t0 = time.time()
+        try:
+            yield
+        except BaseException:
+            self.release()
+            raise
+        if time.time() - self._t0 >= self.batch_s:
+            self.release()
+
+    def release(self) -> None:
+        if self._cm is not None:
+            cm, self._cm = self._cm, None
+            cm.__exit__(None, None, None)
+
+
 def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 8, reno_duration_s: float = 20.0,
                    reading_reps: int = 1, cubic_reps: int | None = None,
-                   experiments: Sequence[str] = ("reno", "cubic", "coupled"),
-                   log: Callable[[dict], object] = print) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Run the validation experiments on the testbed (variants interleaved within each repetition,
-    the host lock held per experiment).
+                   experiments: Sequence[str] = ("reno", "cubic", "coupled"), seed: int = 0, first_rep: int = 0,
+                   until_unix_s: float | dict[str, float] | None = None, lock_batch_s: float = 240.0,
+                   log: Callable[[dict], object] = print,
+                   on_cwnd: Callable[[list[dict]], object] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Run the validation experiments on the testbed, in the order given.
+
+    Repetitions are independent: each reno pair and each coupled repetition gets its own testbed
+    whose loss generators are seeded ``seed + rep`` (so both variants of a reno pair draw from the
+    same seed: common random numbers within a pair, different ones between pairs); which reno
+    (cubic) variant goes first alternates and the order of the coupled variants rotates with the
+    repetition. The host lock is held across consecutive units of timed work (a reno pair, a
+    cubic pair or run, a coupled repetition) until ``lock_batch_s`` have passed, then let go, so
+    runs of other campaigns interleave in turns of about the length of theirs.
 
     Parameters
     ----------
@@ -253,7 +314,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
     duration_s : float
         Length of a coupled run; cubic runs last 4 times as long. [s]
     reno_reps : int
-        Pairs of reno and tm_reno runs (which goes first alternates). [-]
+        Pairs of reno and tm_reno runs. [-]
     reno_duration_s : float
         Length of a reno run. [s]
     reading_reps : int
@@ -262,9 +323,22 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
         Pairs of cubic and tm_cubic_x (x = 1) runs; ``None``: ``reps``. [-]
     experiments : sequence of str
         Which of ``reno``, ``cubic`` (with the readings) and ``coupled`` (shared, disjoint,
-        alpha, olia_incr) to run.
+        alpha, olia_incr) to run, in this order.
+    seed : int
+        Seed of repetition 0's loss generators (repetition ``rep`` gets ``seed + rep``). [-]
+    first_rep : int
+        Number of the first reno pair and coupled repetition (a later invocation continues an
+        earlier one's numbering, and so its seeds). [-]
+    until_unix_s : float or dict, optional
+        Wall-clock limit (Unix time), one for all or per experiment (``{"coupled": t1, "reno": t2}``):
+        a reno pair or coupled repetition is not started (checked again once the host lock is
+        held) unless the longest one so far (without waiting for the lock) would end before it. [s]
+    lock_batch_s : float
+        How long the host lock is held across units before it is let go. [s]
     log : callable
-        Called with each run's row as it is measured.
+        Called with each row as it is measured (a record sink).
+    on_cwnd : callable, optional
+        Called with the cwnd rows of each disjoint run that has them.
 
     Returns
     -------
@@ -273,15 +347,35 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
         disjoint run of each variant, ``t_s`` [s], ``cwnd_segments``, ``srtt_s`` [s]).
     """
     rows, cwnd_rows = [], []
-    # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
-    with host_lock(holder="experiments.kernel_coupled_cc reno"), kernel_cc.congestion_control("tm_reno"), \
-            Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01))) as tb:
-        for rep in range(reno_reps if "reno" in experiments else 0):
-            for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
-                rec, srec = _single(tb, cc, reno_duration_s, 0.5)
-                rows.append({"experiment": "reno", "variant": cc, "rep": rep, "rate_bps": rec["rate_bps"],
-                             "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"]})
-                log(rows[-1])
+    longest = {"reno": 0.0, "coupled": 0.0}
+    lock = _LockBatches(lock_batch_s)
+
+    def emit(row):
+        rows.append(row)
+        log(row)
+
+    def time_left(kind):
+        limit = until_unix_s.get(kind) if isinstance(until_unix_s, dict) else until_unix_s
+        return limit is None or time.time() + longest[kind] < limit
+
+    def run_reno():
+        # reno vs tm_reno (longer runs, more repetitions: 6 s runs scatter by 15-20 %)
+        with kernel_cc.congestion_control("tm_reno"):
+            for rep in range(first_rep, first_rep + reno_reps):
+                if not time_left("reno"):
+                    break
+                with lock.unit(f"reno pair {rep}"):
+                    if not time_left("reno"):    # checked again after waiting for the lock
+                        break
+                    t0 = time.time()
+                    with Testbed(single_link(PathSpec(rate_bps=100e6, rtt_s=0.020, loss_rate=0.01)), seed=seed + rep) as tb:
+                        for cc in (("reno", "tm_reno") if rep % 2 == 0 else ("tm_reno", "reno")):
+                            rec, srec = _single(tb, cc, reno_duration_s, 0.5)
+                            emit({"experiment": "reno", "variant": cc, "rep": rep, "seed": seed + rep,
+                                  "rate_bps": rec["rate_bps"], "retransmits": srec["samples"][-1]["total_retrans"],
+                                  "cc_effective": srec["cc_effective"]})
+                    longest["reno"] = max(longest["reno"], time.time() - t0)
+
     # cubic vs tm_cubic_x (x = 1), then tm_cubic_x with each reading of x(RTT)
     # (rate limiter on a router, not on the sender's host: there TCP small queues keep the
     # sender from filling the buffer, so it never loses and is never cwnd-limited)
@@ -297,72 +391,87 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
             k["k_model_reading_s"] = float(kozu_k_s((k["w_max_segments"] - k["cwnd_epoch_segments"]) / 0.3,
                                                     k["min_rtt_s"], reading=reading, x_of_rtt=X_OF_RTT,
                                                     c=0.4, beta_cubic=0.7))
-        rows.append({"experiment": "cubic" if reading == "none" else f"cubic_{reading}", "variant": cc, "rep": rep,
-                     "reading": reading, "rate_bps": rec["rate_bps"],
-                     "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"],
-                     "k_observed_s": float(np.median([k["k_observed_s"] for k in ks])) if ks else np.nan,
-                     "k_model_s": float(np.median([k["k_model_reading_s"] for k in ks])) if ks else np.nan,
-                     "k_ratio": float(np.median([k["k_observed_s"] / k["k_model_reading_s"] for k in ks])) if ks else np.nan,
-                     "k_epochs": json.dumps(ks), "k_cycles": len(ks)})
-        log({k: v for k, v in rows[-1].items() if k != "k_epochs"})
+        emit({"experiment": "cubic" if reading == "none" else f"cubic_{reading}", "variant": cc, "rep": rep,
+              "reading": reading, "rate_bps": rec["rate_bps"],
+              "retransmits": srec["samples"][-1]["total_retrans"], "cc_effective": srec["cc_effective"],
+              "k_observed_s": float(np.median([k["k_observed_s"] for k in ks])) if ks else np.nan,
+              "k_model_s": float(np.median([k["k_model_reading_s"] for k in ks])) if ks else np.nan,
+              "k_ratio": float(np.median([k["k_observed_s"] / k["k_model_reading_s"] for k in ks])) if ks else np.nan,
+              "k_epochs": json.dumps(ks), "k_cycles": len(ks)})
 
-    with host_lock(holder="experiments.kernel_coupled_cc cubic"), kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}), \
-            Testbed(cubic_topo) as tb:
-        for rep in range((reps if cubic_reps is None else cubic_reps) if "cubic" in experiments else 0):
-            for cc in ("cubic", "tm_cubic_x"):
-                cubic_run(tb, cc, rep, "none")
-    for reading in ("multiply", "divide") if "cubic" in experiments else ():
-        with host_lock(holder=f"kernel_cc.validate cubic {reading}"), \
-                kernel_cc.congestion_control("tm_cubic_x", {"reading": reading, "x_exponent": X_EXPONENT}), \
-                Testbed(cubic_topo) as tb:
-            for rep in range(reading_reps):
-                cubic_run(tb, "tm_cubic_x", rep, reading)
-    # coupled: shared bottleneck, disjoint paths, alpha snapshots
-    variants = ("tm_lia", "tm_olia", "reno")
-    if "coupled" not in experiments:
-        return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
-    with host_lock(holder="experiments.kernel_coupled_cc coupled"), kernel_cc.congestion_control("tm_lia"), \
-            kernel_cc.congestion_control("tm_olia"):
-        with Testbed(shared_link(rate_bps=200e6, rtt_s=0.020, loss_rate=0.005)) as tb:
-            server = wl.start_server(tb, "s", mptcp=True)
-            for rep in range(reps):
-                for cc in variants:
-                    flows = [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True, flow_id=1),
-                             _bulk(tb, "c", "10.0.1.2", "reno",
-                                   duration_s, flow_id=2)]
-                    popen = wl.launch_flows(tb, "c", flows)
-                    snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
-                    recs = {r["flow_id"]: r for r in wl.collect_flows(popen, duration_s + 60)}
-                    ratio = recs[1]["rate_bps"] / recs[2]["rate_bps"]
-                    rows.append({"experiment": "shared", "variant": cc, "rep": rep, "rate_bps": recs[1]["rate_bps"],
-                                 "tcp_rate_bps": recs[2]["rate_bps"], "ratio_mptcp_tcp": ratio,
-                                 "subflows": (recs[1].get("mptcp_subflows") or 0) + 1})
-                    log(rows[-1])
-                    rows.extend(_snapshot_rows(cc, snaps, rep, "shared"))
-            server.stop()
-        topo = two_path([PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.002),
-                         PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.02)])
-        with Testbed(topo) as tb:
-            for rep in range(reps):
-                for cc in variants:
-                    server = wl.start_server(tb, "s", mptcp=True)
-                    popen = wl.launch_flows(tb, "c", [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True,
-                                                            interval_s=0.1)])
-                    snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
-                    (rec,) = wl.collect_flows(popen, duration_s + 60)
-                    time.sleep(1.0)
-                    (srec,) = server.stop()
-                    by = _per_subflow_bytes(srec)
-                    low = sum(v for k, v in by.items() if k.startswith("10.0.1."))
-                    share = low / max(sum(by.values()), 1)
-                    rows.append({"experiment": "disjoint", "variant": cc, "rep": rep, "rate_bps": rec["rate_bps"],
-                                 "share_less_lossy": share})
-                    log(rows[-1])
-                    rows.extend(_snapshot_rows(cc, snaps, rep, "disjoint"))
-                    if rep == 0:
-                        for s in srec["samples"]:
-                            cwnd_rows.append({"variant": cc, "t_s": s["t_s"], "subflow": s.get("local", ""),
-                                              "cwnd_segments": s["cwnd_segments"], "srtt_s": s["srtt_s"]})
+    def run_cubic():
+        with kernel_cc.congestion_control("tm_cubic_x", {"reading": "none"}):
+            for rep in range(reps if cubic_reps is None else cubic_reps):
+                with lock.unit(f"cubic pair {rep}"), Testbed(cubic_topo) as tb:
+                    for cc in (("cubic", "tm_cubic_x") if rep % 2 == 0 else ("tm_cubic_x", "cubic")):
+                        cubic_run(tb, cc, rep, "none")
+        for reading in ("multiply", "divide"):
+            with kernel_cc.congestion_control("tm_cubic_x", {"reading": reading, "x_exponent": X_EXPONENT}):
+                for rep in range(reading_reps):
+                    with lock.unit(f"cubic {reading} {rep}"), Testbed(cubic_topo) as tb:
+                        cubic_run(tb, "tm_cubic_x", rep, reading)
+
+    def run_coupled():
+        # shared bottleneck, disjoint paths, alpha snapshots
+        variants = ("tm_lia", "tm_olia", "reno")
+        shared_topo = shared_link(rate_bps=200e6, rtt_s=0.020, loss_rate=0.005)
+        disjoint_topo = two_path([PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.002),
+                                  PathSpec(rate_bps=200e6, rtt_s=0.020, loss_rate=0.02)])
+        with kernel_cc.congestion_control("tm_lia"), kernel_cc.congestion_control("tm_olia"):
+            for rep in range(first_rep, first_rep + reps):
+                if not time_left("coupled"):
+                    break
+                order = variants[rep % 3:] + variants[:rep % 3]
+                with lock.unit(f"coupled rep {rep}"):
+                    if not time_left("coupled"):    # checked again after waiting for the lock
+                        break
+                    t0 = time.time()
+                    with Testbed(shared_topo, seed=seed + rep) as tb:
+                        server = wl.start_server(tb, "s", mptcp=True)
+                        for cc in order:
+                            flows = [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True, flow_id=1),
+                                     _bulk(tb, "c", "10.0.1.2", "reno", duration_s, flow_id=2)]
+                            popen = wl.launch_flows(tb, "c", flows)
+                            snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
+                            recs = {r["flow_id"]: r for r in wl.collect_flows(popen, duration_s + 60)}
+                            ratio = recs[1]["rate_bps"] / recs[2]["rate_bps"]
+                            emit({"experiment": "shared", "variant": cc, "rep": rep, "seed": seed + rep,
+                                  "rate_bps": recs[1]["rate_bps"], "tcp_rate_bps": recs[2]["rate_bps"],
+                                  "ratio_mptcp_tcp": ratio, "subflows": (recs[1].get("mptcp_subflows") or 0) + 1})
+                            for r in _snapshot_rows(cc, snaps, rep, "shared"):
+                                emit(r)
+                        server.stop()
+                    with Testbed(disjoint_topo, seed=seed + rep) as tb:
+                        for cc in order:
+                            server = wl.start_server(tb, "s", mptcp=True)
+                            popen = wl.launch_flows(tb, "c", [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True,
+                                                                    interval_s=0.1)])
+                            snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
+                            (rec,) = wl.collect_flows(popen, duration_s + 60)
+                            time.sleep(1.0)
+                            (srec,) = server.stop()
+                            by = _per_subflow_bytes(srec)
+                            low = sum(v for k, v in by.items() if k.startswith("10.0.1."))
+                            share = low / max(sum(by.values()), 1)
+                            emit({"experiment": "disjoint", "variant": cc, "rep": rep, "seed": seed + rep,
+                                  "rate_bps": rec["rate_bps"], "share_less_lossy": share})
+                            for r in _snapshot_rows(cc, snaps, rep, "disjoint"):
+                                emit(r)
+                            if rep == first_rep:
+                                new = [{"variant": cc, "t_s": s["t_s"], "subflow": s.get("local", ""),
+                                        "cwnd_segments": s["cwnd_segments"], "srtt_s": s["srtt_s"]}
+                                       for s in srec["samples"]]
+                                cwnd_rows.extend(new)
+                                if on_cwnd is not None:
+                                    on_cwnd(new)
+                    longest["coupled"] = max(longest["coupled"], time.time() - t0)
+
+    runners = {"reno": run_reno, "cubic": run_cubic, "coupled": run_coupled}
+    try:
+        for exp in experiments:
+            runners[exp]()
+    finally:
+        lock.release()
     return pd.DataFrame(rows), pd.DataFrame(cwnd_rows)
 
 
@@ -501,6 +610,40 @@ def pairs_to_decide(test: ArrayLike, ref: ArrayLike, tolerance: float, *, confid
     return int(n[np.argmax(ok)]) if ok.any() else None
 
 
+def reps_to_exclude(test: ArrayLike, ref: ArrayLike, threshold: float, *, confidence: float = 0.95,
+                    max_pairs: int = 100_000) -> int | None:
+    """How many pairs in all would make the interval of :func:`mean_ratio_ci` exclude ``threshold``
+    (so that :func:`threshold_verdict` decides), if more pairs scattered as these do.
+
+    Parameters
+    ----------
+    test, ref : array_like
+        Positive values, pair by pair (same unit).
+    threshold : float
+        The ratio the interval is to exclude. [-]
+    confidence : float
+        Confidence level of the interval. [-]
+    max_pairs : int
+        Largest number of pairs considered. [-]
+
+    Returns
+    -------
+    int or None
+        The smallest number of pairs (at least the present one) whose interval half-width, on the
+        log scale, is below the distance of the mean log-ratio from ``ln(threshold)``; ``None`` if
+        ``max_pairs`` would not do. [-]
+    """
+    from scipy import stats
+
+    d = np.log(np.asarray(test, dtype=float) / np.asarray(ref, dtype=float))
+    if d.size < 2:
+        raise ValueError("need at least two pairs")
+    margin = abs(float(d.mean()) - np.log(threshold))
+    n = np.arange(d.size, max_pairs + 1)
+    ok = stats.t.ppf(0.5 + confidence / 2, n - 1) * float(d.std(ddof=1)) / np.sqrt(n) < margin
+    return int(n[np.argmax(ok)]) if ok.any() else None
+
+
 def ratio_table(runs: pd.DataFrame) -> pd.DataFrame:
     """MPTCP rate / TCP rate per variant over runs, as :func:`mean_ratio_ci` (variants with fewer
     than two runs are left out).
@@ -589,6 +732,131 @@ def verdict(ci: dict, tolerance: float) -> str:
     return "undecided"
 
 
+def lia_model_table(*, rtt_s: float = 0.020, shared_loss: float = 0.005,
+                    disjoint_losses: tuple[float, float] = (0.002, 0.02)) -> pd.DataFrame:
+    """What the fluid model (:func:`tcpmodels.models.mptcp.lia_equilibrium`) predicts for the shared
+    and disjoint experiments (defaults: their parameters), LIA beside uncoupled subflows.
+
+    On the shared link the two subflows see the link's loss rate, taken as independent of the
+    connection's own rate (the link is far from full: every flow is loss-limited).
+
+    Parameters
+    ----------
+    rtt_s : float
+        Round-trip time of every path. [s]
+    shared_loss : float
+        Loss rate of the shared link. [-]
+    disjoint_losses : tuple of float
+        Loss rates of the less and the more lossy disjoint path. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``model_lia`` and ``model_uncoupled``: ``ratio_mptcp_tcp`` (MPTCP rate / one TCP
+        flow's on the shared link) and ``share_less_lossy`` (share of the rate on the less lossy
+        disjoint path) [-].
+    """
+    from tcpmodels.models.mptcp import lia_equilibrium
+
+    shared = lia_equilibrium([rtt_s, rtt_s], [shared_loss, shared_loss])
+    disjoint = lia_equilibrium([rtt_s, rtt_s], list(disjoint_losses))
+    unc = disjoint.uncoupled_rates_bps
+    return pd.DataFrame({"ratio_mptcp_tcp": [shared.total_rate_bps / shared.uncoupled_rates_bps[0],
+                                             shared.uncoupled_rates_bps.sum() / shared.uncoupled_rates_bps[0]],
+                         "share_less_lossy": [disjoint.rates_bps[0] / disjoint.total_rate_bps, unc[0] / unc.sum()]},
+                        index=pd.Index(["model_lia", "model_uncoupled"], name="variant"))
+
+
+def threshold_verdict(ci: dict, threshold: float, *, below: bool) -> str:
+    """``supported`` if the interval lies entirely on the asked side of ``threshold``, ``contradicted``
+    if it lies entirely on the other side, else ``undecided``.
+
+    Parameters
+    ----------
+    ci : dict
+        A ratio with its interval (``ci_low``, ``ci_high`` [-]), as :func:`mean_ratio_ci` returns.
+    threshold : float
+        The value the interval is compared with. [-]
+    below : bool
+        Whether the claim is that the ratio lies below the threshold (else above).
+
+    Returns
+    -------
+    str
+        ``supported``, ``contradicted`` or ``undecided``.
+    """
+    lo, hi = ci["ci_low"], ci["ci_high"]
+    if (hi < threshold) if below else (lo > threshold):
+        return "supported"
+    if (lo > threshold) if below else (hi < threshold):
+        return "contradicted"
+    return "undecided"
+
+
+def goal_verdicts(rows: pd.DataFrame, *, coupled: Sequence[str] = ("tm_lia", "tm_olia"),
+                  uncoupled: str = "reno", harm_threshold: float = 1.5, tolerance: float = 0.02) -> dict:
+    """The verdicts of LIA's goals (RFC 6356 Sec. 2) from the rows, as the module docstring states them.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Dataset rows (experiments ``shared``, ``disjoint``, ``alpha``, ``olia_incr``).
+    coupled : sequence of str
+        The coupled variants.
+    uncoupled : str
+        The uncoupled contrast (kernel reno on each subflow).
+    harm_threshold : float
+        MPTCP / TCP ratio separating "about one TCP flow's share" from "about two". [-]
+    tolerance : float
+        Allowed relative error of alpha and of OLIA's increase. [-]
+
+    Returns
+    -------
+    dict
+        Per check (``goal_a_<variant>``, ``goal_1_<variant>``, ``goal_b_<variant>``,
+        ``goal_c_alpha_tm_lia``, ``goal_c_incr_tm_olia``): the ratio with its interval or the
+        errors, ``n``, the threshold, ``verdict`` and (ratios) ``reps_to_decide``
+        (:func:`reps_to_exclude`).
+    """
+    out: dict = {}
+    if "experiment" not in rows:
+        return out
+    shared = rows[rows.experiment == "shared"]
+    for v, g in shared.groupby("variant"):
+        if len(g) < 2:
+            continue
+        ci = mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"])
+        out[f"goal_a_{v}"] = {**ci, "threshold": harm_threshold, "claim": "below" if v in coupled else "above",
+                              "verdict": threshold_verdict(ci, harm_threshold, below=v in coupled),
+                              "reps_to_decide": reps_to_exclude(g["rate_bps"], g["tcp_rate_bps"], harm_threshold)}
+        out[f"goal_1_{v}"] = {**ci, "threshold": 1.0, "claim": "above",
+                              "verdict": threshold_verdict(ci, 1.0, below=False),
+                              "reps_to_decide": reps_to_exclude(g["rate_bps"], g["tcp_rate_bps"], 1.0)}
+    dis = rows[rows.experiment == "disjoint"]
+    if len(dis):
+        share = dis.pivot_table(index="rep", columns="variant", values="share_less_lossy")
+        for v in coupled:
+            if v in share and uncoupled in share:
+                pair = share[[v, uncoupled]].dropna()
+                if len(pair) >= 2:
+                    ci = mean_ratio_ci(pair[v], pair[uncoupled])
+                    out[f"goal_b_{v}"] = {**ci, "share_mean": float(pair[v].mean()),
+                                          "uncoupled_share_mean": float(pair[uncoupled].mean()), "threshold": 1.0,
+                                          "claim": "above", "verdict": threshold_verdict(ci, 1.0, below=False),
+                                          "reps_to_decide": reps_to_exclude(pair[v], pair[uncoupled], 1.0)}
+    for exp, col, key in (("alpha", "alpha_rel_error", "goal_c_alpha_tm_lia"),
+                          ("olia_incr", "incr_rel_error_of_terms", "goal_c_incr_tm_olia")):
+        g = rows[rows.experiment == exp]
+        if not len(g):
+            continue
+        distinct = g.drop_duplicates(["token", "acks"]) if {"token", "acks"} <= set(g) and g["token"].notna().all() else g
+        e = distinct[col].astype(float).abs()
+        out[key] = {"max": float(e.max()), "median": float(e.median()), "n_snapshots": int(len(g)),
+                    "n_distinct": int(len(distinct)), "within": float((e <= tolerance).mean()), "tolerance": tolerance,
+                    "verdict": "met" if (e <= tolerance).all() else "not met"}
+    return out
+
+
 def summarize(rows: pd.DataFrame) -> dict:
     """The item-4 numbers of the issue from the rows (see the module docstring).
 
@@ -642,6 +910,7 @@ def summarize(rows: pd.DataFrame) -> dict:
     for variant, g in rows[rows.experiment == "alpha"].groupby("variant"):
         e = g["alpha_rel_error"].astype(float).abs()
         out[f"alpha_{variant}_abs_rel_error"] = {"max": float(e.max()), "median": float(e.median()), "n": int(e.size)}
+    out.update(goal_verdicts(rows))
     return out
 
 
@@ -652,7 +921,8 @@ def _provenance(args: dict) -> dict:
 
     def out(cmd):
         try:
-            return subprocess.run(cmd, capture_output=True, text=True, timeout=10).stdout.strip()
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+            return proc.stdout.strip() if proc.returncode == 0 else None   # not a repository: unknown, not clean
         except (OSError, subprocess.TimeoutExpired):
             return None
 
@@ -660,7 +930,7 @@ def _provenance(args: dict) -> dict:
         text = out(cmd)
         return text.splitlines()[0] if text else None
 
-    repo = Path(__file__).resolve().parents[3]
+    repo = Path(__file__).resolve().parents[2]
     status = out(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"])
     return {
         "commit": first(["git", "-C", str(repo), "rev-parse", "HEAD"]),
@@ -677,6 +947,103 @@ def _provenance(args: dict) -> dict:
         "cpus": os.cpu_count(),
         "created_unix_s": time.time(),
     }
+
+
+def _jsonable(v):
+    if isinstance(v, np.generic):
+        return v.item()
+    raise TypeError(f"not JSON serializable: {type(v)}")
+
+
+def records_from_dataset(prefix: str | Path, experiments: Sequence[str]) -> list[dict]:
+    """Record lines (as :func:`build_from_records` reads them) holding the rows of some experiments of
+    an earlier dataset, with that dataset's provenance, so a rebuilt dataset keeps rows it cannot
+    remeasure. Columns a row does not have (NaN) are left out.
+
+    Parameters
+    ----------
+    prefix : str or Path
+        The earlier dataset's path prefix (``<prefix>.parquet`` and ``<prefix>.json``).
+    experiments : sequence of str
+        Values of the ``experiment`` column whose rows are kept (e.g. ``reno``, ``cubic``,
+        ``cubic_multiply``, ``cubic_divide``).
+
+    Returns
+    -------
+    list of dict
+        A ``provenance`` line (the earlier provenance without its summary, with ``kept_from`` and
+        ``experiments``) followed by one ``row`` line per kept row.
+    """
+    prefix = Path(prefix)
+    prov = json.loads(prefix.with_suffix(".json").read_text())
+    prov.pop("summary", None)
+    rows = pd.read_parquet(prefix.with_suffix(".parquet"))
+    kept = rows[rows.experiment.isin(list(experiments))]
+    out = [{"kind": "provenance", **prov, "kept_from": str(prefix), "experiments": list(experiments)}]
+    for rec in kept.to_dict("records"):
+        out.append({"kind": "row", "row": {k: v for k, v in rec.items() if not (isinstance(v, float) and np.isnan(v))}})
+    return out
+
+
+def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The dataset from record files (JSON lines, plain or gzipped) written by :func:`main` with
+    ``--records``: one ``provenance`` line per invocation, a ``row`` line per measured row,
+    ``cwnd`` lines, and an ``end`` line per invocation that finished.
+
+    Parameters
+    ----------
+    paths : sequence of str or Path
+        The record files, in order.
+
+    Returns
+    -------
+    tuple
+        (rows, each with the ``commit`` of the invocation that measured it; cwnd rows; provenance:
+        the common ``commit`` of the invocations that recorded rows (a list if they differ),
+        ``git_dirty`` (true if any of them ran from a dirty tree), ``kernel``, ``tools``,
+        ``invocations`` (each invocation's own provenance with its wall time, end load and
+        number of rows), ``wall_time_s`` summed, and the :func:`summarize` ``summary``).
+    """
+    import gzip
+
+    rows, cwnd, invocations = [], [], []
+    for path in paths:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rt") as f:
+            for line in f:
+                if not line.strip():
+                    continue
+                rec = json.loads(line)
+                kind = rec.pop("kind")
+                if kind == "row":   # each row names the commit that measured it
+                    commit = invocations[-1].get("commit") if invocations else None
+                    rows.append({**rec["row"], "commit": commit})
+                    if invocations:
+                        invocations[-1]["rows"] = invocations[-1].get("rows", 0) + 1
+                elif kind == "cwnd":
+                    cwnd += rec["rows"]
+                elif kind == "provenance":
+                    invocations.append(rec)
+                elif kind == "end" and invocations:
+                    invocations[-1].update(rec)
+    rows_df, cwnd_df = pd.DataFrame(rows), pd.DataFrame(cwnd)
+    measured = [inv for inv in invocations if inv.get("rows")]   # an invocation that recorded no row counts for nothing
+    commits = sorted({inv.get("commit") for inv in measured})
+    prov = {"commit": commits[0] if len(commits) == 1 else commits,
+            "git_dirty": any(inv.get("git_dirty") is not False for inv in measured) if measured else None,
+            "kernel": invocations[0].get("kernel") if invocations else None,
+            "tools": invocations[0].get("tools") if invocations else None,
+            "invocations": invocations,
+            "wall_time_s": float(sum(inv.get("wall_time_s", 0.0) for inv in invocations)),
+            "summary": summarize(rows_df)}
+    return rows_df, cwnd_df, prov
+
+
+def _write_dataset(out: Path, rows: pd.DataFrame, cwnd: pd.DataFrame, prov: dict) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows.to_parquet(out.with_suffix(".parquet"), index=False)
+    cwnd.to_parquet(out.parent / (out.name + "_cwnd.parquet"), index=False)
+    out.with_suffix(".json").write_text(json.dumps(prov, indent=1, default=_jsonable) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -700,7 +1067,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reading-reps", type=int, default=1)
     parser.add_argument("--cubic-reps", type=int, default=None, help="cubic vs tm_cubic_x pairs (default: --reps)")
     parser.add_argument("--experiments", default="reno,cubic,coupled", help="comma-separated subset")
+    parser.add_argument("--seed", type=int, default=0, help="seed of repetition 0 (repetition r: seed + r)")
+    parser.add_argument("--first-rep", type=int, default=0, help="number of the first reno pair / coupled repetition")
+    parser.add_argument("--until", default=None,
+                        help="wall-clock limit, HH:MM UTC today, or per experiment (coupled=HH:MM,reno=HH:MM): no "
+                             "reno pair or coupled repetition is started that would not end before it")
+    parser.add_argument("--lock-batch-s", type=float, default=240.0,
+                        help="hold the host lock across runs for this long before letting other campaigns have it")
+    parser.add_argument("--records", default=None,
+                        help="append provenance and every row to this JSON-lines file as measured; the dataset "
+                             "is then built from it (with any earlier invocations it holds)")
+    parser.add_argument("--from-records", nargs="+", default=None,
+                        help="do not run: build the dataset from these record files (plain or .gz)")
+    parser.add_argument("--keep-from", nargs=2, metavar=("PREFIX", "EXPERIMENTS"), default=None,
+                        help="do not run: write the rows of these comma-separated experiments of the dataset at "
+                             "PREFIX, with its provenance, as gzipped record lines to <out>_records_kept.jsonl.gz")
     parser.add_argument("--out", default="data/datasets/kernel_coupled_cc", help="path prefix of the outputs")
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write a shipped dataset (under the repository's data/) from runs of a dirty tree")
     parser.add_argument("--ns3-reps", type=int, default=0,
                         help="instead of the testbed: the shared experiment in ns-3 (ns3_shared_link), this many "
                              "simulations of --duration-s, written to <out>_ns3.parquet and <out>_ns3.json")
@@ -711,8 +1095,10 @@ def main(argv: list[str] | None = None) -> int:
         prov["parameters"] = {**params, "shared_ns3": "ns-3 Multipath: one link 200 Mbit/s, base RTT 20 ms, 0.5 % loss on "
                               "data packets, 1000-packet queue; 2 subflows (ns3::TcpLia or uncoupled TcpLinuxReno) + "
                               "1 TcpLinuxReno; rates after 2 s; one simulation per repetition (seed 1 + rep)"}
-        rows = ns3_shared_link(reps=args.ns3_reps, duration_s=args.duration_s)
+        t0 = time.time()
+        rows = ns3_shared_link(reps=args.ns3_reps, duration_s=args.duration_s, seed=1 + args.seed)
         prov["load_average_end"] = list(os.getloadavg())
+        prov["wall_time_s"] = time.time() - t0
         prov["summary"] = {f"shared_ns3_{v}_ratio_mptcp_tcp": mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"])
                            for v, g in rows.groupby("variant") if len(g) >= 2}
         out = Path(args.out)
@@ -721,23 +1107,79 @@ def main(argv: list[str] | None = None) -> int:
         (out.parent / (out.name + "_ns3.json")).write_text(json.dumps(prov, indent=1) + "\n")
         print(json.dumps(prov["summary"], indent=1))
         return 0
+    out = Path(args.out)
+    repo = Path(__file__).resolve().parents[2]
+    shipped = out.parent.resolve().is_relative_to((repo / "data").resolve())
+    if args.keep_from:
+        import gzip
+
+        lines = records_from_dataset(args.keep_from[0], args.keep_from[1].split(","))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(out.parent / (out.name + "_records_kept.jsonl.gz"), "wt") as f:
+            for line in lines:
+                f.write(json.dumps(line, default=_jsonable) + "\n")
+        print(f"{len(lines) - 1} rows kept from {args.keep_from[0]}")
+        return 0
+    if args.from_records:
+        rows, cwnd, prov = build_from_records(args.from_records)
+        if shipped and prov["git_dirty"] is not False and not args.allow_dirty:
+            print("refused: a record was measured from a dirty (or unknown) tree; a shipped dataset must come from "
+                  "committed code (or pass --allow-dirty, the provenance then says so)")
+            return 1
+        _write_dataset(out, rows, cwnd, prov)
+        print(json.dumps(prov["summary"], indent=1, default=_jsonable))
+        return 0
     reason = kernel_cc.unavailable_reason()
     if reason:
         print(f"kernel_cc validation skipped: {reason}")
         return 77
+    until = None
+    if args.until:
+        import datetime as dt
+
+        def at(hhmm):
+            hh, mm = (int(x) for x in hhmm.split(":"))
+            return dt.datetime.now(dt.timezone.utc).replace(hour=hh, minute=mm, second=0, microsecond=0).timestamp()
+
+        if "=" in args.until:
+            until = {k: at(v) for k, v in (item.split("=") for item in args.until.split(","))}
+        else:
+            until = at(args.until)
     params = {"reps": args.reps, "duration_s": args.duration_s, "reno_reps": args.reno_reps,
               "reno_duration_s": args.reno_duration_s, "reading_reps": args.reading_reps, "cubic_reps": args.cubic_reps,
-              "experiments": tuple(args.experiments.split(","))}
+              "experiments": tuple(args.experiments.split(",")), "seed": args.seed, "first_rep": args.first_rep,
+              "until_unix_s": until, "lock_batch_s": args.lock_batch_s}
     prov = _provenance(params)
-    rows, cwnd = run_validation(**params)
-    prov["load_average_end"] = list(os.getloadavg())
-    prov["summary"] = summarize(rows)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    rows.to_parquet(out.with_suffix(".parquet"), index=False)
-    cwnd.to_parquet(out.parent / (out.name + "_cwnd.parquet"), index=False)
-    out.with_suffix(".json").write_text(json.dumps(prov, indent=1) + "\n")
-    print(json.dumps(prov["summary"], indent=1))
+    if shipped and prov["git_dirty"] is not False and not args.allow_dirty:
+        print("refused: uncommitted changes in the tree; a shipped dataset must come from committed code "
+              "(commit first, write elsewhere with --out, or pass --allow-dirty)")
+        return 1
+    t0 = time.time()
+    sink = open(args.records, "a") if args.records else None
+
+    def record(kind, **fields):
+        if sink is not None:
+            sink.write(json.dumps({"kind": kind, **fields}, default=_jsonable) + "\n")
+            sink.flush()
+
+    record("provenance", **prov)
+
+    def log(row):
+        record("row", row=row)
+        print(json.dumps({k: v for k, v in row.items() if k != "k_epochs"}, default=_jsonable), flush=True)
+
+    try:
+        rows, cwnd = run_validation(**params, log=log, on_cwnd=lambda new: record("cwnd", rows=new))
+        record("end", load_average_end=list(os.getloadavg()), wall_time_s=time.time() - t0)
+    finally:
+        if sink is not None:
+            sink.close()
+    if args.records:
+        rows, cwnd, prov = build_from_records([args.records])
+    else:
+        prov.update(load_average_end=list(os.getloadavg()), wall_time_s=time.time() - t0, summary=summarize(rows))
+    _write_dataset(out, rows, cwnd, prov)
+    print(json.dumps(prov["summary"], indent=1, default=_jsonable))
     return 0
 
 

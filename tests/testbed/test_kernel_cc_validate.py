@@ -150,3 +150,164 @@ def test_olia_snapshot_without_a_computed_increase_is_left_out():
     done = {**fresh, "acks": 3, "last_slot": 1, "subflows": [{**subs[0], "incr_segments": incr}, subs[1]]}
     (row,) = _snapshot_rows("tm_olia", [done], 0, "shared")
     assert row["incr_rel_error"] == pytest.approx(0.0, abs=1e-12) and row["setting"] == "shared"
+
+
+def test_threshold_verdict_sides():
+    from tcpmodels.experiments.kernel_coupled_cc import threshold_verdict
+
+    assert threshold_verdict({"ci_low": 0.8, "ci_high": 1.4}, 1.5, below=True) == "supported"
+    assert threshold_verdict({"ci_low": 1.6, "ci_high": 2.4}, 1.5, below=True) == "contradicted"
+    assert threshold_verdict({"ci_low": 1.2, "ci_high": 1.8}, 1.5, below=True) == "undecided"
+    assert threshold_verdict({"ci_low": 1.6, "ci_high": 2.4}, 1.5, below=False) == "supported"
+    assert threshold_verdict({"ci_low": 0.8, "ci_high": 1.4}, 1.5, below=False) == "contradicted"
+
+
+def test_goal_verdicts_from_rows():
+    """Coupled about one TCP flow, uncoupled about two, coupled shares above the uncoupled ones of the
+    same repetition; a repeated map snapshot (same token and ACK count) counts once."""
+    from tcpmodels.experiments.kernel_coupled_cc import goal_verdicts
+
+    rows = []
+    for rep, f in enumerate([0.95, 1.05, 1.0, 0.9, 1.1]):
+        for v, ratio, share in (("tm_lia", 1.0, 0.9), ("tm_olia", 0.7, 0.92), ("reno", 2.0, 0.78)):
+            rows.append({"experiment": "shared", "variant": v, "rep": rep, "rate_bps": 1e7 * ratio * f,
+                         "tcp_rate_bps": 1e7})
+            rows.append({"experiment": "disjoint", "variant": v, "rep": rep, "share_less_lossy": share * (0.99 + 0.005 * rep)})
+    rows += [{"experiment": "alpha", "token": 7, "acks": 3, "alpha_rel_error": 1e-5}] * 3
+    rows += [{"experiment": "olia_incr", "token": 8, "acks": 5, "incr_rel_error_of_terms": 0.15},
+             {"experiment": "olia_incr", "token": 8, "acks": 5, "incr_rel_error_of_terms": 0.15},
+             {"experiment": "olia_incr", "token": 8, "acks": 9, "incr_rel_error_of_terms": 1e-6}]
+    out = goal_verdicts(pd.DataFrame(rows))
+    assert out["goal_a_tm_lia"]["verdict"] == "supported" and out["goal_a_tm_olia"]["verdict"] == "supported"
+    assert out["goal_a_reno"]["verdict"] == "supported" and out["goal_a_reno"]["claim"] == "above"
+    assert out["goal_1_tm_olia"]["verdict"] == "contradicted" and out["goal_1_reno"]["verdict"] == "supported"
+    assert out["goal_1_tm_lia"]["verdict"] == "undecided"
+    assert out["goal_b_tm_lia"]["verdict"] == "supported"
+    assert out["goal_b_tm_lia"]["ratio"] == pytest.approx(0.9 / 0.78, rel=1e-6)
+    assert out["goal_c_alpha_tm_lia"] == pytest.approx({"max": 1e-5, "median": 1e-5, "n_snapshots": 3, "n_distinct": 1,
+                                                        "within": 1.0, "tolerance": 0.02, "verdict": "met"})
+    c = out["goal_c_incr_tm_olia"]
+    assert c["n_distinct"] == 2 and c["within"] == 0.5 and c["verdict"] == "not met"
+
+
+def test_build_from_records_joins_invocations(tmp_path):
+    """Rows of two invocations (one gzipped) make one dataset; a dirty invocation marks it dirty."""
+    import gzip
+
+    from tcpmodels.experiments.kernel_coupled_cc import build_from_records
+
+    def lines(commit, dirty, rows, end=True):
+        out = [{"kind": "provenance", "commit": commit, "git_dirty": dirty, "kernel": "k", "tools": {}}]
+        out += [{"kind": "row", "row": r} for r in rows]
+        out += [{"kind": "cwnd", "rows": [{"variant": "tm_lia", "t_s": 0.1, "cwnd_segments": 10}]}]
+        if end:
+            out.append({"kind": "end", "wall_time_s": 100.0, "load_average_end": [1, 1, 1]})
+        return "".join(json.dumps(x) + "\n" for x in out)
+
+    reno = [{"experiment": "reno", "variant": v, "rep": rep, "rate_bps": 1e7 * (1 + 0.01 * rep), "retransmits": 50}
+            for rep in range(3) for v in ("reno", "tm_reno")]
+    (tmp_path / "a.jsonl").write_text(lines("abc", False, reno[:4]))
+    with gzip.open(tmp_path / "b.jsonl.gz", "wt") as f:
+        f.write(lines("abc", False, reno[4:], end=False))
+    rows, cwnd, prov = build_from_records([tmp_path / "a.jsonl", tmp_path / "b.jsonl.gz"])
+    assert len(rows) == 6 and len(cwnd) == 2 and prov["commit"] == "abc" and prov["git_dirty"] is False
+    assert prov["wall_time_s"] == 100.0 and len(prov["invocations"]) == 2
+    assert prov["summary"]["reno_rate_bps_ratio"]["n_pairs"] == 3
+    (tmp_path / "c.jsonl").write_text(lines("def", True, reno[:1]))
+    _, _, prov = build_from_records([tmp_path / "a.jsonl", tmp_path / "c.jsonl"])
+    assert prov["git_dirty"] is True and prov["commit"] == ["abc", "def"]
+
+
+def test_lia_model_table_closed_forms():
+    """Fluid model: LIA on two equal paths takes one TCP flow's rate, uncoupled subflows two; on
+    disjoint paths LIA's windows go as 1/p (share 1/p1 / (1/p1 + 1/p2)), TCP's as 1/sqrt(p)."""
+    from tcpmodels.experiments.kernel_coupled_cc import lia_model_table
+
+    t = lia_model_table(rtt_s=0.05, shared_loss=0.01, disjoint_losses=(0.001, 0.004))
+    assert t.loc["model_lia", "ratio_mptcp_tcp"] == pytest.approx(1.0, rel=1e-6)
+    assert t.loc["model_uncoupled", "ratio_mptcp_tcp"] == pytest.approx(2.0, rel=1e-12)
+    assert t.loc["model_lia", "share_less_lossy"] == pytest.approx(1000 / 1250, rel=1e-6)
+    assert t.loc["model_uncoupled", "share_less_lossy"] == pytest.approx(2 / 3, rel=1e-9)
+
+
+def test_lock_batches_hold_across_units_then_let_go(tmp_path):
+    import fcntl
+
+    from tcpmodels.experiments.kernel_coupled_cc import _LockBatches
+
+    path = tmp_path / "host.lock"
+
+    def held():   # another open file description cannot take it while held
+        with open(path, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+            return False
+
+    long = _LockBatches(3600.0, path=path)
+    with long.unit("a"):
+        assert held()
+    assert held()                       # kept for the next unit
+    with long.unit("b"):
+        pass
+    long.release()
+    assert not held()
+    short = _LockBatches(0.0, path=path)
+    with short.unit("a"):
+        assert held()
+    assert not held()                   # batch over after one unit
+    with pytest.raises(RuntimeError):
+        with long.unit("c"):
+            raise RuntimeError("a run failed")
+    assert not held()
+
+
+def test_records_from_dataset_round_trip(tmp_path):
+    """Rows kept from an earlier dataset come back unchanged through build_from_records, with its provenance."""
+    from tcpmodels.experiments.kernel_coupled_cc import build_from_records, records_from_dataset
+
+    rows = pd.DataFrame([{"experiment": "reno", "variant": v, "rep": rep, "rate_bps": 1e7 + rep, "retransmits": 9.0,
+                          "k_epochs": None}
+                         for rep in range(2) for v in ("reno", "tm_reno")]
+                        + [{"experiment": "shared", "variant": "tm_lia", "rep": 0, "rate_bps": 1.0, "retransmits": np.nan}])
+    rows.to_parquet(tmp_path / "old.parquet", index=False)
+    (tmp_path / "old.json").write_text(json.dumps({"commit": "abc", "git_dirty": False, "summary": {"x": 1}}))
+    lines = records_from_dataset(tmp_path / "old", ["reno"])
+    assert lines[0]["kind"] == "provenance" and lines[0]["commit"] == "abc" and "summary" not in lines[0]
+    (tmp_path / "kept.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    got, _, prov = build_from_records([tmp_path / "kept.jsonl"])
+    pd.testing.assert_frame_equal(got[["experiment", "variant", "rep", "rate_bps", "retransmits"]],
+                                  rows.iloc[:4][["experiment", "variant", "rep", "rate_bps", "retransmits"]])
+    assert prov["commit"] == "abc" and prov["git_dirty"] is False
+
+
+def test_build_from_records_ignores_an_invocation_without_rows(tmp_path):
+    from tcpmodels.experiments.kernel_coupled_cc import build_from_records
+
+    lines = [{"kind": "provenance", "commit": "old", "git_dirty": True},             # stopped before any run
+             {"kind": "provenance", "commit": "new", "git_dirty": False},
+             {"kind": "row", "row": {"experiment": "shared", "variant": "tm_lia", "rep": 0, "rate_bps": 2.0,
+                                     "tcp_rate_bps": 2.0, "ratio_mptcp_tcp": 1.0}}]
+    (tmp_path / "r.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    rows, _, prov = build_from_records([tmp_path / "r.jsonl"])
+    assert prov["commit"] == "new" and prov["git_dirty"] is False and len(prov["invocations"]) == 2
+    assert rows["commit"].tolist() == ["new"]
+
+
+def test_reps_to_exclude_matches_the_interval():
+    """The number returned is where an interval with the same mean and scatter first excludes the threshold."""
+    from tcpmodels.experiments.kernel_coupled_cc import reps_to_exclude, threshold_verdict
+
+    rng = np.random.default_rng(5)
+
+    def pairs(k, mean=np.log(1.2), sd=0.3):
+        z = rng.normal(0.0, 1.0, k)
+        return np.exp(mean + sd * (z - z.mean()) / z.std(ddof=1)), np.ones(k)
+
+    n = reps_to_exclude(*pairs(4), 1.5)
+    assert n is not None and n > 4
+    assert threshold_verdict(mean_ratio_ci(*pairs(n)), 1.5, below=True) == "supported"
+    assert threshold_verdict(mean_ratio_ci(*pairs(n - 1)), 1.5, below=True) == "undecided"
+    assert reps_to_exclude(*pairs(4, mean=np.log(1.5)), 1.5) is None
