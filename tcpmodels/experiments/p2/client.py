@@ -87,7 +87,8 @@ def parse_ss_subflows(text: str) -> list[dict]:
 
 
 class _SubflowWatch(threading.Thread):
-    """Polls ``ss`` in the calling namespace while a step runs: every TCP socket to the server port seen."""
+    """Polls ``ss`` in the calling namespace while a step runs: every established TCP socket to the server
+    port seen (a connection of an earlier step may still be open and appear too: count paths, not sockets)."""
 
     def __init__(self, port: int, interval_s: float = 0.2):
         super().__init__(daemon=True)
@@ -101,8 +102,8 @@ class _SubflowWatch(threading.Thread):
 
         while True:
             try:
-                proc = subprocess.run(["ss", "-tinH", "dport", "=", f":{self.port}"], capture_output=True, text=True,
-                                      timeout=5, check=False)
+                proc = subprocess.run(["ss", "-tinH", "state", "established", "dport", "=", f":{self.port}"],
+                                      capture_output=True, text=True, timeout=5, check=False)
                 for sock in parse_ss_subflows(proc.stdout):
                     if sock["cc"]:
                         self.seen[sock["local"]] = sock

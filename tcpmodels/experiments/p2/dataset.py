@@ -115,7 +115,8 @@ def samples_frame(records: list[dict]) -> pd.DataFrame:
     pandas.DataFrame
         Sorted by :data:`ROW_KEY` (``cc, data_size_bytes, rep, rtt1_ms, rtt2_ms``); also
         ``path_rate_bps`` [bit/s], ``subflow_cc`` (the congestion controls ``ss`` showed on the data
-        transfer's MPTCP subflows, comma-joined; None when none was seen), ``n_subflows_seen``, ``order``,
+        transfer's MPTCP subflows, comma-joined; None when none was seen), ``n_subflows_seen`` (local
+        addresses, i.e. paths, with an MPTCP subflow seen), ``order``,
         measured RTTs [ms], ``load_avg_1m``, ``wall_s`` [s], ``started_utc``, ``n_errors`` and the
         conditions of :func:`add_conditions`. Path probes are named ``<name>_path1`` / ``_path2``;
         failed transfers are NaN.
@@ -127,7 +128,7 @@ def samples_frame(records: list[dict]) -> pd.DataFrame:
                "data_size_bytes": r.get("data_size_bytes", SHIPPED_SETTING["data_size_bytes"]),
                "path_rate_bps": r.get("path_rate_bps", SHIPPED_SETTING["path_rate_bps"]),
                "subflow_cc": ",".join(sorted({f["cc"] for f in subflows if f.get("mptcp_subflow")})) or None,
-               "n_subflows_seen": sum(1 for f in subflows if f.get("mptcp_subflow")),
+               "n_subflows_seen": len({f["local"].rsplit(":", 1)[0] for f in subflows if f.get("mptcp_subflow")}),
                "rep": r["rep"], "rtt1_ms": r["rtt1_ms"], "rtt2_ms": r["rtt2_ms"], "order": r["order"],
                "rtt1_measured_ms": (r.get("rtt_measured_ms") or [None, None])[0],
                "rtt2_measured_ms": (r.get("rtt_measured_ms") or [None, None])[1],
