@@ -109,7 +109,8 @@ class P2Dataset:
         P2Dataset
             ``samples`` and ``fig4`` of ``cc`` (all rows where there is no ``cc`` column, as for the
             samples shipped before it); ``provenance``: the provenance part of ``cc`` (the one with most
-            samples if several data sizes were measured), with the whole file's ``host`` where the part
+            samples if several settings were measured; the samples of its data size and path rate), with
+            the whole file's ``host`` where the part
             has none. A provenance without ``parts`` is returned as it is.
 
         Raises
@@ -130,6 +131,9 @@ class P2Dataset:
             prov = {"host": prov.get("host", {}), **part}
             if "data_size_bytes" in samples.columns:
                 samples = samples[samples["data_size_bytes"] == part["data_size_bytes"]]
+            rate = part.get("config", {}).get("rate_bps")
+            if rate is not None and "path_rate_bps" in samples.columns:
+                samples = samples[samples["path_rate_bps"] == rate]
         return P2Dataset(samples=samples.reset_index(drop=True), fig4=fig4.reset_index(drop=True), provenance=prov)
 
 
