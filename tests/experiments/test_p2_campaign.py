@@ -269,3 +269,16 @@ def test_tiny_sample_with_tm_lia_runs_every_subflow_under_it(testbed_available, 
     assert all(t["cc_effective"] == "tm_lia" for t in r["transfers"] if t["error"] is None)
     row = p2.samples_frame([r]).iloc[0]
     assert row["subflow_cc"] == "tm_lia" and row["n_subflows_seen"] == 2
+
+
+def test_samples_at_two_path_rates_are_two_samples(tmp_path):
+    slow = replace(p2.DEFAULT_CONFIG, cc="tm_lia", data_size_bytes=8 * 2**20, rate_bps=10e6)
+    fast = replace(slow, rate_bps=20e6)
+    records = tmp_path / "r.jsonl"
+    rec = JsonlRecords(records, p2.SAMPLE_KEY)
+    rec.append(_fake_record(0, 180.0, 180.0, config=slow))
+    assert len(rec.pending(p2.sample_plan(fast))) == 512  # a pilot at 20 Mbit/s does not stand for 10 Mbit/s
+    assert len(rec.pending(p2.sample_plan(slow))) == 511
+    rec.append(_fake_record(0, 180.0, 180.0, config=fast))
+    prov = p2.build_dataset(records, None, tmp_path / "out")
+    assert prov["n_samples"] == 2 and sorted(p["config"]["rate_bps"] for p in prov["parts"]) == [10e6, 20e6]

@@ -48,8 +48,8 @@ data size / the larger path's BDP (>= 10), MPTCP data throughput / the path
 rate (> 1) and the share of the 64 KB probe's bytes on subflow 2 (< 5 %).
 
 Records go to a JSONL file, one line per sample, keyed by :data:`SAMPLE_KEY`
-(cc, data size, repetition, RTT pair); ``run`` resumes where a file stops. ``sweep`` measures Fig. 4 (subflow-1 share versus transfer size for RTT
-pairs (150, 150), (150, 120), (120, 150) ms) and can keep captures.
+(cc, data size, path rate, repetition, RTT pair); ``run`` resumes where a
+file stops. ``sweep`` measures Fig. 4 (subflow-1 share versus transfer size for RTT pairs (150, 150), (150, 120), (120, 150) ms) and can keep captures.
 ``dataset`` turns the JSONL files into Parquet tables plus a provenance JSON.
 
 Command line (root)::

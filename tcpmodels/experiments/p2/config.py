@@ -29,7 +29,7 @@ FIG4_RTT_PAIRS_MS = ((150, 150), (150, 120), (120, 150))
 #: :mod:`tcpmodels.testbed.kernel_cc`)
 SUBFLOW_CCS = ("cubic", "tm_lia", "tm_olia")
 #: fields that identify a sample in the records (a rerun skips keys already on file)
-SAMPLE_KEY = ("campaign", "cc", "data_size_bytes", "rep", "rtt1_ms", "rtt2_ms")
+SAMPLE_KEY = ("campaign", "cc", "data_size_bytes", "path_rate_bps", "rep", "rtt1_ms", "rtt2_ms")
 #: fields of every sample record (JSONL line of ``run``)
 SAMPLE_FIELDS = ("campaign", "schema", "cc", "data_size_bytes", "path_rate_bps", "rep", "rtt1_ms", "rtt2_ms",
                  "order", "rtt_measured_ms", "load_avg", "lock_wait_s", "wall_s", "started_utc", "run_id",

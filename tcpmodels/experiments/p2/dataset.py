@@ -16,7 +16,7 @@ __all__ = ["samples_frame", "sweep_frame", "build_dataset", "add_conditions", "c
 #: provenance config hash 966907e879d18b40): uncoupled CUBIC subflows, 4 MiB data, 20 Mbit/s paths
 SHIPPED_SETTING = {"cc": "cubic", "data_size_bytes": 4 * 1024 * 1024, "path_rate_bps": 20e6}
 #: columns that identify a row of ``p2_samples.parquet``
-ROW_KEY = ("cc", "data_size_bytes", "rep", "rtt1_ms", "rtt2_ms")
+ROW_KEY = ("cc", "data_size_bytes", "path_rate_bps", "rep", "rtt1_ms", "rtt2_ms")
 
 
 def add_conditions(df: pd.DataFrame) -> pd.DataFrame:
@@ -113,8 +113,8 @@ def samples_frame(records: list[dict]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Sorted by :data:`ROW_KEY` (``cc, data_size_bytes, rep, rtt1_ms, rtt2_ms``); also
-        ``path_rate_bps`` [bit/s], ``subflow_cc`` (the congestion controls ``ss`` showed on the data
+        Sorted by :data:`ROW_KEY` (``cc, data_size_bytes, path_rate_bps`` [bit/s], ``rep, rtt1_ms,
+        rtt2_ms``); also ``subflow_cc`` (the congestion controls ``ss`` showed on the data
         transfer's MPTCP subflows, comma-joined; None when none was seen), ``n_subflows_seen`` (local
         addresses, i.e. paths, with an MPTCP subflow seen), ``order``,
         measured RTTs [ms], ``load_avg_1m``, ``wall_s`` [s], ``started_utc``, ``n_errors`` and the
@@ -222,7 +222,9 @@ def _kept_parts(old_prov: dict, old: pd.DataFrame) -> list[dict]:
                   "data_size_bytes": cfg.get("data_size_bytes", SHIPPED_SETTING["data_size_bytes"])}]
     kept = []
     for part in parts or []:
-        rows = old[(old["cc"] == part["cc"]) & (old["data_size_bytes"] == part["data_size_bytes"])]
+        rate = part.get("config", {}).get("rate_bps", SHIPPED_SETTING["path_rate_bps"])
+        rows = old[(old["cc"] == part["cc"]) & (old["data_size_bytes"] == part["data_size_bytes"])
+                   & (old["path_rate_bps"] == rate)]
         if len(rows):
             kept.append({**part, "kept_from_earlier_dataset": True, "n_samples_kept": int(len(rows)),
                          "conditions": conditions_summary(rows)})
@@ -305,7 +307,8 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
     parts = []
     for recs_g in groups.values():
         cfg = config_of(recs_g[0])
-        rows = new[(new["cc"] == cfg.cc) & (new["data_size_bytes"] == cfg.data_size_bytes)]
+        rows = new[(new["cc"] == cfg.cc) & (new["data_size_bytes"] == cfg.data_size_bytes)
+                   & (new["path_rate_bps"] == cfg.rate_bps)]
         sw = [r for r in sweep_recs if r.get("cc", SHIPPED_SETTING["cc"]) == cfg.cc]
         parts.append(_part(recs_g, sw, rows, cfg, records_path, sweep_path, git, host, tools))
 

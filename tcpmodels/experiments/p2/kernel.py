@@ -266,7 +266,7 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
     Parameters
     ----------
     records_path : str or Path
-        JSONL file of sample records; samples already on file (same :data:`SAMPLE_KEY`: cc, data size,
+        JSONL file of sample records; samples already on file (same :data:`SAMPLE_KEY`: cc, data size, path rate,
         rep and RTT pair) are skipped.
     config : P2Config
         The campaign's setting.

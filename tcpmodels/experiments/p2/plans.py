@@ -23,7 +23,7 @@ def sample_plan(config: P2Config) -> list[dict]:
     -------
     list of dict
         One per sample: ``campaign`` (``"p2"``), ``cc`` (the subflows' congestion control),
-        ``data_size_bytes`` [bytes], ``rep``, ``rtt1_ms``, ``rtt2_ms`` [ms], ``order``; the order
+        ``data_size_bytes`` [bytes], ``path_rate_bps`` [bit/s], ``rep``, ``rtt1_ms``, ``rtt2_ms`` [ms], ``order``; the order
         depends on ``seed``, ``rtts_ms`` and ``reps`` only (every ``cc`` and data size runs the same order).
     """
     import numpy as np
@@ -35,7 +35,7 @@ def sample_plan(config: P2Config) -> list[dict]:
         for i in rng.permutation(len(pairs)):
             r1, r2 = pairs[int(i)]
             plan.append({"campaign": "p2", "cc": config.cc, "data_size_bytes": int(config.data_size_bytes),
-                         "rep": rep, "rtt1_ms": float(r1), "rtt2_ms": float(r2), "order": len(plan)})
+                         "path_rate_bps": float(config.rate_bps), "rep": rep, "rtt1_ms": float(r1), "rtt2_ms": float(r2), "order": len(plan)})
     return plan
 
 
