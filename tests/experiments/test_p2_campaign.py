@@ -53,6 +53,7 @@ def test_scaling_keeps_data_well_above_the_bdp():
     (dict(rate_bps=0.0), r"rate_bps \[bit/s\]"),
     (dict(rtts_ms=()), r"rtts_ms \[ms\]"),
     (dict(reps=0), "reps"),
+    (dict(cc="reno"), "cc must be one of"),
 ])
 def test_config_rejects_bad_values_by_name(change, match):
     with pytest.raises(ValueError, match=match):
@@ -74,19 +75,28 @@ def test_jsonl_records_skip_done_keys_and_survive_a_torn_last_line(tmp_path):
         rec.append({"campaign": "p2", "rep": 0, "rtt1_ms": 1.0})
 
 
-def _fake_record(rep, r1, r2, rate_scale=1.0):
+def _fake_record(rep, r1, r2, rate_scale=1.0, config=p2.DEFAULT_CONFIG, mptcp_bps=None, probe_p1=None):
     transfers = []
-    for step in p2.client_steps(p2.DEFAULT_CONFIG):
+    for step in p2.client_steps(config):
         for f in step["flows"]:
+            rate = mptcp_bps if (mptcp_bps and step["kind"] == "mptcp_data") else 1e6 * rate_scale
+            p1 = probe_p1 if (probe_p1 is not None and step["name"] == "mptcp_probe_64KB") else 100
             transfers.append({"name": step["name"], "kind": step["kind"], "label": step["label"],
                               "size_bytes": f["size_bytes"], "path": f["path"], "mptcp": f["mptcp"],
-                              "rate_bps": 1e6 * rate_scale, "completion_s": 1.0, "connect_s": 0.15,
-                              "bytes": f["size_bytes"], "tx_bytes_p0": 900, "tx_bytes_p1": 100,
-                              "out_segs": 1000, "retrans_segs": 5, "error": None})
-    return {"campaign": "p2", "schema": 1, "rep": rep, "rtt1_ms": r1, "rtt2_ms": r2, "order": 0,
+                              "rate_bps": rate, "completion_s": 1.0, "connect_s": 0.15,
+                              "bytes": f["size_bytes"], "tx_bytes_p0": 900, "tx_bytes_p1": p1,
+                              "out_segs": 1000, "retrans_segs": 5, "cc_effective": config.cc,
+                              "subflow_cc": ([{"local": "10.0.1.1:1", "peer": "10.0.1.2:5201", "cc": config.cc,
+                                               "mptcp_subflow": True},
+                                              {"local": "10.0.2.1:2", "peer": "10.0.2.2:5201", "cc": config.cc,
+                                               "mptcp_subflow": True}]
+                                             if step.get("watch_subflows") else None),
+                              "error": None})
+    return {"campaign": "p2", "schema": 2, "cc": config.cc, "data_size_bytes": config.data_size_bytes,
+            "path_rate_bps": config.rate_bps, "rep": rep, "rtt1_ms": r1, "rtt2_ms": r2, "order": 0,
             "rtt_measured_ms": [r1, r2], "load_avg": [1.0, 1.0, 1.0], "lock_wait_s": 0.0, "wall_s": 10.0,
-            "started_utc": "2026-01-01T00:00:00+00:00", "run_id": "abcdef", "config_hash": "x",
-            "transfers": transfers}
+            "started_utc": "2026-01-01T00:00:00+00:00", "run_id": "abcdef", "config_hash": config.hash(),
+            "config": config.to_dict(), "transfers": transfers}
 
 
 def test_samples_frame_columns_units_and_shares():
@@ -102,17 +112,101 @@ def test_samples_frame_columns_units_and_shares():
 
 def test_dataset_writes_parquet_and_provenance(tmp_path):
     records = tmp_path / "s.jsonl"
-    rec = JsonlRecords(records, ("campaign", "rep", "rtt1_ms", "rtt2_ms"))
+    rec = JsonlRecords(records, p2.SAMPLE_KEY)
     for r in (_fake_record(0, 120.0, 124.0), _fake_record(0, 124.0, 120.0)):
         rec.append(r)
     prov = p2.build_dataset(records, None, tmp_path / "out")
     assert (tmp_path / "out" / "p2_samples.parquet").exists()
     stored = json.loads((tmp_path / "out" / "p2_provenance.json").read_text())
-    assert stored["n_samples"] == 2 == prov["n_samples"] and stored["n_planned"] == 512
-    assert stored["scaling"]["data_size_bytes"] == p2.DEFAULT_CONFIG.data_size_bytes
-    assert "connect() returned" in stored["throughput_definition"]
+    assert stored["n_samples"] == 2 == prov["n_samples"] and len(stored["parts"]) == 1
+    part = stored["parts"][0]
+    assert part["n_planned"] == 512 and part["cc"] == "cubic"
+    assert part["scaling"]["data_size_bytes"] == p2.DEFAULT_CONFIG.data_size_bytes
+    assert "connect() returned" in part["throughput_definition"]
+    assert part["conditions"]["n_samples"] == 2 and part["subflow_cc_seen"] == ["cubic"]
     with pytest.raises(ValueError, match="no sample records"):
         p2.build_dataset(tmp_path / "none.jsonl", None, tmp_path / "out2")
+
+
+def test_samples_are_keyed_by_cc_and_data_size():
+    lia = replace(p2.DEFAULT_CONFIG, cc="tm_lia", data_size_bytes=8 * 2**20)
+    a, b = p2.sample_plan(p2.DEFAULT_CONFIG), p2.sample_plan(lia)
+    assert set(p2.SAMPLE_KEY) <= set(a[0]) and b[0]["cc"] == "tm_lia" and b[0]["data_size_bytes"] == 8 * 2**20
+    assert [(s["rtt1_ms"], s["rtt2_ms"]) for s in a] == [(s["rtt1_ms"], s["rtt2_ms"]) for s in b]  # same order
+    assert {f["cc"] for s in p2.client_steps(lia) for f in s["flows"]} == {"tm_lia"}
+    assert [s["name"] for s in p2.client_steps(lia) if s.get("watch_subflows")] == ["mptcp_data"]
+
+
+def test_command_line_sets_cc_data_size_rate_and_grid():
+    from tcpmodels.experiments.p2.__main__ import _setting, _setting_options
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    _setting_options(ap)
+    cfg = _setting(p2.DEFAULT_CONFIG, ap.parse_args(["--cc", "tm_olia", "--data-size-bytes", "1000",
+                                                     "--rate-bps", "3e7", "--rtts-ms", "120", "180"]))
+    assert (cfg.cc, cfg.data_size_bytes, cfg.rate_bps, cfg.rtts_ms) == ("tm_olia", 1000, 3e7, (120.0, 180.0))
+    assert len(p2.sample_plan(replace(cfg, reps=2))) == 8  # the pilot at the extreme pairs
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--cc", "bbr"])
+
+
+def test_conditions_are_computed_from_the_measured_values():
+    cfg = replace(p2.DEFAULT_CONFIG, data_size_bytes=8 * 2**20, rate_bps=20e6)
+    # MPTCP data at 30 Mbit/s over 20 Mbit/s paths; 64 KB probe: 100 of 1000 bytes on path 2
+    df = p2.samples_frame([_fake_record(0, 150.0, 180.0, config=cfg, mptcp_bps=30e6),
+                           _fake_record(0, 120.0, 120.0, config=cfg, mptcp_bps=15e6, probe_p1=10)])
+    hi = df.set_index("rtt2_ms").loc[180.0]
+    assert hi["data_over_bdp"] == pytest.approx(8 * 2**20 / (20e6 / 8 * 0.180))  # the larger RTT's BDP
+    assert hi["mptcp_over_path_rate"] == pytest.approx(1.5) and hi["mptcp_over_tcp_data"] == pytest.approx(30)
+    assert hi["probe64_share2"] == pytest.approx(0.1) and not hi["conditions_hold"]  # probe leaks 10 %
+    lo = df.set_index("rtt2_ms").loc[120.0]
+    assert lo["probe64_share2"] == pytest.approx(10 / 910) and not lo["conditions_hold"]  # MPTCP below a path
+    assert hi["subflow_cc"] == "cubic" and hi["n_subflows_seen"] == 2
+    summary = p2.conditions_summary(df)
+    assert summary["mptcp_over_path_rate"]["n_met"] == 1 and summary["probe64_share2"]["n_met"] == 1
+    assert summary["data_over_bdp"]["n_met"] == 2 and summary["n_all_met"] == 0
+
+
+def test_dataset_keeps_the_shipped_rows_and_adds_a_cc_column(tmp_path):
+    out = tmp_path / "out"
+    old_records = tmp_path / "old.jsonl"
+    rec = JsonlRecords(old_records, p2.SAMPLE_KEY)
+    for r in (_fake_record(0, 120.0, 124.0), _fake_record(0, 124.0, 120.0)):
+        rec.append(r)
+    p2.build_dataset(old_records, None, out)
+    # an old-style dataset: no cc / data size / rate columns, a provenance without parts
+    old = __import__("pandas").read_parquet(out / "p2_samples.parquet")
+    old.drop(columns=["cc", "data_size_bytes", "path_rate_bps"]).to_parquet(out / "p2_samples.parquet")
+    prov = json.loads((out / "p2_provenance.json").read_text())
+    (out / "p2_provenance.json").write_text(json.dumps({**prov["parts"][0], "note": "shipped"}))
+    lia = replace(p2.DEFAULT_CONFIG, cc="tm_lia", data_size_bytes=8 * 2**20)
+    new_records = tmp_path / "lia.jsonl"
+    rec = JsonlRecords(new_records, p2.SAMPLE_KEY)
+    for r in (_fake_record(0, 120.0, 124.0, config=lia), _fake_record(1, 120.0, 124.0, config=lia)):
+        rec.append(r)
+    prov = p2.build_dataset(new_records, None, out)
+    df = __import__("pandas").read_parquet(out / "p2_samples.parquet")
+    assert prov["n_samples_by_cc"] == {"cubic": 2, "tm_lia": 2} and len(df) == 4
+    assert set(df.loc[df["cc"] == "cubic", "data_size_bytes"]) == {4 * 2**20}
+    assert [(p["cc"], p["kept_from_earlier_dataset"]) for p in prov["parts"]] == [("cubic", True), ("tm_lia", False)]
+    # rebuilding from the same records replaces the tm_lia rows, never duplicates them
+    prov = p2.build_dataset(new_records, None, out)
+    assert prov["n_samples_by_cc"] == {"cubic": 2, "tm_lia": 2}
+    assert [p["cc"] for p in prov["parts"]] == ["cubic", "tm_lia"]
+
+
+def test_ss_output_gives_each_subflows_congestion_control():
+    from tcpmodels.experiments.p2.client import parse_ss_subflows
+
+    text = ("ESTAB 0 0 10.0.1.1:40000 10.0.1.2:5201\n"
+            "\t tm_lia wscale:7,7 rto:364 rtt:150.1/0.1 tcp-ulp-mptcp flags:Mec token:0000(id:0)/1(id:0)\n"
+            "ESTAB 0 0 10.0.2.1:40001 10.0.2.2:5201\n"
+            "\t tm_lia wscale:7,7 rto:400 tcp-ulp-mptcp flags:Jjecv token:0000(id:2)/1(id:2)\n"
+            "ESTAB 0 0 10.0.1.1:40002 10.0.1.2:5201\n\t cubic wscale:7,7 rto:204\n")
+    socks = parse_ss_subflows(text)
+    assert [(s["local"], s["cc"], s["mptcp_subflow"]) for s in socks] == [
+        ("10.0.1.1:40000", "tm_lia", True), ("10.0.2.1:40001", "tm_lia", True), ("10.0.1.1:40002", "cubic", False)]
 
 
 # ------------------------------------------------------------------ real kernel
@@ -150,3 +244,41 @@ def test_tiny_campaign_records_documented_fields_and_resume_skips_done(testbed_a
         assert small["tx_bytes_p0"] / (small["tx_bytes_p0"] + small["tx_bytes_p1"]) > 0.9
         assert data["tx_bytes_p1"] > 0.05 * data["size_bytes"]  # ... while the data transfer uses both paths
         assert r["load_avg"] and r["wall_s"] > 0
+        assert r["cc"] == "cubic" and data["cc_effective"] == "cubic"
+
+
+@pytest.mark.testbed
+def test_tiny_sample_with_tm_lia_runs_every_subflow_under_it(testbed_available, tmp_path):
+    from tcpmodels.testbed import kernel_cc
+
+    problem = kernel_cc.unavailable_reason()
+    if problem:
+        pytest.skip(f"BPF congestion controls unavailable: {problem}")
+    lia = replace(TINY, cc="tm_lia", data_size_bytes=1024 * KB)
+    records = tmp_path / "lia.jsonl"
+    plan = p2.sample_plan(replace(lia, rtts_ms=(40.0,)))
+    assert p2.run_campaign(records, lia, plan=plan, progress=False) == 1
+    (r,) = [json.loads(x) for x in records.read_text().splitlines()]
+    assert r["cc"] == "tm_lia" and r["config"]["cc"] == "tm_lia"
+    data = next(t for t in r["transfers"] if t["kind"] == "mptcp_data")
+    assert data["error"] is None and data["cc_effective"] == "tm_lia"
+    subflows = [s for s in data["subflow_cc"] if s["mptcp_subflow"]]
+    # both subflows (one per path) were seen, and each ran tm_lia
+    assert {s["local"].rsplit(":", 1)[0] for s in subflows} == {"10.0.1.1", "10.0.2.1"}, data["subflow_cc"]
+    assert {s["cc"] for s in subflows} == {"tm_lia"}
+    assert all(t["cc_effective"] == "tm_lia" for t in r["transfers"] if t["error"] is None)
+    row = p2.samples_frame([r]).iloc[0]
+    assert row["subflow_cc"] == "tm_lia" and row["n_subflows_seen"] == 2
+
+
+def test_samples_at_two_path_rates_are_two_samples(tmp_path):
+    slow = replace(p2.DEFAULT_CONFIG, cc="tm_lia", data_size_bytes=8 * 2**20, rate_bps=10e6)
+    fast = replace(slow, rate_bps=20e6)
+    records = tmp_path / "r.jsonl"
+    rec = JsonlRecords(records, p2.SAMPLE_KEY)
+    rec.append(_fake_record(0, 180.0, 180.0, config=slow))
+    assert len(rec.pending(p2.sample_plan(fast))) == 512  # a pilot at 20 Mbit/s does not stand for 10 Mbit/s
+    assert len(rec.pending(p2.sample_plan(slow))) == 511
+    rec.append(_fake_record(0, 180.0, 180.0, config=fast))
+    prov = p2.build_dataset(records, None, tmp_path / "out")
+    assert prov["n_samples"] == 2 and sorted(p["config"]["rate_bps"] for p in prov["parts"]) == [10e6, 20e6]

@@ -190,3 +190,37 @@ def test_claims_spearman_is_scipys_bit_for_bit():
             warnings.simplefilter("ignore")
             ref, ours = spearmanr(x, y)[0], c._spearman(x, y)
         assert ours == ref or (np.isnan(ref) and np.isnan(ours)), (k, ours, ref)
+
+
+def test_for_cc_picks_one_congestion_controls_samples_and_provenance_part():
+    a, b = synthetic(), synthetic(seed=1)
+    sa = a.samples.assign(cc="cubic", data_size_bytes=4 << 20, path_rate_bps=20e6)
+    sb = b.samples.assign(cc="tm_lia", data_size_bytes=8 << 20, path_rate_bps=10e6)
+    parts = [{"cc": "cubic", "data_size_bytes": 4 << 20, "n_samples": len(sa), "config": {"rate_bps": 20e6}},
+             {"cc": "tm_lia", "data_size_bytes": 8 << 20, "n_samples": len(sb), "config": {"rate_bps": 10e6}}]
+    both = p2.P2Dataset(samples=pd.concat([sa, sb], ignore_index=True),
+                        fig4=pd.concat([a.fig4.assign(cc="cubic"), b.fig4.assign(cc="tm_lia")], ignore_index=True),
+                        provenance={"parts": parts, "host": {"kernel": "k"}})
+    assert both.ccs == ["cubic", "tm_lia"]
+    lia = both.for_cc("tm_lia")
+    assert set(lia.samples["cc"]) == {"tm_lia"} and len(lia.samples) == len(sb) and set(lia.fig4["cc"]) == {"tm_lia"}
+    assert lia.provenance["config"]["rate_bps"] == 10e6 and lia.provenance["host"] == {"kernel": "k"}
+    assert lia.samples["mptcp_data_Bps"].tolist() == sb["mptcp_data_Bps"].tolist()
+    assert synthetic().ccs == ["cubic"]  # no cc column: the samples shipped before it
+    with pytest.raises(ValueError, match="tm_olia"):
+        both.for_cc("tm_olia")
+
+
+def test_conditions_table_counts_the_samples_meeting_each_condition():
+    s = synthetic().samples.iloc[:4].assign(cc="tm_lia", data_size_bytes=8 << 20, path_rate_bps=10e6,
+                                            data_over_bdp=[20.0, 20.0, 9.0, 20.0],
+                                            mptcp_over_path_rate=[1.2, 0.9, 1.3, 1.1],
+                                            mptcp_over_tcp_data=1.5, probe64_share2=[0.01, 0.01, 0.01, 0.2],
+                                            conditions_hold=[True, False, False, False], subflow_cc="tm_lia")
+    limits = {"data_over_bdp_min": 10.0, "mptcp_over_path_rate_min": 1.0, "probe_share2_max": 0.05}
+    t = p2.conditions_table(p2.P2Dataset(samples=s, provenance={"condition_limits": limits})).iloc[0]
+    assert t["n"] == 4 and t["share_all_ok"] == 0.25 and t["share_data_over_bdp_ok"] == 0.75
+    assert t["share_mptcp_over_path_rate_ok"] == 0.75 and t["share_probe64_share2_ok"] == 0.75
+    assert t["subflow_cc_seen"] == "tm_lia" and t["data_size_MiB"] == 8
+    with pytest.raises(ValueError, match="no regime conditions"):
+        p2.conditions_table(synthetic())

@@ -1,8 +1,12 @@
 """Campaign of paper P2 (Hamazaki, Abe, Kato): probe and data throughput of MPTCP over two paths.
 
 What one *sample* measures (one RTT pair, one repetition), in the paper's
-direction client -> server (uploads), all with CUBIC and the kernel's own
-MPTCP (v1, default packet scheduler, no coupled congestion control):
+direction client -> server (uploads), with the kernel's own MPTCP (v1, default
+packet scheduler) and one congestion control on every socket (``--cc``):
+``cubic``, uncoupled per subflow (the 256 samples shipped first), or the BPF
+coupled ``tm_lia`` / ``tm_olia`` (:mod:`tcpmodels.testbed.kernel_cc`, registered
+for the campaign; ``ss`` in the client's namespace records which congestion
+control each subflow of the data transfer ran):
 
 1. ``path_probe``: per-path single-path TCP probes, the two paths at once (the
    paths are disjoint), of 64, 128 and 256 KB per path -- totals 128/256/512 KB
@@ -39,14 +43,19 @@ geometrically from 768 KB to half the data size (128 MB is half of 256 MB).
 How long a sample took on the machine that made the shipped data is in
 ``p2_provenance.json`` (``run_notes``, and ``sample_wall_s``).
 
-Records go to a JSONL file, one line per sample; ``run`` resumes where a file
-stops. ``sweep`` measures Fig. 4 (subflow-1 share versus transfer size for RTT
-pairs (150, 150), (150, 120), (120, 150) ms) and can keep captures.
+Each sample also states the regime issue 17 asks for (:func:`add_conditions`):
+data size / the larger path's BDP (>= 10), MPTCP data throughput / the path
+rate (> 1) and the share of the 64 KB probe's bytes on subflow 2 (< 5 %).
+
+Records go to a JSONL file, one line per sample, keyed by :data:`SAMPLE_KEY`
+(cc, data size, path rate, repetition, RTT pair); ``run`` resumes where a
+file stops. ``sweep`` measures Fig. 4 (subflow-1 share versus transfer size for RTT pairs (150, 150), (150, 120), (120, 150) ms) and can keep captures.
 ``dataset`` turns the JSONL files into Parquet tables plus a provenance JSON.
 
 Command line (root)::
 
     python -m tcpmodels.experiments.p2 run --records runs/p2/samples.jsonl
+    python -m tcpmodels.experiments.p2 run --cc tm_lia --data-size-bytes 8388608 --rtts-ms 120 180 --records runs/p2/pilot.jsonl
     python -m tcpmodels.experiments.p2 sweep --records runs/p2/fig4.jsonl --captures data/captures
     python -m tcpmodels.experiments.p2 dataset --records runs/p2/samples.jsonl --sweep runs/p2/fig4.jsonl --out data/datasets
 
@@ -59,19 +68,23 @@ References
 from tcpmodels.experiments.p2.config import (
     DEFAULT_CONFIG,
     FIG4_RTT_PAIRS_MS,
+    CONDITION_LIMITS,
     PAPER_PROBE_LABELS,
     SAMPLE_FIELDS,
+    SAMPLE_KEY,
+    SUBFLOW_CCS,
     SCHEMA,
     TRANSFER_FIELDS,
     P2Config,
 )
-from tcpmodels.experiments.p2.dataset import build_dataset, samples_frame, sweep_frame
+from tcpmodels.experiments.p2.dataset import add_conditions, build_dataset, conditions_summary, samples_frame, sweep_frame
 from tcpmodels.experiments.p2.kernel import Session, measure, run_campaign, run_sweep
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
 
 __all__ = ["P2Config", "DEFAULT_CONFIG", "sample_plan", "client_steps", "sweep_steps", "run_campaign", "run_sweep",
            "build_dataset", "samples_frame", "sweep_frame", "Session", "measure", "SAMPLE_FIELDS", "TRANSFER_FIELDS",
-           "PAPER_PROBE_LABELS", "FIG4_RTT_PAIRS_MS", "SCHEMA", "main"]
+           "PAPER_PROBE_LABELS", "FIG4_RTT_PAIRS_MS", "SCHEMA", "SAMPLE_KEY", "SUBFLOW_CCS", "CONDITION_LIMITS",
+           "add_conditions", "conditions_summary", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:

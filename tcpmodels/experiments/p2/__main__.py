@@ -10,7 +10,7 @@ from dataclasses import replace
 from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
 from tcpmodels.experiments.p2 import __doc__ as package_doc
 from tcpmodels.experiments.p2.client import client_main
-from tcpmodels.experiments.p2.config import DEFAULT_CONFIG
+from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, SUBFLOW_CCS
 from tcpmodels.experiments.p2.dataset import build_dataset
 from tcpmodels.experiments.p2.kernel import run_campaign, run_sweep
 
@@ -18,16 +18,39 @@ __all__ = ["main"]
 
 
 # ------------------------------------------------------------------- CLI
+def _setting_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cc", choices=SUBFLOW_CCS, default=DEFAULT_CONFIG.cc,
+                   help="congestion control of every subflow and TCP socket (cubic: uncoupled, the shipped samples)")
+    p.add_argument("--data-size-bytes", type=int, default=DEFAULT_CONFIG.data_size_bytes,
+                   help="size of the MPTCP and TCP data transfers [bytes]")
+    p.add_argument("--rate-bps", type=float, default=DEFAULT_CONFIG.rate_bps, help="rate of each path [bit/s]")
+    p.add_argument("--buffer-bytes", type=int, default=DEFAULT_CONFIG.buffer_bytes,
+                   help="drop-tail buffer at each path's rate limiter [bytes]")
+    p.add_argument("--rtts-ms", type=float, nargs="+",
+                   help="RTT grid applied to each path [ms] (default 120 ... 180 step 4; e.g. 120 180 for a pilot "
+                        "at the extreme pairs)")
+
+
+def _setting(config, args):
+    changes = {"cc": args.cc, "data_size_bytes": args.data_size_bytes, "rate_bps": args.rate_bps,
+               "buffer_bytes": args.buffer_bytes}
+    if args.rtts_ms:
+        changes["rtts_ms"] = tuple(float(r) for r in args.rtts_ms)
+    return replace(config, **changes)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser, sub = campaign_parser("p2", package_doc)
     for name in ("run", "resume"):
-        add_run_command(sub, name, "run or resume the campaign (the same: done samples are skipped)", reps=True)
+        p = add_run_command(sub, name, "run or resume the campaign (the same: done samples are skipped)", reps=True)
+        _setting_options(p)
     p = sub.add_parser("sweep", help="Fig. 4 subflow-share sweep")
+    _setting_options(p)
     p.add_argument("--records", required=True)
     p.add_argument("--captures")
     p.add_argument("--no-progress", action="store_true")
-    p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
-    p.add_argument("--records", required=True)
+    p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance (keeps the rows already in --out)")
+    p.add_argument("--records", help="sample records (omit: only rewrite the rows already in --out)")
     p.add_argument("--sweep")
     p.add_argument("--out", required=True)
     p.add_argument("--note", default="")
@@ -42,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     config = DEFAULT_CONFIG
 
     with campaign_errors("p2"):
+        if args.cmd in ("run", "resume", "sweep"):
+            config = _setting(config, args)
         if args.cmd in ("run", "resume"):
             if args.reps:
                 config = replace(config, reps=args.reps)

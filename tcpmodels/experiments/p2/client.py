@@ -9,7 +9,7 @@ import threading
 import time
 
 
-__all__ = ["client_main"]
+__all__ = ["client_main", "parse_ss_subflows"]
 
 
 # --------------------------------------------------------- in-namespace client
@@ -54,13 +54,79 @@ def _udp_rtt_ms(src: str, dst: str, port: int, count: int = 3) -> float | None:
     return min(rtts) if rtts else None
 
 
+def parse_ss_subflows(text: str) -> list[dict]:
+    """The TCP sockets of ``ss -tinH`` output: local and peer address, congestion control, MPTCP subflow or not.
+
+    Parameters
+    ----------
+    text : str
+        Output of ``ss -t -i -n -H`` (a socket line, then its indented information line).
+
+    Returns
+    -------
+    list of dict
+        One per socket: ``local``, ``peer`` (``address:port``), ``cc`` (the first token of the
+        information line that names a congestion control the project knows, else None) and
+        ``mptcp_subflow`` (the information line names the ``tcp-ulp-mptcp`` upper layer).
+    """
+    from tcpmodels.testbed.workload import CONGESTION_CONTROLS
+
+    out: list[dict] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if not line[0].isspace():
+            toks = line.split()
+            if len(toks) >= 2:
+                out.append({"local": toks[-2], "peer": toks[-1], "cc": None, "mptcp_subflow": False})
+        elif out:
+            toks = line.split()
+            out[-1]["cc"] = next((t for t in toks if t in CONGESTION_CONTROLS), out[-1]["cc"])
+            out[-1]["mptcp_subflow"] = out[-1]["mptcp_subflow"] or "tcp-ulp-mptcp" in toks
+    return out
+
+
+class _SubflowWatch(threading.Thread):
+    """Polls ``ss`` in the calling namespace while a step runs: every established TCP socket to the server
+    port seen (a connection of an earlier step may still be open and appear too: count paths, not sockets)."""
+
+    def __init__(self, port: int, interval_s: float = 0.2):
+        super().__init__(daemon=True)
+        self.port, self.interval_s = port, interval_s
+        self.stop_event = threading.Event()
+        self.seen: dict[str, dict] = {}
+        self.problem: str | None = None
+
+    def run(self) -> None:
+        import subprocess
+
+        while True:
+            try:
+                proc = subprocess.run(["ss", "-tinH", "state", "established", "dport", "=", f":{self.port}"],
+                                      capture_output=True, text=True, timeout=5, check=False)
+                for sock in parse_ss_subflows(proc.stdout):
+                    if sock["cc"]:
+                        self.seen[sock["local"]] = sock
+            except (OSError, subprocess.SubprocessError) as exc:
+                self.problem = str(exc)
+            if self.stop_event.wait(self.interval_s):
+                return
+
+    def finish(self) -> list[dict]:
+        self.stop_event.set()
+        self.join(timeout=10)
+        return sorted(self.seen.values(), key=lambda s: s["local"])
+
+
 def client_main(steps: list[dict], port: int) -> None:
     """Run inside the client namespace: RTT check, then each step in order; one JSON line per step.
 
     The first line is ``{"rtt_measured_ms": [path 1, path 2]}`` (smallest of a few UDP echo
     round trips [ms], None when none came back); then per step
     ``{"step", "records", "tx_bytes", "segs"}``: the flow records, the bytes each interface
-    (``p0``, ``p1``) sent during the step and the namespace's TCP segment counters.
+    (``p0``, ``p1``) sent during the step and the namespace's TCP segment counters; a step with
+    ``"watch_subflows": True`` adds ``subflow_cc``: every TCP socket to the server port that ``ss``
+    showed during the step (:func:`parse_ss_subflows`, polled every 0.2 s).
 
     Parameters
     ----------
@@ -88,6 +154,9 @@ def client_main(steps: list[dict], port: int) -> None:
     for step in steps:
         before, segs_before = _iface_tx_bytes(), _tcp_segs()
         recs: list = [None] * len(step["flows"])
+        watch = _SubflowWatch(port) if step.get("watch_subflows") else None
+        if watch is not None:
+            watch.start()
         sys.stdout = io.StringIO()  # traffic.run_flow prints its record; we collect it instead
         try:
             def one(i, f):
@@ -103,5 +172,10 @@ def client_main(steps: list[dict], port: int) -> None:
         after, segs_after = _iface_tx_bytes(), _tcp_segs()
         delta = {k: after.get(k, 0) - before.get(k, 0) for k in ("p0", "p1")}
         segs = {k: segs_after[k] - segs_before[k] for k in segs_after}
-        out.write(json.dumps({"step": step["name"], "records": recs, "tx_bytes": delta, "segs": segs}) + "\n")
+        line = {"step": step["name"], "records": recs, "tx_bytes": delta, "segs": segs}
+        if watch is not None:
+            line["subflow_cc"] = watch.finish()
+            if watch.problem and not line["subflow_cc"]:
+                line["subflow_cc_problem"] = watch.problem
+        out.write(json.dumps(line) + "\n")
         out.flush()

@@ -9,7 +9,8 @@ from pathlib import Path
 
 
 __all__ = ["P2Config", "DEFAULT_CONFIG", "SAMPLE_FIELDS", "TRANSFER_FIELDS", "PAPER_PROBE_LABELS",
-           "PAPER_PATH_PROBE_TOTALS", "FIG4_RTT_PAIRS_MS", "SCHEMA", "REPO", "KB", "MB"]
+           "PAPER_PATH_PROBE_TOTALS", "FIG4_RTT_PAIRS_MS", "SCHEMA", "REPO", "KB", "MB", "SUBFLOW_CCS", "SAMPLE_KEY",
+           "CONDITION_LIMITS"]
 
 
 KB = 1024
@@ -23,14 +24,26 @@ PAPER_PATH_PROBE_TOTALS = ("128KB", "256KB", "512KB")
 #: RTT pairs (path 1, path 2) of Fig. 4 [ms]
 FIG4_RTT_PAIRS_MS = ((150, 150), (150, 120), (120, 150))
 
+#: congestion controls a campaign may give every socket (MPTCP subflows and TCP alike): ``cubic`` (the kernel's,
+#: uncoupled per subflow: the shipped 256 samples), ``tm_lia`` / ``tm_olia`` (coupled, BPF,
+#: :mod:`tcpmodels.testbed.kernel_cc`)
+SUBFLOW_CCS = ("cubic", "tm_lia", "tm_olia")
+#: fields that identify a sample in the records (a rerun skips keys already on file)
+SAMPLE_KEY = ("campaign", "cc", "data_size_bytes", "path_rate_bps", "rep", "rtt1_ms", "rtt2_ms")
 #: fields of every sample record (JSONL line of ``run``)
-SAMPLE_FIELDS = ("campaign", "schema", "rep", "rtt1_ms", "rtt2_ms", "order", "rtt_measured_ms", "load_avg",
-                 "lock_wait_s", "wall_s", "started_utc", "run_id", "config_hash", "transfers")
-#: fields of every transfer inside a record
+SAMPLE_FIELDS = ("campaign", "schema", "cc", "data_size_bytes", "path_rate_bps", "rep", "rtt1_ms", "rtt2_ms",
+                 "order", "rtt_measured_ms", "load_avg", "lock_wait_s", "wall_s", "started_utc", "run_id",
+                 "config_hash", "config", "transfers")
+#: fields of every transfer inside a record (``subflow_cc``: the congestion control of each TCP socket to
+#: the server port seen by ``ss`` in the client's namespace during the MPTCP data transfer, else None)
 TRANSFER_FIELDS = ("name", "kind", "label", "size_bytes", "path", "mptcp", "rate_bps", "completion_s", "connect_s",
-                   "bytes", "tx_bytes_p0", "tx_bytes_p1", "out_segs", "retrans_segs", "error")
+                   "bytes", "tx_bytes_p0", "tx_bytes_p1", "out_segs", "retrans_segs", "cc_effective", "subflow_cc",
+                   "error")
+#: the regime issue 17 asks of every sample: data / larger path's BDP >= 10, MPTCP data throughput /
+#: the path rate > 1, share of the 64 KB MPTCP probe's bytes on subflow 2 < 0.05 [-]
+CONDITION_LIMITS = {"data_over_bdp_min": 10.0, "mptcp_over_path_rate_min": 1.0, "probe_share2_max": 0.05}
 
-SCHEMA = 1
+SCHEMA = 2
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,7 +67,8 @@ class P2Config:
     reps : int
         Repetitions of every RTT pair (paper: 2).
     cc : str
-        Congestion control of every socket.
+        Congestion control of every socket, one of :data:`SUBFLOW_CCS` (MPTCP: of every subflow;
+        ``tm_lia``/``tm_olia`` couple the subflows of a connection).
     sock_buf_max_bytes : int
         ``tcp_rmem``/``tcp_wmem`` maximum in both namespaces (paper: 200 MB). [bytes]
     seed : int
@@ -92,6 +106,8 @@ class P2Config:
             raise ValueError(f"data_size_bytes [bytes] must be in [1, 2**34]; got {self.data_size_bytes}")
         if not self.rtts_ms or any(not 0 <= r <= 2000 for r in self.rtts_ms):
             raise ValueError(f"rtts_ms [ms] must be a non-empty list of values in [0, 2000]; got {self.rtts_ms}")
+        if self.cc not in SUBFLOW_CCS:
+            raise ValueError(f"cc must be one of {SUBFLOW_CCS}; got {self.cc!r}")
         if not 1 <= self.reps <= 10:
             raise ValueError(f"reps must be in [1, 10]; got {self.reps}")
 

@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from tcpmodels.experiments.campaign import ServerTestbed
-from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, FIG4_RTT_PAIRS_MS, REPO, SCHEMA, P2Config
+from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, FIG4_RTT_PAIRS_MS, REPO, SAMPLE_KEY, SCHEMA, P2Config
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
 from tcpmodels.testbed import Topology
 
-__all__ = ["Session", "measure", "run_campaign", "run_sweep"]
+__all__ = ["Session", "measure", "run_campaign", "run_sweep", "SWEEP_KEY"]
+
+#: fields that identify a Fig. 4 sweep sample in its records
+SWEEP_KEY = ("campaign", "cc", "rep", "rtt1_ms", "rtt2_ms")
 
 
 # ------------------------------------------------------------- one sample
@@ -45,6 +48,8 @@ def _transfers(steps: list[dict], lines: list[dict]) -> list[dict]:
                 "completion_s": rec.get("completion_s"), "connect_s": rec.get("connect_s"), "bytes": rec.get("bytes"),
                 "tx_bytes_p0": tx.get("p0"), "tx_bytes_p1": tx.get("p1"),
                 "out_segs": segs.get("out_segs"), "retrans_segs": segs.get("retrans_segs"),
+                "cc_effective": rec.get("cc_effective"),
+                "subflow_cc": (ln or {}).get("subflow_cc") if step.get("watch_subflows") else None,
                 "error": rec.get("error") if ln else "step not run",
             })
     return out
@@ -192,10 +197,32 @@ def measure(config: P2Config, rtt1_ms: float, rtt2_ms: float, steps: list[dict],
 
 
 # --------------------------------------------------------------- campaigns
+def _cc_loaded(cc: str):
+    """Context: the BPF congestion control ``cc`` registered for the campaign (nothing for the kernel's own)."""
+    from contextlib import nullcontext
+
+    if not cc.startswith("tm_"):
+        return nullcontext()
+    from tcpmodels.testbed import kernel_cc
+
+    return kernel_cc.congestion_control(cc)
+
+
+def _ensure_cc(cc: str) -> None:
+    """Register ``cc`` again if another process unregistered it between samples (its owner ended)."""
+    if not cc.startswith("tm_"):
+        return
+    from tcpmodels.testbed import kernel_cc
+
+    if cc not in kernel_cc.available_congestion_controls():
+        kernel_cc.load(cc, owner_pid=os.getpid(), replace=True)
+
+
 def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict], *, desc: str,
               limit: int | None, progress: bool, lock_timeout_s: float, capture_for=None,
-              yield_s: float = 0.5) -> int:
-    """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused, host lock per sample."""
+              yield_s: float = 0.5, key: tuple[str, ...] = SAMPLE_KEY) -> int:
+    """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused, host lock per sample;
+    a BPF ``config.cc`` is registered for the whole call (and again before a sample if it went away)."""
     from tcpmodels.experiments.campaign import run_samples
     from tcpmodels.records import JsonlRecords
 
@@ -207,16 +234,21 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
 
     def measure(s, session):
         cap_dir, cap_stem = capture_for(s) if capture_for else (None, "")
+        _ensure_cc(config.cc)
         res = session.run(steps, capture_dir=cap_dir, capture_stem=cap_stem)
-        rec = {"schema": SCHEMA, "rtt_measured_ms": res["rtt_measured_ms"], "run_id": res["run_id"],
-               "config_hash": config.hash(), "transfers": res["transfers"]}
+        rec = {"schema": SCHEMA, "path_rate_bps": config.rate_bps, "rtt_measured_ms": res["rtt_measured_ms"],
+               "run_id": res["run_id"], "config_hash": config.hash(), "config": config.to_dict(),
+               "transfers": res["transfers"]}
         if "captures" in res:
             rec["captures"] = res["captures"]
         return rec
 
-    records = JsonlRecords(records_path, ("campaign", "rep", "rtt1_ms", "rtt2_ms"))
-    return run_samples(records, plan, measure, desc=desc, session_for=session_for, limit=limit, progress=progress,
-                       lock_timeout_s=lock_timeout_s, yield_s=yield_s)
+    records = JsonlRecords(records_path, key)
+    if not records.pending(plan)[:limit]:
+        return 0
+    with _cc_loaded(config.cc):
+        return run_samples(records, plan, measure, desc=desc, session_for=session_for, limit=limit,
+                           progress=progress, lock_timeout_s=lock_timeout_s, yield_s=yield_s)
 
 
 def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, limit: int | None = None,
@@ -225,12 +257,17 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
 
     One testbed serves every sample (the delay elements are restarted with each
     sample's RTTs); the host lock is held around each sample only, so another
-    campaign can interleave sample by sample.
+    campaign can interleave sample by sample. With ``config.cc`` ``tm_lia`` or
+    ``tm_olia`` the BPF program is registered for the call
+    (:func:`tcpmodels.testbed.kernel_cc.congestion_control`) and every socket,
+    hence every MPTCP subflow, runs it; the records say which congestion control
+    each subflow of the data transfer ran (``subflow_cc``).
 
     Parameters
     ----------
     records_path : str or Path
-        JSONL file of sample records; samples already on file (same rep and RTT pair) are skipped.
+        JSONL file of sample records; samples already on file (same :data:`SAMPLE_KEY`: cc, data size, path rate,
+        rep and RTT pair) are skipped.
     config : P2Config
         The campaign's setting.
     limit : int, optional
@@ -296,7 +333,8 @@ def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, ca
     tcpmodels.testbed.TestbedError
         After three failed samples in a row.
     """
-    plan = [{"campaign": "p2_fig4", "rep": rep, "rtt1_ms": float(a), "rtt2_ms": float(b), "order": i}
+    plan = [{"campaign": "p2_fig4", "cc": config.cc, "rep": rep, "rtt1_ms": float(a), "rtt2_ms": float(b),
+             "order": i}
             for i, (rep, (a, b)) in enumerate((rep, p) for rep in range(config.fig4_reps) for p in pairs_ms)]
 
     def capture_for(s):
@@ -305,4 +343,4 @@ def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, ca
         return None, ""
 
     return _run_plan(records_path, config, plan, sweep_steps(config), desc="p2 fig4", limit=limit,
-                     progress=progress, lock_timeout_s=lock_timeout_s, capture_for=capture_for)
+                     progress=progress, lock_timeout_s=lock_timeout_s, capture_for=capture_for, key=SWEEP_KEY)

@@ -22,7 +22,9 @@ def sample_plan(config: P2Config) -> list[dict]:
     Returns
     -------
     list of dict
-        One per sample: ``campaign`` (``"p2"``), ``rep``, ``rtt1_ms``, ``rtt2_ms`` [ms], ``order``.
+        One per sample: ``campaign`` (``"p2"``), ``cc`` (the subflows' congestion control),
+        ``data_size_bytes`` [bytes], ``path_rate_bps`` [bit/s], ``rep``, ``rtt1_ms``, ``rtt2_ms`` [ms], ``order``; the order
+        depends on ``seed``, ``rtts_ms`` and ``reps`` only (every ``cc`` and data size runs the same order).
     """
     import numpy as np
 
@@ -32,8 +34,8 @@ def sample_plan(config: P2Config) -> list[dict]:
     for rep in range(config.reps):
         for i in rng.permutation(len(pairs)):
             r1, r2 = pairs[int(i)]
-            plan.append({"campaign": "p2", "rep": rep, "rtt1_ms": float(r1), "rtt2_ms": float(r2),
-                         "order": len(plan)})
+            plan.append({"campaign": "p2", "cc": config.cc, "data_size_bytes": int(config.data_size_bytes),
+                         "path_rate_bps": float(config.rate_bps), "rep": rep, "rtt1_ms": float(r1), "rtt2_ms": float(r2), "order": len(plan)})
     return plan
 
 
@@ -80,7 +82,7 @@ def client_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
     for label, size in zip(PAPER_PROBE_LABELS, config.mptcp_probe_sizes_bytes):
         steps.append({"name": f"mptcp_probe_{label}", "kind": "mptcp_probe", "label": label,
                       "flows": [flow(size, True, "probe")]})
-    steps.append({"name": "mptcp_data", "kind": "mptcp_data", "label": "256MB",
+    steps.append({"name": "mptcp_data", "kind": "mptcp_data", "label": "256MB", "watch_subflows": True,
                   "flows": [flow(config.data_size_bytes, True, "bulk")]})
     steps.append({"name": "tcp_data", "kind": "tcp_data", "label": "256MB",
                   "flows": [flow(config.data_size_bytes, False, "bulk", 0)]})

@@ -53,6 +53,7 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
     PROBE_TOTALS,
     RTT_RELATIONS,
     P2Dataset,
+    conditions_table,
     fit_training_error,
     load_dataset,
     rtt_relation,
@@ -66,5 +67,5 @@ __all__ = [
     "PAPER_SPEARMAN", "PAPER_FIG4_SHARE_150_120_256MB", "PAPER_N_SAMPLES", "RTT_RELATIONS", "MPTCP_PROBES",
     "PROBE_TOTALS", "P2Dataset", "load_dataset", "tables", "claims", "UNIT", "sample_errors", "fit_training_error",
     "rtt_relation", "plot_fig4", "plot_probe_vs_data", "plot_per_path_surface", "capture_shares", "scaling_table",
-    "campaign_table", "old_claims",
+    "campaign_table", "old_claims", "conditions_table",
 ]

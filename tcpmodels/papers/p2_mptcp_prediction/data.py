@@ -17,7 +17,7 @@ __all__ = [
     "CITATION", "KB_BYTES", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_TABLE6",
     "PAPER_SPEARMAN", "PAPER_FIG4_SHARE_150_120_256MB", "PAPER_N_SAMPLES", "RTT_RELATIONS", "MPTCP_PROBES",
     "PROBE_TOTALS", "P2Dataset", "load_dataset", "check_dataset", "x_existing", "x_proposed", "fit_training_error",
-    "rtt_relation", "kbps", "sd_kbps",
+    "rtt_relation", "kbps", "sd_kbps", "conditions_table",
 ]
 
 CITATION = ("T. Hamazaki, H. Abe, K. Kato, 'Linux MPTCP カーネルによるネットワークスループット予測に関する研究', "
@@ -82,6 +82,60 @@ class P2Dataset:
     fig4: pd.DataFrame = field(default_factory=pd.DataFrame)
     provenance: dict = field(default_factory=dict)
 
+    @property
+    def ccs(self) -> list[str]:
+        """The subflow congestion controls present in ``samples`` (``cubic`` first; ``["cubic"]`` without a
+        ``cc`` column: the samples shipped before it existed).
+
+        Returns
+        -------
+        list of str
+            Sorted, ``cubic`` first.
+        """
+        if "cc" not in self.samples.columns:
+            return ["cubic"]
+        return sorted(set(self.samples["cc"].dropna()), key=lambda c: (c != "cubic", c))
+
+    def for_cc(self, cc: str) -> "P2Dataset":
+        """The samples (and Fig. 4 rows) of one subflow congestion control, with that setting's provenance.
+
+        Parameters
+        ----------
+        cc : str
+            ``cubic`` (uncoupled), ``tm_lia`` or ``tm_olia``.
+
+        Returns
+        -------
+        P2Dataset
+            ``samples`` and ``fig4`` of ``cc`` (all rows where there is no ``cc`` column, as for the
+            samples shipped before it); ``provenance``: the provenance part of ``cc`` (the one with most
+            samples if several settings were measured; the samples of its data size and path rate), with
+            the whole file's ``host`` where the part
+            has none. A provenance without ``parts`` is returned as it is.
+
+        Raises
+        ------
+        ValueError
+            If no sample has ``cc``.
+        """
+        if cc not in self.ccs:
+            raise ValueError(f"no P2 samples with cc {cc!r}; present: {self.ccs}")
+        samples = self.samples[self.samples["cc"] == cc] if "cc" in self.samples.columns else self.samples
+        fig4 = self.fig4
+        if len(fig4) and "cc" in fig4.columns:
+            fig4 = fig4[fig4["cc"] == cc]
+        prov = self.provenance
+        parts = [p for p in prov.get("parts", []) if p.get("cc") == cc]
+        if parts:
+            part = max(parts, key=lambda p: p.get("n_samples_kept", p.get("n_samples", 0)))
+            prov = {"host": prov.get("host", {}), **part}
+            if "data_size_bytes" in samples.columns:
+                samples = samples[samples["data_size_bytes"] == part["data_size_bytes"]]
+            rate = part.get("config", {}).get("rate_bps")
+            if rate is not None and "path_rate_bps" in samples.columns:
+                samples = samples[samples["path_rate_bps"] == rate]
+        return P2Dataset(samples=samples.reset_index(drop=True), fig4=fig4.reset_index(drop=True), provenance=prov)
+
 
 def load_dataset(data_dir: str | Path = "data") -> P2Dataset:
     """Read ``datasets/p2_samples.parquet``, ``p2_fig4.parquet`` and ``p2_provenance.json`` under ``data_dir``.
@@ -110,6 +164,10 @@ def load_dataset(data_dir: str | Path = "data") -> P2Dataset:
     fig4 = pd.read_parquet(base / "p2_fig4.parquet") if (base / "p2_fig4.parquet").exists() else pd.DataFrame()
     prov_path = base / "p2_provenance.json"
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
+    if "cc" not in samples.columns:  # written before the cc column: one setting, the provenance's config
+        cfg = prov.get("config", {})
+        samples = samples.assign(cc=cfg.get("cc", "cubic"), data_size_bytes=cfg.get("data_size_bytes"),
+                                 path_rate_bps=cfg.get("rate_bps"))
     return P2Dataset(samples=samples, fig4=fig4, provenance=prov)
 
 
@@ -257,3 +315,51 @@ def sd_kbps(y_bps: npt.ArrayLike) -> float:
     """
     return float(np.std(np.asarray(y_bps, float))) / 8 / KB_BYTES
 
+
+
+def conditions_table(dataset: P2Dataset) -> pd.DataFrame:
+    """The regime issue 17 asks of every sample, per subflow congestion control and data size.
+
+    The conditions are columns of the dataset (computed per sample by the campaign's ``dataset``
+    command from the measured RTTs, throughputs and interface bytes; limits in the provenance's
+    ``condition_limits``): data size / the larger path's BDP >= 10; MPTCP data throughput / the path
+    rate > 1; share of the 64 KB MPTCP probe's bytes on subflow 2 < 0.05.
+
+    Parameters
+    ----------
+    dataset : P2Dataset
+        All samples (every ``cc``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (``cc``, ``data_size_bytes``): ``n``, the median (and min / max) of
+        ``data_over_bdp``, ``mptcp_over_path_rate``, ``mptcp_over_tcp_data``, ``probe64_share2`` [-],
+        the share of samples meeting each condition and all three [-], and ``subflow_cc_seen``.
+
+    Raises
+    ------
+    ValueError
+        If the samples or the provenance lack the conditions (a dataset written before them).
+    """
+    df = dataset.samples
+    cols = ("data_over_bdp", "mptcp_over_path_rate", "mptcp_over_tcp_data", "probe64_share2", "conditions_hold")
+    lim = dataset.provenance.get("condition_limits")
+    if any(c not in df.columns for c in cols) or not lim:
+        raise ValueError("the P2 dataset has no regime conditions; rebuild it with "
+                         "`python -m tcpmodels.experiments.p2 dataset --records ... --out data/datasets`")
+    rows = []
+    for (cc, size), g in df.groupby(["cc", "data_size_bytes"], sort=False):
+        row = {"cc": cc, "data_size_MiB": size / 2**20, "path_rate_Mbps": float(g["path_rate_bps"].iloc[0]) / 1e6,
+               "n": len(g)}
+        for col in cols[:-1]:
+            v = g[col].astype(float)
+            row[f"{col}_median"], row[f"{col}_min"], row[f"{col}_max"] = v.median(), v.min(), v.max()
+        row["share_data_over_bdp_ok"] = float((g["data_over_bdp"] >= lim["data_over_bdp_min"]).mean())
+        row["share_mptcp_over_path_rate_ok"] = float((g["mptcp_over_path_rate"] > lim["mptcp_over_path_rate_min"]).mean())
+        row["share_probe64_share2_ok"] = float((g["probe64_share2"] < lim["probe_share2_max"]).mean())
+        row["share_all_ok"] = float(g["conditions_hold"].astype(bool).mean())
+        seen = g["subflow_cc"].dropna() if "subflow_cc" in g.columns else pd.Series(dtype=object)
+        row["subflow_cc_seen"] = ",".join(sorted(set(seen))) if len(seen) else "not recorded"
+        rows.append(row)
+    return pd.DataFrame(rows)
