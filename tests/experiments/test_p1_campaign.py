@@ -64,6 +64,42 @@ def test_plan_runs_whole_seeds_first():
     assert {s["seed"] for s in plan[:8]} == {CFG.seeds[0]}
     with pytest.raises(ValueError, match="engine"):
         p1.run_plan(CFG, "dce")
+    assert {s["cc"] for s in plan} == {"uncoupled"}
+
+
+def test_plan_keys_runs_by_congestion_control():
+    coupled = p1.run_plan(CFG, "kernel", ["tm_lia", "tm_olia"])
+    # coupled controls bring MPTCP runs only: their TCP baseline is the uncoupled group's TCP run
+    assert len(coupled) == len(CFG.seeds) * 4 * 2 and {s["protocol"] for s in coupled} == {"mptcp"}
+    assert {s["cc"] for s in coupled} == {"tm_lia", "tm_olia"}
+    every = p1.run_plan(CFG, "kernel", ["uncoupled", "tm_lia", "tm_olia"])
+    keys = [tuple(s[k] for k in p1.KEY) for s in every]
+    assert len(keys) == len(set(keys)) == len(CFG.seeds) * 4 * 4  # the cc keeps same-seed MPTCP runs apart
+    assert {s["cc"] for s in p1.run_plan(CFG, "ns3")} == {"lia"}
+    with pytest.raises(ValueError, match="ns-3 runs LIA"):
+        p1.run_plan(CFG, "ns3", ["tm_lia"])
+    with pytest.raises(ValueError, match="cc must be"):
+        p1.run_plan(CFG, "kernel", ["cubic"])
+
+
+def test_coupled_control_goes_on_mptcp_sockets_only():
+    conns = p1.schedule(CFG, "s4", "mptcp", 0)
+    flows = [f for fl in p1.kernel_flows(conns, CFG, cc="tm_lia").values() for f in fl]
+    assert {f["cc"] for f in flows if f["mptcp"]} == {"tm_lia"}
+    assert {f["cc"] for f in flows if not f["mptcp"]} == {CFG.cc}  # the 70 KB TCP flows keep Reno
+    plain = [f for fl in p1.kernel_flows(conns, CFG).values() for f in fl]
+    assert {f["cc"] for f in plain} == {CFG.cc}
+
+
+def test_unloadable_control_stops_the_campaign_before_any_run(tmp_path, monkeypatch):
+    from tcpmodels.testbed import kernel_cc
+
+    monkeypatch.setattr(kernel_cc, "unavailable_reason", lambda **kw: "bpftool not found")
+    plan = p1.run_plan(replace(CFG, seeds=(0,)), "kernel", ["tm_lia"])
+    with pytest.raises(kernel_cc.KernelCcUnavailable, match="tm_lia requested.*bpftool not found"):
+        p1.run_campaign(tmp_path / "k.jsonl", CFG, engine="kernel", plan=plan, progress=False)
+    assert not (tmp_path / "k.jsonl").exists()
+    assert p1.check_kernel_ccs(p1.run_plan(CFG, "kernel")) == []  # uncoupled needs no BPF
 
 
 def test_kernel_flows_pin_single_path_connections_to_their_plane():
@@ -137,12 +173,12 @@ def test_subflow_stats_from_tcp_info_samples():
     assert out[0]["rtt_mean_s"] == pytest.approx(0.002)
 
 
-def _fake_record(engine, experiment, protocol, seed):
+def _fake_record(engine, experiment, protocol, seed, cc="uncoupled"):
     conns = p1.schedule(replace(CFG, duration_s4_s=1.0, duration_s5_s=1.0), experiment, protocol, seed)
     flows = [{**{k: c[k] for k in ("conn_id", "kind", "src", "dst", "start_s", "size_bytes", "mptcp", "plane")},
               "fct_s": 0.01, "bytes": c["size_bytes"], "rate_bps": 1e7, "connect_s": 1e-4, "mptcp_subflows": None,
               "error": None} for c in conns]
-    return {"engine": engine, "experiment": experiment, "protocol": protocol, "seed": seed, "schema": 1,
+    return {"engine": engine, "experiment": experiment, "protocol": protocol, "cc": cc, "seed": seed, "schema": 2,
             "load_avg": [1.0, 1.0, 1.0], "wall_s": 10.0, "started_utc": f"2026-01-01T00:00:{seed:02d}+00:00",
             "config_hash": "x", "config": CFG.to_dict(), "n_connections": len(conns), "flows": flows, "subflows": [],
             "tcpinfo": [], "lock_wait_s": 0.0, "base_rtt_s": {"plane0": 1e-4}}
@@ -150,7 +186,7 @@ def _fake_record(engine, experiment, protocol, seed):
 
 def test_dataset_from_records_has_flows_runs_and_provenance(tmp_path):
     path = tmp_path / "k.jsonl"
-    rec = JsonlRecords(path, ("engine", "experiment", "protocol", "seed"))
+    rec = JsonlRecords(path, p1.KEY)
     for proto in ("tcp", "mptcp"):
         rec.append(_fake_record("kernel", "s4", proto, 0))
     prov = p1.build_dataset([path], tmp_path / "data", note="unit test")
@@ -176,6 +212,27 @@ def test_tiny_kernel_run_and_resume(testbed_available, tmp_path):
     assert np.all(fct > 0) and np.median(fct) < 0.05
     assert all(v is not None and v < 0.005 for v in rec["base_rtt_s"].values())
     assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False) == 0  # resumed: nothing to do
+
+
+@pytest.mark.testbed
+def test_tiny_kernel_run_under_tm_lia_couples_the_subflows(testbed_available, tmp_path):
+    from tcpmodels.testbed import kernel_cc
+
+    reason = kernel_cc.unavailable_reason()
+    if reason:
+        pytest.skip(f"BPF congestion controls: {reason}")
+    cfg = replace(CFG, duration_s5_s=2.0, warmup_s=1.0, drain_s=1.0, seeds=(7,))
+    plan = [{"engine": "kernel", "experiment": "s5_query_bg", "protocol": "mptcp", "cc": "tm_lia", "seed": 7}]
+    path = tmp_path / "k.jsonl"
+    assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False, yield_s=0.0) == 1
+    rec = JsonlRecords(path, p1.KEY).read()[0]
+    assert rec["cc"] == "tm_lia" and not any(f["error"] for f in rec["flows"])
+    # every MPTCP socket reports tm_lia, and tm_lia's connection map held the background
+    # connections with their four subflows (one per core) while the traffic ran
+    assert {f["cc_effective"] for f in rec["flows"]} == {"tm_lia"}
+    bg = [f for f in rec["flows"] if f["kind"] == "background"]
+    assert rec["cc_map"]["connections_seen"] >= len(bg) > 0 and rec["cc_map"]["max_subflows"] == 4
+    assert rec["git"]["commit"]
 
 
 def test_ns3_result_rows_line_up_with_the_schedule():
