@@ -256,3 +256,43 @@ def test_ns3_result_rows_line_up_with_the_schedule():
     assert len(subflows) == 4 * n_bg and subflows[0]["throughput_bps"] == pytest.approx(2.5e6 * 8 / conns[0]["end_s"])
     missing = p1.ns3_rows(conns[:1], apps.iloc[:0], fm)[0][0]
     assert missing["error"] == "no result row"
+
+
+def test_dataset_keeps_the_shipped_runs_and_adds_the_coupled_ones(tmp_path):
+    """Earlier stages' raw records are gone: a build merges with the tables on disk, never drops them."""
+    import pandas as pd
+
+    first = tmp_path / "first.jsonl"
+    rec = JsonlRecords(first, p1.KEY)
+    for proto in ("tcp", "mptcp"):
+        rec.append(_fake_record("kernel", "s4", proto, 0))
+    data = tmp_path / "data"
+    p1.build_dataset([first], data, note="stage 0")
+    # an older shipped table had no cc column: it must read as uncoupled
+    runs_path = data / "datasets" / "p1_runs.parquet"
+    pd.read_parquet(runs_path).drop(columns=["cc", "git_commit", "git_dirty"]).to_parquet(runs_path)
+    flows_path = data / "datasets" / "p1_flows.parquet"
+    pd.read_parquet(flows_path).drop(columns=["cc"]).to_parquet(flows_path)
+    second = tmp_path / "second.jsonl"
+    rec2 = JsonlRecords(second, p1.KEY)
+    for cc in ("tm_lia", "tm_olia"):
+        rec2.append(_fake_record("kernel", "s4", "mptcp", 0, cc=cc) | {"git": {"commit": "abc", "dirty": False}})
+    prov = p1.build_dataset([second], data, note="stage 1")
+    runs = pd.read_parquet(runs_path)
+    assert sorted(zip(runs["protocol"], runs["cc"])) == [("mptcp", "tm_lia"), ("mptcp", "tm_olia"),
+                                                          ("mptcp", "uncoupled"), ("tcp", "uncoupled")]
+    assert prov["merge"] == {"kept_runs": 2, "replaced_runs": 0, "new_runs": 2}
+    assert prov["by_cc"]["kernel"]["tm_lia"]["runs"] == 1 and prov["by_cc"]["kernel"]["uncoupled"]["runs"] == 2
+    assert prov["earlier_builds"][-1]["note"] == "stage 0" and set(prov["this_build"]) == {"kernel/tm_lia",
+                                                                                           "kernel/tm_olia"}
+    flows = pd.read_parquet(flows_path)
+    n_run = len(_fake_record("kernel", "s4", "mptcp", 0)["flows"])
+    assert flows.groupby("cc").size().to_dict() == {"tm_lia": n_run, "tm_olia": n_run, "uncoupled": 2 * n_run}
+    # a record that re-measures a shipped run replaces it (no duplicate rows)
+    third = tmp_path / "third.jsonl"
+    JsonlRecords(third, p1.KEY).append(_fake_record("kernel", "s4", "tcp", 0) | {"wall_s": 99.0})
+    prov = p1.build_dataset([third], data)
+    runs = pd.read_parquet(runs_path)
+    assert prov["merge"] == {"kept_runs": 3, "replaced_runs": 1, "new_runs": 0} and len(runs) == 4
+    assert runs.loc[runs["protocol"] == "tcp", "wall_s"].tolist() == [99.0]
+    assert len(pd.read_parquet(flows_path)) == 4 * n_run
