@@ -26,8 +26,9 @@ def test_section4_schedule_follows_the_paper():
     assert senders == set(range(16)) - {c["src"] for c in bg}  # the other 11 hosts send short flows
     assert all(c["size_bytes"] == 70_000 and not c["mptcp"] for c in short)
     assert all(CFG.warmup_s <= c["start_s"] < CFG.warmup_s + CFG.duration_s4_s for c in short)
-    # Poisson, mean 200 ms per host: 11 x 30 s / 0.2 s = 1650 expected; 5 standard deviations
-    assert abs(len(short) - 1650) < 5 * np.sqrt(1650)
+    # Poisson, mean 200 ms per host: 11 x 40 s / 0.2 s = 2200 expected; 5 standard deviations
+    expected = 11 * CFG.duration_s4_s / 0.2
+    assert CFG.duration_s4_s == 40.0 and abs(len(short) - expected) < 5 * np.sqrt(expected)
     gaps = np.diff(sorted(c["start_s"] for c in short if c["src"] == min(senders)))
     assert 0.15 < gaps.mean() < 0.25 and gaps.std() / gaps.mean() > 0.7  # exponential gaps have CV 1
 
@@ -202,10 +203,11 @@ def test_dataset_from_records_has_flows_runs_and_provenance(tmp_path):
 @pytest.mark.testbed
 def test_tiny_kernel_run_and_resume(testbed_available, tmp_path):
     cfg = replace(CFG, duration_s5_s=1.0, warmup_s=0.5, drain_s=0.5, seeds=(7,))
-    plan = [{"engine": "kernel", "experiment": "s5_query_nobg", "protocol": "tcp", "seed": 7}]
+    plan = [{"engine": "kernel", "experiment": "s5_query_nobg", "protocol": "tcp", "cc": "uncoupled", "seed": 7}]
     path = tmp_path / "k.jsonl"
     assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False, yield_s=0.0) == 1
-    rec = JsonlRecords(path, ("engine", "experiment", "protocol", "seed")).read()[0]
+    rec = JsonlRecords(path, p1.KEY).read()[0]
+    assert rec["cc"] == "uncoupled" and rec["cc_map"] is None and {f["cc_effective"] for f in rec["flows"]} == {"reno"}
     fct = np.array([f["fct_s"] for f in rec["flows"]], dtype=float)
     assert len(fct) == rec["n_connections"] > 20 and not any(f["error"] for f in rec["flows"])
     # 1-16 KB over an idle 100 Mbit/s fabric: a few round trips, well under the 200 ms minimum RTO
@@ -296,3 +298,10 @@ def test_dataset_keeps_the_shipped_runs_and_adds_the_coupled_ones(tmp_path):
     assert prov["merge"] == {"kept_runs": 3, "replaced_runs": 1, "new_runs": 0} and len(runs) == 4
     assert runs.loc[runs["protocol"] == "tcp", "wall_s"].tolist() == [99.0]
     assert len(pd.read_parquet(flows_path)) == 4 * n_run
+    # a run drawn from another arrival window cannot be paired with the shipped ones: refused, nothing written
+    other = tmp_path / "other.jsonl"
+    rec = _fake_record("kernel", "s4", "mptcp", 1, cc="tm_lia")
+    JsonlRecords(other, p1.KEY).append(rec | {"config": {**rec["config"], "duration_s4_s": 45.0}})
+    with pytest.raises(ValueError, match="duration_s4_s 40.0 there, 45.0 in the record"):
+        p1.build_dataset([other], data)
+    assert len(pd.read_parquet(runs_path)) == 4

@@ -96,7 +96,8 @@ class P1Config:
     warmup_s : float
         Background runs alone this long before the first measured flow. [s]
     duration_s4_s, duration_s5_s : float
-        Span of flow arrivals per run. [s]
+        Span of flow arrivals per run (Section 4: 40 s, the window of every shipped kernel run; runs are
+        paired by seed only when their windows agree). [s]
     drain_s : float
         Background keeps running this long after the last arrival. [s]
     seeds : tuple of int
@@ -121,7 +122,7 @@ class P1Config:
     message_mean_interarrival_s: float = 0.500
     background_share_s5: float = 0.5
     warmup_s: float = 2.0
-    duration_s4_s: float = 30.0
+    duration_s4_s: float = 40.0
     duration_s5_s: float = 20.0
     drain_s: float = 3.0
     seeds: tuple[int, ...] = (0, 1, 2)

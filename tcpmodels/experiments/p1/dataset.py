@@ -18,7 +18,7 @@ import numpy as np
 
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, FLOW_PORT, KEY, NS3_CC, REPO, UNCOUPLED, P1Config, record_cc
 
-__all__ = ["build_dataset", "merge_shipped", "TABLES"]
+__all__ = ["build_dataset", "merge_shipped", "workload_mismatch", "TABLES"]
 
 #: the Parquet tables of the dataset (``p1_<name>.parquet``)
 TABLES = ("flows", "subflows", "tcpinfo", "runs")
@@ -73,6 +73,45 @@ def _with_cc(frame, git: dict | None = None):
         out["git_dirty"] = git.get("dirty")
     cols = [*KEY, *[c for c in out.columns if c not in KEY]]
     return out[cols]
+
+
+#: config fields that may differ between runs that are compared (they choose runs, not their workload)
+_FREE_FIELDS = ("seeds", "experiments")
+
+
+def workload_mismatch(configs: dict, recs: list[dict]) -> str | None:
+    """Why records cannot join the runs already there: a workload setting differs (else None).
+
+    Runs are paired by seed across backgrounds and congestion controls, which is valid only when
+    every run of an engine drew its schedule from the same configuration (e.g. the Section 4
+    arrival window ``duration_s4_s``: another value gives other arrivals and destinations).
+
+    Parameters
+    ----------
+    configs : dict
+        Engine -> the configuration of the runs already there (the shipped provenance's ``configs``).
+    recs : list of dict
+        The new records (each with ``engine`` and ``config``).
+
+    Returns
+    -------
+    str or None
+        One line naming the engine and the differing fields with both values.
+    """
+    seen = dict(configs)
+    for r in recs:
+        cfg = r.get("config")
+        if not cfg:
+            continue
+        ref = seen.setdefault(r["engine"], cfg)
+        diff = {k: (ref.get(k), cfg.get(k)) for k in set(ref) | set(cfg)
+                if k not in _FREE_FIELDS and json.dumps(ref.get(k)) != json.dumps(cfg.get(k))}
+        if diff:
+            what = ", ".join(f"{k} {a!r} there, {b!r} in the record" for k, (a, b) in sorted(diff.items()))
+            return (f"{r['engine']} run {r['experiment']}/{r['protocol']}/{r.get('cc')}/seed {r['seed']} was configured "
+                    f"differently from the {r['engine']} runs it would be paired with ({what}): its schedule differs; "
+                    "rerun it with the same settings (e.g. --duration-s4-s), or build without the shipped runs")
+    return None
 
 
 def merge_shipped(shipped: dict, new: dict) -> tuple[dict, dict]:
@@ -176,7 +215,8 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
     Raises
     ------
     ValueError
-        If the files hold no record.
+        If the files hold no record, or a record's workload settings differ from those of the runs
+        of its engine it joins (:func:`workload_mismatch`).
     """
     import pandas as pd
 
@@ -200,6 +240,9 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
             path = out_dir / f"p1_{name}.parquet"
             if path.exists():
                 shipped_tables[name] = _with_cc(pd.read_parquet(path), old_prov.get("git", {}) if name == "runs" else None)
+    why = workload_mismatch(old_prov.get("configs", {}) if keep_shipped else {}, recs)
+    if why:
+        raise ValueError(why)
     built = dict(zip(TABLES, _frames(recs)))
     merged, merge_counts = merge_shipped(shipped_tables, built)
     flows, subflows, tcpinfo, runs = (merged[n] for n in TABLES)
