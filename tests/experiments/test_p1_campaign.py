@@ -305,3 +305,11 @@ def test_dataset_keeps_the_shipped_runs_and_adds_the_coupled_ones(tmp_path):
     with pytest.raises(ValueError, match="duration_s4_s 40.0 there, 45.0 in the record"):
         p1.build_dataset([other], data)
     assert len(pd.read_parquet(runs_path)) == 4
+    # ... unless it replaces every run of its engine (a stage that reruns all of them with new settings)
+    ns3 = tmp_path / "ns3.jsonl"
+    JsonlRecords(ns3, p1.KEY).append(_fake_record("ns3", "s4", "tcp", 0, cc="lia"))
+    p1.build_dataset([ns3], data)
+    again = tmp_path / "ns3_again.jsonl"
+    rec = _fake_record("ns3", "s4", "tcp", 0, cc="lia")
+    JsonlRecords(again, p1.KEY).append(rec | {"config": {**rec["config"], "duration_s4_s": 45.0}})
+    assert p1.build_dataset([again], data)["configs"]["ns3"]["duration_s4_s"] == 45.0

@@ -240,7 +240,12 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
             path = out_dir / f"p1_{name}.parquet"
             if path.exists():
                 shipped_tables[name] = _with_cc(pd.read_parquet(path), old_prov.get("git", {}) if name == "runs" else None)
-    why = workload_mismatch(old_prov.get("configs", {}) if keep_shipped else {}, recs)
+    # the settings the new runs must share: those of each engine whose shipped runs stay
+    new_keys = {tuple(record_cc(r) if k == "cc" else r[k] for k in KEY) for r in recs}
+    old_runs = shipped_tables.get("runs")
+    staying = ({k[0] for k in map(tuple, old_runs[list(KEY)].itertuples(index=False)) if tuple(k) not in new_keys}
+               if old_runs is not None and len(old_runs) else set())
+    why = workload_mismatch({e: c for e, c in old_prov.get("configs", {}).items() if e in staying}, recs)
     if why:
         raise ValueError(why)
     built = dict(zip(TABLES, _frames(recs)))
