@@ -52,12 +52,15 @@ Records go to a JSONL file, one line per run (key: engine, experiment, protocol,
 cc, seed); ``run`` resumes. Each kernel run holds the host lock
 (:func:`tcpmodels.testbed.hostlock.host_lock`) only while its traffic runs; the
 fat-tree is built once per campaign call and reused. ``dataset`` writes Parquet
-tables and ``p1_provenance.json``.
+tables and ``p1_provenance.json``, merged with the tables already shipped (a re-measured run
+replaces its shipped row; the others stay). ``--captures`` is what gives the Section 4 flows their
+loss and pattern (Table 3, Fig. 7): without it those columns are empty.
 
 Command line (root for ``run``)::
 
-    python -m tcpmodels.experiments.p1 run --engine kernel --records runs/p1/kernel.jsonl
-    python -m tcpmodels.experiments.p1 run --engine kernel --cc tm_lia tm_olia --records runs/p1/kernel.jsonl
+    python -m tcpmodels.experiments.p1 run --engine kernel --captures runs/p1/captures --records runs/p1/kernel.jsonl
+    python -m tcpmodels.experiments.p1 run --engine kernel --cc tm_lia tm_olia --captures runs/p1/captures \
+        --records runs/p1/kernel.jsonl
     python -m tcpmodels.experiments.p1 run --engine ns3 --records runs/p1/ns3.jsonl
     python -m tcpmodels.experiments.p1 dataset --records runs/p1/kernel.jsonl runs/p1/ns3.jsonl --out data
 
