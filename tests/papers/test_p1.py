@@ -239,7 +239,11 @@ def test_shipped_dataset_is_complete_enough():
     ds = p1.load_dataset(DATA)
     t2, detail = p1.table2(ds)
     k = detail[detail["engine"] == "kernel"].set_index("background")
-    assert set(k.index) == {"TCP", "MPTCP"} and (k["n_flows"] >= 1000).all()  # enough for a 95th percentile
+    # TCP, uncoupled MPTCP and the coupled controls run so far
+    assert {"TCP", "MPTCP"} <= set(k.index) <= {"TCP", "MPTCP", "MPTCP tm_lia", "MPTCP tm_olia"}
+    assert (k["n_flows"] >= 1000).all()  # enough for a 95th percentile
+    assert "cc" in ds.flows and set(ds.flows["cc"]) <= {"uncoupled", "tm_lia", "tm_olia", "lia"}
+    assert ds.provenance["by_cc"]["kernel"]["uncoupled"]["runs"] == 32  # the shipped runs were kept
     assert k["n_unfinished"].sum() == 0
     prov = ds.provenance
     for key in ("engines", "config", "host", "git", "tools", "kernel_setting"):
