@@ -26,8 +26,9 @@ def test_section4_schedule_follows_the_paper():
     assert senders == set(range(16)) - {c["src"] for c in bg}  # the other 11 hosts send short flows
     assert all(c["size_bytes"] == 70_000 and not c["mptcp"] for c in short)
     assert all(CFG.warmup_s <= c["start_s"] < CFG.warmup_s + CFG.duration_s4_s for c in short)
-    # Poisson, mean 200 ms per host: 11 x 30 s / 0.2 s = 1650 expected; 5 standard deviations
-    assert abs(len(short) - 1650) < 5 * np.sqrt(1650)
+    # Poisson, mean 200 ms per host: 11 x 40 s / 0.2 s = 2200 expected; 5 standard deviations
+    expected = 11 * CFG.duration_s4_s / 0.2
+    assert CFG.duration_s4_s == 40.0 and abs(len(short) - expected) < 5 * np.sqrt(expected)
     gaps = np.diff(sorted(c["start_s"] for c in short if c["src"] == min(senders)))
     assert 0.15 < gaps.mean() < 0.25 and gaps.std() / gaps.mean() > 0.7  # exponential gaps have CV 1
 
@@ -64,6 +65,42 @@ def test_plan_runs_whole_seeds_first():
     assert {s["seed"] for s in plan[:8]} == {CFG.seeds[0]}
     with pytest.raises(ValueError, match="engine"):
         p1.run_plan(CFG, "dce")
+    assert {s["cc"] for s in plan} == {"uncoupled"}
+
+
+def test_plan_keys_runs_by_congestion_control():
+    coupled = p1.run_plan(CFG, "kernel", ["tm_lia", "tm_olia"])
+    # coupled controls bring MPTCP runs only: their TCP baseline is the uncoupled group's TCP run
+    assert len(coupled) == len(CFG.seeds) * 4 * 2 and {s["protocol"] for s in coupled} == {"mptcp"}
+    assert {s["cc"] for s in coupled} == {"tm_lia", "tm_olia"}
+    every = p1.run_plan(CFG, "kernel", ["uncoupled", "tm_lia", "tm_olia"])
+    keys = [tuple(s[k] for k in p1.KEY) for s in every]
+    assert len(keys) == len(set(keys)) == len(CFG.seeds) * 4 * 4  # the cc keeps same-seed MPTCP runs apart
+    assert {s["cc"] for s in p1.run_plan(CFG, "ns3")} == {"lia"}
+    with pytest.raises(ValueError, match="ns-3 runs LIA"):
+        p1.run_plan(CFG, "ns3", ["tm_lia"])
+    with pytest.raises(ValueError, match="cc must be"):
+        p1.run_plan(CFG, "kernel", ["cubic"])
+
+
+def test_coupled_control_goes_on_mptcp_sockets_only():
+    conns = p1.schedule(CFG, "s4", "mptcp", 0)
+    flows = [f for fl in p1.kernel_flows(conns, CFG, cc="tm_lia").values() for f in fl]
+    assert {f["cc"] for f in flows if f["mptcp"]} == {"tm_lia"}
+    assert {f["cc"] for f in flows if not f["mptcp"]} == {CFG.cc}  # the 70 KB TCP flows keep Reno
+    plain = [f for fl in p1.kernel_flows(conns, CFG).values() for f in fl]
+    assert {f["cc"] for f in plain} == {CFG.cc}
+
+
+def test_unloadable_control_stops_the_campaign_before_any_run(tmp_path, monkeypatch):
+    from tcpmodels.testbed import kernel_cc
+
+    monkeypatch.setattr(kernel_cc, "unavailable_reason", lambda **kw: "bpftool not found")
+    plan = p1.run_plan(replace(CFG, seeds=(0,)), "kernel", ["tm_lia"])
+    with pytest.raises(kernel_cc.KernelCcUnavailable, match="tm_lia requested.*bpftool not found"):
+        p1.run_campaign(tmp_path / "k.jsonl", CFG, engine="kernel", plan=plan, progress=False)
+    assert not (tmp_path / "k.jsonl").exists()
+    assert p1.check_kernel_ccs(p1.run_plan(CFG, "kernel")) == []  # uncoupled needs no BPF
 
 
 def test_kernel_flows_pin_single_path_connections_to_their_plane():
@@ -137,12 +174,12 @@ def test_subflow_stats_from_tcp_info_samples():
     assert out[0]["rtt_mean_s"] == pytest.approx(0.002)
 
 
-def _fake_record(engine, experiment, protocol, seed):
+def _fake_record(engine, experiment, protocol, seed, cc="uncoupled"):
     conns = p1.schedule(replace(CFG, duration_s4_s=1.0, duration_s5_s=1.0), experiment, protocol, seed)
     flows = [{**{k: c[k] for k in ("conn_id", "kind", "src", "dst", "start_s", "size_bytes", "mptcp", "plane")},
               "fct_s": 0.01, "bytes": c["size_bytes"], "rate_bps": 1e7, "connect_s": 1e-4, "mptcp_subflows": None,
               "error": None} for c in conns]
-    return {"engine": engine, "experiment": experiment, "protocol": protocol, "seed": seed, "schema": 1,
+    return {"engine": engine, "experiment": experiment, "protocol": protocol, "cc": cc, "seed": seed, "schema": 2,
             "load_avg": [1.0, 1.0, 1.0], "wall_s": 10.0, "started_utc": f"2026-01-01T00:00:{seed:02d}+00:00",
             "config_hash": "x", "config": CFG.to_dict(), "n_connections": len(conns), "flows": flows, "subflows": [],
             "tcpinfo": [], "lock_wait_s": 0.0, "base_rtt_s": {"plane0": 1e-4}}
@@ -150,7 +187,7 @@ def _fake_record(engine, experiment, protocol, seed):
 
 def test_dataset_from_records_has_flows_runs_and_provenance(tmp_path):
     path = tmp_path / "k.jsonl"
-    rec = JsonlRecords(path, ("engine", "experiment", "protocol", "seed"))
+    rec = JsonlRecords(path, p1.KEY)
     for proto in ("tcp", "mptcp"):
         rec.append(_fake_record("kernel", "s4", proto, 0))
     prov = p1.build_dataset([path], tmp_path / "data", note="unit test")
@@ -166,16 +203,38 @@ def test_dataset_from_records_has_flows_runs_and_provenance(tmp_path):
 @pytest.mark.testbed
 def test_tiny_kernel_run_and_resume(testbed_available, tmp_path):
     cfg = replace(CFG, duration_s5_s=1.0, warmup_s=0.5, drain_s=0.5, seeds=(7,))
-    plan = [{"engine": "kernel", "experiment": "s5_query_nobg", "protocol": "tcp", "seed": 7}]
+    plan = [{"engine": "kernel", "experiment": "s5_query_nobg", "protocol": "tcp", "cc": "uncoupled", "seed": 7}]
     path = tmp_path / "k.jsonl"
     assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False, yield_s=0.0) == 1
-    rec = JsonlRecords(path, ("engine", "experiment", "protocol", "seed")).read()[0]
+    rec = JsonlRecords(path, p1.KEY).read()[0]
+    assert rec["cc"] == "uncoupled" and rec["cc_map"] is None and {f["cc_effective"] for f in rec["flows"]} == {"reno"}
     fct = np.array([f["fct_s"] for f in rec["flows"]], dtype=float)
     assert len(fct) == rec["n_connections"] > 20 and not any(f["error"] for f in rec["flows"])
     # 1-16 KB over an idle 100 Mbit/s fabric: a few round trips, well under the 200 ms minimum RTO
     assert np.all(fct > 0) and np.median(fct) < 0.05
     assert all(v is not None and v < 0.005 for v in rec["base_rtt_s"].values())
     assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False) == 0  # resumed: nothing to do
+
+
+@pytest.mark.testbed
+def test_tiny_kernel_run_under_tm_lia_couples_the_subflows(testbed_available, tmp_path):
+    from tcpmodels.testbed import kernel_cc
+
+    reason = kernel_cc.unavailable_reason()
+    if reason:
+        pytest.skip(f"BPF congestion controls: {reason}")
+    cfg = replace(CFG, duration_s5_s=2.0, warmup_s=1.0, drain_s=1.0, seeds=(7,))
+    plan = [{"engine": "kernel", "experiment": "s5_query_bg", "protocol": "mptcp", "cc": "tm_lia", "seed": 7}]
+    path = tmp_path / "k.jsonl"
+    assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False, yield_s=0.0) == 1
+    rec = JsonlRecords(path, p1.KEY).read()[0]
+    assert rec["cc"] == "tm_lia" and not any(f["error"] for f in rec["flows"])
+    # every MPTCP socket reports tm_lia, and tm_lia's connection map held the background
+    # connections with their four subflows (one per core) while the traffic ran
+    assert {f["cc_effective"] for f in rec["flows"]} == {"tm_lia"}
+    bg = [f for f in rec["flows"] if f["kind"] == "background"]
+    assert rec["cc_map"]["connections_seen"] >= len(bg) > 0 and rec["cc_map"]["max_subflows"] == 4
+    assert rec["git"]["commit"]
 
 
 def test_ns3_result_rows_line_up_with_the_schedule():
@@ -199,3 +258,58 @@ def test_ns3_result_rows_line_up_with_the_schedule():
     assert len(subflows) == 4 * n_bg and subflows[0]["throughput_bps"] == pytest.approx(2.5e6 * 8 / conns[0]["end_s"])
     missing = p1.ns3_rows(conns[:1], apps.iloc[:0], fm)[0][0]
     assert missing["error"] == "no result row"
+
+
+def test_dataset_keeps_the_shipped_runs_and_adds_the_coupled_ones(tmp_path):
+    """Earlier stages' raw records are gone: a build merges with the tables on disk, never drops them."""
+    import pandas as pd
+
+    first = tmp_path / "first.jsonl"
+    rec = JsonlRecords(first, p1.KEY)
+    for proto in ("tcp", "mptcp"):
+        rec.append(_fake_record("kernel", "s4", proto, 0))
+    data = tmp_path / "data"
+    p1.build_dataset([first], data, note="stage 0")
+    # an older shipped table had no cc column: it must read as uncoupled
+    runs_path = data / "datasets" / "p1_runs.parquet"
+    pd.read_parquet(runs_path).drop(columns=["cc", "git_commit", "git_dirty"]).to_parquet(runs_path)
+    flows_path = data / "datasets" / "p1_flows.parquet"
+    pd.read_parquet(flows_path).drop(columns=["cc"]).to_parquet(flows_path)
+    second = tmp_path / "second.jsonl"
+    rec2 = JsonlRecords(second, p1.KEY)
+    for cc in ("tm_lia", "tm_olia"):
+        rec2.append(_fake_record("kernel", "s4", "mptcp", 0, cc=cc) | {"git": {"commit": "abc", "dirty": False}})
+    prov = p1.build_dataset([second], data, note="stage 1")
+    runs = pd.read_parquet(runs_path)
+    assert sorted(zip(runs["protocol"], runs["cc"])) == [("mptcp", "tm_lia"), ("mptcp", "tm_olia"),
+                                                          ("mptcp", "uncoupled"), ("tcp", "uncoupled")]
+    assert prov["merge"] == {"kept_runs": 2, "replaced_runs": 0, "new_runs": 2}
+    assert prov["by_cc"]["kernel"]["tm_lia"]["runs"] == 1 and prov["by_cc"]["kernel"]["uncoupled"]["runs"] == 2
+    assert prov["earlier_builds"][-1]["note"] == "stage 0" and set(prov["this_build"]) == {"kernel/tm_lia",
+                                                                                           "kernel/tm_olia"}
+    flows = pd.read_parquet(flows_path)
+    n_run = len(_fake_record("kernel", "s4", "mptcp", 0)["flows"])
+    assert flows.groupby("cc").size().to_dict() == {"tm_lia": n_run, "tm_olia": n_run, "uncoupled": 2 * n_run}
+    # a record that re-measures a shipped run replaces it (no duplicate rows)
+    third = tmp_path / "third.jsonl"
+    JsonlRecords(third, p1.KEY).append(_fake_record("kernel", "s4", "tcp", 0) | {"wall_s": 99.0})
+    prov = p1.build_dataset([third], data)
+    runs = pd.read_parquet(runs_path)
+    assert prov["merge"] == {"kept_runs": 3, "replaced_runs": 1, "new_runs": 0} and len(runs) == 4
+    assert runs.loc[runs["protocol"] == "tcp", "wall_s"].tolist() == [99.0]
+    assert len(pd.read_parquet(flows_path)) == 4 * n_run
+    # a run drawn from another arrival window cannot be paired with the shipped ones: refused, nothing written
+    other = tmp_path / "other.jsonl"
+    rec = _fake_record("kernel", "s4", "mptcp", 1, cc="tm_lia")
+    JsonlRecords(other, p1.KEY).append(rec | {"config": {**rec["config"], "duration_s4_s": 45.0}})
+    with pytest.raises(ValueError, match="duration_s4_s 40.0 there, 45.0 in the record"):
+        p1.build_dataset([other], data)
+    assert len(pd.read_parquet(runs_path)) == 4
+    # ... unless it replaces every run of its engine (a stage that reruns all of them with new settings)
+    ns3 = tmp_path / "ns3.jsonl"
+    JsonlRecords(ns3, p1.KEY).append(_fake_record("ns3", "s4", "tcp", 0, cc="lia"))
+    p1.build_dataset([ns3], data)
+    again = tmp_path / "ns3_again.jsonl"
+    rec = _fake_record("ns3", "s4", "tcp", 0, cc="lia")
+    JsonlRecords(again, p1.KEY).append(rec | {"config": {**rec["config"], "duration_s4_s": 45.0}})
+    assert p1.build_dataset([again], data)["configs"]["ns3"]["duration_s4_s"] == 45.0

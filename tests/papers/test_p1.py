@@ -147,21 +147,61 @@ def test_claims_supported_when_the_mechanism_is_present(synth):
     ds, t = synth
     v = p1.claims(ds, t)
     assert tuple(v.columns) == CLAIM_COLUMNS and len(v) == 22  # 11 parts per engine
+    tagged = p1.claims_with_cc(v)
+    assert set(zip(tagged["engine"], tagged["cc"])) == {("kernel", "uncoupled"), ("ns3", "lia")}
     assert (v["n_runs"] >= 4).all()  # four seeds: the run, not the flow, is the unit
     assert not (v["verdict"] == "contradicted").any(), v[["claim", "part", "why"]].to_string()
     for eng in ("kernel", "ns3"):
-        assert _v(v, f"C1.1 [{eng}]", "(c)") == "supported"
-        assert _v(v, f"C1.2 [{eng}]", "(a)") == "supported"
-        assert _v(v, f"C1.3 [{eng}]", "mean") == "supported"
-        assert _v(v, f"Fig. 7 [{eng}]", "(a)") == "supported"
+        tag = f"{eng}, {'uncoupled' if eng == 'kernel' else 'lia'}"
+        assert _v(v, f"C1.1 [{tag}]", "(c)") == "supported"
+        assert _v(v, f"C1.2 [{tag}]", "(a)") == "supported"
+        assert _v(v, f"C1.3 [{tag}]", "mean") == "supported"
+        assert _v(v, f"Fig. 7 [{tag}]", "(a)") == "supported"
 
 
 def test_claims_contradicted_when_the_mechanism_is_reversed():
     ds = synthetic(mptcp_hurts=False, mptcp_helps_messages=False, seed=3)
     v = p1.claims(ds, p1.tables(ds))
-    assert _v(v, "C1.3 [kernel]", "mean") == "contradicted"
-    assert _v(v, "C1.2 [ns3]", "(a)") == "contradicted"
-    assert _v(v, "Fig. 7 [kernel]", "(a)") == "contradicted"
+    assert _v(v, "C1.3 [kernel, uncoupled]", "mean") == "contradicted"
+    assert _v(v, "C1.2 [ns3, lia]", "(a)") == "contradicted"
+    assert _v(v, "Fig. 7 [kernel, uncoupled]", "(a)") == "contradicted"
+
+
+def _with_coupled(ds, relieves: bool):
+    """The kernel data plus tm_lia MPTCP runs: a copy of the uncoupled MPTCP runs where (``relieves``) the 70 KB
+    flows see the TCP background's loss share and FCTs, or (not ``relieves``) exactly the uncoupled ones."""
+    f = ds.flows.assign(cc=ds.flows["engine"].map({"kernel": "uncoupled", "ns3": "lia"}))
+    k = f[f["engine"] == "kernel"]
+    src = k[k["protocol"] == ("tcp" if relieves else "mptcp")]
+    lia = src.assign(protocol="mptcp", cc="tm_lia")
+    return p1.P1Dataset(flows=pd.concat([f, lia], ignore_index=True), subflows=ds.subflows, tcpinfo=ds.tcpinfo,
+                        runs=ds.runs, provenance=ds.provenance)
+
+
+def test_verdicts_per_congestion_control_and_the_coupling_question(synth):
+    ds, _ = synth
+    good = _with_coupled(ds, relieves=True)
+    t = p1.tables(good)
+    v = p1.claims(good, t)
+    tagged = p1.claims_with_cc(v)
+    assert set(zip(tagged["engine"], tagged["cc"])) == {("kernel", "uncoupled"), ("kernel", "tm_lia"), ("ns3", "lia"),
+                                                         ("kernel", "tm_lia vs uncoupled")}
+    matrix = p1.verdicts_by_cc(v)
+    assert list(matrix.columns) == ["kernel / uncoupled", "kernel / tm_lia", "ns3 / lia"] and len(matrix) == 11
+    assert matrix.loc[("C1.3", "mean higher with MPTCP background"), "kernel / tm_lia"].startswith("contradicted")
+    # the uncoupled verdicts do not move when another control's runs are added
+    base = p1.claims(ds, p1.tables(ds))
+    assert _v(v, "C1.3 [kernel, uncoupled]", "mean") == _v(base, "C1.3 [kernel, uncoupled]", "mean") == "supported"
+    # tm_lia runs built to behave like TCP: no MPTCP penalty, and coupling relieves the short flows
+    assert _v(v, "C1.3 [kernel, tm_lia]", "mean") == "contradicted"
+    assert _v(v, "Coupling [kernel, tm_lia", "mean") == "supported"
+    assert _v(v, "Coupling [kernel, tm_lia", "fewer flows") == "supported"
+    assert list(t["table2"]["background"]) == ["TCP", "MPTCP", "MPTCP tm_lia"]
+    assert set(t["fig7_loss"]["cc"]) == {"-", "uncoupled", "tm_lia", "lia"}
+    same = _with_coupled(ds, relieves=False)
+    w = p1.claims(same, p1.tables(same))
+    assert _v(w, "Coupling [kernel, tm_lia", "mean") == "contradicted"  # identical runs: no 10 % relief
+
 
 
 def test_missing_engine_runs_give_inconclusive_parts():
@@ -199,7 +239,11 @@ def test_shipped_dataset_is_complete_enough():
     ds = p1.load_dataset(DATA)
     t2, detail = p1.table2(ds)
     k = detail[detail["engine"] == "kernel"].set_index("background")
-    assert set(k.index) == {"TCP", "MPTCP"} and (k["n_flows"] >= 1000).all()  # enough for a 95th percentile
+    # TCP, uncoupled MPTCP and the coupled controls run so far
+    assert {"TCP", "MPTCP"} <= set(k.index) <= {"TCP", "MPTCP", "MPTCP tm_lia", "MPTCP tm_olia"}
+    assert (k["n_flows"] >= 1000).all()  # enough for a 95th percentile
+    assert "cc" in ds.flows and set(ds.flows["cc"]) <= {"uncoupled", "tm_lia", "tm_olia", "lia"}
+    assert ds.provenance["by_cc"]["kernel"]["uncoupled"]["runs"] == 32  # the shipped runs were kept
     assert k["n_unfinished"].sum() == 0
     prov = ds.provenance
     for key in ("engines", "config", "host", "git", "tools", "kernel_setting"):

@@ -15,8 +15,11 @@ same schedule drives both engines:
   destination's plane-c address (so it crosses core c: per-flow ECMP with the hash
   drawn in the schedule); an MPTCP connection opens on plane 0 and the destination
   announces planes 1-3, so it gets one subflow per core. Kernel MPTCP v1 has no
-  coupled congestion control: each subflow runs its own ``cc`` (default Reno, the
-  rule LIA couples).
+  coupled congestion control of its own: with ``cc`` ``uncoupled`` each subflow runs
+  :attr:`P1Config.cc` (Reno, the rule LIA couples) on its own; with ``tm_lia`` /
+  ``tm_olia`` every MPTCP socket (and so each of its subflows) runs that BPF control of
+  :mod:`tcpmodels.testbed.kernel_cc`, registered for the run, which couples the subflows
+  of one connection (RFC 6356 LIA, OLIA). Single-path sockets always run Reno.
 - ``ns3``: :mod:`tcpmodels.sim.fattree` with the same connections,
   MPTCP as RFC 6356 LIA-coupled subflows, one per core.
 
@@ -46,14 +49,18 @@ gives each 70 KB flow's pattern (P1 Table 3) and a capture FCT (SYN to the ACK
 of the last byte).
 
 Records go to a JSONL file, one line per run (key: engine, experiment, protocol,
-seed); ``run`` resumes. Each kernel run holds the host lock
+cc, seed); ``run`` resumes. Each kernel run holds the host lock
 (:func:`tcpmodels.testbed.hostlock.host_lock`) only while its traffic runs; the
 fat-tree is built once per campaign call and reused. ``dataset`` writes Parquet
-tables and ``p1_provenance.json``.
+tables and ``p1_provenance.json``, merged with the tables already shipped (a re-measured run
+replaces its shipped row; the others stay). ``--captures`` is what gives the Section 4 flows their
+loss and pattern (Table 3, Fig. 7): without it those columns are empty.
 
 Command line (root for ``run``)::
 
-    python -m tcpmodels.experiments.p1 run --engine kernel --records runs/p1/kernel.jsonl
+    python -m tcpmodels.experiments.p1 run --engine kernel --captures runs/p1/captures --records runs/p1/kernel.jsonl
+    python -m tcpmodels.experiments.p1 run --engine kernel --cc tm_lia tm_olia --captures runs/p1/captures \
+        --records runs/p1/kernel.jsonl
     python -m tcpmodels.experiments.p1 run --engine ns3 --records runs/p1/ns3.jsonl
     python -m tcpmodels.experiments.p1 dataset --records runs/p1/kernel.jsonl runs/p1/ns3.jsonl --out data
 
@@ -67,27 +74,41 @@ References
 from tcpmodels.experiments.p1.config import (
     AGGREGATOR_HOSTS,
     BG_PORT,
+    CCS,
     DEFAULT_CONFIG,
     ENGINES,
     EXPERIMENTS,
     FLOW_PORT,
     KEY,
+    KERNEL_CCS,
     N_HOSTS,
+    NS3_CC,
     PROTOCOLS,
     SCHEMA,
+    UNCOUPLED,
     WORKER_HOSTS,
     P1Config,
+    record_cc,
 )
 from tcpmodels.experiments.p1.dataset import build_dataset
-from tcpmodels.experiments.p1.kernel import KernelSession, host_addr, kernel_flows, kernel_rows, subflow_stats
+from tcpmodels.experiments.p1.kernel import (
+    CcMapWatch,
+    KernelSession,
+    host_addr,
+    kernel_flows,
+    kernel_rows,
+    socket_cc,
+    subflow_stats,
+)
 from tcpmodels.experiments.p1.ns3 import ns3_config, ns3_rows, run_ns3
-from tcpmodels.experiments.p1.runs import run_campaign
+from tcpmodels.experiments.p1.runs import check_kernel_ccs, run_campaign
 from tcpmodels.experiments.p1.schedule import run_plan, schedule
 
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "schedule", "run_plan",
            "run_campaign", "build_dataset", "subflow_stats", "kernel_flows", "host_addr", "KernelSession",
            "ns3_config", "run_ns3", "ns3_rows", "kernel_rows", "N_HOSTS", "AGGREGATOR_HOSTS", "WORKER_HOSTS",
-           "BG_PORT", "FLOW_PORT", "SCHEMA", "KEY", "main"]
+           "BG_PORT", "FLOW_PORT", "SCHEMA", "KEY", "CCS", "KERNEL_CCS", "NS3_CC", "UNCOUPLED", "record_cc",
+           "socket_cc", "CcMapWatch", "check_kernel_ccs", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:

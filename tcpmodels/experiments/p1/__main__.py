@@ -9,10 +9,11 @@ from dataclasses import replace
 
 from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
 from tcpmodels.experiments.p1 import __doc__ as package_doc
-from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, ENGINES, EXPERIMENTS
+from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, ENGINES, EXPERIMENTS, KERNEL_CCS, UNCOUPLED
 from tcpmodels.experiments.p1.dataset import build_dataset
 from tcpmodels.experiments.p1.kernel import client_main
 from tcpmodels.experiments.p1.runs import run_campaign
+from tcpmodels.experiments.p1.schedule import run_plan
 
 __all__ = ["main"]
 
@@ -26,6 +27,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--captures", help="kernel: capture the Section 4 short flows here")
         p.add_argument("--experiments", nargs="+", choices=EXPERIMENTS)
         p.add_argument("--seeds", nargs="+", type=int)
+        p.add_argument("--cc", nargs="+", choices=KERNEL_CCS, default=[UNCOUPLED],
+                       help="kernel: MPTCP congestion control(s) of the runs (uncoupled: per-subflow Reno, with "
+                            "the TCP baseline runs; tm_lia / tm_olia: the coupled BPF controls)")
         p.add_argument("--duration-s4-s", type=float)
         p.add_argument("--duration-s5-s", type=float)
         p.add_argument("--drain-s", type=float)
@@ -59,8 +63,9 @@ def main(argv: list[str] | None = None) -> int:
 
     with campaign_errors("p1", also=(RuntimeError,)):
         if args.cmd in ("run", "resume"):
-            n = run_campaign(args.records, config, engine=args.engine, capture_dir=args.captures, limit=args.limit,
-                             progress=not args.no_progress)
+            plan = run_plan(config, args.engine, args.cc)
+            n = run_campaign(args.records, config, engine=args.engine, capture_dir=args.captures, plan=plan,
+                             limit=args.limit, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         else:
             prov = build_dataset(args.records, args.out, config, note=args.note, ship_capture=args.ship_capture,

@@ -10,7 +10,8 @@ from tcpmodels.topology_addressing import N_CORES, N_HOSTS
 
 
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "N_HOSTS", "N_CORES",
-           "AGGREGATOR_HOSTS", "WORKER_HOSTS", "BG_PORT", "FLOW_PORT", "SCHEMA", "KEY", "REPO", "KB"]
+           "AGGREGATOR_HOSTS", "WORKER_HOSTS", "BG_PORT", "FLOW_PORT", "SCHEMA", "KEY", "REPO", "KB", "CCS",
+           "KERNEL_CCS", "NS3_CC", "UNCOUPLED", "record_cc"]
 
 
 KB = 1000
@@ -22,8 +23,39 @@ PROTOCOLS = ("tcp", "mptcp")
 ENGINES = ("kernel", "ns3")
 BG_PORT = 5201
 FLOW_PORT = 5202
-SCHEMA = 1
-KEY = ("engine", "experiment", "protocol", "seed")
+SCHEMA = 2
+#: the key of a run: runs of different congestion controls never mix (schema 1 had no ``cc``)
+KEY = ("engine", "experiment", "protocol", "cc", "seed")
+#: MPTCP congestion control of the kernel runs: ``uncoupled`` = every subflow runs the kernel's
+#: own :attr:`P1Config.cc` (Reno) on its own, what the 32 kernel runs of schema 1 used (their
+#: records say ``cc: reno``, ``cc_effective`` was not kept); ``tm_lia`` / ``tm_olia`` = the BPF
+#: controls of :mod:`tcpmodels.testbed.kernel_cc`, which couple the subflows of one MPTCP connection
+#: (RFC 6356 LIA, OLIA). A single-path (TCP) connection always runs :attr:`P1Config.cc`; the TCP
+#: runs are part of the ``uncoupled`` group and serve as the baseline of every MPTCP control.
+UNCOUPLED = "uncoupled"
+KERNEL_CCS = (UNCOUPLED, "tm_lia", "tm_olia")
+#: ns-3's MPTCP is always RFC 6356 LIA-coupled (``tcpmodels.sim``): every ns-3 run carries this ``cc``
+NS3_CC = "lia"
+CCS = (*KERNEL_CCS, NS3_CC)
+
+
+def record_cc(record: dict) -> str:
+    """The ``cc`` of a run record, also for schema-1 records (kernel: ``uncoupled``, ns-3: ``lia``).
+
+    Parameters
+    ----------
+    record : dict
+        A run record (or a row) with ``engine`` and possibly ``cc``.
+
+    Returns
+    -------
+    str
+        One of :data:`CCS`.
+    """
+    cc = record.get("cc")
+    if cc in CCS:
+        return cc
+    return NS3_CC if record.get("engine") == "ns3" else UNCOUPLED
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,7 +78,9 @@ class P1Config:
         the background transfers reached 50-60 instead of 92 Mbit/s and the median
         70 KB flow took 0.3-0.4 s (lost SYNs, timeouts) against 13-21 ms without them.
     cc : str
-        Congestion control of every kernel socket and subflow ("reno": LIA's uncoupled rule).
+        Congestion control of every single-path kernel socket, and of every subflow in the runs
+        whose MPTCP control is ``uncoupled`` ("reno": LIA's uncoupled rule). The MPTCP control
+        of a run (``uncoupled``, ``tm_lia``, ``tm_olia``) is part of its key, not of the config.
     background_share_s4 : float
         Share of hosts running background transfers in Section 4 (paper 33 %). [-]
     short_size_bytes : int
@@ -62,7 +96,8 @@ class P1Config:
     warmup_s : float
         Background runs alone this long before the first measured flow. [s]
     duration_s4_s, duration_s5_s : float
-        Span of flow arrivals per run. [s]
+        Span of flow arrivals per run (Section 4: 40 s, the window of every shipped kernel run; runs are
+        paired by seed only when their windows agree). [s]
     drain_s : float
         Background keeps running this long after the last arrival. [s]
     seeds : tuple of int
@@ -87,7 +122,7 @@ class P1Config:
     message_mean_interarrival_s: float = 0.500
     background_share_s5: float = 0.5
     warmup_s: float = 2.0
-    duration_s4_s: float = 30.0
+    duration_s4_s: float = 40.0
     duration_s5_s: float = 20.0
     drain_s: float = 3.0
     seeds: tuple[int, ...] = (0, 1, 2)

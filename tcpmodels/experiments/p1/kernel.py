@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tcpmodels.experiments.p1.config import BG_PORT, FLOW_PORT, N_CORES, N_HOSTS, REPO, P1Config
+from tcpmodels.experiments.p1.config import BG_PORT, FLOW_PORT, KERNEL_CCS, N_CORES, N_HOSTS, REPO, UNCOUPLED, P1Config
 from tcpmodels.topology_addressing import plane_address
 
-__all__ = ["host_addr", "kernel_flows", "client_main", "KernelSession", "subflow_stats", "kernel_rows"]
+__all__ = ["host_addr", "kernel_flows", "socket_cc", "client_main", "KernelSession", "subflow_stats", "kernel_rows",
+           "CcMapWatch"]
 
 
 # ------------------------------------------------------------- kernel engine
@@ -37,7 +38,35 @@ def host_addr(host: int, plane: int) -> str:
     return plane_address(int(host), int(plane))
 
 
-def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: float = 0.1) -> dict[int, list[dict]]:
+def socket_cc(config: P1Config, mptcp: bool, cc: str = UNCOUPLED) -> str:
+    """The ``TCP_CONGESTION`` a connection of a run with MPTCP control ``cc`` sets on its socket.
+
+    Parameters
+    ----------
+    config : P1Config
+        Its ``cc`` (Reno) is that of every single-path socket and of uncoupled subflows.
+    mptcp : bool
+        Whether the connection is MPTCP (its subflows inherit the MPTCP socket's control).
+    cc : str
+        The run's MPTCP control, one of :data:`~tcpmodels.experiments.p1.config.KERNEL_CCS`.
+
+    Returns
+    -------
+    str
+        ``cc`` for an MPTCP connection under ``tm_lia`` / ``tm_olia``, else ``config.cc``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown ``cc``.
+    """
+    if cc not in KERNEL_CCS:
+        raise ValueError(f"cc must be one of {KERNEL_CCS}; got {cc!r}")
+    return cc if (mptcp and cc != UNCOUPLED) else config.cc
+
+
+def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: float = 0.1,
+                 cc: str = UNCOUPLED) -> dict[int, list[dict]]:
     """The schedule as traffic-module flows, grouped by sending host (uploads: the sender is the client).
 
     A single-path connection binds its plane-``plane`` source and targets the
@@ -50,9 +79,12 @@ def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: floa
     conns : list of dict
         The connections of one run (:func:`schedule`).
     config : P1Config
-        Its ``cc`` is set on every socket.
+        Its ``cc`` is set on every single-path socket (and every MPTCP one when ``cc`` is ``uncoupled``).
     sample_interval_s : float
         TCP_INFO sampling interval of background transfers. [s]
+    cc : str
+        The run's MPTCP congestion control (:func:`socket_cc`): ``tm_lia`` / ``tm_olia`` is set on
+        every MPTCP socket (the kernel gives it to each subflow); it must be registered for the run.
 
     Returns
     -------
@@ -68,7 +100,8 @@ def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: floa
         f = {"flow_id": c["conn_id"] + 1, "kind": c["kind"], "dst": host_addr(c["dst"], plane),
              "bind": None if c["mptcp"] else host_addr(c["src"], plane),
              "port": BG_PORT if bg else FLOW_PORT, "size_bytes": c["size_bytes"],
-             "duration_s": round(c["end_s"] - c["start_s"], 6) if bg else None, "cc": config.cc,
+             "duration_s": round(c["end_s"] - c["start_s"], 6) if bg else None,
+             "cc": socket_cc(config, c["mptcp"], cc),
              "mptcp": c["mptcp"], "direction": "upload", "start_s": c["start_s"],
              "sample_interval_s": sample_interval_s if bg else 0.0, "path": plane}
         out.setdefault(c["src"], []).append(f)
@@ -109,6 +142,72 @@ def client_main(spec: dict) -> None:
         t.start()
     for t in threads:
         t.join()
+
+
+class CcMapWatch:
+    """Poll a coupled control's per-connection map while a run's traffic flows (proof that it coupled).
+
+    ``tm_lia`` and ``tm_olia`` keep one map entry per MPTCP connection (keyed by its token)
+    with a slot per subflow, and drop it when the connection closes, so the map is read
+    every ``interval_s`` during the run (:func:`tcpmodels.testbed.kernel_cc.dump_connections`).
+    A context manager; :meth:`summary` after the block.
+
+    Parameters
+    ----------
+    cc : str
+        ``tm_lia`` or ``tm_olia``.
+    interval_s : float
+        Polling interval. [s]
+    """
+
+    def __init__(self, cc: str, interval_s: float = 2.0):
+        self.cc = cc
+        self.interval_s = interval_s
+        self.tokens: dict[int, int] = {}  # token -> most subflows seen at once
+        self.polls = 0
+        self.errors: list[str] = []
+        self._stop = threading.Event()
+        self._thread = None
+
+    def _poll(self) -> None:
+        from tcpmodels.testbed.kernel_cc import dump_connections
+
+        try:
+            for conn in dump_connections(self.cc):
+                tok = int(conn["token"]) if not isinstance(conn["token"], (list, dict)) else hash(str(conn["token"]))
+                self.tokens[tok] = max(self.tokens.get(tok, 0), len(conn["subflows"]))
+            self.polls += 1
+        except Exception as exc:  # noqa: BLE001 - a failed poll is reported, it does not stop the run
+            if len(self.errors) < 3:
+                self.errors.append(f"{type(exc).__name__}: {exc}")
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self._poll()
+
+    def __enter__(self) -> "CcMapWatch":
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def summary(self) -> dict:
+        """What the polls saw.
+
+        Returns
+        -------
+        dict
+            ``cc``, ``polls``, ``connections_seen`` (distinct tokens), ``max_subflows`` (most
+            subflows of one connection in one poll), ``connections_with_4_subflows`` and ``errors``.
+        """
+        return {"cc": self.cc, "polls": self.polls, "connections_seen": len(self.tokens),
+                "max_subflows": max(self.tokens.values(), default=0),
+                "connections_with_4_subflows": sum(1 for v in self.tokens.values() if v >= N_CORES),
+                "errors": self.errors}
 
 
 class KernelSession:
@@ -165,7 +264,8 @@ class KernelSession:
             self.tb.__exit__(*exc)
             self.tb = None
 
-    def run(self, conns: list[dict], *, capture_dir: Path | None = None, capture_stem: str = "") -> dict:
+    def run(self, conns: list[dict], *, capture_dir: Path | None = None, capture_stem: str = "",
+            cc: str = UNCOUPLED) -> dict:
         """Run one schedule; return the flow records (one per connection) and capture statistics.
 
         One client process per sending host is started in its namespace
@@ -181,12 +281,17 @@ class KernelSession:
             port ``FLOW_PORT`` only).
         capture_stem : str
             Prefix of the capture files (``{stem}_h{host}.pcap``).
+        cc : str
+            The run's MPTCP congestion control (:func:`kernel_flows`); a ``tm_*`` one must be
+            registered (:func:`tcpmodels.testbed.kernel_cc.congestion_control` around the call),
+            and its connection map is polled during the run (:class:`CcMapWatch`).
 
         Returns
         -------
         dict
             ``run_id`` (testbed), ``records`` (the clients' flow records), ``captures``
-            (capture statistics), ``t0_mono_s`` [s] and ``base_rtt_s`` (per plane) [s].
+            (capture statistics), ``t0_mono_s`` [s], ``base_rtt_s`` (per plane) [s] and
+            ``cc_map`` (:meth:`CcMapWatch.summary`, None for ``uncoupled``).
 
         Raises
         ------
@@ -203,7 +308,8 @@ class KernelSession:
         for srv in self.servers:
             if srv.popen.poll() is not None:
                 raise TestbedError(f"the traffic server in {srv.node} port {srv.port} has exited")
-        by_host = kernel_flows(conns, self.config)
+        by_host = kernel_flows(conns, self.config, cc=cc)
+        watch = CcMapWatch(cc) if cc != UNCOUPLED else None
         caps = []
         if capture_dir is not None:
             senders = sorted({c["src"] for c in conns if c["kind"] == "short"})
@@ -215,6 +321,8 @@ class KernelSession:
         t0 = time.monotonic() + 1.5 + 0.1 * len(by_host)  # every client has started its threads by then
         end_s = max(c["end_s"] for c in conns)
         procs = {}
+        if watch is not None:
+            watch.__enter__()
         try:
             for h, flows in by_host.items():
                 p = tb.popen(f"h{h}", [sys.executable, "-m", "tcpmodels.experiments.p1", "client"],
@@ -245,8 +353,10 @@ class KernelSession:
                     p.communicate()
             time.sleep(0.1)
             cap_stats = [c.stop() for c in caps]
+            if watch is not None:
+                watch.__exit__(None, None, None)
         return {"run_id": tb.run_id, "records": records, "captures": cap_stats, "t0_mono_s": t0,
-                "base_rtt_s": self.base_rtt_s}
+                "base_rtt_s": self.base_rtt_s, "cc_map": watch.summary() if watch is not None else None}
 
 
 # ----------------------------------------------------------- record analysis
@@ -357,7 +467,7 @@ def kernel_rows(conns: list[dict], res: dict, capture_dir: Path | None, capture_
         r = by_id.get(c["conn_id"] + 1, {})
         row = {**{k: c[k] for k in ("conn_id", "kind", "src", "dst", "start_s", "size_bytes", "mptcp", "plane")},
                "fct_s": r.get("completion_s") if not r.get("error") else None, "bytes": r.get("bytes"),
-               "rate_bps": r.get("rate_bps"), "connect_s": r.get("connect_s"),
+               "rate_bps": r.get("rate_bps"), "connect_s": r.get("connect_s"), "cc_effective": r.get("cc_effective"),
                "mptcp_subflows": r.get("mptcp_subflows"), "error": r.get("error") or (None if r else "no record")}
         if c["kind"] == "short" and r.get("src"):
             port = int(r["src"].rsplit(":", 1)[1])

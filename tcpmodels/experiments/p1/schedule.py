@@ -8,9 +8,12 @@ from tcpmodels.experiments.p1.config import (
     AGGREGATOR_HOSTS,
     ENGINES,
     EXPERIMENTS,
+    KERNEL_CCS,
     N_CORES,
     N_HOSTS,
+    NS3_CC,
     PROTOCOLS,
+    UNCOUPLED,
     WORKER_HOSTS,
     P1Config,
 )
@@ -105,10 +108,14 @@ def schedule(config: P1Config, experiment: str, protocol: str, seed: int) -> lis
     return conns
 
 
-def run_plan(config: P1Config, engine: str) -> list[dict]:
-    """The runs of a campaign on ``engine``: every experiment x protocol for seed 0, then seed 1, ...
+def run_plan(config: P1Config, engine: str, ccs: tuple[str, ...] | list[str] = (UNCOUPLED,)) -> list[dict]:
+    """The runs of a campaign on ``engine``: every experiment x background for seed 0, then seed 1, ...
 
-    Seeds outermost, so a campaign cut short has every (experiment, protocol) cell.
+    Seeds outermost, so a campaign cut short has every (experiment, protocol, cc) cell of
+    the seeds it finished. Kernel: ``uncoupled`` brings the TCP run and the uncoupled MPTCP
+    run of each experiment; ``tm_lia`` / ``tm_olia`` an MPTCP run each (their TCP baseline
+    is the ``uncoupled`` group's TCP run of the same seed: the same schedule, nothing coupled).
+    ns-3: TCP and LIA-coupled MPTCP (``cc`` :data:`NS3_CC`).
 
     Parameters
     ----------
@@ -116,18 +123,32 @@ def run_plan(config: P1Config, engine: str) -> list[dict]:
         Its ``seeds`` and ``experiments`` span the plan.
     engine : {"kernel", "ns3"}
         Written into every run (part of the record key).
+    ccs : sequence of str
+        Kernel: MPTCP congestion controls from :data:`KERNEL_CCS`. ns-3: only the default.
 
     Returns
     -------
     list of dict
-        One per run: ``engine``, ``experiment``, ``protocol``, ``seed``.
+        One per run: ``engine``, ``experiment``, ``protocol``, ``cc``, ``seed``.
 
     Raises
     ------
     ValueError
-        If ``engine`` is not one of :data:`ENGINES`.
+        If ``engine`` is not one of :data:`ENGINES`, a ``cc`` is not one of :data:`KERNEL_CCS`,
+        or ns-3 is asked for another control than its LIA.
     """
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
-    return [{"engine": engine, "experiment": e, "protocol": p, "seed": int(s)}
-            for s in config.seeds for e in config.experiments for p in PROTOCOLS]
+    ccs = tuple(ccs)
+    bad = [c for c in ccs if c not in KERNEL_CCS]
+    if bad or not ccs:
+        raise ValueError(f"cc must be taken from {KERNEL_CCS}; got {list(ccs)}")
+    if engine == "ns3":
+        if ccs != (UNCOUPLED,):
+            raise ValueError(f"ns-3 runs LIA-coupled MPTCP only (cc {NS3_CC!r}); --cc applies to the kernel engine")
+        cells = [("tcp", NS3_CC), ("mptcp", NS3_CC)]
+    else:
+        cells = [(p, UNCOUPLED) for p in PROTOCOLS] if UNCOUPLED in ccs else []
+        cells += [("mptcp", c) for c in KERNEL_CCS if c != UNCOUPLED and c in ccs]
+    return [{"engine": engine, "experiment": e, "protocol": p, "cc": c, "seed": int(s)}
+            for s in config.seeds for e in config.experiments for p, c in cells]

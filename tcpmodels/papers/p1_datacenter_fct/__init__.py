@@ -5,11 +5,12 @@ data-center network (IPSJ technical report); text in ``shared/seeds/000_*.txt``,
 digest in ``shared/PAPERS.md`` (P1). The paper ran Linux MPTCP v0.86 (LIA-coupled)
 inside ns-3 DCE. Today's kernel MPTCP v1 has no coupled congestion control, so the
 dataset (:mod:`tcpmodels.experiments.p1`) holds two engines driven by the same
-workload schedules:
+workload schedules, and each run names its MPTCP congestion control (column ``cc``):
 
 ``kernel``
-    the real Linux kernel on the namespace fat-tree; MPTCP = one *uncoupled* Reno
-    subflow per core;
+    the real Linux kernel on the namespace fat-tree; MPTCP = one subflow per core, either
+    *uncoupled* Reno (``uncoupled``), or coupled by the BPF controls of
+    :mod:`tcpmodels.testbed.kernel_cc` (``tm_lia``: RFC 6356 LIA; ``tm_olia``: OLIA);
 ``ns3``
     ns-3 (:mod:`tcpmodels.sim.fattree`); MPTCP = RFC 6356 LIA-coupled NewReno
     subflows, one per core.
@@ -20,7 +21,9 @@ confidence intervals), Table 3 (flow patterns from the kernel captures), Table 4
 Fig. 7 (FCT CDF, share of flows with loss), Figs. 8-10 (query and short-message FCT
 by size, 99 % confidence intervals) and the RFC 6356 allocation for a captured
 kernel MPTCP background connection; :func:`claims` judges C1.1-C1.3 and
-the Fig. 7 statement part by part for each engine (:mod:`.claims`, with the run as the unit).
+the Fig. 7 statement part by part for each engine and congestion control, and whether coupling
+relieves the short flows (:mod:`.claims`, with the run as the unit); :func:`verdicts_by_cc` sets
+the verdicts side by side.
 
 Statistics: the confidence interval of a mean is Student's t over flows; that of a
 95th percentile is the distribution-free order-statistic interval
@@ -36,9 +39,10 @@ References
 .. [4] M. Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010 (the query / short-message classes).
 """
 
-from tcpmodels.papers.p1_datacenter_fct.claims import claims
+from tcpmodels.papers.p1_datacenter_fct.claims import claims, claims_with_cc, coupling_claims, verdicts_by_cc
 from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
 from tcpmodels.papers.p1_datacenter_fct.data import (
+    CC_LABELS,
     CITATION,
     ENGINE_LABELS,
     PAPER_TABLE1,
@@ -48,7 +52,11 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     FctSummary,
     P1Dataset,
     fct_summary,
+    background_label,
+    backgrounds,
     load_dataset,
+    mptcp_ccs,
+    with_cc,
 )
 from tcpmodels.papers.p1_datacenter_fct.patterns import (
     LOSS_WITHOUT_TIMEOUT,
@@ -75,4 +83,5 @@ __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TA
            "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3", "table4",
            "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
            "campaign_table", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
-           "SPLIT_IN_DATASET", "split_comparison"]
+           "SPLIT_IN_DATASET", "split_comparison", "claims_with_cc", "verdicts_by_cc", "coupling_claims", "CC_LABELS",
+           "with_cc", "mptcp_ccs", "background_label", "backgrounds"]

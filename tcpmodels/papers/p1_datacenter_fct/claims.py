@@ -21,6 +21,16 @@ so they are paired by seed; runs of different experiments are compared by Welch'
   tail); (b) loss-free flows finish alike: TOST on the per-seed log ratio of the
   loss-free median, margin ±10 %; the run-permutation KS distance of the loss-free
   FCTs is reported beside it.
+
+Every part is judged per engine **and per MPTCP congestion control** (column ``cc``; the
+claim's name says ``[engine, cc]``): the MPTCP runs of one control against the engine's TCP
+runs of the same seeds (kernel: ``uncoupled``, ``tm_lia``, ``tm_olia``; ns-3: ``lia``).
+
+* **Coupling** (the paper's open question: does coupling change who suffers?), kernel, each
+  coupled control against the uncoupled MPTCP runs of the same seed (same schedule): the 70 KB
+  flows' per-run mean and 95th percentile FCT are lower with the coupled background (paired,
+  < -10 %), and fewer of them see loss (< -5 points). RFC 6356's goal 2 ("do no harm": take no
+  more than one TCP flow on the best path) is why coupling should relieve them.
 """
 
 from __future__ import annotations
@@ -30,18 +40,23 @@ import math
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset
+from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset, mptcp_ccs, with_cc
 from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
 
-__all__ = ["claims", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
+__all__ = ["claims", "coupling_claims", "claims_with_cc", "verdicts_by_cc", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
 
 #: the smallest relative FCT change that matters, as a log ratio (10 %). [-]
 REL_EFFECT = math.log(1.1)
 #: the smallest change of the share of flows with loss that matters. [-]
 LOSS_SHARE_EFFECT = 0.05
 _REL_SOURCE = "10 %: below the paper's smallest Table 2 difference (+15 %, std dev)"
-_ENGINES = (" Kernel and ns-3 differ in one thing the paper blames: the kernel's MPTCP subflows are uncoupled, "
-            "whereas LIA couples them.")
+_CC_NOTE = {
+    "uncoupled": " Kernel and ns-3 differ in one thing the paper blames: these kernel MPTCP subflows are uncoupled, "
+                 "whereas LIA couples them.",
+    "tm_lia": " The kernel's MPTCP subflows are coupled by tm_lia (RFC 6356 LIA in BPF), as the paper's MPTCP v0.86.",
+    "tm_olia": " The kernel's MPTCP subflows are coupled by tm_olia (OLIA in BPF), not the paper's LIA.",
+    "lia": " ns-3's MPTCP subflows are LIA-coupled, as the paper's MPTCP v0.86.",
+}
 
 
 def _runs(flows: pd.DataFrame, engine: str, experiment: str, kind: str, proto: str) -> pd.DataFrame:
@@ -72,8 +87,8 @@ def _pct(x: pd.Series) -> str:
     return ", ".join(f"seed {s}: {np.expm1(v):+.0%}" for s, v in x.items())
 
 
-def _c11(flows: pd.DataFrame, eng: str) -> list:
-    name = f"C1.1 [{eng}] query FCT: MPTCP itself does not change it; the background does, MPTCP background more"
+def _c11(flows: pd.DataFrame, eng: str, tag: str, note: str) -> list:
+    name = f"C1.1 [{tag}] query FCT: MPTCP itself does not change it; the background does, MPTCP background more"
     says = "Figs. 8-9: without background TCP and MPTCP queries finish alike; with background both slow down, MPTCP more"
     r = {(e, p): _per_seed(_runs(flows, eng, e, "query", p)) for e in ("s5_query_nobg", "s5_query_bg")
          for p in ("tcp", "mptcp")}
@@ -85,7 +100,7 @@ def _c11(flows: pd.DataFrame, eng: str) -> list:
     worse = _log_ratio(r[("s5_query_bg", "mptcp")], r[("s5_query_bg", "tcp")])
     out = [equivalence(_spec(name, "(a) without background MPTCP leaves query FCT unchanged", says,
                              q + ", MPTCP / TCP, per seed", REL_EFFECT, _REL_SOURCE), own.to_numpy(),
-                       we_measured="MPTCP vs TCP, no background: " + _pct(own), why=_ENGINES.strip())]
+                       we_measured="MPTCP vs TCP, no background: " + _pct(own), why=note.strip())]
     for proto in ("tcp", "mptcp"):
         bg = np.log(r[("s5_query_bg", proto)].dropna())
         nobg = np.log(r[("s5_query_nobg", proto)].dropna())
@@ -101,8 +116,8 @@ def _c11(flows: pd.DataFrame, eng: str) -> list:
     return out
 
 
-def _c12(flows: pd.DataFrame, eng: str) -> list:
-    name = f"C1.2 [{eng}] short messages with background: MPTCP shortens FCT, less so for smaller messages"
+def _c12(flows: pd.DataFrame, eng: str, tag: str, note: str) -> list:
+    name = f"C1.2 [{tag}] short messages with background: MPTCP shortens FCT, less so for smaller messages"
     says = "Fig. 10: MPTCP FCT below TCP's for 50 KB-1 MB messages; the gap shrinks as the size shrinks"
     t = _runs(flows, eng, "s5_message_bg", "message", "tcp")
     m = _runs(flows, eng, "s5_message_bg", "message", "mptcp")
@@ -116,7 +131,7 @@ def _c12(flows: pd.DataFrame, eng: str) -> list:
     return [
         difference(_spec(name, f"(a) MPTCP shortens the largest messages ({big / 1e3:g} KB)", says,
                          "log(FCT ratio) MPTCP / TCP per seed", REL_EFFECT, _REL_SOURCE, direction=-1),
-                   lr[big].to_numpy(), we_measured=_pct(lr[big]), why="paired by seed" + _ENGINES),
+                   lr[big].to_numpy(), we_measured=_pct(lr[big]), why="paired by seed" + note),
         difference(_spec(name, f"(b) the gain is larger at {big / 1e3:g} KB than at {small / 1e3:g} KB", says,
                          "gain 1 - FCT_MPTCP/FCT_TCP, largest minus smallest size, per seed", 0.10,
                          "argued: 10 points of gain"), gain_diff.dropna().to_numpy(),
@@ -125,8 +140,8 @@ def _c12(flows: pd.DataFrame, eng: str) -> list:
     ]
 
 
-def _c13(flows: pd.DataFrame, eng: str) -> list:
-    name = f"C1.3 [{eng}] Table 2: mean, std dev and 95th percentile FCT of 70 KB flows all higher with MPTCP background"
+def _c13(flows: pd.DataFrame, eng: str, tag: str, note: str) -> list:
+    name = f"C1.3 [{tag}] Table 2: mean, std dev and 95th percentile FCT of 70 KB flows all higher with MPTCP background"
     says = "TCP background 78.4 / 122.5 / 266.7 ms; MPTCP background 91 / 140.6 / 510.5 ms (mean / std / p95)"
     t = _runs(flows, eng, "s4", "short", "tcp")
     m = _runs(flows, eng, "s4", "short", "mptcp")
@@ -136,7 +151,7 @@ def _c13(flows: pd.DataFrame, eng: str) -> list:
         out.append(difference(_spec(name, f"{label} higher with MPTCP background", says,
                                     f"log(ratio) of the per-run {label}, MPTCP / TCP background", REL_EFFECT,
                                     _REL_SOURCE), lr.to_numpy(), we_measured=_pct(lr),
-                              why="paired by seed; the statistic is computed within each run" + _ENGINES))
+                              why="paired by seed; the statistic is computed within each run" + note))
     return out
 
 
@@ -145,8 +160,8 @@ def _lossy(g: pd.DataFrame, engine: str) -> pd.Series:
     return pd.to_numeric(g[col], errors="coerce") > 0
 
 
-def _f7(flows: pd.DataFrame, eng: str, seed: int) -> list:
-    name = f"Fig. 7 [{eng}] loss-free flows finish alike; with MPTCP background more flows see loss"
+def _f7(flows: pd.DataFrame, eng: str, tag: str, seed: int) -> list:
+    name = f"Fig. 7 [{tag}] loss-free flows finish alike; with MPTCP background more flows see loss"
     says = "CDF of FCT: no difference for flows without loss; a larger share of flows with loss and delay under MPTCP"
     t = _runs(flows, eng, "s4", "short", "tcp")
     m = _runs(flows, eng, "s4", "short", "mptcp")
@@ -170,8 +185,57 @@ def _f7(flows: pd.DataFrame, eng: str, seed: int) -> list:
     ]
 
 
+def coupling_claims(flows: pd.DataFrame) -> list:
+    """Does coupling change who suffers? Each coupled kernel control against the uncoupled MPTCP runs.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        Flows with ``cc`` (kernel runs of ``uncoupled`` and of ``tm_lia`` / ``tm_olia``).
+
+    Returns
+    -------
+    list of Verdict
+        Per coupled control present: the 70 KB flows' per-run mean and 95th percentile FCT, and
+        their share with loss, coupled minus uncoupled background, paired by seed (empty without
+        uncoupled and coupled kernel runs).
+    """
+    flows = with_cc(flows)
+    ccs = mptcp_ccs(flows, "kernel")
+    if "uncoupled" not in ccs:
+        return []
+    says = ("Section 4 blames MPTCP taking more bandwidth on uncongested paths; RFC 6356 LIA is designed to take no "
+            "more than one TCP flow would on the best path, so coupling should relieve the short TCP flows")
+    base = flows[(flows["engine"] == "kernel") & (flows["experiment"] == "s4") & (flows["kind"] == "short")
+                 & (flows["protocol"] == "mptcp") & flows["fct_s"].notna()]
+    unc = base[base["cc"] == "uncoupled"]
+    out = []
+    for cc in (c for c in ccs if c != "uncoupled"):
+        name = f"Coupling [kernel, {cc} vs uncoupled]: the 70 KB flows beside a coupled MPTCP background suffer less"
+        cpl = base[base["cc"] == cc]
+        for stat, label in (("mean", "mean"), ("p95", "95th percentile")):
+            lr = _log_ratio(_per_seed(cpl, stat), _per_seed(unc, stat))
+            out.append(difference(_spec(name, f"{label} FCT lower with the {cc} background", says,
+                                        f"log(ratio) of the per-run {label}, {cc} / uncoupled MPTCP background",
+                                        REL_EFFECT, _REL_SOURCE, direction=-1), lr.to_numpy(),
+                                  we_measured=_pct(lr), why="paired by seed (the same schedule)" + _CC_NOTE[cc]))
+        share = {c: g.assign(l=_lossy(g, "kernel")).groupby("seed")["l"].mean() for c, g in (("u", unc), ("c", cpl))}
+        d = (share["c"] - share["u"]).dropna()
+        out.append(difference(_spec(name, f"fewer flows see loss with the {cc} background", says,
+                                    f"share of flows with loss, {cc} minus uncoupled MPTCP background, per seed",
+                                    LOSS_SHARE_EFFECT, "argued: 5 points is a visible shift of the CDF's tail",
+                                    direction=-1), d.to_numpy(),
+                              we_measured=", ".join(f"seed {s}: {share['u'][s]:.1%} -> {share['c'][s]:.1%}"
+                                                    for s in d.index),
+                              why="paired by seed; loss = the sender retransmitted"))
+    return out
+
+
 def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0) -> pd.DataFrame:
-    """Verdicts on C1.1, C1.2, C1.3 and the Fig. 7 statement, part by part, per engine.
+    """Verdicts on C1.1, C1.2, C1.3 and the Fig. 7 statement, part by part, per engine and congestion control.
+
+    Each MPTCP congestion control of an engine (``cc``) is judged against the engine's TCP runs;
+    with uncoupled and coupled kernel runs, :func:`coupling_claims` follow.
 
     Parameters
     ----------
@@ -187,10 +251,63 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS` (tests in the module docstring).
+        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS` (tests in the module docstring); each claim
+        names its ``[engine, cc]`` (:func:`claims_with_cc` makes them columns).
     """
-    flows = tables.get("flows", dataset.flows)
+    flows = with_cc(tables.get("flows", dataset.flows))
     rows = []
     for eng in sorted(flows["engine"].dropna().unique()):
-        rows += _c11(flows, eng) + _c12(flows, eng) + _c13(flows, eng) + _f7(flows, eng, seed)
+        for cc in mptcp_ccs(flows, eng) or ["-"]:
+            view = flows[(flows["engine"] == eng) & ((flows["protocol"] == "tcp") | (flows["cc"] == cc))]
+            tag = f"{eng}, {cc}"
+            note = _CC_NOTE.get(cc, "")
+            part = _c11(view, eng, tag, note) + _c12(view, eng, tag, note) + _c13(view, eng, tag, note) \
+                + _f7(view, eng, tag, seed)
+            rows += part
+    rows += coupling_claims(flows)
     return claims_table(rows)
+
+
+def claims_with_cc(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The claims table with ``claim_id``, ``engine`` and ``cc`` columns read from each claim's ``[engine, cc]``.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        A copy with ``claim_id`` (``"C1.3"``, ``"Fig. 7"``, ``"Coupling"``), ``engine`` and ``cc``
+        (``"tm_lia vs uncoupled"`` for the coupling rows) in front.
+    """
+    tag = verdicts["claim"].str.extract(r"^(?P<claim_id>[^\[]+?)\s*\[(?P<engine>[^,\]]+),\s*(?P<cc>[^\]]+)\]")
+    return pd.concat([tag, verdicts], axis=1)
+
+
+def verdicts_by_cc(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The verdict of every claim part per engine and congestion control, side by side.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index (``claim_id``, ``part``), one column per ``engine / cc`` present (kernel first, in
+        the order the claims were judged); cells ``verdict (runs)``, or ``runs needed`` beside an
+        inconclusive verdict. The coupling rows are left out (they compare two controls).
+    """
+    v = claims_with_cc(verdicts)
+    v = v[v["claim_id"] != "Coupling"]
+    cell = [f"{r.verdict} ({r.n_runs} runs" + (f", needs {r.runs_needed:.0f})" if np.isfinite(r.runs_needed) else ")")
+            for r in v.itertuples()]
+    # a part that names its sizes (``"... (1000 KB)"``) is the same part when the runs are missing
+    v = v.assign(column=v["engine"] + " / " + v["cc"], cell=cell,
+                 part=v["part"].str.replace(r" \(\d[^)]*\)$", "", regex=True))
+    order = list(dict.fromkeys(v["column"]))
+    out = v.pivot_table(index=["claim_id", "part"], columns="column", values="cell", aggfunc="first", sort=False)
+    return out[order]

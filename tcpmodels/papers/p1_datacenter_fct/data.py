@@ -16,7 +16,7 @@ from tcpmodels.papers.common import read_frames
 
 __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "PROTO_LABELS",
            "CONFIDENCE_LEVEL", "P1Dataset", "FctSummary", "load_dataset", "fct_summary", "ms", "ci_str", "engines_in",
-           "measured"]
+           "measured", "CC_ORDER", "CC_LABELS", "DEFAULT_CC", "with_cc", "mptcp_ccs", "background_label", "backgrounds"]
 
 
 CITATION = ("H. Fujii, H. Tazaki, Y. Sekiya, 'データセンターネットワークにおけるフローサイズと MPTCP に関する研究' "
@@ -33,8 +33,15 @@ PAPER_TABLE3 = {"Full window": ("up to ~30 ms", "no"), "Intensive flow": ("~60 m
 #: Table 4 as printed: traffic pattern -> metric
 PAPER_TABLE4 = {"Query traffic": "flow completion time [s]", "Short message traffic": "flow completion time [s]"}
 #: how the two engines are named in the tables
-ENGINE_LABELS = {"kernel": "kernel (MPTCP v1, uncoupled Reno subflows)", "ns3": "ns-3 (LIA-coupled NewReno subflows)"}
+ENGINE_LABELS = {"kernel": "kernel (MPTCP v1: uncoupled Reno, tm_lia or tm_olia subflows)",
+                 "ns3": "ns-3 (LIA-coupled NewReno subflows)"}
 PROTO_LABELS = {"tcp": "TCP", "mptcp": "MPTCP"}
+#: the MPTCP congestion controls a run can carry (column ``cc``), in table order
+CC_ORDER = ("uncoupled", "tm_lia", "tm_olia", "lia")
+CC_LABELS = {"uncoupled": "uncoupled Reno subflows (kernel)", "tm_lia": "LIA, BPF tm_lia (kernel)",
+             "tm_olia": "OLIA, BPF tm_olia (kernel)", "lia": "LIA, ns3::TcpLia (ns-3)"}
+#: each engine's control when a table has no ``cc`` column (the datasets of schema 1)
+DEFAULT_CC = {"kernel": "uncoupled", "ns3": "lia"}
 CONFIDENCE_LEVEL = 0.99
 
 
@@ -85,7 +92,99 @@ def load_dataset(data_dir: str | Path = "data") -> P1Dataset:
     """
     parts = read_frames(data_dir, "p1", ("flows", "subflows", "tcpinfo", "runs"),
                         command="python -m tcpmodels.experiments.p1 dataset")
+    for name in ("flows", "subflows", "tcpinfo", "runs"):
+        parts[name] = with_cc(parts[name])
     return P1Dataset(**parts)
+
+
+def with_cc(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with a ``cc`` column: the MPTCP congestion control of each row's run.
+
+    Tables written before the campaign keyed runs by congestion control have none; their
+    rows get their engine's only control then (:data:`DEFAULT_CC`: kernel ``uncoupled``, ns-3 ``lia``).
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        A table of the dataset (with ``engine`` when it has rows).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``frame`` itself when it has the column or no ``engine``, else a copy with it.
+    """
+    if "cc" in frame or "engine" not in frame:
+        return frame
+    return frame.assign(cc=frame["engine"].map(DEFAULT_CC).fillna("uncoupled").astype("string"))
+
+
+def mptcp_ccs(flows: pd.DataFrame, engine: str) -> list[str]:
+    """The MPTCP congestion controls with runs of ``engine`` in ``flows``, in :data:`CC_ORDER`.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        Flows (``engine``, ``protocol`` and, optionally, ``cc``).
+    engine : str
+        ``"kernel"`` or ``"ns3"``.
+
+    Returns
+    -------
+    list of str
+        E.g. ``["uncoupled", "tm_lia", "tm_olia"]``.
+    """
+    f = with_cc(flows)
+    present = set(f.loc[(f["engine"] == engine) & (f["protocol"] == "mptcp"), "cc"].dropna())
+    return [c for c in CC_ORDER if c in present] + sorted(present - set(CC_ORDER))
+
+
+def background_label(protocol: str, cc: str, engine: str) -> str:
+    """How a run's background (or protocol) is named in the tables.
+
+    Parameters
+    ----------
+    protocol : {"tcp", "mptcp"}
+    cc : str
+        The run's MPTCP congestion control.
+    engine : str
+        The engine; its own default control (:data:`DEFAULT_CC`) is plain "MPTCP".
+
+    Returns
+    -------
+    str
+        ``"TCP"``, ``"MPTCP"`` (the engine's default control) or ``"MPTCP tm_lia"`` / ``"MPTCP tm_olia"``.
+    """
+    if protocol == "tcp":
+        return "TCP"
+    return "MPTCP" if cc == DEFAULT_CC.get(engine) else f"MPTCP {cc}"
+
+
+def backgrounds(flows: pd.DataFrame, engine: str) -> list[tuple[str, str | None, pd.Series]]:
+    """The run groups of one engine that the tables compare: TCP, then MPTCP per congestion control.
+
+    TCP runs are one group whatever their ``cc`` (single-path sockets run Reno in every run).
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        Flows (``engine``, ``protocol``, optionally ``cc``).
+    engine : str
+        ``"kernel"`` or ``"ns3"``.
+
+    Returns
+    -------
+    list of (label, cc, mask)
+        ``label`` (:func:`background_label`), ``cc`` (None for TCP) and the boolean row mask of ``flows``.
+    """
+    f = with_cc(flows)
+    eng = f["engine"] == engine
+    out = []
+    tcp = eng & (f["protocol"] == "tcp")
+    if tcp.any():
+        out.append(("TCP", None, tcp))
+    for cc in mptcp_ccs(f, engine):
+        out.append((background_label("mptcp", cc, engine), cc, eng & (f["protocol"] == "mptcp") & (f["cc"] == cc)))
+    return out
 
 
 # ------------------------------------------------------------------ statistics

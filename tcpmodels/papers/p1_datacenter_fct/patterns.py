@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p1_datacenter_fct.data import PAPER_TABLE3, PROTO_LABELS, P1Dataset, measured
+from tcpmodels.papers.p1_datacenter_fct.data import PAPER_TABLE3, P1Dataset, backgrounds, measured, with_cc
 
 __all__ = ["LOSS_WITHOUT_TIMEOUT", "SPLIT_IN_DATASET", "paper_patterns", "table3", "classify_capture",
            "split_comparison"]
@@ -71,31 +71,31 @@ def table3(dataset: P1Dataset) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per pattern (the paper's four, then :data:`LOSS_WITHOUT_TIMEOUT`): ``pattern,
-        paper_fct, paper_loss, classified_by`` and, for ``TCP`` and ``MPTCP`` background,
-        ``<proto>_bg_count``, ``<proto>_bg_share`` [-], ``<proto>_bg_median_fct_ms`` [ms] and
-        ``<proto>_bg_capture_rule_count``; ``attrs["<proto>_classified"]`` holds the flows classified.
+        paper_fct, paper_loss, classified_by`` and, for each background (``TCP``, ``MPTCP``: uncoupled,
+        ``MPTCP tm_lia``, ``MPTCP tm_olia`` when run), ``<bg>_bg_count``, ``<bg>_bg_share`` [-],
+        ``<bg>_bg_median_fct_ms`` [ms] and ``<bg>_bg_capture_rule_count``; ``attrs["<bg>_classified"]``
+        holds the flows classified.
     """
-    f = measured(dataset.flows, "s4", "short")
+    f = measured(with_cc(dataset.flows), "s4", "short")
     f = f[(f["engine"] == "kernel") & f["pattern"].notna()]
     f = f.assign(paper_pattern=paper_patterns(f))
+    groups = [(label, f[mask]) for label, _, mask in backgrounds(f, "kernel")]
     rows = []
     for pattern, (fct, loss) in [*PAPER_TABLE3.items(), (LOSS_WITHOUT_TIMEOUT, ("-", "yes, no timeout"))]:
         row = {"pattern": pattern, "paper_fct": fct, "paper_loss": loss,
                "classified_by": SPLIT_IN_DATASET if pattern in ("Full window", "Intensive flow")
                else "a retransmission after an idle gap >= 200 ms (timeout) in the capture" if loss == "yes"
                else "retransmitted, no timeout, in the capture"}
-        for proto in ("tcp", "mptcp"):
-            g = f[f["protocol"] == proto]
+        for label, g in groups:
             p = g[g["paper_pattern"] == pattern]
-            row[f"{PROTO_LABELS[proto]}_bg_count"] = int(len(p))
-            row[f"{PROTO_LABELS[proto]}_bg_share"] = len(p) / len(g) if len(g) else math.nan
-            row[f"{PROTO_LABELS[proto]}_bg_median_fct_ms"] = float(p["fct_capture_s"].median() * 1e3) if len(p) else math.nan
-            row[f"{PROTO_LABELS[proto]}_bg_capture_rule_count"] = int((g["pattern"] == pattern).sum())
+            row[f"{label}_bg_count"] = int(len(p))
+            row[f"{label}_bg_share"] = len(p) / len(g) if len(g) else math.nan
+            row[f"{label}_bg_median_fct_ms"] = float(p["fct_capture_s"].median() * 1e3) if len(p) else math.nan
+            row[f"{label}_bg_capture_rule_count"] = int((g["pattern"] == pattern).sum())
         rows.append(row)
     out = pd.DataFrame(rows)
-    for proto in ("TCP", "MPTCP"):
-        n = f[f["protocol"] == proto.lower()]
-        out.attrs[f"{proto}_classified"] = int(len(n))
+    for label, g in groups:
+        out.attrs[f"{label}_classified"] = int(len(g))
     return out
 
 

@@ -11,7 +11,7 @@ from matplotlib.axes import Axes
 from tcpmodels.papers.p1_datacenter_fct.data import ENGINE_LABELS
 
 def plot_fig7(cdf: pd.DataFrame, axes: Sequence[Axes] | np.ndarray | None = None) -> Sequence[Axes] | np.ndarray:
-    """Fig. 7: CDF of the 70 KB FCTs under TCP and MPTCP background, one panel per engine (log x).
+    """Fig. 7: CDF of the 70 KB FCTs under TCP and each MPTCP background, one panel per engine (log x).
 
     Parameters
     ----------
@@ -32,7 +32,8 @@ def plot_fig7(cdf: pd.DataFrame, axes: Sequence[Axes] | np.ndarray | None = None
         _, axes = plt.subplots(1, max(1, len(engines)), figsize=(5.5 * max(1, len(engines)), 4), squeeze=False)
         axes = axes[0]
     for ax, eng in zip(np.atleast_1d(axes), engines):
-        for bg, style in (("TCP", "-"), ("MPTCP", "--")):
+        present = list(dict.fromkeys(cdf.loc[cdf["engine"] == eng, "background"]))
+        for bg, style in zip(present, ("-", "--", "-.", ":")):
             g = cdf[(cdf["engine"] == eng) & (cdf["background"] == bg)]
             ax.step(g["fct_ms"], g["cdf"], style, where="post", label=f"{bg} background (n = {len(g)})")
         ax.set_xscale("log")
@@ -46,7 +47,7 @@ def plot_fig7(cdf: pd.DataFrame, axes: Sequence[Axes] | np.ndarray | None = None
 
 def plot_figs8_10(table: pd.DataFrame, axes: Sequence[Sequence[Axes]] | np.ndarray | None = None
                   ) -> Sequence[Sequence[Axes]] | np.ndarray:
-    """Figs. 8-10: mean FCT per size with 99 % CI error bars, TCP vs MPTCP, one row per engine.
+    """Figs. 8-10: mean FCT per size with 99 % CI error bars, TCP vs each MPTCP control, one row per engine.
 
     Parameters
     ----------
@@ -74,11 +75,12 @@ def plot_figs8_10(table: pd.DataFrame, axes: Sequence[Sequence[Axes]] | np.ndarr
             ax = axes[i][j]
             panel = table[(table["engine"] == eng) & (table["figure"] == fig)]
             sizes = sorted(panel["size_kb"].unique())
-            for k, proto in enumerate(("TCP", "MPTCP")):
+            protos = list(dict.fromkeys(panel["protocol"]))
+            for k, proto in enumerate(protos):
                 g = panel[panel["protocol"] == proto].sort_values("size_kb")
-                x = np.searchsorted(sizes, g["size_kb"]) + (k - 0.5) * 0.2
+                x = np.searchsorted(sizes, g["size_kb"]) + (k - (len(protos) - 1) / 2) * 0.2
                 ax.errorbar(x, g["mean_ms"], yerr=[g["mean_ms"] - g["ci_low_ms"], g["ci_high_ms"] - g["mean_ms"]],
-                            fmt="o" if proto == "TCP" else "s", capsize=3, label=f"{proto} (n = {int(g['n'].sum())})")
+                            fmt="osD^"[k % 4], capsize=3, label=f"{proto} (n = {int(g['n'].sum())})")
             ax.set_xticks(np.arange(len(sizes)), [f"{v:g}" for v in sizes])
             if not len(panel):
                 ax.text(0.5, 0.5, "not run", transform=ax.transAxes, ha="center")

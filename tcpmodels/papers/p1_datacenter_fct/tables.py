@@ -13,13 +13,15 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     PAPER_TABLE1,
     PAPER_TABLE2,
     PAPER_TABLE4,
-    PROTO_LABELS,
     P1Dataset,
+    backgrounds,
     ci_str,
     engines_in,
     fct_summary,
     measured,
+    mptcp_ccs,
     ms,
+    with_cc,
 )
 from tcpmodels.papers.p1_datacenter_fct.patterns import table3
 
@@ -55,8 +57,11 @@ def table1(dataset: P1Dataset) -> pd.DataFrame:
         if key == "hosts":
             ours = ("16 (36 namespaces)", "16")
         elif key == "MPTCP":
-            ours = (f"Linux {prov.get('host', {}).get('kernel', '?')} MPTCP v1, uncoupled {cfg.get('cc', 'reno')} "
-                    "subflows, one per core", "ns3::TcpLia (RFC 6356), NewReno subflows, one per core")
+            ccs = mptcp_ccs(dataset.flows, "kernel") or ["uncoupled"]
+            how = {"uncoupled": f"uncoupled {cfg.get('cc', 'reno')}", "tm_lia": "LIA (BPF tm_lia)",
+                   "tm_olia": "OLIA (BPF tm_olia)"}
+            ours = (f"Linux {prov.get('host', {}).get('kernel', '?')} MPTCP v1, one subflow per core; subflows "
+                    + " / ".join(how.get(c, c) for c in ccs), "ns3::TcpLia (RFC 6356), NewReno subflows, one per core")
         elif key == "RTT":
             ours = (kernel_rtt, f"{cfg.get('rtt_s', 0.5e-3) * 1e3:g} ms (link delays)")
         elif key == "buffer":
@@ -84,33 +89,36 @@ def table2(dataset: P1Dataset, *, confidence_level: float = CONFIDENCE_LEVEL) ->
     Returns
     -------
     (wide, long) : tuple of pandas.DataFrame
-        ``wide``: one row per background protocol, columns ``paper_*``, ``kernel_*``,
-        ``ns3_*`` for ``mean_ms, std_ms, p95_ms`` and ``n``. ``long``: one row per
-        engine and protocol with the confidence intervals and the per-seed spread.
+        ``wide``: one row per background (``TCP``, ``MPTCP`` = each engine's own MPTCP control,
+        then ``MPTCP tm_lia``, ``MPTCP tm_olia`` when run; the paper's MPTCP values beside every
+        MPTCP row), columns ``paper_*``, ``kernel_*``, ``ns3_*`` for ``mean_ms, std_ms, p95_ms`` and
+        ``n``. ``long``: one row per engine and background (with its ``cc``) with the confidence
+        intervals and the per-seed spread.
     """
-    f = measured(dataset.flows, "s4", "short")
+    f = measured(with_cc(dataset.flows), "s4", "short")
     long_rows = []
     for eng in engines_in(f):
-        for proto in ("tcp", "mptcp"):
-            g = f[(f["engine"] == eng) & (f["protocol"] == proto)]
-            if not len(g):
-                continue
+        for label, cc, mask in backgrounds(f, eng):
+            g = f[mask]
             s = fct_summary(g["fct_s"], confidence_level=confidence_level)
             per_seed = g.groupby("seed")["fct_s"].mean() * 1e3
             long_rows.append({
-                "engine": eng, "background": PROTO_LABELS[proto], "n_flows": s.n, "n_unfinished": int(g["fct_s"].isna().sum()),
+                "engine": eng, "background": label, "cc": cc or "-", "n_flows": s.n,
+                "n_unfinished": int(g["fct_s"].isna().sum()),
                 "n_seeds": int(g["seed"].nunique()), "mean_ms": ms(s.mean_s), "mean_ci_ms": ci_str(s.mean_ci_s),
                 "std_ms": ms(s.std_s), "p95_ms": ms(s.p95_s), "p95_ci_ms": ci_str(s.p95_ci_s),
                 "mean_ms_per_seed": ", ".join(f"{v:.1f}" for v in per_seed),
                 "median_ms": float(np.nanmedian(g["fct_s"])) * 1e3, "p99_ms": float(np.nanpercentile(g["fct_s"], 99)) * 1e3,
             })
     long = pd.DataFrame(long_rows)
+    labels = ["TCP", "MPTCP"] + [b for b in (long["background"].unique() if len(long) else [])
+                                 if b not in ("TCP", "MPTCP")]
     wide = []
-    for proto in ("TCP", "MPTCP"):
-        row = {"background": proto, "paper_mean_ms": PAPER_TABLE2[proto][0], "paper_std_ms": PAPER_TABLE2[proto][1],
-               "paper_p95_ms": PAPER_TABLE2[proto][2]}
+    for label in labels:
+        paper = PAPER_TABLE2["TCP" if label == "TCP" else "MPTCP"]
+        row = {"background": label, "paper_mean_ms": paper[0], "paper_std_ms": paper[1], "paper_p95_ms": paper[2]}
         for eng in ("kernel", "ns3"):
-            m = long[(long["engine"] == eng) & (long["background"] == proto)] if len(long) else long
+            m = long[(long["engine"] == eng) & (long["background"] == label)] if len(long) else long
             for col in ("mean_ms", "std_ms", "p95_ms"):
                 row[f"{eng}_{col}"] = float(m[col].iloc[0]) if len(m) else math.nan
             row[f"{eng}_n"] = int(m["n_flows"].iloc[0]) if len(m) else 0
@@ -159,7 +167,7 @@ def fig7_loss(dataset: P1Dataset) -> pd.DataFrame:
     Loss is "the sender retransmitted" in the kernel captures and "FlowMonitor counted a
     lost packet" in ns-3. ``lossy_share_ci`` is the Wilson 99 % interval; ``ks_p_lossfree``
     the two-sample Kolmogorov-Smirnov p-value between the loss-free FCTs under TCP and
-    MPTCP background (same value on both rows of an engine).
+    that row's MPTCP background (the TCP row: against the engine's own MPTCP control, ``MPTCP``).
 
     Parameters
     ----------
@@ -169,34 +177,36 @@ def fig7_loss(dataset: P1Dataset) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per engine and background: ``engine, background, n_flows, lossy_flows,
+        One row per engine and background (:func:`~tcpmodels.papers.p1_datacenter_fct.data.backgrounds`):
+        ``engine, background, cc, n_flows, lossy_flows,
         lossy_share`` [-], ``lossy_share_ci`` (text), ``lossfree_median_ms``, ``lossfree_p95_ms``,
         ``lossy_median_ms`` [ms] and ``ks_p_lossfree`` [-] (NaN, or no column at all, for an engine
         where either background has fewer than 2 loss-free flows).
     """
-    f = measured(dataset.flows, "s4", "short")
+    f = measured(with_cc(dataset.flows), "s4", "short")
     rows = []
     for eng in engines_in(f):
-        lossfree = {}
-        for proto in ("tcp", "mptcp"):
-            g = f[(f["engine"] == eng) & (f["protocol"] == proto) & f["fct_s"].notna()]
+        lossfree, eng_rows = {}, []
+        for label, cc, mask in backgrounds(f, eng):
+            g = f[mask & f["fct_s"].notna()]
             lossy = _lossy(g, eng)
             known = lossy.dropna()
             k, n = int(known.sum()), int(len(known))
             ci = stats.binomtest(k, n).proportion_ci(CONFIDENCE_LEVEL, method="wilson") if n else None
             lf = g.loc[known.index[~known.to_numpy(bool)], "fct_s"] if n else pd.Series(dtype=float)
             ly = g.loc[known.index[known.to_numpy(bool)], "fct_s"] if n else pd.Series(dtype=float)
-            lossfree[proto] = lf.to_numpy(float)
-            rows.append({"engine": eng, "background": PROTO_LABELS[proto], "n_flows": n, "lossy_flows": k,
-                         "lossy_share": k / n if n else math.nan,
-                         "lossy_share_ci": f"[{ci.low:.3f}, {ci.high:.3f}]" if ci else "n/a",
-                         "lossfree_median_ms": float(lf.median() * 1e3) if len(lf) else math.nan,
-                         "lossfree_p95_ms": float(lf.quantile(0.95) * 1e3) if len(lf) else math.nan,
-                         "lossy_median_ms": float(ly.median() * 1e3) if len(ly) else math.nan})
-        if all(len(lossfree.get(p, [])) > 1 for p in ("tcp", "mptcp")):
-            p = float(stats.ks_2samp(lossfree["tcp"], lossfree["mptcp"]).pvalue)
-            for r in rows[-2:]:
-                r["ks_p_lossfree"] = p
+            lossfree[label] = lf.to_numpy(float)
+            eng_rows.append({"engine": eng, "background": label, "cc": cc or "-", "n_flows": n, "lossy_flows": k,
+                             "lossy_share": k / n if n else math.nan,
+                             "lossy_share_ci": f"[{ci.low:.3f}, {ci.high:.3f}]" if ci else "n/a",
+                             "lossfree_median_ms": float(lf.median() * 1e3) if len(lf) else math.nan,
+                             "lossfree_p95_ms": float(lf.quantile(0.95) * 1e3) if len(lf) else math.nan,
+                             "lossy_median_ms": float(ly.median() * 1e3) if len(ly) else math.nan})
+        for r in eng_rows:  # each MPTCP background against TCP; the TCP row carries the engine's own MPTCP's
+            other = "MPTCP" if r["background"] == "TCP" else r["background"]
+            if len(lossfree.get("TCP", [])) > 1 and len(lossfree.get(other, [])) > 1:
+                r["ks_p_lossfree"] = float(stats.ks_2samp(lossfree["TCP"], lossfree[other]).pvalue)
+        rows += eng_rows
     return pd.DataFrame(rows)
 
 
@@ -214,12 +224,14 @@ def fig7_cdf(dataset: P1Dataset) -> pd.DataFrame:
         ``engine, background, fct_ms`` [ms] (sorted within each engine and background) and ``cdf`` [-];
         empty with those columns when no flow finished.
     """
-    f = measured(dataset.flows, "s4", "short")
+    f = measured(with_cc(dataset.flows), "s4", "short")
     parts = []
-    for (eng, proto), g in f[f["fct_s"].notna()].groupby(["engine", "protocol"]):
-        x = np.sort(g["fct_s"].to_numpy(float)) * 1e3
-        parts.append(pd.DataFrame({"engine": eng, "background": PROTO_LABELS[proto], "fct_ms": x,
-                                   "cdf": np.arange(1, len(x) + 1) / len(x)}))
+    for eng in engines_in(f):
+        for label, _, mask in backgrounds(f, eng):
+            x = np.sort(f.loc[mask & f["fct_s"].notna(), "fct_s"].to_numpy(float)) * 1e3
+            if len(x):
+                parts.append(pd.DataFrame({"engine": eng, "background": label, "fct_ms": x,
+                                           "cdf": np.arange(1, len(x) + 1) / len(x)}))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["engine", "background", "fct_ms", "cdf"])
 
 
@@ -240,25 +252,28 @@ def figs8_10(dataset: P1Dataset, *, confidence_level: float = CONFIDENCE_LEVEL) 
     Returns
     -------
     pandas.DataFrame
-        ``figure, experiment, engine, protocol, size_kb, n, n_unfinished, mean_ms, ci_low_ms,
-        ci_high_ms, p95_ms`` (sizes in KB of 1000 bytes, times in ms).
+        ``figure, experiment, engine, protocol`` (``TCP``, ``MPTCP``, ``MPTCP tm_lia``, ...), ``cc,
+        size_kb, n, n_unfinished, mean_ms, ci_low_ms, ci_high_ms, p95_ms`` (sizes in KB of 1000
+        bytes, times in ms).
     """
     rows = []
     for exp, (fig, kind) in _FIGS.items():
-        f = measured(dataset.flows, exp, kind)
-        for (eng, proto, size), g in f.groupby(["engine", "protocol", "size_bytes"]):
-            s = fct_summary(g["fct_s"], confidence_level=confidence_level)
-            rows.append({"figure": fig, "experiment": exp, "engine": eng, "protocol": PROTO_LABELS[proto],
-                         "size_kb": float(size) / 1e3, "n": s.n, "n_unfinished": int(g["fct_s"].isna().sum()),
-                         "mean_ms": ms(s.mean_s), "ci_low_ms": ms(s.mean_ci_s[0]), "ci_high_ms": ms(s.mean_ci_s[1]),
-                         "p95_ms": ms(s.p95_s)})
+        f = measured(with_cc(dataset.flows), exp, kind)
+        for eng in engines_in(f):
+            for label, cc, mask in backgrounds(f, eng):
+                for size, g in f[mask].groupby("size_bytes"):
+                    s = fct_summary(g["fct_s"], confidence_level=confidence_level)
+                    rows.append({"figure": fig, "experiment": exp, "engine": eng, "protocol": label, "cc": cc or "-",
+                                 "size_kb": float(size) / 1e3, "n": s.n, "n_unfinished": int(g["fct_s"].isna().sum()),
+                                 "mean_ms": ms(s.mean_s), "ci_low_ms": ms(s.mean_ci_s[0]),
+                                 "ci_high_ms": ms(s.mean_ci_s[1]), "p95_ms": ms(s.p95_s)})
     return pd.DataFrame(rows)
 
 
 def lia_allocation(dataset: P1Dataset, *, seed: int | None = None, conn_id: int | None = None) -> pd.DataFrame:
     """What RFC 6356 LIA would allocate on the paths of a captured kernel MPTCP background connection.
 
-    Takes one Section 4 MPTCP background connection of the kernel runs (by default the
+    Takes one Section 4 uncoupled MPTCP background connection of the kernel runs (by default the
     first of the lowest seed), its per-subflow loss-event rate, RTT and throughput from
     TCP_INFO, and evaluates :func:`tcpmodels.fit.lia.lia_counterfactual` (the LIA
     equilibrium of :func:`tcpmodels.models.mptcp.lia_equilibrium`, loss taken as given).
@@ -286,7 +301,9 @@ def lia_allocation(dataset: P1Dataset, *, seed: int | None = None, conn_id: int 
     s = dataset.subflows
     if not len(s):
         return pd.DataFrame()
-    s = s[(s["engine"] == "kernel") & (s["experiment"] == "s4") & (s["protocol"] == "mptcp") & s["mptcp"]]
+    s = with_cc(s)
+    s = s[(s["engine"] == "kernel") & (s["experiment"] == "s4") & (s["protocol"] == "mptcp") & s["mptcp"]
+          & (s["cc"] == "uncoupled")]
     s = s[(s["loss_event_rate"] > 0) & (s["rtt_mean_s"] > 0)]
     if not len(s):
         return pd.DataFrame()
@@ -315,20 +332,24 @@ def background_table(dataset: P1Dataset) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per engine and background protocol: ``engine, background, transfers, rate_Mbps_mean,
+        One row per engine and background (TCP, MPTCP per congestion control): ``engine, background, cc,
+        transfers, rate_Mbps_mean,
         rate_Mbps_min`` [Mbit/s], ``subflows_per_transfer``, ``window_sum_segments``,
         ``subflow_loss_event_rate`` [-] and ``subflow_cwnd_mean_segments`` [segments] (NaN where the
         subflow data lacks them).
     """
-    f = measured(dataset.flows, "s4", "background")
+    f = measured(with_cc(dataset.flows), "s4", "background")
+    subs = with_cc(dataset.subflows)
     rows = []
-    for (eng, proto), g in f.groupby(["engine", "protocol"]):
-        sub = dataset.subflows
+    for eng, label, cc, g in [(e, lb, c, f[m]) for e in engines_in(f) for lb, c, m in backgrounds(f, e)]:
+        sub = subs
         if len(sub) and "loss_event_rate" in sub:
-            sub = sub[(sub["engine"] == eng) & (sub["experiment"] == "s4") & (sub["protocol"] == proto)]
+            sub = sub[(sub["engine"] == eng) & (sub["experiment"] == "s4")
+                      & (sub["protocol"] == ("tcp" if cc is None else "mptcp"))]
+            sub = sub if cc is None else sub[sub["cc"] == cc]
         else:
             sub = sub.iloc[:0]
-        rows.append({"engine": eng, "background": PROTO_LABELS[proto], "transfers": int(len(g)),
+        rows.append({"engine": eng, "background": label, "cc": cc or "-", "transfers": int(len(g)),
                      "rate_Mbps_mean": float(g["rate_bps"].mean() / 1e6), "rate_Mbps_min": float(g["rate_bps"].min() / 1e6),
                      "subflows_per_transfer": float(sub.groupby(["seed", "conn_id"]).size().mean()) if len(sub) else math.nan,
                      "window_sum_segments": float(sub.groupby(["seed", "conn_id"])["cwnd_mean_segments"].sum().mean())
@@ -364,7 +385,8 @@ def tables(dataset: P1Dataset, *, quick: bool = False, seed: int = 0,
         ``table1, table2, table2_detail, table3, table4, fig7_loss, fig7_cdf, figs8_10, lia,
         background, campaign`` and ``flows``.
     """
-    ds = dataset
+    ds = P1Dataset(flows=with_cc(dataset.flows), subflows=with_cc(dataset.subflows), tcpinfo=dataset.tcpinfo,
+                   runs=with_cc(dataset.runs), provenance=dataset.provenance)
     if quick:
         keep = ds.flows.groupby("engine")["seed"].transform("min") == ds.flows["seed"]
         ds = P1Dataset(flows=ds.flows[keep], subflows=ds.subflows, tcpinfo=ds.tcpinfo, runs=ds.runs,
@@ -377,7 +399,7 @@ def tables(dataset: P1Dataset, *, quick: bool = False, seed: int = 0,
 
 
 def campaign_table(dataset: P1Dataset) -> pd.DataFrame:
-    """Runs, wall time, load and lock wait per engine (from the provenance).
+    """Runs, wall time, load and lock wait per engine and MPTCP congestion control (from the provenance).
 
     Parameters
     ----------
@@ -387,18 +409,23 @@ def campaign_table(dataset: P1Dataset) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per engine: ``engine, runs, seeds, wall_min_sum, elapsed_min, lock_wait_min`` [min],
-        ``load_1m_min_median_max``, ``first_run_utc, last_run_utc, flow_errors``.
+        One row per engine and ``cc`` (``by_cc`` of the provenance; ``cc`` "all" per engine for an
+        older provenance): ``engine, cc, runs, seeds, wall_min_sum, elapsed_min, lock_wait_min`` [min],
+        ``load_1m_min_median_max``, ``first_run_utc, last_run_utc, flow_errors`` and ``git`` (the
+        commits the runs came from, with their dirty flag).
     """
     rows = []
-    for eng, e in dataset.provenance.get("engines", {}).items():
-        rows.append({"engine": eng, "runs": e["runs"], "seeds": ", ".join(map(str, e["seeds"])),
+    prov = dataset.provenance
+    groups = ([(eng, cc, e) for eng, by in prov["by_cc"].items() for cc, e in by.items()] if prov.get("by_cc")
+              else [(eng, "all", e) for eng, e in prov.get("engines", {}).items()])
+    for eng, cc, e in groups:
+        rows.append({"engine": eng, "cc": cc, "runs": e["runs"], "seeds": ", ".join(map(str, e["seeds"])),
                      "wall_min_sum": round(e["wall_s_sum"] / 60, 1), "elapsed_min": round(e["elapsed_s"] / 60, 1),
                      "lock_wait_min": round(e["lock_wait_s_sum"] / 60, 1),
                      "load_1m_min_median_max": f"{e['load_avg_1m']['min']:.1f} / {e['load_avg_1m']['median']:.1f} / "
                                                f"{e['load_avg_1m']['max']:.1f}",
                      "first_run_utc": e["first_run_utc"], "last_run_utc": e["last_run_utc"],
-                     "flow_errors": e["flow_errors"]})
+                     "flow_errors": e["flow_errors"], "git": "; ".join(e.get("git", [])) or "-"})
     return pd.DataFrame(rows)
 
 
