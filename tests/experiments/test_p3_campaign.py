@@ -20,15 +20,56 @@ from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 CFG = p3.DEFAULT_CONFIG
 
 
-def test_kernel_plan_covers_the_grid_whole_repetitions_first_with_start_offsets():
+def test_kernel_plan_covers_the_grid_whole_repetitions_first_kinds_in_blocks_with_shared_offsets():
     plan = p3.kernel_plan(CFG)
-    assert len(plan) == 12 * CFG.reps
-    first = {(s["reno_rtt_ms"], s["cubic_rtt_ms"]) for s in plan[:12]}
-    assert first == {(r, c) for r in (1.0, 4.0, 16.0) for c in (1.0, 4.0, 16.0, 64.0)}
-    assert {s["rep"] for s in plan[:12]} == {0}
+    kinds = CFG.kernel_kinds
+    assert kinds == ("standard", "multiply", "divide")
+    assert len(plan) == 12 * len(kinds) * CFG.reps
+    grid = {(r, c) for r in (1.0, 4.0, 16.0) for c in (1.0, 4.0, 16.0, 64.0)}
+    for b, kind in enumerate(kinds):  # repetition 0: one block of the 12 pairs per kind, tm_cubic_x loaded per block
+        block = plan[12 * b:12 * (b + 1)]
+        assert {s["kind"] for s in block} == {kind} and {s["rep"] for s in block} == {0}
+        assert {(s["reno_rtt_ms"], s["cubic_rtt_ms"]) for s in block} == grid
+    assert [s["order"] for s in plan] == list(range(len(plan)))
     offs = np.array([[s["reno_start_s"], s["cubic_start_s"]] for s in plan])
     assert offs.min() >= 0 and offs.max() <= CFG.start_jitter_s and len(np.unique(offs)) > 40  # random, not fixed
+    # the kinds of one repetition and pair share their start offsets (a matched set); other pairs do not
+    by = {}
+    for s in plan:
+        by.setdefault((s["rep"], s["reno_rtt_ms"], s["cubic_rtt_ms"]), set()).add((s["reno_start_s"], s["cubic_start_s"]))
+    assert all(len(v) == 1 for v in by.values()) and len({next(iter(v)) for v in by.values()}) == len(by)
     assert plan == p3.kernel_plan(CFG)  # deterministic: resume replays the same offsets
+    one = p3.kernel_plan(replace(CFG, kernel_kinds=("divide",), reps=1))
+    assert len(one) == 12 and {s["kind"] for s in one} == {"divide"}
+    assert {s["kind"] for s in p3.kernel_plan(CFG)[:12]} == {"standard"}
+
+
+def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
+    from tcpmodels.experiments.p3.pilot import cpu_loss
+
+    before = {"ra:bn": {"qdisc_drops": 10, "rx_dropped": 0, "tx_dropped": 0},
+              "s0:a0": {"qdisc_drops": 0, "rx_dropped": 1, "tx_dropped": 0}}
+    after = {"ra:bn": {"qdisc_drops": 110, "rx_dropped": 0, "tx_dropped": 0},
+             "s0:a0": {"qdisc_drops": 2, "rx_dropped": 4, "tx_dropped": None}}
+    stats = {"a0": {"a_to_b": {"forwarded": 1000, "dropped_queue_full": 5, "dropped_socket": 7},
+                    "b_to_a": {"forwarded": 500, "send_errors": 1}}}
+    r = cpu_loss(before, after, stats)
+    assert r["queue_drops"] == 100 and r["other_qdisc_drops"] == 2 and r["interface_drops"] == 3
+    assert r["delay_element_drops"] == {"dropped_queue_full": 5, "dropped_socket": 7, "send_errors": 1,
+                                        "dropped_oversize": 0}
+    assert r["delay_element_forwarded"] == 1500 and r["cpu_drops"] == 2 + 3 + 13
+    clean = cpu_loss(before, before, {"a0": {"a_to_b": {"forwarded": 3}}})
+    assert clean["cpu_drops"] == 0 and clean["queue_drops"] == 0
+
+
+def test_kind_parameters_of_tm_cubic_x():
+    from tcpmodels.experiments.p3.kernel import KIND_CC, kind_cc_params
+
+    assert kind_cc_params("standard", CFG) is None and KIND_CC["standard"] == "cubic"
+    assert kind_cc_params("divide", CFG) == {"reading": "divide", "x_exponent": CFG.x_exponent}
+    assert KIND_CC["multiply"] == KIND_CC["divide"] == "tm_cubic_x"
+    with pytest.raises(ValueError, match="kind must be one of"):
+        kind_cc_params("none", CFG)
 
 
 def test_buffer_and_scaling_state_what_the_scaled_rate_changes():
@@ -46,6 +87,9 @@ def test_buffer_and_scaling_state_what_the_scaled_rate_changes():
     (dict(buffer_bdp_fraction=0.0), r"buffer_bdp_fraction \[-\]"),
     (dict(cubic_rtts_ms=()), r"cubic_rtts_ms \[ms\]"),
     (dict(reps=0), r"reps"),
+    (dict(kernel_kinds=("standard", "standard")), r"kernel_kinds"),
+    (dict(kernel_kinds=("reno",)), r"kernel_kinds"),
+    (dict(kernel_kinds=()), r"kernel_kinds"),
     (dict(ns3_warmup_s=30.0), r"ns3_warmup_s \[s\]"),
     (dict(x_exponent=0.5), r"x_exponent \[-\]"),
 ])
@@ -85,13 +129,13 @@ def test_flow_samples_give_the_throughput_over_the_common_interval():
         p3.summarize_flow_samples([_samples(5e6, 3.0), _samples(2e6, 3.0)], [0.0, 0.0], warmup_s=2.5, window_s=1.0)
 
 
-def _fake_kernel_record(rep, reno, cubic, reno_Bps=6e6, cubic_Bps=3e6):
+def _fake_kernel_record(rep, reno, cubic, reno_Bps=6e6, cubic_Bps=3e6, kind="standard"):
     flows = []
     for cc, rate, ssth in (("reno", reno_Bps, 50), ("cubic", cubic_Bps, 70)):
         smp = [{**x, "cwnd_segments": 80, "ssthresh_segments": ssth, "srtt_s": reno / 1e3, "min_rtt_s": reno / 1e3,
                 "total_retrans": 10, "ca_state": 0} for x in _samples(rate, 36.0)]
         flows.append({"cc_effective": cc, "start_mono_s": 10.0, "samples": smp, "error": None})
-    return {"campaign": "p3_kernel", "rep": rep, "reno_rtt_ms": reno, "cubic_rtt_ms": cubic, "order": 0,
+    return {"campaign": "p3_kernel", "rep": rep, "kind": kind, "reno_rtt_ms": reno, "cubic_rtt_ms": cubic, "order": 0,
             "reno_start_s": 0.0, "cubic_start_s": 0.0, "ping_rtt_ms": [reno, cubic], "load_avg": [1.0, 1.0, 1.0],
             "wall_s": 40.0, "started_utc": "2026-01-01T00:00:00+00:00", "lock_wait_s": 0.0, "flows": flows}
 
@@ -109,7 +153,7 @@ def test_kernel_frame_throughput_jain_and_wmax_from_ssthresh():
 
 def test_dataset_writes_parquet_and_provenance(tmp_path):
     records = tmp_path / "k.jsonl"
-    rec = JsonlRecords(records, ("campaign", "rep", "reno_rtt_ms", "cubic_rtt_ms"))
+    rec = JsonlRecords(records, p3.KERNEL_KEY)
     for r in (_fake_kernel_record(0, 1.0, 4.0), _fake_kernel_record(0, 4.0, 4.0)):
         rec.append(r)
     tiny = replace(CFG, reno_rtts_ms=(16.0,), cubic_rtts_ms=(64.0,), slider_exponents=())
@@ -177,11 +221,11 @@ TINY = replace(CFG, rate_bps=20e6, buffer_bdp_fraction=1.0, buffer_ref_rtt_s=0.0
 @pytest.mark.testbed
 def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_available, tmp_path):
     records = tmp_path / "k.jsonl"
-    plan = [{"campaign": "p3_kernel", "rep": 0, "reno_rtt_ms": 2.0, "cubic_rtt_ms": 8.0, "order": 0,
-             "reno_start_s": 0.0, "cubic_start_s": 0.1}]
+    plan = [{"campaign": "p3_kernel", "rep": 0, "kind": "standard", "reno_rtt_ms": 2.0, "cubic_rtt_ms": 8.0,
+             "order": 0, "reno_start_s": 0.0, "cubic_start_s": 0.1}]
     assert p3.run_kernel_campaign(records, TINY, plan=plan, progress=False, yield_s=0.0) == 1
     assert p3.run_kernel_campaign(records, TINY, plan=plan, progress=False, yield_s=0.0) == 0  # resumed: done
-    recs = JsonlRecords(records, ("campaign", "rep", "reno_rtt_ms", "cubic_rtt_ms")).read()
+    recs = JsonlRecords(records, p3.KERNEL_KEY).read()
     r = recs[0]
     # the kernel really ran reno on one socket and cubic on the other (read back with TCP_CONGESTION)
     assert [f["cc_effective"] for f in r["flows"]] == ["reno", "cubic"]
@@ -195,6 +239,36 @@ def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_
     assert 0.6 * 20e6 < row["total_bps"] < 1.02 * 20e6
     assert row["reno_bps"] > 0.05 * 20e6 and row["cubic_bps"] > 0.05 * 20e6
     assert 0.5 <= row["jain"] <= 1.0
+    assert row["kind"] == "standard" and r["cubic_cc_params"] is None
+
+
+@pytest.mark.testbed
+def test_tiny_kernel_sample_runs_cubic_side_under_tm_cubic_x_divide(testbed_available, tmp_path):
+    from tcpmodels.testbed import kernel_cc
+
+    reason = kernel_cc.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    if "tm_cubic_x" in kernel_cc.available_congestion_controls():
+        pytest.skip("tm_cubic_x is registered by another run; not replacing it")
+    records = tmp_path / "k.jsonl"
+    plan = [{"campaign": "p3_kernel", "rep": 0, "kind": kind, "reno_rtt_ms": 2.0, "cubic_rtt_ms": 8.0, "order": i,
+             "reno_start_s": 0.0, "cubic_start_s": 0.1} for i, kind in enumerate(("divide", "standard"))]
+    assert p3.run_kernel_campaign(records, TINY, plan=plan, progress=False, yield_s=0.0) == 2
+    recs = {r["kind"]: r for r in JsonlRecords(records, p3.KERNEL_KEY).read()}
+    d, s = recs["divide"], recs["standard"]
+    # the CUBIC socket ran tm_cubic_x (TCP_CONGESTION read back) while it was registered with reading=divide
+    assert [f["cc_effective"] for f in d["flows"]] == ["reno", "tm_cubic_x"]
+    assert d["cubic_cc_params"]["reading"] == "divide"
+    assert d["cubic_cc_params"]["x_exponent"] == pytest.approx(TINY.x_exponent)
+    assert all(f.get("error") is None for f in d["flows"])
+    # the next block (standard) unloaded it and ran the kernel's own cubic; nothing left registered
+    assert [f["cc_effective"] for f in s["flows"]] == ["reno", "cubic"] and s["cubic_cc_params"] is None
+    assert "tm_cubic_x" not in kernel_cc.available_congestion_controls()
+    df = p3.kernel_frame(list(recs.values()), TINY)
+    assert list(df["kind"]) == ["divide", "standard"] and list(df["cubic_cc_reading"].fillna("-")) == ["divide", "-"]
+    row = df.iloc[0]
+    assert 0.6 * 20e6 < row["total_bps"] < 1.02 * 20e6 and row["cubic_bps"] > 0.05 * 20e6
 
 
 # ------------------------------------------------------------------------ ns-3

@@ -43,6 +43,10 @@ class P3Config:
         Kernel: time after the later start that is discarded, and the measured span. [s]
     reps : int
         Kernel repetitions of every pair.
+    kernel_kinds : tuple of str
+        CUBIC variants of the kernel grid (subset of :data:`NS3_KINDS`): ``standard`` is the kernel's
+        own ``cubic``; ``multiply`` / ``divide`` are the BPF ``tm_cubic_x`` loaded with that
+        ``reading`` of eq. (4) and ``x_exponent`` (:mod:`tcpmodels.testbed.kernel_cc`).
     sample_interval_s : float
         Kernel TCP_INFO sampling interval. [s]
     start_jitter_s : float
@@ -78,6 +82,7 @@ class P3Config:
     warmup_s: float = 5.0
     measure_s: float = 30.0
     reps: int = 3
+    kernel_kinds: tuple = ("standard", "multiply", "divide")
     sample_interval_s: float = 0.1
     start_jitter_s: float = 0.5
     window_s: float = 5.0
@@ -102,6 +107,9 @@ class P3Config:
             v = getattr(self, name)
             if not v or any(not 0.1 <= r <= 1000 for r in v):
                 raise ValueError(f"{name} [ms] must be a non-empty list of values in [0.1, 1000]; got {v}")
+        if (not self.kernel_kinds or len(set(self.kernel_kinds)) != len(self.kernel_kinds)
+                or any(k not in NS3_KINDS for k in self.kernel_kinds)):
+            raise ValueError(f"kernel_kinds must be distinct values of {NS3_KINDS}; got {self.kernel_kinds}")
         if not 1 <= self.reps <= 20:
             raise ValueError(f"reps [-] must be in [1, 20]; got {self.reps}")
         for name in ("warmup_s", "measure_s", "ns3_duration_s", "window_s", "sample_interval_s"):
