@@ -176,6 +176,48 @@ def test_dataset_writes_parquet_and_provenance(tmp_path):
     assert "kernel" not in p3.build_dataset(None, None, tmp_path / "out3", tiny, fluid=False)
 
 
+def test_dataset_keeps_shipped_kernel_rows_without_records_and_adds_kind(tmp_path):
+    import pandas as pd
+
+    tiny = replace(CFG, reno_rtts_ms=(16.0,), cubic_rtts_ms=(64.0,), slider_exponents=())
+    out = tmp_path / "out"
+    # a shipped table of the first campaign: no kind column, its raw records gone, its setting in the provenance
+    old = p3.kernel_frame([_fake_kernel_record(0, 1.0, 4.0), _fake_kernel_record(1, 1.0, 4.0)], tiny)
+    old = old.drop(columns=["kind", "cubic_cc_reading", "rate_bps", "buffer_bytes", "measure_s"])
+    old["started_utc"] = ["2026-11-22T06:00:00+00:00", "2026-11-22T06:01:00+00:00"]
+    out.mkdir()
+    old.to_parquet(out / "p3_kernel.parquet")
+    pd.DataFrame({"kind": ["standard"], "jain": [0.9]}).to_parquet(out / "p3_ns3.parquet")
+    (out / "p3_provenance.json").write_text(json.dumps({"written_utc": "B0", "kernel": {"n_samples": 2},
+                                                        "ns3": {"n_runs": 1}, "run_notes": "kept",
+                                                        "config": {"rate_bps": 100e6, "measure_s": 30.0,
+                                                                   "buffer_bytes": 200000}}))
+    records = tmp_path / "k.jsonl"
+    rec = JsonlRecords(records, p3.KERNEL_KEY)
+    for kind in ("standard", "divide"):
+        r = _fake_kernel_record(0, 1.0, 4.0, kind=kind)
+        rec.append({**r, "started_utc": f"2026-11-24T22:0{len(kind) % 9}:00+00:00", "rate_bps": 200e6,
+                    "measure_s": 30.0, "cubic_cc_params": {"reading": "divide"} if kind == "divide" else None})
+    prov = p3.build_dataset(records, None, out, tiny, fluid=False)
+    kf = pd.read_parquet(out / "p3_kernel.parquet")
+    assert len(kf) == 4 and prov["kernel"]["n_samples"] == 4 and prov["kernel"]["n_samples_carried"] == 2
+    carried = kf[kf["source"] != "records"]
+    assert set(carried["source"]) == {"carried from B0"} and set(carried["kind"]) == {"standard"}
+    assert set(carried["rate_bps"]) == {100e6}
+    new = kf[kf["source"] == "records"].set_index("kind")
+    assert set(new.index) == {"standard", "divide"} and set(new["rate_bps"]) == {200e6}
+    assert new.loc["divide", "cubic_cc_reading"] == "divide"
+    assert prov["kernel"]["carried_from"] == {"n_samples": 2}
+    # without a cache the shipped ns-3 table and its provenance stay (its raw runs are gone too)
+    assert prov["ns3"] == {"n_runs": 1, "carried_over_from_build_utc": "B0"} and "p3_ns3.parquet" in prov["files"]
+    assert prov["run_notes"] == "kept"
+    # a rebuild from the same records does not duplicate them; the carried rows stay, still naming their build
+    again = p3.build_dataset(records, None, out, tiny, fluid=False)
+    kf2 = pd.read_parquet(out / "p3_kernel.parquet")
+    assert len(kf2) == 4 and again["kernel"]["carried_from"] == {"n_samples": 2}
+    assert sorted(kf2["source"]) == sorted(kf["source"])
+
+
 def test_ns3_plan_phases_share_offsets_across_kinds_and_configs_match():
     main0 = p3.ns3_plan(CFG, ("main0",))
     assert len(main0) == 3 * 12 and {r["kind"] for r in main0} == set(p3.NS3_KINDS)
