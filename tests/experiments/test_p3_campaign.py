@@ -20,16 +20,23 @@ from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 CFG = p3.DEFAULT_CONFIG
 
 
-def test_kernel_plan_covers_the_grid_whole_repetitions_first_kinds_in_blocks_with_shared_offsets():
+def test_kernel_plan_covers_the_grid_whole_repetitions_first_kinds_of_a_pair_together_with_shared_offsets():
     plan = p3.kernel_plan(CFG)
     kinds = CFG.kernel_kinds
     assert kinds == ("standard", "multiply", "divide")
-    assert len(plan) == 12 * len(kinds) * CFG.reps
+    n = len(kinds)
+    assert len(plan) == 12 * n * CFG.reps
     grid = {(r, c) for r in (1.0, 4.0, 16.0) for c in (1.0, 4.0, 16.0, 64.0)}
-    for b, kind in enumerate(kinds):  # repetition 0: one block of the 12 pairs per kind, tm_cubic_x loaded per block
-        block = plan[12 * b:12 * (b + 1)]
-        assert {s["kind"] for s in block} == {kind} and {s["rep"] for s in block} == {0}
-        assert {(s["reno_rtt_ms"], s["cubic_rtt_ms"]) for s in block} == grid
+    first = plan[:12 * n]
+    assert {s["rep"] for s in first} == {0}
+    assert {(s["kind"], s["reno_rtt_ms"], s["cubic_rtt_ms"]) for s in first} == {(k, *p) for k in kinds for p in grid}
+    for j in range(12):  # each pair's kinds back to back, the order reversed every other pair
+        block = first[n * j:n * (j + 1)]
+        assert len({(s["reno_rtt_ms"], s["cubic_rtt_ms"]) for s in block}) == 1
+        assert tuple(s["kind"] for s in block) == (kinds if j % 2 == 0 else kinds[::-1])
+    # consecutive pairs share a kind at the seam: tm_cubic_x loads at most twice per pair
+    loads = sum(1 for a, b in zip(plan, plan[1:]) if a["kind"] != b["kind"] and b["kind"] != "standard")
+    assert loads <= 2 * 12 * CFG.reps
     assert [s["order"] for s in plan] == list(range(len(plan)))
     offs = np.array([[s["reno_start_s"], s["cubic_start_s"]] for s in plan])
     assert offs.min() >= 0 and offs.max() <= CFG.start_jitter_s and len(np.unique(offs)) > 40  # random, not fixed
@@ -41,7 +48,6 @@ def test_kernel_plan_covers_the_grid_whole_repetitions_first_kinds_in_blocks_wit
     assert plan == p3.kernel_plan(CFG)  # deterministic: resume replays the same offsets
     one = p3.kernel_plan(replace(CFG, kernel_kinds=("divide",), reps=1))
     assert len(one) == 12 and {s["kind"] for s in one} == {"divide"}
-    assert {s["kind"] for s in p3.kernel_plan(CFG)[:12]} == {"standard"}
 
 
 def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
@@ -73,13 +79,24 @@ def test_kind_parameters_of_tm_cubic_x():
 
 
 def test_buffer_and_scaling_state_what_the_scaled_rate_changes():
-    assert CFG.buffer_bytes == round(100e6 * 0.016 / 8)  # one BDP at 16 ms
+    assert CFG.rate_bps == 400e6 and CFG.buffer_bytes == round(400e6 * 0.016 / 8)  # one BDP at 16 ms
     sc = CFG.scaling()
-    assert sc["rate_scale"] == pytest.approx(0.1)
-    # same RTTs, 10x smaller windows -> K about 10^(1/3) smaller for a flow alone
+    assert sc["rate_scale"] == pytest.approx(0.4)
+    # same RTTs, 2.5x smaller windows -> K about 2.5^(1/3) smaller for a flow alone
     for row in sc["per_rtt"].values():
-        assert row["paper_w_max_alone_segments"] / row["w_max_alone_segments"] == pytest.approx(10.0)
-        assert row["paper_k_alone_s"] / row["k_alone_s"] == pytest.approx(10 ** (1 / 3))
+        assert row["paper_w_max_alone_segments"] / row["w_max_alone_segments"] == pytest.approx(2.5)
+        assert row["paper_k_alone_s"] / row["k_alone_s"] == pytest.approx(2.5 ** (1 / 3))
+        # the readings move K by x^(+-1/3), x(RTT) > 1 on the grid
+        assert row["k_multiply_alone_s"] > row["k_alone_s"] > row["k_divide_alone_s"]
+    # 10 epochs of the longest K (CUBIC 64 ms, reading multiply) set the measured span
+    longest = sc["longest_k"]
+    assert (longest["cubic_rtt_ms"], longest["kind"]) == (64.0, "multiply")
+    assert longest["k_s"] == max(r[k] for r in sc["per_rtt"].values()
+                                 for k in ("k_alone_s", "k_multiply_alone_s", "k_divide_alone_s"))
+    assert 10 * longest["k_s"] <= sc["measure_s_for_10_epochs"] < 10 * longest["k_s"] + 5
+    assert CFG.measure_s >= sc["measure_s_for_10_epochs"]
+    only_std = replace(CFG, kernel_kinds=("standard",)).scaling()
+    assert only_std["longest_k"]["kind"] == "standard" and only_std["longest_k"]["k_s"] < longest["k_s"]
 
 
 @pytest.mark.parametrize("change, match", [
@@ -141,10 +158,11 @@ def _fake_kernel_record(rep, reno, cubic, reno_Bps=6e6, cubic_Bps=3e6, kind="sta
 
 
 def test_kernel_frame_throughput_jain_and_wmax_from_ssthresh():
-    df = p3.kernel_frame([_fake_kernel_record(0, 1.0, 64.0), _fake_kernel_record(1, 1.0, 64.0, 4.5e6, 4.5e6)])
+    cfg30 = replace(CFG, measure_s=30.0)  # the records carry no setting: the config's applies
+    df = p3.kernel_frame([_fake_kernel_record(0, 1.0, 64.0), _fake_kernel_record(1, 1.0, 64.0, 4.5e6, 4.5e6)], cfg30)
     r = df.iloc[0]
     assert r["reno_bps"] == pytest.approx(48e6) and r["cubic_bps"] == pytest.approx(24e6)
-    assert r["span_s"] == pytest.approx(CFG.measure_s)
+    assert r["span_s"] == pytest.approx(30.0) and r["measure_s"] == 30.0 and r["rate_bps"] == CFG.rate_bps
     assert r["jain"] == pytest.approx(72**2 / (2 * (48**2 + 24**2)))
     assert r["reno_wmax_segments"] == pytest.approx(100.0) and r["cubic_wmax_segments"] == pytest.approx(100.0)
     assert r["cubic_k_s"] == pytest.approx((100 * 0.3 / 0.4) ** (1 / 3))

@@ -165,6 +165,10 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
                          "duration_s": float(ff["duration_s"].iloc[0]), "warmup_s": float(ff["warmup_s"].iloc[0]),
                          "loss_sharing": sorted(ff["loss_sharing"].unique())}
         prov["files"] += ["p3_fluid.parquet"]
+    pilot = out_dir / "p3_bottleneck_pilot.json"
+    if pilot.exists():  # the measurement behind rate_bps (python -m tcpmodels.experiments.p3 pilot)
+        prov["bottleneck_pilot"] = json.loads(pilot.read_text())
+        prov["files"] += ["p3_bottleneck_pilot.json"]
     if "run_notes" in previous:
         prov["run_notes"] = previous["run_notes"]
     prov.update({"host": host_facts(), "git": git, "load_avg_at_write": load_average(),

@@ -18,13 +18,14 @@ __all__ = ["KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSess
 
 # ---------------------------------------------------------------- kernel plan
 def kernel_plan(config: P3Config) -> list[dict]:
-    """Every kernel sample in run order: repetition 0 (one block per kind, pairs shuffled), then 1, ...
+    """Every kernel sample in run order: repetition 0 of all pairs (shuffled), then 1, ...
 
-    Within a repetition the samples of one kind (``config.kernel_kinds``) run as a
-    block, so ``tm_cubic_x`` is loaded once per block and reading. Each sample
-    carries the two flows' start offsets [s], drawn here per repetition and pair and
-    shared by the kinds (the kinds of one pair and repetition form a matched set),
-    so a rerun repeats them.
+    Each pair runs its kinds (``config.kernel_kinds``) back to back, the order reversed
+    every other pair so that consecutive samples share a kind: ``tm_cubic_x`` is loaded
+    once for each block of samples of one reading, and a campaign stopped part-way leaves
+    whole matched sets (every kind of a pair). Each sample carries the two flows' start
+    offsets [s], drawn here per repetition and pair and shared by the kinds (the kinds of
+    one pair and repetition differ only in the CUBIC variant), so a rerun repeats them.
 
     Parameters
     ----------
@@ -44,16 +45,15 @@ def kernel_plan(config: P3Config) -> list[dict]:
     pairs = config.pairs_ms
     plan = []
     for rep in range(config.reps):
-        if config.start_jitter_s > 0:
-            offs = rng.uniform(0.0, config.start_jitter_s, (len(pairs), 2))
-        else:
-            offs = np.zeros((len(pairs), 2))
-        for kind in config.kernel_kinds:
-            for i in rng.permutation(len(pairs)):
-                reno, cubic = pairs[int(i)]
+        for i in rng.permutation(len(pairs)):
+            reno, cubic = pairs[int(i)]
+            off = rng.uniform(0.0, config.start_jitter_s, 2) if config.start_jitter_s > 0 else np.zeros(2)
+            kinds = config.kernel_kinds if (len(plan) // len(config.kernel_kinds)) % 2 == 0 \
+                else config.kernel_kinds[::-1]
+            for kind in kinds:
                 plan.append({"campaign": "p3_kernel", "rep": rep, "kind": kind, "reno_rtt_ms": reno,
                              "cubic_rtt_ms": cubic, "order": len(plan),
-                             "reno_start_s": round(float(offs[i, 0]), 4), "cubic_start_s": round(float(offs[i, 1]), 4)})
+                             "reno_start_s": round(float(off[0]), 4), "cubic_start_s": round(float(off[1]), 4)})
     return plan
 
 
@@ -215,7 +215,10 @@ class KernelSession(ServerTestbed):
         -------
         dict
             ``run_id``, ``ping_rtt_ms`` (median ICMP RTT of each sender to the receiver before the
-            transfers), ``kind``, ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
+            transfers), ``kind``, ``drops`` (packets dropped during the transfers by the bottleneck's
+            qdiscs, ``queue_drops``, counted by the tbf and its drop-tail leaf alike, and elsewhere:
+            ``other_qdisc_drops``, ``interface_drops``; see :mod:`tcpmodels.experiments.p3.pilot`),
+            ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
 
@@ -236,6 +239,7 @@ class KernelSession(ServerTestbed):
         dst = tb.topology.meta["receiver_addr"]
         pings = [float(np.median(wl.ping_rtt(tb, s, dst, count=5, interval_s=0.05))) * 1e3 for s in ("s0", "s1")]
         duration_s = cfg.warmup_s + cfg.measure_s + cfg.start_jitter_s
+        counters0 = tb.counters()
         procs = []
         cubic_cc = KIND_CC[self.kind]
         loaded = None
@@ -250,11 +254,15 @@ class KernelSession(ServerTestbed):
                                 direction="upload", sample_interval_s=cfg.sample_interval_s, start_s=float(start))
             procs.append(wl.launch_flows(tb, node, [flow]))
         recs = [wl.collect_flows(p, timeout_s=duration_s + 120)[0] for p in procs]
+        from tcpmodels.experiments.p3.pilot import cpu_loss
+
+        drops = cpu_loss(counters0, tb.counters(), {})
+        drops = {k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops")}
         flows = []
         for cc, rec in zip(("reno", cubic_cc), recs):
             samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
             flows.append({**rec, "cc_requested": cc, "samples": samples})
-        return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind,
+        return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops,
                 "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
 
 
@@ -395,7 +403,8 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         ``rate_bps`` [bit/s], ``buffer_bytes`` [bytes], ``measure_s`` [s], ping RTTs [ms], ``reno_bps``,
         ``cubic_bps``, ``total_bps``, window standard deviations [bit/s], ``jain``,
         ``jain_window_sd``, ``cubic_share`` [-], median srtt [ms] and cwnd [segments],
-        ``*_wmax_segments``, ``cubic_k_s``, ``cubic_k_observed_s`` [s], ``cubic_k_epochs``, retransmissions, load, ``wall_s`` [s] and
+        ``*_wmax_segments``, ``cubic_k_s``, ``cubic_k_observed_s`` [s], ``cubic_k_epochs``,
+        ``queue_drops`` and ``cpu_drops`` (drops outside the bottleneck queue; None in older records), retransmissions, load, ``wall_s`` [s] and
         ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
     """
     import numpy as np
@@ -415,6 +424,9 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
                "reno_ping_ms": r["ping_rtt_ms"][0], "cubic_ping_ms": r["ping_rtt_ms"][1],
                "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
                "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None}
+        d = r.get("drops") or {}
+        row["queue_drops"] = d.get("queue_drops")
+        row["cpu_drops"] = (d["other_qdisc_drops"] + d["interface_drops"]) if d else None
         for name, f in zip(("reno", "cubic"), flows):
             row[f"{name}_cc"] = f.get("cc_effective")
         try:

@@ -474,7 +474,8 @@ def provenance_table(ds: P3Dataset) -> pd.Series:
 
 
 #: Columns of a fairness table shown per engine (the rest are in the full table).
-FIGURE_COLUMNS = ["ratio", "paper", "kernel_reno", "kernel_cubic", "kernel_J", "kernel_J_sd", "ns3_standard_reno",
+FIGURE_COLUMNS = ["ratio", "paper", "kernel_reno", "kernel_cubic", "kernel_J", "kernel_J_sd", "kernel_multiply_J",
+                  "kernel_divide_J", "ns3_standard_reno",
                   "ns3_standard_cubic", "ns3_standard_J", "ns3_multiply_reno", "ns3_multiply_cubic", "ns3_multiply_J",
                   "ns3_divide_reno", "ns3_divide_cubic", "ns3_divide_J", "fluid_none_J", "fluid_multiply_J",
                   "fluid_divide_J", "ns3_n", "kernel_n"]
