@@ -203,19 +203,30 @@ def test_missing_dataset_names_the_command(tmp_path):
 @pytest.mark.skipif(not (DATA / "datasets" / "p3_kernel.parquet").exists(), reason="p3 dataset not shipped yet")
 def test_shipped_dataset_builds_every_table_and_verdict():
     ds = p3.load_dataset(DATA)
-    assert ds.provenance["config"]["rate_bps"] == 100e6 and "kernel" in ds.provenance
-    assert len(ds.kernel) >= 12 and (ds.kernel["reno_cc"] == "reno").all() and (ds.kernel["cubic_cc"] == "cubic").all()
-    assert (ds.kernel["total_bps"] < 1.02 * 100e6).all()
+    assert "kernel" in ds.provenance
+    k = ds.kernel if "kind" in ds.kernel.columns else ds.kernel.assign(kind="standard", rate_bps=100e6)
+    assert len(k) >= 12 and (k["reno_cc"] == "reno").all()
+    want_cc = k["kind"].map({"standard": "cubic", "multiply": "tm_cubic_x", "divide": "tm_cubic_x"})
+    assert (k["cubic_cc"] == want_cc).all()
+    if "cubic_cc_reading" in k.columns:  # tm_cubic_x ran with the kind's reading
+        prop = k[k["kind"] != "standard"]
+        assert (prop["cubic_cc_reading"] == prop["kind"]).all()
+    assert (k["total_bps"] < 1.02 * k["rate_bps"]).all()
     tabs = p3.tables(ds)
     assert len(tabs["closing"]) == 4
     v = p3.claims(ds, tabs)
-    assert v["claim"].str.startswith("C3.0").sum() == 3 and len(v) == 23
+    kernel_parts = v["part"].str.startswith("kernel:")
+    readings_run = sum(len(tabs[f"kernel_paired_{r}"]) > 0 for r in p3.READINGS)
+    assert v["claim"].str.startswith("C3.0").sum() == 3 and len(v) == 23 + 7 * readings_run
+    assert kernel_parts.sum() == 7 * readings_run
     # ns-3 ran over the whole grid at two seeds: every ns-3 part has runs, every fluid part a value
     parts = v[~v["part"].str.startswith(("fluid", "kernel"))]
-    assert (parts["n_runs"] >= 2).all() and v["effect"].notna().all()
-    assert set(v["verdict"]) <= {"supported", "contradicted", "inconclusive"}
+    assert (parts["n_runs"] >= 2).all() and v.loc[~kernel_parts, "effect"].notna().all()
+    assert set(v["verdict"]) <= {"supported", "contradicted", "inconclusive", "undecided"}
     xv = tabs["cross_validation"]
     assert len(xv) == 12 and xv["agree"].sum() >= 9, xv[["reno_rtt_ms", "cubic_rtt_ms", "kernel_J", "ns3_J"]]
+    eng = tabs["engines"]
+    assert set(eng["kind"]) == {"standard", "multiply", "divide"} and eng["ns3_n"].min() >= 2
 
 
 def test_one_run_cells_take_the_kernel_spread_and_incomplete_rows_stay_undecided():

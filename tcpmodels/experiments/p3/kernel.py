@@ -112,9 +112,12 @@ class KernelSession(ServerTestbed):
     """A running dumbbell testbed with a traffic server on the receiver, reused across samples.
 
     Between samples only the two access links' delay elements change
-    (:meth:`set_rtts`), and the CUBIC variant (:meth:`set_kind`: ``tm_cubic_x`` is
-    registered with the kind's reading while the session runs samples of that kind,
-    and unregistered when the kind changes or the session ends). Use as a context manager.
+    (:meth:`set_rtts`), and the CUBIC variant (:meth:`set_kind`). ``tm_cubic_x`` is
+    registered with the kind's reading for the span of one sample only (:meth:`run`,
+    which the campaign calls holding the host lock) and unregistered after it, so
+    another process that takes the lock between two samples (e.g. the
+    ``kernel_coupled_cc`` validation with another reading) finds it free. Use as a
+    context manager.
     """
 
     server_node = "d"
@@ -123,56 +126,24 @@ class KernelSession(ServerTestbed):
     def __init__(self, config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float, kind: str = "standard"):
         self.config = config
         self.rtts_ms = (float(reno_rtt_ms), float(cubic_rtt_ms))
-        self.kind = None
-        self.cc_load = None
-        self._cc_ctx = None
         kind_cc_params(kind, config)  # validates
-        self._first_kind = kind
-
-    def __enter__(self):
-        super().__enter__()
-        try:
-            self.set_kind(self._first_kind)
-        except BaseException:
-            super().__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        try:
-            self._release_cc()
-        finally:
-            super().__exit__(*exc)
-
-    def _release_cc(self) -> None:
-        ctx, self._cc_ctx, self.cc_load = self._cc_ctx, None, None
-        if ctx is not None:
-            ctx.__exit__(None, None, None)
+        self.kind = kind
 
     def set_kind(self, kind: str) -> None:
-        """Make the CUBIC flow run as ``kind``: load ``tm_cubic_x`` with its reading, or unload it.
+        """Make the next samples' CUBIC flow run as ``kind``.
 
         Parameters
         ----------
         kind : {"standard", "multiply", "divide"}
-            The CUBIC variant of the next samples.
+            The CUBIC variant: the kernel's ``cubic``, or ``tm_cubic_x`` with that reading
+            (registered by :meth:`run` for the sample).
 
         Raises
         ------
-        tcpmodels.testbed.TestbedError
-            If ``tm_cubic_x`` cannot be loaded (e.g. a live process holds it with other parameters).
+        ValueError
+            For an unknown kind.
         """
-        from tcpmodels.testbed import kernel_cc
-
-        params = kind_cc_params(kind, self.config)
-        if kind == self.kind:
-            return
-        self._release_cc()
-        self.kind = None
-        if params is not None:
-            ctx = kernel_cc.congestion_control("tm_cubic_x", params)
-            self.cc_load = ctx.__enter__()
-            self._cc_ctx = ctx
+        kind_cc_params(kind, self.config)
         self.kind = kind
 
     def topology(self) -> Topology:
@@ -228,27 +199,35 @@ class KernelSession(ServerTestbed):
             If the traffic server has exited, ``tm_cubic_x`` is not registered with the session's
             parameters, or a flow does not finish in time.
         """
+        from tcpmodels.testbed import TestbedError
+
+        cfg = self.config
+        if self.server.popen.poll() is not None:
+            raise TestbedError("the traffic server has exited")
+        cubic_cc = KIND_CC[self.kind]
+        params = kind_cc_params(self.kind, cfg)
+        if params is None:
+            return self._run(cubic_cc, None, reno_start_s, cubic_start_s)
+        from tcpmodels.testbed import kernel_cc
+
+        with kernel_cc.congestion_control(cubic_cc, params) as load:
+            # what is registered right now, read back from the loader's state
+            loaded = kernel_cc.loaded().get(cubic_cc)
+            if loaded is None or loaded.get("params") != load.get("params"):
+                raise TestbedError(f"{cubic_cc} is not registered with the sample's parameters: {loaded}")
+            return self._run(cubic_cc, loaded, reno_start_s, cubic_start_s)
+
+    def _run(self, cubic_cc: str, loaded: dict | None, reno_start_s: float, cubic_start_s: float) -> dict:
         import numpy as np
 
-        from tcpmodels.testbed import TestbedError
         from tcpmodels.testbed import workload as wl
 
         cfg, tb = self.config, self.tb
-        if self.server.popen.poll() is not None:
-            raise TestbedError("the traffic server has exited")
         dst = tb.topology.meta["receiver_addr"]
         pings = [float(np.median(wl.ping_rtt(tb, s, dst, count=5, interval_s=0.05))) * 1e3 for s in ("s0", "s1")]
         duration_s = cfg.warmup_s + cfg.measure_s + cfg.start_jitter_s
         counters0 = tb.counters()
         procs = []
-        cubic_cc = KIND_CC[self.kind]
-        loaded = None
-        if cubic_cc != "cubic":  # what is registered right now, read back from the loader's state
-            from tcpmodels.testbed import kernel_cc
-
-            loaded = kernel_cc.loaded().get(cubic_cc)
-            if loaded is None or loaded.get("params") != (self.cc_load or {}).get("params"):
-                raise TestbedError(f"{cubic_cc} is not registered with the session's parameters: {loaded}")
         for i, (node, cc, start) in enumerate((("s0", "reno", reno_start_s), ("s1", cubic_cc, cubic_start_s))):
             flow = wl.bulk_flow(flow_id=i + 1, dst=dst, port=self.port, duration_s=duration_s, cc=cc,
                                 direction="upload", sample_interval_s=cfg.sample_interval_s, start_s=float(start))
