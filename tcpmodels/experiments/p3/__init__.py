@@ -64,8 +64,13 @@ Command line (``kernel`` needs root)::
     python -m tcpmodels.experiments.p3 ns3 --cache runs/p3/ns3_cache --phases main0 slider0 main1
     python -m tcpmodels.experiments.p3 ns3 --cache runs/p3/ns3_cache --phases main1 --kinds standard divide --reno-rtts-ms 1
     python -m tcpmodels.experiments.p3 fluid --out runs/p3/fluid.parquet
-    python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel.jsonl --cache runs/p3/ns3_cache \
+    python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel_x.jsonl --cache runs/p3/ns3_cache \
         --fluid runs/p3/fluid.parquet --out data/datasets
+
+The kernel records are shipped gzipped (``data/datasets/p3_kernel_x_records.jsonl.gz``); on a fresh
+machine ``zcat`` them to ``runs/p3/kernel_x.jsonl`` and the ``kernel`` command resumes. The dataset
+keeps the first campaign's 36 kernel rows (standard, 100 Mbit/s; raw records gone) and, without
+``--cache``, the shipped ns-3 table (100 Mbit/s).
 
 References
 ----------

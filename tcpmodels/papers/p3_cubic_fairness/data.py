@@ -69,8 +69,8 @@ def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
         Naming the missing file and the command that writes it.
     """
     parts = read_frames(data_dir, "p3", ("kernel", "ns3", "fluid"),
-                        command="python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel.jsonl "
-                                "--cache runs/p3/ns3_cache --out data/datasets")
+                        command="python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel_x.jsonl "
+                                "--fluid runs/p3/fluid.parquet --out data/datasets")
     return P3Dataset(**parts)
 
 
