@@ -94,6 +94,9 @@ def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float, eng
     rows = paired[paired["reno_rtt_ms"] == reno]
     main = rows[rows["cubic_rtt_ms"] != 64.0] if reno == 4.0 else rows
     where = "4:1, 4:4, 4:16" if reno == 4.0 else "all four pairs"
+    present = sorted(main["cubic_rtt_ms"].unique()) if len(main) else []
+    if 0 < len(present) < (3 if reno == 4.0 else 4):  # a partial grid: name the pairs the part rests on
+        where = "only " + ", ".join(f"{reno:g}:{c:g}" for c in present)
     note = (f"kernel tm_cubic_x against kernel cubic, same pair and repetition, x(RTT) exponent {expo:.3g}"
             if engine == "kernel" else f"ns-3, x(RTT) exponent {expo:.3g}")
     word = "fairer" if direction > 0 else "less fair"
