@@ -217,8 +217,9 @@ def test_shipped_dataset_builds_every_table_and_verdict():
     v = p3.claims(ds, tabs)
     kernel_parts = v["part"].str.startswith("kernel:")
     readings_run = sum(len(tabs[f"kernel_paired_{r}"]) > 0 for r in p3.READINGS)
-    assert v["claim"].str.startswith("C3.0").sum() == 3 and len(v) == 23 + 7 * readings_run
-    assert kernel_parts.sum() == 7 * readings_run
+    assert v["claim"].str.startswith("C3.0").sum() == 3 and (~kernel_parts).sum() == 23
+    # per reading the kernel ran: each of C3.1-C3.3 has its parts (7), or one undecidable part where its row has no pair yet
+    assert 3 * readings_run <= kernel_parts.sum() <= 7 * readings_run
     # ns-3 ran over the whole grid at two seeds: every ns-3 part has runs, every fluid part a value
     parts = v[~v["part"].str.startswith(("fluid", "kernel"))]
     assert (parts["n_runs"] >= 2).all() and v.loc[~kernel_parts, "effect"].notna().all()
