@@ -13,7 +13,7 @@ from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.testbed import Topology
 
-__all__ = ["KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
+__all__ = ["cpu_loss", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 
 
 # ---------------------------------------------------------------- kernel plan
@@ -188,7 +188,7 @@ class KernelSession(ServerTestbed):
             ``run_id``, ``ping_rtt_ms`` (median ICMP RTT of each sender to the receiver before the
             transfers), ``kind``, ``drops`` (packets dropped during the transfers by the bottleneck's
             qdiscs, ``queue_drops``, counted by the tbf and its drop-tail leaf alike, and elsewhere:
-            ``other_qdisc_drops``, ``interface_drops``; see :mod:`tcpmodels.experiments.p3.pilot`),
+            ``other_qdisc_drops``, ``interface_drops``; see :func:`cpu_loss`),
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
@@ -233,8 +233,6 @@ class KernelSession(ServerTestbed):
                                 direction="upload", sample_interval_s=cfg.sample_interval_s, start_s=float(start))
             procs.append(wl.launch_flows(tb, node, [flow]))
         recs = [wl.collect_flows(p, timeout_s=duration_s + 120)[0] for p in procs]
-        from tcpmodels.experiments.p3.pilot import cpu_loss
-
         drops = cpu_loss(counters0, tb.counters(), {})
         drops = {k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops")}
         flows = []
@@ -243,6 +241,52 @@ class KernelSession(ServerTestbed):
             flows.append({**rec, "cc_requested": cc, "samples": samples})
         return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops,
                 "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
+
+
+#: delay-element counters of frames lost for lack of CPU or buffer (not the bottleneck queue)
+_ELEMENT_DROPS = ("dropped_queue_full", "dropped_socket", "send_errors", "dropped_oversize")
+
+
+def cpu_loss(before: dict, after: dict, delay_stats: dict, *, bottleneck: str = "ra:bn") -> dict:
+    """Drops of one pilot run split into the bottleneck queue's and everything else's (CPU-induced).
+
+    Parameters
+    ----------
+    before, after : dict
+        :meth:`tcpmodels.testbed.Testbed.counters` before and after the transfers
+        (``"node:link"`` -> ``rx_dropped``, ``tx_dropped``, ``qdisc_drops``, ...). [packets]
+    delay_stats : dict
+        The delay elements' final counters (:attr:`tcpmodels.testbed.Testbed.delay_stats`: link ->
+        ``{"a_to_b": {...}, "b_to_a": {...}}``). [frames]
+    bottleneck : str
+        The ``"node:link"`` whose qdisc drops are the queue's.
+
+    Returns
+    -------
+    dict
+        ``queue_drops`` (the bottleneck's qdisc) [packets]; ``other_qdisc_drops``,
+        ``interface_drops`` (rx + tx dropped, all interfaces) [packets]; ``delay_element_drops``
+        (per counter of :data:`_ELEMENT_DROPS`, summed over elements and directions) [frames];
+        ``delay_element_forwarded`` [frames]; ``cpu_drops``: the sum of all but the queue's.
+    """
+    def delta(iface, field):
+        a, b = after.get(iface, {}).get(field), before.get(iface, {}).get(field)
+        return 0 if a is None or b is None else int(a) - int(b)
+
+    queue = delta(bottleneck, "qdisc_drops")
+    other_q = sum(delta(i, "qdisc_drops") for i in after if i != bottleneck)
+    iface = sum(delta(i, "rx_dropped") + delta(i, "tx_dropped") for i in after)
+    elem = {k: 0 for k in _ELEMENT_DROPS}
+    forwarded = 0
+    for link in delay_stats.values():
+        for d in ("a_to_b", "b_to_a"):
+            st = link.get(d, {})
+            forwarded += int(st.get("forwarded", 0))
+            for k in _ELEMENT_DROPS:
+                elem[k] += int(st.get(k, 0))
+    return {"queue_drops": queue, "other_qdisc_drops": other_q, "interface_drops": iface,
+            "delay_element_drops": elem, "delay_element_forwarded": forwarded,
+            "cpu_drops": other_q + iface + sum(elem.values())}
 
 
 KERNEL_KEY = ("campaign", "rep", "kind", "reno_rtt_ms", "cubic_rtt_ms")

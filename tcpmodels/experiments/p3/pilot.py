@@ -19,54 +19,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, P3Config
+from tcpmodels.experiments.p3.kernel import cpu_loss
 
 __all__ = ["cpu_loss", "run_pilot"]
-
-#: delay-element counters of frames lost for lack of CPU or buffer (not the bottleneck queue)
-_ELEMENT_DROPS = ("dropped_queue_full", "dropped_socket", "send_errors", "dropped_oversize")
-
-
-def cpu_loss(before: dict, after: dict, delay_stats: dict, *, bottleneck: str = "ra:bn") -> dict:
-    """Drops of one pilot run split into the bottleneck queue's and everything else's (CPU-induced).
-
-    Parameters
-    ----------
-    before, after : dict
-        :meth:`tcpmodels.testbed.Testbed.counters` before and after the transfers
-        (``"node:link"`` -> ``rx_dropped``, ``tx_dropped``, ``qdisc_drops``, ...). [packets]
-    delay_stats : dict
-        The delay elements' final counters (:attr:`tcpmodels.testbed.Testbed.delay_stats`: link ->
-        ``{"a_to_b": {...}, "b_to_a": {...}}``). [frames]
-    bottleneck : str
-        The ``"node:link"`` whose qdisc drops are the queue's.
-
-    Returns
-    -------
-    dict
-        ``queue_drops`` (the bottleneck's qdisc) [packets]; ``other_qdisc_drops``,
-        ``interface_drops`` (rx + tx dropped, all interfaces) [packets]; ``delay_element_drops``
-        (per counter of :data:`_ELEMENT_DROPS`, summed over elements and directions) [frames];
-        ``delay_element_forwarded`` [frames]; ``cpu_drops``: the sum of all but the queue's.
-    """
-    def delta(iface, field):
-        a, b = after.get(iface, {}).get(field), before.get(iface, {}).get(field)
-        return 0 if a is None or b is None else int(a) - int(b)
-
-    queue = delta(bottleneck, "qdisc_drops")
-    other_q = sum(delta(i, "qdisc_drops") for i in after if i != bottleneck)
-    iface = sum(delta(i, "rx_dropped") + delta(i, "tx_dropped") for i in after)
-    elem = {k: 0 for k in _ELEMENT_DROPS}
-    forwarded = 0
-    for link in delay_stats.values():
-        for d in ("a_to_b", "b_to_a"):
-            st = link.get(d, {})
-            forwarded += int(st.get("forwarded", 0))
-            for k in _ELEMENT_DROPS:
-                elem[k] += int(st.get(k, 0))
-    return {"queue_drops": queue, "other_qdisc_drops": other_q, "interface_drops": iface,
-            "delay_element_drops": elem, "delay_element_forwarded": forwarded,
-            "cpu_drops": other_q + iface + sum(elem.values())}
-
 
 def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: float = 1.0,
               cubic_rtt_ms: float = 64.0, config: P3Config = DEFAULT_CONFIG, out: str | Path | None = None,
