@@ -203,19 +203,31 @@ def test_missing_dataset_names_the_command(tmp_path):
 @pytest.mark.skipif(not (DATA / "datasets" / "p3_kernel.parquet").exists(), reason="p3 dataset not shipped yet")
 def test_shipped_dataset_builds_every_table_and_verdict():
     ds = p3.load_dataset(DATA)
-    assert ds.provenance["config"]["rate_bps"] == 100e6 and "kernel" in ds.provenance
-    assert len(ds.kernel) >= 12 and (ds.kernel["reno_cc"] == "reno").all() and (ds.kernel["cubic_cc"] == "cubic").all()
-    assert (ds.kernel["total_bps"] < 1.02 * 100e6).all()
+    assert "kernel" in ds.provenance
+    k = ds.kernel if "kind" in ds.kernel.columns else ds.kernel.assign(kind="standard", rate_bps=100e6)
+    assert len(k) >= 12 and (k["reno_cc"] == "reno").all()
+    want_cc = k["kind"].map({"standard": "cubic", "multiply": "tm_cubic_x", "divide": "tm_cubic_x"})
+    assert (k["cubic_cc"] == want_cc).all()
+    if "cubic_cc_reading" in k.columns:  # tm_cubic_x ran with the kind's reading
+        prop = k[k["kind"] != "standard"]
+        assert (prop["cubic_cc_reading"] == prop["kind"]).all()
+    assert (k["total_bps"] < 1.02 * k["rate_bps"]).all()
     tabs = p3.tables(ds)
     assert len(tabs["closing"]) == 4
     v = p3.claims(ds, tabs)
-    assert v["claim"].str.startswith("C3.0").sum() == 3 and len(v) == 23
+    kernel_parts = v["part"].str.startswith("kernel:")
+    readings_run = sum(len(tabs[f"kernel_paired_{r}"]) > 0 for r in p3.READINGS)
+    assert v["claim"].str.startswith("C3.0").sum() == 3 and (~kernel_parts).sum() == 23
+    # per reading the kernel ran: each of C3.1-C3.3 has its parts (7), or one undecidable part where its row has no pair yet
+    assert 3 * readings_run <= kernel_parts.sum() <= 7 * readings_run
     # ns-3 ran over the whole grid at two seeds: every ns-3 part has runs, every fluid part a value
     parts = v[~v["part"].str.startswith(("fluid", "kernel"))]
-    assert (parts["n_runs"] >= 2).all() and v["effect"].notna().all()
-    assert set(v["verdict"]) <= {"supported", "contradicted", "inconclusive"}
+    assert (parts["n_runs"] >= 2).all() and v.loc[~kernel_parts, "effect"].notna().all()
+    assert set(v["verdict"]) <= {"supported", "contradicted", "inconclusive", "undecided"}
     xv = tabs["cross_validation"]
     assert len(xv) == 12 and xv["agree"].sum() >= 9, xv[["reno_rtt_ms", "cubic_rtt_ms", "kernel_J", "ns3_J"]]
+    eng = tabs["engines"]
+    assert set(eng["kind"]) == {"standard", "multiply", "divide"} and eng["ns3_n"].min() >= 2
 
 
 def test_one_run_cells_take_the_kernel_spread_and_incomplete_rows_stay_undecided():
@@ -230,3 +242,54 @@ def test_one_run_cells_take_the_kernel_spread_and_incomplete_rows_stay_undecided
     v = _claims(short)
     c31 = v[v["claim"].str.startswith("C3.1") & ~v["part"].str.startswith("fluid")]
     assert (c31["n_runs"] == 3).all() and "1:64" not in " ".join(c31["we_measured"])
+
+
+def _with_kernel_kinds(ds, proposal_share, reps=2, rate=200e6, seed=1):
+    """Add kernel samples of every kind at a second setting (the old standard rows stay at 100 Mbit/s, 30 s)."""
+    rng = np.random.default_rng(seed)
+    old = ds.kernel.assign(kind="standard", rate_bps=100e6, measure_s=30.0)
+    new = []
+    for rep in range(reps):
+        for r, c in PAIRS:
+            for kind in ("standard", *p3.READINGS):
+                share = (lambda a, b: 0.5 if a == b else (0.2 if b > a else 0.7)) if kind == "standard" \
+                    else proposal_share[kind]
+                new.append({**_row(r, c, share(r, c), rng), "rep": rep, "kind": kind, "rate_bps": rate,
+                            "measure_s": 85.0, "cubic_wmax_segments": 100.0, "reno_wmax_segments": 80.0,
+                            "reno_srtt_ms": r + 2.0, "span_s": 85.0, "cubic_k_observed_s": 5.0})
+    kernel = pd.concat([old, pd.DataFrame(new)], ignore_index=True)
+    return p3.P3Dataset(kernel=kernel, ns3=ds.ns3, fluid=ds.fluid, provenance=ds.provenance)
+
+
+def test_kernel_kinds_compare_at_one_setting_and_get_their_own_verdicts():
+    base = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like})
+    null = lambda r, c: 0.5 if r == c else (0.2 if c > r else 0.7)  # noqa: E731
+    ds = _with_kernel_kinds(base, {"divide": paper_like, "multiply": null})
+    assert p3.proposal_setting(ds) == (200e6, 85.0)
+    st = p3.kernel_settings(ds).set_index(["rate_bps", "kind"])["n"]
+    assert st[(100e6, "standard")] == 36 and st[(200e6, "divide")] == 24
+    # the premise and the ns-3 cross-check keep the setting with most standard samples (36 at 100 Mbit/s)
+    assert set(p3.kernel_runs(ds, "standard", "most")["rate_bps"]) == {100e6}
+    assert set(p3.kernel_runs(ds, "standard")["rate_bps"]) == {200e6}
+    paired = p3.kernel_paired_dj(ds, "divide")
+    assert len(paired) == 24 and set(paired.columns) == {"reno_rtt_ms", "cubic_rtt_ms", "rep", "J_standard",
+                                                         "J_proposal", "dJ"}
+    t1 = p3.fairness_table(ds, 1.0)
+    assert (t1["kernel_divide_verdict"] == "fairer").sum() >= 2 and (t1["kernel_n"] == 2).all()
+    eng = p3.engine_table(ds)
+    assert len(eng) == 36 and set(eng["kind"]) == {"standard", "multiply", "divide"}
+    assert (eng["kernel_n"] == 2).all() and (eng["kernel_rate_mbps"] == 200).all() and (eng["ns3_n"] == 3).all()
+    assert eng["fluid_J"].notna().all() and (eng["kernel_K_observed_s"] == 5.0).all()
+    v = p3.claims(ds, p3.tables(ds))
+    kern = v[v["part"].str.startswith("kernel:")]
+    assert len(kern) == 2 * 7  # per reading: C3.1 (2 parts), C3.2 (3), C3.3 (2)
+    by = _by(kern)
+    assert by[("C3.3/divide", "kernel: less fair in most runs")] in ("supported", "inconclusive")
+    assert by[("C3.1/multiply", "kernel: mean dJ")] != "supported"
+    summary = p3.reading_summary(v).set_index("reading")
+    assert summary.loc["divide", "kernel_C3.1"] != "no data"
+    # one repetition: the direction parts have 4 (3) units and stay inconclusive with runs needed
+    one = _with_kernel_kinds(base, {"divide": paper_like, "multiply": paper_like}, reps=1)
+    v1 = p3.claims(one, p3.tables(one))
+    d1 = v1[v1["part"].str.startswith("kernel:") & v1["part"].str.contains("in most runs")]
+    assert (d1["verdict"] == "inconclusive").all() and d1["runs_needed"].notna().all()

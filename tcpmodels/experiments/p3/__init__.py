@@ -33,15 +33,18 @@ Every flow starts at a random offset in ``[0, start_jitter_s]`` (drawn per
 sample and seed) so that repetitions do not replay one phase of the two
 sawtooths.
 
-Scaling (:meth:`P3Config.scaling`): 100 Mbit/s instead of the paper's 1 Gbit/s
-(the plots' axes reach 600-800 Mbit/s) because ns-3 needs about 1.5 wall
-seconds per simulated second at this rate and the delay element shares two
-cores with other campaigns; the buffer is one BDP at the largest Reno RTT
-(16 ms: 200 kB). Windows are 10 times smaller than at 1 Gbit/s for the same
-RTTs, so K = cbrt(W_max (1 - beta_cubic) / C) is about 10^(1/3) = 2.2 times
-smaller, and more of the grid lies in CUBIC's Reno-friendly region (which takes
-over when the Reno-equivalent window grows faster than the cubic curve, i.e.
-for small W_max and small RTT).
+Scaling (:meth:`P3Config.scaling`): 400 Mbit/s instead of the paper's 1 Gbit/s
+(the plots' axes reach 600-800 Mbit/s), the fastest rate at which the bottleneck
+pilot saw no CPU-induced loss (:mod:`~tcpmodels.experiments.p3.pilot`, stated in
+:class:`P3Config`); the first campaign (kernel 36 samples, ns-3 96 runs, shipped)
+ran at 100 Mbit/s because ns-3 needs about 1.5 wall seconds per simulated second
+there. The buffer is one BDP at the largest Reno RTT (16 ms: 800 kB at 400 Mbit/s).
+Windows are 2.5 times smaller than at 1 Gbit/s for the same RTTs, so K =
+cbrt(W_max (1 - beta_cubic) / C) is about 2.5^(1/3) = 1.36 times smaller, and
+more of the grid lies in CUBIC's Reno-friendly region (which takes over when
+the Reno-equivalent window grows faster than the cubic curve, i.e. for small
+W_max and small RTT). The measured span (175 s) covers 10 epochs of the longest
+K (``scaling()["measure_s_for_10_epochs"]``).
 
 The ns-3 grid runs in order of priority (``--phases``, ``--kinds``,
 ``--reno-rtts-ms`` select a part: a run of 20 simulated seconds takes minutes)
@@ -56,12 +59,18 @@ command line in ``__main__``.
 
 Command line (``kernel`` needs root)::
 
-    python -m tcpmodels.experiments.p3 kernel --records runs/p3/kernel.jsonl
+    python -m tcpmodels.experiments.p3 pilot --rates-mbps 100 200 400 --measure-s 60 --out runs/p3/pilot.json
+    python -m tcpmodels.experiments.p3 kernel --kinds standard multiply divide --reps 1 --records runs/p3/kernel_x.jsonl
     python -m tcpmodels.experiments.p3 ns3 --cache runs/p3/ns3_cache --phases main0 slider0 main1
     python -m tcpmodels.experiments.p3 ns3 --cache runs/p3/ns3_cache --phases main1 --kinds standard divide --reno-rtts-ms 1
     python -m tcpmodels.experiments.p3 fluid --out runs/p3/fluid.parquet
-    python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel.jsonl --cache runs/p3/ns3_cache \
+    python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel_x.jsonl --cache runs/p3/ns3_cache \
         --fluid runs/p3/fluid.parquet --out data/datasets
+
+The kernel records are shipped gzipped (``data/datasets/p3_kernel_x_records.jsonl.gz``); on a fresh
+machine ``zcat`` them to ``runs/p3/kernel_x.jsonl`` and the ``kernel`` command resumes. The dataset
+keeps the first campaign's 36 kernel rows (standard, 100 Mbit/s; raw records gone) and, without
+``--cache``, the shipped ns-3 table (100 Mbit/s).
 
 References
 ----------

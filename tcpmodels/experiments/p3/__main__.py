@@ -1,4 +1,4 @@
-"""Command line of the P3 campaign: ``kernel``, ``ns3``, ``fluid``, ``dataset``."""
+"""Command line of the P3 campaign: ``kernel``, ``pilot``, ``ns3``, ``fluid``, ``dataset``."""
 
 from __future__ import annotations
 
@@ -19,9 +19,17 @@ __all__ = ["main"]
 
 # --------------------------------------------------------------------- CLI
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``kernel``, ``ns3``, ``fluid``, ``dataset`` (see the module docstring)."""
+    """Command line: ``kernel``, ``pilot``, ``ns3``, ``fluid``, ``dataset`` (see the module docstring)."""
     parser, sub = campaign_parser("p3", package_doc)
-    add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
+    p = add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
+    p.add_argument("--kinds", nargs="+", choices=NS3_KINDS,
+                   help="CUBIC variants (default: P3Config.kernel_kinds): standard = kernel cubic, "
+                        "multiply / divide = tm_cubic_x with that reading")
+    p.add_argument("--measure-s", type=float, help="measured span per sample [s] (default: P3Config.measure_s)")
+    p = sub.add_parser("pilot", help="bottleneck pilot: drops not caused by the queue per rate (root; host lock)")
+    p.add_argument("--rates-mbps", nargs="+", type=float, default=[100.0, 200.0, 400.0])
+    p.add_argument("--measure-s", type=float, default=60.0)
+    p.add_argument("--out", required=True, help="JSON file of the results")
     p = sub.add_parser("ns3", help="run or resume the ns-3 grid (cached sweep, one worker)")
     p.add_argument("--cache", required=True)
     p.add_argument("--phases", nargs="+", default=list(NS3_PHASES), choices=NS3_PHASES)
@@ -47,8 +55,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "kernel":
             if args.reps:
                 config = replace(config, reps=args.reps)
+            if args.kinds:
+                config = replace(config, kernel_kinds=tuple(args.kinds))
+            if args.measure_s:
+                config = replace(config, measure_s=args.measure_s)
             n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
+        elif args.cmd == "pilot":
+            from tcpmodels.experiments.p3.pilot import run_pilot
+
+            res = run_pilot([r * 1e6 for r in args.rates_mbps], measure_s=args.measure_s, config=config, out=args.out)
+            print(json.dumps([{k: r[k] for k in ("rate_bps", "utilization", "queue_drops", "cpu_drops")}
+                              for r in res]))
         elif args.cmd == "ns3":
             plan = [r for r in ns3_plan(config, tuple(args.phases))
                     if (not args.kinds or r["kind"] in args.kinds)

@@ -25,10 +25,24 @@ NS3_KINDS = ("standard", "multiply", "divide")
 class P3Config:
     """Scaled setting of the P3 campaign (all engines).
 
+    The rate is the fastest the testbed carried without CPU-induced loss in the bottleneck
+    pilot of 2026-11-24 (:mod:`tcpmodels.experiments.p3.pilot`, ``python -m
+    tcpmodels.experiments.p3 pilot --rates-mbps 100 200 400 --measure-s 60``; one Reno 1 ms /
+    CUBIC 64 ms sample of 60 s per rate, load average 2.6-4.7; results in
+    ``data/datasets/p3_bottleneck_pilot.json``): at 100, 200 and 400 Mbit/s the delay elements
+    dropped nothing (ring full, socket buffer, send errors: 0 of 0.82, 1.57 and 2.90 million
+    frames forwarded), no interface and no qdisc other than the bottleneck's dropped a packet,
+    the two flows filled the link (goodput 0.956 of the rate, the payload share of a
+    1514-byte frame), and the senders' retransmissions (348, 476, 876) match the bottleneck
+    queue's drops (348, 475, 872 packets) — every loss was the queue's. So 400 Mbit/s
+    (the first campaign: 100 Mbit/s). ``measure_s`` is :meth:`scaling`'s
+    ``measure_s_for_10_epochs`` at this rate: 10 x the longest K of a flow alone
+    (CUBIC 64 ms, reading multiply: 17.3 s), rounded up to 175 s.
+
     Parameters
     ----------
     rate_bps : float
-        Bottleneck rate, both engines (paper: about 1 Gbit/s). [bit/s]
+        Bottleneck rate, both engines (paper: about 1 Gbit/s; first campaign 100 Mbit/s). [bit/s]
     buffer_bdp_fraction : float
         Drop-tail buffer as a fraction of the BDP at ``buffer_ref_rtt_s``. [-]
     buffer_ref_rtt_s : float
@@ -43,6 +57,10 @@ class P3Config:
         Kernel: time after the later start that is discarded, and the measured span. [s]
     reps : int
         Kernel repetitions of every pair.
+    kernel_kinds : tuple of str
+        CUBIC variants of the kernel grid (subset of :data:`NS3_KINDS`): ``standard`` is the kernel's
+        own ``cubic``; ``multiply`` / ``divide`` are the BPF ``tm_cubic_x`` loaded with that
+        ``reading`` of eq. (4) and ``x_exponent`` (:mod:`tcpmodels.testbed.kernel_cc`).
     sample_interval_s : float
         Kernel TCP_INFO sampling interval. [s]
     start_jitter_s : float
@@ -68,7 +86,7 @@ class P3Config:
         the exact-delay simulator of the first campaign. [-]
     """
 
-    rate_bps: float = 100e6
+    rate_bps: float = 400e6
     buffer_bdp_fraction: float = 1.0
     buffer_ref_rtt_s: float = 0.016
     reno_rtts_ms: tuple = (1.0, 4.0, 16.0)
@@ -76,8 +94,9 @@ class P3Config:
     rwnd_bytes: int = 10 * MB
     mss_bytes: int = 1448
     warmup_s: float = 5.0
-    measure_s: float = 30.0
-    reps: int = 3
+    measure_s: float = 175.0
+    reps: int = 10
+    kernel_kinds: tuple = ("standard", "multiply", "divide")
     sample_interval_s: float = 0.1
     start_jitter_s: float = 0.5
     window_s: float = 5.0
@@ -102,6 +121,9 @@ class P3Config:
             v = getattr(self, name)
             if not v or any(not 0.1 <= r <= 1000 for r in v):
                 raise ValueError(f"{name} [ms] must be a non-empty list of values in [0.1, 1000]; got {v}")
+        if (not self.kernel_kinds or len(set(self.kernel_kinds)) != len(self.kernel_kinds)
+                or any(k not in NS3_KINDS for k in self.kernel_kinds)):
+            raise ValueError(f"kernel_kinds must be distinct values of {NS3_KINDS}; got {self.kernel_kinds}")
         if not 1 <= self.reps <= 20:
             raise ValueError(f"reps [-] must be in [1, 20]; got {self.reps}")
         for name in ("warmup_s", "measure_s", "ns3_duration_s", "window_s", "sample_interval_s"):
@@ -159,11 +181,20 @@ class P3Config:
             Paper and scaled rate [bit/s] and their ratio, the buffer [bytes, packets], the
             receive window, the factor K scales by at equal RTT (rate ratio^(1/3)) [-], and
             ``per_rtt``: for each RTT of the grid the BDP [bytes], the window of one flow
-            filling link and buffer [segments] and its CUBIC K [s], ours and the paper's.
+            filling link and buffer [segments] and its CUBIC K [s], ours and the paper's, and
+            K of that window in each reading of eq. (4) (``k_multiply_alone_s``,
+            ``k_divide_alone_s``, x(RTT) with ``x_exponent``); ``longest_k``: the longest of
+            these K over the CUBIC RTTs and readings of ``kernel_kinds`` (RTT, reading, K [s]) and
+            ``measure_s_for_10_epochs`` = 10 x that K rounded up to 5 s [s] (a CUBIC epoch lasts
+            about K: the window is back at W_max after K and the next loss follows soon after;
+            a flow sharing the link has a smaller window and a shorter K, so this is an upper bound).
         """
-        from tcpmodels.models.cubic import cubic_k_s
+        import math
+
+        from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, x_power_law_params
 
         seg = self.mss_bytes
+        xfn = PowerLawX(**x_power_law_params(self.x_exponent))
         rows = {}
         for rtt_ms in sorted(set(self.reno_rtts_ms) | set(self.cubic_rtts_ms)):
             bdp_ours = self.rate_bps * rtt_ms / 1e3 / 8
@@ -174,7 +205,12 @@ class P3Config:
                 "bdp_bytes": bdp_ours, "paper_bdp_bytes": bdp_paper,
                 "w_max_alone_segments": w_ours, "paper_w_max_alone_segments": w_paper,
                 "k_alone_s": float(cubic_k_s(w_ours)), "paper_k_alone_s": float(cubic_k_s(w_paper)),
+                **{f"k_{rd}_alone_s": float(kozu_k_s(w_ours, rtt_ms / 1e3, reading=rd, x_of_rtt=xfn))
+                   for rd in ("multiply", "divide")},
             }
+        readings = {"standard": "k_alone_s", "multiply": "k_multiply_alone_s", "divide": "k_divide_alone_s"}
+        cands = [(rows[f"{r:g}ms"][readings[kd]], r, kd) for r in self.cubic_rtts_ms for kd in self.kernel_kinds]
+        k_long, rtt_long, kind_long = max(cands)
         return {"paper_rate_bps": 1e9, "rate_bps": self.rate_bps, "rate_scale": self.rate_bps / 1e9,
                 "buffer_bytes": self.buffer_bytes, "buffer_packets": self.buffer_bytes / (seg + 52),
                 "buffer_definition": f"{self.buffer_bdp_fraction:g} x BDP at {self.buffer_ref_rtt_s * 1e3:g} ms "
@@ -182,6 +218,8 @@ class P3Config:
                 "paper_rwnd": "10 MB", "rwnd_bytes": self.rwnd_bytes,
                 "k_scale_same_rtt": (self.rate_bps / 1e9) ** (1 / 3),
                 "per_rtt": rows,
+                "longest_k": {"cubic_rtt_ms": rtt_long, "kind": kind_long, "k_s": k_long},
+                "measure_s_for_10_epochs": float(5 * math.ceil(10 * k_long / 5)),
                 "note": "W_max alone = (BDP + buffer) / MSS, the window of a single flow filling link and buffer; "
                         "the paper column scales the buffer with the rate (same buffer in time)."}
 

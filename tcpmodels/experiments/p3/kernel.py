@@ -13,26 +13,30 @@ from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.testbed import Topology
 
-__all__ = ["KERNEL_KEY", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
+__all__ = ["cpu_loss", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 
 
 # ---------------------------------------------------------------- kernel plan
 def kernel_plan(config: P3Config) -> list[dict]:
     """Every kernel sample in run order: repetition 0 of all pairs (shuffled), then 1, ...
 
-    Each sample carries the two flows' start offsets [s], drawn here so a rerun
-    repeats them.
+    Each pair runs its kinds (``config.kernel_kinds``) back to back, the order reversed
+    every other pair so that consecutive samples share a kind: ``tm_cubic_x`` is loaded
+    once for each block of samples of one reading, and a campaign stopped part-way leaves
+    whole matched sets (every kind of a pair). Each sample carries the two flows' start
+    offsets [s], drawn here per repetition and pair and shared by the kinds (the kinds of
+    one pair and repetition differ only in the CUBIC variant), so a rerun repeats them.
 
     Parameters
     ----------
     config : P3Config
-        The grid (``pairs_ms``), ``reps``, ``start_jitter_s`` and the ``seed`` of the
-        order and offsets.
+        The grid (``pairs_ms``), ``reps``, ``kernel_kinds``, ``start_jitter_s`` and the ``seed``
+        of the order and offsets.
 
     Returns
     -------
     list of dict
-        One per sample: ``campaign`` (``"p3_kernel"``), ``rep``, ``reno_rtt_ms``,
+        One per sample: ``campaign`` (``"p3_kernel"``), ``rep``, ``kind``, ``reno_rtt_ms``,
         ``cubic_rtt_ms`` [ms], ``order``, ``reno_start_s``, ``cubic_start_s`` [s].
     """
     import numpy as np
@@ -44,10 +48,44 @@ def kernel_plan(config: P3Config) -> list[dict]:
         for i in rng.permutation(len(pairs)):
             reno, cubic = pairs[int(i)]
             off = rng.uniform(0.0, config.start_jitter_s, 2) if config.start_jitter_s > 0 else np.zeros(2)
-            plan.append({"campaign": "p3_kernel", "rep": rep, "reno_rtt_ms": reno, "cubic_rtt_ms": cubic,
-                         "order": len(plan), "reno_start_s": round(float(off[0]), 4),
-                         "cubic_start_s": round(float(off[1]), 4)})
+            kinds = config.kernel_kinds if (len(plan) // len(config.kernel_kinds)) % 2 == 0 \
+                else config.kernel_kinds[::-1]
+            for kind in kinds:
+                plan.append({"campaign": "p3_kernel", "rep": rep, "kind": kind, "reno_rtt_ms": reno,
+                             "cubic_rtt_ms": cubic, "order": len(plan),
+                             "reno_start_s": round(float(off[0]), 4), "cubic_start_s": round(float(off[1]), 4)})
     return plan
+
+
+#: the congestion control of the CUBIC flow per kind (``tm_cubic_x`` with that ``reading``)
+KIND_CC = {"standard": "cubic", "multiply": "tm_cubic_x", "divide": "tm_cubic_x"}
+
+
+def kind_cc_params(kind: str, config: P3Config) -> dict | None:
+    """The ``tm_cubic_x`` load parameters of a kind (None for ``standard``: the kernel's own ``cubic``).
+
+    Parameters
+    ----------
+    kind : {"standard", "multiply", "divide"}
+        The CUBIC variant.
+    config : P3Config
+        Its ``x_exponent``.
+
+    Returns
+    -------
+    dict or None
+        ``{"reading": kind, "x_exponent": config.x_exponent}``; the other parameters keep
+        :data:`tcpmodels.testbed.kernel_cc.PARAMETERS`' defaults (C 0.4, beta 0.7, fast convergence
+        and HyStart on, as the kernel's ``cubic``).
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind.
+    """
+    if kind not in KIND_CC:
+        raise ValueError(f"kind must be one of {tuple(KIND_CC)}; got {kind!r}")
+    return None if kind == "standard" else {"reading": kind, "x_exponent": float(config.x_exponent)}
 
 
 def _kernel_topology(config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float):
@@ -74,15 +112,39 @@ class KernelSession(ServerTestbed):
     """A running dumbbell testbed with a traffic server on the receiver, reused across samples.
 
     Between samples only the two access links' delay elements change
-    (:meth:`set_rtts`). Use as a context manager.
+    (:meth:`set_rtts`), and the CUBIC variant (:meth:`set_kind`). ``tm_cubic_x`` is
+    registered with the kind's reading for the span of one sample only (:meth:`run`,
+    which the campaign calls holding the host lock) and unregistered after it, so
+    another process that takes the lock between two samples (e.g. the
+    ``kernel_coupled_cc`` validation with another reading) finds it free. Use as a
+    context manager.
     """
 
     server_node = "d"
     port = 5301
 
-    def __init__(self, config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float):
+    def __init__(self, config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float, kind: str = "standard"):
         self.config = config
         self.rtts_ms = (float(reno_rtt_ms), float(cubic_rtt_ms))
+        kind_cc_params(kind, config)  # validates
+        self.kind = kind
+
+    def set_kind(self, kind: str) -> None:
+        """Make the next samples' CUBIC flow run as ``kind``.
+
+        Parameters
+        ----------
+        kind : {"standard", "multiply", "divide"}
+            The CUBIC variant: the kernel's ``cubic``, or ``tm_cubic_x`` with that reading
+            (registered by :meth:`run` for the sample).
+
+        Raises
+        ------
+        ValueError
+            For an unknown kind.
+        """
+        kind_cc_params(kind, self.config)
+        self.kind = kind
 
     def topology(self) -> Topology:
         """The dumbbell at the session's current RTTs.
@@ -124,39 +186,110 @@ class KernelSession(ServerTestbed):
         -------
         dict
             ``run_id``, ``ping_rtt_ms`` (median ICMP RTT of each sender to the receiver before the
-            transfers), and ``flows``: per flow its record from the traffic client (``cc_effective``,
+            transfers), ``kind``, ``drops`` (packets dropped during the transfers by the bottleneck's
+            qdiscs, ``queue_drops``, counted by the tbf and its drop-tail leaf alike, and elsewhere:
+            ``other_qdisc_drops``, ``interface_drops``; see :func:`cpu_loss`),
+            ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
+            with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
 
         Raises
         ------
         tcpmodels.testbed.TestbedError
-            If the traffic server has exited or a flow does not finish in time.
+            If the traffic server has exited, ``tm_cubic_x`` is not registered with the session's
+            parameters, or a flow does not finish in time.
         """
+        from tcpmodels.testbed import TestbedError
+
+        cfg = self.config
+        if self.server.popen.poll() is not None:
+            raise TestbedError("the traffic server has exited")
+        cubic_cc = KIND_CC[self.kind]
+        params = kind_cc_params(self.kind, cfg)
+        if params is None:
+            return self._run(cubic_cc, None, reno_start_s, cubic_start_s)
+        from tcpmodels.testbed import kernel_cc
+
+        with kernel_cc.congestion_control(cubic_cc, params) as load:
+            # what is registered right now, read back from the loader's state
+            loaded = kernel_cc.loaded().get(cubic_cc)
+            if loaded is None or loaded.get("params") != load.get("params"):
+                raise TestbedError(f"{cubic_cc} is not registered with the sample's parameters: {loaded}")
+            return self._run(cubic_cc, loaded, reno_start_s, cubic_start_s)
+
+    def _run(self, cubic_cc: str, loaded: dict | None, reno_start_s: float, cubic_start_s: float) -> dict:
         import numpy as np
 
-        from tcpmodels.testbed import TestbedError
         from tcpmodels.testbed import workload as wl
 
         cfg, tb = self.config, self.tb
-        if self.server.popen.poll() is not None:
-            raise TestbedError("the traffic server has exited")
         dst = tb.topology.meta["receiver_addr"]
         pings = [float(np.median(wl.ping_rtt(tb, s, dst, count=5, interval_s=0.05))) * 1e3 for s in ("s0", "s1")]
         duration_s = cfg.warmup_s + cfg.measure_s + cfg.start_jitter_s
+        counters0 = tb.counters()
         procs = []
-        for i, (node, cc, start) in enumerate((("s0", "reno", reno_start_s), ("s1", "cubic", cubic_start_s))):
+        for i, (node, cc, start) in enumerate((("s0", "reno", reno_start_s), ("s1", cubic_cc, cubic_start_s))):
             flow = wl.bulk_flow(flow_id=i + 1, dst=dst, port=self.port, duration_s=duration_s, cc=cc,
                                 direction="upload", sample_interval_s=cfg.sample_interval_s, start_s=float(start))
             procs.append(wl.launch_flows(tb, node, [flow]))
         recs = [wl.collect_flows(p, timeout_s=duration_s + 120)[0] for p in procs]
+        drops = cpu_loss(counters0, tb.counters(), {})
+        drops = {k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops")}
         flows = []
-        for cc, rec in zip(("reno", "cubic"), recs):
+        for cc, rec in zip(("reno", cubic_cc), recs):
             samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
             flows.append({**rec, "cc_requested": cc, "samples": samples})
-        return {"run_id": tb.run_id, "ping_rtt_ms": pings, "flows": flows}
+        return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops,
+                "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
 
 
-KERNEL_KEY = ("campaign", "rep", "reno_rtt_ms", "cubic_rtt_ms")
+#: delay-element counters of frames lost for lack of CPU or buffer (not the bottleneck queue)
+_ELEMENT_DROPS = ("dropped_queue_full", "dropped_socket", "send_errors", "dropped_oversize")
+
+
+def cpu_loss(before: dict, after: dict, delay_stats: dict, *, bottleneck: str = "ra:bn") -> dict:
+    """Drops of one pilot run split into the bottleneck queue's and everything else's (CPU-induced).
+
+    Parameters
+    ----------
+    before, after : dict
+        :meth:`tcpmodels.testbed.Testbed.counters` before and after the transfers
+        (``"node:link"`` -> ``rx_dropped``, ``tx_dropped``, ``qdisc_drops``, ...). [packets]
+    delay_stats : dict
+        The delay elements' final counters (:attr:`tcpmodels.testbed.Testbed.delay_stats`: link ->
+        ``{"a_to_b": {...}, "b_to_a": {...}}``). [frames]
+    bottleneck : str
+        The ``"node:link"`` whose qdisc drops are the queue's.
+
+    Returns
+    -------
+    dict
+        ``queue_drops`` (the bottleneck's qdisc) [packets]; ``other_qdisc_drops``,
+        ``interface_drops`` (rx + tx dropped, all interfaces) [packets]; ``delay_element_drops``
+        (per counter of :data:`_ELEMENT_DROPS`, summed over elements and directions) [frames];
+        ``delay_element_forwarded`` [frames]; ``cpu_drops``: the sum of all but the queue's.
+    """
+    def delta(iface, field):
+        a, b = after.get(iface, {}).get(field), before.get(iface, {}).get(field)
+        return 0 if a is None or b is None else int(a) - int(b)
+
+    queue = delta(bottleneck, "qdisc_drops")
+    other_q = sum(delta(i, "qdisc_drops") for i in after if i != bottleneck)
+    iface = sum(delta(i, "rx_dropped") + delta(i, "tx_dropped") for i in after)
+    elem = {k: 0 for k in _ELEMENT_DROPS}
+    forwarded = 0
+    for link in delay_stats.values():
+        for d in ("a_to_b", "b_to_a"):
+            st = link.get(d, {})
+            forwarded += int(st.get("forwarded", 0))
+            for k in _ELEMENT_DROPS:
+                elem[k] += int(st.get(k, 0))
+    return {"queue_drops": queue, "other_qdisc_drops": other_q, "interface_drops": iface,
+            "delay_element_drops": elem, "delay_element_forwarded": forwarded,
+            "cpu_drops": other_q + iface + sum(elem.values())}
+
+
+KERNEL_KEY = ("campaign", "rep", "kind", "reno_rtt_ms", "cubic_rtt_ms")
 
 
 def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CONFIG, *, limit: int | None = None,
@@ -167,7 +300,7 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
     Parameters
     ----------
     records_path : str or Path
-        JSONL file, one line per sample; samples already on file (same repetition and RTT pair) are skipped.
+        JSONL file, one line per sample; samples already on file (same repetition, kind and RTT pair) are skipped.
     config : P3Config
         The campaign's setting.
     limit : int, optional
@@ -198,12 +331,15 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
 
     def session_for(s, session):
         if session is None:
-            return KernelSession(config, s["reno_rtt_ms"], s["cubic_rtt_ms"]).__enter__()
+            return KernelSession(config, s["reno_rtt_ms"], s["cubic_rtt_ms"], s.get("kind", "standard")).__enter__()
+        session.set_kind(s.get("kind", "standard"))
         session.set_rtts(s["reno_rtt_ms"], s["cubic_rtt_ms"])
         return session
 
     def measure(s, session):
-        return {"schema": SCHEMA, "config_hash": config.hash(), **session.run(s["reno_start_s"], s["cubic_start_s"])}
+        return {"schema": SCHEMA, "config_hash": config.hash(), "rate_bps": config.rate_bps,
+                "buffer_bytes": config.buffer_bytes, "warmup_s": config.warmup_s, "measure_s": config.measure_s,
+                **session.run(s["reno_start_s"], s["cubic_start_s"])}
 
     plan = kernel_plan(config) if plan is None else plan
     return run_samples(JsonlRecords(records_path, KERNEL_KEY), plan, measure, desc="p3 kernel",
@@ -286,29 +422,39 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
     Returns
     -------
     pandas.DataFrame
-        Sorted by ``reno_rtt_ms, cubic_rtt_ms, rep``: ping RTTs [ms], ``reno_bps``,
+        Sorted by ``kind, reno_rtt_ms, cubic_rtt_ms, rep``: ``kind``, ``cubic_cc_reading``,
+        ``rate_bps`` [bit/s], ``buffer_bytes`` [bytes], ``measure_s`` [s], ping RTTs [ms], ``reno_bps``,
         ``cubic_bps``, ``total_bps``, window standard deviations [bit/s], ``jain``,
         ``jain_window_sd``, ``cubic_share`` [-], median srtt [ms] and cwnd [segments],
-        ``*_wmax_segments``, ``cubic_k_s`` [s], retransmissions, load, ``wall_s`` [s] and
+        ``*_wmax_segments``, ``cubic_k_s``, ``cubic_k_observed_s`` [s], ``cubic_k_epochs``,
+        ``queue_drops`` and ``cpu_drops`` (drops outside the bottleneck queue; None in older records), retransmissions, load, ``wall_s`` [s] and
         ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
     """
     import numpy as np
 
+    from tcpmodels.experiments.kernel_coupled_cc import observed_k
     from tcpmodels.models.cubic import cubic_k_s
 
     rows = []
     for r in records:
         flows = r["flows"]
-        row = {"rep": r["rep"], "reno_rtt_ms": r["reno_rtt_ms"], "cubic_rtt_ms": r["cubic_rtt_ms"],
+        warmup_s, measure_s = r.get("warmup_s", config.warmup_s), r.get("measure_s", config.measure_s)
+        params = r.get("cubic_cc_params") or {}
+        row = {"kind": r.get("kind", "standard"), "cubic_cc_reading": params.get("reading"),
+               "rate_bps": r.get("rate_bps", config.rate_bps), "buffer_bytes": r.get("buffer_bytes", config.buffer_bytes),
+               "measure_s": measure_s, "rep": r["rep"], "reno_rtt_ms": r["reno_rtt_ms"], "cubic_rtt_ms": r["cubic_rtt_ms"],
                "order": r["order"], "reno_start_s": r["reno_start_s"], "cubic_start_s": r["cubic_start_s"],
                "reno_ping_ms": r["ping_rtt_ms"][0], "cubic_ping_ms": r["ping_rtt_ms"][1],
                "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
                "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None}
+        d = r.get("drops") or {}
+        row["queue_drops"] = d.get("queue_drops")
+        row["cpu_drops"] = (d["other_qdisc_drops"] + d["interface_drops"]) if d else None
         for name, f in zip(("reno", "cubic"), flows):
             row[f"{name}_cc"] = f.get("cc_effective")
         try:
             s = summarize_flow_samples([f["samples"] for f in flows], [f["start_mono_s"] for f in flows],
-                                       warmup_s=config.warmup_s, window_s=config.window_s, measure_s=config.measure_s)
+                                       warmup_s=warmup_s, window_s=config.window_s, measure_s=measure_s)
         except (ValueError, KeyError) as exc:
             row["error"] = (row["error"] or "") + f" summary: {exc}"
             rows.append(row)
@@ -335,6 +481,12 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         row["cubic_share"] = row["cubic_bps"] / row["total_bps"] if row["total_bps"] > 0 else math.nan
         w = row["cubic_wmax_segments"]
         row["cubic_k_s"] = float(cubic_k_s(w)) if w == w else math.nan
+        t_from = s["t0_mono_s"] - flows[1]["start_mono_s"]
+        cs = [x for x in flows[1]["samples"] if x.get("cwnd_segments") is not None and x.get("ca_state") is not None
+              and x["t_s"] >= t_from]
+        ks = observed_k(cs) if len(cs) > 20 else []
+        row["cubic_k_observed_s"] = float(np.median([k["k_observed_s"] for k in ks])) if ks else math.nan
+        row["cubic_k_epochs"] = len(ks)
         rows.append(row)
     df = pd.DataFrame(rows)
-    return df.sort_values(["reno_rtt_ms", "cubic_rtt_ms", "rep"]).reset_index(drop=True) if len(df) else df
+    return df.sort_values(["kind", "reno_rtt_ms", "cubic_rtt_ms", "rep"]).reset_index(drop=True) if len(df) else df

@@ -4,11 +4,16 @@ The paper has no tables: Figs. 3-5 plot the throughput of a Reno flow (RTT
 fixed at 1, 4 or 16 ms) and a CUBIC flow (RTT 1, 4, 16, 64 ms) sharing a
 bottleneck, with standard CUBIC and with the proposed K (eq. (4), K scaled by
 x(RTT)). Here they become tables, one per Reno RTT: each flow's throughput and
-Jain's fairness index per RTT pair, for four columns — the kernel (standard
-CUBIC), ns-3 standard ``TcpCubic``, ns-3 ``TcpCubicX`` in each reading of the
-garbled eq. (4), and the fluid model — plus the K values that drive each case,
-ns-3 against the kernel, and verdicts on C3.1-C3.3 per reading (:mod:`.claims`,
-judged by :mod:`tcpmodels.stats` on the per-run paired differences of Jain's index).
+Jain's fairness index per RTT pair, for the kernel (its own ``cubic``, and the BPF
+``tm_cubic_x`` in each reading of the garbled eq. (4)), ns-3 standard ``TcpCubic``,
+ns-3 ``TcpCubicX`` in each reading, and the fluid model — plus the K values that drive each case,
+ns-3 against the kernel, kernel vs ns-3 vs fluid per pair and kind (:func:`engine_table`),
+and verdicts on C3.1-C3.3 per reading and engine (:mod:`.claims`, judged by
+:mod:`tcpmodels.stats` on the per-run paired differences of Jain's index). The kernel
+columns of one table share one setting (rate and measured span,
+:func:`proposal_setting`); the first campaign's ``standard`` samples (100 Mbit/s,
+30 s) stay in the dataset and carry the premise C3.0 and the ns-3 cross-check while they
+are the setting with most ``standard`` samples.
 
 The data come from :mod:`tcpmodels.experiments.p3` (``data/datasets/p3_*``).
 The paper's figures carry no printed numbers that survive in the source text,
@@ -44,7 +49,10 @@ from tcpmodels.papers.p3_cubic_fairness.data import (
     READINGS,
     P3Dataset,
     cell_stats,
+    kernel_runs,
+    kernel_settings,
     load_dataset,
+    proposal_setting,
     run_spread_proxy,
     significant,
 )
@@ -57,14 +65,17 @@ from tcpmodels.papers.p3_cubic_fairness.plots import (
 from tcpmodels.papers.p3_cubic_fairness.tables import (
     FIGURE_COLUMNS,
     cross_validation,
+    engine_table,
     fairness_table,
     k_table,
+    kernel_paired_dj,
     paired_dj,
     provenance_table,
     setting_table,
     tables,
 )
 
-__all__ = ["P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
+__all__ = ["kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
+           "P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
            "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "tables", "plot_figure", "plot_exponent_fairness",
            "exponent_widget", "available_exponents", "reading_summary", "CITATION", "PAPER_DIRECTION", "READINGS"]

@@ -20,6 +20,10 @@ The tests, stated before the data is seen:
     (only directions), so these are argued, not taken from it.
 
   C3.2 adds a third part: at 4:64 the proposal is *less* fair (the exception).
+* **C3.1-C3.3 (kernel, per reading)**: the same parts on the kernel, the unit one
+  repetition of an RTT pair, ``dJ`` between ``tm_cubic_x`` in the reading and the
+  kernel's ``cubic`` (same pair and repetition, so same start offsets), parts labelled
+  ``kernel:`` (present once the kernel ran the proposal).
 * **Fluid model**: deterministic, one value per pair and no runs; one exact
   inequality per claim: the mean dJ over the row's pairs beyond the same smallest
   effect (+0.05, +0.01 or -0.01).
@@ -30,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, cell_stats
+from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, cell_stats, kernel_runs
 from tcpmodels.stats import ClaimSpec, claims_table, difference, direction_count, inequality, not_testable
 
 __all__ = ["claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
@@ -56,7 +60,8 @@ _DJ_SOURCE = {GREAT_DJ: "argued: 0.05 in J is ~11 share points, 110 Mbit/s on th
 
 def _premise(ds: P3Dataset) -> list:
     out = []
-    k = ds.kernel[ds.kernel["jain"].notna()] if len(ds.kernel) else ds.kernel
+    k = kernel_runs(ds, "standard", "most")
+    k = k[k["jain"].notna()] if len(k) else k
     for reno in sorted(k["reno_rtt_ms"].unique()) if len(k) else []:
         g = k[k["reno_rtt_ms"] == reno]
         lo_rtt, hi_rtt = g["cubic_rtt_ms"].min(), g["cubic_rtt_ms"].max()
@@ -81,20 +86,26 @@ def _expo(ds: P3Dataset, exponent: float | None) -> float:
     return ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
 
 
-def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float) -> list:
+def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float, engine: str = "ns3") -> list:
     text, says, direction, delta = _RULES[reno]
+    label = "kernel: " if engine == "kernel" else ""
+    runs = "kernel repetitions" if engine == "kernel" else "ns-3 runs"
     name = f"{text} [reading: {reading}]"
     rows = paired[paired["reno_rtt_ms"] == reno]
     main = rows[rows["cubic_rtt_ms"] != 64.0] if reno == 4.0 else rows
     where = "4:1, 4:4, 4:16" if reno == 4.0 else "all four pairs"
-    note = f"ns-3, x(RTT) exponent {expo:.3g}"
+    present = sorted(main["cubic_rtt_ms"].unique()) if len(main) else []
+    if 0 < len(present) < (3 if reno == 4.0 else 4):  # a partial grid: name the pairs the part rests on
+        where = "only " + ", ".join(f"{reno:g}:{c:g}" for c in present)
+    note = (f"kernel tm_cubic_x against kernel cubic, same pair and repetition, x(RTT) exponent {expo:.3g}"
+            if engine == "kernel" else f"ns-3, x(RTT) exponent {expo:.3g}")
     word = "fairer" if direction > 0 else "less fair"
     spec = lambda part, quantity, d, eff, src: ClaimSpec(  # noqa: E731
-        claim=name, part=part, paper_says=says, quantity=quantity, direction=d, smallest_effect=eff,
+        claim=name, part=label + part, paper_says=says, quantity=quantity, direction=d, smallest_effect=eff,
         effect_source=src)
     if len(main) == 0:
         s = spec(f"{word} in most runs ({where})", "dJ per run", direction, 0.5, "'most' is more than half")
-        return [not_testable(s, we_measured="no ns-3 runs for these pairs", why="the ns-3 grid did not cover them")]
+        return [not_testable(s, we_measured=f"no {runs} for these pairs", why=f"the {engine} grid did not cover them")]
     dj = main["dJ"].to_numpy(float)
     per_pair = main.groupby("cubic_rtt_ms")["dJ"].mean()
     detail = "; ".join(f"{reno:g}:{c:g} mean dJ {v:+.3f}" for c, v in per_pair.items())
@@ -112,7 +123,7 @@ def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float) -> 
         s = spec("4:64 is the exception: less fair there", "dJ per run at 4:64 [-]", -1, SMALL_DJ,
                  _DJ_SOURCE[SMALL_DJ])
         out.append(difference(s, r64, why=note) if len(r64) else
-                   not_testable(s, we_measured="no ns-3 runs at 4:64", why="the ns-3 grid did not cover 4:64"))
+                   not_testable(s, we_measured=f"no {runs} at 4:64", why=f"the {engine} grid did not cover 4:64"))
     return out
 
 
@@ -153,6 +164,12 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
         for reno in _RULES:
             rows += _ns3_parts(tables[f"paired_{reading}"], reading, reno, expo)
     for reading in READINGS:
+        paired = tables.get(f"kernel_paired_{reading}")
+        if paired is None or len(paired) == 0:
+            continue
+        for reno in _RULES:
+            rows += _ns3_parts(paired, reading, reno, expo, engine="kernel")
+    for reading in READINGS:
         for reno in _RULES:
             rows.append(_fluid_part(tables[f"fairness_reno{reno:g}"], reading, reno))
     return claims_table(rows)
@@ -162,7 +179,7 @@ def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
     """Which reading of eq. (4) reproduces the paper's direction: the verdicts of C3.1-C3.3 side by side.
 
     ``C3.x`` lists the ns-3 parts' verdicts (direction, size, and for C3.2 the 4:64 exception),
-    ``fluid_C3.x`` the fluid model's; ``direction_supported`` is true when the *direction* part
+    ``kernel_C3.x`` the kernel's, ``fluid_C3.x`` the fluid model's; ``direction_supported`` is true when the *direction* part
     of all three claims is supported by the ns-3 runs.
 
     Parameters
@@ -173,14 +190,15 @@ def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per reading of :data:`READINGS`: ``reading``, ``C3.1``-``C3.3`` and
-        ``fluid_C3.1``-``fluid_C3.3`` (the parts' verdicts joined by " / ", or ``"no data"``) and
+        One row per reading of :data:`READINGS`: ``reading``, ``C3.1``-``C3.3`` (ns-3),
+        ``kernel_C3.1``-``kernel_C3.3`` and ``fluid_C3.1``-``fluid_C3.3`` (the parts' verdicts joined by " / ", or ``"no data"``) and
         ``direction_supported`` (bool).
     """
     rows = []
     for reading in READINGS:
         v = verdicts[verdicts["claim"].str.endswith(f"[reading: {reading}]")]
-        ns3 = v[~v["part"].str.startswith("fluid")]
+        ns3 = v[~v["part"].str.startswith(("fluid", "kernel"))]
+        kern = v[v["part"].str.startswith("kernel")]
         row: dict[str, object] = {"reading": reading}
         directions = []
         for c in ("C3.1", "C3.2", "C3.3"):
@@ -188,6 +206,9 @@ def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
             row[c] = " / ".join(m["verdict"]) if len(m) else "no data"
             d = m[m["part"].str.contains("in most runs")]
             directions.append(bool(len(d)) and (d["verdict"] == "supported").all())
+        for c in ("C3.1", "C3.2", "C3.3"):
+            m = kern[kern["claim"].str.startswith(c)]
+            row[f"kernel_{c}"] = " / ".join(m["verdict"]) if len(m) else "no data"
         for c in ("C3.1", "C3.2", "C3.3"):
             m = v[v["claim"].str.startswith(c) & v["part"].str.startswith("fluid")]
             row[f"fluid_{c}"] = " / ".join(m["verdict"]) if len(m) else "no data"
@@ -207,6 +228,7 @@ def kernel_cells(ds: P3Dataset) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        :func:`cell_stats` of the kernel runs by ``reno_rtt_ms, cubic_rtt_ms``.
+        :func:`cell_stats` of the kernel's ``standard`` runs (setting with most of them) by
+        ``reno_rtt_ms, cubic_rtt_ms``.
     """
-    return cell_stats(ds.kernel, ["reno_rtt_ms", "cubic_rtt_ms"])
+    return cell_stats(kernel_runs(ds, "standard", "most"), ["reno_rtt_ms", "cubic_rtt_ms"])

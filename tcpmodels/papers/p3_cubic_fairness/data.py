@@ -31,8 +31,10 @@ class P3Dataset:
     Attributes
     ----------
     kernel : pandas.DataFrame
-        One row per kernel sample (:func:`tcpmodels.experiments.p3.kernel_frame`): ``reno_rtt_ms,
-        cubic_rtt_ms, rep, reno_bps, cubic_bps, jain, jain_window_sd, n_windows, cubic_wmax_segments``, ...
+        One row per kernel sample (:func:`tcpmodels.experiments.p3.kernel_frame`): ``kind`` (standard:
+        kernel ``cubic``; multiply / divide: ``tm_cubic_x`` with that reading), ``rate_bps``,
+        ``measure_s``, ``source``, ``reno_rtt_ms, cubic_rtt_ms, rep, reno_bps, cubic_bps, jain,
+        jain_window_sd, n_windows, cubic_wmax_segments``, ...
     ns3 : pandas.DataFrame
         One row per ns-3 run: ``kind`` (standard / multiply / divide), ``x_exponent``, ``seed``, the same
         throughput columns.
@@ -67,9 +69,95 @@ def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
         Naming the missing file and the command that writes it.
     """
     parts = read_frames(data_dir, "p3", ("kernel", "ns3", "fluid"),
-                        command="python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel.jsonl "
-                                "--cache runs/p3/ns3_cache --out data/datasets")
+                        command="python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel_x.jsonl "
+                                "--fluid runs/p3/fluid.parquet --out data/datasets")
     return P3Dataset(**parts)
+
+
+# ------------------------------------------------------------ kernel settings
+def _kernel_with_setting(ds: P3Dataset) -> pd.DataFrame:
+    """The kernel rows with ``kind``, ``rate_bps`` and ``measure_s`` filled (older tables lack them)."""
+    k = ds.kernel
+    cfg = ds.provenance.get("config", {})
+    fill = {"kind": "standard", "rate_bps": cfg.get("rate_bps", math.nan), "measure_s": cfg.get("measure_s", math.nan)}
+    k = k.assign(**{c: v for c, v in fill.items() if c not in k.columns})
+    return k.assign(**{c: k[c].fillna(v) for c, v in fill.items()})
+
+
+def kernel_settings(ds: P3Dataset) -> pd.DataFrame:
+    """The kernel settings present: samples per (``rate_bps``, ``measure_s``, ``kind``).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``rate_bps`` [bit/s], ``measure_s`` [s], ``kind`` and ``n`` (samples); empty without kernel rows.
+    """
+    k = _kernel_with_setting(ds)
+    if len(k) == 0:
+        return pd.DataFrame(columns=["rate_bps", "measure_s", "kind", "n"])
+    return k.groupby(["rate_bps", "measure_s", "kind"]).size().rename("n").reset_index()
+
+
+def proposal_setting(ds: P3Dataset) -> tuple[float, float] | None:
+    """The kernel setting ``(rate_bps, measure_s)`` the proposal ran at (the one with most ``tm_cubic_x`` samples).
+
+    Without proposal samples: the setting with most samples. The kernel columns of the tables
+    (standard and both readings) come from this setting only, so the kinds compare like with like.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    tuple of float or None
+        ``(rate_bps [bit/s], measure_s [s])``; None without kernel rows.
+    """
+    st = kernel_settings(ds)
+    if len(st) == 0:
+        return None
+    prop = st[st["kind"] != "standard"]
+    use = prop if len(prop) else st
+    best = use.groupby(["rate_bps", "measure_s"])["n"].sum().sort_values(kind="stable").index[-1]
+    return float(best[0]), float(best[1])
+
+
+def kernel_runs(ds: P3Dataset, kind: str, setting: tuple[float, float] | None | str = "proposal") -> pd.DataFrame:
+    """Kernel rows of one kind at one setting.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    kind : {"standard", "multiply", "divide"}
+        The CUBIC variant.
+    setting : tuple of float, None or str
+        ``(rate_bps, measure_s)``; ``"proposal"`` (default): :func:`proposal_setting`;
+        ``"most"``: the setting with most samples of ``kind``; None: every setting.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows (with ``kind``, ``rate_bps`` and ``measure_s`` filled).
+    """
+    k = _kernel_with_setting(ds)
+    if len(k) == 0:
+        return k
+    k = k[k["kind"] == kind]
+    if setting == "proposal":
+        setting = proposal_setting(ds)
+    elif setting == "most":
+        counts = k.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable")
+        setting = (float(counts.index[-1][0]), float(counts.index[-1][1])) if len(counts) else None
+    if setting is None:
+        return k
+    return k[np.isclose(k["rate_bps"], setting[0]) & np.isclose(k["measure_s"], setting[1])]
 
 
 # ------------------------------------------------------------ statistics
@@ -140,6 +228,8 @@ def significant(delta: float, se_a: float, se_b: float) -> int:
 def run_spread_proxy(ds: P3Dataset) -> float:
     """Median over the kernel's RTT pairs of the between-repetition sd of Jain's index (NaN without repetitions). [-]
 
+    From the ``standard`` samples of the setting with most of them (:func:`kernel_runs`).
+
     Used as the floor of the standard error of ns-3 cells with fewer than three runs (see the module docstring).
 
     Parameters
@@ -152,6 +242,7 @@ def run_spread_proxy(ds: P3Dataset) -> float:
     float
         The median sd of Jain's index over the cells with at least two runs. [-]
     """
-    k = cell_stats(ds.kernel, ["reno_rtt_ms", "cubic_rtt_ms"]) if len(ds.kernel) else pd.DataFrame()
+    runs = kernel_runs(ds, "standard", "most")
+    k = cell_stats(runs, ["reno_rtt_ms", "cubic_rtt_ms"]) if len(runs) else pd.DataFrame()
     sd = k["jain_sd"].dropna() if len(k) else pd.Series(dtype=float)
     return float(sd.median()) if len(sd) else math.nan

@@ -13,6 +13,8 @@ from tcpmodels.papers.p3_cubic_fairness.data import (
     READINGS,
     P3Dataset,
     cell_stats,
+    kernel_runs,
+    proposal_setting,
     run_spread_proxy,
     significant,
 )
@@ -30,7 +32,9 @@ def _ns3_main(ds: P3Dataset, exponent: float | None = None) -> pd.DataFrame:
 def _columns(ds: P3Dataset, exponent: float | None = None) -> dict[str, pd.DataFrame]:
     """Cell statistics of every column of the fairness tables, keyed by column name."""
     pair = ["reno_rtt_ms", "cubic_rtt_ms"]
-    out = {"kernel": cell_stats(ds.kernel, pair)}
+    out = {"kernel": cell_stats(kernel_runs(ds, "standard"), pair)}
+    for kind in READINGS:
+        out[f"kernel_{kind}"] = cell_stats(kernel_runs(ds, kind), pair)
     ns = _ns3_main(ds, exponent)
     for kind in ("standard", *READINGS):
         out[f"ns3_{kind}"] = cell_stats(ns[ns["kind"] == kind] if len(ns) else ns, pair)
@@ -58,11 +62,14 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
 
     Columns: ``ratio`` (Reno:CUBIC RTT as the paper's x axis), ``paper`` (the
     direction the paper states for the proposal), then per column
-    ``<col>_reno``, ``<col>_cubic`` [Mbit/s] and ``<col>_J`` for ``kernel``,
-    ``ns3_standard``, ``ns3_multiply``, ``ns3_divide``, ``fluid_none``,
+    ``<col>_reno``, ``<col>_cubic`` [Mbit/s] and ``<col>_J`` for ``kernel`` (kernel ``cubic``),
+    ``kernel_multiply``, ``kernel_divide`` (``tm_cubic_x``; all kernel columns at
+    :func:`~tcpmodels.papers.p3_cubic_fairness.data.proposal_setting`), ``ns3_standard``, ``ns3_multiply``, ``ns3_divide``, ``fluid_none``,
     ``fluid_multiply``, ``fluid_divide``, the spread ``kernel_J_sd`` and
     ``ns3_standard_J_sd``, and ``ns3_<reading>_dJ`` (proposal minus standard)
-    with ``ns3_<reading>_verdict`` (fairer / less fair / within spread).
+    with ``ns3_<reading>_verdict`` (fairer / less fair / within spread), and the same
+    ``kernel_<reading>_dJ`` / ``kernel_<reading>_verdict`` for the kernel (a kernel cell with one
+    run takes its window spread, or the run-spread floor, as its standard error).
 
     Parameters
     ----------
@@ -77,7 +84,7 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
     -------
     pandas.DataFrame
         One row per CUBIC RTT of the dataset, the columns above, plus ``cubic_rtt_ms`` [ms],
-        ``kernel_n``, ``ns3_n`` and ``ns3_standard_J_se`` [-].
+        ``kernel_n``, ``kernel_<reading>_n``, ``ns3_n`` and ``ns3_standard_J_se`` [-].
     """
     cols = {name: _by_pair(st) for name, st in _columns(ds, exponent).items()}
     proxy = run_spread_proxy(ds)
@@ -109,12 +116,22 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
             row[f"ns3_{rd}_dJ"] = d
             row[f"ns3_{rd}_verdict"] = ("no data" if d != d else
                                        {1: "fairer", -1: "less fair", 0: "within spread"}[s])
+        se_k = se("kernel", reno_rtt_ms, cubic)
+        for rd in READINGS:
+            d = row[f"kernel_{rd}_J"] - row["kernel_J"]
+            s = significant(d, se(f"kernel_{rd}", reno_rtt_ms, cubic), se_k)
+            row[f"kernel_{rd}_n"] = _get(cols[f"kernel_{rd}"], reno_rtt_ms, cubic, "n")
+            row[f"kernel_{rd}_dJ"] = d
+            row[f"kernel_{rd}_verdict"] = ("no data" if d != d else
+                                          {1: "fairer", -1: "less fair", 0: "within spread"}[s])
         rows.append(row)
     return pd.DataFrame(rows)
 
 
 def cross_validation(ds: P3Dataset) -> pd.DataFrame:
     """ns-3 standard (``TcpLinuxReno`` vs ``TcpCubic``) against the kernel, per RTT pair.
+
+    The kernel side is its ``standard`` samples at the setting with most of them.
 
     Columns: both engines' Reno and CUBIC throughput [Mbit/s], CUBIC's share,
     Jain's index with spread, ``dJ`` (ns-3 minus kernel) and ``agree``: the
@@ -134,7 +151,7 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
         ns3_cubic_share, kernel_J, kernel_J_sd, ns3_J, ns3_J_sd, dJ`` [-], ``kernel_n, ns3_n`` and
         ``agree`` (None where an engine lacks the pair).
     """
-    k = cell_stats(ds.kernel, ["reno_rtt_ms", "cubic_rtt_ms"])
+    k = cell_stats(kernel_runs(ds, "standard", "most"), ["reno_rtt_ms", "cubic_rtt_ms"])
     ns = ds.ns3[ds.ns3["kind"] == "standard"] if len(ds.ns3) else ds.ns3
     n = cell_stats(ns, ["reno_rtt_ms", "cubic_rtt_ms"])
     m = k.merge(n, on=["reno_rtt_ms", "cubic_rtt_ms"], how="outer", suffixes=("_kernel", "_ns3"))
@@ -158,7 +175,7 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
 def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     """The K values that drive each case, per RTT pair.
 
-    From the kernel: each flow's W_max (median ssthresh after warm-up / beta:
+    From the kernel (``standard`` samples at the setting with most of them): each flow's W_max (median ssthresh after warm-up / beta:
     0.7 CUBIC, 0.5 Reno) [segments], CUBIC's standard K and the modified K of
     each reading for that W_max [s] (:func:`~tcpmodels.models.cubic.kozu_k_s`
     with x(RTT) at the CUBIC flow's RTT), and Reno's recovery time from W/2
@@ -186,7 +203,8 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
     xfn = PowerLawX(**x_power_law_params(expo))
     rows = []
-    kern = ds.kernel[ds.kernel["jain"].notna()] if len(ds.kernel) else ds.kernel
+    kern = kernel_runs(ds, "standard", "most")
+    kern = kern[kern["jain"].notna()] if len(kern) else kern
     fl = ds.fluid[ds.fluid["loss_sharing"] == "proportional"] if len(ds.fluid) else ds.fluid
     pairs = sorted({(float(a), float(b)) for a, b in zip(kern.get("reno_rtt_ms", []), kern.get("cubic_rtt_ms", []))}
                    | {(float(a), float(b)) for a, b in zip(fl.get("reno_rtt_ms", []), fl.get("cubic_rtt_ms", []))})
@@ -240,10 +258,12 @@ def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float
     """Every table of the reproduction.
 
     Keys: ``fairness_reno1``, ``fairness_reno4``, ``fairness_reno16``
-    (:func:`fairness_table`), ``cross_validation``, ``k_values``, ``headline``
+    (:func:`fairness_table`), ``cross_validation``, ``engines`` (:func:`engine_table`: kernel vs
+    ns-3 vs fluid per pair and kind), ``k_values``, ``headline``
     (set-up, paper versus ours), ``closing`` (Reno 1 ms: Jain's index of
     kernel, ns-3 standard, ns-3 in each reading), ``paired_multiply`` and ``paired_divide``
-    (:func:`paired_dj`, the per-run differences the claims are judged on). ``quick`` and ``seed``
+    (:func:`paired_dj`, the per-run differences the claims are judged on), ``kernel_paired_multiply`` and
+    ``kernel_paired_divide`` (:func:`kernel_paired_dj`). ``quick`` and ``seed``
     change nothing here (all tables come from the shipped dataset and take well under a second).
 
     Parameters
@@ -264,6 +284,7 @@ def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float
     """
     out = {f"fairness_reno{r:g}": fairness_table(ds, r, exponent=exponent) for r in (1.0, 4.0, 16.0)}
     out["cross_validation"] = cross_validation(ds)
+    out["engines"] = engine_table(ds, exponent=exponent)
     out["k_values"] = k_table(ds, exponent=exponent)
     out["headline"] = _headline(ds)
     t1 = out["fairness_reno1"]
@@ -272,6 +293,7 @@ def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float
                          "ns3_divide_verdict", "fluid_none_J", "fluid_multiply_J", "fluid_divide_J"]].copy()
     for reading in READINGS:
         out[f"paired_{reading}"] = paired_dj(ds, reading, exponent=exponent)
+        out[f"kernel_paired_{reading}"] = kernel_paired_dj(ds, reading)
     return out
 
 
@@ -304,6 +326,95 @@ def paired_dj(ds: P3Dataset, reading: str, *, exponent: float | None = None) -> 
     prop = ns[ns["kind"] == reading][[*key, "jain"]].rename(columns={"jain": "J_proposal"})
     m = std.merge(prop, on=key, how="inner").sort_values(key).reset_index(drop=True)
     return m.assign(dJ=m["J_proposal"] - m["J_standard"])
+
+
+def kernel_paired_dj(ds: P3Dataset, reading: str) -> pd.DataFrame:
+    """Per kernel repetition: Jain's index with the kernel's ``cubic`` and with ``tm_cubic_x`` in ``reading``, and dJ.
+
+    The samples of one RTT pair and repetition share their start offsets
+    (:func:`tcpmodels.experiments.p3.kernel_plan`), so they pair like the ns-3 seeds; both at
+    :func:`~tcpmodels.papers.p3_cubic_fairness.data.proposal_setting`.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (its ``kernel`` samples).
+    reading : {"multiply", "divide"}
+        The reading of eq. (4).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``reno_rtt_ms, cubic_rtt_ms, rep, J_standard, J_proposal, dJ``, one row per pair and
+        repetition with both kinds, sorted; empty with those columns otherwise.
+    """
+    key = ["reno_rtt_ms", "cubic_rtt_ms", "rep"]
+    std, prop = kernel_runs(ds, "standard"), kernel_runs(ds, reading)
+    if len(std) == 0 or len(prop) == 0:
+        return pd.DataFrame(columns=[*key, "J_standard", "J_proposal", "dJ"])
+    a = std[std["jain"].notna()][[*key, "jain"]].rename(columns={"jain": "J_standard"})
+    b = prop[prop["jain"].notna()][[*key, "jain"]].rename(columns={"jain": "J_proposal"})
+    m = a.merge(b, on=key, how="inner").sort_values(key).reset_index(drop=True)
+    return m.assign(dJ=m["J_proposal"] - m["J_standard"])
+
+
+def engine_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
+    """Kernel vs ns-3 vs fluid model per RTT pair and kind: Jain's index, CUBIC's share and K.
+
+    The kernel at :func:`~tcpmodels.papers.p3_cubic_fairness.data.proposal_setting` (``standard``:
+    kernel ``cubic``; ``multiply`` / ``divide``: ``tm_cubic_x``), ns-3 ``TcpCubic`` /
+    ``TcpCubicX`` and the fluid model (reading ``none`` for standard) at the campaign's x(RTT)
+    exponent. Each engine's setting is in the provenance (the ns-3 grid and the fluid model
+    ran at the provenance's ``config``; the kernel's rate and span are columns here).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    exponent : float, optional
+        x(RTT) exponent of the proposal's ns-3 and fluid results; default the campaign's. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (kind, Reno RTT, CUBIC RTT): ``kind``, ``reno_rtt_ms``, ``cubic_rtt_ms`` [ms],
+        ``kernel_rate_mbps`` [Mbit/s], ``kernel_measure_s`` [s], ``kernel_n``, ``kernel_J``,
+        ``kernel_J_sd``, ``kernel_cubic_share`` [-], ``kernel_K_observed_s`` [s] (median of the
+        samples' observed K), ``ns3_n``, ``ns3_J``, ``ns3_J_sd``, ``ns3_cubic_share``,
+        ``fluid_J``, ``fluid_cubic_share`` [-].
+    """
+    pair = ["reno_rtt_ms", "cubic_rtt_ms"]
+    setting = proposal_setting(ds)
+    ns = _ns3_main(ds, exponent)
+    expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
+    fl = ds.fluid[ds.fluid["loss_sharing"] == "proportional"] if len(ds.fluid) else ds.fluid
+    rows = []
+    for kind in ("standard", *READINGS):
+        k = kernel_runs(ds, kind)
+        k = k[k["jain"].notna()] if len(k) else k
+        n = ns[ns["kind"] == kind] if len(ns) else ns
+        rd = "none" if kind == "standard" else kind
+        f = fl[(fl["reading"] == rd) & ((rd == "none") | np.isclose(fl["x_exponent"], expo))] if len(fl) else fl
+        pairs = sorted({(float(a), float(b)) for df in (k, n, f) if len(df) for a, b in zip(df["reno_rtt_ms"],
+                                                                                                df["cubic_rtt_ms"])})
+        for reno, cubic in pairs:
+            row = {"kind": kind, "reno_rtt_ms": reno, "cubic_rtt_ms": cubic,
+                   "kernel_rate_mbps": setting[0] / 1e6 if setting else math.nan,
+                   "kernel_measure_s": setting[1] if setting else math.nan}
+            for eng, df in (("kernel", k), ("ns3", n), ("fluid", f)):
+                g = df[(df["reno_rtt_ms"] == reno) & (df["cubic_rtt_ms"] == cubic)] if len(df) else df
+                share = (g["cubic_bps"] / (g["cubic_bps"] + g["reno_bps"])) if len(g) else pd.Series(dtype=float)
+                if eng != "fluid":
+                    row[f"{eng}_n"] = len(g)
+                row[f"{eng}_J"] = float(g["jain"].mean()) if len(g) else math.nan
+                if eng != "fluid":
+                    row[f"{eng}_J_sd"] = float(g["jain"].std()) if len(g) > 1 else math.nan
+                row[f"{eng}_cubic_share"] = float(share.mean()) if len(g) else math.nan
+                if eng == "kernel":
+                    ko = g["cubic_k_observed_s"] if "cubic_k_observed_s" in g else pd.Series(dtype=float)
+                    row["kernel_K_observed_s"] = float(ko.median()) if ko.notna().any() else math.nan
+            rows.append(row)
+    return pd.DataFrame(rows)
 
 
 # ------------------------------------------------------------------- plots
@@ -363,7 +474,8 @@ def provenance_table(ds: P3Dataset) -> pd.Series:
 
 
 #: Columns of a fairness table shown per engine (the rest are in the full table).
-FIGURE_COLUMNS = ["ratio", "paper", "kernel_reno", "kernel_cubic", "kernel_J", "kernel_J_sd", "ns3_standard_reno",
+FIGURE_COLUMNS = ["ratio", "paper", "kernel_reno", "kernel_cubic", "kernel_J", "kernel_J_sd", "kernel_multiply_J",
+                  "kernel_divide_J", "ns3_standard_reno",
                   "ns3_standard_cubic", "ns3_standard_J", "ns3_multiply_reno", "ns3_multiply_cubic", "ns3_multiply_J",
                   "ns3_divide_reno", "ns3_divide_cubic", "ns3_divide_J", "fluid_none_J", "fluid_multiply_J",
                   "fluid_divide_J", "ns3_n", "kernel_n"]

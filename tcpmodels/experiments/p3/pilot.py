@@ -1,0 +1,88 @@
+"""Bottleneck pilot of the P3 kernel campaign: how fast a dumbbell the testbed carries without CPU-induced loss.
+
+On the P3 dumbbell every packet of both flows passes a userspace delay element (one per
+access link) and the ``tbf`` bottleneck. Loss that the queue causes is counted by the
+bottleneck's drop-tail leaf (``qdisc_drops`` of ``ra:bn``); loss the CPU causes shows up
+elsewhere: the delay element's counters (``dropped_queue_full``: its slot ring was full,
+``dropped_socket``: the kernel dropped frames because the element's receive buffer was
+full, ``send_errors``, ``dropped_oversize``), the interfaces' ``rx_dropped`` /
+``tx_dropped``, and qdisc drops on any link other than the bottleneck. :func:`run_pilot`
+runs one Reno-CUBIC sample per rate (standard kind, a short measured span) and
+:func:`cpu_loss` adds those counters up; the fastest rate whose CPU-induced drops are zero
+(and whose two flows fill the link) is the campaign's rate (``P3Config.rate_bps``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, P3Config
+from tcpmodels.experiments.p3.kernel import cpu_loss
+
+__all__ = ["cpu_loss", "run_pilot"]
+
+def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: float = 1.0,
+              cubic_rtt_ms: float = 64.0, config: P3Config = DEFAULT_CONFIG, out: str | Path | None = None,
+              lock_timeout_s: float = 1800.0) -> list[dict]:
+    """One Reno-CUBIC (kernel ``cubic``) sample per bottleneck rate; the drops not caused by the queue.
+
+    The buffer follows the rate (``buffer_bdp_fraction`` x BDP at ``buffer_ref_rtt_s``), as in
+    the campaign. Each rate holds the host lock for its sample.
+
+    Parameters
+    ----------
+    rates_bps : list of float
+        Bottleneck rates to try. [bit/s]
+    measure_s : float
+        Measured span of each sample (after ``config.warmup_s``). [s]
+    reno_rtt_ms, cubic_rtt_ms : float
+        The RTT pair (default: the pair with the longest K). [ms]
+    config : P3Config
+        The rest of the setting.
+    out : str or Path, optional
+        JSON file for the results (written after every rate).
+    lock_timeout_s : float
+        Longest wait for the host lock per rate. [s]
+
+    Returns
+    -------
+    list of dict
+        Per rate: ``rate_bps``, ``buffer_bytes``, ``reno_bps``, ``cubic_bps``, ``utilization``
+        [-], retransmissions, :func:`cpu_loss`'s fields, the load averages before and after,
+        ``wall_s`` and ``started_utc``.
+    """
+    from tcpmodels.experiments.p3.kernel import KernelSession, kernel_frame
+    from tcpmodels.records import Stopwatch, load_average, utc_now
+    from tcpmodels.testbed.hostlock import host_lock
+
+    results = []
+    for rate in rates_bps:
+        cfg = replace(config, rate_bps=float(rate), measure_s=float(measure_s), kernel_kinds=("standard",))
+        with host_lock(timeout_s=lock_timeout_s, holder=f"p3 pilot {rate / 1e6:g} Mbit/s"):
+            watch, started, load = Stopwatch(), utc_now(), load_average()
+            ses = KernelSession(cfg, reno_rtt_ms, cubic_rtt_ms, "standard").__enter__()
+            try:
+                c0 = ses.tb.counters()
+                rec = ses.run(0.0, 0.0)
+                c1 = ses.tb.counters()
+            finally:
+                ses.__exit__(None, None, None)
+            wall = watch.elapsed_s
+        rec.update({"campaign": "p3_pilot", "rep": 0, "kind": "standard", "reno_rtt_ms": reno_rtt_ms,
+                    "cubic_rtt_ms": cubic_rtt_ms, "order": 0, "reno_start_s": 0.0, "cubic_start_s": 0.0,
+                    "load_avg": load, "wall_s": wall, "started_utc": started, "rate_bps": cfg.rate_bps,
+                    "buffer_bytes": cfg.buffer_bytes, "warmup_s": cfg.warmup_s, "measure_s": cfg.measure_s})
+        row = kernel_frame([rec], cfg).iloc[0].to_dict()
+        res = {"rate_bps": cfg.rate_bps, "buffer_bytes": cfg.buffer_bytes, "reno_rtt_ms": reno_rtt_ms,
+               "cubic_rtt_ms": cubic_rtt_ms, "measure_s": row.get("span_s"), "reno_bps": row.get("reno_bps"),
+               "cubic_bps": row.get("cubic_bps"), "utilization": row.get("total_bps", float("nan")) / cfg.rate_bps,
+               "reno_retrans": row.get("reno_retrans"), "cubic_retrans": row.get("cubic_retrans"),
+               **cpu_loss(c0, c1, ses.tb.delay_stats), "load_avg_before": load, "load_avg_after": load_average(),
+               "wall_s": round(wall, 1), "started_utc": started, "error": row.get("error")}
+        results.append(res)
+        if out is not None:
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            Path(out).write_text(json.dumps(results, indent=1, default=str) + "\n")
+    return results
