@@ -64,7 +64,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "reps_to_exclude", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "records_from_dataset", "summarize", "build_from_records", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "reps_to_exclude", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "records_from_dataset", "summarize", "findings_lines", "build_from_records", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -1044,6 +1044,66 @@ def _write_dataset(out: Path, rows: pd.DataFrame, cwnd: pd.DataFrame, prov: dict
     rows.to_parquet(out.with_suffix(".parquet"), index=False)
     cwnd.to_parquet(out.parent / (out.name + "_cwnd.parquet"), index=False)
     out.with_suffix(".json").write_text(json.dumps(prov, indent=1, default=_jsonable) + "\n")
+
+
+
+def findings_lines(rows: pd.DataFrame) -> list[str]:
+    """The notebook's findings, one line each, computed from the dataset's rows.
+
+    The tm_reno / reno and cubic ratios with their intervals and verdicts, the goal
+    verdicts (:func:`goal_verdicts`), the smaller subflow's window in the map dumps of
+    tm_lia and tm_olia, OLIA increase errors above 2 % (with the age of the snapshot) and
+    OLIA's delivered segments per loss event (:func:`olia_loss_events`).
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        The dataset's rows (``kernel_coupled_cc.parquet``).
+
+    Returns
+    -------
+    list of str
+        One finding per line, numbers formatted for reading.
+    """
+    goals = goal_verdicts(rows)
+    s = summarize(rows)
+    lines = []
+    for key in ("reno_rate_bps_ratio", "reno_retransmits_ratio", "cubic_rate_ratio"):
+        if key in s:
+            r = s[key]
+            lines.append(f"{key}: {r['ratio']:.3f} (95 % interval {r['ci_low']:.3f}-{r['ci_high']:.3f}, {r['n_pairs']} pairs), "
+                         f"tolerance {r['tolerance']:.0%}: {r['verdict']}"
+                         + (f"; pairs to decide at this mean and scatter: {r['pairs_to_decide']}" if "pairs_to_decide" in r else ""))
+    for key, g in goals.items():
+        if "ratio" in g:
+            lines.append(f"{key}: {g['ratio']:.3f} (95 % interval {g['ci_low']:.3f}-{g['ci_high']:.3f}, n = {g['n_pairs']}), "
+                         f"claim {g['claim']} {g['threshold']}: {g['verdict']}")
+        else:
+            lines.append(f"{key}: max |error| {g['max']:.2e}, median {g['median']:.2e} over {g['n_distinct']} distinct snapshots "
+                         f"({g['n_snapshots']} dumps), {g['within']:.0%} within {g['tolerance']:.0%}: {g['verdict']}")
+    snap = rows[rows.experiment.isin(["alpha", "olia_incr"])].copy()
+    if len(snap):
+        snap["min_window"] = [min(json.loads(w)) for w in snap["cwnd_segments"]]
+        snap["variant"] = np.where(snap.experiment == "alpha", "tm_lia", "tm_olia")
+        snap["total_window"] = [sum(json.loads(w)) for w in snap["cwnd_segments"]]
+        for (setting, variant), g in snap.groupby(["setting", "variant"]):
+            lines.append(f"{variant} {setting}: the smaller subflow at <= 2 segments in {(g.min_window <= 2).mean():.0%} of "
+                         f"{len(g)} dumps (median smaller window {g.min_window.median():.0f} segments, median total "
+                         f"{g.total_window.median():.0f} segments)")
+        olia_rows = rows[rows.experiment == "olia_incr"]
+        if len(olia_rows) and "age_s" in olia_rows:
+            distinct = olia_rows.drop_duplicates(["token", "acks"])
+            err = distinct.incr_rel_error_of_terms.abs()
+            torn = distinct[err > 0.02]
+            lines.append(f"OLIA increase errors above 2 % of the terms: {len(torn)} of {len(distinct)} distinct snapshots "
+                         f"(errors {[round(float(e), 3) for e in torn.incr_rel_error_of_terms]}, updated "
+                         f"{[round(float(a) * 1e3, 1) for a in torn.age_s]} ms before the dump, windows {list(torn.cwnd_segments)}); "
+                         f"the others at most {err[err <= 0.02].max():.1e}")
+    losses = olia_loss_events(rows)
+    for (setting, smaller), g in losses.groupby(["setting", "smaller"]):
+        lines.append(f"tm_olia {setting}, {'smaller' if smaller else 'larger'} subflow: median {g.segments_per_loss_event.median():.0f} "
+                     f"delivered segments per loss event over {len(g)} subflow dumps")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

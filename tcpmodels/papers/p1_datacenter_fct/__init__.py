@@ -40,6 +40,7 @@ References
 """
 
 from tcpmodels.papers.p1_datacenter_fct.claims import claims, claims_with_cc, coupling_claims, verdicts_by_cc
+from tcpmodels.papers.p1_datacenter_fct.coupling import coupling_answer
 from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
 from tcpmodels.papers.p1_datacenter_fct.data import (
     CC_LABELS,
@@ -84,4 +85,4 @@ __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TA
            "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
            "campaign_table", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
            "SPLIT_IN_DATASET", "split_comparison", "claims_with_cc", "verdicts_by_cc", "coupling_claims", "CC_LABELS",
-           "with_cc", "mptcp_ccs", "background_label", "backgrounds"]
+           "with_cc", "mptcp_ccs", "background_label", "backgrounds", "coupling_answer"]

@@ -1,0 +1,115 @@
+"""P1's question, answered from the data: does coupling (LIA, OLIA) change who suffers?
+
+For every coupled MPTCP control of the kernel runs, the 70 KB flows' mean and 95th-percentile
+completion time and share with loss beside the TCP, uncoupled and coupled backgrounds on the same
+seeds, the background's window and loss-event rate, and the verdicts of the coupling claims
+(:func:`tcpmodels.papers.p1_datacenter_fct.claims.coupling_claims`) and of C1.3 for that control;
+then the answer with the seeds the power analysis asks for (a part measured on one seed borrows the
+between-seed spread of the uncoupled kernel's paired comparisons).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT, claims_with_cc
+from tcpmodels.papers.p1_datacenter_fct.data import mptcp_ccs, with_cc
+from tcpmodels.stats.spec import ttest_runs_needed
+
+__all__ = ["coupling_answer"]
+
+
+def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.DataFrame) -> str:
+    """A paragraph per coupled control and the answer, in Markdown, every number from the data.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`tcpmodels.papers.p1_datacenter_fct.claims` of the dataset (the cc in each claim's name).
+    flows : pandas.DataFrame
+        The flow table of :func:`tcpmodels.papers.p1_datacenter_fct.tables` (``tables["flows"]``).
+    subflows : pandas.DataFrame
+        The dataset's subflow table (``P1Dataset.subflows``).
+
+    Returns
+    -------
+    str
+        Markdown paragraphs separated by blank lines; FCTs in [ms], shares in [%].
+    """
+    tagged = claims_with_cc(verdicts)
+    fl = with_cc(flows)
+    short = fl[(fl["engine"] == "kernel") & (fl["experiment"] == "s4") & (fl["kind"] == "short") & fl["fct_s"].notna()]
+    sub = with_cc(subflows)
+    sub = sub[(sub["engine"] == "kernel") & (sub["experiment"] == "s4")]
+    coupled = [cc for cc in mptcp_ccs(fl, "kernel") if cc != "uncoupled"]
+    text = []
+    if not coupled or "uncoupled" not in mptcp_ccs(fl, "kernel"):
+        text.append("The dataset has no kernel runs with both an uncoupled and a coupled MPTCP background: "
+                    "the question cannot be answered from it.")
+    for cc in coupled:
+        seeds = sorted(set(short.loc[(short["protocol"] == "mptcp") & (short["cc"] == cc), "seed"]))
+        groups = {"TCP": (short["protocol"] == "tcp"), "uncoupled": (short["protocol"] == "mptcp") & (short["cc"] == "uncoupled"),
+                  cc: (short["protocol"] == "mptcp") & (short["cc"] == cc)}
+        same = short["seed"].isin(seeds)
+        mean = {k: short.loc[m & same, "fct_s"].mean() * 1e3 for k, m in groups.items()}
+        p95 = {k: short.loc[m & same, "fct_s"].quantile(0.95) * 1e3 for k, m in groups.items()}
+        lossy = {k: (pd.to_numeric(short.loc[m & same, "retransmitted_packets"], errors="coerce") > 0).mean()
+                 for k, m in groups.items()}
+        sgroups = {"TCP": sub["protocol"] == "tcp", "uncoupled": (sub["protocol"] == "mptcp") & (sub["cc"] == "uncoupled"),
+                   cc: (sub["protocol"] == "mptcp") & (sub["cc"] == cc)}
+        ssame = sub["seed"].isin(seeds)
+        win = {k: sub[m & ssame].groupby(["seed", "conn_id"])["cwnd_mean_segments"].sum().mean() for k, m in sgroups.items()}
+        ler = {k: sub.loc[m & ssame, "loss_event_rate"].mean() for k, m in sgroups.items()}
+        cpl = tagged[(tagged["claim_id"] == "Coupling") & (tagged["cc"] == f"{cc} vs uncoupled")]
+        c13 = tagged[(tagged["claim_id"] == "C1.3") & (tagged["cc"] == cc)]
+        verdict_text = "; ".join(
+            f"{r.part}: **{r.verdict}** (effect {r.effect:+.3f}, {r.n_runs} runs"
+            + (f", needs {r.runs_needed:.0f})" if r.runs_needed == r.runs_needed else ")")
+            for r in pd.concat([cpl, c13]).itertuples())
+        text.append(
+            f"**{cc}** (seeds {', '.join(map(str, seeds))}; the three backgrounds on the same schedules): the 70 KB flows "
+            f"finish in {mean['TCP']:.1f} ms on average beside TCP background, {mean['uncoupled']:.1f} ms beside "
+            f"uncoupled MPTCP and {mean[cc]:.1f} ms beside {cc}; 95th percentile {p95['TCP']:.1f} / "
+            f"{p95['uncoupled']:.1f} / {p95[cc]:.1f} ms; share with loss {lossy['TCP']:.1%} / {lossy['uncoupled']:.1%} / "
+            f"{lossy[cc]:.1%}. The background transfers keep {win['uncoupled']:.0f} segments in flight uncoupled and "
+            f"{win[cc]:.0f} under {cc} (one TCP: {win['TCP']:.0f}), at a subflow loss-event rate of "
+            f"{ler['uncoupled']:.2%} and {ler[cc]:.2%} (TCP {ler['TCP']:.2%}). Verdicts: {verdict_text}.")
+    # between-seed spread of the uncoupled kernel's paired MPTCP-vs-TCP comparisons: the spread a coupled-vs-uncoupled
+    # comparison is planned with until it has runs of its own (borrowed)
+    lossy_flag = pd.to_numeric(short["retransmitted_packets"], errors="coerce").astype(float) > 0
+    kern = short.assign(lossy=lossy_flag)
+    per = {stat: kern.groupby(["protocol", "cc", "seed"])["fct_s"].agg(stat) for stat in ("mean",)}
+    per["p95"] = kern.groupby(["protocol", "cc", "seed"])["fct_s"].quantile(0.95)
+    share_seed = kern.groupby(["protocol", "cc", "seed"])["lossy"].mean()
+    borrowed = {}
+    if ("mptcp", "uncoupled") in per["mean"].index.droplevel(2) and ("tcp", "uncoupled") in per["mean"].index.droplevel(2):
+        for stat in ("mean", "p95"):
+            lr = np.log(per[stat].loc[("mptcp", "uncoupled")] / per[stat].loc[("tcp", "uncoupled")]).dropna()
+            if len(lr) > 1:
+                borrowed[stat] = (float(lr.std(ddof=1)), len(lr), ttest_runs_needed(REL_EFFECT, float(lr.std(ddof=1)), 0.05))
+        d = (share_seed.loc[("mptcp", "uncoupled")] - share_seed.loc[("tcp", "uncoupled")]).astype(float).dropna()
+        if len(d) > 1:
+            borrowed["loss share"] = (float(d.std(ddof=1)), len(d),
+                                      ttest_runs_needed(LOSS_SHARE_EFFECT, float(d.std(ddof=1)), 0.05))
+    if coupled:
+        relief = tagged[(tagged["claim_id"] == "Coupling") & tagged["part"].str.startswith("mean")]
+        decided = relief[relief["verdict"] != "inconclusive"]
+        needs = relief.loc[relief["verdict"] == "inconclusive", "runs_needed"].dropna()
+        text.append(
+            "**Answer.** "
+            + (" ".join(f"{r.cc.split()[0]}: coupling {'relieves' if r.verdict == 'supported' else 'does not relieve'} "
+                        f"the 70 KB flows by the 10 % that matters ({r.verdict}, {r.n_runs} paired seeds)."
+                        for r in decided.itertuples()) if len(decided) else "Not decided by these runs.")
+            + (f" Where it is inconclusive the power analysis asks for up to {int(needs.max())} paired seeds at the "
+               "spread measured so far (the issue asks for at least 8 per background)." if len(needs) else "")
+            + (" A part measured on one seed has no spread of its own: at the between-seed spread of the uncoupled "
+               "kernel's paired comparisons (borrowed: "
+               + "; ".join(f"{k}: sd {v[0]:.3f} over {v[1]} seeds, so {v[2]:.0f} paired seeds for the smallest effect "
+                           "that matters" for k, v in borrowed.items() if math.isfinite(v[2]))
+               + ") the coupling parts need that many seeds of each coupled control." if borrowed else "")
+            + " Whether MPTCP still hurts the short flows more than TCP under a coupled control is that control's C1.3 "
+            "column in the table of verdicts per congestion control.")
+    return "\n\n".join(text)
