@@ -37,4 +37,4 @@ def test_plot_results_notebook_runs(tmp_path):
     executed = nbformat.read(run.output_ipynb, as_version=4)
     text = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "results from" in text
-    assert (tmp_path / "bench_hurst.png").exists()
+    assert (tmp_path / "bench_hurst.png").exists() and (tmp_path / "bench_streaming.png").exists()
