@@ -2,7 +2,8 @@
 
 :func:`to_parquet` walks a capture as :func:`~tcpmodels.traces.read_pcap` does (same decoder,
 same accounting, same warnings) but writes each decoded chunk out at once, so memory is set by
-``chunk_bytes``, not by the capture. Every row goes to the partition of its *connection hash*:
+``chunk_bytes``, not by the capture (see :func:`to_parquet` for what else it holds). Every row goes
+to the partition of its *connection hash*:
 a hash of the unordered pair of endpoints (address, port), so both directions of a connection,
 and every connection on the same 4-tuple, land in the same partition. Per-connection analyses
 (:func:`~tcpmodels.traces.flows`, :func:`~tcpmodels.traces.annotate`, RTT samples) can then run
@@ -11,8 +12,13 @@ one partition at a time, in any order or in parallel (:mod:`tcpmodels.traces.clu
 Layout of ``out_dir``::
 
     tcpmodels_dataset.json     format, partitions, the read accounting, time origin, rows per partition
-    part=0000/data.parquet     rows of partition 0, in file order (one row group per chunk)
-    part=0001/data.parquet     ...
+    part=0000/data-00000.parquet   rows of partition 0, in file order
+    part=0000/data-00001.parquet   more rows of partition 0 (a partition's file is closed after
+    ...                            ``ROW_GROUPS_PER_FILE`` row groups and continued in the next)
+    part=0001/data-00000.parquet   ...
+
+(Datasets written before the files were numbered hold one ``part=NNNN/data.parquet``; they read
+the same.)
 
 The Parquet files hold the schema's columns (:data:`~tcpmodels.traces.schema.COLUMNS`) with
 the addresses and the tunnel as dictionary-encoded strings; any Parquet reader (pyarrow,
@@ -44,6 +50,13 @@ __all__ = ["to_parquet", "open_dataset", "read_parquet_dataset", "PacketDataset"
 METADATA_FILE = "tcpmodels_dataset.json"
 #: Partitions written when not told: enough for 2-8 workers to share the work evenly.
 DEFAULT_PARTITIONS = 16
+#: Rows a partition buffers before it writes them as one row group. [packets]
+ROW_GROUP_ROWS = 131072
+#: Row groups in one Parquet file before the partition continues in a new file. An open
+#: ``ParquetWriter`` keeps every row group's metadata (about 35 kB for the schema's columns) until
+#: it closes: with one row group per chunk and partition, a 100M-packet capture in 343 partitions
+#: held 8 GB of it. Closing files bounds that memory by ``partitions * ROW_GROUPS_PER_FILE``.
+ROW_GROUPS_PER_FILE = 16
 _FORMAT = 1
 _HASH = "splitmix64(endpoint a) + splitmix64(endpoint b), v1"
 _CATEGORY_COLUMNS = ("tunnel", "src_addr", "dst_addr")
@@ -111,7 +124,7 @@ class PacketDataset:
     time_origin_ns: int
 
     def partition_path(self, i: int) -> Path:
-        """The Parquet file of partition ``i``.
+        """The directory of partition ``i``'s Parquet files.
 
         Parameters
         ----------
@@ -121,9 +134,26 @@ class PacketDataset:
         Returns
         -------
         pathlib.Path
-            ``path / f"part={i:04d}" / "data.parquet"`` (it exists only if the partition has rows).
+            ``path / f"part={i:04d}"`` (it exists only if the partition has rows).
         """
-        return self.path / f"part={i:04d}" / "data.parquet"
+        return self.path / f"part={i:04d}"
+
+    def partition_files(self, i: int) -> list[Path]:
+        """The Parquet files of partition ``i``, in the order they were written.
+
+        Parameters
+        ----------
+        i : int
+            Partition number, ``0 <= i < partitions``.
+
+        Returns
+        -------
+        list of pathlib.Path
+            ``data-00000.parquet``, ``data-00001.parquet``, ... (or the single ``data.parquet`` of
+            a dataset written before the files were numbered); empty if the partition has no rows.
+        """
+        folder = self.partition_path(i)
+        return sorted(folder.glob("data*.parquet"), key=lambda f: (len(f.name) != len("data.parquet"), f.name))
 
     def nonempty(self) -> list[int]:
         """Partitions that hold at least one packet.
@@ -153,7 +183,7 @@ class PacketDataset:
             raise ValueError(f"partition {i} out of range [0, {self.partitions})")
         if not self.rows[i]:
             return empty_table()
-        return _read_files([self.partition_path(i)])
+        return _read_files(self.partition_files(i))
 
 
 def _sorted_addresses(names) -> list[str]:
@@ -202,7 +232,9 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
         Directory to write (created; must not already hold a dataset).
     chunk_bytes : int
         Bytes of decompressed file decoded at once (at least 4096); sets the peak memory, about
-        10-20 times this, whatever the capture's size. [bytes]
+        10-20 times this, whatever the capture's size: each partition buffers its rows up to
+        ``ROW_GROUP_ROWS`` (all partitions together at most 4 chunks' worth) and closes its file
+        after ``ROW_GROUPS_PER_FILE`` row groups. [bytes]
     partitions : int
         Number of partitions (1 to 65536); both directions of a connection land in the same one.
     max_gzip_expansion : float or None
@@ -229,8 +261,6 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
     ValueError
         For ``partitions`` out of range, or if ``out_dir`` already holds a dataset.
     """
-    import pyarrow.parquet as pq
-
     if not 1 <= int(partitions) <= 65536:
         raise ValueError(f"partitions must be in [1, 65536]; got {partitions}")
     partitions = int(partitions)
@@ -239,10 +269,9 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
         raise ValueError(f"{out} already holds a packet dataset; remove it or choose another directory")
     out.mkdir(parents=True, exist_ok=True)
     reading = ChunkedCapture(capture, chunk_bytes, max_gzip_expansion, on_batch=progress)
-    writers: dict[int, pq.ParquetWriter] = {}
+    sink = _PartitionSink(out, buffer_bytes=4 * int(chunk_bytes))
     rows = np.zeros(partitions, np.int64)
     t_min: int | None = None
-    schema = None
     try:
         for cols in reading.decoded():
             part = connection_partition(cols["src_hi"], cols["src_lo"], cols["src_port"], cols["dst_hi"],
@@ -257,19 +286,12 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
             for i in np.flatnonzero(counts):
                 rows_i = order[offset:offset + counts[i]]
                 offset += int(counts[i])
-                piece = _arrow_rows(chunk, rows_i)
-                if schema is None:
-                    schema = piece.schema
-                if i not in writers:
-                    path = out / f"part={i:04d}" / "data.parquet"
-                    path.parent.mkdir(exist_ok=True)
-                    writers[i] = pq.ParquetWriter(path, schema)
-                writers[i].write_table(piece)
+                sink.add(int(i), _arrow_rows(chunk, rows_i))
                 rows[i] += counts[i]
             del chunk
+        sink.flush_all()
     finally:
-        for w in writers.values():
-            w.close()
+        sink.close()
     accounting = reading.accounting()
     meta = {"format": _FORMAT, "hash": _HASH, "partitions": partitions, "rows": rows.tolist(),
             "time_origin_ns": t_min if t_min is not None else 0, "capture": os.fspath(capture),
@@ -277,6 +299,66 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
     (out / METADATA_FILE).write_text(json.dumps(meta, indent=1))
     warn_accounting(accounting)
     return open_dataset(out)
+
+
+class _PartitionSink:
+    """Buffers each partition's rows and writes them as row groups of about ``ROW_GROUP_ROWS`` rows.
+
+    Memory: the buffered rows (at most ``buffer_bytes``: past it the largest buffers are written
+    early) plus the metadata of the open files (at most ``ROW_GROUPS_PER_FILE`` row groups each:
+    then the file is closed and the partition continues in the next one).
+    """
+
+    def __init__(self, out: Path, buffer_bytes: int) -> None:
+        self.out, self.buffer_bytes = out, buffer_bytes
+        self.pending: dict[int, list] = {}
+        self.pending_rows: dict[int, int] = {}
+        self.pending_bytes: dict[int, int] = {}
+        self.writers: dict[int, object] = {}
+        self.groups: dict[int, int] = {}
+        self.files: dict[int, int] = {}
+
+    def add(self, i: int, piece) -> None:
+        """Buffer ``piece`` (an Arrow table) for partition ``i``; write what is due."""
+        self.pending.setdefault(i, []).append(piece)
+        self.pending_rows[i] = self.pending_rows.get(i, 0) + piece.num_rows
+        self.pending_bytes[i] = self.pending_bytes.get(i, 0) + piece.nbytes
+        if self.pending_rows[i] >= ROW_GROUP_ROWS:
+            self._write(i)
+        while sum(self.pending_bytes.values()) > self.buffer_bytes:
+            self._write(max(self.pending_bytes, key=self.pending_bytes.__getitem__))
+
+    def flush_all(self) -> None:
+        """Write every buffered row."""
+        for i in sorted(self.pending):
+            self._write(i)
+
+    def _write(self, i: int) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        pieces = self.pending.pop(i, [])
+        self.pending_rows.pop(i, None)
+        self.pending_bytes.pop(i, None)
+        if not pieces:
+            return
+        table = pa.concat_tables(pieces, promote_options="none") if len(pieces) > 1 else pieces[0]
+        if i not in self.writers:
+            k = self.files.get(i, 0)
+            path = self.out / f"part={i:04d}" / f"data-{k:05d}.parquet"
+            path.parent.mkdir(exist_ok=True)
+            self.writers[i] = pq.ParquetWriter(path, table.schema)
+            self.files[i], self.groups[i] = k + 1, 0
+        self.writers[i].write_table(table, row_group_size=max(table.num_rows, 1))
+        self.groups[i] += 1
+        if self.groups[i] >= ROW_GROUPS_PER_FILE:
+            self.writers.pop(i).close()
+
+    def close(self) -> None:
+        """Close every open file."""
+        for w in self.writers.values():
+            w.close()
+        self.writers.clear()
 
 
 def _arrow_rows(df: pd.DataFrame, rows: np.ndarray):
@@ -351,7 +433,7 @@ def read_parquet_dataset(path: str | os.PathLike | PacketDataset) -> pd.DataFram
         ``read_pcap``; the :class:`~tcpmodels.traces.schema.ReadAccounting` in ``attrs["accounting"]``.
     """
     ds = open_dataset(path)
-    files = [ds.partition_path(i) for i in ds.nonempty()]
+    files = [f for i in ds.nonempty() for f in ds.partition_files(i)]
     table = _read_files(files) if files else empty_table()
     table.attrs["accounting"] = ds.accounting
     return table

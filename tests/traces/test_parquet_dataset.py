@@ -87,3 +87,36 @@ def test_dataset_metadata_and_errors(tmp_path):
         open_dataset(tmp_path)
     with pytest.raises(ValueError, match="out of range"):
         ds.read_partition(3)
+
+
+def test_partitions_continue_in_new_files_with_bounded_row_groups(tmp_path, monkeypatch):
+    """Small row groups and two row groups per file: every partition spans several files, none holds more
+    than two row groups (the open writers' metadata stays bounded), and the dataset still equals the table."""
+    import pyarrow.parquet as pq
+
+    from tcpmodels.traces import dataset as dataset_module
+
+    monkeypatch.setattr(dataset_module, "ROW_GROUP_ROWS", 50)
+    monkeypatch.setattr(dataset_module, "ROW_GROUPS_PER_FILE", 2)
+    capture = ROOT / "data" / "captures" / "p5_bottleneck_main-a1.65-n32-b5-s0.pcap.gz"
+    table, _ = _quiet(read_pcap, capture, chunk_bytes=CHUNK)
+    ds, _ = _quiet(to_parquet, capture, tmp_path / "ds", chunk_bytes=CHUNK, partitions=PARTS)
+    files = {i: ds.partition_files(i) for i in ds.nonempty()}
+    assert all(len(f) > 2 for f in files.values()), {i: len(f) for i, f in files.items()}
+    groups = [pq.ParquetFile(f).metadata.num_row_groups for fs in files.values() for f in fs]
+    assert max(groups) <= 2
+    assert sum(pq.ParquetFile(f).metadata.num_rows for fs in files.values() for f in fs) == len(table)
+    pd.testing.assert_frame_equal(read_parquet_dataset(ds), table, check_exact=True)
+    want, _ = _quiet(flows, table)
+    pd.testing.assert_frame_equal(_quiet(flows, ds)[0], want, check_exact=True)
+
+
+def test_dataset_of_the_single_file_layout_reads(tmp_path):
+    """A dataset written before the files were numbered (one part=NNNN/data.parquet) reads the same."""
+    capture = ROOT / "data" / "captures" / "short_flows_any.pcap.gz"
+    table, _ = _quiet(read_pcap, capture)
+    ds, _ = _quiet(to_parquet, capture, tmp_path / "ds", partitions=PARTS)
+    for i in ds.nonempty():
+        (only,) = ds.partition_files(i)
+        only.rename(only.with_name("data.parquet"))
+    pd.testing.assert_frame_equal(read_parquet_dataset(tmp_path / "ds"), table, check_exact=True)
