@@ -278,15 +278,16 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
                                         cols["dst_lo"], cols["dst_port"], partitions)
             ts = cols["timestamp_ns"]
             t_min = int(ts.min()) if t_min is None else min(t_min, int(ts.min()))
-            chunk = assemble_table(cols)
+            chunk = _arrow_chunk(assemble_table(cols))
             del cols
             order = np.argsort(part, kind="stable")
             counts = np.bincount(part, minlength=partitions)
+            row_bytes = chunk.nbytes / max(chunk.num_rows, 1)
             offset = 0
             for i in np.flatnonzero(counts):
                 rows_i = order[offset:offset + counts[i]]
                 offset += int(counts[i])
-                sink.add(int(i), _arrow_rows(chunk, rows_i))
+                sink.add(int(i), chunk.take(rows_i), int(counts[i] * row_bytes))
                 rows[i] += counts[i]
             del chunk
         sink.flush_all()
@@ -318,11 +319,12 @@ class _PartitionSink:
         self.groups: dict[int, int] = {}
         self.files: dict[int, int] = {}
 
-    def add(self, i: int, piece) -> None:
-        """Buffer ``piece`` (an Arrow table) for partition ``i``; write what is due."""
+    def add(self, i: int, piece, nbytes: int) -> None:
+        """Buffer ``piece`` (an Arrow table of ``nbytes`` bytes, its own copy of the rows) for partition ``i``;
+        write what is due."""
         self.pending.setdefault(i, []).append(piece)
         self.pending_rows[i] = self.pending_rows.get(i, 0) + piece.num_rows
-        self.pending_bytes[i] = self.pending_bytes.get(i, 0) + piece.nbytes
+        self.pending_bytes[i] = self.pending_bytes.get(i, 0) + nbytes
         if self.pending_rows[i] >= ROW_GROUP_ROWS:
             self._write(i)
         while sum(self.pending_bytes.values()) > self.buffer_bytes:
@@ -342,7 +344,7 @@ class _PartitionSink:
         self.pending_bytes.pop(i, None)
         if not pieces:
             return
-        table = pa.concat_tables(pieces, promote_options="none") if len(pieces) > 1 else pieces[0]
+        table = _compact_dictionaries(pa.concat_tables(pieces, promote_options="none"))
         if i not in self.writers:
             k = self.files.get(i, 0)
             path = self.out / f"part={i:04d}" / f"data-{k:05d}.parquet"
@@ -361,9 +363,9 @@ class _PartitionSink:
         self.writers.clear()
 
 
-def _arrow_rows(df: pd.DataFrame, rows: np.ndarray):
-    """Rows of a packet-table chunk as an Arrow table: numbers as they are, categories as dictionary strings
-    holding only the values these rows use (so a partition's files name only its own addresses)."""
+def _arrow_chunk(df: pd.DataFrame):
+    """A packet-table chunk as one Arrow table: numbers as they are, categories as dictionary strings
+    (the chunk's categories; :func:`_compact_dictionaries` trims them to a row group's own values)."""
     import pyarrow as pa
 
     arrays = []
@@ -371,13 +373,26 @@ def _arrow_rows(df: pd.DataFrame, rows: np.ndarray):
         s = df[name]
         if name in _CATEGORY_COLUMNS:
             cat = s.array
-            used, codes = np.unique(cat.codes[rows], return_inverse=True)
-            names = np.asarray(cat.categories, dtype=object)[used]
-            arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes.reshape(-1).astype(np.int32)),
-                                                         pa.array([str(c) for c in names], pa.string())))
+            codes = np.asarray(cat.codes, np.int32)
+            arrays.append(pa.DictionaryArray.from_arrays(pa.array(codes, mask=codes < 0),
+                                                         pa.array([str(c) for c in cat.categories], pa.string())))
         else:
-            arrays.append(pa.array(s.to_numpy()[rows]))
+            arrays.append(pa.array(s.to_numpy()))
     return pa.Table.from_arrays(arrays, names=list(COLUMNS))
+
+
+def _compact_dictionaries(table):
+    """``table`` with each dictionary column re-encoded to the values its rows use, one dictionary for all
+    its chunks (so a partition's files name only its own addresses)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for name in _CATEGORY_COLUMNS:
+        j = table.schema.get_field_index(name)
+        col = table.column(j)
+        encoded = pc.dictionary_encode(col.cast(pa.string())).combine_chunks()
+        table = table.set_column(j, table.schema.field(j), encoded)
+    return table
 
 
 def open_dataset(path: str | os.PathLike | PacketDataset) -> PacketDataset:
