@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -66,6 +67,29 @@ def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
     assert r["delay_element_forwarded"] == 1500 and r["cpu_drops"] == 2 + 3 + 13
     clean = cpu_loss(before, before, {"a0": {"a_to_b": {"forwarded": 3}}})
     assert clean["cpu_drops"] == 0 and clean["queue_drops"] == 0
+
+
+def test_queue_drops_are_counted_once_in_old_and_new_records():
+    """Records of 2026-11-24 summed the tbf's and its leaf's drop counters (twice each drop): halved;
+    records with ``counting`` hold the root qdisc's count as is."""
+    import gzip
+
+    from tcpmodels.experiments.p3.kernel import DROPS_COUNTING, queue_drops_once
+
+    assert queue_drops_once({"queue_drops": 6562}) == 3281
+    assert queue_drops_once({"queue_drops": 3281, "counting": DROPS_COUNTING}) == 3281
+    assert queue_drops_once({}) is None
+    shipped = Path(__file__).resolve().parents[2] / "data" / "datasets" / "p3_kernel_x_records.jsonl.gz"
+    if not shipped.exists():
+        pytest.skip(f"no shipped records at {shipped}")
+    recs = [json.loads(line) for line in gzip.open(shipped, "rt") if line.strip()]
+    df = p3.kernel_frame(recs, CFG)
+    old = [r["drops"]["queue_drops"] for r in recs]
+    assert len(recs) == 9 and all(q % 2 == 0 for q in old)  # each drop counted on two qdiscs
+    retrans = df["reno_retrans"] + df["cubic_retrans"]
+    # every drop is retransmitted once (or more): the once-count never exceeds the retransmissions
+    assert (df["queue_drops"] <= retrans).all() and (df["queue_drops"] >= 0.85 * retrans).all()
+    assert sorted(df["queue_drops"] * 2) == sorted(old)
 
 
 def test_kind_parameters_of_tm_cubic_x():
@@ -300,6 +324,9 @@ def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_
     assert row["reno_bps"] > 0.05 * 20e6 and row["cubic_bps"] > 0.05 * 20e6
     assert 0.5 <= row["jain"] <= 1.0
     assert row["kind"] == "standard" and r["cubic_cc_params"] is None
+    # drops counted once (root qdisc), each retransmitted: never more drops than retransmissions
+    assert r["drops"]["counting"] == "root qdisc" and r["drops"]["other_qdisc_drops"] == 0
+    assert row["queue_drops"] == r["drops"]["queue_drops"] <= row["reno_retrans"] + row["cubic_retrans"]
 
 
 @pytest.mark.testbed

@@ -34,7 +34,10 @@ class P3Config:
     frames forwarded), no interface and no qdisc other than the bottleneck's dropped a packet,
     the two flows filled the link (goodput 0.956 of the rate, the payload share of a
     1514-byte frame), and the senders' retransmissions (348, 476, 876) match the bottleneck
-    queue's drops (348, 475, 872 packets) — every loss was the queue's. So 400 Mbit/s
+    queue's drops (348, 475, 872 packets) — every loss was the queue's. (The JSON's
+    ``queue_drops``, 696, 950 and 1744, count each drop twice: ``Testbed.counters`` then summed
+    the ``tbf``'s and its drop-tail leaf's counters; it reports the root qdisc's since
+    2026-11-25. The CPU-induced-loss check is unaffected: those counters were 0.) So 400 Mbit/s
     (the first campaign: 100 Mbit/s). ``measure_s`` is :meth:`scaling`'s
     ``measure_s_for_10_epochs`` at this rate: 10 x the longest K of a flow alone
     (CUBIC 64 ms, reading multiply: 17.3 s), rounded up to 175 s.
