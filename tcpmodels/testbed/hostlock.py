@@ -22,8 +22,10 @@ Two mechanisms, one for order and one for exclusion:
   after sample while another waited 4-8 min per sample, and starved the
   kernel tests of ``make test`` behind campaigns.
 - **Exclusion: ``fcntl.flock``** on the lock file itself (``/run/tcpmodels/host.lock``,
-  tmpfs, beside the testbed's run state files), taken without blocking by the
-  waiter at the head of the queue. The kernel drops it when the holder exits,
+  tmpfs, beside the testbed's run state files), taken by the waiter at the head of
+  the queue (at once if free; if a process without a ticket holds it, e.g. one
+  running an older version of this module, in a blocking ``flock`` that the kernel
+  wakes at its release). The kernel drops it when the holder exits,
   even on SIGKILL, so a crashed campaign never leaves a stale lock, and two
   processes never hold it at once whatever state the queue folder is in.
 
@@ -38,6 +40,7 @@ import errno
 import fcntl
 import json
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -184,6 +187,46 @@ def _draw_ticket(folder: Path, holder: str) -> Path:
         os.close(fd)
 
 
+def _flock_now(fd: int) -> bool:
+    """Take the flock if it is free; False if someone holds it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError as exc:
+        if exc.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        return False
+
+
+def _flock_within(fd: int, timeout_s: float) -> bool:
+    """A blocking flock bounded by ``timeout_s``: True once held, False at the timeout.
+
+    The wait runs in a daemon thread (no signal needed, so it works in any thread and beside a
+    pytest-timeout alarm). A wait that times out stays blocked in the kernel; the caller closes
+    ``fd``, so if that flock succeeds later, the lock belongs to a file nobody holds open any more
+    and is released as the call returns.
+    """
+    if timeout_s <= 0:
+        return False
+    result: dict = {}
+
+    def take():
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            result["held"] = True
+        except OSError as exc:  # pragma: no cover - flock on a regular file does not fail here
+            result["error"] = exc
+
+    waiter = threading.Thread(target=take, name="host_lock flock", daemon=True)
+    waiter.start()
+    waiter.join(timeout_s)
+    if waiter.is_alive():
+        return False
+    if "error" in result:
+        raise result["error"]
+    return True
+
+
 def _utc(unix_s) -> str:
     try:
         return datetime.fromtimestamp(float(unix_s), tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -259,13 +302,15 @@ def host_lock(*, timeout_s: float = 900.0, holder: str = "", path: str | Path | 
                 continue
             ahead = live[:mine[0]]
             if not ahead:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                if _flock_now(fd):
                     break
-                except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise
-                    # held by a process without a live ticket (one that is just leaving)
+                # held by a process without a live ticket (an older version of this module, which
+                # takes the lock again at once after each sample): wait in a blocking flock, which the
+                # kernel wakes at the release, where a poller would lose every race; nobody queues past
+                # the head meanwhile
+                if _flock_within(fd, timeout_s - (time.monotonic() - t0)):
+                    break
+                raise _timeout_error(lock_path, timeout_s, ahead)
             if time.monotonic() - t0 >= timeout_s:
                 raise _timeout_error(lock_path, timeout_s, ahead)
             time.sleep(poll_s)

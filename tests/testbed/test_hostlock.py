@@ -85,6 +85,36 @@ def test_waiters_are_served_in_arrival_order_and_a_greedy_holder_queues_behind_t
     assert queue(path) == [] and sorted(p.name for p in queue_dir(path).iterdir()) == ["counter"]
 
 
+# a holder without a ticket (an older version of host_lock): a plain flock, released and taken again at once
+_LEGACY_GREEDY = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+t_end = time.monotonic() + float(sys.argv[2])
+while time.monotonic() < t_end:
+    time.sleep(0.2)
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+"""
+
+
+def test_a_holder_without_a_ticket_that_retakes_the_lock_at_once_is_overtaken_at_a_release(tmp_path):
+    """The waiter at the head waits in a blocking flock, which the kernel wakes at the release: it gets the
+    lock at one of the greedy holder's releases (every 0.2 s), not after the holder's 20 s."""
+    path = tmp_path / "host.lock"
+    greedy = subprocess.Popen([sys.executable, "-c", _LEGACY_GREEDY, str(path), "20"], stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert greedy.stdout.readline().strip() == "held"
+        with host_lock(path=path, timeout_s=30, poll_s=0.05) as waited_s:
+            assert greedy.poll() is None  # taken while the greedy holder still runs
+            assert waited_s < 10
+    finally:
+        greedy.kill()
+        greedy.communicate()
+
+
 @pytest.mark.parametrize("reap", [True, False], ids=["reaped", "zombie"])
 def test_a_killed_waiters_ticket_does_not_block(tmp_path, reap):
     """A waiter SIGKILLed while queued (reaped, or still a zombie of its parent) leaves a ticket
