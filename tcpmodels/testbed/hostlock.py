@@ -25,7 +25,10 @@ Two mechanisms, one for order and one for exclusion:
   tmpfs, beside the testbed's run state files), taken by the waiter at the head of
   the queue (at once if free; if a process without a ticket holds it, e.g. one
   running an older version of this module, in a blocking ``flock`` that the kernel
-  wakes at its release). The kernel drops it when the holder exits,
+  wakes at its release; the woken waiter must run before such a holder takes the
+  lock again, which on a loaded host it can fail to do several releases in a row:
+  the order is first come, first served only among processes that use this queue).
+  The kernel drops it when the holder exits,
   even on SIGKILL, so a crashed campaign never leaves a stale lock, and two
   processes never hold it at once whatever state the queue folder is in.
 
