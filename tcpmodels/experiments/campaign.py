@@ -199,7 +199,8 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
     lock_path : path, optional
         Lock file (default: the host's).
     yield_s : float
-        Pause after releasing the lock so a waiting campaign can take it (flock is not fair). [s]
+        Pause after releasing the lock (the lock serves waiters in arrival order, so this is no longer
+        needed for fairness; it only spaces samples). [s]
     max_failures : int
         Failed samples in a row after which the error propagates.
     unit : str

@@ -29,7 +29,7 @@ Records: one JSON line per run in ``<out_dir>/records.jsonl`` (key ``kind, cc,
 rtt_ms, setting, rep``), written after the run, so a killed campaign resumes where
 it stopped (``resume`` skips every key on file). Captures go to
 ``<out_dir>/captures/<run>.pcap.gz``. Each run holds the host-wide testbed lock
-(:func:`tcpmodels.testbed.hostlock.host_lock`, a blocking ``flock``, so that
+(:func:`tcpmodels.testbed.hostlock.host_lock`, served in arrival order, so that
 campaigns alternate) for exactly its own duration; the load average before
 and after and the time waited for the lock are in every record.
 

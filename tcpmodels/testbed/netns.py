@@ -537,8 +537,19 @@ class Testbed:
         dict
             ``"node:link"`` -> ``rx_bytes``, ``tx_bytes`` [bytes], ``rx_packets``,
             ``tx_packets``, ``rx_dropped``, ``tx_dropped`` [packets] (``None`` where ``ip``
-            gave none), ``qdisc_drops`` (all qdiscs of the interface) and
-            ``qdisc_overlimits`` (root qdisc) [packets].
+            gave none), ``qdisc_drops`` and ``qdisc_overlimits`` [packets], both the **root**
+            qdisc's counters (plus an ingress qdisc's drops, if one is attached).
+
+        Notes
+        -----
+        Every packet dropped by the egress qdiscs of an interface is counted once in
+        ``qdisc_drops``: a classful root (``tbf``, ``htb``) adds the drops of the leaf it
+        enqueues into to its own count (the kernel's ``tbf_enqueue`` / ``htb_enqueue`` count a
+        drop reported by the child, ``net_xmit_drop_count``), besides the packets it drops
+        itself, so the root's counter is the hierarchy's. Summing the counters of all qdiscs of
+        the interface, as this method did until 2026-11-25, counts each drop of the drop-tail
+        leaf twice (once on the leaf, once on the ``tbf`` or ``htb`` above it);
+        ``tests/testbed/test_counters.py`` checks both facts on an overflowed link.
 
         Raises
         ------
@@ -566,7 +577,9 @@ class Testbed:
                     "tx_bytes": stats.get("tx", {}).get("bytes"),
                     "tx_packets": stats.get("tx", {}).get("packets"),
                     "tx_dropped": stats.get("tx", {}).get("dropped"),
-                    "qdisc_drops": sum(q.get("drops", 0) for q in qd),
+                    # the root's count includes its children's; ingress qdiscs sit outside that tree
+                    "qdisc_drops": sum(q.get("drops", 0) for q in qd
+                                       if q.get("root") or q.get("kind") in ("ingress", "clsact")),
                     "qdisc_overlimits": sum(q.get("overlimits", 0) for q in qd if q.get("root")),
                 }
         return out

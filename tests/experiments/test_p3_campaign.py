@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -68,6 +69,29 @@ def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
     assert clean["cpu_drops"] == 0 and clean["queue_drops"] == 0
 
 
+def test_queue_drops_are_counted_once_in_old_and_new_records():
+    """Records of 2026-11-24 summed the tbf's and its leaf's drop counters (twice each drop): halved;
+    records with ``counting`` hold the root qdisc's count as is."""
+    import gzip
+
+    from tcpmodels.experiments.p3.kernel import DROPS_COUNTING, queue_drops_once
+
+    assert queue_drops_once({"queue_drops": 6562}) == 3281
+    assert queue_drops_once({"queue_drops": 3281, "counting": DROPS_COUNTING}) == 3281
+    assert queue_drops_once({}) is None
+    shipped = Path(__file__).resolve().parents[2] / "data" / "datasets" / "p3_kernel_x_records.jsonl.gz"
+    if not shipped.exists():
+        pytest.skip(f"no shipped records at {shipped}")
+    recs = [json.loads(line) for line in gzip.open(shipped, "rt") if line.strip()]
+    df = p3.kernel_frame(recs, CFG)
+    old = [r["drops"]["queue_drops"] for r in recs]
+    assert len(recs) == 9 and all(q % 2 == 0 for q in old)  # each drop counted on two qdiscs
+    retrans = df["reno_retrans"] + df["cubic_retrans"]
+    # every drop is retransmitted once (or more): the once-count never exceeds the retransmissions
+    assert (df["queue_drops"] <= retrans).all() and (df["queue_drops"] >= 0.85 * retrans).all()
+    assert sorted(df["queue_drops"] * 2) == sorted(old)
+
+
 def test_kind_parameters_of_tm_cubic_x():
     from tcpmodels.experiments.p3.kernel import KIND_CC, kind_cc_params
 
@@ -104,6 +128,7 @@ def test_buffer_and_scaling_state_what_the_scaled_rate_changes():
     (dict(buffer_bdp_fraction=0.0), r"buffer_bdp_fraction \[-\]"),
     (dict(cubic_rtts_ms=()), r"cubic_rtts_ms \[ms\]"),
     (dict(reps=0), r"reps"),
+    (dict(ns3_rate_bps=0.5e6), r"ns3_rate_bps \[bit/s\]"),
     (dict(kernel_kinds=("standard", "standard")), r"kernel_kinds"),
     (dict(kernel_kinds=("reno",)), r"kernel_kinds"),
     (dict(kernel_kinds=()), r"kernel_kinds"),
@@ -194,6 +219,29 @@ def test_dataset_writes_parquet_and_provenance(tmp_path):
     assert "kernel" not in p3.build_dataset(None, None, tmp_path / "out3", tiny, fluid=False)
 
 
+def test_dataset_provenance_states_each_engines_rate(tmp_path):
+    """Kernel rate from its rows, ns-3 rate from its section (a carried table of the grid shipped before the
+    rate field: 100 Mbit/s), the fluid model's rates from its rows (or, in an old table, its capacity)."""
+    import pandas as pd
+
+    records = tmp_path / "k.jsonl"
+    JsonlRecords(records, p3.KERNEL_KEY).append(_fake_kernel_record(0, 1.0, 4.0))
+    tiny = replace(CFG, reno_rtts_ms=(1.0,), cubic_rtts_ms=(4.0,), slider_exponents=())
+    out = tmp_path / "out"
+    out.mkdir()
+    fluid = pd.DataFrame({"rate_bps": [100e6, 400e6, None], "reno_bps": [50e6, 200e6, 30e6],
+                          "cubic_bps": [50e6, 200e6, 10e6], "utilization": [1.0, 1.0, 0.2],
+                          "loss_sharing": "proportional", "duration_s": 30.0, "warmup_s": 5.0})
+    fluid.to_parquet(tmp_path / "fluid.parquet")
+    pd.DataFrame({"phase": ["main0"], "jain": [0.9]}).to_parquet(out / "p3_ns3.parquet")  # no rate column
+    (out / "p3_provenance.json").write_text(json.dumps({"written_utc": "x", "ns3": {"n_runs": 1}}))
+    prov = p3.build_dataset(records, None, out, tiny, fluid_path=tmp_path / "fluid.parquet")
+    assert prov["engine_rates_bps"]["kernel"] == [tiny.rate_bps]
+    assert prov["ns3"]["rate_bps"] == 100e6 == prov["engine_rates_bps"]["ns3"]
+    assert prov["fluid"]["rates_bps"] == [100e6, 200e6, 400e6] == prov["engine_rates_bps"]["fluid"]
+    assert prov["config"]["ns3_rate_bps"] == tiny.ns3_rate_bps and prov["scaling"]["ns3_rate_bps"] == 100e6
+
+
 def test_dataset_keeps_shipped_kernel_rows_without_records_and_adds_kind(tmp_path):
     import pandas as pd
 
@@ -227,7 +275,9 @@ def test_dataset_keeps_shipped_kernel_rows_without_records_and_adds_kind(tmp_pat
     assert new.loc["divide", "cubic_cc_reading"] == "divide"
     assert prov["kernel"]["carried_from"] == {"n_samples": 2}
     # without a cache the shipped ns-3 table and its provenance stay (its raw runs are gone too)
-    assert prov["ns3"] == {"n_runs": 1, "carried_over_from_build_utc": "B0"} and "p3_ns3.parquet" in prov["files"]
+    # (its rate stated: the grid shipped before the rate field ran at 100 Mbit/s)
+    assert prov["ns3"] == {"n_runs": 1, "carried_over_from_build_utc": "B0", "rate_bps": 100e6}
+    assert "p3_ns3.parquet" in prov["files"]
     assert prov["run_notes"] == "kept"
     # a rebuild from the same records does not duplicate them; the carried rows stay, still naming their build
     again = p3.build_dataset(records, None, out, tiny, fluid=False)
@@ -254,17 +304,27 @@ def test_ns3_plan_phases_share_offsets_across_kinds_and_configs_match():
     assert [s.access.delay_s for s in cfg.senders] == pytest.approx([0.002, 0.032])
     assert cfg.senders[1].cc_params["reading"] == "divide"
     assert cfg.senders[1].cc_params["x_power_law"]["x1"] == pytest.approx(10.0)
-    assert cfg.bottleneck.rate_bps == CFG.rate_bps and cfg.bottleneck.queue_bytes == CFG.buffer_bytes
+    # ns-3 at its own rate (default: the shipped grid's 100 Mbit/s, one BDP at 16 ms), jitter in its packet times
+    assert CFG.ns3_rate_bps == 100e6 and CFG.ns3_buffer_bytes == 200_000 and CFG.rate_bps == 400e6
+    assert cfg.bottleneck.rate_bps == CFG.ns3_rate_bps and cfg.bottleneck.queue_bytes == CFG.ns3_buffer_bytes
+    assert cfg.senders[0].access.jitter_s == pytest.approx(CFG.ns3_jitter_packets * 12000 / 100e6)
+    fast = p3.ns3_config(replace(CFG, ns3_rate_bps=400e6), run)
+    assert fast.bottleneck.rate_bps == 400e6 and fast.bottleneck.queue_bytes == 800_000
     assert cfg.tcp.cubic_hystart is False and cfg.tcp.rcvbuf_bytes == CFG.rwnd_bytes
     std = p3.ns3_config(CFG, next(r for r in main0 if r["kind"] == "standard"))
     assert std.senders[1].variant == "TcpCubic" and not std.senders[1].cc_params
 
 
 def test_fluid_grid_readings_move_k_in_opposite_directions():
-    tiny = replace(CFG, reno_rtts_ms=(1.0,), cubic_rtts_ms=(4.0,), slider_exponents=())
-    df = p3.fluid_frame(tiny, loss_sharings=("proportional",), duration_s=8.0, warmup_s=2.0)
+    tiny = replace(CFG, reno_rtts_ms=(1.0,), cubic_rtts_ms=(4.0,), slider_exponents=(), rate_bps=40e6,
+                   ns3_rate_bps=20e6)
+    both = p3.fluid_frame(tiny, loss_sharings=("proportional",), duration_s=8.0, warmup_s=2.0)
+    # the model at each engine's rate, with the buffer the campaign uses at that rate
+    assert sorted(set(both["rate_bps"])) == [20e6, 40e6] and len(both) == 6
+    assert (both["buffer_bytes"] == both["rate_bps"] * 0.016 / 8).all()
+    assert ((both["reno_bps"] + both["cubic_bps"]) <= both["rate_bps"] * 1.001).all()
+    df = both[both["rate_bps"] == 40e6]
     assert sorted(df["reading"]) == ["divide", "multiply", "none"]
-    assert ((df["reno_bps"] + df["cubic_bps"]) <= tiny.rate_bps * 1.001).all()
     x = df.loc[df["reading"] == "multiply", "x"].iloc[0]
     assert x == pytest.approx(10 * 4 ** (-1 / 3))
     # for the same W_max the readings scale K by x^(+1/3) and x^(-1/3)
@@ -300,6 +360,9 @@ def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_
     assert row["reno_bps"] > 0.05 * 20e6 and row["cubic_bps"] > 0.05 * 20e6
     assert 0.5 <= row["jain"] <= 1.0
     assert row["kind"] == "standard" and r["cubic_cc_params"] is None
+    # drops counted once (root qdisc), each retransmitted: never more drops than retransmissions
+    assert r["drops"]["counting"] == "root qdisc" and r["drops"]["other_qdisc_drops"] == 0
+    assert row["queue_drops"] == r["drops"]["queue_drops"] <= row["reno_retrans"] + row["cubic_retrans"]
 
 
 @pytest.mark.testbed
@@ -334,7 +397,7 @@ def test_tiny_kernel_sample_runs_cubic_side_under_tm_cubic_x_divide(testbed_avai
 # ------------------------------------------------------------------------ ns-3
 @pytest.mark.sim
 def test_tiny_ns3_run_of_the_modified_cubic_shares_the_bottleneck(tmp_path):
-    tiny = replace(CFG, rate_bps=10e6, ns3_duration_s=3.0, ns3_warmup_s=1.0, window_s=1.0)
+    tiny = replace(CFG, ns3_rate_bps=10e6, ns3_duration_s=3.0, ns3_warmup_s=1.0, window_s=1.0)
     plan = [{"phase": "main0", "kind": "divide", "x_exponent": -1 / 3, "seed": 0, "reno_rtt_ms": 4.0,
              "cubic_rtt_ms": 16.0, "reno_start_s": 0.0, "cubic_start_s": 0.05}]
     from distributed import Client, LocalCluster
@@ -345,7 +408,8 @@ def test_tiny_ns3_run_of_the_modified_cubic_shares_the_bottleneck(tmp_path):
         df = p3.run_ns3(tmp_path / "cache", tiny, plan=plan, progress=False, on_failure="raise", client=client)
     assert len(df) == 1
     r = df.iloc[0]
-    assert 0.5 * 10e6 < r["total_bps"] <= 1.01 * 10e6
+    assert 0.5 * 10e6 < r["total_bps"] <= 1.01 * 10e6  # ns-3 at its own rate, not the kernel's 400 Mbit/s
+    assert r["rate_bps"] == 10e6 and r["buffer_bytes"] == tiny.ns3_buffer_bytes
     assert r["reno_bps"] > 0 and r["cubic_bps"] > 0 and r["n_windows"] == 2
     assert r["ns3_version"] and r["wall_s"] > 0
     again = p3.ns3_frame(tmp_path / "cache", tiny, plan=plan)  # read back from the cache, not rerun

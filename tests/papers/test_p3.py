@@ -279,7 +279,10 @@ def test_kernel_kinds_compare_at_one_setting_and_get_their_own_verdicts():
     eng = p3.engine_table(ds)
     assert len(eng) == 36 and set(eng["kind"]) == {"standard", "multiply", "divide"}
     assert (eng["kernel_n"] == 2).all() and (eng["kernel_rate_mbps"] == 200).all() and (eng["ns3_n"] == 3).all()
-    assert eng["fluid_J"].notna().all() and (eng["kernel_K_observed_s"] == 5.0).all()
+    # the synthetic ns-3 table states no rate: the grid shipped before the column (100 Mbit/s)
+    assert (eng["ns3_rate_mbps"] == 100).all() and not eng["same_rate"].any()
+    assert eng["kernel_fluid_J"].notna().all() and eng["ns3_fluid_J"].notna().all()
+    assert (eng["kernel_K_observed_s"] == 5.0).all()
     v = p3.claims(ds, p3.tables(ds))
     kern = v[v["part"].str.startswith("kernel:")]
     assert len(kern) == 2 * 7  # per reading: C3.1 (2 parts), C3.2 (3), C3.3 (2)
@@ -293,3 +296,55 @@ def test_kernel_kinds_compare_at_one_setting_and_get_their_own_verdicts():
     v1 = p3.claims(one, p3.tables(one))
     d1 = v1[v1["part"].str.startswith("kernel:") & v1["part"].str.contains("in most runs")]
     assert (d1["verdict"] == "inconclusive").all() and d1["runs_needed"].notna().all()
+
+
+def _two_rate_dataset(*, kernel_at_ns3_rate=True):
+    """Kernel proposal samples at 400 Mbit/s (and, optionally, standard samples at 100), ns-3 at 100,
+    the fluid model at both rates with different values, so that each comparison shows which rate it used."""
+    base = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like})
+    ds = _with_kernel_kinds(base, {"divide": paper_like, "multiply": paper_like}, rate=400e6)
+    kernel = ds.kernel if kernel_at_ns3_rate else ds.kernel[ds.kernel["rate_bps"] == 400e6]
+    fl = base.fluid
+    fluid = pd.concat([fl.assign(rate_bps=100e6, utilization=1.0),
+                       fl.assign(rate_bps=400e6, utilization=1.0, jain=fl["jain"] - 0.1)], ignore_index=True)
+    prov = {**base.provenance, "config": {**base.provenance["config"], "rate_bps": 400e6, "ns3_rate_bps": 100e6},
+            "ns3": {"rate_bps": 100e6}}
+    return p3.P3Dataset(kernel=kernel, ns3=base.ns3.assign(rate_bps=100e6), fluid=fluid, provenance=prov)
+
+
+def test_each_engine_is_compared_with_the_fluid_model_at_its_own_rate():
+    ds = _two_rate_dataset()
+    assert p3.kernel_rate_bps(ds) == 400e6 and p3.ns3_rate_bps(ds) == 100e6
+    assert p3.fluid_rates_bps(ds) == [100e6, 400e6]
+    eng = p3.engine_table(ds).set_index(["kind", "reno_rtt_ms", "cubic_rtt_ms"])
+    assert (eng["kernel_rate_mbps"] == 400).all() and (eng["ns3_rate_mbps"] == 100).all()
+    assert not eng["same_rate"].any()
+    fl = ds.fluid.set_index(["rate_bps", "reading", "reno_rtt_ms", "cubic_rtt_ms"])["jain"]
+    for (kind, reno, cubic), row in eng.iterrows():
+        rd = "none" if kind == "standard" else kind
+        assert row["kernel_fluid_J"] == pytest.approx(fl[(400e6, rd, reno, cubic)])
+        assert row["ns3_fluid_J"] == pytest.approx(fl[(100e6, rd, reno, cubic)])
+    # the fairness tables: fluid columns at the kernel columns' rate, every rate stated
+    t = p3.fairness_table(ds, 1.0).set_index("cubic_rtt_ms")
+    assert (t["kernel_rate_mbps"] == 400).all() and (t["ns3_rate_mbps"] == 100).all()
+    assert (t["fluid_rate_mbps"] == 400).all()
+    assert t["fluid_none_J"].to_numpy() == pytest.approx([fl[(400e6, "none", 1.0, c)] for c in t.index])
+    # the K table: the kernel samples it reads (standard, most of them: 100 Mbit/s) beside the model at 100
+    k = p3.k_table(ds)
+    assert (k["rate_mbps"] == 100).all()
+    # the cross-check of ns-3 takes the kernel at the ns-3 rate
+    xv = p3.cross_validation(ds)
+    assert (xv["kernel_rate_mbps"] == 100).all() and xv["same_rate"].all() and xv["agree"].notna().all()
+    assert p3.provenance_table(ds)["rates [Mbit/s]: kernel columns / ns-3 / fluid model"] == "400 / 100 / 100, 400"
+
+
+def test_engines_at_different_rates_are_not_judged_against_each_other():
+    ds = _two_rate_dataset(kernel_at_ns3_rate=False)
+    xv = p3.cross_validation(ds)
+    assert (xv["kernel_rate_mbps"] == 400).all() and (xv["ns3_rate_mbps"] == 100).all()
+    assert not xv["same_rate"].any() and xv["agree"].isna().all()
+    # a fluid model never run at an engine's rate leaves that engine's fluid columns empty, not filled from another
+    only400 = p3.P3Dataset(kernel=ds.kernel, ns3=ds.ns3, fluid=ds.fluid[ds.fluid["rate_bps"] == 400e6],
+                           provenance=ds.provenance)
+    eng = p3.engine_table(only400)
+    assert eng["ns3_fluid_J"].isna().all() and eng["kernel_fluid_J"].notna().all()

@@ -1,7 +1,9 @@
 """Campaign of paper P3 (Kozu, Yamaguchi): one Reno and one CUBIC flow sharing a bottleneck, per RTT pair.
 
 Three engines measure the same grid, Reno RTT in {1, 4, 16} ms x CUBIC RTT in
-{1, 4, 16, 64} ms (paper Figs. 3-5), at the same bottleneck rate and buffer:
+{1, 4, 16, 64} ms (paper Figs. 3-5), each at its own bottleneck rate with the same
+buffer rule (kernel ``P3Config.rate_bps``, 400 Mbit/s; ns-3 ``P3Config.ns3_rate_bps``,
+100 Mbit/s; the fluid model at both):
 
 ``kernel``
     The real Linux stack in network namespaces
@@ -27,7 +29,8 @@ Three engines measure the same grid, Reno RTT in {1, 4, 16} ms x CUBIC RTT in
     phases of decreasing priority (:data:`NS3_PHASES`).
 ``fluid``
     :func:`tcpmodels.models.bottleneck.reno_cubic_bottleneck` for the same pairs
-    and readings, the explanatory third column (cheap: computed by ``dataset``).
+    and readings at each engine's rate, the explanatory third column, compared with
+    each engine at that engine's rate (cheap: the ``fluid`` command, or ``dataset``).
 
 Every flow starts at a random offset in ``[0, start_jitter_s]`` (drawn per
 sample and seed) so that repetitions do not replay one phase of the two
@@ -38,7 +41,9 @@ Scaling (:meth:`P3Config.scaling`): 400 Mbit/s instead of the paper's 1 Gbit/s
 pilot saw no CPU-induced loss (:mod:`~tcpmodels.experiments.p3.pilot`, stated in
 :class:`P3Config`); the first campaign (kernel 36 samples, ns-3 96 runs, shipped)
 ran at 100 Mbit/s because ns-3 needs about 1.5 wall seconds per simulated second
-there. The buffer is one BDP at the largest Reno RTT (16 ms: 800 kB at 400 Mbit/s).
+there, and the ns-3 grid stays at 100 Mbit/s (``ns3_rate_bps``: at 400 Mbit/s the grid to
+the kernel's standard is estimated at ~72 h of one core). The buffer is one BDP at the
+largest Reno RTT (16 ms: 800 kB at 400 Mbit/s, 200 kB at 100 Mbit/s).
 Windows are 2.5 times smaller than at 1 Gbit/s for the same RTTs, so K =
 cbrt(W_max (1 - beta_cubic) / C) is about 2.5^(1/3) = 1.36 times smaller, and
 more of the grid lies in CUBIC's Reno-friendly region (which takes over when

@@ -9,7 +9,7 @@ from pathlib import Path
 from tcpmodels.models.cubic import x_power_law_params
 
 
-__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO"]
+__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO", "LEGACY_NS3_RATE_BPS"]
 
 
 REPO = Path(__file__).resolve().parents[3]
@@ -19,6 +19,9 @@ SCHEMA = 1
 NS3_PHASES = ("main0", "slider0", "main1", "slider1", "main2")
 #: CUBIC variants of the ns-3 grid: standard ns-3 TcpCubic, and TcpCubicX in each reading of eq. (4)
 NS3_KINDS = ("standard", "multiply", "divide")
+#: bottleneck rate of the ns-3 grid shipped before its table had a ``rate_bps`` column (2026-11-24:
+#: 96 runs, every run's two flows together 94.0-96.4 Mbit/s of goodput, i.e. a 100 Mbit/s link). [bit/s]
+LEGACY_NS3_RATE_BPS = 100e6
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,7 +37,10 @@ class P3Config:
     frames forwarded), no interface and no qdisc other than the bottleneck's dropped a packet,
     the two flows filled the link (goodput 0.956 of the rate, the payload share of a
     1514-byte frame), and the senders' retransmissions (348, 476, 876) match the bottleneck
-    queue's drops (348, 475, 872 packets) — every loss was the queue's. So 400 Mbit/s
+    queue's drops (348, 475, 872 packets) — every loss was the queue's. (The JSON's
+    ``queue_drops``, 696, 950 and 1744, count each drop twice: ``Testbed.counters`` then summed
+    the ``tbf``'s and its drop-tail leaf's counters; it reports the root qdisc's since
+    2026-11-25. The CPU-induced-loss check is unaffected: those counters were 0.) So 400 Mbit/s
     (the first campaign: 100 Mbit/s). ``measure_s`` is :meth:`scaling`'s
     ``measure_s_for_10_epochs`` at this rate: 10 x the longest K of a flow alone
     (CUBIC 64 ms, reading multiply: 17.3 s), rounded up to 175 s.
@@ -42,7 +48,14 @@ class P3Config:
     Parameters
     ----------
     rate_bps : float
-        Bottleneck rate, both engines (paper: about 1 Gbit/s; first campaign 100 Mbit/s). [bit/s]
+        Bottleneck rate of the kernel campaign, and the fluid model's for comparisons with it
+        (paper: about 1 Gbit/s; first campaign 100 Mbit/s). [bit/s]
+    ns3_rate_bps : float
+        Bottleneck rate of the ns-3 grid (default 100 Mbit/s: the rate the shipped ns-3 grid ran
+        at; at 400 Mbit/s the grid to the kernel's standard is estimated at ~72 h of one core,
+        ``docs/CAMPAIGNS.md`` P3). Its buffer follows it (:attr:`ns3_buffer_bytes`). The tables
+        state each engine's rate and compare each engine with the fluid model at its own rate
+        (:func:`tcpmodels.papers.p3_cubic_fairness.engine_table`). [bit/s]
     buffer_bdp_fraction : float
         Drop-tail buffer as a fraction of the BDP at ``buffer_ref_rtt_s``. [-]
     buffer_ref_rtt_s : float
@@ -87,6 +100,7 @@ class P3Config:
     """
 
     rate_bps: float = 400e6
+    ns3_rate_bps: float = 100e6
     buffer_bdp_fraction: float = 1.0
     buffer_ref_rtt_s: float = 0.016
     reno_rtts_ms: tuple = (1.0, 4.0, 16.0)
@@ -109,8 +123,9 @@ class P3Config:
     ns3_jitter_packets: float = 1.0
 
     def __post_init__(self):
-        if not 1e6 <= self.rate_bps <= 2e9:
-            raise ValueError(f"rate_bps [bit/s] must be in [1e6, 2e9]; got {self.rate_bps}")
+        for name in ("rate_bps", "ns3_rate_bps"):
+            if not 1e6 <= getattr(self, name) <= 2e9:
+                raise ValueError(f"{name} [bit/s] must be in [1e6, 2e9]; got {getattr(self, name)}")
         if not 0.05 <= self.buffer_bdp_fraction <= 20:
             raise ValueError(f"buffer_bdp_fraction [-] must be in [0.05, 20]; got {self.buffer_bdp_fraction}")
         if not 0 < self.buffer_ref_rtt_s <= 1:
@@ -138,10 +153,35 @@ class P3Config:
         for k in self.slider_exponents:
             x_power_law_params(k)
 
+    def buffer_bytes_at(self, rate_bps: float) -> int:
+        """Bottleneck buffer at a rate: ``buffer_bdp_fraction`` x ``rate_bps`` x ``buffer_ref_rtt_s`` / 8.
+
+        Parameters
+        ----------
+        rate_bps : float
+            Bottleneck rate. [bit/s]
+
+        Returns
+        -------
+        int
+            The buffer. [bytes]
+        """
+        return int(round(self.buffer_bdp_fraction * rate_bps * self.buffer_ref_rtt_s / 8))
+
     @property
     def buffer_bytes(self) -> int:
-        """Bottleneck buffer: ``buffer_bdp_fraction`` x rate x ``buffer_ref_rtt_s`` / 8. [bytes]"""
-        return int(round(self.buffer_bdp_fraction * self.rate_bps * self.buffer_ref_rtt_s / 8))
+        """Bottleneck buffer of the kernel campaign (at ``rate_bps``, :meth:`buffer_bytes_at`). [bytes]"""
+        return self.buffer_bytes_at(self.rate_bps)
+
+    @property
+    def ns3_buffer_bytes(self) -> int:
+        """Bottleneck buffer of the ns-3 grid (at ``ns3_rate_bps``, :meth:`buffer_bytes_at`). [bytes]"""
+        return self.buffer_bytes_at(self.ns3_rate_bps)
+
+    @property
+    def engine_rates_bps(self) -> dict[str, float]:
+        """Bottleneck rate per engine: ``{"kernel": rate_bps, "ns3": ns3_rate_bps}``. [bit/s]"""
+        return {"kernel": float(self.rate_bps), "ns3": float(self.ns3_rate_bps)}
 
     @property
     def pairs_ms(self) -> list[tuple[float, float]]:
@@ -154,10 +194,11 @@ class P3Config:
         Returns
         -------
         dict
-            Field name -> value, and ``buffer_bytes`` [bytes].
+            Field name -> value, and ``buffer_bytes``, ``ns3_buffer_bytes`` [bytes].
         """
         d = asdict(self)
         d["buffer_bytes"] = self.buffer_bytes
+        d["ns3_buffer_bytes"] = self.ns3_buffer_bytes
         return d
 
     def hash(self) -> str:
@@ -178,7 +219,8 @@ class P3Config:
         Returns
         -------
         dict
-            Paper and scaled rate [bit/s] and their ratio, the buffer [bytes, packets], the
+            Paper and scaled (kernel) rate [bit/s] and their ratio, ``ns3_rate_bps`` [bit/s] and
+            ``ns3_buffer_bytes`` [bytes] of the ns-3 grid, the kernel's buffer [bytes, packets], the
             receive window, the factor K scales by at equal RTT (rate ratio^(1/3)) [-], and
             ``per_rtt``: for each RTT of the grid the BDP [bytes], the window of one flow
             filling link and buffer [segments] and its CUBIC K [s], ours and the paper's, and
@@ -212,6 +254,9 @@ class P3Config:
         cands = [(rows[f"{r:g}ms"][readings[kd]], r, kd) for r in self.cubic_rtts_ms for kd in self.kernel_kinds]
         k_long, rtt_long, kind_long = max(cands)
         return {"paper_rate_bps": 1e9, "rate_bps": self.rate_bps, "rate_scale": self.rate_bps / 1e9,
+                "ns3_rate_bps": self.ns3_rate_bps, "ns3_buffer_bytes": self.ns3_buffer_bytes,
+                "note_rates": "per_rtt, longest_k and measure_s_for_10_epochs are at rate_bps (the kernel's); "
+                              "the ns-3 grid runs at ns3_rate_bps",
                 "buffer_bytes": self.buffer_bytes, "buffer_packets": self.buffer_bytes / (seg + 52),
                 "buffer_definition": f"{self.buffer_bdp_fraction:g} x BDP at {self.buffer_ref_rtt_s * 1e3:g} ms "
                                      "(the paper states no buffer)",

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_PHASES, REPO, P3Config
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, LEGACY_NS3_RATE_BPS, NS3_PHASES, REPO, P3Config
 from tcpmodels.experiments.p3.fluid import fluid_frame
 from tcpmodels.experiments.p3.kernel import KERNEL_KEY, kernel_frame
 from tcpmodels.experiments.p3.ns3 import ns3_frame, ns3_plan
 
-__all__ = ["build_dataset"]
+__all__ = ["build_dataset", "fluid_rates_bps"]
 
 
 # ----------------------------------------------------------------- dataset
@@ -61,7 +61,9 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     -------
     dict
         The provenance written to ``p3_provenance.json``: config, scaling, per-engine
-        counts, times [s] and load averages, definitions, host, git state, files.
+        counts, times [s] and load averages, definitions, host, git state, files, and
+        ``engine_rates_bps``: the bottleneck rate(s) of each engine's table (kernel, ``ns3``
+        -- also in the ``ns3`` section -- and the fluid model's) [bit/s].
 
     Raises
     ------
@@ -139,7 +141,9 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
         if len(nf):
             nf.to_parquet(out_dir / "p3_ns3.parquet", index=False, compression="zstd")
             nf.to_csv(out_dir / "p3_ns3.csv", index=False, float_format="%.6g")
-            prov["ns3"] = {"cache_dir": str(cache_dir), "n_runs": len(nf), "n_planned": len(ns3_plan(config)),
+            prov["ns3"] = {"cache_dir": str(cache_dir), "rate_bps": config.ns3_rate_bps,
+                           "buffer_bytes": config.ns3_buffer_bytes,
+                           "n_runs": len(nf), "n_planned": len(ns3_plan(config)),
                            "phases_complete": [p for p in NS3_PHASES
                                                if len(nf[nf["phase"] == p]) == len(ns3_plan(config, (p,)))],
                            "runs_per_phase": nf.groupby("phase").size().to_dict(),
@@ -156,11 +160,14 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     elif (out_dir / "p3_ns3.parquet").exists() and "ns3" in previous:
         origin = previous["ns3"].get("carried_over_from_build_utc", previous.get("written_utc"))
         prov["ns3"] = {**previous["ns3"], "carried_over_from_build_utc": origin}
+        if "rate_bps" not in prov["ns3"]:  # built before the ns-3 rate was its own field
+            prov["ns3"]["rate_bps"] = _rates(pd.read_parquet(out_dir / "p3_ns3.parquet"), LEGACY_NS3_RATE_BPS)
         prov["files"] += [f for f in ("p3_ns3.parquet", "p3_ns3.csv") if (out_dir / f).exists()]
     if fluid:
         ff = pd.read_parquet(fluid_path) if fluid_path is not None else fluid_frame(config)
         ff.to_parquet(out_dir / "p3_fluid.parquet", index=False, compression="zstd")
         prov["fluid"] = {"n_rows": len(ff), "model": "tcpmodels.models.bottleneck.reno_cubic_bottleneck",
+                         "rates_bps": sorted({float(r) for r in fluid_rates_bps(ff)}),
                          "source": str(fluid_path) if fluid_path is not None else "computed by dataset",
                          "duration_s": float(ff["duration_s"].iloc[0]), "warmup_s": float(ff["warmup_s"].iloc[0]),
                          "loss_sharing": sorted(ff["loss_sharing"].unique())}
@@ -171,10 +178,54 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
         prov["files"] += ["p3_bottleneck_pilot.json"]
     if "run_notes" in previous:
         prov["run_notes"] = previous["run_notes"]
+    prov["engine_rates_bps"] = _engine_rates(out_dir, prov)
     prov.update({"host": host_facts(), "git": git, "load_avg_at_write": load_average(),
                  "dataset_build_wall_s": round(time.monotonic() - t0, 1), "note": note})
     (out_dir / "p3_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
     return prov
+
+
+def fluid_rates_bps(fluid: pd.DataFrame) -> pd.Series:
+    """The bottleneck rate of each fluid-model row: its ``rate_bps``, or for tables written before
+    that column, the total throughput over the utilisation (the model's capacity). [bit/s]
+
+    Parameters
+    ----------
+    fluid : pandas.DataFrame
+        A fluid table (:func:`fluid_frame`).
+
+    Returns
+    -------
+    pandas.Series
+        One rate per row, rounded to 1 bit/s. [bit/s]
+    """
+    inferred = (fluid["reno_bps"] + fluid["cubic_bps"]) / fluid["utilization"]
+    rate = fluid["rate_bps"].fillna(inferred) if "rate_bps" in fluid else inferred
+    return rate.round()
+
+
+def _rates(table: pd.DataFrame, legacy_bps: float) -> float | list[float]:
+    """The distinct ``rate_bps`` of a table (one value if single), ``legacy_bps`` without the column. [bit/s]"""
+    if "rate_bps" not in table or table["rate_bps"].isna().all():
+        return float(legacy_bps)
+    rates = sorted({float(r) for r in table["rate_bps"].dropna()})
+    return rates[0] if len(rates) == 1 else rates
+
+
+def _engine_rates(out_dir: Path, prov: dict) -> dict:
+    """The bottleneck rate(s) of every engine's table in ``out_dir``, as the provenance states them. [bit/s]"""
+    out = {}
+    if (out_dir / "p3_kernel.parquet").exists():
+        k = pd.read_parquet(out_dir / "p3_kernel.parquet")
+        kr = k["rate_bps"] if "rate_bps" in k else pd.Series(dtype=float)
+        out["kernel"] = sorted({float(r) for r in kr.fillna(prov["config"]["rate_bps"])})
+    if "ns3" in prov and (out_dir / "p3_ns3.parquet").exists():
+        out["ns3"] = prov["ns3"].get("rate_bps")
+    if (out_dir / "p3_fluid.parquet").exists():
+        out["fluid"] = sorted({float(r) for r in fluid_rates_bps(pd.read_parquet(out_dir / "p3_fluid.parquet"))})
+    out["note"] = ("each engine at its own rate: the tables compare each engine with the fluid model at that "
+                   "engine's rate and state the rates (tcpmodels.papers.p3_cubic_fairness.engine_table)")
+    return out
 
 
 def _shipped_kernel_rows(out_dir: Path, previous: dict, rebuilt_starts: set) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.testbed import Topology
 
-__all__ = ["cpu_loss", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
+__all__ = ["cpu_loss", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 
 
 # ---------------------------------------------------------------- kernel plan
@@ -187,8 +187,9 @@ class KernelSession(ServerTestbed):
         dict
             ``run_id``, ``ping_rtt_ms`` (median ICMP RTT of each sender to the receiver before the
             transfers), ``kind``, ``drops`` (packets dropped during the transfers by the bottleneck's
-            qdiscs, ``queue_drops``, counted by the tbf and its drop-tail leaf alike, and elsewhere:
-            ``other_qdisc_drops``, ``interface_drops``; see :func:`cpu_loss`),
+            qdiscs, ``queue_drops``, each drop once: the root ``tbf``'s counter, which includes its
+            drop-tail leaf's; and elsewhere: ``other_qdisc_drops``, ``interface_drops``; see
+            :func:`cpu_loss`; ``counting`` = :data:`DROPS_COUNTING` marks records counted so),
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
@@ -234,13 +235,47 @@ class KernelSession(ServerTestbed):
             procs.append(wl.launch_flows(tb, node, [flow]))
         recs = [wl.collect_flows(p, timeout_s=duration_s + 120)[0] for p in procs]
         drops = cpu_loss(counters0, tb.counters(), {})
-        drops = {k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops")}
+        drops = {**{k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops")},
+                 "counting": DROPS_COUNTING}
         flows = []
         for cc, rec in zip(("reno", cubic_cc), recs):
             samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
             flows.append({**rec, "cc_requested": cc, "samples": samples})
         return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops,
                 "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
+
+
+#: the ``counting`` of a record's ``drops``: each drop once (Testbed.counters reports the root qdisc's count)
+DROPS_COUNTING = "root qdisc"
+
+
+def queue_drops_once(drops: dict) -> int | None:
+    """The bottleneck queue's drops of one record's ``drops``, each dropped packet counted once.
+
+    Records written before 2026-11-25 (no ``counting``) hold the sum over the bottleneck's
+    qdiscs, the ``tbf`` and its drop-tail leaf, which counts every drop twice: the ``tbf``
+    adds the drops its leaf reports to its own count (``tests/testbed/test_counters.py``
+    shows both counters equal on an overflowed link). The ``tbf`` drops nothing itself on
+    this testbed (offloads are off, so no frame exceeds its 1514 bytes, far below the
+    bucket), so the old sum is exactly twice the drops: halved here. In the 9 samples of
+    2026-11-24 every old sum is even, and half of it is within 0.5 % of the two senders'
+    retransmissions in 8 of them (12 % below them in the ninth, standard 1:16 ms: 2918
+    drops, 3315 retransmissions).
+
+    Parameters
+    ----------
+    drops : dict
+        The record's ``drops`` (``queue_drops`` [packets], ``counting``), or ``{}``.
+
+    Returns
+    -------
+    int or None
+        Packets dropped by the bottleneck queue; None if the record has no drop counts.
+    """
+    q = drops.get("queue_drops")
+    if q is None:
+        return None
+    return int(q) if drops.get("counting") == DROPS_COUNTING else int(q) // 2
 
 
 #: delay-element counters of frames lost for lack of CPU or buffer (not the bottleneck queue)
@@ -427,7 +462,8 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         ``cubic_bps``, ``total_bps``, window standard deviations [bit/s], ``jain``,
         ``jain_window_sd``, ``cubic_share`` [-], median srtt [ms] and cwnd [segments],
         ``*_wmax_segments``, ``cubic_k_s``, ``cubic_k_observed_s`` [s], ``cubic_k_epochs``,
-        ``queue_drops`` and ``cpu_drops`` (drops outside the bottleneck queue; None in older records), retransmissions, load, ``wall_s`` [s] and
+        ``queue_drops`` (each drop of the bottleneck queue once, :func:`queue_drops_once`) and
+        ``cpu_drops`` (drops outside the bottleneck queue; None in older records), retransmissions, load, ``wall_s`` [s] and
         ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
     """
     import numpy as np
@@ -448,7 +484,7 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
                "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
                "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None}
         d = r.get("drops") or {}
-        row["queue_drops"] = d.get("queue_drops")
+        row["queue_drops"] = queue_drops_once(d)
         row["cpu_drops"] = (d["other_qdisc_drops"] + d["interface_drops"]) if d else None
         for name, f in zip(("reno", "cubic"), flows):
             row[f"{name}_cc"] = f.get("cc_effective")

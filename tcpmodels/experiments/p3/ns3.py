@@ -80,7 +80,8 @@ def ns3_config(config: P3Config, run: dict) -> Dumbbell:
     Parameters
     ----------
     config : P3Config
-        Bottleneck rate and buffer, MSS, buffers, duration and ``ns3_jitter_packets``.
+        ``ns3_rate_bps`` and ``ns3_buffer_bytes`` (the bottleneck), MSS, socket buffers, duration and
+        ``ns3_jitter_packets`` (packet times at ``ns3_rate_bps``).
     run : dict
         One entry of :func:`ns3_plan`.
 
@@ -99,7 +100,7 @@ def ns3_config(config: P3Config, run: dict) -> Dumbbell:
     """
     from tcpmodels.sim.config import BulkApp, Link, Sender, TcpOptions
 
-    jitter_s = config.ns3_jitter_packets * 1500 * 8 / config.rate_bps
+    jitter_s = config.ns3_jitter_packets * 1500 * 8 / config.ns3_rate_bps
 
     def access(rtt_ms):
         return Link(rate_bps=10e9, delay_s=rtt_ms * 1e-3 / 2, queue_packets=10000, jitter_s=jitter_s)
@@ -115,8 +116,8 @@ def ns3_config(config: P3Config, run: dict) -> Dumbbell:
         raise ValueError(f"kind must be one of {NS3_KINDS}; got {run['kind']!r}")
     reno = Sender(access=access(run["reno_rtt_ms"]), variant="TcpLinuxReno",
                   apps=(BulkApp(start_s=run["reno_start_s"]),))
-    return Dumbbell(senders=(reno, cubic), bottleneck=Link(rate_bps=config.rate_bps, delay_s=0.0,
-                                                           queue_bytes=config.buffer_bytes),
+    return Dumbbell(senders=(reno, cubic), bottleneck=Link(rate_bps=config.ns3_rate_bps, delay_s=0.0,
+                                                           queue_bytes=config.ns3_buffer_bytes),
                     duration_s=config.ns3_duration_s, seed=int(run["seed"]), queue_bin_s=1.0,
                     tcp=TcpOptions(mss_bytes=config.mss_bytes, sndbuf_bytes=4 * config.rwnd_bytes,
                                    rcvbuf_bytes=config.rwnd_bytes, cubic_hystart=False))
@@ -149,7 +150,8 @@ def _ns3_summary(config: P3Config, run: dict, result) -> dict:
             "wall_s": float(rec.get("run_wall_s", math.nan)) + float(rec.get("ns3_load_wall_s", 0.0)),
             "date_utc": rec.get("date_utc"),
             "ns3_version": rec.get("ns3_version"),
-            "duration_s": config.ns3_duration_s, "warmup_s": config.ns3_warmup_s}
+            "duration_s": config.ns3_duration_s, "warmup_s": config.ns3_warmup_s,
+            "rate_bps": config.ns3_rate_bps, "buffer_bytes": config.ns3_buffer_bytes}
 
 
 def run_ns3(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, phases: Sequence[str] = NS3_PHASES,
@@ -230,7 +232,8 @@ def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *,
     pandas.DataFrame
         One row per cached run: the plan entry, ``reno_bps``, ``cubic_bps``,
         ``total_bps`` and window standard deviations [bit/s], ``jain``, ``cubic_share`` [-],
-        lost packets, ``wall_s`` [s], ``date_utc``, ``ns3_version`` and ``cache_key``.
+        lost packets, ``wall_s`` [s], ``date_utc``, ``ns3_version``, ``rate_bps`` [bit/s] and
+        ``buffer_bytes`` [bytes] of the bottleneck (``config.ns3_rate_bps``) and ``cache_key``.
     """
     from tcpmodels.sweep import canonical_json, read_cached
 

@@ -2,7 +2,9 @@
 
 On the P3 dumbbell every packet of both flows passes a userspace delay element (one per
 access link) and the ``tbf`` bottleneck. Loss that the queue causes is counted by the
-bottleneck's drop-tail leaf (``qdisc_drops`` of ``ra:bn``); loss the CPU causes shows up
+bottleneck's qdiscs (``qdisc_drops`` of ``ra:bn``: the root ``tbf``'s counter, which includes
+its drop-tail leaf's, each drop once; the shipped pilot of 2026-11-24 summed both counters and
+holds each drop twice, see :class:`~tcpmodels.experiments.p3.config.P3Config`); loss the CPU causes shows up
 elsewhere: the delay element's counters (``dropped_queue_full``: its slot ring was full,
 ``dropped_socket``: the kernel dropped frames because the element's receive buffer was
 full, ``send_errors``, ``dropped_oversize``), the interfaces' ``rx_dropped`` /

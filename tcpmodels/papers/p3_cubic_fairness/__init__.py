@@ -12,8 +12,12 @@ and verdicts on C3.1-C3.3 per reading and engine (:mod:`.claims`, judged by
 :mod:`tcpmodels.stats` on the per-run paired differences of Jain's index). The kernel
 columns of one table share one setting (rate and measured span,
 :func:`proposal_setting`); the first campaign's ``standard`` samples (100 Mbit/s,
-30 s) stay in the dataset and carry the premise C3.0 and the ns-3 cross-check while they
-are the setting with most ``standard`` samples.
+30 s) stay in the dataset and carry the premise C3.0 while they are the setting with most
+``standard`` samples. Each engine runs at its own rate (kernel ``P3Config.rate_bps``, ns-3
+``P3Config.ns3_rate_bps``: :func:`kernel_rate_bps`, :func:`ns3_rate_bps`): every table that
+puts engines side by side states each one's rate, compares each with the fluid model at its
+own rate (:func:`fluid_at`), and the ns-3 cross-check takes the kernel's ``standard`` samples at
+the ns-3 rate (it says so, and gives no agreement, where the kernel has none at that rate).
 
 The data come from :mod:`tcpmodels.experiments.p3` (``data/datasets/p3_*``).
 The paper's figures carry no printed numbers that survive in the source text,
@@ -47,11 +51,17 @@ from tcpmodels.papers.p3_cubic_fairness.data import (
     CITATION,
     PAPER_DIRECTION,
     READINGS,
+    LEGACY_NS3_RATE_BPS,
     P3Dataset,
     cell_stats,
+    fluid_at,
+    fluid_rates_bps,
+    kernel_rate_bps,
     kernel_runs,
     kernel_settings,
     load_dataset,
+    ns3_rate_bps,
+    ns3_runs,
     proposal_setting,
     run_spread_proxy,
     significant,
@@ -76,6 +86,7 @@ from tcpmodels.papers.p3_cubic_fairness.tables import (
 )
 
 __all__ = ["kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
+           "ns3_runs", "ns3_rate_bps", "kernel_rate_bps", "fluid_at", "fluid_rates_bps", "LEGACY_NS3_RATE_BPS",
            "P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
            "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "tables", "plot_figure", "plot_exponent_fairness",
            "exponent_widget", "available_exponents", "reading_summary", "CITATION", "PAPER_DIRECTION", "READINGS"]

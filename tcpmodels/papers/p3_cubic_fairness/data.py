@@ -160,6 +160,135 @@ def kernel_runs(ds: P3Dataset, kind: str, setting: tuple[float, float] | None | 
     return k[np.isclose(k["rate_bps"], setting[0]) & np.isclose(k["measure_s"], setting[1])]
 
 
+# ------------------------------------------------------------ engine rates
+#: bottleneck rate of the ns-3 grid shipped before its table had a ``rate_bps`` column (2026-11-24: every
+#: run's two flows together 94.0-96.4 Mbit/s of goodput); the same value as
+#: ``tcpmodels.experiments.p3.config.LEGACY_NS3_RATE_BPS`` (papers do not import campaigns). [bit/s]
+LEGACY_NS3_RATE_BPS = 100e6
+
+
+def ns3_runs(ds: P3Dataset) -> pd.DataFrame:
+    """The ns-3 runs with ``rate_bps`` filled: the table's column, else the provenance's ``ns3.rate_bps``,
+    else :data:`LEGACY_NS3_RATE_BPS`.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``ds.ns3`` with ``rate_bps`` [bit/s] filled in every row.
+    """
+    n = ds.ns3
+    prov = ds.provenance.get("ns3", {}).get("rate_bps")
+    fill = float(prov) if isinstance(prov, (int, float)) else LEGACY_NS3_RATE_BPS
+    if "rate_bps" not in n.columns:
+        return n.assign(rate_bps=fill)
+    return n.assign(rate_bps=n["rate_bps"].fillna(fill))
+
+
+def ns3_rate_bps(ds: P3Dataset) -> float:
+    """The rate of the ns-3 grid the tables use: the one with most runs (NaN without runs). [bit/s]
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    float
+        The bottleneck rate. [bit/s]
+    """
+    n = ns3_runs(ds)
+    if len(n) == 0:
+        return math.nan
+    counts = n.groupby("rate_bps").size().sort_values(kind="stable")
+    return float(counts.index[-1])
+
+
+def kernel_rate_bps(ds: P3Dataset) -> float:
+    """The kernel rate of the tables' kernel columns (:func:`proposal_setting`), else the provenance's. [bit/s]
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    float
+        The bottleneck rate. [bit/s]
+    """
+    setting = proposal_setting(ds)
+    if setting:
+        return setting[0]
+    prov = ds.provenance
+    return float(prov.get("config", {}).get("rate_bps", prov.get("scaling", {}).get("rate_bps", math.nan)))
+
+
+def _fluid_with_rate(ds: P3Dataset) -> pd.DataFrame:
+    """Fluid rows with proportional losses and ``rate_bps`` filled (see :func:`fluid_at`)."""
+    fl = ds.fluid
+    if len(fl) == 0:
+        return fl.assign(rate_bps=pd.Series(dtype=float))
+    fl = fl[fl["loss_sharing"] == "proportional"] if "loss_sharing" in fl else fl
+    if "utilization" in fl:
+        inferred = ((fl["reno_bps"] + fl["cubic_bps"]) / fl["utilization"]).round()
+    else:  # written at the provenance's rate (before the fluid model ran at each engine's)
+        inferred = pd.Series(float(ds.provenance.get("config", {}).get("rate_bps", math.nan)), index=fl.index)
+    return fl.assign(rate_bps=fl["rate_bps"].fillna(inferred) if "rate_bps" in fl else inferred)
+
+
+def fluid_rates_bps(ds: P3Dataset) -> list[float]:
+    """The bottleneck rates the fluid model was run at, sorted (see :func:`fluid_at`). [bit/s]
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    list of float
+        The distinct rates. [bit/s]
+    """
+    return sorted({float(r) for r in _fluid_with_rate(ds)["rate_bps"].dropna()})
+
+
+def fluid_at(ds: P3Dataset, rate_bps: float) -> pd.DataFrame:
+    """Fluid-model rows (proportional losses) at one bottleneck rate.
+
+    A row's rate is its ``rate_bps``, or in tables written before that column, the model's
+    capacity: total throughput over utilisation (else the provenance's ``config.rate_bps``).
+    Where rates are not stated at all (a row's rate unknown, or ``rate_bps`` NaN: data that
+    predate the rates), rows of unknown rate match any rate and an unknown rate matches a
+    table of at most one known rate; the tables then show the unknown rate as NaN.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    rate_bps : float
+        The rate of the engine the model is compared with. [bit/s]
+
+    Returns
+    -------
+    pandas.DataFrame
+        The rows at that rate (within 0.1 %), with ``rate_bps`` filled; empty (same columns) if the
+        model was not run at that rate.
+    """
+    fl = _fluid_with_rate(ds)
+    if len(fl) == 0:
+        return fl
+    unknown = fl["rate_bps"].isna()
+    if rate_bps != rate_bps:
+        return fl if fl.loc[~unknown, "rate_bps"].nunique() <= 1 else fl[unknown]
+    return fl[unknown | np.isclose(fl["rate_bps"], rate_bps, rtol=1e-3)]
+
+
 # ------------------------------------------------------------ statistics
 def cell_stats(df: pd.DataFrame | None, by: list[str]) -> pd.DataFrame:
     """Mean and spread per cell: ``reno_mbps``, ``cubic_mbps`` (mean, sd), ``jain`` (mean, sd, se), ``n``.

@@ -11,7 +11,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
+from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, fluid_at, kernel_rate_bps, ns3_rate_bps, ns3_runs
 from tcpmodels.papers.p3_cubic_fairness.tables import fairness_table
 
 def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.ndarray | None = None, *,
@@ -19,8 +19,9 @@ def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.nda
     """Figs. 3-5 for one Reno RTT: throughputs (left) and Jain's index (right) against the RTT ratio.
 
     Kernel standard CUBIC (solid), ns-3 standard (dashed) and ns-3 proposal in each reading
-    (dotted), fluid model (x); on Jain's index, error bars = sd over repetitions (kernel) and
-    over seeds (ns-3 standard). The throughput panel has no error bars.
+    (dotted), fluid model (x, at the kernel's rate); on Jain's index, error bars = sd over
+    repetitions (kernel) and over seeds (ns-3 standard). The throughput panel has no error bars.
+    Every label states its engine's rate (the engines may run at different rates).
 
     Parameters
     ----------
@@ -45,14 +46,17 @@ def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.nda
         _, axes = plt.subplots(1, 2, figsize=(11, 4.0))
     t = fairness_table(ds, reno_rtt_ms, exponent=exponent)
     x = np.arange(len(t))
+    # every engine runs at its own rate: the labels say which
+    kr, nr, fr = (f"{t[c].iloc[0]:g} Mbit/s" if len(t) else "?"
+                  for c in ("kernel_rate_mbps", "ns3_rate_mbps", "fluid_rate_mbps"))
     ax = axes[0]
-    ax.errorbar(x, t["kernel_reno"], fmt="o-", color="C0", label="kernel: Reno")
-    ax.errorbar(x, t["kernel_cubic"], fmt="s-", color="C1", label="kernel: CUBIC")
-    ax.plot(x, t["ns3_standard_reno"], "o--", color="C0", alpha=0.6, label="ns-3: Reno vs TcpCubic")
-    ax.plot(x, t["ns3_standard_cubic"], "s--", color="C1", alpha=0.6, label="ns-3: TcpCubic")
+    ax.errorbar(x, t["kernel_reno"], fmt="o-", color="C0", label=f"kernel ({kr}): Reno")
+    ax.errorbar(x, t["kernel_cubic"], fmt="s-", color="C1", label=f"kernel ({kr}): CUBIC")
+    ax.plot(x, t["ns3_standard_reno"], "o--", color="C0", alpha=0.6, label=f"ns-3 ({nr}): Reno vs TcpCubic")
+    ax.plot(x, t["ns3_standard_cubic"], "s--", color="C1", alpha=0.6, label=f"ns-3 ({nr}): TcpCubic")
     for rd, c in zip(READINGS, ("C2", "C3")):
-        ax.plot(x, t[f"ns3_{rd}_reno"], "o:", color=c, alpha=0.8, label=f"ns-3: Reno vs proposal ({rd})")
-        ax.plot(x, t[f"ns3_{rd}_cubic"], "s:", color=c, label=f"ns-3: proposal ({rd})")
+        ax.plot(x, t[f"ns3_{rd}_reno"], "o:", color=c, alpha=0.8, label=f"ns-3 ({nr}): Reno vs proposal ({rd})")
+        ax.plot(x, t[f"ns3_{rd}_cubic"], "s:", color=c, label=f"ns-3 ({nr}): proposal ({rd})")
     ax.set_xticks(x, t["ratio"])
     ax.set_xlabel("RTT ratio Reno:CUBIC [ms:ms]")
     ax.set_ylabel("throughput [Mbit/s]")
@@ -60,13 +64,13 @@ def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.nda
     ax.legend(fontsize=7)
     ax = axes[1]
     ax.errorbar(x, t["kernel_J"], yerr=t["kernel_J_sd"].fillna(0), fmt="o-", color="k", capsize=3,
-                label="kernel standard")
+                label=f"kernel standard ({kr})")
     ax.errorbar(x, t["ns3_standard_J"], yerr=t["ns3_standard_J_sd"].fillna(0), fmt="o--", color="C7", capsize=3,
-                label="ns-3 standard")
+                label=f"ns-3 standard ({nr})")
     for rd, c in zip(READINGS, ("C2", "C3")):
-        ax.plot(x, t[f"ns3_{rd}_J"], "s:", color=c, label=f"ns-3 proposal ({rd})")
-        ax.plot(x, t[f"fluid_{rd}_J"], "x", color=c, ms=8, label=f"fluid ({rd})")
-    ax.plot(x, t["fluid_none_J"], "x", color="k", ms=8, label="fluid standard")
+        ax.plot(x, t[f"ns3_{rd}_J"], "s:", color=c, label=f"ns-3 proposal ({rd}, {nr})")
+        ax.plot(x, t[f"fluid_{rd}_J"], "x", color=c, ms=8, label=f"fluid ({rd}, {fr})")
+    ax.plot(x, t["fluid_none_J"], "x", color="k", ms=8, label=f"fluid standard ({fr})")
     ax.set_xticks(x, t["ratio"])
     ax.set_ylim(0.45, 1.02)
     ax.set_xlabel("RTT ratio Reno:CUBIC [ms:ms]")
@@ -103,7 +107,8 @@ def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: i
     reading with x(RTT) = (RTT / 1 s)^x_exponent where the sweep cache holds
     those runs (only the runs of ``seed``, default the first seed, the one every
     exponent is run with, so exponents compare like for like), and the fluid
-    model (proportional losses) in each reading for every exponent.
+    model (proportional losses) in each reading for every exponent, at the ns-3 grid's rate
+    (the kernel's without ns-3 runs; the title states it).
 
     Parameters
     ----------
@@ -130,11 +135,15 @@ def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: i
     if not any(abs(x_exponent - e) < 1e-5 for e in exps):
         raise ValueError(f"x_exponent [-] must be one of the computed exponents {[round(e, 4) for e in exps]}; "
                          f"got {x_exponent}")
-    ns = ds.ns3
+    rate = ns3_rate_bps(ds)
+    ns = ns3_runs(ds)
     if len(ns):
+        ns = ns[np.isclose(ns["rate_bps"], rate)]
         seed = int(ns["seed"].min()) if seed is None else seed
         ns = ns[ns["seed"] == seed]
-    fl = ds.fluid[ds.fluid["loss_sharing"] == "proportional"] if len(ds.fluid) else ds.fluid
+    else:
+        rate = kernel_rate_bps(ds)
+    fl = fluid_at(ds, rate)  # the model at the ns-3 grid's rate, beside the ns-3 runs
     fig = Figure(figsize=(11, 3.8))
     axes = fig.subplots(1, 3, sharey=True)
     n_ns3 = 0
@@ -163,7 +172,8 @@ def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: i
     axes[0].set_ylabel("Jain's index [-]")
     axes[0].legend(fontsize=7)
     fig.suptitle(f"x(RTT) = (RTT / 1 s)^{x_exponent:.3g}: x(1 ms) = {1000 ** (-x_exponent):.3g}, "
-                 f"x(64 ms) = {0.064 ** x_exponent:.3g}; ns-3 proposal runs at this exponent: {n_ns3}")
+                 f"x(64 ms) = {0.064 ** x_exponent:.3g}; ns-3 proposal runs at this exponent: {n_ns3}; "
+                 f"ns-3 and fluid model at {rate / 1e6:g} Mbit/s")
     fig.tight_layout()
     return fig
 

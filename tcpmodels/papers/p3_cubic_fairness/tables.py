@@ -13,17 +13,24 @@ from tcpmodels.papers.p3_cubic_fairness.data import (
     READINGS,
     P3Dataset,
     cell_stats,
+    fluid_at,
+    fluid_rates_bps,
+    kernel_rate_bps,
     kernel_runs,
+    ns3_rate_bps,
+    ns3_runs,
     proposal_setting,
     run_spread_proxy,
     significant,
 )
 
 def _ns3_main(ds: P3Dataset, exponent: float | None = None) -> pd.DataFrame:
-    """ns-3 runs of the main grid: standard, and the readings at the default exponent (or ``exponent``)."""
-    df = ds.ns3
+    """ns-3 runs of the main grid at the ns-3 rate (:func:`ns3_rate_bps`): standard, and the readings at the
+    default exponent (or ``exponent``)."""
+    df = ns3_runs(ds)
     if len(df) == 0:
         return df
+    df = df[np.isclose(df["rate_bps"], ns3_rate_bps(ds))]
     expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
     keep = (df["kind"] == "standard") | np.isclose(df["x_exponent"], expo)
     return df[keep]
@@ -39,7 +46,7 @@ def _columns(ds: P3Dataset, exponent: float | None = None) -> dict[str, pd.DataF
     for kind in ("standard", *READINGS):
         out[f"ns3_{kind}"] = cell_stats(ns[ns["kind"] == kind] if len(ns) else ns, pair)
     expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
-    fl = ds.fluid[ds.fluid["loss_sharing"] == "proportional"] if len(ds.fluid) else ds.fluid
+    fl = fluid_at(ds, kernel_rate_bps(ds))  # the fluid columns at the kernel columns' rate
     for rd in ("none", *READINGS):
         f = fl[(fl["reading"] == rd) & ((rd == "none") | np.isclose(fl["x_exponent"], expo))] if len(fl) else fl
         f = f.assign(jain_window_sd=math.nan, n_windows=math.nan)
@@ -69,7 +76,9 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
     ``ns3_standard_J_sd``, and ``ns3_<reading>_dJ`` (proposal minus standard)
     with ``ns3_<reading>_verdict`` (fairer / less fair / within spread), and the same
     ``kernel_<reading>_dJ`` / ``kernel_<reading>_verdict`` for the kernel (a kernel cell with one
-    run takes its window spread, or the run-spread floor, as its standard error).
+    run takes its window spread, or the run-spread floor, as its standard error). The engines run
+    at their own rates, stated in ``kernel_rate_mbps``, ``ns3_rate_mbps`` and ``fluid_rate_mbps``
+    (the fluid columns at the kernel columns' rate); the verdicts compare within one engine only.
 
     Parameters
     ----------
@@ -84,10 +93,13 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
     -------
     pandas.DataFrame
         One row per CUBIC RTT of the dataset, the columns above, plus ``cubic_rtt_ms`` [ms],
-        ``kernel_n``, ``kernel_<reading>_n``, ``ns3_n`` and ``ns3_standard_J_se`` [-].
+        ``kernel_n``, ``kernel_<reading>_n``, ``ns3_n``, ``ns3_standard_J_se`` [-] and the three
+        rates [Mbit/s].
     """
     cols = {name: _by_pair(st) for name, st in _columns(ds, exponent).items()}
     proxy = run_spread_proxy(ds)
+    rates_mbps = {"kernel_rate_mbps": kernel_rate_bps(ds) / 1e6, "ns3_rate_mbps": ns3_rate_bps(ds) / 1e6,
+                  "fluid_rate_mbps": kernel_rate_bps(ds) / 1e6}
 
     def se(name, reno, cubic):
         v = _get(cols[name], reno, cubic, "jain_se")
@@ -99,7 +111,7 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
                          *ds.ns3.get("cubic_rtt_ms", pd.Series(dtype=float))})
     for cubic in cubic_rtts:
         row = {"ratio": f"{reno_rtt_ms:g}:{cubic:g}", "cubic_rtt_ms": cubic,
-               "paper": PAPER_DIRECTION.get((float(reno_rtt_ms), float(cubic)), "not in the paper")}
+               "paper": PAPER_DIRECTION.get((float(reno_rtt_ms), float(cubic)), "not in the paper"), **rates_mbps}
         for name, st in cols.items():
             row[f"{name}_reno"] = _get(st, reno_rtt_ms, cubic, "reno_mbps")
             row[f"{name}_cubic"] = _get(st, reno_rtt_ms, cubic, "cubic_mbps")
@@ -129,11 +141,14 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
 
 
 def cross_validation(ds: P3Dataset) -> pd.DataFrame:
-    """ns-3 standard (``TcpLinuxReno`` vs ``TcpCubic``) against the kernel, per RTT pair.
+    """ns-3 standard (``TcpLinuxReno`` vs ``TcpCubic``) against the kernel, per RTT pair, at one rate.
 
-    The kernel side is its ``standard`` samples at the setting with most of them.
+    The kernel side is its ``standard`` samples at the ns-3 grid's rate (:func:`ns3_rate_bps`;
+    the setting with most samples at that rate). Where the kernel has none at that rate, its
+    setting with most ``standard`` samples is shown beside ns-3 with ``same_rate`` false and
+    ``agree`` None: engines at different rates are not judged against each other.
 
-    Columns: both engines' Reno and CUBIC throughput [Mbit/s], CUBIC's share,
+    Columns: both engines' rates and Reno and CUBIC throughput [Mbit/s], CUBIC's share,
     Jain's index with spread, ``dJ`` (ns-3 minus kernel) and ``agree``: the
     indices differ by less than the spread rule or by less than 0.05, and the
     same flow is ahead in both engines.
@@ -146,13 +161,24 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per RTT pair in either engine: ``reno_rtt_ms, cubic_rtt_ms`` [ms], ``kernel_reno_mbps,
-        kernel_cubic_mbps, ns3_reno_mbps, ns3_cubic_mbps`` [Mbit/s], ``kernel_cubic_share,
-        ns3_cubic_share, kernel_J, kernel_J_sd, ns3_J, ns3_J_sd, dJ`` [-], ``kernel_n, ns3_n`` and
-        ``agree`` (None where an engine lacks the pair).
+        One row per RTT pair in either engine: ``reno_rtt_ms, cubic_rtt_ms`` [ms], ``kernel_rate_mbps``,
+        ``ns3_rate_mbps``, ``kernel_reno_mbps, kernel_cubic_mbps, ns3_reno_mbps, ns3_cubic_mbps`` [Mbit/s],
+        ``same_rate``, ``kernel_cubic_share, ns3_cubic_share, kernel_J, kernel_J_sd, ns3_J, ns3_J_sd, dJ`` [-],
+        ``kernel_n, ns3_n`` and ``agree`` (None where an engine lacks the pair or the rates differ).
     """
-    k = cell_stats(kernel_runs(ds, "standard", "most"), ["reno_rtt_ms", "cubic_rtt_ms"])
-    ns = ds.ns3[ds.ns3["kind"] == "standard"] if len(ds.ns3) else ds.ns3
+    ns_rate = ns3_rate_bps(ds)
+    allk = kernel_runs(ds, "standard", None)
+    at_rate = allk[np.isclose(allk["rate_bps"], ns_rate)] if len(allk) and ns_rate == ns_rate else allk.iloc[:0]
+    if len(at_rate):
+        counts = at_rate.groupby("measure_s").size().sort_values(kind="stable")
+        kruns = kernel_runs(ds, "standard", (ns_rate, float(counts.index[-1])))
+    else:
+        kruns = kernel_runs(ds, "standard", "most")
+    k_rate = float(kruns["rate_bps"].iloc[0]) if len(kruns) else math.nan
+    same_rate = bool(np.isclose(k_rate, ns_rate))
+    k = cell_stats(kruns, ["reno_rtt_ms", "cubic_rtt_ms"])
+    ns = _ns3_main(ds)
+    ns = ns[ns["kind"] == "standard"] if len(ns) else ns
     n = cell_stats(ns, ["reno_rtt_ms", "cubic_rtt_ms"])
     m = k.merge(n, on=["reno_rtt_ms", "cubic_rtt_ms"], how="outer", suffixes=("_kernel", "_ns3"))
     rows = []
@@ -163,12 +189,13 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
         same_side = (sk - 0.5) * (sn - 0.5) >= 0 or abs(sk - 0.5) < 0.05 or abs(sn - 0.5) < 0.05
         agree = bool(same_side and (significant(dj, r["jain_se_kernel"], r["jain_se_ns3"]) == 0 or abs(dj) < 0.05))
         rows.append({"reno_rtt_ms": r["reno_rtt_ms"], "cubic_rtt_ms": r["cubic_rtt_ms"],
+                     "kernel_rate_mbps": k_rate / 1e6, "ns3_rate_mbps": ns_rate / 1e6, "same_rate": same_rate,
                      "kernel_reno_mbps": r["reno_mbps_kernel"], "kernel_cubic_mbps": r["cubic_mbps_kernel"],
                      "ns3_reno_mbps": r["reno_mbps_ns3"], "ns3_cubic_mbps": r["cubic_mbps_ns3"],
                      "kernel_cubic_share": sk, "ns3_cubic_share": sn,
                      "kernel_J": r["jain_kernel"], "kernel_J_sd": r["jain_sd_kernel"], "kernel_n": r["n_kernel"],
                      "ns3_J": r["jain_ns3"], "ns3_J_sd": r["jain_sd_ns3"], "ns3_n": r["n_ns3"], "dJ": dj,
-                     "agree": agree if dj == dj else None})
+                     "agree": agree if dj == dj and same_rate else None})
     return pd.DataFrame(rows)
 
 
@@ -180,8 +207,8 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     each reading for that W_max [s] (:func:`~tcpmodels.models.cubic.kozu_k_s`
     with x(RTT) at the CUBIC flow's RTT), and Reno's recovery time from W/2
     back to W, ``W_max/2 x srtt`` [s] — the time CUBIC's K competes with. From
-    the fluid model: W_max at losses and K in each reading (each reading's own
-    W_max, since the modified K changes the equilibrium).
+    the fluid model at the same rate as those kernel samples (:func:`fluid_at`): W_max at losses
+    and K in each reading (each reading's own W_max, since the modified K changes the equilibrium).
 
     Parameters
     ----------
@@ -196,7 +223,8 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
         One row per RTT pair of the kernel or fluid data: ``reno_rtt_ms, cubic_rtt_ms`` [ms], ``x`` [-],
         ``kernel_cubic_wmax_segments, kernel_reno_wmax_segments`` [segments], ``kernel_K_standard_s``,
         ``kernel_K_<reading>_s``, ``kernel_reno_recovery_s`` [s], ``fluid_<reading>_wmax_segments``
-        [segments] and ``fluid_K_<reading>_s`` [s] (readings ``none``, ``multiply``, ``divide``).
+        [segments] and ``fluid_K_<reading>_s`` [s] (readings ``none``, ``multiply``, ``divide``), and
+        ``rate_mbps``, the rate of both. [Mbit/s]
     """
     from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, kozu_x, x_power_law_params
 
@@ -205,7 +233,8 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     rows = []
     kern = kernel_runs(ds, "standard", "most")
     kern = kern[kern["jain"].notna()] if len(kern) else kern
-    fl = ds.fluid[ds.fluid["loss_sharing"] == "proportional"] if len(ds.fluid) else ds.fluid
+    rate = float(kern["rate_bps"].iloc[0]) if len(kern) else kernel_rate_bps(ds)
+    fl = fluid_at(ds, rate)
     pairs = sorted({(float(a), float(b)) for a, b in zip(kern.get("reno_rtt_ms", []), kern.get("cubic_rtt_ms", []))}
                    | {(float(a), float(b)) for a, b in zip(fl.get("reno_rtt_ms", []), fl.get("cubic_rtt_ms", []))})
     for reno, cubic in pairs:
@@ -213,7 +242,7 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
         w = float(g["cubic_wmax_segments"].median()) if len(g) else math.nan
         wr = float(g["reno_wmax_segments"].median()) if len(g) else math.nan
         srtt_r = float(g["reno_srtt_ms"].median()) / 1e3 if len(g) else math.nan
-        row = {"reno_rtt_ms": reno, "cubic_rtt_ms": cubic, "x": float(kozu_x(cubic * 1e-3, xfn)),
+        row = {"reno_rtt_ms": reno, "cubic_rtt_ms": cubic, "rate_mbps": rate / 1e6, "x": float(kozu_x(cubic * 1e-3, xfn)),
                "kernel_cubic_wmax_segments": w, "kernel_reno_wmax_segments": wr,
                "kernel_K_standard_s": float(cubic_k_s(w)) if w == w else math.nan}
         for rd in READINGS:
@@ -234,10 +263,13 @@ def _headline(ds: P3Dataset) -> pd.DataFrame:
     sc = prov.get("scaling", {})
     cfg = prov.get("config", {})
     rows = [
-        Comparison(quantity="bottleneck rate", paper=1000.0, ours=sc.get("rate_bps", math.nan) / 1e6, unit="Mbit/s",
-                   note="paper: implied by the plots' axes (600-800 Mbit/s); ours scaled to fit both engines"),
+        Comparison(quantity="bottleneck rate (kernel)", paper=1000.0, ours=kernel_rate_bps(ds) / 1e6, unit="Mbit/s",
+                   note="paper: implied by the plots' axes (600-800 Mbit/s); ours: the fastest the testbed carried "
+                        "without CPU-induced loss"),
+        Comparison(quantity="bottleneck rate (ns-3)", paper=1000.0, ours=ns3_rate_bps(ds) / 1e6, unit="Mbit/s",
+                   note="its own rate (P3Config.ns3_rate_bps): compared with the fluid model at this rate"),
         Comparison(quantity="receive window", paper=10.0, ours=cfg.get("rwnd_bytes", math.nan) / 2**20, unit="MB",
-                   note="tcp_rmem max on the receiver; never binding here (BDP + buffer <= 1 MB)"),
+                   note="tcp_rmem max on the receiver; never binding here (BDP + buffer <= 4 MB at 400 Mbit/s)"),
         Comparison(quantity="RTT pairs", paper=12.0, ours=float(len(ds.kernel.groupby(["reno_rtt_ms", "cubic_rtt_ms"])))
                    if len(ds.kernel) else math.nan, unit="pairs", note="kernel grid covered"),
         Comparison(quantity="repetitions per pair (kernel)", paper=math.nan,
@@ -359,13 +391,17 @@ def kernel_paired_dj(ds: P3Dataset, reading: str) -> pd.DataFrame:
 
 
 def engine_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
-    """Kernel vs ns-3 vs fluid model per RTT pair and kind: Jain's index, CUBIC's share and K.
+    """Kernel vs ns-3 vs fluid model per RTT pair and kind: Jain's index, CUBIC's share and K, each engine at its rate.
 
     The kernel at :func:`~tcpmodels.papers.p3_cubic_fairness.data.proposal_setting` (``standard``:
     kernel ``cubic``; ``multiply`` / ``divide``: ``tm_cubic_x``), ns-3 ``TcpCubic`` /
-    ``TcpCubicX`` and the fluid model (reading ``none`` for standard) at the campaign's x(RTT)
-    exponent. Each engine's setting is in the provenance (the ns-3 grid and the fluid model
-    ran at the provenance's ``config``; the kernel's rate and span are columns here).
+    ``TcpCubicX`` at its grid's rate (:func:`~tcpmodels.papers.p3_cubic_fairness.data.ns3_rate_bps`),
+    and the fluid model (reading ``none`` for standard) at the campaign's x(RTT) exponent **at
+    each engine's rate** (:func:`~tcpmodels.papers.p3_cubic_fairness.data.fluid_at`): the
+    ``kernel_fluid_*`` columns are the model at ``kernel_rate_mbps``, the ``ns3_fluid_*`` columns
+    at ``ns3_rate_mbps``. Compare the kernel with its fluid columns and ns-3 with its own;
+    kernel against ns-3 only where ``same_rate`` (a fluid column is NaN where the model was not
+    run at that rate).
 
     Parameters
     ----------
@@ -378,41 +414,57 @@ def engine_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFram
     -------
     pandas.DataFrame
         One row per (kind, Reno RTT, CUBIC RTT): ``kind``, ``reno_rtt_ms``, ``cubic_rtt_ms`` [ms],
-        ``kernel_rate_mbps`` [Mbit/s], ``kernel_measure_s`` [s], ``kernel_n``, ``kernel_J``,
-        ``kernel_J_sd``, ``kernel_cubic_share`` [-], ``kernel_K_observed_s`` [s] (median of the
-        samples' observed K), ``ns3_n``, ``ns3_J``, ``ns3_J_sd``, ``ns3_cubic_share``,
-        ``fluid_J``, ``fluid_cubic_share`` [-].
+        ``same_rate``; ``kernel_rate_mbps`` [Mbit/s], ``kernel_measure_s`` [s], ``kernel_n``,
+        ``kernel_J``, ``kernel_J_sd``, ``kernel_cubic_share`` [-], ``kernel_K_observed_s`` [s]
+        (median of the samples' observed K), ``kernel_fluid_J``, ``kernel_fluid_cubic_share`` [-];
+        ``ns3_rate_mbps`` [Mbit/s], ``ns3_n``, ``ns3_J``, ``ns3_J_sd``, ``ns3_cubic_share``,
+        ``ns3_fluid_J``, ``ns3_fluid_cubic_share`` [-].
     """
-    pair = ["reno_rtt_ms", "cubic_rtt_ms"]
     setting = proposal_setting(ds)
+    k_rate = kernel_rate_bps(ds)
+    n_rate = ns3_rate_bps(ds)
     ns = _ns3_main(ds, exponent)
     expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
-    fl = ds.fluid[ds.fluid["loss_sharing"] == "proportional"] if len(ds.fluid) else ds.fluid
+
+    def fluid_rows(rate, rd):
+        fl = fluid_at(ds, rate)
+        return fl[(fl["reading"] == rd) & ((rd == "none") | np.isclose(fl["x_exponent"], expo))] if len(fl) else fl
+
+    def pair_rows(df, reno, cubic):
+        return df[(df["reno_rtt_ms"] == reno) & (df["cubic_rtt_ms"] == cubic)] if len(df) else df
+
+    def mean_share(g):
+        return float((g["cubic_bps"] / (g["cubic_bps"] + g["reno_bps"])).mean()) if len(g) else math.nan
+
     rows = []
     for kind in ("standard", *READINGS):
         k = kernel_runs(ds, kind)
         k = k[k["jain"].notna()] if len(k) else k
         n = ns[ns["kind"] == kind] if len(ns) else ns
         rd = "none" if kind == "standard" else kind
-        f = fl[(fl["reading"] == rd) & ((rd == "none") | np.isclose(fl["x_exponent"], expo))] if len(fl) else fl
-        pairs = sorted({(float(a), float(b)) for df in (k, n, f) if len(df) for a, b in zip(df["reno_rtt_ms"],
-                                                                                                df["cubic_rtt_ms"])})
+        fk, fn = fluid_rows(k_rate, rd), fluid_rows(n_rate, rd)
+        pairs = sorted({(float(a), float(b)) for df in (k, n, fk, fn) if len(df)
+                        for a, b in zip(df["reno_rtt_ms"], df["cubic_rtt_ms"])})
         for reno, cubic in pairs:
             row = {"kind": kind, "reno_rtt_ms": reno, "cubic_rtt_ms": cubic,
-                   "kernel_rate_mbps": setting[0] / 1e6 if setting else math.nan,
-                   "kernel_measure_s": setting[1] if setting else math.nan}
-            for eng, df in (("kernel", k), ("ns3", n), ("fluid", f)):
-                g = df[(df["reno_rtt_ms"] == reno) & (df["cubic_rtt_ms"] == cubic)] if len(df) else df
-                share = (g["cubic_bps"] / (g["cubic_bps"] + g["reno_bps"])) if len(g) else pd.Series(dtype=float)
-                if eng != "fluid":
-                    row[f"{eng}_n"] = len(g)
-                row[f"{eng}_J"] = float(g["jain"].mean()) if len(g) else math.nan
-                if eng != "fluid":
-                    row[f"{eng}_J_sd"] = float(g["jain"].std()) if len(g) > 1 else math.nan
-                row[f"{eng}_cubic_share"] = float(share.mean()) if len(g) else math.nan
-                if eng == "kernel":
-                    ko = g["cubic_k_observed_s"] if "cubic_k_observed_s" in g else pd.Series(dtype=float)
-                    row["kernel_K_observed_s"] = float(ko.median()) if ko.notna().any() else math.nan
+                   "same_rate": bool(np.isclose(k_rate, n_rate)),
+                   "kernel_rate_mbps": k_rate / 1e6, "kernel_measure_s": setting[1] if setting else math.nan}
+            g = pair_rows(k, reno, cubic)
+            ko = g["cubic_k_observed_s"] if "cubic_k_observed_s" in g else pd.Series(dtype=float)
+            f = pair_rows(fk, reno, cubic)
+            row.update({"kernel_n": len(g), "kernel_J": float(g["jain"].mean()) if len(g) else math.nan,
+                        "kernel_J_sd": float(g["jain"].std()) if len(g) > 1 else math.nan,
+                        "kernel_cubic_share": mean_share(g),
+                        "kernel_K_observed_s": float(ko.median()) if ko.notna().any() else math.nan,
+                        "kernel_fluid_J": float(f["jain"].mean()) if len(f) else math.nan,
+                        "kernel_fluid_cubic_share": mean_share(f)})
+            g, f = pair_rows(n, reno, cubic), pair_rows(fn, reno, cubic)
+            row.update({"ns3_rate_mbps": n_rate / 1e6, "ns3_n": len(g),
+                        "ns3_J": float(g["jain"].mean()) if len(g) else math.nan,
+                        "ns3_J_sd": float(g["jain"].std()) if len(g) > 1 else math.nan,
+                        "ns3_cubic_share": mean_share(g),
+                        "ns3_fluid_J": float(f["jain"].mean()) if len(f) else math.nan,
+                        "ns3_fluid_cubic_share": mean_share(f)})
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -470,11 +522,14 @@ def provenance_table(ds: P3Dataset) -> pd.Series:
         "ns-3: sum of wall times [min]": round(ns.get("wall_s_sum", math.nan) / 60, 1),
         "ns-3 version": ns.get("ns3_version"), "kernel (uname -r)": prov.get("host", {}).get("kernel"),
         "git commit": prov.get("git", {}).get("commit"), "fluid model rows": len(ds.fluid),
+        "rates [Mbit/s]: kernel columns / ns-3 / fluid model":
+            f"{kernel_rate_bps(ds) / 1e6:g} / {ns3_rate_bps(ds) / 1e6:g} / "
+            + ", ".join(f"{r / 1e6:g}" for r in fluid_rates_bps(ds)),
     }, name="provenance")
 
 
 #: Columns of a fairness table shown per engine (the rest are in the full table).
-FIGURE_COLUMNS = ["ratio", "paper", "kernel_reno", "kernel_cubic", "kernel_J", "kernel_J_sd", "kernel_multiply_J",
+FIGURE_COLUMNS = ["ratio", "paper", "kernel_rate_mbps", "ns3_rate_mbps", "kernel_reno", "kernel_cubic", "kernel_J", "kernel_J_sd", "kernel_multiply_J",
                   "kernel_divide_J", "ns3_standard_reno",
                   "ns3_standard_cubic", "ns3_standard_J", "ns3_multiply_reno", "ns3_multiply_cubic", "ns3_multiply_J",
                   "ns3_divide_reno", "ns3_divide_cubic", "ns3_divide_J", "fluid_none_J", "fluid_multiply_J",
