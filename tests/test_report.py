@@ -180,6 +180,28 @@ def test_a_kernel_that_dies_is_reported_at_its_cell(tmp_path):
     assert run.status == "failed" and run.failing_cell == 3, run
 
 
+@pytest.mark.notebook
+def test_one_worker_survives_a_dead_kernel_and_is_replaced_after_a_hang(tmp_path):
+    # one job: the three notebooks go through the same worker process, in name order
+    d = tmp_path / "nb"
+    d.mkdir()
+    _write_notebook(d / "a_dies.ipynb", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    _write_notebook(d / "b_hangs.ipynb", "import time", "time.sleep(60)")
+    _write_notebook(d / "c_good.ipynb", "print('quick is', quick)")
+    _write_notebook(d / "d_raises.ipynb", "raise ValueError('late boom')")
+    _write_notebook(d / "e_good.ipynb", "print('still', quick)")
+    runs = run_report(parameters={"quick": True}, notebooks_dir=d, output_dir=tmp_path / "out", timeout_s=20,
+                      progress=False, jobs=1)
+    assert [(r.name, r.status, r.failing_cell) for r in runs] == [
+        ("a_dies", "failed", 2), ("b_hangs", "failed", 3), ("c_good", "ok", None), ("d_raises", "failed", 2),
+        ("e_good", "ok", None)]
+    assert "timed out after 20 s" in runs[1].error and "ValueError: late boom" in runs[3].error
+    outputs = {r.name: "".join(o.get("text", "") for c in nbformat.read(r.output_ipynb, as_version=4).cells
+                               for o in c.get("outputs", [])) for r in runs if r.status == "ok"}
+    assert outputs == {"c_good": "quick is True\n", "e_good": "still True\n"}
+    assert all(r.output_html is not None and r.output_html.exists() for r in runs)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--timeout", "0"], r"argument --timeout: must be a number of seconds > 0; got '0'"),
     (["--timeout", "-5"], r"argument --timeout: must be a number of seconds > 0; got '-5'"),
