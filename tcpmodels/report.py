@@ -147,7 +147,11 @@ def find_notebooks(notebooks_dir: Path, names: list[str] | None = None) -> list[
 #: in ``sys.modules`` makes the import raise ImportError, which jsonschema expects of an optional checker. The
 #: folder holding this ``tcpmodels`` goes first on the worker's path, so that it runs this same code.
 _WORKER_MAIN = ("import sys; sys.modules['rfc3987_syntax'] = None; sys.path.insert(0, {root!r}); "
-                "from tcpmodels.report import _serve; _serve()")
+                "from tcpmodels.report import _serve; _serve(warm_kernels={warm!r})")
+
+#: Fork every kernel from a template process with the common imports done (:mod:`tcpmodels.report_kernels`);
+#: False: let Jupyter launch each kernel as ``python -m ipykernel_launcher``.
+WARM_KERNELS = True
 
 #: Tags of cells papermill adds to an executed copy; skipped when numbering cells.
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
@@ -190,7 +194,7 @@ def _to_html(nb_path: Path, exporter: Any = None) -> Path:
     return out
 
 
-def _serve() -> None:
+def _serve(warm_kernels: bool = True) -> None:
     """Body of the report worker: execute the notebooks the parent sends, one after the other.
 
     Reads one JSON job per line on stdin (notebook, output, cwd, parameters, kernel), runs it with
@@ -209,16 +213,22 @@ def _serve() -> None:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)  # anything else written to stdout (a library, a kernel) goes to the log, not into the answers
     logging.basicConfig(level="INFO", format="%(message)s")
+    from tcpmodels.report_kernels import ForkingKernelManager, KernelTemplate
+
+    template = KernelTemplate()
+    if warm_kernels:
+        template.start()  # its imports overlap with papermill's and nbconvert's here
     from nbconvert import HTMLExporter
     from papermill import execute_notebook
 
     exporter = HTMLExporter()
+    managers = {"kernel_manager_class": ForkingKernelManager(template)} if warm_kernels else {}
     for line in sys.stdin:
         job = json.loads(line)
         status, error = "ok", ""
         try:
             execute_notebook(job["notebook"], job["output"], parameters=job["parameters"], cwd=job["cwd"],
-                             kernel_name=job["kernel"], progress_bar=False, log_output=False)
+                             kernel_name=job["kernel"], progress_bar=False, log_output=False, **managers)
         except Exception as exc:  # noqa: BLE001 - reported to the parent like the command's exit status
             status, error = "failed", _last_error_line("".join(traceback.format_exception(exc)))
         answers.write(json.dumps({"event": "executed", "status": status, "error": error}) + "\n")
@@ -229,6 +239,7 @@ def _serve() -> None:
             except Exception as exc:  # noqa: BLE001 - an unrenderable notebook still gets an index line
                 html_error = f"HTML conversion failed: {exc}"
         answers.write(json.dumps({"event": "html", "path": html_path, "error": html_error}) + "\n")
+    template.close()
 
 
 class _Worker:
@@ -240,17 +251,18 @@ class _Worker:
     it dies.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, warm_kernels: bool | None = None) -> None:
         self._proc: subprocess.Popen | None = None
         self._log: Any = None
         self._buffer = b""
+        self._warm = WARM_KERNELS if warm_kernels is None else warm_kernels
 
     def _start(self) -> None:
         import tempfile
 
         self._log = tempfile.TemporaryFile()
         root = str(Path(__file__).resolve().parent.parent)
-        self._proc = subprocess.Popen([sys.executable, "-c", _WORKER_MAIN.format(root=root)], stdin=subprocess.PIPE,
+        self._proc = subprocess.Popen([sys.executable, "-c", _WORKER_MAIN.format(root=root, warm=self._warm)], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._log, bufsize=0, start_new_session=True)
         self._buffer = b""
 
