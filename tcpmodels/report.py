@@ -11,7 +11,9 @@ Notebooks run side by side, as many as there are CPUs (at most 4; ``--jobs``):
 each job is a worker process that imports papermill and nbconvert once and
 executes its notebooks one after the other, every notebook in a kernel of its
 own; a notebook that hangs past ``--timeout`` takes only its worker down, and the
-next notebook gets a new one.
+next notebook gets a new one. On Linux the kernels start warm: each is forked from
+a template process that has imported ipykernel, numpy, pandas, scipy and pyplot
+once (:mod:`tcpmodels.report_kernels`), and becomes what a launched kernel would be.
 
 On failure the executed notebook is kept (papermill writes it cell by cell),
 the notebook and the failing cell are named, and the command exits non-zero
@@ -150,8 +152,9 @@ _WORKER_MAIN = ("import sys; sys.modules['rfc3987_syntax'] = None; sys.path.inse
                 "from tcpmodels.report import _serve; _serve(warm_kernels={warm!r})")
 
 #: Fork every kernel from a template process with the common imports done (:mod:`tcpmodels.report_kernels`);
-#: False: let Jupyter launch each kernel as ``python -m ipykernel_launcher``.
-WARM_KERNELS = True
+#: False: let Jupyter launch each kernel as ``python -m ipykernel_launcher``. Linux only: elsewhere ``fork``
+#: is missing (Windows) or unsafe after the template's imports (macOS system frameworks).
+WARM_KERNELS = sys.platform.startswith("linux")
 
 #: Tags of cells papermill adds to an executed copy; skipped when numbering cells.
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
