@@ -434,7 +434,9 @@ def run_notebook(
     ``timeout_s`` bounds the whole notebook, kernel included: on expiry the
     process group is killed and the run is marked failed with the cell it was in.
     :func:`run_report` keeps such a child per job for many notebooks (papermill and
-    nbconvert imported once); here it serves this one notebook.
+    nbconvert imported once, kernels forked warm); here it serves this one notebook,
+    in a kernel launched the usual way (a kernel template costs more CPU than it saves
+    for one notebook: ~3 s of imports against ~2.8 s).
 
     Parameters
     ----------
@@ -454,7 +456,7 @@ def run_notebook(
     NotebookRun
         Status, run time, output paths and, on failure, the failing cell and error.
     """
-    worker = _Worker()
+    worker = _Worker(warm_kernels=False)
     try:
         return _run_notebook_in(worker, notebook, output_dir, parameters, timeout_s, kernel_name)
     finally:
