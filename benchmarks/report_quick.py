@@ -8,15 +8,19 @@ Run from the repository root::
     PYTHONPATH=. .venv/bin/python benchmarks/report_quick.py --jobs 0         # side by side, as tcpmodels report
 
 Each notebook of ``notebooks/`` runs as ``tcpmodels report`` runs it
-(:func:`tcpmodels.report.run_notebook`: papermill in a child process, its own
+(:func:`tcpmodels.report.run_notebook`: papermill in a worker process, its own
 folder as working directory, HTML rendering included) with ``quick=True``;
 the executed copies and the figures go to a temporary folder, never to
 ``reports/`` or ``figures/``. Per notebook: wall time, and the CPU time (user
-+ system) of the child processes (papermill and its kernel) and of this process
-(the HTML rendering), which a busy
-machine changes much less than the wall time; with the 1-minute load average
++ system) of this process and its children (the worker: papermill and the HTML
+rendering; the kernel template and the kernel), which a busy machine changes
+much less than the wall time; with the 1-minute load average
 before and after. With ``--jobs`` the notebooks run as ``tcpmodels report -p
-quick True`` runs them, side by side (CPU time then only in total). One row
+quick True`` runs them, side by side, one worker per job for all its notebooks
+(CPU time then only in total; kernels forked warm on Linux). One by one (no
+``--jobs``), each notebook gets a worker of its own and a kernel launched the
+usual way, so its CPU time includes the worker's start (~2 s, which the report
+pays once per job) and the kernel's imports (which warm kernels share). One row
 per notebook and one ``TOTAL`` row are appended to
 ``benchmarks/results/report_quick.csv`` with the machine and the versions.
 

@@ -7,7 +7,13 @@ and its HTML rendering to ``./reports``, and an index page
 ``reports/index.html`` with one line per notebook: status, run time, link.
 Both folders are relative to the working directory unless given as flags;
 outside a checkout, ``tcpmodels init DIR`` writes a ready folder first.
-Notebooks run side by side, as many as there are CPUs (at most 4; ``--jobs``).
+Notebooks run side by side, as many as there are CPUs (at most 4; ``--jobs``):
+each job is a worker process that imports papermill and nbconvert once and
+executes its notebooks one after the other, every notebook in a kernel of its
+own; a notebook that hangs past ``--timeout`` takes only its worker down, and the
+next notebook gets a new one. On Linux the kernels start warm: each is forked from
+a template process that has imported ipykernel, numpy, pandas, scipy and pyplot
+once (:mod:`tcpmodels.report_kernels`), and becomes what a launched kernel would be.
 
 On failure the executed notebook is kept (papermill writes it cell by cell),
 the notebook and the failing cell are named, and the command exits non-zero
@@ -137,11 +143,18 @@ def find_notebooks(notebooks_dir: Path, names: list[str] | None = None) -> list[
     return chosen
 
 
-#: ``python -m papermill`` without the import of ``rfc3987_syntax``: jsonschema (under nbformat) imports it
-#: for its "iri" format checker, which no notebook schema uses, and it builds ~35 Lark parsers on import
-#: (3 of the 4 s of CPU papermill took to start here; python-jsonschema/jsonschema#1428). A ``None`` entry in
-#: ``sys.modules`` makes the import raise ImportError, which jsonschema expects of an optional checker.
-_PAPERMILL_MAIN = "import sys; sys.modules['rfc3987_syntax'] = None; from papermill.cli import papermill; papermill()"
+#: The report worker (:func:`_serve`) without the import of ``rfc3987_syntax``: jsonschema (under nbformat)
+#: imports it for its "iri" format checker, which no notebook schema uses, and it builds ~35 Lark parsers on
+#: import (3 of the 4 s of CPU papermill took to start here; python-jsonschema/jsonschema#1428). A ``None`` entry
+#: in ``sys.modules`` makes the import raise ImportError, which jsonschema expects of an optional checker. The
+#: folder holding this ``tcpmodels`` goes first on the worker's path, so that it runs this same code.
+_WORKER_MAIN = ("import sys; sys.modules['rfc3987_syntax'] = None; sys.path.insert(0, {root!r}); "
+                "from tcpmodels.report import _serve; _serve(warm_kernels={warm!r})")
+
+#: Fork every kernel from a template process with the common imports done (:mod:`tcpmodels.report_kernels`);
+#: False: let Jupyter launch each kernel as ``python -m ipykernel_launcher``. Linux only: elsewhere ``fork``
+#: is missing (Windows) or unsafe after the template's imports (macOS system frameworks).
+WARM_KERNELS = sys.platform.startswith("linux")
 
 #: Tags of cells papermill adds to an executed copy; skipped when numbering cells.
 _PAPERMILL_TAGS = {"injected-parameters", "papermill-error-cell-tag"}
@@ -170,14 +183,242 @@ def _failing_cell(nb_path: Path) -> tuple[int | None, str]:
     return None, ""
 
 
-def _to_html(nb_path: Path) -> Path:
+def _to_html(nb_path: Path, exporter: Any = None) -> Path:
+    """Render an executed notebook to HTML beside it (``exporter``: an nbconvert ``HTMLExporter`` to reuse)."""
     import nbformat
-    from nbconvert import HTMLExporter
 
-    body, _ = HTMLExporter().from_notebook_node(nbformat.read(nb_path, as_version=4))
+    if exporter is None:
+        from nbconvert import HTMLExporter
+
+        exporter = HTMLExporter()
+    body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
     out = nb_path.with_suffix(".html")
     out.write_text(body, encoding="utf-8")
     return out
+
+
+class _IpynbWriter:
+    """``nbformat.writes`` of a version-4 notebook, the same text, each cell encoded only when it changed.
+
+    Papermill saves the executed copy at the start and at the end of every cell (so that a
+    killed notebook's copy shows where it stopped), each time encoding the whole notebook with
+    the pure-Python JSON encoder (indented output): most of the CPU papermill itself takes
+    (~10 s of the quick report, 2 s for P5's notebook alone). Here a cell's indented text is kept
+    under its compact encoding (C encoder) and reused while that does not change.
+    """
+
+    _CELLS_EMPTY = '{\n "cells": [],\n'
+
+    def __init__(self) -> None:
+        self._texts: dict[str, str] = {}
+
+    def writes(self, nb: Any) -> str:
+        import copy
+
+        import nbformat
+        from nbformat.v4 import rwbase
+        from nbformat.v4.nbjson import BytesEncoder
+
+        version, _ = nbformat.reader.get_version(nb)
+        if version != 4:
+            return nbformat.writes(nb)
+        try:
+            nbformat.validate(nb)
+        except nbformat.ValidationError as exc:  # as nbformat.writes: logged, and written all the same
+            nbformat.get_logger().error("Notebook JSON is invalid: %s", exc)
+        pretty = dict(cls=BytesEncoder, indent=1, sort_keys=True, separators=(",", ": "), ensure_ascii=False)
+        texts, parts = {}, []
+        for cell in nb.cells:
+            key = json.dumps(cell, cls=BytesEncoder, sort_keys=True, ensure_ascii=False)
+            text = self._texts.get(key)
+            if text is None:
+                one = nbformat.NotebookNode(cells=[copy.deepcopy(cell)], metadata=nbformat.NotebookNode())
+                one = rwbase.strip_transient(rwbase.split_lines(one))
+                text = "\n".join("  " + line for line in json.dumps(one.cells[0], **pretty).split("\n"))
+            texts[key] = text
+            parts.append(text)
+        self._texts = texts
+        head = copy.deepcopy(nbformat.NotebookNode({k: v for k, v in nb.items() if k != "cells"}))
+        head["cells"] = []
+        if "metadata" in head:
+            for key in ("orig_nbformat", "orig_nbformat_minor", "signature"):
+                head.metadata.pop(key, None)
+        doc = json.dumps(head, **pretty)
+        if not parts or not doc.startswith(self._CELLS_EMPTY):
+            return doc if not parts else nbformat.writes(nb)
+        return '{\n "cells": [\n' + ",\n".join(parts) + "\n ],\n" + doc[len(self._CELLS_EMPTY):]
+
+
+def _serve(warm_kernels: bool = True) -> None:
+    """Body of the report worker: execute the notebooks the parent sends, one after the other.
+
+    Reads one JSON job per line on stdin (notebook, output, cwd, parameters, kernel), runs it with
+    papermill in this process, each notebook in a kernel of its own, as ``papermill NOTEBOOK OUTPUT
+    --cwd DIR --kernel K --no-progress-bar --no-log-output -y PARAMETERS`` would, and answers on stdout
+    with two JSON lines: ``executed`` (status and, on failure, the last line of the traceback, which is
+    what the papermill command would print last) and ``html`` (the rendering, or why it failed).
+    papermill, nbconvert and the HTML templates are loaded once for all notebooks; a notebook's
+    failure is an answer, not the end of the worker. Ends at the end of stdin.
+    """
+    import logging
+    import traceback
+
+    # as the papermill command does: the kernels inherit it (no debugger warning about frozen modules)
+    os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
+    os.dup2(2, 1)  # anything else written to stdout (a library, a kernel) goes to the log, not into the answers
+    logging.basicConfig(level="INFO", format="%(message)s")
+    from tcpmodels.report_kernels import ForkingKernelManager, KernelTemplate
+
+    template = KernelTemplate()
+    if warm_kernels:
+        template.start()  # its imports overlap with papermill's and nbconvert's here
+    import papermill.engines
+    import papermill.iorw
+    from nbconvert import HTMLExporter
+    from papermill import execute_notebook
+
+    exporter = HTMLExporter()
+    writer = _IpynbWriter()
+    if getattr(papermill.engines, "write_ipynb", None) is papermill.iorw.write_ipynb:
+        # the cell-by-cell saves of the executed copy (NotebookExecutionManager.save), the same text for less CPU
+        papermill.engines.write_ipynb = lambda nb, path: papermill.iorw.papermill_io.write(writer.writes(nb), path)
+    managers = {"kernel_manager_class": ForkingKernelManager(template)} if warm_kernels else {}
+    for line in sys.stdin:
+        job = json.loads(line)
+        status, error = "ok", ""
+        try:
+            execute_notebook(job["notebook"], job["output"], parameters=job["parameters"], cwd=job["cwd"],
+                             kernel_name=job["kernel"], progress_bar=False, log_output=False, **managers)
+        except Exception as exc:  # noqa: BLE001 - reported to the parent like the command's exit status
+            status, error = "failed", _last_error_line("".join(traceback.format_exception(exc)))
+        answers.write(json.dumps({"event": "executed", "status": status, "error": error}) + "\n")
+        html_path, html_error = None, ""
+        if Path(job["output"]).exists():
+            try:
+                html_path = str(_to_html(Path(job["output"]), exporter))
+            except Exception as exc:  # noqa: BLE001 - an unrenderable notebook still gets an index line
+                html_error = f"HTML conversion failed: {exc}"
+        answers.write(json.dumps({"event": "html", "path": html_path, "error": html_error}) + "\n")
+    template.close()
+
+
+class _Worker:
+    """A report worker process (:func:`_serve`) and its pipes, started on first use.
+
+    Runs in its own session: on a timeout the whole process group is killed (the kernels, in
+    sessions of their own, end when they see their parent gone, as with the papermill command),
+    and the next notebook gets a new worker. Its stderr goes to a temporary file, read only when
+    it dies.
+    """
+
+    def __init__(self, warm_kernels: bool | None = None) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._log: Any = None
+        self._buffer = b""
+        self._warm = WARM_KERNELS if warm_kernels is None else warm_kernels
+
+    def _start(self) -> None:
+        import tempfile
+
+        self._log = tempfile.TemporaryFile()
+        root = str(Path(__file__).resolve().parent.parent)
+        self._proc = subprocess.Popen([sys.executable, "-c", _WORKER_MAIN.format(root=root, warm=self._warm)], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, stderr=self._log, bufsize=0, start_new_session=True)
+        self._buffer = b""
+
+    def _answer(self, deadline: float) -> dict | None:
+        """The worker's next answer; None if ``deadline`` (``time.monotonic``) passes first.
+
+        Raises
+        ------
+        EOFError
+            If the worker ended.
+        """
+        import select
+
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def _last_log_line(self, offset: int) -> str:
+        self._log.seek(offset)
+        return _last_error_line(self._log.read().decode("utf-8", "replace"))
+
+    def kill(self) -> int | None:
+        """End the worker's process group now; its exit status (None if none was running)."""
+        if self._proc is None:
+            return None
+        try:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        except ProcessLookupError:  # already gone
+            pass
+        return self._reap()
+
+    def _reap(self) -> int:
+        code = self._proc.wait()
+        for pipe in (self._proc.stdin, self._proc.stdout):
+            pipe.close()
+        self._log.close()
+        self._proc = self._log = None
+        return code
+
+    def close(self) -> None:
+        """Let the worker finish (end of its stdin) and wait for it."""
+        if self._proc is None:
+            return
+        try:
+            self._proc.stdin.close()
+            self._proc.wait(timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+
+    def run(self, job: dict, timeout_s: float) -> tuple[str, str, float, Path | None, str]:
+        """Execute one job; (status, error, seconds, HTML path, HTML error), never raising for the notebook.
+
+        Parameters
+        ----------
+        job : dict
+            What :func:`_serve` reads: notebook, output, cwd, parameters, kernel.
+        timeout_s : float
+            Time the notebook may take, kernel start included; the rendering gets as long again. [s]
+        """
+        if self._proc is None or self._proc.poll() is not None:
+            if self._proc is not None:
+                self._reap()
+            self._start()
+        offset = self._log.tell()
+        start = time.monotonic()
+        deadline = start + timeout_s
+        try:
+            self._proc.stdin.write((json.dumps(job) + "\n").encode())
+            answer = self._answer(deadline)
+        except (EOFError, BrokenPipeError):
+            last = self._last_log_line(offset)
+            code = self.kill()
+            return "failed", last or f"papermill exited with status {code}", time.monotonic() - start, None, ""
+        seconds = time.monotonic() - start
+        if answer is None:
+            self.kill()
+            return "failed", f"timed out after {timeout_s:g} s", seconds, None, ""
+        try:
+            html = self._answer(time.monotonic() + timeout_s)
+        except EOFError:
+            html = {"path": None, "error": f"HTML conversion failed: {self._last_log_line(offset) or 'worker ended'}"}
+            self.kill()
+        if html is None:
+            self.kill()
+            html = {"path": None, "error": "HTML conversion failed: timed out"}
+        return answer["status"], answer["error"], seconds, Path(html["path"]) if html["path"] else None, html["error"]
 
 
 def run_notebook(
@@ -189,9 +430,13 @@ def run_notebook(
 ) -> NotebookRun:
     """Execute one notebook with papermill in its own folder; never raises for notebook errors.
 
-    Papermill runs in a child process (its own session) so that ``timeout_s``
-    bounds the whole notebook, kernel included: on expiry the process group is
-    killed and the run is marked failed with the cell it was in.
+    Papermill runs in a child process (its own session, :func:`_serve`) so that
+    ``timeout_s`` bounds the whole notebook, kernel included: on expiry the
+    process group is killed and the run is marked failed with the cell it was in.
+    :func:`run_report` keeps such a child per job for many notebooks (papermill and
+    nbconvert imported once, kernels forked warm); here it serves this one notebook,
+    in a kernel launched the usual way (a kernel template costs more CPU than it saves
+    for one notebook: ~3 s of imports against ~2.8 s).
 
     Parameters
     ----------
@@ -200,7 +445,7 @@ def run_notebook(
     output_dir : Path
         Where the executed copy and its HTML go (created if missing).
     parameters : dict, optional
-        Values for the cell tagged ``parameters`` (papermill ``-y``).
+        Values for the cell tagged ``parameters``.
     timeout_s : float
         Time the whole notebook may take, kernel included. [s]
     kernel_name : str
@@ -211,6 +456,22 @@ def run_notebook(
     NotebookRun
         Status, run time, output paths and, on failure, the failing cell and error.
     """
+    worker = _Worker(warm_kernels=False)
+    try:
+        return _run_notebook_in(worker, notebook, output_dir, parameters, timeout_s, kernel_name)
+    finally:
+        worker.close()
+
+
+def _run_notebook_in(
+    worker: _Worker,
+    notebook: Path,
+    output_dir: Path,
+    parameters: dict | None,
+    timeout_s: float,
+    kernel_name: str = "python3",
+) -> NotebookRun:
+    """:func:`run_notebook` in ``worker`` (which may run the next notebook after it)."""
     output_dir.mkdir(parents=True, exist_ok=True)
     out = output_dir / notebook.name
     # a copy from an earlier run must never stand in for this one (e.g. when this run fails before writing)
@@ -224,26 +485,9 @@ def run_notebook(
         return NotebookRun(name=notebook.stem, status="failed", seconds=0.0, output_ipynb=out, output_html=None,
                            error=f"{notebook.name} is not a readable notebook ({type(exc).__name__}: "
                                  f"{str(exc).splitlines()[0] if str(exc) else ''}); no executed copy")
-    cmd = [
-        sys.executable, "-c", _PAPERMILL_MAIN, str(notebook), str(out),
-        "--cwd", str(notebook.parent), "--kernel", kernel_name,
-        "--no-progress-bar", "--no-log-output",
-        "-y", json.dumps(parameters or {}),
-    ]
-    start = time.perf_counter()
-    status, error = "ok", ""
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-    try:
-        _, stderr = proc.communicate(timeout=timeout_s)
-        if proc.returncode != 0:
-            status = "failed"
-            error = _last_error_line(stderr) or f"papermill exited with status {proc.returncode}"
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        status, error = "failed", f"timed out after {timeout_s:g} s"
-    seconds = time.perf_counter() - start
+    job = {"notebook": str(notebook), "output": str(out), "cwd": str(notebook.parent),
+           "parameters": parameters or {}, "kernel": kernel_name}
+    status, error, seconds, html_path, html_error = worker.run(job, timeout_s)
     cell = None
     if status == "failed":
         cell, cell_error = _failing_cell(out)
@@ -254,12 +498,14 @@ def run_notebook(
         error = cell_error or error
         if not out.exists():
             error += "; no executed copy was written"
-    html_path = None
-    if out.exists():
-        try:
-            html_path = _to_html(out)
-        except Exception as exc:  # an unrenderable notebook still gets an index line
-            error = error or f"HTML conversion failed: {exc}"
+    if html_path is None and out.exists():
+        if html_error:  # the worker rendered it and failed
+            error = error or html_error
+        else:  # the worker was stopped before it could render
+            try:
+                html_path = _to_html(out)
+            except Exception as exc:  # an unrenderable notebook still gets an index line
+                error = error or f"HTML conversion failed: {exc}"
     return NotebookRun(
         name=notebook.stem,
         status=status,
@@ -338,7 +584,8 @@ def run_report(
     progress : bool
         Show a progress bar on stderr.
     jobs : int, optional
-        Notebooks executed at the same time, each in its own papermill process and kernel;
+        Notebooks executed at the same time, each job a papermill worker process running one
+        notebook after the other, each notebook in a kernel of its own;
         :func:`default_jobs` if omitted, 1 for one after the other.
 
     Returns
@@ -374,21 +621,54 @@ def run_report(
                          f"'parameters' cell; known: {sorted(known)}")
     runs: list[NotebookRun] = []
     if jobs == 1 or len(notebooks) == 1:
-        bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
-        for nb in bar:
-            bar.set_postfix_str(nb.stem)
-            runs.append(run_notebook(nb, output_dir, parameters, timeout_s))
+        worker = _Worker()
+        try:
+            bar = tqdm(notebooks, desc="notebooks", unit="nb", disable=not progress, file=sys.stderr)
+            for nb in bar:
+                bar.set_postfix_str(nb.stem)
+                runs.append(_run_notebook_in(worker, nb, output_dir, parameters, timeout_s))
+        finally:
+            worker.close()
     else:
-        # each run waits on its own papermill child (the kernel does the work), so threads suffice
-        from concurrent.futures import ThreadPoolExecutor, as_completed
+        # each thread drives its own worker process (the kernels do the work), so threads suffice
+        import queue
+        import threading
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool, \
-                tqdm(total=len(notebooks), desc="notebooks", unit="nb", disable=not progress, file=sys.stderr) as bar:
-            futures = {pool.submit(run_notebook, nb, output_dir, parameters, timeout_s): nb for nb in notebooks}
-            for future in as_completed(futures):
-                bar.set_postfix_str(futures[future].stem)
+        todo: queue.Queue = queue.Queue()
+        for nb in notebooks:
+            todo.put(nb)
+        by_notebook: dict[Path, NotebookRun] = {}
+        done: queue.Queue = queue.Queue()
+
+        def drive() -> None:
+            worker = _Worker()
+            try:
+                while True:
+                    try:
+                        nb = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    try:
+                        done.put((nb, _run_notebook_in(worker, nb, output_dir, parameters, timeout_s)))
+                    except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+                        done.put((nb, exc))
+                        return
+            finally:
+                worker.close()
+
+        threads = [threading.Thread(target=drive, daemon=True) for _ in range(min(jobs, len(notebooks)))]
+        for thread in threads:
+            thread.start()
+        with tqdm(total=len(notebooks), desc="notebooks", unit="nb", disable=not progress, file=sys.stderr) as bar:
+            for _ in notebooks:
+                nb, result = done.get()
+                if isinstance(result, BaseException):
+                    raise result
+                by_notebook[nb] = result
+                bar.set_postfix_str(nb.stem)
                 bar.update()
-            by_notebook = {nb: future.result() for future, nb in futures.items()}
+        for thread in threads:
+            thread.join()
         runs = [by_notebook[nb] for nb in notebooks]
     write_index(runs, output_dir)
     return runs

@@ -180,6 +180,61 @@ def test_a_kernel_that_dies_is_reported_at_its_cell(tmp_path):
     assert run.status == "failed" and run.failing_cell == 3, run
 
 
+@pytest.mark.notebook
+def test_one_worker_survives_a_dead_kernel_and_is_replaced_after_a_hang(tmp_path):
+    # one job: the three notebooks go through the same worker process, in name order
+    d = tmp_path / "nb"
+    d.mkdir()
+    _write_notebook(d / "a_dies.ipynb", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    _write_notebook(d / "b_hangs.ipynb", "import time", "time.sleep(600)")
+    _write_notebook(d / "c_good.ipynb", "print('quick is', quick)")
+    _write_notebook(d / "d_raises.ipynb", "raise ValueError('late boom')")
+    _write_notebook(d / "e_good.ipynb", "print('still', quick)")
+    # the timeout also bounds a fresh worker's start before the next notebook: ample on a loaded machine
+    runs = run_report(parameters={"quick": True}, notebooks_dir=d, output_dir=tmp_path / "out", timeout_s=60,
+                      progress=False, jobs=1)
+    assert [(r.name, r.status, r.failing_cell) for r in runs] == [
+        ("a_dies", "failed", 2), ("b_hangs", "failed", 3), ("c_good", "ok", None), ("d_raises", "failed", 2),
+        ("e_good", "ok", None)], runs
+    assert "timed out after 60 s" in runs[1].error and "ValueError: late boom" in runs[3].error
+    outputs = {r.name: "".join(o.get("text", "") for c in nbformat.read(r.output_ipynb, as_version=4).cells
+                               for o in c.get("outputs", [])) for r in runs if r.status == "ok"}
+    assert outputs == {"c_good": "quick is True\n", "e_good": "still True\n"}
+    assert all(r.output_html is not None and r.output_html.exists() for r in runs)
+
+
+@pytest.mark.notebook
+def test_a_warm_kernel_looks_like_a_launched_one(tmp_path):
+    # what the kernel of a notebook sees of its process must not depend on how the kernel was started
+    d = tmp_path / "nb"
+    d.mkdir()
+    probe = ("import os, sys, random\n"
+             "import numpy as np\n"
+             "import pandas as pd\n"
+             "import matplotlib, matplotlib.pyplot as plt\n"
+             "from ipykernel.kernelapp import IPKernelApp\n"
+             "app = IPKernelApp.instance()\n"
+             "print(os.getcwd(), sys.path, os.path.basename(sys.argv[0]), sys.argv[1], sys.argv[3:], app.parent_handle == os.getppid(),\n"
+             "      app.poller is not None, os.getpgid(0) == os.getpid(), sorted(k for k in os.environ if k.startswith(('JPY', 'MPL', 'PYDEVD'))),\n"
+             "      pd.get_option('display.max_columns'), pd.get_option('display.width'), matplotlib.get_backend(),\n"
+             "      'tcpmodels.report_kernels' in sys.modules, 'matplotlib_inline.backend_inline' in sys.modules)")
+    _write_notebook(d / "probe.ipynb", probe, "plt.plot([1, 2]); print(sorted(plt.get_fignums()))")
+    seen = {}
+    for warm in (False, True):
+        out = tmp_path / f"out_{warm}"
+        monkey = pytest.MonkeyPatch()
+        monkey.setattr("tcpmodels.report.WARM_KERNELS", warm)
+        try:
+            (run,) = run_report(notebooks_dir=d, output_dir=out, progress=False)
+        finally:
+            monkey.undo()
+        assert run.status == "ok", run
+        cells = nbformat.read(run.output_ipynb, as_version=4).cells
+        seen[warm] = [[o.get("text") or sorted(o.get("data", {})) for o in c.get("outputs", [])] for c in cells]
+    assert seen[True] == seen[False]
+    assert " True True True " in seen[True][2][0]  # the kernel ends with its parent, in its own session
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--timeout", "0"], r"argument --timeout: must be a number of seconds > 0; got '0'"),
     (["--timeout", "-5"], r"argument --timeout: must be a number of seconds > 0; got '-5'"),

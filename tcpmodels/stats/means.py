@@ -251,7 +251,7 @@ def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[f
 
 def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statistic: Callable[..., float], *,
                         unit: str = "run", n_resamples: int = 2999, seed: int = 0, we_measured: str | None = None,
-                        why: str = "") -> Verdict:
+                        why: str = "", vectorized: bool = False) -> Verdict:
     """Judge "the statistic is positive (``direction=+1``) or negative (``-1``)" by a paired bootstrap over units.
 
     Parameters
@@ -266,6 +266,10 @@ def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statis
         What one element is (for the texts), e.g. ``"RTT pair"``.
     n_resamples, seed : int
         Bootstrap resamples (scipy ``bootstrap``, percentile method) and their seed.
+    vectorized : bool
+        ``statistic`` also takes 2-d arrays and an ``axis`` keyword and returns one value per resample
+        (scipy's ``vectorized``): all resamples in one call instead of one call each. The resamples are
+        the same either way.
 
     Returns
     -------
@@ -287,7 +291,8 @@ def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statis
     effect = float(statistic(*arrays)) if n else math.nan
     enough = n >= 3
     if enough:
-        res = sps.bootstrap(tuple(arrays), statistic, paired=True, vectorized=False, confidence_level=spec.confidence_level,
+        res = sps.bootstrap(tuple(arrays), statistic, paired=True, vectorized=vectorized,
+                            confidence_level=spec.confidence_level,
                             method="percentile", n_resamples=n_resamples, random_state=np.random.default_rng(seed))
         lo, hi, se = float(res.confidence_interval.low), float(res.confidence_interval.high), float(res.standard_error)
     else:
