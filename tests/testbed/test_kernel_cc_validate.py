@@ -136,22 +136,6 @@ def test_ratio_table_loss_events_and_clamp_from_rows():
     assert olia_loss_events(rows.drop(columns=["loss_events"])).empty
 
 
-def test_olia_snapshot_without_a_computed_increase_is_left_out():
-    """A tm_olia entry dumped before any ACK in congestion avoidance (acks 0, last_slot 0 naming no
-    occupied slot) gives no row; a computed one does (the validation run once stopped on the former)."""
-    from tcpmodels.experiments.kernel_coupled_cc import _snapshot_rows
-
-    subs = [{"slot": 1, "subflow_id": 1, "cwnd_segments": 10, "srtt_s": 0.02, "ell_segments": 100,
-             "incr_segments": 0.0},
-            {"slot": 2, "subflow_id": 2, "cwnd_segments": 5, "srtt_s": 0.02, "ell_segments": 50, "incr_segments": 0.0}]
-    fresh = {"token": 1, "alpha": 0.0, "acks": 0, "last_slot": 0, "subflows": subs}
-    assert _snapshot_rows("tm_olia", [fresh], 0, "shared") == []
-    incr = 10 / 15**2   # both paths: first term only (the larger window is also the best path: no collected path)
-    done = {**fresh, "acks": 3, "last_slot": 1, "subflows": [{**subs[0], "incr_segments": incr}, subs[1]]}
-    (row,) = _snapshot_rows("tm_olia", [done], 0, "shared")
-    assert row["incr_rel_error"] == pytest.approx(0.0, abs=1e-12) and row["setting"] == "shared"
-
-
 def test_threshold_verdict_sides():
     from tcpmodels.experiments.kernel_coupled_cc import threshold_verdict
 

@@ -486,7 +486,8 @@ def congestion_control(name: str, params: dict | None = None) -> Iterator[dict]:
 
 # ------------------------------------------------------------------ observability
 def dump_connections(name: str = "tm_lia") -> list[dict]:
-    """The per-connection state of a coupled program (one dict per MPTCP connection).
+    """The per-connection state of a coupled program (one dict per MPTCP connection), read with
+    :func:`tcpmodels.testbed.kernel_cc.mapread.read_connections` (three copies per entry).
 
     Parameters
     ----------
@@ -497,43 +498,31 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
     -------
     list of dict
         One per map entry (empty if the program is not loaded). Each dict: ``token``, ``alpha``
-        (in-kernel alpha, from ``alpha_q16``) [-], ``cwnd_total_segments`` [segments],
-        ``updated_ns`` (``bpf_ktime_get_ns``) [ns], ``acks``, and ``subflows``: a list of
-        ``{slot, subflow_id, cwnd_segments, srtt_s}`` for the occupied slots [segments, s]
-        (tm_olia adds ``ell_segments`` and ``incr_segments`` [segments], ``loss_events`` and
-        ``delivered_at_last_loss_segments``, and ``last_slot``: the slot whose increase was
-        computed from this snapshot's values).
+        (the last in-kernel alpha, from ``alpha_q16``) [-], ``cwnd_total_segments`` [segments],
+        ``updated_ns`` (``bpf_ktime_get_ns``) [ns], ``acks``, ``read_ns`` (CLOCK_MONOTONIC when
+        read) [ns], ``subflows``: a list of ``{slot, subflow_id, cwnd_segments, srtt_s, loss_events,
+        rto_events, delivered_segments, delivered_at_last_loss_segments}`` for the occupied slots
+        [segments, s] (tm_olia adds ``ell_segments``), and ``calc``: per slot that computed one,
+        its last alpha (LIA) or increase (OLIA) with the inputs it was computed from and whether
+        the read was ``consistent`` (:func:`~tcpmodels.testbed.kernel_cc.mapread.calc_dict`).
     """
+    from tcpmodels.testbed.kernel_cc.mapread import read_connections
+
     if name not in CONN_MAPS:
         raise ValueError(f"no per-connection map for {name!r}; there is one for {sorted(CONN_MAPS)}")
     _require(need_root=True)
-    proc = run([_which("bpftool") or "bpftool", "-j", "map", "dump", "name", CONN_MAPS[name]], check=False)
-    if proc.returncode != 0:
-        return []
-    entries = json.loads(proc.stdout or "[]")
     out = []
-    for e in entries:
-        fmt = e.get("formatted", e)
-        key, v = fmt.get("key"), fmt.get("value")
-        if not isinstance(v, dict):
-            continue
+    for e in read_connections(CONN_MAPS[name]):
+        v = e["value"]
         subflows = [
-            {"slot": i, "subflow_id": v["subflow_id"][i], "cwnd_segments": v["cwnd"][i],
-             "srtt_s": v["srtt_us"][i] * 1e-6,
-             # tm_olia: l_i [segments] and the last increase per acked segment [segments]
-             **({"ell_segments": v["ell"][i]} if "ell" in v else {}),
-             **({"incr_segments": v["incr_q32"][i] / 2.0**32} if "incr_q32" in v else {}),
-             # tm_olia diagnostics: loss events (ssthresh calls), tp->delivered at the last [segments]
-             **({"loss_events": v["loss_events"][i], "delivered_at_last_loss_segments": v["delivered"][i]}
-                if "loss_events" in v else {})}
-            for i in range(len(v["cwnd"])) if v["cwnd"][i] and v["srtt_us"][i]
-        ]
-        rec = {"token": key, "alpha": v["alpha_q16"] / 65536.0, "cwnd_total_segments": v["cwnd_total"],
-               "updated_ns": v["updated_ns"], "acks": v.get("acks"), "subflows": subflows}
-        for extra in ("alpha_r_q32", "last_slot"):
-            if extra in v:
-                rec[extra] = v[extra]
-        out.append(rec)
+            {"slot": i, "subflow_id": v.subflow_id[i], "cwnd_segments": v.cwnd[i], "srtt_s": v.srtt_us[i] * 1e-6,
+             "loss_events": v.loss_events[i], "rto_events": v.rto_events[i], "delivered_segments": v.delivered[i],
+             "delivered_at_last_loss_segments": v.delivered_at_loss[i],
+             **({"ell_segments": v.ell[i]} if hasattr(v, "ell") else {})}
+            for i in range(len(v.cwnd)) if v.cwnd[i] and v.srtt_us[i]]
+        out.append({"token": e["token"], "alpha": v.alpha_q16 / 65536.0, "cwnd_total_segments": v.cwnd_total,
+                    "updated_ns": v.updated_ns, "acks": v.acks, "read_ns": e["read_ns"], "subflows": subflows,
+                    "calc": [c for c in e["calc"] if c["seq"] or c["seq_end"]]})
     return out
 
 
