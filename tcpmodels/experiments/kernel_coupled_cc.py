@@ -924,11 +924,15 @@ def timeout_table(rows: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         Indexed by (``setting``, ``variant``): ``runs``, ``smaller_loss_events``,
         ``smaller_rto_events``, ``smaller_rto_per_loss`` (pooled over runs), the same for
-        ``larger``, and ``smaller_rto_per_loss_ci_low`` / ``_ci_high`` (95 % bootstrap interval
-        over runs, :func:`rto_share_ci`).
+        ``larger``, ``smaller_rto_per_loss_ci_low`` / ``_ci_high`` (95 % bootstrap interval
+        over runs, :func:`rto_share_ci`; degenerate when there is no timeout at all) and
+        ``smaller_rto_per_loss_upper95`` (one-sided 95 % Clopper-Pearson upper bound, the loss events
+        taken as independent trials and the timeouts, at most one per loss event, as successes).
     """
+    from scipy import stats
+
     cols = ["runs", "smaller_loss_events", "smaller_rto_events", "smaller_rto_per_loss", "smaller_rto_per_loss_ci_low",
-            "smaller_rto_per_loss_ci_high", "larger_loss_events", "larger_rto_events", "larger_rto_per_loss"]
+            "smaller_rto_per_loss_ci_high", "smaller_rto_per_loss_upper95", "larger_loss_events", "larger_rto_events", "larger_rto_per_loss"]
     t = rows[rows.experiment == "timeouts"] if "experiment" in rows else rows.iloc[0:0]
     out = {}
     for (setting, variant), g in t.groupby(["setting", "variant"]):
@@ -938,6 +942,9 @@ def timeout_table(rows: pd.DataFrame) -> pd.DataFrame:
         out[(setting, variant)] = {"runs": len(g), "smaller_loss_events": sl.sum(), "smaller_rto_events": sr.sum(),
                                    "smaller_rto_per_loss": sr.sum() / sl.sum() if sl.sum() else np.nan,
                                    "smaller_rto_per_loss_ci_low": ci[0], "smaller_rto_per_loss_ci_high": ci[1],
+                                   "smaller_rto_per_loss_upper95": float(stats.beta.ppf(0.95, min(sr.sum(), sl.sum()) + 1,
+                                                                                        max(sl.sum() - sr.sum(), 0.0)))
+                                   if sl.sum() > sr.sum() else 1.0,
                                    "larger_loss_events": ll.sum(), "larger_rto_events": lr.sum(),
                                    "larger_rto_per_loss": lr.sum() / ll.sum() if ll.sum() else np.nan}
     df = pd.DataFrame.from_dict(out, orient="index", columns=cols)
@@ -1279,7 +1286,8 @@ def findings_lines(rows: pd.DataFrame) -> list[str]:
     for (setting, variant), t in tt.iterrows():
         lines.append(f"{variant} {setting}: smaller subflow {t.smaller_rto_events:.0f} timeouts in {t.smaller_loss_events:.0f} "
                      f"loss events ({t.smaller_rto_per_loss:.3f} per loss event, 95 % interval "
-                     f"{t.smaller_rto_per_loss_ci_low:.3f}-{t.smaller_rto_per_loss_ci_high:.3f}), larger subflow "
+                     f"{t.smaller_rto_per_loss_ci_low:.3f}-{t.smaller_rto_per_loss_ci_high:.3f}, one-sided 95 % upper bound "
+                     f"{t.smaller_rto_per_loss_upper95:.3f}), larger subflow "
                      f"{t.larger_rto_events:.0f} in {t.larger_loss_events:.0f}, over {t.runs} runs")
     for setting in ("shared", "disjoint"):
         tv = timeout_verdict(rows, setting=setting)

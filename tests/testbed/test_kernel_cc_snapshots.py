@@ -143,6 +143,10 @@ def test_timeout_table_and_verdict():
     assert o.smaller_rto_per_loss == pytest.approx(df[df.variant == "tm_olia"].smaller_rto_events.sum() / 320)
     assert o.smaller_rto_per_loss_ci_low < o.smaller_rto_per_loss < o.smaller_rto_per_loss_ci_high
     assert t.loc[("shared", "tm_lia")].larger_rto_per_loss == pytest.approx(1 / 60)
+    # no timeout in 320 loss events: the upper bound is the rule of three's, about 3 / 320
+    none = timeout_table(df.assign(smaller_rto_events=0)).loc[("shared", "tm_lia")]
+    assert none.smaller_rto_per_loss == 0 and none.smaller_rto_per_loss_upper95 == pytest.approx(1 - 0.05 ** (1 / 320))
+    assert none.smaller_rto_per_loss_upper95 == pytest.approx(3 / 320, rel=0.01)
     tv = timeout_verdict(df)
     assert tv["verdict"] == "supported" and tv["ci_low"] > 0 and tv["runs_olia"] == 8
     same = df.assign(smaller_rto_events=df.rep % 3)       # identical in both variants: no difference
