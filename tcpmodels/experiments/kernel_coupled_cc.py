@@ -927,12 +927,16 @@ def timeout_table(rows: pd.DataFrame) -> pd.DataFrame:
         ``larger``, ``smaller_rto_per_loss_ci_low`` / ``_ci_high`` (95 % bootstrap interval
         over runs, :func:`rto_share_ci`; degenerate when there is no timeout at all) and
         ``smaller_rto_per_loss_upper95`` (one-sided 95 % Clopper-Pearson upper bound, the loss events
-        taken as independent trials and the timeouts, at most one per loss event, as successes).
+        taken as independent trials and the timeouts, at most one per loss event, as successes);
+        with ``delivered_segments`` in the rows also the delivered segments of each subflow summed
+        over runs and the loss events per 1000 delivered segments (pooled) [segments].
     """
     from scipy import stats
 
     cols = ["runs", "smaller_loss_events", "smaller_rto_events", "smaller_rto_per_loss", "smaller_rto_per_loss_ci_low",
-            "smaller_rto_per_loss_ci_high", "smaller_rto_per_loss_upper95", "larger_loss_events", "larger_rto_events", "larger_rto_per_loss"]
+            "smaller_rto_per_loss_ci_high", "smaller_rto_per_loss_upper95", "larger_loss_events", "larger_rto_events", "larger_rto_per_loss",
+            "smaller_delivered_segments", "larger_delivered_segments", "smaller_loss_events_per_1000_segments",
+            "larger_loss_events_per_1000_segments"]
     t = rows[rows.experiment == "timeouts"] if "experiment" in rows else rows.iloc[0:0]
     out = {}
     for (setting, variant), g in t.groupby(["setting", "variant"]):
@@ -947,6 +951,13 @@ def timeout_table(rows: pd.DataFrame) -> pd.DataFrame:
                                    if sl.sum() > sr.sum() else 1.0,
                                    "larger_loss_events": ll.sum(), "larger_rto_events": lr.sum(),
                                    "larger_rto_per_loss": lr.sum() / ll.sum() if ll.sum() else np.nan}
+        if "delivered_segments" in g and g.delivered_segments.map(lambda v: isinstance(v, str)).all():
+            dl = np.array([json.loads(v) for v in g.delivered_segments], dtype=float)
+            sd, ld = dl[:, 0].sum(), dl[:, -1].sum()
+            out[(setting, variant)].update({
+                "smaller_delivered_segments": sd, "larger_delivered_segments": ld,
+                "smaller_loss_events_per_1000_segments": 1e3 * sl.sum() / sd if sd else np.nan,
+                "larger_loss_events_per_1000_segments": 1e3 * ll.sum() / ld if ld else np.nan})
     df = pd.DataFrame.from_dict(out, orient="index", columns=cols)
     df.index = pd.MultiIndex.from_tuples(df.index, names=["setting", "variant"]) if len(df) else df.index
     return df
@@ -1288,7 +1299,10 @@ def findings_lines(rows: pd.DataFrame) -> list[str]:
                      f"loss events ({t.smaller_rto_per_loss:.3f} per loss event, 95 % interval "
                      f"{t.smaller_rto_per_loss_ci_low:.3f}-{t.smaller_rto_per_loss_ci_high:.3f}, one-sided 95 % upper bound "
                      f"{t.smaller_rto_per_loss_upper95:.3f}), larger subflow "
-                     f"{t.larger_rto_events:.0f} in {t.larger_loss_events:.0f}, over {t.runs} runs")
+                     f"{t.larger_rto_events:.0f} in {t.larger_loss_events:.0f}, over {int(t.runs)} runs; loss events per 1000 "
+                     f"delivered segments: smaller {t.smaller_loss_events_per_1000_segments:.2f}, larger "
+                     f"{t.larger_loss_events_per_1000_segments:.2f} (delivered {t.smaller_delivered_segments:.0f} and "
+                     f"{t.larger_delivered_segments:.0f} segments)")
     for setting in ("shared", "disjoint"):
         tv = timeout_verdict(rows, setting=setting)
         if tv:

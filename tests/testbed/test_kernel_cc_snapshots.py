@@ -135,7 +135,8 @@ def test_timeout_table_and_verdict():
             n = 40
             rows.append({"experiment": "timeouts", "variant": v, "setting": "shared", "rep": rep,
                          "smaller_loss_events": n, "smaller_rto_events": int(rng.binomial(n, p)),
-                         "larger_loss_events": 60, "larger_rto_events": 1})
+                         "larger_loss_events": 60, "larger_rto_events": 1,
+                         "delivered_segments": json.dumps([4000, 20000])})
     df = pd.DataFrame(rows)
     t = timeout_table(df)
     o = t.loc[("shared", "tm_olia")]
@@ -143,6 +144,7 @@ def test_timeout_table_and_verdict():
     assert o.smaller_rto_per_loss == pytest.approx(df[df.variant == "tm_olia"].smaller_rto_events.sum() / 320)
     assert o.smaller_rto_per_loss_ci_low < o.smaller_rto_per_loss < o.smaller_rto_per_loss_ci_high
     assert t.loc[("shared", "tm_lia")].larger_rto_per_loss == pytest.approx(1 / 60)
+    assert o.smaller_loss_events_per_1000_segments == pytest.approx(10.0) and o.larger_loss_events_per_1000_segments == 3.0
     # no timeout in 320 loss events: the upper bound is the rule of three's, about 3 / 320
     none = timeout_table(df.assign(smaller_rto_events=0)).loc[("shared", "tm_lia")]
     assert none.smaller_rto_per_loss == 0 and none.smaller_rto_per_loss_upper95 == pytest.approx(1 - 0.05 ** (1 / 320))
