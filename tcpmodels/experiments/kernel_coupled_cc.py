@@ -1185,7 +1185,8 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
     Returns
     -------
     tuple
-        (rows, each with the ``commit`` of the invocation that measured it; cwnd rows; provenance:
+        (rows, each with the ``commit`` of the invocation that measured it; cwnd rows, per variant
+        those of the earliest invocation that recorded any for it; provenance:
         the common ``commit`` of the invocations that recorded rows (a list if they differ),
         ``git_dirty`` (true if any of them ran from a dirty tree), ``kernel``, ``tools``,
         ``invocations`` (each invocation's own provenance with its wall time, end load and
@@ -1194,6 +1195,7 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
     import gzip
 
     rows, cwnd, invocations = [], [], []
+    cwnd_from: dict[str, int] = {}
     for path in paths:
         opener = gzip.open if str(path).endswith(".gz") else open
         with opener(path, "rt") as f:
@@ -1207,8 +1209,11 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
                     rows.append({**rec["row"], "commit": commit})
                     if invocations:
                         invocations[-1]["rows"] = invocations[-1].get("rows", 0) + 1
-                elif kind == "cwnd":
-                    cwnd += rec["rows"]
+                elif kind == "cwnd":   # one run per variant: the earliest invocation's (cwnd rows name no repetition)
+                    n_inv = len(invocations)
+                    for r in rec["rows"]:
+                        if cwnd_from.setdefault(r["variant"], n_inv) == n_inv:
+                            cwnd.append(r)
                 elif kind == "provenance":
                     invocations.append(rec)
                 elif kind == "end" and invocations:
