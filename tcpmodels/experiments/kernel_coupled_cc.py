@@ -15,7 +15,17 @@ per experiment:
   MPTCP rate / TCP rate for tm_lia, tm_olia and uncoupled (kernel reno on each subflow);
 * ``disjoint``: two paths with 0.2 % and 2 % loss: share of bytes on the less lossy path;
 * ``alpha``: in-kernel LIA alpha vs ``lia_alpha`` on the same map snapshot (shared and disjoint runs);
-* ``olia_incr``: in-kernel OLIA increase vs ``arithmetic.olia_increase_segments`` on the same snapshot.
+* ``olia_incr``: in-kernel OLIA increase vs ``arithmetic.olia_increase_segments`` on the same snapshot;
+* ``timeouts``: per coupled run the loss events and retransmission timeouts of each subflow
+  (map counters read 1 s before the run ends).
+
+Map snapshots: each slot of a connection's map entry holds the last alpha (tm_lia) or increase
+(tm_olia) that slot's subflow computed, with the exact windows, RTTs and l it was computed from,
+between two sequence counters; each entry is copied three times in a row and a record counts as
+``consistent`` only if the counters show no write during the middle copy
+(:mod:`tcpmodels.testbed.kernel_cc.mapread`). Rows measured that way carry ``snapshot_method``
+``seqcount``, ``consistent``, ``slot`` and ``seq``; earlier rows (one read of the entry, the
+increase beside the windows the entry held then) have no ``snapshot_method``.
 
 The tests, stated before the runs that decide them (:func:`goal_verdicts`; RFC 6356 Sec. 2):
 
@@ -32,7 +42,14 @@ The tests, stated before the runs that decide them (:func:`goal_verdicts`; RFC 6
   if the 95 % interval of its share on the less lossy path divided by the uncoupled share of the
   same repetition lies above 1, ``contradicted`` if below 1;
 * goal (c): the in-kernel alpha (LIA) and increase (OLIA) within 2 % of the model on the same
-  snapshot, ``met`` if every distinct snapshot (token, ACK count) is.
+  snapshot. With the sequence counters: ``met`` if every consistent record (distinct by token,
+  slot and sequence number) is within 2 % of the model evaluated on that record's own inputs;
+  torn reads are counted and reported (``n_torn``), not tested. Earlier single reads: ``met``
+  if every distinct snapshot (token, ACK count) is (reported beside, ``..._single_read``);
+* the explanation offered for tm_olia's low share on the shared link (its smaller subflow loses
+  by timeouts more often): ``supported`` if the 95 % bootstrap interval (runs resampled) of the
+  pooled timeouts per loss event of the smaller subflow, tm_olia minus tm_lia, lies above 0,
+  ``contradicted`` if below 0, else ``undecided`` (:func:`timeout_verdict`).
 
 Rows go to ``<out>.parquet`` (one per run or snapshot) and provenance to ``<out>.json``
 (commit and whether the tree was dirty, kernel, tool versions, parameters, host load, and
@@ -64,7 +81,7 @@ from tcpmodels.testbed import Link, MptcpEndpoint, Node, PathSpec, Testbed, Topo
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
 
-__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "clamped_snapshots", "pairs_to_decide", "reps_to_exclude", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "records_from_dataset", "summarize", "findings_lines", "build_from_records", "run_validation", "main"]
+__all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "timeout_table", "rto_share_ci", "timeout_verdict", "clamped_snapshots", "pairs_to_decide", "reps_to_exclude", "verdict", "threshold_verdict", "goal_verdicts", "lia_model_table", "records_from_dataset", "summarize", "findings_lines", "build_from_records", "run_validation", "main"]
 
 #: x(RTT) = (RTT / 1 s)^(-1/3) (tm_cubic_x's default, models.cubic.PowerLawX through (1 ms, 10), (1 s, 1))
 X_EXPONENT = -1.0 / 3.0
@@ -203,63 +220,81 @@ def _per_subflow_bytes(srec: dict) -> dict[str, int]:
     return last
 
 
-def _snapshots(cc: str, duration_s: float) -> list[dict]:
-    """Five dumps of the per-connection map, 0.3 s apart, from the middle of a run (connections with two subflows)."""
-    time.sleep(duration_s / 2)
+def _snapshots(cc: str, duration_s: float, launched_s: float | None = None) -> tuple[list[dict], list[dict]]:
+    """Five reads of the per-connection map, 0.3 s apart, from the middle of a run, and one more
+    1 s before its end (``launched_s``: when the flows were launched, ``time.time()``), for the
+    connections with two subflows: (middle reads, last read)."""
+    launched_s = time.time() if launched_s is None else launched_s
+    time.sleep(max(0.0, launched_s + duration_s / 2 - time.time()))
     snaps = []
     for _ in range(5):
-        now_ns = time.monotonic_ns()    # CLOCK_MONOTONIC, the clock of bpf_ktime_get_ns
-        snaps += [{**c, "dumped_ns": now_ns} for c in kernel_cc.dump_connections(cc) if len(c["subflows"]) == 2]
+        snaps += [c for c in kernel_cc.dump_connections(cc) if len(c["subflows"]) == 2]
         time.sleep(0.3)
-    return snaps
+    time.sleep(max(0.0, launched_s + duration_s - 1.0 - time.time()))
+    last = [c for c in kernel_cc.dump_connections(cc) if len(c["subflows"]) == 2]
+    return snaps, last
 
 
 def _snapshot_rows(cc: str, snaps: list[dict], rep: int, setting: str) -> list[dict]:
+    """One row per calc record (a slot's last alpha or increase with the inputs it was computed
+    from, :func:`tcpmodels.testbed.kernel_cc.dump_connections`) of two or more subflows: the
+    in-kernel value beside the model evaluated on those inputs, and whether the read was
+    ``consistent`` (torn reads are kept, marked, and left out of the goal (c) test)."""
     rows = []
     for c in snaps:
-        # which entry, how often it had been updated, and how long before the dump it was last
-        # (an entry whose connection has ended keeps its last values until release deletes it)
-        ident = {"token": c.get("token"), "acks": c.get("acks"),
-                 "age_s": (c["dumped_ns"] - c["updated_ns"]) * 1e-9 if c.get("dumped_ns") and c.get("updated_ns") else np.nan}
-        if cc == "tm_olia":
-            # an entry whose increase has not been computed yet (no ACK in congestion avoidance;
-            # last_slot then names no occupied slot) has nothing to compare
-            if c.get("acks") and any(s["slot"] == c.get("last_slot") for s in c["subflows"]):
-                rows.append({**_olia_snapshot_row(c, rep), "setting": setting, **ident})
-            continue
-        if not c.get("updated_ns"):   # alpha never computed in this entry
-            continue
-        w = [s["cwnd_segments"] for s in c["subflows"]]
-        r = [s["srtt_s"] for s in c["subflows"]]
-        model = float(lia_alpha(w, r))
-        rows.append({"experiment": "alpha", "variant": cc, "rep": rep, "setting": setting, "alpha_kernel": c["alpha"],
-                     "alpha_model": model, "alpha_rel_error": c["alpha"] / model - 1,
-                     "cwnd_segments": json.dumps(w), "srtt_s": json.dumps(r), **ident})
+        for k in c.get("calc", []):
+            if len(k["slots"]) < 2 or k["slot"] not in k["slots"]:
+                continue
+            ident = {"setting": setting, "token": c.get("token"), "slot": k["slot"], "seq": k["seq"],
+                     "consistent": k["consistent"], "snapshot_method": "seqcount",
+                     "age_s": (c["read_ns"] - k["updated_ns"]) * 1e-9 if k["updated_ns"] else np.nan}
+            w, r = k["cwnd_segments"], k["srtt_s"]
+            if cc == "tm_olia":
+                rows.append({**_olia_calc_row(k, rep), **ident})
+                continue
+            model = float(lia_alpha(w, r))
+            rows.append({"experiment": "alpha", "variant": cc, "rep": rep, "alpha_kernel": k["alpha"],
+                         "alpha_model": model, "alpha_rel_error": k["alpha"] / model - 1,
+                         "cwnd_segments": json.dumps(w), "srtt_s": json.dumps(r), **ident})
     return rows
 
 
-def _olia_snapshot_row(c: dict, rep: int) -> dict:
-    """OLIA's in-kernel increase of the subflow that computed it last (``last_slot``) beside
-    :func:`~tcpmodels.testbed.kernel_cc.arithmetic.olia_increase_segments` on the same entry's
-    windows, RTTs and l. The error is relative to the increase and to the size of its terms
+def _olia_calc_row(k: dict, rep: int) -> dict:
+    """OLIA's in-kernel increase of the slot that computed it beside
+    :func:`~tcpmodels.testbed.kernel_cc.arithmetic.olia_increase_segments` on the windows, RTTs and
+    l that computation used. The error is relative to the increase and to the size of its terms
     ``w_i/(r_i^2 (sum w/r)^2) + |alpha_i|/w_i`` (the increase itself may be near 0 when alpha_i < 0)."""
-    subs = c["subflows"]
-    w = np.array([s["cwnd_segments"] for s in subs], dtype=float)
-    r = np.array([s["srtt_s"] for s in subs], dtype=float)
-    ell = np.array([s["ell_segments"] for s in subs], dtype=float)
-    i = next(k for k, s in enumerate(subs) if s["slot"] == c.get("last_slot"))
+    w = np.array(k["cwnd_segments"], dtype=float)
+    r = np.array(k["srtt_s"], dtype=float)
+    ell = np.array(k["ell_segments"], dtype=float)
+    i = k["slots"].index(k["slot"])
     model = olia_increase_segments(w, r, ell)
     first = (w / r**2) / np.sum(w / r) ** 2
     alpha_i = (model[i] - first[i]) * w[i]
-    got = subs[i]["incr_segments"]
+    got = k["incr_segments"]
     return {"experiment": "olia_incr", "variant": "tm_olia", "rep": rep, "incr_kernel": got,
-            "incr_model": float(model[i]), "incr_rel_error": float(got / model[i] - 1),
+            "incr_model": float(model[i]), "incr_rel_error": float(got / model[i] - 1) if model[i] else np.nan,
             "incr_rel_error_of_terms": float((got - model[i]) / (first[i] + abs(alpha_i) / w[i])),
             "olia_alpha_model": float(alpha_i),
             "cwnd_segments": json.dumps(w.tolist()), "srtt_s": json.dumps(r.tolist()),
-            "ell_segments": json.dumps(ell.tolist()),
-            "loss_events": json.dumps([s.get("loss_events") for s in subs]),
-            "delivered_at_last_loss_segments": json.dumps([s.get("delivered_at_last_loss_segments") for s in subs])}
+            "ell_segments": json.dumps(ell.tolist())}
+
+
+def _timeout_rows(cc: str, last: list[dict], rep: int, setting: str) -> list[dict]:
+    """Per connection of the last map read of a run: each subflow's loss events (ssthresh calls),
+    retransmission timeouts (set_state to TCP_CA_Loss), delivered segments and window; the
+    subflow with fewer delivered segments is the smaller one."""
+    rows = []
+    for c in last:
+        subs = sorted(c["subflows"], key=lambda s: s["delivered_segments"])
+        rows.append({"experiment": "timeouts", "variant": cc, "rep": rep, "setting": setting, "token": c["token"],
+                     "loss_events": json.dumps([s["loss_events"] for s in subs]),
+                     "rto_events": json.dumps([s["rto_events"] for s in subs]),
+                     "delivered_segments": json.dumps([s["delivered_segments"] for s in subs]),
+                     "cwnd_segments": json.dumps([s["cwnd_segments"] for s in subs]),
+                     "smaller_loss_events": subs[0]["loss_events"], "smaller_rto_events": subs[0]["rto_events"],
+                     "larger_loss_events": subs[-1]["loss_events"], "larger_rto_events": subs[-1]["rto_events"]})
+    return rows
 
 
 class _LockBatches:
@@ -431,22 +466,24 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
                         for cc in order:
                             flows = [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True, flow_id=1),
                                      _bulk(tb, "c", "10.0.1.2", "reno", duration_s, flow_id=2)]
+                            launched = time.time()
                             popen = wl.launch_flows(tb, "c", flows)
-                            snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
+                            snaps, last = _snapshots(cc, duration_s, launched) if cc in ("tm_lia", "tm_olia") else ([], [])
                             recs = {r["flow_id"]: r for r in wl.collect_flows(popen, duration_s + 60)}
                             ratio = recs[1]["rate_bps"] / recs[2]["rate_bps"]
                             emit({"experiment": "shared", "variant": cc, "rep": rep, "seed": seed + rep,
                                   "rate_bps": recs[1]["rate_bps"], "tcp_rate_bps": recs[2]["rate_bps"],
                                   "ratio_mptcp_tcp": ratio, "subflows": (recs[1].get("mptcp_subflows") or 0) + 1})
-                            for r in _snapshot_rows(cc, snaps, rep, "shared"):
+                            for r in _snapshot_rows(cc, snaps, rep, "shared") + _timeout_rows(cc, last, rep, "shared"):
                                 emit(r)
                         server.stop()
                     with Testbed(disjoint_topo, seed=seed + rep) as tb:
                         for cc in order:
                             server = wl.start_server(tb, "s", mptcp=True)
+                            launched = time.time()
                             popen = wl.launch_flows(tb, "c", [_bulk(tb, "c", "10.0.1.2", cc, duration_s, mptcp=True,
                                                                     interval_s=0.1)])
-                            snaps = _snapshots(cc, duration_s) if cc in ("tm_lia", "tm_olia") else []
+                            snaps, last = _snapshots(cc, duration_s, launched) if cc in ("tm_lia", "tm_olia") else ([], [])
                             (rec,) = wl.collect_flows(popen, duration_s + 60)
                             time.sleep(1.0)
                             (srec,) = server.stop()
@@ -455,7 +492,7 @@ def run_validation(*, reps: int = 3, duration_s: float = 10.0, reno_reps: int = 
                             share = low / max(sum(by.values()), 1)
                             emit({"experiment": "disjoint", "variant": cc, "rep": rep, "seed": seed + rep,
                                   "rate_bps": rec["rate_bps"], "share_less_lossy": share})
-                            for r in _snapshot_rows(cc, snaps, rep, "disjoint"):
+                            for r in _snapshot_rows(cc, snaps, rep, "disjoint") + _timeout_rows(cc, last, rep, "disjoint"):
                                 emit(r)
                             if rep == first_rep:
                                 new = [{"variant": cc, "t_s": s["t_s"], "subflow": s.get("local", ""),
@@ -693,6 +730,8 @@ def olia_loss_events(rows: pd.DataFrame) -> pd.DataFrame:
     if "loss_events" not in snap:
         return pd.DataFrame(out, columns=["setting", "smaller", "cwnd_segments", "segments_per_loss_event"])
     for _, r in snap.iterrows():
+        if not isinstance(r["loss_events"], str):   # records read with the sequence counters: see timeout_table
+            continue
         w, ev, dl = (json.loads(r[c]) for c in ("cwnd_segments", "loss_events", "delivered_at_last_loss_segments"))
         for k in range(len(w)):
             if ev[k] and dl[k]:
@@ -859,12 +898,154 @@ def goal_verdicts(rows: pd.DataFrame, *, coupled: Sequence[str] = ("tm_lia", "tm
         g = rows[rows.experiment == exp]
         if not len(g):
             continue
-        distinct = g.drop_duplicates(["token", "acks"]) if {"token", "acks"} <= set(g) and g["token"].notna().all() else g
-        e = distinct[col].astype(float).abs()
-        out[key] = {"max": float(e.max()), "median": float(e.median()), "n_snapshots": int(len(g)),
-                    "n_distinct": int(len(distinct)), "within": float((e <= tolerance).mean()), "tolerance": tolerance,
-                    "verdict": "met" if (e <= tolerance).all() else "not met"}
+        checked = g[g["snapshot_method"] == "seqcount"] if "snapshot_method" in g else g.iloc[0:0]
+        single = g.drop(checked.index)
+        if len(checked):   # records read with the sequence counters: the test on the consistent ones
+            ok = checked[checked["consistent"].astype(bool)]
+            distinct = ok.drop_duplicates(["token", "slot", "seq"])
+            e = distinct[col].astype(float).abs()
+            out[key] = {"max": float(e.max()) if len(e) else np.nan, "median": float(e.median()) if len(e) else np.nan,
+                        "n_snapshots": int(len(checked)), "n_consistent": int(len(ok)), "n_torn": int(len(checked) - len(ok)),
+                        "n_distinct": int(len(distinct)), "within": float((e <= tolerance).mean()) if len(e) else np.nan,
+                        "tolerance": tolerance, "method": "seqcount",
+                        "verdict": ("met" if (e <= tolerance).all() else "not met") if len(e) else "no consistent record"}
+        if len(single):    # earlier single reads of the entry (no consistency check)
+            distinct = (single.drop_duplicates(["token", "acks"])
+                        if {"token", "acks"} <= set(single) and single["token"].notna().all() else single)
+            e = distinct[col].astype(float).abs()
+            out[key + ("_single_read" if len(checked) else "")] = {
+                "max": float(e.max()), "median": float(e.median()), "n_snapshots": int(len(single)),
+                "n_distinct": int(len(distinct)), "within": float((e <= tolerance).mean()), "tolerance": tolerance,
+                "verdict": "met" if (e <= tolerance).all() else "not met"}
     return out
+
+
+def timeout_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Retransmission timeouts per loss event of the smaller and the larger subflow, per variant and setting.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Dataset rows; those of experiment ``timeouts`` (one per run: the counters of the last map
+        read, the smaller subflow being the one with fewer delivered segments) are used.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by (``setting``, ``variant``): ``runs``, ``smaller_loss_events``,
+        ``smaller_rto_events``, ``smaller_rto_per_loss`` (pooled over runs), the same for
+        ``larger``, ``smaller_rto_per_loss_ci_low`` / ``_ci_high`` (95 % bootstrap interval
+        over runs, :func:`rto_share_ci`; degenerate when there is no timeout at all) and
+        ``smaller_rto_per_loss_upper95`` (one-sided 95 % Clopper-Pearson upper bound, the loss events
+        taken as independent trials and the timeouts, at most one per loss event, as successes);
+        with ``delivered_segments`` in the rows also the delivered segments of each subflow summed
+        over runs and the loss events per 1000 delivered segments (pooled) [segments].
+    """
+    from scipy import stats
+
+    cols = ["runs", "smaller_loss_events", "smaller_rto_events", "smaller_rto_per_loss", "smaller_rto_per_loss_ci_low",
+            "smaller_rto_per_loss_ci_high", "smaller_rto_per_loss_upper95", "larger_loss_events", "larger_rto_events", "larger_rto_per_loss",
+            "smaller_delivered_segments", "larger_delivered_segments", "smaller_loss_events_per_1000_segments",
+            "larger_loss_events_per_1000_segments"]
+    t = rows[rows.experiment == "timeouts"] if "experiment" in rows else rows.iloc[0:0]
+    out = {}
+    for (setting, variant), g in t.groupby(["setting", "variant"]):
+        sl, sr = g.smaller_loss_events.astype(float), g.smaller_rto_events.astype(float)
+        ll, lr = g.larger_loss_events.astype(float), g.larger_rto_events.astype(float)
+        ci = rto_share_ci(sr, sl)
+        out[(setting, variant)] = {"runs": len(g), "smaller_loss_events": sl.sum(), "smaller_rto_events": sr.sum(),
+                                   "smaller_rto_per_loss": sr.sum() / sl.sum() if sl.sum() else np.nan,
+                                   "smaller_rto_per_loss_ci_low": ci[0], "smaller_rto_per_loss_ci_high": ci[1],
+                                   "smaller_rto_per_loss_upper95": float(stats.beta.ppf(0.95, min(sr.sum(), sl.sum()) + 1,
+                                                                                        max(sl.sum() - sr.sum(), 0.0)))
+                                   if sl.sum() > sr.sum() else 1.0,
+                                   "larger_loss_events": ll.sum(), "larger_rto_events": lr.sum(),
+                                   "larger_rto_per_loss": lr.sum() / ll.sum() if ll.sum() else np.nan}
+        if "delivered_segments" in g and g.delivered_segments.map(lambda v: isinstance(v, str)).all():
+            dl = np.array([json.loads(v) for v in g.delivered_segments], dtype=float)
+            sd, ld = dl[:, 0].sum(), dl[:, -1].sum()
+            out[(setting, variant)].update({
+                "smaller_delivered_segments": sd, "larger_delivered_segments": ld,
+                "smaller_loss_events_per_1000_segments": 1e3 * sl.sum() / sd if sd else np.nan,
+                "larger_loss_events_per_1000_segments": 1e3 * ll.sum() / ld if ld else np.nan})
+    df = pd.DataFrame.from_dict(out, orient="index", columns=cols)
+    df.index = pd.MultiIndex.from_tuples(df.index, names=["setting", "variant"]) if len(df) else df.index
+    return df
+
+
+def rto_share_ci(rto: ArrayLike, losses: ArrayLike, *, other: tuple[ArrayLike, ArrayLike] | None = None,
+                 confidence: float = 0.95, resamples: int = 4000, seed: int = 0) -> tuple[float, float]:
+    """95 % percentile-bootstrap interval (runs resampled) of the pooled ratio sum(rto) / sum(losses),
+    or, with ``other``, of its difference to ``other``'s pooled ratio (both resampled independently).
+
+    Parameters
+    ----------
+    rto, losses : array_like
+        Per run: timeouts and loss events. [-]
+    other : tuple of array_like, optional
+        (rto, losses) of the runs of the compared variant. [-]
+    confidence : float
+        Confidence level. [-]
+    resamples : int
+        Bootstrap resamples. [-]
+    seed : int
+        Seed of the resampling. [-]
+
+    Returns
+    -------
+    tuple of float
+        (low, high); NaN when there are fewer than two runs (on either side). [-]
+    """
+    rng = np.random.default_rng(seed)
+
+    def boot(r, l):
+        r, l = np.asarray(r, dtype=float), np.asarray(l, dtype=float)
+        idx = rng.integers(0, r.size, (resamples, r.size))
+        num, den = r[idx].sum(axis=1), l[idx].sum(axis=1)
+        return np.divide(num, den, out=np.full(resamples, np.nan), where=den > 0)
+
+    if np.asarray(rto).size < 2 or (other is not None and np.asarray(other[0]).size < 2):
+        return (np.nan, np.nan)
+    v = boot(rto, losses)
+    if other is not None:
+        v = v - boot(*other)
+    q = np.nanquantile(v, [0.5 - confidence / 2, 0.5 + confidence / 2])
+    return (float(q[0]), float(q[1]))
+
+
+def timeout_verdict(rows: pd.DataFrame, *, setting: str = "shared") -> dict:
+    """The test of the explanation offered for tm_olia's low share on the shared link: its smaller
+    subflow loses by retransmission timeouts more often than tm_lia's (stated before the runs
+    that decide it): ``supported`` if the 95 % bootstrap interval of the difference of the
+    pooled timeouts per loss event of the smaller subflow (tm_olia minus tm_lia) lies above 0,
+    ``contradicted`` if below 0, else ``undecided``.
+
+    Parameters
+    ----------
+    rows : pandas.DataFrame
+        Dataset rows (experiment ``timeouts``).
+    setting : str
+        ``shared`` or ``disjoint``.
+
+    Returns
+    -------
+    dict
+        ``olia``, ``lia`` (pooled timeouts per loss event of the smaller subflow), ``difference`` with
+        ``ci_low`` / ``ci_high``, ``runs_olia``, ``runs_lia``, ``verdict`` (empty without runs of both).
+    """
+    if not {"experiment", "setting"} <= set(rows):
+        return {}
+    t = rows[(rows.experiment == "timeouts") & (rows.setting == setting)]
+    o, li = t[t.variant == "tm_olia"], t[t.variant == "tm_lia"]
+    if len(o) < 2 or len(li) < 2:
+        return {}
+    po = o.smaller_rto_events.sum() / o.smaller_loss_events.sum() if o.smaller_loss_events.sum() else np.nan
+    pl = li.smaller_rto_events.sum() / li.smaller_loss_events.sum() if li.smaller_loss_events.sum() else np.nan
+    lo, hi = rto_share_ci(o.smaller_rto_events, o.smaller_loss_events,
+                          other=(li.smaller_rto_events, li.smaller_loss_events))
+    v = "supported" if lo > 0 else ("contradicted" if hi < 0 else "undecided")
+    return {"olia": float(po), "lia": float(pl), "difference": float(po - pl), "ci_low": lo, "ci_high": hi,
+            "runs_olia": int(len(o)), "runs_lia": int(len(li)), "verdict": v}
 
 
 def summarize(rows: pd.DataFrame) -> dict:
@@ -913,14 +1094,20 @@ def summarize(rows: pd.DataFrame) -> dict:
                                             "n": int(v.size)}
             if exp == "shared" and len(g) >= 2:   # MPTCP / TCP over runs, with a 95 % interval
                 out[f"{exp}_{variant}_{col}"].update(mean_ratio_ci(g["rate_bps"], g["tcp_rate_bps"]))
-    g = rows[rows.experiment == "olia_incr"]
+    # map records: single reads (before the sequence counters) and consistent ones; torn ones in goal_verdicts
+    clean = rows[~(rows["consistent"] == False)] if "consistent" in rows else rows   # noqa: E712 (NaN: single read)
+    g = clean[clean.experiment == "olia_incr"]
     if len(g):
         e = g["incr_rel_error_of_terms"].astype(float).abs()
         out["olia_incr_abs_rel_error_of_terms"] = {"max": float(e.max()), "median": float(e.median()), "n": int(e.size)}
-    for variant, g in rows[rows.experiment == "alpha"].groupby("variant"):
+    for variant, g in clean[clean.experiment == "alpha"].groupby("variant"):
         e = g["alpha_rel_error"].astype(float).abs()
         out[f"alpha_{variant}_abs_rel_error"] = {"max": float(e.max()), "median": float(e.median()), "n": int(e.size)}
     out.update(goal_verdicts(rows))
+    for setting in ("shared", "disjoint"):
+        tv = timeout_verdict(rows, setting=setting)
+        if tv:
+            out[f"timeouts_smaller_subflow_{setting}_olia_vs_lia"] = tv
     return out
 
 
@@ -1008,7 +1195,8 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
     Returns
     -------
     tuple
-        (rows, each with the ``commit`` of the invocation that measured it; cwnd rows; provenance:
+        (rows, each with the ``commit`` of the invocation that measured it; cwnd rows, per variant
+        those of the earliest invocation that recorded any for it; provenance:
         the common ``commit`` of the invocations that recorded rows (a list if they differ),
         ``git_dirty`` (true if any of them ran from a dirty tree), ``kernel``, ``tools``,
         ``invocations`` (each invocation's own provenance with its wall time, end load and
@@ -1017,6 +1205,7 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
     import gzip
 
     rows, cwnd, invocations = [], [], []
+    cwnd_from: dict[str, int] = {}
     for path in paths:
         opener = gzip.open if str(path).endswith(".gz") else open
         with opener(path, "rt") as f:
@@ -1030,8 +1219,11 @@ def build_from_records(paths: Sequence[str | Path]) -> tuple[pd.DataFrame, pd.Da
                     rows.append({**rec["row"], "commit": commit})
                     if invocations:
                         invocations[-1]["rows"] = invocations[-1].get("rows", 0) + 1
-                elif kind == "cwnd":
-                    cwnd += rec["rows"]
+                elif kind == "cwnd":   # one run per variant: the earliest invocation's (cwnd rows name no repetition)
+                    n_inv = len(invocations)
+                    for r in rec["rows"]:
+                        if cwnd_from.setdefault(r["variant"], n_inv) == n_inv:
+                            cwnd.append(r)
                 elif kind == "provenance":
                     invocations.append(rec)
                 elif kind == "end" and invocations:
@@ -1088,9 +1280,14 @@ def findings_lines(rows: pd.DataFrame) -> list[str]:
         if "ratio" in g:
             lines.append(f"{key}: {g['ratio']:.3f} (95 % interval {g['ci_low']:.3f}-{g['ci_high']:.3f}, n = {g['n_pairs']}), "
                          f"claim {g['claim']} {g['threshold']}: {g['verdict']}")
+        elif g.get("method") == "seqcount":
+            lines.append(f"{key}: {g['n_snapshots']} records read, {g['n_torn']} torn (left out, counted), "
+                         f"{g['n_distinct']} distinct consistent: max |error| {g['max']:.2e}, median {g['median']:.2e}, "
+                         f"{g['within']:.0%} within {g['tolerance']:.0%}: {g['verdict']}")
         else:
             lines.append(f"{key}: max |error| {g['max']:.2e}, median {g['median']:.2e} over {g['n_distinct']} distinct snapshots "
-                         f"({g['n_snapshots']} dumps), {g['within']:.0%} within {g['tolerance']:.0%}: {g['verdict']}")
+                         f"({g['n_snapshots']} dumps{', single reads without consistency check' if 'single_read' in key else ''}), "
+                         f"{g['within']:.0%} within {g['tolerance']:.0%}: {g['verdict']}")
     snap = rows[rows.experiment.isin(["alpha", "olia_incr"])].copy()
     if len(snap):
         snap["min_window"] = [min(json.loads(w)) for w in snap["cwnd_segments"]]
@@ -1101,14 +1298,32 @@ def findings_lines(rows: pd.DataFrame) -> list[str]:
                          f"{len(g)} dumps (median smaller window {g.min_window.median():.0f} segments, median total "
                          f"{g.total_window.median():.0f} segments)")
         olia_rows = rows[rows.experiment == "olia_incr"]
+        if "snapshot_method" in olia_rows:
+            olia_rows = olia_rows[olia_rows.snapshot_method != "seqcount"]
         if len(olia_rows) and "age_s" in olia_rows:
             distinct = olia_rows.drop_duplicates(["token", "acks"])
             err = distinct.incr_rel_error_of_terms.abs()
             torn = distinct[err > 0.02]
-            lines.append(f"OLIA increase errors above 2 % of the terms: {len(torn)} of {len(distinct)} distinct snapshots "
+            lines.append(f"OLIA increase errors above 2 % of the terms (single reads): {len(torn)} of {len(distinct)} distinct snapshots "
                          f"(errors {[round(float(e), 3) for e in torn.incr_rel_error_of_terms]}, updated "
                          f"{[round(float(a) * 1e3, 1) for a in torn.age_s]} ms before the dump, windows {list(torn.cwnd_segments)}); "
                          f"the others at most {err[err <= 0.02].max():.1e}")
+    tt = timeout_table(rows)
+    for (setting, variant), t in tt.iterrows():
+        lines.append(f"{variant} {setting}: smaller subflow {t.smaller_rto_events:.0f} timeouts in {t.smaller_loss_events:.0f} "
+                     f"loss events ({t.smaller_rto_per_loss:.3f} per loss event, 95 % interval "
+                     f"{t.smaller_rto_per_loss_ci_low:.3f}-{t.smaller_rto_per_loss_ci_high:.3f}, one-sided 95 % upper bound "
+                     f"{t.smaller_rto_per_loss_upper95:.3f}), larger subflow "
+                     f"{t.larger_rto_events:.0f} in {t.larger_loss_events:.0f}, over {int(t.runs)} runs; loss events per 1000 "
+                     f"delivered segments: smaller {t.smaller_loss_events_per_1000_segments:.2f}, larger "
+                     f"{t.larger_loss_events_per_1000_segments:.2f} (delivered {t.smaller_delivered_segments:.0f} and "
+                     f"{t.larger_delivered_segments:.0f} segments)")
+    for setting in ("shared", "disjoint"):
+        tv = timeout_verdict(rows, setting=setting)
+        if tv:
+            lines.append(f"timeouts per loss event of the smaller subflow, tm_olia - tm_lia, {setting}: {tv['difference']:+.3f} "
+                         f"(95 % bootstrap interval {tv['ci_low']:+.3f} to {tv['ci_high']:+.3f}; {tv['runs_olia']} and "
+                         f"{tv['runs_lia']} runs), claim above 0: {tv['verdict']}")
     losses = olia_loss_events(rows)
     for (setting, smaller), g in losses.groupby(["setting", "smaller"]):
         lines.append(f"tm_olia {setting}, {'smaller' if smaller else 'larger'} subflow: median {g.segments_per_loss_event.median():.0f} "

@@ -136,22 +136,6 @@ def test_ratio_table_loss_events_and_clamp_from_rows():
     assert olia_loss_events(rows.drop(columns=["loss_events"])).empty
 
 
-def test_olia_snapshot_without_a_computed_increase_is_left_out():
-    """A tm_olia entry dumped before any ACK in congestion avoidance (acks 0, last_slot 0 naming no
-    occupied slot) gives no row; a computed one does (the validation run once stopped on the former)."""
-    from tcpmodels.experiments.kernel_coupled_cc import _snapshot_rows
-
-    subs = [{"slot": 1, "subflow_id": 1, "cwnd_segments": 10, "srtt_s": 0.02, "ell_segments": 100,
-             "incr_segments": 0.0},
-            {"slot": 2, "subflow_id": 2, "cwnd_segments": 5, "srtt_s": 0.02, "ell_segments": 50, "incr_segments": 0.0}]
-    fresh = {"token": 1, "alpha": 0.0, "acks": 0, "last_slot": 0, "subflows": subs}
-    assert _snapshot_rows("tm_olia", [fresh], 0, "shared") == []
-    incr = 10 / 15**2   # both paths: first term only (the larger window is also the best path: no collected path)
-    done = {**fresh, "acks": 3, "last_slot": 1, "subflows": [{**subs[0], "incr_segments": incr}, subs[1]]}
-    (row,) = _snapshot_rows("tm_olia", [done], 0, "shared")
-    assert row["incr_rel_error"] == pytest.approx(0.0, abs=1e-12) and row["setting"] == "shared"
-
-
 def test_threshold_verdict_sides():
     from tcpmodels.experiments.kernel_coupled_cc import threshold_verdict
 
@@ -196,10 +180,11 @@ def test_build_from_records_joins_invocations(tmp_path):
 
     from tcpmodels.experiments.kernel_coupled_cc import build_from_records
 
-    def lines(commit, dirty, rows, end=True):
+    def lines(commit, dirty, rows, end=True, cwnd_variants=("tm_lia",)):
         out = [{"kind": "provenance", "commit": commit, "git_dirty": dirty, "kernel": "k", "tools": {}}]
         out += [{"kind": "row", "row": r} for r in rows]
-        out += [{"kind": "cwnd", "rows": [{"variant": "tm_lia", "t_s": 0.1, "cwnd_segments": 10}]}]
+        out += [{"kind": "cwnd", "rows": [{"variant": v, "t_s": t, "cwnd_segments": 10} for v in cwnd_variants
+                                           for t in (0.1, 0.2)]}]
         if end:
             out.append({"kind": "end", "wall_time_s": 100.0, "load_average_end": [1, 1, 1]})
         return "".join(json.dumps(x) + "\n" for x in out)
@@ -208,9 +193,11 @@ def test_build_from_records_joins_invocations(tmp_path):
             for rep in range(3) for v in ("reno", "tm_reno")]
     (tmp_path / "a.jsonl").write_text(lines("abc", False, reno[:4]))
     with gzip.open(tmp_path / "b.jsonl.gz", "wt") as f:
-        f.write(lines("abc", False, reno[4:], end=False))
+        f.write(lines("abc", False, reno[4:], end=False, cwnd_variants=("tm_lia", "tm_olia")))
     rows, cwnd, prov = build_from_records([tmp_path / "a.jsonl", tmp_path / "b.jsonl.gz"])
-    assert len(rows) == 6 and len(cwnd) == 2 and prov["commit"] == "abc" and prov["git_dirty"] is False
+    assert len(rows) == 6 and prov["commit"] == "abc" and prov["git_dirty"] is False
+    # cwnd rows: one run per variant, from the earliest invocation that has it
+    assert cwnd.groupby("variant").size().to_dict() == {"tm_lia": 2, "tm_olia": 2}
     assert prov["wall_time_s"] == 100.0 and len(prov["invocations"]) == 2
     assert prov["summary"]["reno_rate_bps_ratio"]["n_pairs"] == 3
     (tmp_path / "c.jsonl").write_text(lines("def", True, reno[:1]))

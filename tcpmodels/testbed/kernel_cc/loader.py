@@ -12,9 +12,14 @@ set, cached under the hash of sources, parameters and kernel.
 :func:`load` registers the object with ``bpftool struct_ops register``; the name
 then appears in ``net.ipv4.tcp_available_congestion_control`` of every namespace
 (registration is global) and a socket selects it with ``TCP_CONGESTION``. Each
-load writes ``/run/tcpmodels/testbed/kernel_cc/<name>.json`` (owner pid, parameters), so
-:func:`cleanup` can unregister what a killed run left behind without touching a
-live run's congestion control.
+registration has a state file ``<state dir>/kernel_cc/<name>.json`` (parameters and
+holders: the pids, with their start times, of the processes using it). Campaigns share
+a registration (:func:`congestion_control`, :func:`acquire` / :func:`release`): one
+with the same parameters is joined, the last live holder to let go unregisters it, and
+asking for other parameters while a live process holds it fails with a clear error. A
+holder that died (even by SIGKILL) does not count, so :func:`cleanup` can unregister what
+a killed run left behind without touching a live run's congestion control. The state is
+changed under an ``flock`` on ``<state dir>/kernel_cc/.lock``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, m
 __all__ = [
     "PROGRAMS", "PARAMETERS", "CONN_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
     "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
-    "congestion_control", "dump_connections", "cleanup", "CcCleanupReport",
+    "congestion_control", "acquire", "release", "live_holders", "dump_connections", "cleanup", "CcCleanupReport",
     "params_header", "xtab_rtts_us", "xtab_q16",
 ]
 
@@ -351,6 +356,28 @@ def _read_state(name: str) -> dict | None:
         return None
 
 
+def _write_state(name: str, state: dict) -> None:
+    CC_STATE_DIR.mkdir(parents=True, exist_ok=True)
+    tmp = _state_path(name).with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(state))
+    os.replace(tmp, _state_path(name))
+
+
+@contextlib.contextmanager
+def _state_lock() -> Iterator[None]:
+    """Serialize the loader's read-modify-write of registrations and their holders across processes
+    (``flock`` on ``<state dir>/.lock``: released by the kernel when the holder dies, even by SIGKILL)."""
+    import fcntl
+
+    CC_STATE_DIR.mkdir(parents=True, exist_ok=True)
+    with open(CC_STATE_DIR / ".lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def _proc_start_ticks(pid: int) -> int | None:
     try:
         return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
@@ -358,11 +385,43 @@ def _proc_start_ticks(pid: int) -> int | None:
         return None
 
 
+def _holder(pid: int) -> dict:
+    return {"pid": pid, "start_ticks": _proc_start_ticks(pid)}
+
+
+def _holders(state: dict | None) -> list[dict]:
+    """The holders a state records (a state written before holders existed: its owner ``pid``)."""
+    if not state:
+        return []
+    if "holders" in state:
+        return list(state["holders"])
+    return [{"pid": state["pid"], "start_ticks": state.get("pid_start_ticks")}] if state.get("pid") else []
+
+
+def _alive(h: dict) -> bool:
+    ticks = _proc_start_ticks(h["pid"])
+    return ticks is not None and ticks == h.get("start_ticks")
+
+
+def live_holders(name: str) -> list[int]:
+    """The live processes holding the registration of ``name`` (a process that died, even by SIGKILL,
+    does not count: its pid is gone or belongs to a process started later).
+
+    Parameters
+    ----------
+    name : str
+        A ``tm_*`` congestion control.
+
+    Returns
+    -------
+    list of int
+        Their pids.
+    """
+    return [h["pid"] for h in _holders(_read_state(name)) if _alive(h)]
+
+
 def _owner_alive(state: dict | None) -> bool:
-    if not state or not state.get("pid"):
-        return False
-    ticks = _proc_start_ticks(state["pid"])
-    return ticks is not None and ticks == state.get("pid_start_ticks")
+    return any(_alive(h) for h in _holders(state))
 
 
 def loaded() -> dict[str, dict]:
@@ -371,16 +430,51 @@ def loaded() -> dict[str, dict]:
     Returns
     -------
     dict
-        Name -> ``{params, pid, owner_alive, loaded_unix_s}`` (``pid`` ``None`` for a CLI load;
-        ``loaded_unix_s`` in [s] since the epoch).
+        Name -> ``{params, pid, owner_alive, holders, pinned, loaded_unix_s}``: ``pid`` the process
+        that registered it (``None`` for a CLI load), ``holders`` the live processes holding it
+        (:func:`congestion_control`), ``owner_alive`` whether there is one, ``pinned`` a CLI load
+        (stays when its holders end), ``loaded_unix_s`` [s] since the epoch.
     """
     out = {}
     for cc in available_congestion_controls():
         if cc.startswith("tm_"):
             state = _read_state(cc) or {}
-            out[cc] = {"params": state.get("params"), "pid": state.get("pid"),
-                       "owner_alive": _owner_alive(state), "loaded_unix_s": state.get("loaded_unix_s")}
+            holders = [h["pid"] for h in _holders(state) if _alive(h)]
+            out[cc] = {"params": state.get("params"), "pid": state.get("pid"), "owner_alive": bool(holders),
+                       "holders": holders, "pinned": bool(state.get("pinned", state and not state.get("pid"))),
+                       "loaded_unix_s": state.get("loaded_unix_s")}
     return out
+
+
+def _register(obj: Path, name: str) -> None:
+    run([_which("bpftool") or "bpftool", "struct_ops", "register", str(obj)], timeout=120)
+    if name not in available_congestion_controls():
+        raise TestbedError(f"bpftool registered {obj} but {name} is not in {_AVAILABLE}")
+
+
+def _unregister(name: str) -> None:
+    run([_which("bpftool") or "bpftool", "struct_ops", "unregister", "name", name], timeout=60)
+
+
+def _load_locked(name: str, p: dict, owner_pid: int | None, replace: bool) -> dict:
+    obj = build(name, p)
+    if name in available_congestion_controls():
+        state = _read_state(name)
+        others = [h["pid"] for h in _holders(state) if _alive(h) and h["pid"] != owner_pid]
+        if not replace:
+            raise TestbedError(f"{name} is registered already (params {(state or {}).get('params')}); "
+                               f"unload it first or pass replace=True")
+        if others:
+            raise TestbedError(f"{name} is held by live process(es) {others} (params {(state or {}).get('params')}); "
+                               f"it is not replaced under them")
+        _unload_locked(name)
+    _register(obj, name)
+    record = {"name": name, "params": p, "object": str(obj), "pid": owner_pid,
+              "pid_start_ticks": _proc_start_ticks(owner_pid) if owner_pid else None,
+              "holders": [_holder(owner_pid)] if owner_pid else [], "pinned": owner_pid is None,
+              "loaded_unix_s": time.time()}
+    _write_state(name, record)
+    return record
 
 
 def load(name: str, params: dict | None = None, *, owner_pid: int | None = None, replace: bool = False) -> dict:
@@ -393,15 +487,17 @@ def load(name: str, params: dict | None = None, *, owner_pid: int | None = None,
     params : dict, optional
         Parameters (see :data:`PARAMETERS`).
     owner_pid : int, optional
-        Process whose death makes this load a leftover for :func:`cleanup`; ``None``
-        (the CLI) marks a load that stays until unloaded (cleanup still removes it).
+        Its first holder: the registration is a leftover for :func:`cleanup` once no holder lives;
+        ``None`` (the CLI) pins the load: it stays until unloaded (cleanup still removes it when no
+        live process holds it).
     replace : bool
-        If ``name`` is registered already: unregister it first (else: raise).
+        If ``name`` is registered already: unregister it first (else: raise). A registration that
+        live processes other than ``owner_pid`` hold is never replaced (raises).
 
     Returns
     -------
     dict
-        The load record (``name``, ``params``, ``object``, ``pid``, ``loaded_unix_s``).
+        The load record (``name``, ``params``, ``object``, ``pid``, ``holders``, ``pinned``, ``loaded_unix_s``).
 
     Raises
     ------
@@ -409,26 +505,21 @@ def load(name: str, params: dict | None = None, *, owner_pid: int | None = None,
     """
     p = _resolve_params(name, params)
     _require(need_root=True)
-    obj = build(name, p)
-    if name in available_congestion_controls():
-        if not replace:
-            raise TestbedError(f"{name} is registered already (params {(_read_state(name) or {}).get('params')}); "
-                               f"unload it first or pass replace=True")
-        unload(name)
-    run([_which("bpftool") or "bpftool", "struct_ops", "register", str(obj)], timeout=120)
-    if name not in available_congestion_controls():
-        raise TestbedError(f"bpftool registered {obj} but {name} is not in {_AVAILABLE}")
-    record = {"name": name, "params": p, "object": str(obj), "pid": owner_pid,
-              "pid_start_ticks": _proc_start_ticks(owner_pid) if owner_pid else None,
-              "loaded_unix_s": time.time()}
-    CC_STATE_DIR.mkdir(parents=True, exist_ok=True)
-    _state_path(name).write_text(json.dumps(record))
-    return record
+    with _state_lock():
+        return _load_locked(name, p, owner_pid, replace)
+
+
+def _unload_locked(name: str) -> bool:
+    present = name in available_congestion_controls()
+    if present:
+        _unregister(name)
+    _state_path(name).unlink(missing_ok=True)
+    return present
 
 
 def unload(name: str) -> bool:
-    """Unregister ``name``. Sockets already using it keep running with it until they close
-    (the kernel holds a reference).
+    """Unregister ``name`` (whoever holds it). Sockets already using it keep running with it until
+    they close (the kernel holds a reference).
 
     Parameters
     ----------
@@ -443,18 +534,90 @@ def unload(name: str) -> bool:
     if not name.startswith("tm_"):
         raise ValueError(f"only tm_* congestion controls are unloaded here; got {name!r}")
     _require(need_root=True)
-    present = name in available_congestion_controls()
-    if present:
-        run([_which("bpftool") or "bpftool", "struct_ops", "unregister", "name", name], timeout=60)
-    _state_path(name).unlink(missing_ok=True)
-    return present
+    with _state_lock():
+        return _unload_locked(name)
+
+
+def acquire(name: str, params: dict | None = None, *, pid: int | None = None) -> dict:
+    """Hold the registration of ``name`` with ``params`` for process ``pid``: join a registration
+    with the same parameters (whoever loaded it), or load one. The holders are recorded in the run-state
+    directory (``<state dir>/kernel_cc/<name>.json``); :func:`release` lets go.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PROGRAMS`.
+    params : dict, optional
+        Parameters (see :data:`PARAMETERS`).
+    pid : int, optional
+        The holding process (default: this one).
+
+    Returns
+    -------
+    dict
+        The load record, with ``joined`` (the registration existed already).
+
+    Raises
+    ------
+    TestbedError
+        ``name`` is registered with other parameters and live processes hold it (the message names
+        them and both parameter sets); a registration with other parameters and no live holder is replaced.
+    """
+    p = _resolve_params(name, params)
+    pid = os.getpid() if pid is None else pid
+    _require(need_root=True)
+    with _state_lock():
+        state = _read_state(name)
+        if name in available_congestion_controls() and state and state.get("params") == p:
+            holders = [h for h in _holders(state) if _alive(h) and h["pid"] != pid] + [_holder(pid)]
+            state = {**state, "holders": holders, "pinned": bool(state.get("pinned", not state.get("pid")))}
+            _write_state(name, state)
+            return {**state, "joined": True}
+        others = [h["pid"] for h in _holders(state) if _alive(h) and h["pid"] != pid]
+        if name in available_congestion_controls() and others:
+            raise TestbedError(f"{name} is registered with params {(state or {}).get('params')} and held by live "
+                               f"process(es) {others}; this call asks for params {p}. The kernel has one {name} at a "
+                               f"time: wait until they finish, or use their parameters")
+        return {**_load_locked(name, p, pid, replace=True), "joined": False}
+
+
+def release(name: str, *, pid: int | None = None) -> bool:
+    """Let go of ``pid``'s hold on ``name``; unregister it when no live process holds it any more
+    (and it is not a pinned CLI load).
+
+    Parameters
+    ----------
+    name : str
+        A ``tm_*`` congestion control.
+    pid : int, optional
+        The holding process (default: this one).
+
+    Returns
+    -------
+    bool
+        Whether it was unregistered.
+    """
+    pid = os.getpid() if pid is None else pid
+    _require(need_root=True)
+    with _state_lock():
+        state = _read_state(name)
+        if state is None:
+            return False
+        holders = [h for h in _holders(state) if _alive(h) and h["pid"] != pid]
+        pinned = bool(state.get("pinned", not state.get("pid")))
+        if holders or pinned:
+            _write_state(name, {**state, "holders": holders, "pinned": pinned})
+            return False
+        return _unload_locked(name)
 
 
 @contextlib.contextmanager
 def congestion_control(name: str, params: dict | None = None) -> Iterator[dict]:
-    """Make ``name`` (with ``params``) available for the ``with`` block; unregister it after,
-    if this block loaded it. A registration with other parameters is replaced only when its
-    owner is dead; a live owner's different load raises :class:`TestbedError`.
+    """Make ``name`` (with ``params``) available for the ``with`` block, shared with every other
+    process that asks for it with the same parameters (:func:`acquire`); after the block it is
+    unregistered only if no other live process holds it (:func:`release`). A registration with
+    other parameters raises :class:`TestbedError` while a live process holds it (and is replaced
+    when none does).
 
     Parameters
     ----------
@@ -466,27 +629,20 @@ def congestion_control(name: str, params: dict | None = None) -> Iterator[dict]:
     Yields
     ------
     dict
-        The load record.
+        The load record (``joined``: whether the registration existed already).
     """
-    p = _resolve_params(name, params)
-    state = _read_state(name)
-    if name in available_congestion_controls() and state and state.get("params") == p:
-        yield state
-        return
-    if name in available_congestion_controls() and _owner_alive(state) and state.get("pid") != os.getpid():
-        raise TestbedError(f"{name} is registered by live process {state.get('pid')} with params "
-                           f"{state.get('params')}; wanted {p}")
-    record = load(name, p, owner_pid=os.getpid(), replace=True)
+    record = acquire(name, params)
     try:
         yield record
     finally:
         with contextlib.suppress(TestbedError):
-            unload(name)
+            release(name)
 
 
 # ------------------------------------------------------------------ observability
 def dump_connections(name: str = "tm_lia") -> list[dict]:
-    """The per-connection state of a coupled program (one dict per MPTCP connection).
+    """The per-connection state of a coupled program (one dict per MPTCP connection), read with
+    :func:`tcpmodels.testbed.kernel_cc.mapread.read_connections` (three copies per entry).
 
     Parameters
     ----------
@@ -497,43 +653,31 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
     -------
     list of dict
         One per map entry (empty if the program is not loaded). Each dict: ``token``, ``alpha``
-        (in-kernel alpha, from ``alpha_q16``) [-], ``cwnd_total_segments`` [segments],
-        ``updated_ns`` (``bpf_ktime_get_ns``) [ns], ``acks``, and ``subflows``: a list of
-        ``{slot, subflow_id, cwnd_segments, srtt_s}`` for the occupied slots [segments, s]
-        (tm_olia adds ``ell_segments`` and ``incr_segments`` [segments], ``loss_events`` and
-        ``delivered_at_last_loss_segments``, and ``last_slot``: the slot whose increase was
-        computed from this snapshot's values).
+        (the last in-kernel alpha, from ``alpha_q16``) [-], ``cwnd_total_segments`` [segments],
+        ``updated_ns`` (``bpf_ktime_get_ns``) [ns], ``acks``, ``read_ns`` (CLOCK_MONOTONIC when
+        read) [ns], ``subflows``: a list of ``{slot, subflow_id, cwnd_segments, srtt_s, loss_events,
+        rto_events, delivered_segments, delivered_at_last_loss_segments}`` for the occupied slots
+        [segments, s] (tm_olia adds ``ell_segments``), and ``calc``: per slot that computed one,
+        its last alpha (LIA) or increase (OLIA) with the inputs it was computed from and whether
+        the read was ``consistent`` (:func:`~tcpmodels.testbed.kernel_cc.mapread.calc_dict`).
     """
+    from tcpmodels.testbed.kernel_cc.mapread import read_connections
+
     if name not in CONN_MAPS:
         raise ValueError(f"no per-connection map for {name!r}; there is one for {sorted(CONN_MAPS)}")
     _require(need_root=True)
-    proc = run([_which("bpftool") or "bpftool", "-j", "map", "dump", "name", CONN_MAPS[name]], check=False)
-    if proc.returncode != 0:
-        return []
-    entries = json.loads(proc.stdout or "[]")
     out = []
-    for e in entries:
-        fmt = e.get("formatted", e)
-        key, v = fmt.get("key"), fmt.get("value")
-        if not isinstance(v, dict):
-            continue
+    for e in read_connections(CONN_MAPS[name]):
+        v = e["value"]
         subflows = [
-            {"slot": i, "subflow_id": v["subflow_id"][i], "cwnd_segments": v["cwnd"][i],
-             "srtt_s": v["srtt_us"][i] * 1e-6,
-             # tm_olia: l_i [segments] and the last increase per acked segment [segments]
-             **({"ell_segments": v["ell"][i]} if "ell" in v else {}),
-             **({"incr_segments": v["incr_q32"][i] / 2.0**32} if "incr_q32" in v else {}),
-             # tm_olia diagnostics: loss events (ssthresh calls), tp->delivered at the last [segments]
-             **({"loss_events": v["loss_events"][i], "delivered_at_last_loss_segments": v["delivered"][i]}
-                if "loss_events" in v else {})}
-            for i in range(len(v["cwnd"])) if v["cwnd"][i] and v["srtt_us"][i]
-        ]
-        rec = {"token": key, "alpha": v["alpha_q16"] / 65536.0, "cwnd_total_segments": v["cwnd_total"],
-               "updated_ns": v["updated_ns"], "acks": v.get("acks"), "subflows": subflows}
-        for extra in ("alpha_r_q32", "last_slot"):
-            if extra in v:
-                rec[extra] = v[extra]
-        out.append(rec)
+            {"slot": i, "subflow_id": v.subflow_id[i], "cwnd_segments": v.cwnd[i], "srtt_s": v.srtt_us[i] * 1e-6,
+             "loss_events": v.loss_events[i], "rto_events": v.rto_events[i], "delivered_segments": v.delivered[i],
+             "delivered_at_last_loss_segments": v.delivered_at_loss[i],
+             **({"ell_segments": v.ell[i]} if hasattr(v, "ell") else {})}
+            for i in range(len(v.cwnd)) if v.cwnd[i] and v.srtt_us[i]]
+        out.append({"token": e["token"], "alpha": v.alpha_q16 / 65536.0, "cwnd_total_segments": v.cwnd_total,
+                    "updated_ns": v.updated_ns, "acks": v.acks, "read_ns": e["read_ns"], "subflows": subflows,
+                    "calc": [c for c in e["calc"] if c["seq"] or c["seq_end"]]})
     return out
 
 
@@ -557,14 +701,16 @@ class CcCleanupReport:
                 "skipped_live_congestion_controls": self.skipped_live}
 
 
-def cleanup(*, include_live: bool = False) -> CcCleanupReport:
-    """Unregister every ``tm_*`` congestion control whose loading process is dead (or that a CLI
-    ``cc load`` left); those of live processes only with ``include_live``. Idempotent.
+def cleanup(*, include_live: bool = False, names: Iterable[str] | None = None) -> CcCleanupReport:
+    """Unregister every ``tm_*`` congestion control that no live process holds (whose holders died,
+    or that a CLI ``cc load`` left); those live processes hold only with ``include_live``. Idempotent.
 
     Parameters
     ----------
     include_live : bool
         Also unregister the loads of live processes.
+    names : iterable of str, optional
+        Only these congestion controls (default: every ``tm_*`` one).
 
     Returns
     -------
@@ -572,16 +718,19 @@ def cleanup(*, include_live: bool = False) -> CcCleanupReport:
         What was unregistered and what was left alone.
     """
     report = CcCleanupReport()
-    names = [cc for cc in available_congestion_controls() if re.fullmatch(r"tm_[a-z0-9_]+", cc)]
+    only = None if names is None else set(names)
+    names = [cc for cc in available_congestion_controls() if re.fullmatch(r"tm_[a-z0-9_]+", cc)
+             and (only is None or cc in only)]
     if not names:
         return report
     _require(need_root=True)
     for cc in names:
-        state = _read_state(cc)
-        if not include_live and _owner_alive(state) and state.get("pid") != os.getpid():
-            report.skipped_live.append(cc)
-            continue
-        unload(cc)
+        with _state_lock():
+            others = [h["pid"] for h in _holders(_read_state(cc)) if _alive(h) and h["pid"] != os.getpid()]
+            if not include_live and others:
+                report.skipped_live.append(cc)
+                continue
+            _unload_locked(cc)
         report.unregistered.append(cc)
     return report
 

@@ -106,6 +106,46 @@ static inline __u32 tm_slot_of(__u32 subflow_id, __u32 n_slots)
 	return subflow_id & (n_slots - 1);
 }
 
+/* Per slot: the loss events of the subflow (calls of ssthresh: fast recovery or RTO), its
+ * retransmission timeouts (set_state to TCP_CA_Loss: every expiry of the RTO timer, backoffs
+ * included), tp->delivered at the last loss event and now [segments]. */
+#define TM_CONN_COUNTERS(n)                                                  \
+	__u32 loss_events[n];                                                \
+	__u32 rto_events[n];                                                 \
+	__u32 delivered_at_loss[n];                                          \
+	__u32 delivered[n]
+
+/* One computation of the coupled increase with the exact inputs it was computed from (the
+ * windows, RTTs and l of every slot as that ACK read them), one record per slot, written by
+ * that slot's subflow only. seq_begin is incremented (atomically: a full barrier) before the
+ * record is written and seq_end after: seq_begin != seq_end while a write is in progress.
+ * User space (tcpmodels.testbed.kernel_cc.mapread) copies the entry three times in a row and
+ * takes the middle copy's record as consistent iff seq_begin == seq_end, equal in the first
+ * and the third copy (no write started or in progress during the middle copy); else it is
+ * counted as a torn read. */
+struct tm_calc {
+	__u32 seq_begin;
+	__u32 cwnd[TM_MAX_SUBFLOWS];     /* [segments] as used; 0: slot empty */
+	__u32 srtt_us[TM_MAX_SUBFLOWS];  /* [us] as used */
+	__u32 ell[TM_MAX_SUBFLOWS];      /* tm_olia: l_p [segments] as used; tm_lia: 0 */
+	__s64 incr_q32;                  /* tm_olia: the increase per acked segment * 2^32; tm_lia: 0 */
+	__u32 alpha_q16;                 /* tm_lia: alpha * 2^16 (tm_olia: LIA's alpha on the same inputs) */
+	__u32 slot;                      /* the slot that computed it */
+	__u64 updated_ns;                /* bpf_ktime_get_ns() */
+	__u32 seq_end;
+	__u32 pad;
+};
+
+static inline void tm_calc_open(struct tm_calc *k)
+{
+	__sync_fetch_and_add(&k->seq_begin, 1);
+}
+
+static inline void tm_calc_close(struct tm_calc *k)
+{
+	__sync_fetch_and_add(&k->seq_end, 1);
+}
+
 /* The entry of connection *token in map, created zeroed (from *zero) if absent;
  * 0 if the map is full of live entries (LRU: only when 4096 connections are live). */
 static inline void *tm_conn_get(void *map, __u32 *token, const void *zero)
@@ -119,13 +159,32 @@ static inline void *tm_conn_get(void *map, __u32 *token, const void *zero)
 	return c;
 }
 
-/* Publish this subflow's window and RTT in slot `slot` of the TM_CONN_SLOTS arrays. */
+/* Publish this subflow's window and RTT in slot `slot` of the TM_CONN_SLOTS arrays (and
+ * tp->delivered in TM_CONN_COUNTERS'). */
 #define TM_CONN_PUBLISH(c, slot, tp, id)                                                    \
 	do {                                                                                 \
 		(c)->cwnd[slot] = TM_MIN((tp)->snd_cwnd, 0xffffU);                            \
 		(c)->srtt_us[slot] = TM_MIN(TM_MAX((tp)->srtt_us >> 3, 1U), (1U << 22) - 1);  \
 		(c)->subflow_id[slot] = (id);                                                 \
+		(c)->delivered[slot] = (tp)->delivered;                                       \
 	} while (0)
+
+/* Count a loss event of slot `slot` (from ssthresh) with tp->delivered at it. */
+#define TM_CONN_LOSS(c, slot, tp)                                                          \
+	do {                                                                                 \
+		(c)->loss_events[slot]++;                                                     \
+		(c)->delivered_at_loss[slot] = (tp)->delivered;                               \
+	} while (0)
+
+/* The connection entry of a subflow in map (0 for plain TCP or an absent entry), and its slot. */
+static inline void *tm_conn_lookup(struct sock *sk, void *map, __u32 n_slots, __u32 *slot)
+{
+	__u32 id, token;
+
+	token = tm_mptcp_token(sk, &id);
+	*slot = tm_slot_of(id, n_slots);
+	return token ? bpf_map_lookup_elem(map, &token) : 0;
+}
 
 /* A closing subflow leaves its connection (the `release` callback, which runs when
  * the kernel destroys the subflow socket: icsk_ulp_data and the token are still

@@ -7,15 +7,19 @@
  * i.e. the Reno increase with the window max(cwnd_total / alpha, cwnd_i).
  * Loss halves the window (Reno). Slow start is Reno's. A plain TCP socket
  * (no MPTCP token) is Reno. The map (name "tm_lia_conn") is read from user
- * space by tcpmodels.kernel_cc.dump_connections(). */
+ * space by tcpmodels.testbed.kernel_cc (dump_connections, mapread.read_connections):
+ * per slot the published window and RTT, loss and timeout counters, and the last
+ * alpha the slot computed with the windows and RTTs it was computed from (tm_calc). */
 #include "tm_bpf.h"
 
 struct tm_conn {
 	TM_CONN_SLOTS(TM_MAX_SUBFLOWS);
-	__u32 alpha_q16;                 /* last alpha computed, * 2^16 */
+	TM_CONN_COUNTERS(TM_MAX_SUBFLOWS);
+	__u32 alpha_q16;                 /* last alpha computed (by any slot), * 2^16 */
 	__u32 cwnd_total;                /* [segments] at that computation */
 	__u64 updated_ns;                /* bpf_ktime_get_ns() of that computation */
 	__u64 acks;                      /* ACKs that grew a window in congestion avoidance */
+	struct tm_calc calc[TM_MAX_SUBFLOWS];
 };
 
 struct {
@@ -51,12 +55,14 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = tm_tcp_sk(sk);
 	struct tm_conn *c;
+	struct tm_calc *k;
 	__u32 slot = 0, total = 0, w[TM_MAX_SUBFLOWS], r[TM_MAX_SUBFLOWS], alpha, i;
+	__u64 now;
 
 	c = tm_publish(sk, &slot);
 	if (c) {
-		/* alpha from the slots as they are now, stored with them: a dump of the
-		 * map shows alpha beside the windows and RTTs it was computed from */
+		/* alpha from the slots as they are now (copied once: another subflow may
+		 * republish meanwhile), stored with exactly these inputs in this slot's record */
 #pragma unroll
 		for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
 			w[i] = c->cwnd[i];
@@ -64,9 +70,23 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 			total += w[i] && r[i] ? w[i] : 0;
 		}
 		alpha = tm_lia_alpha_q16(w, r);
+		now = bpf_ktime_get_ns();
 		c->alpha_q16 = alpha;
 		c->cwnd_total = total;
-		c->updated_ns = bpf_ktime_get_ns();
+		c->updated_ns = now;
+		k = &c->calc[slot & (TM_MAX_SUBFLOWS - 1)];
+		tm_calc_open(k);
+#pragma unroll
+		for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
+			k->cwnd[i] = w[i];
+			k->srtt_us[i] = r[i];
+			k->ell[i] = 0;
+		}
+		k->alpha_q16 = alpha;
+		k->incr_q32 = 0;
+		k->slot = slot;
+		k->updated_ns = now;
+		tm_calc_close(k);
 	}
 	if (!tm_cwnd_limited(tp))
 		return;
@@ -86,7 +106,28 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 SEC("struct_ops/tm_lia_ssthresh")
 __u32 BPF_PROG(tm_lia_ssthresh, struct sock *sk)
 {
-	return tm_reno_ssthresh_of(tm_tcp_sk(sk));
+	struct tcp_sock *tp = tm_tcp_sk(sk);
+	struct tm_conn *c;
+	__u32 slot;
+
+	c = tm_conn_lookup(sk, &tm_lia_conn, TM_MAX_SUBFLOWS, &slot);
+	if (c)
+		TM_CONN_LOSS(c, slot & (TM_MAX_SUBFLOWS - 1), tp);
+	return tm_reno_ssthresh_of(tp);
+}
+
+/* A retransmission timeout (tcp_enter_loss sets TCP_CA_Loss on every expiry of the RTO timer). */
+SEC("struct_ops/tm_lia_set_state")
+void BPF_PROG(tm_lia_set_state, struct sock *sk, __u8 new_state)
+{
+	struct tm_conn *c;
+	__u32 slot;
+
+	if (new_state != TCP_CA_Loss)
+		return;
+	c = tm_conn_lookup(sk, &tm_lia_conn, TM_MAX_SUBFLOWS, &slot);
+	if (c)
+		c->rto_events[slot & (TM_MAX_SUBFLOWS - 1)]++;
 }
 
 SEC("struct_ops/tm_lia_undo_cwnd")
@@ -105,6 +146,7 @@ SEC(".struct_ops")
 struct tcp_congestion_ops tm_lia = {
 	.ssthresh = (void *)tm_lia_ssthresh,
 	.cong_avoid = (void *)tm_lia_cong_avoid,
+	.set_state = (void *)tm_lia_set_state,
 	.undo_cwnd = (void *)tm_lia_undo_cwnd,
 	.release = (void *)tm_lia_release,
 	.name = "tm_lia",

@@ -10,23 +10,21 @@
  * id mod 4; the kernel numbers a connection's subflows 1, 2, 3, ... in the order they
  * are created, so two or three subflows never share a slot; a fifth subflow, or one
  * re-created after others closed, lands on the slot of an earlier one and the two
- * overwrite each other's entry). A plain TCP socket is Reno. Map "tm_olia_conn" for user space. */
+ * overwrite each other's entry). A plain TCP socket is Reno. Map "tm_olia_conn" for user space:
+ * per slot the published window, RTT and l, loss and timeout counters, and the slot's last
+ * increase with the inputs it was computed from (struct tm_calc, tm_bpf.h). */
 #include "tm_bpf.h"
 
 struct tm_olia_conn {
 	TM_CONN_SLOTS(TM_MAX_SUBFLOWS);  /* only the first TM_OLIA_SLOTS are used */
+	TM_CONN_COUNTERS(TM_MAX_SUBFLOWS);
 	__u32 ell[TM_MAX_SUBFLOWS];      /* l_i [segments] */
-	__s64 incr_q32[TM_MAX_SUBFLOWS]; /* last increase per acked segment, * 2^32 */
-	__u32 alpha_q16;                 /* LIA's alpha on the same windows, for comparison */
+	__u32 alpha_q16;                 /* LIA's alpha on the windows of the last computation, for comparison */
 	__u32 cwnd_total;
-	__u32 last_slot;                 /* slot whose ACK wrote incr_q32 last: its increase was computed
-	                                  * from the windows, RTTs and l of this very entry */
 	__u64 updated_ns;
 	__u64 acks;
-	/* diagnostics (why a subflow's l stays small): per slot the loss events (calls of
-	 * ssthresh: fast recovery or RTO) and tp->delivered [segments] at the last of them */
-	__u32 loss_events[TM_MAX_SUBFLOWS];
-	__u32 delivered[TM_MAX_SUBFLOWS];
+	/* per slot: its last increase with the windows, RTTs and l it was computed from */
+	struct tm_calc calc[TM_OLIA_SLOTS];
 };
 
 struct {
@@ -61,8 +59,10 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tm_tcp_sk(sk);
 	struct tm_olia *ca = tm_ca(sk);
 	struct tm_olia_conn *c;
-	__u32 id, token, slot, i, total = 0;
-	__u64 l1, l2;
+	struct tm_calc *k;
+	__u32 id, token, slot, i, total = 0, alpha;
+	__u32 w[TM_MAX_SUBFLOWS], r[TM_MAX_SUBFLOWS], l[TM_MAX_SUBFLOWS];
+	__u64 l1, l2, now;
 	__s64 incr, steps;
 
 	token = tm_mptcp_token(sk, &id);
@@ -87,15 +87,34 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
 		return;
 	}
+	/* the inputs copied once (other subflows republish theirs meanwhile), the increase
+	 * computed from the copies and stored with exactly them in this slot's record */
 #pragma unroll
-	for (i = 0; i < TM_OLIA_SLOTS; i++)
-		total += c->cwnd[i] && c->srtt_us[i] ? c->cwnd[i] : 0;
-	incr = tm_olia_incr_q32(c->cwnd, c->srtt_us, c->ell, (int)slot);
-	c->incr_q32[slot] = incr;
-	c->alpha_q16 = tm_lia_alpha_q16(c->cwnd, c->srtt_us);
+	for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
+		w[i] = i < TM_OLIA_SLOTS ? c->cwnd[i] : 0;
+		r[i] = i < TM_OLIA_SLOTS ? c->srtt_us[i] : 0;
+		l[i] = i < TM_OLIA_SLOTS ? c->ell[i] : 0;
+		total += w[i] && r[i] ? w[i] : 0;
+	}
+	incr = tm_olia_incr_q32(w, r, l, (int)slot);
+	alpha = tm_lia_alpha_q16(w, r);
+	now = bpf_ktime_get_ns();
+	k = &c->calc[slot & (TM_OLIA_SLOTS - 1)];
+	tm_calc_open(k);
+#pragma unroll
+	for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
+		k->cwnd[i] = w[i];
+		k->srtt_us[i] = r[i];
+		k->ell[i] = l[i];
+	}
+	k->incr_q32 = incr;
+	k->alpha_q16 = alpha;
+	k->slot = slot;
+	k->updated_ns = now;
+	tm_calc_close(k);
+	c->alpha_q16 = alpha;
 	c->cwnd_total = total;
-	c->last_slot = slot;
-	c->updated_ns = bpf_ktime_get_ns();
+	c->updated_ns = now;
 	c->acks++;
 
 	ca->acc_q32 += incr * (__s64)acked;
@@ -115,20 +134,30 @@ __u32 BPF_PROG(tm_olia_ssthresh, struct sock *sk)
 {
 	struct tm_olia *ca = tm_ca(sk);
 	struct tcp_sock *tp = tm_tcp_sk(sk);
-
 	struct tm_olia_conn *c;
-	__u32 id, token;
+	__u32 slot;
 
 	ca->loss_prev = ca->loss_last;
 	ca->loss_last = tp->delivered;
 	ca->acc_q32 = 0;
-	token = tm_mptcp_token(sk, &id);
-	c = token ? bpf_map_lookup_elem(&tm_olia_conn, &token) : 0;
-	if (c) {
-		c->loss_events[tm_slot_of(id, TM_OLIA_SLOTS)]++;
-		c->delivered[tm_slot_of(id, TM_OLIA_SLOTS)] = tp->delivered;
-	}
+	c = tm_conn_lookup(sk, &tm_olia_conn, TM_OLIA_SLOTS, &slot);
+	if (c)
+		TM_CONN_LOSS(c, slot & (TM_OLIA_SLOTS - 1), tp);
 	return tm_reno_ssthresh_of(tp);
+}
+
+/* A retransmission timeout (tcp_enter_loss sets TCP_CA_Loss on every expiry of the RTO timer). */
+SEC("struct_ops/tm_olia_set_state")
+void BPF_PROG(tm_olia_set_state, struct sock *sk, __u8 new_state)
+{
+	struct tm_olia_conn *c;
+	__u32 slot;
+
+	if (new_state != TCP_CA_Loss)
+		return;
+	c = tm_conn_lookup(sk, &tm_olia_conn, TM_OLIA_SLOTS, &slot);
+	if (c)
+		c->rto_events[slot & (TM_OLIA_SLOTS - 1)]++;
 }
 
 SEC("struct_ops/tm_olia_undo_cwnd")
@@ -148,6 +177,7 @@ struct tcp_congestion_ops tm_olia = {
 	.init = (void *)tm_olia_init,
 	.ssthresh = (void *)tm_olia_ssthresh,
 	.cong_avoid = (void *)tm_olia_cong_avoid,
+	.set_state = (void *)tm_olia_set_state,
 	.undo_cwnd = (void *)tm_olia_undo_cwnd,
 	.release = (void *)tm_olia_release,
 	.name = "tm_olia",

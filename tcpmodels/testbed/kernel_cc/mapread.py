@@ -1,0 +1,222 @@
+"""Read the per-connection maps of tm_lia and tm_olia with the ``bpf(2)`` system call, and tell
+consistent records from torn ones.
+
+Each map value (``struct tm_conn`` in ``tm_lia.bpf.c``, ``struct tm_olia_conn`` in
+``tm_olia.bpf.c``) holds per slot a ``struct tm_calc`` (``tm_bpf.h``): the last increase (OLIA)
+or alpha (LIA) that slot's subflow computed, with the exact windows, RTTs and l it was computed
+from, between two counters: ``seq_begin`` is incremented before the record is written,
+``seq_end`` after. A lookup copies the value while the kernel may be writing it, so one copy
+alone can be torn. :func:`read_connections` therefore copies each entry three times in a row
+(``BPF_MAP_LOOKUP_ELEM``, microseconds apart) and marks the middle copy's record of a slot
+``consistent`` iff ``seq_begin == seq_end`` in the first and the third copy and both counters
+are the same in the two: ``seq_begin`` is then unchanged between the first copy's read of it and
+the third's, so no write started, and ``seq_end`` caught up with it, so none was in progress,
+while the middle copy was taken. Every other record is ``consistent: False`` (a torn or
+possibly torn read), counted, never dropped silently.
+
+The layouts below mirror the C structs; :func:`read_connections` checks the size against the
+map's value size (a mismatch raises instead of misreading).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import json
+import os
+import time
+
+from tcpmodels.testbed._system import TestbedError, run
+
+__all__ = ["Calc", "LiaConn", "OliaConn", "LAYOUTS", "read_connections", "steady", "calc_dict"]
+
+MAX_SUBFLOWS = 8    # TM_MAX_SUBFLOWS (tm_math.h)
+OLIA_SLOTS = 4      # TM_OLIA_SLOTS (tm_math.h)
+
+_u32, _s64, _u64 = ctypes.c_uint32, ctypes.c_int64, ctypes.c_uint64
+
+
+class Calc(ctypes.Structure):
+    """``struct tm_calc`` (tm_bpf.h)."""
+
+    _fields_ = [("seq_begin", _u32), ("cwnd", _u32 * MAX_SUBFLOWS), ("srtt_us", _u32 * MAX_SUBFLOWS),
+                ("ell", _u32 * MAX_SUBFLOWS), ("incr_q32", _s64), ("alpha_q16", _u32), ("slot", _u32),
+                ("updated_ns", _u64), ("seq_end", _u32), ("pad", _u32)]
+
+
+_SLOTS = [("cwnd", _u32 * MAX_SUBFLOWS), ("srtt_us", _u32 * MAX_SUBFLOWS), ("subflow_id", _u32 * MAX_SUBFLOWS),
+          ("loss_events", _u32 * MAX_SUBFLOWS), ("rto_events", _u32 * MAX_SUBFLOWS),
+          ("delivered_at_loss", _u32 * MAX_SUBFLOWS), ("delivered", _u32 * MAX_SUBFLOWS)]
+
+
+class LiaConn(ctypes.Structure):
+    """``struct tm_conn`` (tm_lia.bpf.c)."""
+
+    _fields_ = _SLOTS + [("alpha_q16", _u32), ("cwnd_total", _u32), ("updated_ns", _u64), ("acks", _u64),
+                         ("calc", Calc * MAX_SUBFLOWS)]
+
+
+class OliaConn(ctypes.Structure):
+    """``struct tm_olia_conn`` (tm_olia.bpf.c)."""
+
+    _fields_ = _SLOTS + [("ell", _u32 * MAX_SUBFLOWS), ("alpha_q16", _u32), ("cwnd_total", _u32),
+                         ("updated_ns", _u64), ("acks", _u64), ("calc", Calc * OLIA_SLOTS)]
+
+
+#: map name -> value layout
+LAYOUTS = {"tm_lia_conn": LiaConn, "tm_olia_conn": OliaConn}
+
+_SYS_BPF = {"x86_64": 321, "aarch64": 280}
+_BPF_MAP_LOOKUP_ELEM, _BPF_MAP_GET_NEXT_KEY, _BPF_MAP_GET_FD_BY_ID = 1, 4, 14
+
+
+class _LookupAttr(ctypes.Structure):
+    _fields_ = [("map_fd", _u32), ("pad", _u32), ("key", _u64), ("value", _u64), ("flags", _u64)]
+
+
+class _GetFdAttr(ctypes.Structure):
+    _fields_ = [("map_id", _u32), ("next_id", _u32), ("open_flags", _u32)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _bpf(cmd: int, attr: ctypes.Structure) -> int:
+    nr = _SYS_BPF.get(os.uname().machine)
+    if nr is None:
+        raise TestbedError(f"bpf(2) syscall number unknown for {os.uname().machine}")
+    ret = _libc.syscall(ctypes.c_long(nr), ctypes.c_int(cmd), ctypes.byref(attr), ctypes.c_uint(ctypes.sizeof(attr)))
+    if ret < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return ret
+
+
+def _map_ids(map_name: str) -> list[tuple[int, int]]:
+    """(id, value size) of every loaded map called ``map_name``."""
+    from tcpmodels.testbed.kernel_cc.loader import _which
+
+    proc = run([_which("bpftool") or "bpftool", "-j", "map", "show"], check=False)
+    if proc.returncode != 0:
+        return []
+    return [(m["id"], m["bytes_value"]) for m in json.loads(proc.stdout or "[]") if m.get("name") == map_name]
+
+
+def _lookup(fd: int, key: ctypes.c_uint32, value: ctypes.Structure) -> bool:
+    attr = _LookupAttr(map_fd=fd, key=ctypes.addressof(key), value=ctypes.addressof(value))
+    try:
+        _bpf(_BPF_MAP_LOOKUP_ELEM, attr)
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            return False
+        raise
+    return True
+
+
+def _keys(fd: int) -> list[int]:
+    keys, cur, nxt = [], ctypes.c_uint32(0), ctypes.c_uint32(0)
+    first = True
+    while True:
+        attr = _LookupAttr(map_fd=fd, key=0 if first else ctypes.addressof(cur), value=ctypes.addressof(nxt))
+        try:
+            _bpf(_BPF_MAP_GET_NEXT_KEY, attr)
+        except OSError as e:
+            if e.errno == errno.ENOENT:
+                return keys
+            raise
+        keys.append(nxt.value)
+        cur.value, first = nxt.value, False
+        if len(keys) > 1 << 16:
+            return keys
+
+
+def steady(first: Calc, third: Calc) -> bool:
+    """Whether no write of a record started or was in progress while the copy between ``first``
+    and ``third`` was taken: ``seq_begin == seq_end``, the same in both copies.
+
+    Parameters
+    ----------
+    first, third : Calc
+        The record in the copies taken just before and just after the one to judge.
+
+    Returns
+    -------
+    bool
+        True if the middle copy's record is consistent.
+    """
+    return first.seq_begin == first.seq_end == third.seq_begin == third.seq_end
+
+
+def calc_dict(rec: Calc, consistent: bool) -> dict:
+    """One ``tm_calc`` record as a dict (the inputs of the occupied slots only, in slot order).
+
+    Parameters
+    ----------
+    rec : Calc
+        The record of the middle copy.
+    consistent : bool
+        Whether the three copies show that no write touched it during the middle copy.
+
+    Returns
+    -------
+    dict
+        ``consistent``, ``seq`` (``seq_begin``), ``slot``, ``slots`` (the occupied input slots),
+        ``cwnd_segments`` [segments], ``srtt_s`` [s] and ``ell_segments`` [segments] of those slots,
+        ``incr_segments`` (per acked segment) [segments], ``alpha`` [-], ``updated_ns`` [ns].
+    """
+    slots = [i for i in range(MAX_SUBFLOWS) if rec.cwnd[i] and rec.srtt_us[i]]
+    return {"consistent": bool(consistent), "seq": int(rec.seq_begin), "seq_end": int(rec.seq_end),
+            "slot": int(rec.slot), "slots": slots,
+            "cwnd_segments": [int(rec.cwnd[i]) for i in slots], "srtt_s": [rec.srtt_us[i] * 1e-6 for i in slots],
+            "ell_segments": [int(rec.ell[i]) for i in slots], "incr_segments": rec.incr_q32 / 2.0**32,
+            "alpha": rec.alpha_q16 / 65536.0, "updated_ns": int(rec.updated_ns)}
+
+
+def read_connections(map_name: str) -> list[dict]:
+    """Every entry of a per-connection map, copied three times in a row (see the module docstring).
+
+    Parameters
+    ----------
+    map_name : str
+        ``tm_lia_conn`` or ``tm_olia_conn``.
+
+    Returns
+    -------
+    list of dict
+        One per entry present in all three copies: ``token``, ``map_id``, ``value`` (the middle
+        copy, a :class:`LiaConn` or :class:`OliaConn`), ``calc`` (per calc slot, :func:`calc_dict`
+        of the middle copy with ``consistent``) and ``read_ns`` (CLOCK_MONOTONIC, the clock of
+        ``bpf_ktime_get_ns``, just before the first copy) [ns]. Empty if the map is not loaded.
+
+    Raises
+    ------
+    TestbedError
+        The map's value size differs from the layout here (the C struct changed without this module).
+    """
+    layout = LAYOUTS[map_name]
+    out = []
+    for map_id, size in _map_ids(map_name):
+        if size != ctypes.sizeof(layout):
+            raise TestbedError(f"{map_name} (id {map_id}) has {size}-byte values; mapread's layout has "
+                               f"{ctypes.sizeof(layout)}: update mapread.{layout.__name__} with the C struct")
+        try:
+            fd = _bpf(_BPF_MAP_GET_FD_BY_ID, _GetFdAttr(map_id=map_id))
+        except OSError as e:
+            if e.errno == errno.ENOENT:   # unloaded meanwhile
+                continue
+            raise
+        try:
+            for token in _keys(fd):
+                key = ctypes.c_uint32(token)
+                a, b, c = layout(), layout(), layout()
+                read_ns = time.monotonic_ns()
+                ok_a = _lookup(fd, key, a)
+                ok_b = _lookup(fd, key, b)
+                ok_c = _lookup(fd, key, c)
+                if not (ok_a and ok_b and ok_c):
+                    continue
+                calc = [calc_dict(b.calc[s], steady(a.calc[s], c.calc[s])) for s in range(len(b.calc))]
+                out.append({"token": token, "map_id": map_id, "value": b, "calc": calc, "read_ns": read_ns})
+        finally:
+            os.close(fd)
+    return out
