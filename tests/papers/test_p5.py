@@ -130,6 +130,18 @@ def test_zero_panels_are_named_not_drawn():
     assert "not drawn" in p5.zero_note(["Fig. 2"]) and p5.zero_note([]) == ""
 
 
+def test_onset_note_counts_the_order_of_losses_from_the_rows():
+    onset = pd.DataFrame({"alpha": [1.05, 1.05, 1.65, 1.65], "backbone_mbps": [5.0, 10.0, 5.0, 5.0],
+                          "n_clients": [32, 32, 24, 32], "first_loss_s_s": [0.5, np.nan, 1.0, 2.0],
+                          "first_loss_g1_s": [3.5, 4.0, np.nan, 2.0]})
+    note = p5.onset_note(onset)
+    assert "alpha 1.05, 5 Mbit/s: 1 runs, S lost in 1, G1 in 1 (32 clients lag +3.0 s); G1 after S in 1 of 1" in note
+    assert "alpha 1.05, 10 Mbit/s: 1 runs, S lost in 0, G1 in 1 (32 clients S never lost); G1 after S in 0 of 1" in note
+    assert "alpha 1.65, 5 Mbit/s: 2 runs, S lost in 2, G1 in 1" in note and "in the same bin in 1" in note
+    assert "G1 lost in 3 of 4 runs; its first loss came after S's in 1 of them, in the same bin in 1." in note
+    assert p5.onset_note(onset.iloc[0:0]).startswith("No runs")
+
+
 def test_hurst_tables_carry_the_prediction():
     t = p5.tables(synthetic())
     hl = t["hurst_long"]
