@@ -170,8 +170,14 @@ def test_shipped_dataset_has_the_paper_grid_and_provenance(shipped):
     assert {(1.65, n, 10.0) for n in (8, 16, 24, 32)} <= have
     # whatever else of the plan is absent is listed as missing, not filled in
     assert not set(ds.runs["run_id"]) & set(ds.provenance["missing_runs"])
-    # the plan: 96 main (4 alpha x 4 client counts x 2 rates x seeds 0-2), 12 long (seeds 0-2), 8 + 8 alternatives
-    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 124
+    # the plan: 96 main (4 alpha x 4 client counts x 2 rates x seeds 0-2), 12 long (seeds 0-2), 8 alt_arrival
+    # (alpha 1.05 and 1.65, 5 Mbit/s) and 32 alt_server_queue (every alpha, both rates)
+    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 148
+    # issue 17: the S-queue alternative at every alpha (C5.2 (c)), alt_arrival at both of its alphas
+    altq = ds.runs[ds.runs["case"] == "alt_server_queue"]
+    assert altq.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 8, 1.35: 8, 1.65: 8, 1.95: 8}
+    alt = ds.runs[ds.runs["case"] == "alt_arrival"]
+    assert alt.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 4, 1.65: 4}
     # issue 17: the main grid complete with 3 seeds a cell, 3 long Hurst runs per alpha
     assert main.groupby(["alpha", "n_clients", "backbone_mbps"])["seed"].nunique().eq(3).all() and len(main) == 96
     long = ds.runs[ds.runs["case"] == "long"]
