@@ -201,3 +201,39 @@ def test_plot_ceiling_vs_rtt(tmp_path):
         assert out.stat().st_size > 10_000
     finally:
         plt.close(fig)
+
+
+def _measured_frame(ratio_shift=0.0, n_reps=3):
+    """Synthetic kernel transfers: 2 caps x 2 RTTs x n_reps, window 61 % of the cap, rate = window / RTT."""
+    rows = []
+    rng = np.random.default_rng(0)
+    for rep in range(n_reps):
+        for cap in (65536, 262144):
+            for rtt in (37.0, 296.0):
+                wnd = 0.61 * cap
+                model = wnd * 8 / (rtt / 1e3)
+                ratio = 1.0 + ratio_shift + rng.normal(0, 0.002)
+                rows.append({"rep": rep, "rcvbuf_cap_bytes": cap, "rtt_ms": rtt, "span_s": 4.0 + rep,
+                             "t_from_s": 3.0, "retrans_in_span": 0, "snd_wnd_bytes": wnd, "model_bps": model,
+                             "rate_bps": ratio * model, "ratio": ratio, "ratio_srtt": ratio,
+                             "cap_model_bps": cap * 8 / (rtt / 1e3), "adv_fraction_of_cap": 0.61,
+                             "link_rate_bps": 400e6, "rate_fraction_of_link": ratio * model / 400e6,
+                             "rwnd_limited_fraction": 0.99})
+    df = pd.DataFrame(rows)
+    df.attrs["provenance"] = {"kernel": {"n_planned": 4 * n_reps}}
+    return df
+
+
+def test_measured_claims_and_findings_follow_the_rows():
+    good = _measured_frame()
+    v = p4.measured_claims(good)
+    assert list(v.columns) == list(CLAIM_COLUMNS)
+    assert list(v.verdict) == ["supported", "supported", "supported", "contradicted"]
+    text = p4.measured_findings(good)
+    assert "12 transfers of the 12 planned" in text and "4 (cap, RTT) cells with 3-3 transfers" in text
+    assert "RTTs 37, 296 ms" in text and "64 KiB-256 KiB" in text
+    assert "61.0% of the buffer cap" in text and text.count("**supported**") == 3
+    off = _measured_frame(ratio_shift=-0.10, n_reps=2)
+    text_off = p4.measured_findings(off)
+    assert "8 transfers of the 8 planned" in text_off and "**contradicted**" in text_off
+    assert p4.measured_findings(off.iloc[0:0]).startswith("No measured transfers")

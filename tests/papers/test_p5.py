@@ -130,6 +130,18 @@ def test_zero_panels_are_named_not_drawn():
     assert "not drawn" in p5.zero_note(["Fig. 2"]) and p5.zero_note([]) == ""
 
 
+def test_onset_note_counts_the_order_of_losses_from_the_rows():
+    onset = pd.DataFrame({"alpha": [1.05, 1.05, 1.65, 1.65], "backbone_mbps": [5.0, 10.0, 5.0, 5.0],
+                          "n_clients": [32, 32, 24, 32], "first_loss_s_s": [0.5, np.nan, 1.0, 2.0],
+                          "first_loss_g1_s": [3.5, 4.0, np.nan, 2.0]})
+    note = p5.onset_note(onset)
+    assert "alpha 1.05, 5 Mbit/s: 1 runs, S lost in 1, G1 in 1 (32 clients lag +3.0 s); G1 after S in 1 of 1" in note
+    assert "alpha 1.05, 10 Mbit/s: 1 runs, S lost in 0, G1 in 1 (32 clients S never lost); G1 after S in 0 of 1" in note
+    assert "alpha 1.65, 5 Mbit/s: 2 runs, S lost in 2, G1 in 1" in note and "in the same bin in 1" in note
+    assert "G1 lost in 3 of 4 runs; its first loss came after S's in 1 of them, in the same bin in 1." in note
+    assert p5.onset_note(onset.iloc[0:0]).startswith("No runs")
+
+
 def test_hurst_tables_carry_the_prediction():
     t = p5.tables(synthetic())
     hl = t["hurst_long"]
@@ -158,8 +170,14 @@ def test_shipped_dataset_has_the_paper_grid_and_provenance(shipped):
     assert {(1.65, n, 10.0) for n in (8, 16, 24, 32)} <= have
     # whatever else of the plan is absent is listed as missing, not filled in
     assert not set(ds.runs["run_id"]) & set(ds.provenance["missing_runs"])
-    # the plan: 96 main (4 alpha x 4 client counts x 2 rates x seeds 0-2), 12 long (seeds 0-2), 8 + 8 alternatives
-    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 124
+    # the plan: 96 main (4 alpha x 4 client counts x 2 rates x seeds 0-2), 12 long (seeds 0-2), 8 alt_arrival
+    # (alpha 1.05 and 1.65, 5 Mbit/s) and 32 alt_server_queue (every alpha, both rates)
+    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 148
+    # issue 17: the S-queue alternative at every alpha (C5.2 (c)), alt_arrival at both of its alphas
+    altq = ds.runs[ds.runs["case"] == "alt_server_queue"]
+    assert altq.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 8, 1.35: 8, 1.65: 8, 1.95: 8}
+    alt = ds.runs[ds.runs["case"] == "alt_arrival"]
+    assert alt.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 4, 1.65: 4}
     # issue 17: the main grid complete with 3 seeds a cell, 3 long Hurst runs per alpha
     assert main.groupby(["alpha", "n_clients", "backbone_mbps"])["seed"].nunique().eq(3).all() and len(main) == 96
     long = ds.runs[ds.runs["case"] == "long"]

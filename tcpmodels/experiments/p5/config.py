@@ -67,7 +67,8 @@ class P5Config:
     alt_alphas : tuple of float
         Shapes of case ``alt_arrival`` (seed 0 only). [-]
     altq_alphas : tuple of float
-        Shapes of case ``alt_server_queue`` (seed 0 only). [-]
+        Shapes of case ``alt_server_queue`` (seed 0 only): every alpha, so that C5.2 (c)
+        (G1 loses only after S has lost) is judged at each shape. [-]
     """
 
     alphas: tuple = (1.05, 1.35, 1.65, 1.95)
@@ -93,7 +94,7 @@ class P5Config:
     long_bin_s: float = 1.0
     long_seeds: tuple = (0, 1, 2)
     alt_alphas: tuple = (1.05, 1.65)
-    altq_alphas: tuple = (1.65,)
+    altq_alphas: tuple = (1.05, 1.35, 1.65, 1.95)
 
     def __post_init__(self) -> None:
         for a in self.alphas:

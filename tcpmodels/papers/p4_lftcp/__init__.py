@@ -34,6 +34,7 @@ from tcpmodels.papers.p4_lftcp.measured import (
     RATIO_MARGIN,
     load_measured,
     measured_claims,
+    measured_findings,
     measured_table,
     plot_measured,
 )
@@ -52,5 +53,6 @@ __all__ = [
     "CITATION", "LINK_RATE_BPS", "RTT_S", "ROUND_TRIP_DISTANCE_M", "STANDARD_TCP_RATE_BPS",
     "STANDARD_TCP_FRACTION_OF_THEORY", "LFTCP_RATE_BPS", "IN_FLIGHT_LIMIT_BYTES", "P4Dataset", "load_dataset",
     "tables", "claims", "views", "ratio_candidates", "in_flight_table", "path_table", "plot_ceiling_vs_rtt",
-    "plot_sizing", "RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "plot_measured",
+    "plot_sizing", "RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "measured_findings",
+    "plot_measured",
 ]

@@ -31,12 +31,14 @@ from matplotlib.figure import Figure
 from tcpmodels.papers.common import read_frames
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence, inequality
 
-__all__ = ["RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "plot_measured"]
+__all__ = ["RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "measured_findings", "plot_measured"]
 
 #: Tolerance of the measured/model ratio around 1, fixed before the campaign (see the module docstring). [-]
 RATIO_MARGIN = 0.05
 #: The press release's RTT. [ms]
 PAPER_RTT_MS = 296.0
+#: TCP's largest window, 65,535 x 2^14 (RFC 7323), the release's ~1 GB. [bytes]
+PAPER_WINDOW_BYTES = 65_535 * 2**14
 
 
 def load_measured(data_dir: str | Path = "data") -> pd.DataFrame:
@@ -155,6 +157,74 @@ def measured_claims(df: pd.DataFrame) -> pd.DataFrame:
         why="Linux advertises only part of the receive buffer (tcp_win_from_space: scaling_ratio), so the model "
             "needs the advertised window, not the buffer size"))
     return claims_table(rows)
+
+
+def _kib(x: float) -> str:
+    return f"{x / 1024:g} KiB" if x < 1024**2 else f"{x / 1024**2:g} MiB"
+
+
+def measured_findings(df: pd.DataFrame) -> str:
+    """What the kernel campaign measured, in Markdown, every number from the rows and their provenance.
+
+    The grid run (against the plan in the provenance), the verdicts of C4.7 with their
+    intervals, the worst cell, how much of the buffer cap Linux advertises, and how far the
+    scaled windows are from the release's.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        :func:`load_measured` (its ``attrs["provenance"]`` gives the plan; optional).
+
+    Returns
+    -------
+    str
+        Markdown paragraphs separated by blank lines; rates in [Mbit/s], windows in [kB] or KiB.
+    """
+    if df.empty:
+        return "No measured transfers in the dataset: C4.7 cannot be judged."
+    prov = df.attrs.get("provenance", {}) or {}
+    kern = prov.get("kernel", {})
+    cells = df.groupby(["rcvbuf_cap_bytes", "rtt_ms"])
+    per_cell = cells.size()
+    planned = kern.get("n_planned")
+    n_err = df.attrs.get("n_errors", 0)
+    rtts = ", ".join(f"{r:g}" for r in sorted(df["rtt_ms"].unique()))
+    caps = sorted(df["rcvbuf_cap_bytes"].unique())
+    reps = sorted(df["rep"].unique())
+    text = [f"**Runs.** {len(df)} transfers" + (f" of the {planned} planned" if planned else "")
+            + (f" ({n_err} left out for an error)" if n_err else "")
+            + f", {len(per_cell)} (cap, RTT) cells with {per_cell.min()}-{per_cell.max()} transfers each "
+            f"(repetitions {', '.join(str(int(r)) for r in reps)}); RTTs {rtts} ms, buffer caps "
+            f"{_kib(caps[0])}-{_kib(caps[-1])}; measured spans {df['span_s'].min():.1f}-{df['span_s'].max():.1f} s "
+            f"after a warm-up of {df['t_from_s'].min():.1f}-{df['t_from_s'].max():.1f} s; "
+            f"{int(df['retrans_in_span'].sum())} retransmissions in the measured spans."]
+    v = measured_claims(df)
+    lines = []
+    for _, row in v.iterrows():
+        if row["n_runs"] > 0:  # a TOST over transfers: the mean and its 90 % interval
+            what = (f"ratio - 1 = {row['effect']:+.4f}, 90 % interval [{row['ci_low']:+.4f}, {row['ci_high']:+.4f}], "
+                    f"{int(row['n_runs'])} transfers")
+        else:  # an exact inequality
+            what = row["we_measured"]
+        lines.append(f"- {row['part']}: {what}: **{row['verdict']}**")
+    text.append(f"**C4.7, the verdicts** (margin ±{RATIO_MARGIN:.0%} on the ratio):\n\n" + "\n".join(lines))
+    ratio = cells["ratio"].mean()
+    (wc, wr), worst = (ratio - 1).abs().idxmax(), ratio[(ratio - 1).abs().idxmax()]
+    by_rtt = df.groupby("rtt_ms")["ratio"].mean()
+    text.append("**Per cell.** Mean ratio measured / (window / min RTT) per cell "
+                f"{ratio.min():.4f}-{ratio.max():.4f}; farthest from 1: {_kib(wc)} at {wr:g} ms ({worst:.4f}). "
+                "Per RTT: " + ", ".join(f"{r:g} ms {x:.4f}" for r, x in by_rtt.items()) + ". "
+                f"Linux advertises {df['adv_fraction_of_cap'].mean():.1%} of the buffer cap on average "
+                f"({df['adv_fraction_of_cap'].min():.1%}-{df['adv_fraction_of_cap'].max():.1%}), so cap / RTT "
+                f"overstates the rate by a factor {(df['cap_model_bps'] / df['rate_bps']).median():.2f} (median).")
+    adv = df["snd_wnd_bytes"]
+    link = df["link_rate_bps"].iloc[0]
+    text.append(f"**Scale.** Advertised windows {adv.min() / 1e3:.1f}-{adv.max() / 1e3:.0f} kB, "
+                f"{PAPER_WINDOW_BYTES / adv.max():.0f} to {PAPER_WINDOW_BYTES / adv.min():.0f} times smaller than "
+                f"the release's largest window ({PAPER_WINDOW_BYTES / 1e9:.2f} GB); rates "
+                f"{df['rate_bps'].min() / 1e6:.2f}-{df['rate_bps'].max() / 1e6:.1f} Mbit/s on a {link / 1e6:g} Mbit/s "
+                f"link (at most {df['rate_fraction_of_link'].max():.1%} of it), instead of 29 Gbit/s on 100 Gbit/s.")
+    return "\n\n".join(text)
 
 
 def plot_measured(df: pd.DataFrame, ax: Sequence[Axes] | None = None) -> Figure:

@@ -43,6 +43,7 @@ from tcpmodels.papers.p5_selfsimilar.hurst import hurst_aggregated
 from tcpmodels.papers.p5_selfsimilar.tables import (
     closing_tables,
     loss_table,
+    onset_note,
     over_time,
     provenance_table,
     size_note,
@@ -54,5 +55,6 @@ from tcpmodels.papers.p5_selfsimilar.tables import (
 __all__ = [
     "CITATION", "PAPER_FIGURES", "FIGURE_CASES", "P5Dataset", "load_dataset", "over_time", "loss_table",
     "tables", "claims", "hurst_aggregated", "closing_tables", "plot_over_time", "plot_figures",
-    "plot_hurst_vs_alpha", "plot_counts_scales", "BELLCORE_FULL_TRACE_H", "size_note", "zero_panels", "zero_note", "provenance_table",
+    "plot_hurst_vs_alpha", "plot_counts_scales", "BELLCORE_FULL_TRACE_H", "size_note", "zero_panels", "zero_note", "onset_note",
+    "provenance_table",
 ]

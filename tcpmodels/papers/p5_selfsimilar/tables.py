@@ -18,7 +18,7 @@ from tcpmodels.papers.p5_selfsimilar.hurst import (
 )
 
 __all__ = ["over_time", "loss_table", "tables", "closing_tables", "size_note", "zero_panels", "zero_note",
-           "provenance_table"]
+           "onset_note", "provenance_table"]
 
 
 def over_time(dataset: P5Dataset, quantity: str, *, alpha: float, backbone_mbps: float, case: str = "main",
@@ -403,6 +403,43 @@ def zero_note(figures: list[str]) -> str:
             "3000-packet queues S cannot lose in ns-3: its 10 Mbit/s link is faster than the 5 or 10 Mbit/s "
             "gateways, so the backlog builds at G1, not at S. The panels with losses are drawn below; the "
             "50-packet-queue variant further down shows losses at S.")
+
+
+def onset_note(onset: pd.DataFrame) -> str:
+    """Which runs lost at S and at G1, and in which order, per alpha and gateway rate, in Markdown.
+
+    Every number comes from ``onset`` (the ``onset_altq`` table of :func:`tables`): per (alpha, rate)
+    the runs, the runs with loss at S, the runs with loss at G1 and, of those, the ones whose first G1
+    loss came after S's (C5.2 (c); a lag of 0, both in the same bin, counts for neither side), with the lags.
+
+    Parameters
+    ----------
+    onset : pandas.DataFrame
+        Columns ``alpha, backbone_mbps, n_clients, first_loss_s_s, first_loss_g1_s`` [s].
+
+    Returns
+    -------
+    str
+        One bullet per (alpha, rate) and a total line; a sentence if ``onset`` is empty.
+    """
+    if onset is None or onset.empty:
+        return "No runs of the 50-packet-queue variant in the dataset."
+    lines = []
+    n_g1 = n_after = n_ties = 0
+    for (a, bw), g in onset.groupby(["alpha", "backbone_mbps"]):
+        s_lost = g["first_loss_s_s"].notna()
+        g1 = g[g["first_loss_g1_s"].notna()]
+        lag = g1["first_loss_g1_s"] - g1["first_loss_s_s"]  # NaN: S never lost
+        after, ties = int((lag > 0).sum()), int((lag == 0).sum())
+        n_g1, n_after, n_ties = n_g1 + len(g1), n_after + after, n_ties + ties
+        detail = ", ".join(f"{int(n)} clients {'S never lost' if pd.isna(x) else f'lag {x:+.1f} s'}"
+                           for n, x in zip(g1["n_clients"], lag))
+        lines.append(f"- alpha {a:g}, {bw:g} Mbit/s: {len(g)} runs, S lost in {int(s_lost.sum())}, G1 in {len(g1)}"
+                     + (f" ({detail}); G1 after S in {after} of {len(g1)}" if len(g1) else "")
+                     + (f", in the same bin in {ties}" if ties else ""))
+    lines.append(f"- all: G1 lost in {n_g1} of {len(onset)} runs; its first loss came after S's in {n_after} of them"
+                 + (f", in the same bin in {n_ties}" if n_ties else "") + ".")
+    return "\n".join(lines)
 
 
 def provenance_table(dataset: P5Dataset) -> pd.DataFrame:
