@@ -199,12 +199,41 @@ class KernelTemplate:
             self._start()
 
     def can_launch(self, argv: list[str], env: dict | None) -> bool:
-        """Whether ``argv`` with ``env`` is a kernel the template starts the same way."""
+        """Whether ``argv`` with ``env`` is a kernel the template starts the same way.
+
+        Parameters
+        ----------
+        argv : list of str
+            The kernel's command line, as the kernel spec gives it.
+        env : dict or None
+            The environment the kernel would be launched with.
+
+        Returns
+        -------
+        bool
+            True if the command is ``<this python> -m ipykernel_launcher ...`` and the start-up
+            environment equals the template's.
+        """
         return (len(argv) >= 3 and argv[0] == sys.executable and argv[1:3] == ["-m", "ipykernel_launcher"]
                 and env is not None and _startup_env(env) == _startup_env(dict(os.environ)))
 
     def launch(self, argv: list[str], env: dict, cwd: str) -> int | None:
-        """Fork a kernel; its pid, or None if the template is not running (then launch the usual way)."""
+        """Fork a kernel from the template.
+
+        Parameters
+        ----------
+        argv : list of str
+            The kernel's command line (its connection file included).
+        env : dict
+            The kernel's environment.
+        cwd : str
+            The kernel's working directory.
+
+        Returns
+        -------
+        int or None
+            The kernel's pid, or None if the template is not running (then launch the usual way).
+        """
         self.start()
         if self._env != _startup_env(dict(os.environ)) or self._proc.poll() is not None:
             return None

@@ -105,6 +105,23 @@ def run(cmd: list[str], *, check: bool = True, timeout: float = 60.0, input_text
     return proc
 
 
+def find_tool(tool: str) -> str | None:
+    """The path of a system tool, also where ``PATH`` lacks the sbin directories (bpftool lives in /usr/sbin).
+
+    Parameters
+    ----------
+    tool : str
+        The program's name, e.g. ``"bpftool"``.
+
+    Returns
+    -------
+    str or None
+        Its path, or None if it is not installed.
+    """
+    return shutil.which(tool) or next(
+        (str(p) for p in (Path("/usr/sbin") / tool, Path("/sbin") / tool) if p.exists()), None)
+
+
 def cache_dir() -> Path:
     base = os.environ.get("TCPMODELS_CACHE_DIR") or os.environ.get("XDG_CACHE_HOME")
     root = Path(base) if base else Path.home() / ".cache"

@@ -29,7 +29,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from importlib import resources
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, missing_privileges, run
+from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, find_tool, missing_privileges, run
 
 __all__ = [
     "PROGRAMS", "PARAMETERS", "CONN_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
@@ -142,8 +141,7 @@ def requested_problem(names: Iterable[str | None]) -> str | None:
 
 
 def _which(tool: str) -> str | None:
-    return shutil.which(tool) or next(
-        (str(p) for p in (Path("/usr/sbin") / tool, Path("/sbin") / tool) if p.exists()), None)
+    return find_tool(tool)
 
 
 def _require(need_root: bool = True) -> None:

@@ -26,7 +26,7 @@ import json
 import os
 import time
 
-from tcpmodels.testbed._system import TestbedError, run
+from tcpmodels.testbed._system import TestbedError, find_tool, run
 
 __all__ = ["Calc", "LiaConn", "OliaConn", "LAYOUTS", "read_connections", "steady", "calc_dict"]
 
@@ -94,9 +94,7 @@ def _bpf(cmd: int, attr: ctypes.Structure) -> int:
 
 def _map_ids(map_name: str) -> list[tuple[int, int]]:
     """(id, value size) of every loaded map called ``map_name``."""
-    from tcpmodels.testbed.kernel_cc.loader import _which
-
-    proc = run([_which("bpftool") or "bpftool", "-j", "map", "show"], check=False)
+    proc = run([find_tool("bpftool") or "bpftool", "-j", "map", "show"], check=False)
     if proc.returncode != 0:
         return []
     return [(m["id"], m["bytes_value"]) for m in json.loads(proc.stdout or "[]") if m.get("name") == map_name]
