@@ -88,7 +88,11 @@ def _recording(fn: Callable, *args) -> tuple[object, list[str]]:
 
 
 def _gather(client, futures: list, progress: bool, label: str) -> list:
-    """Results in submission order, re-raising the tasks' warnings here; a tqdm bar if ``progress``."""
+    """Results in submission order, re-raising the tasks' warnings here; a tqdm bar if ``progress``.
+
+    Each result is fetched as soon as its task ends and the future released, so the workers hold
+    only the results not yet fetched (gathering all at the end made the workers of a 100M-packet
+    capture's 343 partitions exceed their memory limit: restarted, they lost the finished tasks)."""
     from dask.distributed import as_completed
 
     bar = None
@@ -96,12 +100,15 @@ def _gather(client, futures: list, progress: bool, label: str) -> list:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(futures), desc=label, unit="task")
-    for _ in as_completed(futures):
+    position = {f.key: i for i, f in enumerate(futures)}
+    results: list = [None] * len(futures)
+    for future, result in as_completed(futures, with_results=True):
+        results[position[future.key]] = result
+        future.release()
         if bar is not None:
             bar.update(1)
     if bar is not None:
         bar.close()
-    results = client.gather(futures)
     out = []
     for value, messages in results:
         for m in messages:
