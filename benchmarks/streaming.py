@@ -39,10 +39,11 @@ import json, sys, time, warnings
 warnings.simplefilter("ignore")
 from tcpmodels.traces import to_parquet, flows, read_pcap
 from tcpmodels.traces.cluster import dask_client, dataset_flows
-cap, out, partitions, workers, check, memory_limit = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), \
-    sys.argv[5] == "1", sys.argv[6]
+from tcpmodels.traces.dataset import open_dataset
+cap, out, partitions, workers, check, memory_limit, reuse = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
+    int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6], sys.argv[7]
 t0 = time.perf_counter()
-ds = to_parquet(cap, out, partitions=partitions)
+ds = open_dataset(reuse) if reuse else to_parquet(cap, out, partitions=partitions)
 t1 = time.perf_counter()
 with dask_client(n_workers=workers, memory_limit=memory_limit) as client:
     t_start = time.perf_counter()
@@ -50,7 +51,7 @@ with dask_client(n_workers=workers, memory_limit=memory_limit) as client:
 t2 = time.perf_counter()
 res = {"packets": sum(ds.rows), "records": ds.accounting.records_read, "flows": len(f),
        "retransmissions": int(f["retransmitted_packets"].sum()), "payload_bytes": int(f["payload_bytes"].sum()),
-       "read_s": t1 - t0, "cluster_start_s": t_start - t1, "flows_s": t2 - t_start, "total_s": t2 - t0}
+       "read_s": None if reuse else t1 - t0, "cluster_start_s": t_start - t1, "flows_s": t2 - t_start, "total_s": t2 - t0}
 res["checked_equal"] = None
 if check:
     import pandas as pd
@@ -79,18 +80,26 @@ def _tree_rss(proc: psutil.Process, cpu: dict[int, float]) -> int:
 
 
 def measure(capture: Path, partitions: int | None, workers: int, check: bool, memory_limit: str,
-            work_dir: Path) -> dict:
-    """Run one capture in a child process; return its result with peak tree RSS and load averages."""
+            work_dir: Path, reuse: Path | None = None) -> dict:
+    """Run one capture in a child process; return its result with peak tree RSS and load averages.
+
+    With ``reuse`` (a dataset that ``to_parquet`` wrote from ``capture``) only the flows stage runs
+    (``read_s`` is then empty) and the dataset is kept."""
     size = capture.stat().st_size
+    if reuse is not None:
+        from tcpmodels.traces.dataset import open_dataset
+
+        partitions = open_dataset(reuse).partitions
     parts = partitions or max(16, -(-size // (64 << 20)))
-    out = Path(tempfile.mkdtemp(prefix="streaming-", dir=work_dir)) / "ds"
+    out = reuse if reuse is not None else Path(tempfile.mkdtemp(prefix="streaming-", dir=work_dir)) / "ds"
     load0 = os.getloadavg()
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(capture), str(out), str(parts), str(workers),
-                              "1" if check else "0", memory_limit], stdout=subprocess.PIPE, text=True, env=env)
+                              "1" if check else "0", memory_limit, str(reuse or "")], stdout=subprocess.PIPE,
+                             text=True, env=env)
     ps = psutil.Process(child.pid)
     peak = 0
     cpu: dict[int, float] = {}
@@ -100,7 +109,8 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     wall = time.perf_counter() - t0
     stdout = child.stdout.read()
     dataset_bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file()) if out.exists() else 0
-    shutil.rmtree(out.parent, ignore_errors=True)
+    if reuse is None:
+        shutil.rmtree(out.parent, ignore_errors=True)
     if child.returncode != 0:
         raise RuntimeError(f"{capture}: child failed ({child.returncode})")
     res = json.loads([ln for ln in stdout.splitlines() if ln.startswith("RESULT ")][-1][7:])
@@ -131,6 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="also compare with flows(read_pcap(capture))")
     ap.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()), help="where datasets go")
     ap.add_argument("--results", type=Path, default=RESULTS)
+    ap.add_argument("--reuse-dataset", type=Path, default=None,
+                    help="a dataset to_parquet wrote from the (single) capture: time only the flows stage")
     args = ap.parse_args(argv)
     machine = {"date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "host": platform.node(), "cpus": os.cpu_count(),
@@ -138,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     args.results.parent.mkdir(parents=True, exist_ok=True)
     for cap in args.captures:
         res = {**machine, **_versions(), **measure(cap, args.partitions, args.workers, args.check,
-                                                   args.memory_limit, args.work_dir)}
+                                                   args.memory_limit, args.work_dir, args.reuse_dataset)}
         new = not args.results.exists()
         with open(args.results, "a", newline="") as fh:
             w = csv.DictWriter(fh, fieldnames=list(res))
