@@ -315,6 +315,7 @@ class _PartitionSink:
         self.pending: dict[int, list] = {}
         self.pending_rows: dict[int, int] = {}
         self.pending_bytes: dict[int, int] = {}
+        self.buffered_bytes = 0
         self.writers: dict[int, object] = {}
         self.groups: dict[int, int] = {}
         self.files: dict[int, int] = {}
@@ -325,9 +326,10 @@ class _PartitionSink:
         self.pending.setdefault(i, []).append(piece)
         self.pending_rows[i] = self.pending_rows.get(i, 0) + piece.num_rows
         self.pending_bytes[i] = self.pending_bytes.get(i, 0) + nbytes
+        self.buffered_bytes += nbytes
         if self.pending_rows[i] >= ROW_GROUP_ROWS:
             self._write(i)
-        while sum(self.pending_bytes.values()) > self.buffer_bytes:
+        while self.buffered_bytes > self.buffer_bytes:
             self._write(max(self.pending_bytes, key=self.pending_bytes.__getitem__))
 
     def flush_all(self) -> None:
@@ -341,7 +343,7 @@ class _PartitionSink:
 
         pieces = self.pending.pop(i, [])
         self.pending_rows.pop(i, None)
-        self.pending_bytes.pop(i, None)
+        self.buffered_bytes -= self.pending_bytes.pop(i, 0)
         if not pieces:
             return
         table = _compact_dictionaries(pa.concat_tables(pieces, promote_options="none"))

@@ -47,10 +47,10 @@ def test_layouts_match_the_c_structs():
                                                 ("tm_olia", "tm_calc", Calc)])
 def test_layouts_match_the_compiled_objects(name, struct, layout):
     """The struct sizes in the BTF of the compiled programs (no root needed) equal the layouts here."""
-    from tcpmodels.testbed.kernel_cc.loader import _which
+    from tcpmodels.testbed._system import find_tool
 
     obj = kernel_cc.build(name)
-    raw = subprocess.run([_which("bpftool") or "bpftool", "btf", "dump", "file", str(obj), "format", "raw"],
+    raw = subprocess.run([find_tool("bpftool") or "bpftool", "btf", "dump", "file", str(obj), "format", "raw"],
                          capture_output=True, text=True, check=True).stdout
     m = re.search(rf"STRUCT '{struct}' size=(\d+)", raw)
     assert m and int(m.group(1)) == ctypes.sizeof(layout)

@@ -102,7 +102,7 @@ def unavailable_reason(*, need_root: bool = True) -> str | None:
     if not BTF_PATH.exists():
         return f"the kernel exposes no BTF ({BTF_PATH} missing; needs CONFIG_DEBUG_INFO_BTF)"
     for tool, pkg in (("clang", "clang"), ("bpftool", "bpftool")):
-        if not _which(tool):
+        if not find_tool(tool):
             return f"{tool} not found (Debian package {pkg}; `make system-deps` installs it as root)"
     if not Path("/usr/include/bpf/bpf_helpers.h").exists():
         return "libbpf headers not found (/usr/include/bpf/bpf_helpers.h; Debian package libbpf-dev)"
@@ -138,10 +138,6 @@ def requested_problem(names: Iterable[str | None]) -> str | None:
         return (f"{', '.join(missing)} requested but not registered: load with `tcpmodels testbed cc load NAME` "
                 f"or tcpmodels.testbed.kernel_cc.congestion_control(NAME) around the run")
     return None
-
-
-def _which(tool: str) -> str | None:
-    return find_tool(tool)
 
 
 def _require(need_root: bool = True) -> None:
@@ -270,7 +266,7 @@ def _vmlinux_h() -> Path:
     path = _build_dir() / f"btf-{digest}" / "vmlinux.h"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-        text = run([_which("bpftool") or "bpftool", "btf", "dump", "file", str(BTF_PATH), "format", "c"],
+        text = run([find_tool("bpftool") or "bpftool", "btf", "dump", "file", str(BTF_PATH), "format", "c"],
                    timeout=120).stdout
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(text)
@@ -445,13 +441,13 @@ def loaded() -> dict[str, dict]:
 
 
 def _register(obj: Path, name: str) -> None:
-    run([_which("bpftool") or "bpftool", "struct_ops", "register", str(obj)], timeout=120)
+    run([find_tool("bpftool") or "bpftool", "struct_ops", "register", str(obj)], timeout=120)
     if name not in available_congestion_controls():
         raise TestbedError(f"bpftool registered {obj} but {name} is not in {_AVAILABLE}")
 
 
 def _unregister(name: str) -> None:
-    run([_which("bpftool") or "bpftool", "struct_ops", "unregister", "name", name], timeout=60)
+    run([find_tool("bpftool") or "bpftool", "struct_ops", "unregister", "name", name], timeout=60)
 
 
 def _load_locked(name: str, p: dict, owner_pid: int | None, replace: bool) -> dict:
