@@ -191,8 +191,8 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed:
     config : TestbedP5Config
         Bottleneck, workload, duration, bin and seed of the campaign.
     alpha : float
-        Pareto shape of the download sizes, one of ``config.alphas`` (another value
-        takes the seed of the first). [-]
+        Pareto shape of the download sizes, one of ``config.alphas`` (its index there sets
+        the workload seed). [-]
     runs_dir : str or Path
         Campaign folder (created if missing); receives the count series
         (``alpha<a>_counts.npy`` for run 0, ``alpha<a>_s<seed>_counts.npy`` after).
@@ -209,9 +209,13 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed:
 
     Raises
     ------
+    ValueError
+        If ``alpha`` is not one of ``config.alphas`` (two alphas would otherwise share a workload seed).
     tcpmodels.testbed.PrivilegeError
         Without root.
     """
+    if not any(np.isclose(alpha, a) for a in config.alphas):
+        raise ValueError(f"alpha [-] must be one of config.alphas {tuple(config.alphas)}; got {alpha!r}")
     from tcpmodels.experiments.p5 import packet_counts
     from tcpmodels.models.heavytail import hurst_from_alpha
     from tcpmodels.models.hurst import estimate_all
@@ -223,7 +227,7 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed:
 
     runs_dir = Path(runs_dir)
     runs_dir.mkdir(parents=True, exist_ok=True)
-    index = list(config.alphas).index(alpha) if alpha in config.alphas else 0
+    index = int(np.flatnonzero(np.isclose(alpha, np.asarray(config.alphas, dtype=float)))[0])
     workload_seed = config.seed + index + 1000 * int(seed)
     rng = np.random.default_rng(workload_seed)
     flows = wl.poisson_flows(rng=rng, first_id=1, arrival_rate_per_s=config.arrival_rate_per_s,

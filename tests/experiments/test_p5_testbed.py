@@ -87,6 +87,12 @@ def test_cli_reports_a_bad_value_in_one_line(capsys):
     assert capsys.readouterr().err.startswith("p5_testbed: alphas [-] must each be in (1, 2)")
 
 
+def test_an_alpha_outside_the_campaign_is_refused_before_any_run(tmp_path):
+    with pytest.raises(ValueError, match=r"alpha \[-\] must be one of config.alphas"):
+        p5t.run_alpha(p5t.DEFAULT_CONFIG, 1.5, tmp_path / "runs")  # 1.5 is not a default alpha
+    assert not (tmp_path / "runs").exists()
+
+
 @pytest.mark.testbed
 def test_tiny_kernel_run_counts_every_captured_packet(testbed_available, tmp_path):
     cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.5,), duration_s=6.0)

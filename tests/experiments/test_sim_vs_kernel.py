@@ -176,6 +176,7 @@ def test_one_short_sample_on_each_engine_fills_the_bottleneck_and_resumes(testbe
         pytest.skip("ns-3 is not installed (pip install -e '.[sim]')")
     records = tmp_path / "r.jsonl"
     assert svk.run_campaign(records, SHORT, progress=False, ns3_dir=tmp_path / "ns3") == 2
+    assert (tmp_path / "ns3" / SHORT.hash()[:12] / "rep0").is_dir()  # one folder per scenario
     assert svk.run_campaign(records, SHORT, progress=False) == 0  # resumed: nothing left
     recs = {r["engine"]: r for r in JsonlRecords(records, ("campaign", "engine", "rep")).read()}
     k, n = recs["kernel"], recs["ns3"]

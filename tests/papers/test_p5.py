@@ -79,6 +79,27 @@ def test_over_time_pools_seeds_and_converts_units():
         p5.over_time(ds, "loss_s", alpha=1.35, backbone_mbps=5.0)
 
 
+
+def test_throughput_uses_each_runs_own_bin_width():
+    """A run sampled in 0.5 s bins at the same rate gives the same Mbit/s as the 0.1 s runs (no fixed bin)."""
+    ds = synthetic()
+    b = ds.bins
+    coarse = b[np.isclose(np.round(b["t_end_s"] / 0.5, 9) % 1, 0)].copy()  # every fifth bin: 0.5, 1.0, ...
+    coarse = coarse[coarse["run_id"].str.endswith("s1")]                    # seed 1 runs re-sampled
+    fine = b[~b["run_id"].str.endswith("s1")]
+    ds2 = p5.P5Dataset(runs=ds.runs, bins=pd.concat([fine, coarse], ignore_index=True), flows=ds.flows,
+                       hurst=ds.hurst, counts=ds.counts)
+    thr = p5.over_time(ds2, "thr_g1", alpha=1.65, backbone_mbps=5.0)
+    assert thr.to_numpy() == pytest.approx(0.8)  # 0.1 s: 10 kB a bin; 0.5 s: same rate, 5x longer
+    uneven = b.copy()
+    uneven.loc[uneven.index[3], "t_end_s"] += 0.05
+    bad = p5.P5Dataset(runs=ds.runs, bins=uneven, flows=ds.flows, hurst=ds.hurst, counts=ds.counts)
+    with pytest.raises(ValueError, match="not equally spaced"):
+        p5.over_time(bad, "thr_g1", alpha=1.05, backbone_mbps=5.0)
+    with pytest.raises(ValueError, match=r"step_s \[s\]"):
+        p5.tables(ds, step_s=0)  # an error, not every figure table silently left out
+
+
 def test_loss_table_is_alpha_by_clients():
     t = p5.tables(synthetic())
     g1 = t["loss_g1_5M"]

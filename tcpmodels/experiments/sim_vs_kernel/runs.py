@@ -250,7 +250,8 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
     samples : list of dict, optional
         Samples to run instead of :func:`plan` (tests).
     ns3_dir : path, optional
-        Where ns-3 runs write their tables (default: a temporary directory per run).
+        Where ns-3 runs write their tables, in ``<config hash>/rep<r>`` so that two scenarios never
+        overwrite each other's (default: a temporary directory per run).
 
     Returns
     -------
@@ -274,7 +275,7 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
             with tempfile.TemporaryDirectory(prefix="svk_ns3_") as tmp:
                 res = run_ns3_sample(config, s, tmp)
         else:
-            res = run_ns3_sample(config, s, Path(ns3_dir) / f"rep{s['rep']}")
+            res = run_ns3_sample(config, s, Path(ns3_dir) / config.hash()[:12] / f"rep{s['rep']}")
         return {"schema": SCHEMA, "config": config.to_dict(), "config_hash": config.hash(), **res}
 
     todo_all = plan(config, engines) if samples is None else samples

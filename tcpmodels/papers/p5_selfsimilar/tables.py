@@ -49,6 +49,7 @@ def over_time(dataset: P5Dataset, quantity: str, *, alpha: float, backbone_mbps:
     b = select_rows(dataset.bins, case=case, alpha=alpha, backbone_mbps=backbone_mbps)
     if b.empty:
         raise ValueError(f"no runs of case {case!r} with alpha {alpha} at {backbone_mbps} Mbit/s in the dataset")
+    bin_s = b["run_id"].map(_bin_width_s(b))
     w = np.ceil(np.round(b["t_end_s"].to_numpy() / step_s, 9)) * step_s
     b = b.assign(t_end_s=w)
     n_seeds = b.groupby("n_clients")["seed"].nunique()
@@ -59,7 +60,7 @@ def over_time(dataset: P5Dataset, quantity: str, *, alpha: float, backbone_mbps:
         val = (100.0 * g[f"drop_bytes_{tag}"] / off.where(off > 0)).fillna(0.0)
     elif quantity == "thr_g1":
         # bytes per window per seed -> Mbit/s
-        g = b.assign(bits=b["thr_g1_bps"] * 0.1).groupby(["t_end_s", "n_clients"])["bits"].sum()
+        g = b.assign(bits=b["thr_g1_bps"] * bin_s).groupby(["t_end_s", "n_clients"])["bits"].sum()
         val = g / n_seeds.reindex(g.index.get_level_values("n_clients")).to_numpy() / step_s / 1e6
     else:
         g = b.groupby(["t_end_s", "n_clients"])["completed"].sum()
@@ -67,6 +68,23 @@ def over_time(dataset: P5Dataset, quantity: str, *, alpha: float, backbone_mbps:
     out = val.unstack("n_clients").sort_index()
     out.columns = [f"{c} clients" for c in out.columns]
     return out
+
+
+def _bin_width_s(bins: pd.DataFrame) -> pd.Series:
+    """Each run's sampling bin [s], from its bins' end times (a run's bins are regular, the first ends at one bin).
+
+    Raises
+    ------
+    ValueError
+        If a run's bins are not equally spaced (to 1 µs), which no campaign writes.
+    """
+    def width(ends: pd.Series) -> float:
+        steps = np.diff(np.concatenate([[0.0], np.sort(ends.to_numpy(dtype=float))]))
+        if steps.size == 0 or not np.allclose(steps, steps[0], rtol=0, atol=1e-6):
+            raise ValueError(f"bins of run {ends.name!r} are not equally spaced: steps "
+                             f"{np.unique(np.round(steps, 6))[:5]} s (expected one bin width per run)")
+        return float(steps[0])
+    return bins.groupby("run_id")["t_end_s"].agg(width)
 
 
 def loss_table(dataset: P5Dataset, *, case: str = "main") -> pd.DataFrame:
@@ -124,6 +142,7 @@ def _finish_table(dataset: P5Dataset) -> pd.DataFrame:
     runs = dataset.runs[dataset.runs["case"] == "main"].set_index("run_id")
     flows = dataset.flows[dataset.flows["run_id"].isin(runs.index)]
     bins = dataset.bins[dataset.bins["run_id"].isin(runs.index)]
+    widths = _bin_width_s(bins)
     rows = []
     for rid, f in flows.groupby("run_id"):
         b = bins[bins["run_id"] == rid]
@@ -136,8 +155,8 @@ def _finish_table(dataset: P5Dataset) -> pd.DataFrame:
         big = order.iloc[0]
         big_end = float(big["start_s"] + big["fct_s"]) if big["completed"] else float(runs.loc[rid, "duration_s"])
         last_busy = float(busy.max()) if busy.size else np.nan
-        life = (b["t_end_s"] > big["start_s"]) & (b["t_end_s"] - 0.1 < big_end)
-        link_bytes = float((b.loc[life, "thr_g1_bps"] * 0.1 / 8).sum())
+        life = (b["t_end_s"] > big["start_s"]) & (b["t_end_s"] - widths[rid] < big_end)
+        link_bytes = float((b.loc[life, "thr_g1_bps"] * widths[rid] / 8).sum())
         big_link = float(big["rx_bytes"] / link_bytes) if link_bytes > 0 else np.nan  # its share while it ran
         rows.append({
             "run_id": rid, **runs.loc[rid, ["alpha", "n_clients", "backbone_mbps", "seed"]].to_dict(),
@@ -255,23 +274,20 @@ def tables(dataset: P5Dataset, *, quick: bool = False, seed: int = 0, step_s: fl
     Raises
     ------
     ValueError
-        If the dataset has no ``main`` runs. (A ``step_s`` that is not positive is not caught: every
-        ``figN`` table is then left out.)
+        If the dataset has no ``main`` runs, or ``step_s`` is not positive.
     """
+    if not step_s > 0:
+        raise ValueError(f"step_s [s] must be in (0, inf); got {step_s!r}")
     t: dict[str, pd.DataFrame] = {}
-    have = set(dataset.runs["case"])
     for fig, q, a, bw, _ in PAPER_FIGURES:
         key = fig.replace("Fig. ", "fig")
-        try:
+        # a partial dataset without this alpha and rate: no table rather than an invented one
+        if not select_rows(dataset.bins, case="main", alpha=a, backbone_mbps=bw).empty:
             t[key] = over_time(dataset, q, alpha=a, backbone_mbps=bw, step_s=step_s)
-        except ValueError:  # a partial dataset without this case: no table rather than an invented one
-            continue
-        if q.startswith("loss") and "alt_server_queue" in have:
-            try:
-                t[key + "_altq"] = over_time(dataset, q, alpha=a, backbone_mbps=bw, case="alt_server_queue",
-                                             step_s=step_s)
-            except ValueError:
-                pass
+        if q.startswith("loss") and not select_rows(dataset.bins, case="alt_server_queue", alpha=a,
+                                                     backbone_mbps=bw).empty:
+            t[key + "_altq"] = over_time(dataset, q, alpha=a, backbone_mbps=bw, case="alt_server_queue",
+                                         step_s=step_s)
     t["paper_figures"] = pd.DataFrame(PAPER_FIGURES, columns=["figure", "quantity", "alpha", "backbone_mbps",
                                                               "paper_says"])
     t["paper_figures"]["ours"] = [_figure_summary(t.get(fig.replace("Fig. ", "fig")), q)
