@@ -111,6 +111,7 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     load0 = os.getloadavg()
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[1])
+    commit = _commit(root)  # before the run: the code the child imports
     env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(capture), str(out), str(parts), str(workers),
@@ -148,7 +149,7 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
                peak_rss_workers_gb=_gb_list(peaks[pid] for pid in others),
                rss_at_peak_gb=_gb_list([at_peak.get(child.pid, 0)]
                                        + sorted((r for pid, r in at_peak.items() if pid != child.pid), reverse=True)),
-               commit=_commit(root))
+               commit=commit)
     return res
 
 
