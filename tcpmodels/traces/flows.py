@@ -240,10 +240,10 @@ class PartitionFlows:
     """A :func:`partition_flows` result held column by column, for :func:`combine_partition_flows`.
 
     Each column is its own array (numpy, or the pandas array of the string columns), copied out of
-    the DataFrame's blocks, so that joining the partitions can release each column as soon as it is
-    joined instead of keeping every partition's whole table until the end (a 100M-packet capture
-    has 3.3M flows: about 0.8 GB of flow table, which the earlier ``pandas.concat`` +
-    reorder held two to three times over).
+    the DataFrame's blocks (and out of the buffer the table arrived in from a Dask worker), so that
+    joining the partitions can release each column as soon as it is joined instead of keeping every
+    partition's whole table until the end (a 100M-packet capture has 3.3M flows: about 0.8 GB of
+    flow table, which the earlier ``pandas.concat`` + reorder held two to three times over).
 
     Parameters
     ----------
@@ -260,8 +260,8 @@ class PartitionFlows:
             s = table[c]
             if isinstance(s.dtype, np.dtype):
                 self.columns[c] = np.array(s.to_numpy(), copy=True)
-            else:
-                self.columns[c] = s.array.copy()
+            else:  # taken, not copied: a shallow copy would share the received message's buffer
+                self.columns[c] = s.array.take(np.arange(len(s)))
 
     def __len__(self) -> int:
         return len(self.flow_index)
