@@ -324,7 +324,30 @@ def combine_partition_flows(parts: list) -> pd.DataFrame:
             joined = type(first_col)._concat_same_type([q.columns.pop(c) for q in pieces])
         out[c] = joined.take(perm)
         del joined, first_col
+        _trim_heap()
     return pd.DataFrame(out, index=pd.Index(flow_id[perm], name="flow_id"), copy=False)
+
+
+_MALLOC_TRIM: object = None
+
+
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the system (glibc's ``malloc_trim``; nothing elsewhere).
+
+    The partitions' columns are small allocations (tens of kB) from the heap; freed, glibc keeps
+    them, while each joined column is a new large (mapped) allocation: without this the join held
+    the parts' memory and the whole new table together (driver peak 2.0 GB instead of 1.1 GB for
+    3.3M flows)."""
+    global _MALLOC_TRIM
+    if _MALLOC_TRIM is None:
+        try:
+            import ctypes
+
+            _MALLOC_TRIM = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _MALLOC_TRIM = False
+    if _MALLOC_TRIM:
+        _MALLOC_TRIM(0)
 
 
 def _empty_flows() -> pd.DataFrame:
