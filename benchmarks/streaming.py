@@ -154,11 +154,14 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
 
 
 def _commit(root: str) -> str:
-    """HEAD of the tree that ran, ``+dirty`` if it had uncommitted changes (``""`` outside git)."""
+    """HEAD of the tree that ran, ``+dirty`` if it had uncommitted changes outside ``benchmarks/results``
+    (``""`` outside git)."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
                               check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+        # the results file itself is not code: rows appended by this run (an earlier capture) don't count
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)benchmarks/results"], cwd=root,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
