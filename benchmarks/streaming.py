@@ -2,7 +2,10 @@
 
 Each capture is measured in a child process; its peak memory is the largest *sum* of the
 resident set sizes of that process and all its children (the Dask workers), sampled every
-0.2 s with psutil; ``cpu_s`` sums their CPU times (user + system, last seen: a shared machine slows the
+0.2 s with psutil. Beside it: ``peak_rss_driver_gb`` (the child process's own peak: it reads the
+capture, runs the Dask client and joins the flow tables), ``peak_rss_workers_gb`` (each other process's
+own peak, largest first, ``;``-separated: the Dask workers) and ``rss_at_peak_gb`` (driver first, then
+the others, in the sample where the sum peaked). ``cpu_s`` sums their CPU times (user + system, last seen: a shared machine slows the
 wall clock, not this). One row per capture is appended to ``benchmarks/results/streaming.csv``
 with the machine, the versions, the date and the load average (the machine may be shared).
 
@@ -62,8 +65,9 @@ print("RESULT " + json.dumps(res))
 """
 
 
-def _tree_rss(proc: psutil.Process, cpu: dict[int, float]) -> int:
-    """Sum of the resident set sizes of ``proc`` and its descendants; their CPU times (user + system) into ``cpu``."""
+def _tree_rss(proc: psutil.Process, cpu: dict[int, float], rss: dict[int, int] | None = None) -> int:
+    """Sum of the resident set sizes of ``proc`` and its descendants; their CPU times (user + system) into
+    ``cpu``, and each one's resident set size into ``rss`` (by pid) if given."""
     total = 0
     try:
         procs = [proc] + proc.children(recursive=True)
@@ -71,12 +75,24 @@ def _tree_rss(proc: psutil.Process, cpu: dict[int, float]) -> int:
         return 0
     for p in procs:
         try:
-            total += p.memory_info().rss
+            r = p.memory_info().rss
+            total += r
+            if rss is not None:
+                rss[p.pid] = r
             t = p.cpu_times()
             cpu[p.pid] = t.user + t.system
         except psutil.NoSuchProcess:
             pass
     return total
+
+
+#: Child processes smaller than this at their peak are not listed per process (multiprocessing's
+#: resource tracker, ...); they still count in the summed peak. [bytes]
+_SMALL_PROCESS = 100 << 20
+
+
+def _gb_list(values) -> str:
+    return ";".join(f"{v / 1e9:.3f}" for v in values)
 
 
 def measure(capture: Path, partitions: int | None, workers: int, check: bool, memory_limit: str,
@@ -95,6 +111,7 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     load0 = os.getloadavg()
     env = dict(os.environ)
     root = str(Path(__file__).resolve().parents[1])
+    commit = _commit(root)  # before the run: the code the child imports
     env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(capture), str(out), str(parts), str(workers),
@@ -103,8 +120,15 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     ps = psutil.Process(child.pid)
     peak = 0
     cpu: dict[int, float] = {}
+    peaks: dict[int, int] = {}  # pid -> its own peak RSS
+    at_peak: dict[int, int] = {}  # pid -> RSS in the sample where the sum peaked
     while child.poll() is None:
-        peak = max(peak, _tree_rss(ps, cpu))
+        now: dict[int, int] = {}
+        total = _tree_rss(ps, cpu, now)
+        for pid, r in now.items():
+            peaks[pid] = max(peaks.get(pid, 0), r)
+        if total > peak:
+            peak, at_peak = total, now
         time.sleep(0.2)
     wall = time.perf_counter() - t0
     stdout = child.stdout.read()
@@ -119,7 +143,50 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
                workers=workers, memory_limit=memory_limit, wall_s=wall, peak_rss_gb=peak / 1e9,
                cpu_s=sum(cpu.values()),
                load_avg_1min_start=load0[0], load_avg_1min_end=load1[0], load_avg_15min_end=load1[2])
+    others = sorted((pid for pid in peaks if pid != child.pid and peaks[pid] >= _SMALL_PROCESS),
+                    key=lambda pid: -peaks[pid])
+    res.update(peak_rss_driver_gb=peaks.get(child.pid, 0) / 1e9,
+               peak_rss_workers_gb=_gb_list(peaks[pid] for pid in others),
+               rss_at_peak_gb=_gb_list([at_peak.get(child.pid, 0)]
+                                       + sorted((r for pid, r in at_peak.items() if pid != child.pid), reverse=True)),
+               commit=commit)
     return res
+
+
+def _commit(root: str) -> str:
+    """HEAD of the tree that ran, ``+dirty`` if it had uncommitted changes outside ``benchmarks/results``
+    (``""`` outside git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        # the results file itself is not code: rows appended by this run (an earlier capture) don't count
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)benchmarks/results"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+dirty" if dirty else "")
+
+
+def append_row(path: Path, row: dict) -> None:
+    """Append ``row`` to the CSV at ``path``; columns it adds extend the header (older rows get them empty)."""
+    rows: list[dict] = []
+    fields: list[str] = []
+    if path.exists():
+        with open(path, newline="") as fh:
+            reader = csv.DictReader(fh)
+            fields = list(reader.fieldnames or [])
+            rows = list(reader)
+    missing = [k for k in row if k not in fields]
+    if not path.exists() or missing:
+        fields += missing
+        with open(path, "w", newline="") as fh:
+            w = csv.DictWriter(fh, fieldnames=fields)
+            w.writeheader()
+            w.writerows(rows + [row])
+        return
+    with open(path, "a", newline="") as fh:
+        csv.DictWriter(fh, fieldnames=fields).writerow(row)
 
 
 def _versions() -> dict:
@@ -151,12 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     for cap in args.captures:
         res = {**machine, **_versions(), **measure(cap, args.partitions, args.workers, args.check,
                                                    args.memory_limit, args.work_dir, args.reuse_dataset)}
-        new = not args.results.exists()
-        with open(args.results, "a", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=list(res))
-            if new:
-                w.writeheader()
-            w.writerow(res)
+        append_row(args.results, res)
         print(json.dumps(res))
     return 0
 

@@ -25,7 +25,7 @@ from typing import Callable, Iterator
 import pandas as pd
 
 from .dataset import DEFAULT_PARTITIONS, PacketDataset, open_dataset, to_parquet
-from .flows import combine_partition_flows, flows, partition_flows
+from .flows import PartitionFlows, combine_partition_flows, flows, partition_flows
 from .pcapfile import MAX_GZIP_EXPANSION
 from .reader import read_pcap
 from .schema import TraceWarning
@@ -64,7 +64,10 @@ def dask_client(scheduler: str | None = None, *, n_workers: int | None = None, p
             client.close()
         return
     workers = n_workers or max(1, min(os.cpu_count() or 1, 4))
+    # no dashboard; the scheduler's HTTP server (health, metrics) on a free port: by default it takes
+    # 8787 and, when another cluster on the machine has it, warns (an error under the test suite)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
+                      scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
                       memory_limit=memory_limit if memory_limit is not None else 0) as cluster, \
             Client(cluster) as client:
         yield client
@@ -87,12 +90,13 @@ def _recording(fn: Callable, *args) -> tuple[object, list[str]]:
     return out, [str(w.message) for w in caught if issubclass(w.category, TraceWarning)]
 
 
-def _gather(client, futures: list, progress: bool, label: str) -> list:
+def _gather(client, futures: list, progress: bool, label: str, keep: Callable | None = None) -> list:
     """Results in submission order, re-raising the tasks' warnings here; a tqdm bar if ``progress``.
 
     Each result is fetched as soon as its task ends and the future released, so the workers hold
     only the results not yet fetched (gathering all at the end made the workers of a 100M-packet
-    capture's 343 partitions exceed their memory limit: restarted, they lost the finished tasks)."""
+    capture's 343 partitions exceed their memory limit: restarted, they lost the finished tasks).
+    ``keep``, if given, turns each result into what is kept of it as it arrives."""
     from dask.distributed import as_completed
 
     bar = None
@@ -103,7 +107,9 @@ def _gather(client, futures: list, progress: bool, label: str) -> list:
     position = {f.key: i for i, f in enumerate(futures)}
     results: list = [None] * len(futures)
     for future, result in as_completed(futures, with_results=True):
-        results[position[future.key]] = result
+        value, messages = result
+        results[position[future.key]] = (keep(value) if keep is not None else value, messages)
+        del result, value
         future.release()
         if bar is not None:
             bar.update(1)
@@ -174,7 +180,7 @@ def dataset_flows(dataset: PacketDataset | str | os.PathLike, *, scheduler: str 
     path = os.path.abspath(ds.path)
     with _using(scheduler, client) as c:
         futures = [c.submit(_recording, partition_flows, path, i, pure=False) for i in ds.nonempty()]
-        parts = _gather(c, futures, progress, "partitions")
+        parts = _gather(c, futures, progress, "partitions", keep=PartitionFlows)
     return combine_partition_flows(parts)
 
 

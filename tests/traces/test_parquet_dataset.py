@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.traces import TraceWarning, flows, read_pcap
+from tcpmodels.traces.flows import PartitionFlows, combine_partition_flows, partition_flows
 from tcpmodels.traces.dataset import METADATA_FILE, connection_partition, open_dataset, read_parquet_dataset, \
     to_parquet
 
@@ -120,3 +121,21 @@ def test_dataset_of_the_single_file_layout_reads(tmp_path):
         (only,) = ds.partition_files(i)
         only.rename(only.with_name("data.parquet"))
     pd.testing.assert_frame_equal(read_parquet_dataset(tmp_path / "ds"), table, check_exact=True)
+
+
+def test_combine_partition_flows_any_order_and_form(tmp_path):
+    """Joining the partitions' flow tables (as DataFrames or as the column-wise PartitionFlows the Dask path
+    keeps, mixed, in any order) gives the whole table's flows, dtypes included; the list is emptied."""
+    cap = ROOT / "data" / "captures" / "short_flows_any.pcap.gz"
+    table, _ = _quiet(read_pcap, cap)
+    ds, _ = _quiet(to_parquet, cap, tmp_path / "ds", chunk_bytes=CHUNK, partitions=PARTS)
+    parts = [_quiet(partition_flows, ds, i)[0] for i in ds.nonempty()]
+    assert len(parts) > 1
+    mixed = [PartitionFlows(q) if k % 2 else q for k, q in enumerate(parts)][::-1]
+    mixed.insert(1, partition_flows(ds, 0).iloc[:0])  # an empty table is allowed
+    want, _ = _quiet(flows, table)
+    got = combine_partition_flows(mixed)
+    assert mixed == []
+    pd.testing.assert_frame_equal(got, want, check_exact=True)
+    assert list(got.dtypes.astype(str)) == list(want.dtypes.astype(str))
+    assert combine_partition_flows([]).empty
