@@ -82,6 +82,7 @@ def _template_main() -> None:
                 del builtins.get_ipython
     if not had_backend:
         del os.environ["MPLBACKEND"]
+    _warm_matplotlib()
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)  # the kernels' stdout goes where a launched kernel's would: the worker's log
     # kernels are reaped as soon as they end (never left as zombies that look alive to _ForkedKernel.poll), and
@@ -103,6 +104,36 @@ def _template_main() -> None:
         os.read(ready_r, 1)  # EOF once the child is in its own session (or gone)
         os.close(ready_r)
         answers.write(f"{pid}\n")
+
+
+def _warm_matplotlib() -> None:
+    """Draw one small figure off-screen, so that every kernel inherits what matplotlib loads at its first figure.
+
+    The first figure a process draws loads the DejaVu fonts into FreeType, builds the mathtext
+    parser and fills the font lookup caches: ~0.4 s of CPU in each kernel that draws, the same
+    work every time. Done here once, the kernels share it copy-on-write. The figure is built
+    without pyplot (whose state a kernel must find untouched, and which would load the inline
+    backend here) and with the default rcParams; it changes no setting, only caches keyed by font
+    and size, so a kernel draws the same pixels either way.
+    """
+    if "matplotlib.figure" not in sys.modules:  # matplotlib missing or failed to import: nothing to warm
+        return
+    import io
+
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(3, 2))
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        ax.plot([0, 1], [0, 1], label="a")
+        ax.set_xlabel(r"$\alpha_{x}^{2}$ [s]")
+        ax.set_title("bold", fontweight="bold")
+        ax.legend()
+        fig.savefig(io.BytesIO(), format="png", bbox_inches="tight")
+    except Exception:  # noqa: BLE001 - a warm-up that fails only leaves the kernels cold
+        pass
 
 
 class _KernelShellStub:
