@@ -8,8 +8,10 @@ A *kernel template* process does those imports once; each kernel is then a
 ``fork`` of it that becomes the kernel exactly as ``ipykernel_launcher`` would
 (its own session, the notebook's folder as working directory, the environment
 Jupyter gives it, the same ``sys.argv`` and path, fresh random seeds) and runs the
-notebook from there. A notebook still gets its own process and its own globals;
-only the module imports are shared, copy-on-write.
+notebook from there. The template also draws one figure off-screen, so that the fonts
+and the mathtext parser a kernel's first figure would load are loaded already. A
+notebook still gets its own process and its own globals; only the module imports and
+those caches are shared, copy-on-write.
 
 :class:`KernelTemplate` is the template seen from the report worker,
 :class:`ForkingKernelManager` the Jupyter kernel manager that asks it for kernels
@@ -34,7 +36,10 @@ __all__ = ["ForkingKernelManager", "KernelTemplate", "PRELOAD"]
 #: Modules the template imports: what nearly every notebook imports, and the kernel itself.
 #: Not ``matplotlib_inline.backend_inline``: imported in a kernel, it hooks itself into the running shell, so it
 #: must be imported there (pyplot loads it at the first figure, as in a launched kernel).
-PRELOAD = ("ipykernel.kernelapp", "numpy", "pandas", "scipy.stats", "scipy.optimize", "matplotlib.pyplot")
+#: ``pandas.io.formats.style``: the claims tables of the paper and fit notebooks are Stylers (jinja2 templates).
+#: Not ``ipywidgets``: imported in a kernel, it registers its comm target with the running shell.
+PRELOAD = ("ipykernel.kernelapp", "numpy", "pandas", "pandas.io.formats.style", "scipy.stats", "scipy.optimize",
+           "matplotlib.pyplot")
 
 #: The backend ipykernel sets at start when none is set (``IPKernelApp.init_gui_pylab``); the template imports
 #: matplotlib under it, as a kernel would.
