@@ -8,8 +8,10 @@ A *kernel template* process does those imports once; each kernel is then a
 ``fork`` of it that becomes the kernel exactly as ``ipykernel_launcher`` would
 (its own session, the notebook's folder as working directory, the environment
 Jupyter gives it, the same ``sys.argv`` and path, fresh random seeds) and runs the
-notebook from there. A notebook still gets its own process and its own globals;
-only the module imports are shared, copy-on-write.
+notebook from there. The template also draws one figure off-screen, so that the fonts
+and the mathtext parser a kernel's first figure would load are loaded already. A
+notebook still gets its own process and its own globals; only the module imports and
+those caches are shared, copy-on-write.
 
 :class:`KernelTemplate` is the template seen from the report worker,
 :class:`ForkingKernelManager` the Jupyter kernel manager that asks it for kernels
@@ -34,7 +36,10 @@ __all__ = ["ForkingKernelManager", "KernelTemplate", "PRELOAD"]
 #: Modules the template imports: what nearly every notebook imports, and the kernel itself.
 #: Not ``matplotlib_inline.backend_inline``: imported in a kernel, it hooks itself into the running shell, so it
 #: must be imported there (pyplot loads it at the first figure, as in a launched kernel).
-PRELOAD = ("ipykernel.kernelapp", "numpy", "pandas", "scipy.stats", "scipy.optimize", "matplotlib.pyplot")
+#: ``pandas.io.formats.style``: the claims tables of the paper and fit notebooks are Stylers (jinja2 templates).
+#: Not ``ipywidgets``: imported in a kernel, it registers its comm target with the running shell.
+PRELOAD = ("ipykernel.kernelapp", "numpy", "pandas", "pandas.io.formats.style", "scipy.stats", "scipy.optimize",
+           "matplotlib.pyplot")
 
 #: The backend ipykernel sets at start when none is set (``IPKernelApp.init_gui_pylab``); the template imports
 #: matplotlib under it, as a kernel would.
@@ -82,6 +87,7 @@ def _template_main() -> None:
                 del builtins.get_ipython
     if not had_backend:
         del os.environ["MPLBACKEND"]
+    _warm_matplotlib()
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)  # the kernels' stdout goes where a launched kernel's would: the worker's log
     # kernels are reaped as soon as they end (never left as zombies that look alive to _ForkedKernel.poll), and
@@ -103,6 +109,36 @@ def _template_main() -> None:
         os.read(ready_r, 1)  # EOF once the child is in its own session (or gone)
         os.close(ready_r)
         answers.write(f"{pid}\n")
+
+
+def _warm_matplotlib() -> None:
+    """Draw one small figure off-screen, so that every kernel inherits what matplotlib loads at its first figure.
+
+    The first figure a process draws loads the DejaVu fonts into FreeType, builds the mathtext
+    parser and fills the font lookup caches: ~0.4 s of CPU in each kernel that draws, the same
+    work every time. Done here once, the kernels share it copy-on-write. The figure is built
+    without pyplot (whose state a kernel must find untouched, and which would load the inline
+    backend here) and with the default rcParams; it changes no setting, only caches keyed by font
+    and size, so a kernel draws the same pixels either way.
+    """
+    if "matplotlib.figure" not in sys.modules:  # matplotlib missing or failed to import: nothing to warm
+        return
+    import io
+
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(3, 2))
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot()
+        ax.plot([0, 1], [0, 1], label="a")
+        ax.set_xlabel(r"$\alpha_{x}^{2}$ [s]")
+        ax.set_title("bold", fontweight="bold")
+        ax.legend()
+        fig.savefig(io.BytesIO(), format="png", bbox_inches="tight")
+    except Exception:  # noqa: BLE001 - a warm-up that fails only leaves the kernels cold
+        pass
 
 
 class _KernelShellStub:

@@ -485,13 +485,31 @@ def fit_cubic(epochs: pd.DataFrame, samples: pd.DataFrame, *, reno_friendly: boo
         origin = w_origin_segments(prior_chain[r], BETA_CUBIC, fast_convergence=fast_convergence)[usable_mask[r]][g]
         cubic_epoch_window_segments(tt, wp, origin, rt, C_CUBIC, BETA_CUBIC, reno_friendly=reno_friendly)
 
+    # what the model needs that depends on beta alone (each sample's plateau; the Reno-friendly window), kept for
+    # the last betas seen: the grid below holds 16 values of C per beta. The same arrays _epoch_window computes.
+    by_beta: dict[float, list] = {}
+
+    def beta_parts(beta):
+        key = float(beta)
+        parts = by_beta.get(key)
+        if parts is None:
+            if len(by_beta) >= 32:
+                by_beta.clear()
+            parts = by_beta[key] = [
+                (w_origin_segments(prior_chain[r], beta, fast_convergence=fast_convergence)[usable_mask[r]][g],
+                 cubic_reno_friendly_window_unchecked(np.maximum(tt, 0.0), wp, rt, beta) if reno_friendly else None)
+                for r, g, tt, ww, wp, rt in data]
+        return parts
+
     def residuals(theta):
         c, beta = theta
         res = []
-        for r, g, tt, ww, wp, rt in data:
-            origin_all = w_origin_segments(prior_chain[r], beta, fast_convergence=fast_convergence)
-            origin = origin_all[usable_mask[r]][g]
-            model = _epoch_window(tt, wp, origin, rt, c, beta, reno_friendly)
+        for (r, g, tt, ww, wp, rt), (origin, est) in zip(data, beta_parts(beta)):
+            # = _epoch_window(tt, wp, origin, rt, c, beta, reno_friendly), the beta-only parts reused
+            k = np.cbrt(np.maximum(origin - beta * wp, 0.0) / c)
+            model = cubic_window_unchecked(np.maximum(tt, 0.0), origin, c, k)
+            if est is not None:
+                model = np.fmax(model, est)
             res.append((ww - model) / wp)
         return np.concatenate(res)
 

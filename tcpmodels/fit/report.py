@@ -239,6 +239,8 @@ def k_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame | None = None, *, c: flo
     rows = []
     # cwnd stops growing where the receiver window binds: those epochs say nothing about CUBIC's K
     cub = epochs[(epochs["cc"] == "cubic") & (epochs["setting"] != "rwnd")]
+    # each run's samples found once (not a scan of the whole table per run), as numpy columns
+    by_run = dict(tuple(tcpinfo.groupby("name", sort=False))) if tcpinfo is not None else {}
     for name, ep in cub.groupby("name"):
         ep = ep.sort_values("loss_s").copy()
         origin = w_origin_segments(ep["w_prior_segments"].to_numpy(float), beta_cubic)
@@ -250,16 +252,24 @@ def k_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame | None = None, *, c: flo
                                                     reno_friendly=False)
         # K of the cubic curve itself, with fast convergence: cbrt((W_origin - beta W_prior) / C)
         ep["k_fc_s"] = np.cbrt(np.maximum(origin - beta_cubic * ep["w_prior_segments"].to_numpy(float), 0) / c)
-        ep["k_fit_s"] = np.nan
+        k_fit = np.full(len(ep), np.nan)
         if tcpinfo is not None:
-            smp = tcpinfo[tcpinfo["name"] == name].sort_values("t_s").reset_index(drop=True)
-            for i, e in ep.iterrows():
-                long_enough = e["end_s"] - e["start_s"] >= 1.0 and e["first_index"] >= 0
-                if not long_enough or e["k_model_s"] < 0.8 * e["k_cubic_only_s"]:
+            smp = by_run.get(name, tcpinfo.iloc[0:0]).sort_values("t_s").reset_index(drop=True)
+            # times in the column's own dtype (float32 in the shipped table) and each epoch's values as row
+            # iteration gives them (ep.to_numpy(), what iterrows reads): the offsets are the same floats as ever
+            t_all, w_all = smp["t_s"].to_numpy(), smp["cwnd_segments"].to_numpy(float)
+            is_open = (smp["ca_state"] == 0).to_numpy(bool)
+            at = [ep.columns.get_loc(k) for k in ("start_s", "end_s", "first_index", "last_index", "k_model_s",
+                                                  "k_cubic_only_s")]
+            for j, row in enumerate(ep.to_numpy()):
+                start, end, first, last, k_model, k_cubic_only = (row[i] for i in at)
+                long_enough = end - start >= 1.0 and first >= 0
+                if not long_enough or k_model < 0.8 * k_cubic_only:
                     continue
-                seg = smp.iloc[int(e["first_index"]): int(e["last_index"]) + 1]
-                seg = seg[seg["ca_state"] == 0]
-                ep.loc[i, "k_fit_s"] = fit_epoch_k(seg["t_s"] - e["start_s"], seg["cwnd_segments"], c)[0]
+                sl = slice(int(first), int(last) + 1)
+                keep = is_open[sl]
+                k_fit[j] = fit_epoch_k(t_all[sl][keep] - start, w_all[sl][keep], c)[0]
+        ep["k_fit_s"] = k_fit
         rows.append(ep)
     out = pd.concat(rows, ignore_index=True) if rows else epochs.iloc[0:0]
     out["bdp_segments"] = 20e6 * out["rtt_ms"] * 1e-3 / 8 / 1448

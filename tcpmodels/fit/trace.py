@@ -180,7 +180,13 @@ def retransmissions(packets: pd.DataFrame, flow_id: int | None = None, annotated
         Attributes ``attrs["flow_id"]``, ``attrs["t0_ns"]``.
     """
     an = annotate(packets) if annotated is None else annotated
-    fid = _pick_flow(packets, an, flow_id)
+    return _retransmissions(packets, _pick_flow(packets, an, flow_id), an, rtt_samples(packets, an), min_rto_margin_s)
+
+
+def _retransmissions(packets: pd.DataFrame, fid: int, an: pd.DataFrame, samples: pd.DataFrame,
+                     min_rto_margin_s: float) -> pd.DataFrame:
+    """:func:`retransmissions` of flow ``fid`` given ``rtt_samples(packets, an)`` (which :func:`flow_estimates`
+    also needs: computed once there)."""
     fl = an["flow_id"].to_numpy()
     ns = packets["timestamp_ns"].to_numpy()
     mine = fl == fid
@@ -200,8 +206,7 @@ def retransmissions(packets: pd.DataFrame, flow_id: int | None = None, annotated
     t_ack = (ns[po] - t0_ns) / 1e9
     ack_max = np.maximum.accumulate(an["ack_u"].to_numpy()[po]) if len(po) else np.array([], np.int64)
     # RTT samples of this flow
-    rs = rtt_samples(packets, an)
-    rs = rs[(rs["flow_id"] == fid) & (rs["method"] == "seq")]
+    rs = samples[(samples["flow_id"] == fid) & (samples["method"] == "seq")]
     rs_t = (rs["timestamp_s"].to_numpy() - t0_ns / 1e9)
     rs_v = rs["rtt_s"].to_numpy()
     rs_order = np.argsort(rs_t)
@@ -291,7 +296,8 @@ def flow_estimates(packets: pd.DataFrame, flow_id: int | None = None, annotated:
         raise ValueError("the packet table is empty; nothing to estimate")
     an = annotate(packets) if annotated is None else annotated
     fid = _pick_flow(packets, an, flow_id)
-    rt = retransmissions(packets, fid, an, min_rto_margin_s=min_rto_margin_s)
+    samples = rtt_samples(packets, an)  # for the retransmissions' RTTs and this flow's RTT: computed once
+    rt = _retransmissions(packets, fid, an, samples, min_rto_margin_s)
     t0_ns = rt.attrs["t0_ns"]
     fl = an["flow_id"].to_numpy()
     ns = packets["timestamp_ns"].to_numpy()
@@ -331,8 +337,7 @@ def flow_estimates(packets: pd.DataFrame, flow_id: int | None = None, annotated:
     p = n_ev / n_seg if n_seg else np.nan
 
     # RTT
-    rs = rtt_samples(packets, an)
-    rs = rs[(rs["flow_id"] == fid) & (rs["method"] == "seq")]
+    rs = samples[(samples["flow_id"] == fid) & (samples["method"] == "seq")]
     rs_t = rs["timestamp_s"].to_numpy() - t0_ns / 1e9
     rv = rs["rtt_s"].to_numpy()[(rs_t >= w_start) & (rs_t <= w_end)]
     if len(rv) == 0:

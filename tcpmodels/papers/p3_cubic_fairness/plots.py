@@ -15,7 +15,7 @@ from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, fluid_a
 from tcpmodels.papers.p3_cubic_fairness.tables import fairness_table
 
 def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.ndarray | None = None, *,
-                exponent: float | None = None) -> Sequence[Axes] | np.ndarray:
+                exponent: float | None = None, table: pd.DataFrame | None = None) -> Sequence[Axes] | np.ndarray:
     """Figs. 3-5 for one Reno RTT: throughputs (left) and Jain's index (right) against the RTT ratio.
 
     Kernel standard CUBIC (solid), ns-3 standard (dashed) and ns-3 proposal in each reading
@@ -33,6 +33,9 @@ def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.nda
         Throughput panel, Jain panel; default a new figure with two panels.
     exponent : float, optional
         x(RTT) exponent of the proposal runs shown; default the campaign's. [-]
+    table : pandas.DataFrame, optional
+        ``fairness_table(ds, reno_rtt_ms, exponent=exponent)`` if already computed (:func:`tables`
+        returns it as ``fairness_reno<RTT>``); default: computed here.
 
     Returns
     -------
@@ -44,7 +47,7 @@ def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.nda
 
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(11, 4.0))
-    t = fairness_table(ds, reno_rtt_ms, exponent=exponent)
+    t = fairness_table(ds, reno_rtt_ms, exponent=exponent) if table is None else table
     x = np.arange(len(t))
     # every engine runs at its own rate: the labels say which
     kr, nr, fr = (f"{t[c].iloc[0]:g} Mbit/s" if len(t) else "?"

@@ -96,8 +96,17 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
         ``kernel_n``, ``kernel_<reading>_n``, ``ns3_n``, ``ns3_standard_J_se`` [-] and the three
         rates [Mbit/s].
     """
-    cols = {name: _by_pair(st) for name, st in _columns(ds, exponent).items()}
-    proxy = run_spread_proxy(ds)
+    return _fairness_table(ds, reno_rtt_ms, _columns_by_pair(ds, exponent), run_spread_proxy(ds))
+
+
+def _columns_by_pair(ds: P3Dataset, exponent: float | None) -> dict[str, dict]:
+    """:func:`_columns` keyed by (Reno RTT, CUBIC RTT): what every fairness table reads, whatever its Reno RTT."""
+    return {name: _by_pair(st) for name, st in _columns(ds, exponent).items()}
+
+
+def _fairness_table(ds: P3Dataset, reno_rtt_ms: float, cols: dict[str, dict], proxy: float) -> pd.DataFrame:
+    """:func:`fairness_table` from its inputs (:func:`_columns_by_pair`, :func:`run_spread_proxy`), computed once
+    for the three Reno RTTs by :func:`tables`."""
     rates_mbps = {"kernel_rate_mbps": kernel_rate_bps(ds) / 1e6, "ns3_rate_mbps": ns3_rate_bps(ds) / 1e6,
                   "fluid_rate_mbps": kernel_rate_bps(ds) / 1e6}
 
@@ -314,7 +323,8 @@ def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float
     dict of str to pandas.DataFrame
         The tables under the keys above.
     """
-    out = {f"fairness_reno{r:g}": fairness_table(ds, r, exponent=exponent) for r in (1.0, 4.0, 16.0)}
+    cols, proxy = _columns_by_pair(ds, exponent), run_spread_proxy(ds)  # the same for every Reno RTT
+    out = {f"fairness_reno{r:g}": _fairness_table(ds, r, cols, proxy) for r in (1.0, 4.0, 16.0)}
     out["cross_validation"] = cross_validation(ds)
     out["engines"] = engine_table(ds, exponent=exponent)
     out["k_values"] = k_table(ds, exponent=exponent)
