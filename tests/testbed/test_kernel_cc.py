@@ -211,6 +211,8 @@ def test_map_holds_no_entry_of_closed_connections(cc):
             left = kernel_cc.dump_connections(cc)
         finally:
             records = server.stop()
+        diag = kernel_cc.read_diag(cc)
+    print(f"{cc} diagnostic counters: {diag}")
     assert all(seen), f"a running connection was not in the map: {seen}"
-    assert left == [], f"entries of closed connections in {cc}'s map: {left}"
+    assert left == [], f"entries of closed connections in {cc}'s map: {left}; counters {diag}"
     assert len(records) == n_conn and all(len(r.get("samples", [])) > 50 for r in records)

@@ -39,7 +39,7 @@ from pathlib import Path
 from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, find_tool, missing_privileges, run
 
 __all__ = [
-    "PROGRAMS", "PARAMETERS", "CONN_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
+    "PROGRAMS", "PARAMETERS", "CONN_MAPS", "DIAG_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
     "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
     "congestion_control", "acquire", "release", "live_holders", "dump_connections", "cleanup", "CcCleanupReport",
     "params_header", "xtab_rtts_us", "xtab_q16",
@@ -63,6 +63,8 @@ PARAMETERS: dict[str, dict[str, object]] = {
 }
 #: the per-connection map of the coupled programs (bpftool map name, at most 15 characters)
 CONN_MAPS = {"tm_lia": "tm_lia_conn", "tm_olia": "tm_olia_conn"}
+#: program -> its diagnostic counters (an array map; :func:`read_diag`)
+DIAG_MAPS = {"tm_lia": "tm_lia_diag", "tm_olia": "tm_olia_diag"}
 BTF_PATH = Path("/sys/kernel/btf/vmlinux")
 CC_STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels")) / "kernel_cc"
 _AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -673,6 +675,30 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
                     "updated_ns": v.updated_ns, "acks": v.acks, "read_ns": e["read_ns"], "subflows": subflows,
                     "calc": [c for c in e["calc"] if c["seq"] or c["seq_end"]]})
     return out
+
+
+def read_diag(name: str = "tm_lia") -> dict[str, int] | None:
+    """The diagnostic counters of a coupled program since it was registered: inputs it refused as
+    implausible (an ``acked`` or a window above 65535 segments), OLIA increases bounded to one segment
+    per acked segment, and how each ``release`` found its connection
+    (:data:`tcpmodels.testbed.kernel_cc.mapread.DIAG_COUNTERS`).
+
+    Parameters
+    ----------
+    name : str
+        ``tm_lia`` or ``tm_olia``.
+
+    Returns
+    -------
+    dict or None
+        Counter name -> count; ``None`` if the program is not loaded.
+    """
+    from tcpmodels.testbed.kernel_cc.mapread import read_diag as _read
+
+    if name not in DIAG_MAPS:
+        raise ValueError(f"no diagnostic map for {name!r}; there is one for {sorted(DIAG_MAPS)}")
+    _require(need_root=True)
+    return _read(DIAG_MAPS[name])
 
 
 # ------------------------------------------------------------------ cleanup
