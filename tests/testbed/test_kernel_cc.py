@@ -209,10 +209,12 @@ def test_map_holds_no_entry_of_closed_connections(cc):
             while kernel_cc.dump_connections(cc) and time.monotonic() < deadline:
                 time.sleep(0.2)
             left = kernel_cc.dump_connections(cc)
+            # the TCP sockets (MPTCP subflows) the server side still has, if an entry stayed
+            sockets = tb.exec("s", ["ss", "-tnoi", "state", "all"], check=False).stdout if left else ""
         finally:
             records = server.stop()
         diag = kernel_cc.read_diag(cc)
     print(f"{cc} diagnostic counters: {diag}")
     assert all(seen), f"a running connection was not in the map: {seen}"
-    assert left == [], f"entries of closed connections in {cc}'s map: {left}; counters {diag}"
+    assert left == [], f"entries of closed connections in {cc}'s map: {left}; counters {diag}; sockets:\n{sockets}"
     assert len(records) == n_conn and all(len(r.get("samples", [])) > 50 for r in records)

@@ -200,7 +200,8 @@ static inline void *tm_conn_lookup(struct sock *sk, void *map, __u32 n_slots, __
 #define TM_DIAG_RELEASE_NO_ENTRY 9  /* ... with a token whose entry was gone */
 #define TM_DIAG_RELEASE_DELETED 10  /* ... that deleted the entry (the connection's last subflow) */
 #define TM_DIAG_TOKEN_CHANGED 11    /* ... whose token differed from the remembered one */
-#define TM_DIAG_N 12
+#define TM_DIAG_CWND_BIG_STATE 12   /* a change of CA state found snd_cwnd > TM_WINDOW_MAX: reset */
+#define TM_DIAG_N 13
 
 #define TM_DIAG_MAP(name)                                  \
 	struct {                                           \
@@ -229,6 +230,16 @@ static inline __u32 tm_plausible_cwnd(const struct tcp_sock *tp, void *diag, __u
 		return c;
 	tm_diag_inc(diag, idx);
 	return TM_MIN(TM_MAX(tp->max_packets_out, 2U), TM_WINDOW_MAX);
+}
+
+/* Reset an implausible window (tm_plausible_cwnd) in place: a window the kernel set (e.g. at the end
+ * of a recovery, from ssthresh) is seen at the next change of CA state or ACK. */
+static inline void tm_fix_cwnd(struct tcp_sock *tp, void *diag, __u32 idx)
+{
+	__u32 c = tm_plausible_cwnd(tp, diag, idx);
+
+	if (c != tp->snd_cwnd)
+		tp->snd_cwnd = c;
 }
 
 /* The ssthresh of a coupled control: Reno's halving of a plausible window. */

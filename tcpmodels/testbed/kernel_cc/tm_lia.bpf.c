@@ -81,10 +81,7 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 	/* a window or an acked count no link here can produce comes from elsewhere: reset / ignored,
 	 * counted (tm_lia_diag) */
-	total = tm_plausible_cwnd(tp, &tm_lia_diag, TM_DIAG_CWND_BIG);
-	if (total != tp->snd_cwnd)
-		tp->snd_cwnd = total;
-	total = 0;
+	tm_fix_cwnd(tp, &tm_lia_diag, TM_DIAG_CWND_BIG);
 	c = tm_publish(sk, &slot);
 	if (c) {
 		/* alpha from the slots as they are now (copied once: another subflow may
@@ -153,6 +150,7 @@ void BPF_PROG(tm_lia_set_state, struct sock *sk, __u8 new_state)
 	struct tm_conn *c;
 	__u32 slot;
 
+	tm_fix_cwnd(tm_tcp_sk(sk), &tm_lia_diag, TM_DIAG_CWND_BIG_STATE);
 	if (new_state != TCP_CA_Loss)
 		return;
 	c = tm_conn_lookup(sk, &tm_lia_conn, TM_MAX_SUBFLOWS, &slot);

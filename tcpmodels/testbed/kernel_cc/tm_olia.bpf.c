@@ -75,10 +75,7 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 
 	/* a window or an acked count no link here can produce comes from elsewhere: reset / ignored,
 	 * counted (tm_olia_diag) */
-	total = tm_plausible_cwnd(tp, &tm_olia_diag, TM_DIAG_CWND_BIG);
-	if (total != tp->snd_cwnd)
-		tp->snd_cwnd = total;
-	total = 0;
+	tm_fix_cwnd(tp, &tm_olia_diag, TM_DIAG_CWND_BIG);
 	token = tm_mptcp_token(sk, &id);
 	c = 0;
 	if (token)
@@ -167,6 +164,7 @@ void BPF_PROG(tm_olia_set_state, struct sock *sk, __u8 new_state)
 	struct tm_olia_conn *c;
 	__u32 slot;
 
+	tm_fix_cwnd(tm_tcp_sk(sk), &tm_olia_diag, TM_DIAG_CWND_BIG_STATE);
 	if (new_state != TCP_CA_Loss)
 		return;
 	c = tm_conn_lookup(sk, &tm_olia_conn, TM_OLIA_SLOTS, &slot);
