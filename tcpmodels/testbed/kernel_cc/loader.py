@@ -536,7 +536,7 @@ def unload(name: str) -> bool:
 
 def acquire(name: str, params: dict | None = None, *, pid: int | None = None) -> dict:
     """Hold the registration of ``name`` with ``params`` for process ``pid``: join a registration
-    with the same parameters (whoever loaded it), or load one. The holders are recorded in the run-state
+    with the same parameters built from the same sources (whoever loaded it), or load one. The holders are recorded in the run-state
     directory (``<state dir>/kernel_cc/<name>.json``); :func:`release` lets go.
 
     Parameters
@@ -556,24 +556,29 @@ def acquire(name: str, params: dict | None = None, *, pid: int | None = None) ->
     Raises
     ------
     TestbedError
-        ``name`` is registered with other parameters and live processes hold it (the message names
-        them and both parameter sets); a registration with other parameters and no live holder is replaced.
+        ``name`` is registered with other parameters, or built from other sources (another object
+        file), and live processes hold it (the message names them and both parameter sets); such a
+        registration with no live holder is replaced.
     """
     p = _resolve_params(name, params)
     pid = os.getpid() if pid is None else pid
     _require(need_root=True)
     with _state_lock():
         state = _read_state(name)
-        if name in available_congestion_controls() and state and state.get("params") == p:
+        # join only the same program: same parameters and the same object (the object's name is the
+        # hash of the sources, so a registration from other code, e.g. an older checkout, is not joined)
+        same = bool(state) and state.get("params") == p and state.get("object") == str(build(name, p))
+        if name in available_congestion_controls() and same:
             holders = [h for h in _holders(state) if _alive(h) and h["pid"] != pid] + [_holder(pid)]
             state = {**state, "holders": holders, "pinned": bool(state.get("pinned", not state.get("pid")))}
             _write_state(name, state)
             return {**state, "joined": True}
         others = [h["pid"] for h in _holders(state) if _alive(h) and h["pid"] != pid]
         if name in available_congestion_controls() and others:
-            raise TestbedError(f"{name} is registered with params {(state or {}).get('params')} and held by live "
-                               f"process(es) {others}; this call asks for params {p}. The kernel has one {name} at a "
-                               f"time: wait until they finish, or use their parameters")
+            raise TestbedError(f"{name} is registered with params {(state or {}).get('params')} (object "
+                               f"{(state or {}).get('object')}) and held by live process(es) {others}; this call asks "
+                               f"for params {p} (object {build(name, p)}). The kernel has one {name} at a time: wait "
+                               f"until they finish, or use their parameters and sources")
         return {**_load_locked(name, p, pid, replace=True), "joined": False}
 
 
