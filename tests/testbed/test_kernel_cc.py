@@ -209,8 +209,9 @@ def test_map_holds_no_entry_of_closed_connections(cc):
             while kernel_cc.dump_connections(cc) and time.monotonic() < deadline:
                 time.sleep(0.2)
             left = kernel_cc.dump_connections(cc)
-            # the TCP sockets (MPTCP subflows) the server side still has, if an entry stayed
-            sockets = tb.exec("s", ["ss", "-tnoi", "state", "all"], check=False).stdout if left else ""
+            # the TCP sockets (MPTCP subflows) both ends still have, if an entry stayed
+            sockets = "".join(f"{node}:\n" + tb.exec(node, ["ss", "-tnoi", "state", "all"], check=False).stdout
+                              for node in ("s", "c")) if left else ""
         finally:
             records = server.stop()
         diag = kernel_cc.read_diag(cc)
