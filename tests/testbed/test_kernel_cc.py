@@ -191,7 +191,9 @@ def test_map_holds_no_entry_of_closed_connections(cc):
     runs its connection is in the map, and once it is closed the map holds none of them.
     TCP_INFO every 20 ms makes each server record larger than a pipe buffer (64 KiB): the
     server used to close a connection only after writing its record, i.e. when it was stopped,
-    so closed connections stayed in the map (their ``release`` had not run)."""
+    so closed connections stayed in the map (their ``release`` had not run). The program's
+    diagnostic counters (``kernel_cc.read_diag``) show no implausible window or acked count and
+    every release finding its connection's token."""
     n_conn, seen = 3, []
     with kernel_cc.congestion_control(cc), \
             Testbed(two_path([PathSpec(rate_bps=50e6, rtt_s=0.010, loss_rate=0.005),
@@ -219,3 +221,7 @@ def test_map_holds_no_entry_of_closed_connections(cc):
     assert all(seen), f"a running connection was not in the map: {seen}"
     assert left == [], f"entries of closed connections in {cc}'s map: {left}; counters {diag}; sockets:\n{sockets}"
     assert len(records) == n_conn and all(len(r.get("samples", [])) > 50 for r in records)
+    # no implausible window or acked count met; every subflow that published was released with a token
+    assert all(diag[k] == 0 for k in ("acked_big", "cwnd_big", "ssthresh_big", "undo_big", "cwnd_big_at_state_change",
+                                      "release_no_token")), diag
+    assert diag["releases"] >= diag["subflows_seen"] > 0 and diag["release_deleted_entry"] >= n_conn, diag
