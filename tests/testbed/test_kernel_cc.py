@@ -183,9 +183,7 @@ def test_timeouts_are_counted_per_subflow():
     assert by_loss[-1]["rto_events"] > 0 and by_loss[-1]["loss_events"] > 0
 
 
-@pytest.mark.parametrize("cc", ["tm_lia", pytest.param("tm_olia", marks=pytest.mark.xfail(
-    strict=False, reason="open bug (issue 15): under tm_olia a subflow starved to cwnd 1 with repeated RTOs can "
-    "leave its connection's entry behind after close (reproduced on an idle host; cause not found)"))])
+@pytest.mark.parametrize("cc", ["tm_lia", "tm_olia"])
 def test_map_holds_no_entry_of_closed_connections(cc):
     """Three MPTCP downloads one after the other to one server that keeps running: while each
     runs its connection is in the map, and once it is closed the map holds none of them.

@@ -173,4 +173,5 @@ def test_diag_counter_names_follow_the_c_indices():
         "INCR_CLAMPED": "incr_clamped", "SEEN": "subflows_seen", "RELEASE": "releases",
         "RELEASE_NO_TOKEN": "release_no_token", "RELEASE_REMEMBERED": "release_remembered_token",
         "RELEASE_NO_ENTRY": "release_no_entry", "RELEASE_DELETED": "release_deleted_entry",
-        "TOKEN_CHANGED": "release_token_changed", "CWND_BIG_STATE": "cwnd_big_at_state_change"}
+        "TOKEN_CHANGED": "release_token_changed", "CWND_BIG_STATE": "cwnd_big_at_state_change",
+        "ID_CHANGED": "subflow_id_changed"}

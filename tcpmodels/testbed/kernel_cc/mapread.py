@@ -70,11 +70,12 @@ LAYOUTS = {"tm_lia_conn": LiaConn, "tm_olia_conn": OliaConn}
 #: The counters of the diagnostic maps ``tm_lia_diag`` and ``tm_olia_diag`` (array maps of u64), in
 #: index order (``TM_DIAG_*`` in tm_bpf.h): implausible inputs the controls refused (an ``acked`` above
 #: 65535 segments, a window above 65535 segments met in cong_avoid, ssthresh, undo or a change of CA
-#: state), OLIA increases
-#: bounded to one segment per acked segment, subflows seen, and how each ``release`` found its token.
+#: state), OLIA increases bounded to one segment per acked segment, subflows seen, how each ``release``
+#: found its token, and subflows that published under a changed subflow id (their old slot is freed).
 DIAG_COUNTERS = ("acked_big", "cwnd_big", "ssthresh_big", "undo_big", "incr_clamped", "subflows_seen",
                  "releases", "release_no_token", "release_remembered_token", "release_no_entry",
-                 "release_deleted_entry", "release_token_changed", "cwnd_big_at_state_change")
+                 "release_deleted_entry", "release_token_changed", "cwnd_big_at_state_change",
+                 "subflow_id_changed")
 
 _SYS_BPF = {"x86_64": 321, "aarch64": 280}
 _BPF_MAP_LOOKUP_ELEM, _BPF_MAP_GET_NEXT_KEY, _BPF_MAP_GET_FD_BY_ID = 1, 4, 14

@@ -201,7 +201,8 @@ static inline void *tm_conn_lookup(struct sock *sk, void *map, __u32 n_slots, __
 #define TM_DIAG_RELEASE_DELETED 10  /* ... that deleted the entry (the connection's last subflow) */
 #define TM_DIAG_TOKEN_CHANGED 11    /* ... whose token differed from the remembered one */
 #define TM_DIAG_CWND_BIG_STATE 12   /* a change of CA state found snd_cwnd > TM_WINDOW_MAX: reset */
-#define TM_DIAG_N 13
+#define TM_DIAG_ID_CHANGED 13       /* a subflow published under another subflow id than before */
+#define TM_DIAG_N 14
 
 #define TM_DIAG_MAP(name)                                  \
 	struct {                                           \
@@ -267,12 +268,22 @@ struct tm_sf_id {
 	__u32 subflow_id;
 };
 
-static inline void tm_remember(struct sock *sk, __u32 token, __u32 id, void *diag)
+/* Remember (token, id) of this subflow, which has just published in slot tm_slot_of(id) of the
+ * connection entry whose cwnd array is `cwnd`; a slot it published in under an earlier id is freed
+ * (else only the new slot would be freed at release and the entry would outlive the connection). */
+static inline void tm_remember(struct sock *sk, __u32 *cwnd, __u32 n_slots, __u32 token, __u32 id, void *diag)
 {
 	struct tm_sf_id *m = tm_ca(sk);
+	__u32 old;
 
-	if (!m->token)
+	if (!m->token) {
 		tm_diag_inc(diag, TM_DIAG_SEEN);
+	} else if (m->token == token && m->subflow_id != id) {
+		tm_diag_inc(diag, TM_DIAG_ID_CHANGED);
+		old = tm_slot_of(m->subflow_id, n_slots);
+		if (old != tm_slot_of(id, n_slots))
+			cwnd[old & (TM_MAX_SUBFLOWS - 1)] = 0;
+	}
 	m->token = token;
 	m->subflow_id = id;
 }

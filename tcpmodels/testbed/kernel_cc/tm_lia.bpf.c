@@ -65,7 +65,7 @@ static inline struct tm_conn *tm_publish(struct sock *sk, __u32 *slot_out)
 		return 0;
 	slot = tm_slot_of(id, TM_MAX_SUBFLOWS);
 	TM_CONN_PUBLISH(c, slot, tp, id);
-	tm_remember(sk, token, id, &tm_lia_diag);
+	tm_remember(sk, c->cwnd, TM_MAX_SUBFLOWS, token, id, &tm_lia_diag);
 	*slot_out = slot;
 	return c;
 }

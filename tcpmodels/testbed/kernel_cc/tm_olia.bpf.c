@@ -86,7 +86,7 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		l2 = tp->delivered - ca->loss_last;
 		TM_CONN_PUBLISH(c, slot, tp, id);
 		c->ell[slot] = (__u32)TM_MIN(TM_MAX(l1, l2), 1U << 24);   /* tm_olia_incr_q32 takes l < 2^24 */
-		tm_remember(sk, token, id, &tm_olia_diag);
+		tm_remember(sk, c->cwnd, TM_OLIA_SLOTS, token, id, &tm_olia_diag);
 	}
 	if (acked > TM_ACKED_MAX) {
 		tm_diag_inc(&tm_olia_diag, TM_DIAG_ACKED_BIG);
