@@ -201,8 +201,12 @@ def test_map_holds_no_entry_of_closed_connections(cc):
             for i in range(n_conn):
                 popen = wl.launch_flows(tb, "c", [wl.bulk_flow(flow_id=i, dst="10.0.1.2", duration_s=3.0, mptcp=True,
                                                                cc=cc, sample_interval_s=0.02)])
-                time.sleep(1.5)
-                seen.append({c["token"] for c in kernel_cc.dump_connections(cc)})
+                # while it runs (3 s from its start; a loaded host may take a second to start it)
+                until, tokens = time.monotonic() + 3.0, set()
+                while not tokens and time.monotonic() < until:
+                    time.sleep(0.1)
+                    tokens = {c["token"] for c in kernel_cc.dump_connections(cc)}
+                seen.append(tokens)
                 (rec,) = wl.collect_flows(popen, 60)
                 assert "error" not in rec and rec["cc_effective"] == cc, rec
             deadline = time.monotonic() + 5.0
