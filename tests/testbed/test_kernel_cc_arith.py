@@ -139,3 +139,52 @@ def test_olia_against_reference(harness):
             worst = max(worst, err)
             assert err <= 1e-6, (w, r_us, ell, i, got, want[i])
     print(f"OLIA increase: max error {worst:.2e} of the magnitude of its terms over 1500 random connections")
+
+
+def test_olia_formula_exceeds_one_segment_per_acked_segment_on_a_tiny_window(harness):
+    """The inputs of a starved subflow (w_i = 1, the smallest window, best l/r^2) beside a path whose
+    w/r is small: the formula's first term is near 1 and a_i adds 1/(|P| |B\\M|) = 1/2. This is what
+    tm_olia's window update must bound (next test): above 1 segment per acked segment the window
+    would grow faster than slow start. (T = sum_p w_p r_i / r_p is held in 1/2^16 segments: here
+    T = 1.1 loses up to 2^-16, i.e. 1.4e-5 relative, twice that in 1/T^2.)"""
+    incr = harness.olia_incr_q32([1, 10], [1000, 100_000], [100, 100], 0) / 2**32
+    want = olia_increase_segments([1, 10], [1e-3, 0.1], [100, 100])[0]
+    assert incr == pytest.approx(want, rel=3e-5) and incr > 1.3
+
+
+def test_olia_window_moves_at_most_one_segment_per_acked_segment(harness):
+    """tm_olia_window (tm_math.h) applies an increase per acked segment: over random windows,
+    increases (within and far beyond [-1, 1] segment, as the formula gives on stale or tiny inputs)
+    and acked counts, the window moves by at most ``acked`` segments, stays in [1, min(clamp, 65535)],
+    and the carried fraction stays below one segment. Before the fix the update (inline in
+    tm_olia.bpf.c) added incr * acked unbounded, capped only by snd_cwnd_clamp (~2^32)."""
+    rng = np.random.default_rng(5)
+    one = 2**32
+    for _ in range(3000):
+        cwnd = int(rng.integers(1, 5000))
+        clamp = int(rng.choice([2**32 - 1, 10_000, 3000]))
+        acc = int(rng.integers(-one + 1, one))
+        incr = int(rng.choice([rng.integers(-one, one), rng.integers(-2**40, 2**40), 3 * one // 2]))
+        acked = int(rng.integers(0, 200))
+        new, acc2 = harness.olia_window(cwnd, clamp, acc, incr, acked)
+        top = min(clamp, 0xFFFF)
+        assert abs(new - cwnd) <= acked or (new == top and cwnd > top), (cwnd, clamp, acc, incr, acked, new)
+        assert 1 <= new <= max(top, cwnd) and abs(acc2) < one, (cwnd, clamp, acc, incr, acked, new, acc2)
+        if -one <= incr <= one:   # within the bound: exactly the accumulated whole segments
+            total = acc + incr * acked
+            steps = total // one if total >= 0 else -((-total) // one)
+            want = (cwnd if cwnd > top else min(cwnd + steps, top)) if steps >= 0 else max(cwnd + steps, 1)
+            assert (new, acc2) == (want, total - steps * one), (cwnd, clamp, acc, incr, acked)
+    # the worst case of the previous test's inputs: 3 acked segments move the window by 3, not 4
+    incr = harness.olia_incr_q32([1, 10], [1000, 100_000], [100, 100], 0)
+    assert harness.olia_window(1, 2**32 - 1, 0, incr, 3) == (4, 0)
+
+
+def test_olia_window_ignores_a_wrapped_acked_count(harness):
+    """An ``acked`` above 65535 segments is a wrapped (negative) count, not data: the window and the
+    carried fraction stay as they were (the BPF program counts it in tm_olia_diag). With the inline
+    update before the fix, acked = 2^32 - 5 at the largest increase grew a window of 4 by ~2^32 segments
+    (cut to snd_cwnd_clamp): the implausible windows of issue 15."""
+    for acked in (2**32 - 5, 2**31, 65536):
+        assert harness.olia_window(4, 2**32 - 1, 123, 2**32, acked) == (4, 123)
+    assert harness.olia_window(4, 2**32 - 1, 0, 2**32, 65535) == (0xFFFF, 0)

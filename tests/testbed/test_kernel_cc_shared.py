@@ -86,6 +86,24 @@ def test_other_parameters_fail_while_a_live_process_holds_it(fake_kernel, other_
         loader.load("tm_cubic_x", {"reading": "multiply"}, owner_pid=os.getpid(), replace=True)
 
 
+def test_a_registration_from_other_sources_is_not_joined(fake_kernel, other_process, monkeypatch, tmp_path):
+    """Same parameters, other code (an older checkout's object): not joined while a live process holds
+    it, replaced once none does."""
+    registry, calls = fake_kernel
+    other = other_process()
+    loader.acquire("tm_olia", pid=other.pid)
+    monkeypatch.setattr(loader, "build", lambda name, params=None: tmp_path / f"{name}-new.bpf.o")
+    with pytest.raises(TestbedError, match=r"held by live process\(es\).*tm_olia-new\.bpf\.o"):
+        with kernel_cc.congestion_control("tm_olia"):
+            pass
+    other.kill()
+    other.wait()
+    with kernel_cc.congestion_control("tm_olia") as rec:
+        assert not rec["joined"] and rec["object"].endswith("tm_olia-new.bpf.o")
+    assert registry == [] and calls == [("register", "tm_olia"), ("unregister", "tm_olia"), ("register", "tm_olia"),
+                                        ("unregister", "tm_olia")]
+
+
 def test_a_killed_holder_does_not_count(fake_kernel, other_process):
     registry, calls = fake_kernel
     other = other_process()

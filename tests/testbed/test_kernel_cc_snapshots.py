@@ -9,6 +9,7 @@ import ctypes
 import json
 import re
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -156,3 +157,21 @@ def test_timeout_table_and_verdict():
     assert timeout_verdict(df.assign(variant=df.variant.replace({"tm_olia": "tm_lia", "tm_lia": "tm_olia"})))["verdict"] == "contradicted"
     assert timeout_verdict(df[df.variant == "tm_lia"]) == {}
     assert np.isnan(rto_share_ci([1], [2])[0])
+
+
+def test_diag_counter_names_follow_the_c_indices():
+    """mapread.DIAG_COUNTERS names the TM_DIAG_* indices of tm_bpf.h in their order, one per counter."""
+    from tcpmodels.testbed.kernel_cc.mapread import DIAG_COUNTERS
+
+    src = (Path(kernel_cc.__file__).parent / "tm_bpf.h").read_text()
+    idx = {m.group(1): int(m.group(2)) for m in re.finditer(r"#define TM_DIAG_([A-Z_]+) (\d+)\b", src)}
+    n = idx.pop("N")
+    assert n == len(DIAG_COUNTERS) and sorted(idx.values()) == list(range(n))
+    c_names = [name for name, _ in sorted(idx.items(), key=lambda kv: kv[1])]
+    assert dict(zip(c_names, DIAG_COUNTERS)) == {
+        "ACKED_BIG": "acked_big", "CWND_BIG": "cwnd_big", "SSTHRESH_BIG": "ssthresh_big", "UNDO_BIG": "undo_big",
+        "INCR_CLAMPED": "incr_clamped", "SEEN": "subflows_seen", "RELEASE": "releases",
+        "RELEASE_NO_TOKEN": "release_no_token", "RELEASE_REMEMBERED": "release_remembered_token",
+        "RELEASE_NO_ENTRY": "release_no_entry", "RELEASE_DELETED": "release_deleted_entry",
+        "TOKEN_CHANGED": "release_token_changed", "CWND_BIG_STATE": "cwnd_big_at_state_change",
+        "ID_CHANGED": "subflow_id_changed"}

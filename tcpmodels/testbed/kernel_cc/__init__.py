@@ -12,6 +12,7 @@ Needs root, ``/sys/kernel/btf/vmlinux``, clang, bpftool and libbpf headers
 
 from tcpmodels.testbed.kernel_cc.loader import (
     CONN_MAPS,
+    DIAG_MAPS,
     PARAMETERS,
     PROGRAMS,
     CcCleanupReport,
@@ -26,6 +27,7 @@ from tcpmodels.testbed.kernel_cc.loader import (
     live_holders,
     loaded,
     params_header,
+    read_diag,
     release,
     requested_problem,
     unavailable_reason,
@@ -33,7 +35,8 @@ from tcpmodels.testbed.kernel_cc.loader import (
 )
 
 __all__ = [
-    "PROGRAMS", "PARAMETERS", "CONN_MAPS", "KernelCcUnavailable", "CcCleanupReport",
+    "PROGRAMS", "PARAMETERS", "CONN_MAPS", "DIAG_MAPS", "KernelCcUnavailable", "CcCleanupReport",
     "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
-    "congestion_control", "acquire", "release", "live_holders", "dump_connections", "cleanup", "params_header",
+    "congestion_control", "acquire", "release", "live_holders", "dump_connections", "read_diag", "cleanup",
+    "params_header",
 ]

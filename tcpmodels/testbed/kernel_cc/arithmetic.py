@@ -191,6 +191,30 @@ class Harness:
         return int(self._ask(f"olia {len(w)} {' '.join(map(str, w))} {' '.join(map(str, r))} "
                              f"{' '.join(map(str, ell))} {i}"))
 
+    def olia_window(self, cwnd: int, clamp: int, acc_q32: int, incr_q32: int, acked: int) -> tuple[int, int]:
+        """tm_olia's window update after an ACK in congestion avoidance (``tm_olia_window``).
+
+        Parameters
+        ----------
+        cwnd : int
+            The window before. [segments]
+        clamp : int
+            ``snd_cwnd_clamp``. [segments]
+        acc_q32 : int
+            The carried fraction of a segment * 2^32. [segments]
+        incr_q32 : int
+            The increase per acked segment * 2^32 (:meth:`olia_incr_q32`). [segments]
+        acked : int
+            Segments the ACK newly delivered (the kernel's ``acked``, an unsigned 32-bit count). [segments]
+
+        Returns
+        -------
+        tuple of int
+            The window after [segments] and the carried fraction * 2^32 [segments].
+        """
+        cw, acc = self._ask(f"oliawin {int(cwnd)} {int(clamp)} {int(acc_q32)} {int(incr_q32)} {int(acked)}").split()
+        return int(cw), int(acc)
+
     def set_xtab(self, values_q16: Sequence[int]) -> None:
         """Load an x(RTT) table (as ``loader.xtab_q16`` builds it) into the harness.
 

@@ -7,6 +7,7 @@
  *   alpha N W1..WN R1..RN           tm_lia_alpha_q16 (R in us)
  *   aiw W_I TOTAL ALPHA_Q16         tm_lia_ai_window
  *   olia N W1..WN R1..RN L1..LN I   tm_olia_incr_q32 for path I (L: bytes between losses)
+ *   oliawin CWND CLAMP ACC INCR ACKED  tm_olia_window: the new window and accumulator ("CWND ACC")
  *   xtabset V0..V160                the x(RTT) table (TM_XTAB_LEN values)
  *   xtab RTT_US                     tm_xtab_lookup
  */
@@ -48,6 +49,12 @@ int main(void)
 			for (i = 0; i < n; i++) if (scanf("%u", &l[i]) != 1) return 2;
 			if (scanf("%d", &which) != 1) return 2;
 			printf("%lld\n", tm_olia_incr_q32(w, r, l, which));
+		} else if (!strcmp(cmd, "oliawin")) {
+			unsigned cwnd, clamp, acked;
+			long long acc, incr;
+			if (scanf("%u %u %lld %lld %u", &cwnd, &clamp, &acc, &incr, &acked) != 5) return 2;
+			cwnd = tm_olia_window(cwnd, clamp, &acc, incr, acked);
+			printf("%u %lld\n", cwnd, acc);
 		} else if (!strcmp(cmd, "aiw")) {
 			unsigned a, b, c;
 			if (scanf("%u %u %u", &a, &b, &c) != 3) return 2;

@@ -39,7 +39,7 @@ from pathlib import Path
 from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, find_tool, missing_privileges, run
 
 __all__ = [
-    "PROGRAMS", "PARAMETERS", "CONN_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
+    "PROGRAMS", "PARAMETERS", "CONN_MAPS", "DIAG_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
     "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
     "congestion_control", "acquire", "release", "live_holders", "dump_connections", "cleanup", "CcCleanupReport",
     "params_header", "xtab_rtts_us", "xtab_q16",
@@ -63,6 +63,8 @@ PARAMETERS: dict[str, dict[str, object]] = {
 }
 #: the per-connection map of the coupled programs (bpftool map name, at most 15 characters)
 CONN_MAPS = {"tm_lia": "tm_lia_conn", "tm_olia": "tm_olia_conn"}
+#: program -> its diagnostic counters (an array map; :func:`read_diag`)
+DIAG_MAPS = {"tm_lia": "tm_lia_diag", "tm_olia": "tm_olia_diag"}
 BTF_PATH = Path("/sys/kernel/btf/vmlinux")
 CC_STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels")) / "kernel_cc"
 _AVAILABLE = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
@@ -534,7 +536,7 @@ def unload(name: str) -> bool:
 
 def acquire(name: str, params: dict | None = None, *, pid: int | None = None) -> dict:
     """Hold the registration of ``name`` with ``params`` for process ``pid``: join a registration
-    with the same parameters (whoever loaded it), or load one. The holders are recorded in the run-state
+    with the same parameters built from the same sources (whoever loaded it), or load one. The holders are recorded in the run-state
     directory (``<state dir>/kernel_cc/<name>.json``); :func:`release` lets go.
 
     Parameters
@@ -554,24 +556,29 @@ def acquire(name: str, params: dict | None = None, *, pid: int | None = None) ->
     Raises
     ------
     TestbedError
-        ``name`` is registered with other parameters and live processes hold it (the message names
-        them and both parameter sets); a registration with other parameters and no live holder is replaced.
+        ``name`` is registered with other parameters, or built from other sources (another object
+        file), and live processes hold it (the message names them and both parameter sets); such a
+        registration with no live holder is replaced.
     """
     p = _resolve_params(name, params)
     pid = os.getpid() if pid is None else pid
     _require(need_root=True)
     with _state_lock():
         state = _read_state(name)
-        if name in available_congestion_controls() and state and state.get("params") == p:
+        # join only the same program: same parameters and the same object (the object's name is the
+        # hash of the sources, so a registration from other code, e.g. an older checkout, is not joined)
+        same = bool(state) and state.get("params") == p and state.get("object") == str(build(name, p))
+        if name in available_congestion_controls() and same:
             holders = [h for h in _holders(state) if _alive(h) and h["pid"] != pid] + [_holder(pid)]
             state = {**state, "holders": holders, "pinned": bool(state.get("pinned", not state.get("pid")))}
             _write_state(name, state)
             return {**state, "joined": True}
         others = [h["pid"] for h in _holders(state) if _alive(h) and h["pid"] != pid]
         if name in available_congestion_controls() and others:
-            raise TestbedError(f"{name} is registered with params {(state or {}).get('params')} and held by live "
-                               f"process(es) {others}; this call asks for params {p}. The kernel has one {name} at a "
-                               f"time: wait until they finish, or use their parameters")
+            raise TestbedError(f"{name} is registered with params {(state or {}).get('params')} (object "
+                               f"{(state or {}).get('object')}) and held by live process(es) {others}; this call asks "
+                               f"for params {p} (object {build(name, p)}). The kernel has one {name} at a time: wait "
+                               f"until they finish, or use their parameters and sources")
         return {**_load_locked(name, p, pid, replace=True), "joined": False}
 
 
@@ -673,6 +680,30 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
                     "updated_ns": v.updated_ns, "acks": v.acks, "read_ns": e["read_ns"], "subflows": subflows,
                     "calc": [c for c in e["calc"] if c["seq"] or c["seq_end"]]})
     return out
+
+
+def read_diag(name: str = "tm_lia") -> dict[str, int] | None:
+    """The diagnostic counters of a coupled program since it was registered: inputs it refused as
+    implausible (an ``acked`` or a window above 65535 segments), OLIA increases bounded to one segment
+    per acked segment, and how each ``release`` found its connection
+    (:data:`tcpmodels.testbed.kernel_cc.mapread.DIAG_COUNTERS`).
+
+    Parameters
+    ----------
+    name : str
+        ``tm_lia`` or ``tm_olia``.
+
+    Returns
+    -------
+    dict or None
+        Counter name -> count; ``None`` if the program is not loaded.
+    """
+    from tcpmodels.testbed.kernel_cc.mapread import read_diag as _read
+
+    if name not in DIAG_MAPS:
+        raise ValueError(f"no diagnostic map for {name!r}; there is one for {sorted(DIAG_MAPS)}")
+    _require(need_root=True)
+    return _read(DIAG_MAPS[name])
 
 
 # ------------------------------------------------------------------ cleanup

@@ -28,7 +28,8 @@ import time
 
 from tcpmodels.testbed._system import TestbedError, find_tool, run
 
-__all__ = ["Calc", "LiaConn", "OliaConn", "LAYOUTS", "read_connections", "steady", "calc_dict"]
+__all__ = ["Calc", "LiaConn", "OliaConn", "LAYOUTS", "DIAG_COUNTERS", "read_connections", "read_diag", "steady",
+           "calc_dict"]
 
 MAX_SUBFLOWS = 8    # TM_MAX_SUBFLOWS (tm_math.h)
 OLIA_SLOTS = 4      # TM_OLIA_SLOTS (tm_math.h)
@@ -65,6 +66,16 @@ class OliaConn(ctypes.Structure):
 
 #: map name -> value layout
 LAYOUTS = {"tm_lia_conn": LiaConn, "tm_olia_conn": OliaConn}
+
+#: The counters of the diagnostic maps ``tm_lia_diag`` and ``tm_olia_diag`` (array maps of u64), in
+#: index order (``TM_DIAG_*`` in tm_bpf.h): implausible inputs the controls refused (an ``acked`` above
+#: 65535 segments, a window above 65535 segments met in cong_avoid, ssthresh, undo or a change of CA
+#: state), OLIA increases bounded to one segment per acked segment, subflows seen, how each ``release``
+#: found its token, and subflows that published under a changed subflow id (their old slot is freed).
+DIAG_COUNTERS = ("acked_big", "cwnd_big", "ssthresh_big", "undo_big", "incr_clamped", "subflows_seen",
+                 "releases", "release_no_token", "release_remembered_token", "release_no_entry",
+                 "release_deleted_entry", "release_token_changed", "cwnd_big_at_state_change",
+                 "subflow_id_changed")
 
 _SYS_BPF = {"x86_64": 321, "aarch64": 280}
 _BPF_MAP_LOOKUP_ELEM, _BPF_MAP_GET_NEXT_KEY, _BPF_MAP_GET_FD_BY_ID = 1, 4, 14
@@ -168,6 +179,55 @@ def calc_dict(rec: Calc, consistent: bool) -> dict:
             "cwnd_segments": [int(rec.cwnd[i]) for i in slots], "srtt_s": [rec.srtt_us[i] * 1e-6 for i in slots],
             "ell_segments": [int(rec.ell[i]) for i in slots], "incr_segments": rec.incr_q32 / 2.0**32,
             "alpha": rec.alpha_q16 / 65536.0, "updated_ns": int(rec.updated_ns)}
+
+
+def read_diag(map_name: str) -> dict[str, int] | None:
+    """The counters of a diagnostic map (summed over every loaded map of that name).
+
+    Parameters
+    ----------
+    map_name : str
+        ``tm_lia_diag`` or ``tm_olia_diag``.
+
+    Returns
+    -------
+    dict or None
+        :data:`DIAG_COUNTERS` -> count since the program was registered; ``None`` if no map of that
+        name is loaded.
+
+    Raises
+    ------
+    TestbedError
+        The map holds another number or size of counters than :data:`DIAG_COUNTERS`.
+    """
+    maps = _map_ids(map_name)
+    if not maps:
+        return None
+    out = dict.fromkeys(DIAG_COUNTERS, 0)
+    for map_id, size in maps:
+        if size != 8:
+            raise TestbedError(f"{map_name} (id {map_id}) has {size}-byte values; its counters are u64")
+        try:
+            fd = _bpf(_BPF_MAP_GET_FD_BY_ID, _GetFdAttr(map_id=map_id))
+        except OSError as e:
+            if e.errno == errno.ENOENT:
+                continue
+            raise
+        try:
+            for i, name in enumerate(DIAG_COUNTERS):
+                key, value = ctypes.c_uint32(i), ctypes.c_uint64(0)
+                attr = _LookupAttr(map_fd=fd, key=ctypes.addressof(key), value=ctypes.addressof(value))
+                try:
+                    _bpf(_BPF_MAP_LOOKUP_ELEM, attr)
+                except OSError as e:
+                    if e.errno == errno.ENOENT:
+                        raise TestbedError(f"{map_name} (id {map_id}) has fewer than {len(DIAG_COUNTERS)} "
+                                           f"counters: update mapread.DIAG_COUNTERS with tm_bpf.h") from None
+                    raise
+                out[name] += value.value
+        finally:
+            os.close(fd)
+    return out
 
 
 def read_connections(map_name: str) -> list[dict]:

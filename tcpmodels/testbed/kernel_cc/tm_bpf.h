@@ -186,26 +186,144 @@ static inline void *tm_conn_lookup(struct sock *sk, void *map, __u32 n_slots, __
 	return token ? bpf_map_lookup_elem(map, &token) : 0;
 }
 
-/* A closing subflow leaves its connection (the `release` callback, which runs when
- * the kernel destroys the subflow socket: icsk_ulp_data and the token are still
- * there): its slot is freed, and the entry goes with the last subflow. Needs the
- * cwnd array first in the map value (TM_CONN_SLOTS at the start of the struct). */
-static inline void tm_conn_release(struct sock *sk, void *map, __u32 n_slots)
+/* ---- diagnostics of the coupled controls: one array map of counters per program ----
+ * (user space: tcpmodels.testbed.kernel_cc.mapread.read_diag, names in mapread.DIAG_COUNTERS, same order) */
+#define TM_DIAG_ACKED_BIG 0         /* cong_avoid with acked > TM_ACKED_MAX: ignored */
+#define TM_DIAG_CWND_BIG 1          /* cong_avoid found snd_cwnd > TM_WINDOW_MAX: reset */
+#define TM_DIAG_SSTHRESH_BIG 2      /* ssthresh found snd_cwnd > TM_WINDOW_MAX: halved a plausible one */
+#define TM_DIAG_UNDO_BIG 3          /* undo would restore a window > TM_WINDOW_MAX */
+#define TM_DIAG_INCR_CLAMPED 4      /* OLIA: |increase| > 1 segment per acked segment, bounded */
+#define TM_DIAG_SEEN 5              /* subflows whose token was remembered (first publish) */
+#define TM_DIAG_RELEASE 6           /* release calls */
+#define TM_DIAG_RELEASE_NO_TOKEN 7  /* ... that found no token at release, nor a remembered one */
+#define TM_DIAG_RELEASE_REMEMBERED 8 /* ... that found no token at release and used the remembered one */
+#define TM_DIAG_RELEASE_NO_ENTRY 9  /* ... with a token whose entry was gone */
+#define TM_DIAG_RELEASE_DELETED 10  /* ... that deleted the entry (the connection's last subflow) */
+#define TM_DIAG_TOKEN_CHANGED 11    /* ... whose token differed from the remembered one */
+#define TM_DIAG_CWND_BIG_STATE 12   /* a change of CA state found snd_cwnd > TM_WINDOW_MAX: reset */
+#define TM_DIAG_ID_CHANGED 13       /* a subflow published under another subflow id than before */
+#define TM_DIAG_N 14
+
+#define TM_DIAG_MAP(name)                                  \
+	struct {                                           \
+		__uint(type, BPF_MAP_TYPE_ARRAY);          \
+		__uint(max_entries, TM_DIAG_N);            \
+		__type(key, __u32);                        \
+		__type(value, __u64);                      \
+	} name SEC(".maps")
+
+static inline void tm_diag_inc(void *diag, __u32 idx)
 {
+	__u64 *v = bpf_map_lookup_elem(diag, &idx);
+
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
+/* The window to reason from: snd_cwnd, or, above TM_WINDOW_MAX (a window no link here can hold,
+ * handed over by the kernel: counted in diag[idx]), the most segments recently in flight
+ * (max_packets_out) within [2, TM_WINDOW_MAX]. */
+static inline __u32 tm_plausible_cwnd(const struct tcp_sock *tp, void *diag, __u32 idx)
+{
+	__u32 c = tp->snd_cwnd;
+
+	if (c <= TM_WINDOW_MAX)
+		return c;
+	tm_diag_inc(diag, idx);
+	return TM_MIN(TM_MAX(tp->max_packets_out, 2U), TM_WINDOW_MAX);
+}
+
+/* Reset an implausible window (tm_plausible_cwnd) in place: a window the kernel set (e.g. at the end
+ * of a recovery, from ssthresh) is seen at the next change of CA state or ACK. */
+static inline void tm_fix_cwnd(struct tcp_sock *tp, void *diag, __u32 idx)
+{
+	__u32 c = tm_plausible_cwnd(tp, diag, idx);
+
+	if (c != tp->snd_cwnd)
+		tp->snd_cwnd = c;
+}
+
+/* The ssthresh of a coupled control: Reno's halving of a plausible window. */
+static inline __u32 tm_coupled_ssthresh(const struct tcp_sock *tp, void *diag)
+{
+	return TM_MAX(tm_plausible_cwnd(tp, diag, TM_DIAG_SSTHRESH_BIG) >> 1U, 2U);
+}
+
+/* Reno's undo, never to a window above TM_WINDOW_MAX. */
+static inline __u32 tm_coupled_undo(const struct tcp_sock *tp, void *diag)
+{
+	__u32 c = tm_reno_undo_of(tp);
+
+	if (c <= TM_WINDOW_MAX)
+		return c;
+	tm_diag_inc(diag, TM_DIAG_UNDO_BIG);
+	return TM_MIN(TM_MAX(tp->max_packets_out, 2U), TM_WINDOW_MAX);
+}
+
+/* What a coupled control remembers per subflow socket (first in its icsk_ca_priv state): the
+ * connection token and subflow id it last published under, for release, when the kernel may
+ * have detached the subflow's MPTCP context already. */
+struct tm_sf_id {
+	__u32 token;
+	__u32 subflow_id;
+};
+
+/* Remember (token, id) of this subflow, which has just published in slot tm_slot_of(id) of the
+ * connection entry whose cwnd array is `cwnd`; a slot it published in under an earlier id is freed
+ * (else only the new slot would be freed at release and the entry would outlive the connection). */
+static inline void tm_remember(struct sock *sk, __u32 *cwnd, __u32 n_slots, __u32 token, __u32 id, void *diag)
+{
+	struct tm_sf_id *m = tm_ca(sk);
+	__u32 old;
+
+	if (!m->token) {
+		tm_diag_inc(diag, TM_DIAG_SEEN);
+	} else if (m->token == token && m->subflow_id != id) {
+		tm_diag_inc(diag, TM_DIAG_ID_CHANGED);
+		old = tm_slot_of(m->subflow_id, n_slots);
+		if (old != tm_slot_of(id, n_slots))
+			cwnd[old & (TM_MAX_SUBFLOWS - 1)] = 0;
+	}
+	m->token = token;
+	m->subflow_id = id;
+}
+
+/* A closing subflow leaves its connection (the `release` callback: when the kernel destroys or
+ * disconnects the subflow socket): its slot is freed, and the entry goes with the last subflow.
+ * The token is the subflow context's, or, if that is gone, the one remembered at the last publish.
+ * Needs the cwnd array first in the map value (TM_CONN_SLOTS at the start of the struct). */
+static inline void tm_conn_release(struct sock *sk, void *map, __u32 n_slots, void *diag)
+{
+	struct tm_sf_id *m = tm_ca(sk);
 	__u32 *cwnd, id, token, i, left = 0;
 
+	tm_diag_inc(diag, TM_DIAG_RELEASE);
 	token = tm_mptcp_token(sk, &id);
-	if (!token)
-		return;
+	if (!token) {
+		if (!m->token) {
+			tm_diag_inc(diag, TM_DIAG_RELEASE_NO_TOKEN);
+			return;
+		}
+		tm_diag_inc(diag, TM_DIAG_RELEASE_REMEMBERED);
+		token = m->token;
+		id = m->subflow_id;
+	} else if (m->token && m->token != token) {
+		tm_diag_inc(diag, TM_DIAG_TOKEN_CHANGED);
+	}
+	m->token = 0;
 	cwnd = bpf_map_lookup_elem(map, &token);
-	if (!cwnd)
+	if (!cwnd) {
+		tm_diag_inc(diag, TM_DIAG_RELEASE_NO_ENTRY);
 		return;
+	}
 	cwnd[tm_slot_of(id, n_slots)] = 0;
 #pragma unroll
 	for (i = 0; i < TM_MAX_SUBFLOWS; i++)
 		left += i < n_slots ? cwnd[i] : 0;
-	if (!left)
+	if (!left) {
 		bpf_map_delete_elem(map, &token);
+		tm_diag_inc(diag, TM_DIAG_RELEASE_DELETED);
+	}
 }
 
 #endif /* TM_BPF_H */

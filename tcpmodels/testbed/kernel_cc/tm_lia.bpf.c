@@ -9,7 +9,10 @@
  * (no MPTCP token) is Reno. The map (name "tm_lia_conn") is read from user
  * space by tcpmodels.testbed.kernel_cc (dump_connections, mapread.read_connections):
  * per slot the published window and RTT, loss and timeout counters, and the last
- * alpha the slot computed with the windows and RTTs it was computed from (tm_calc). */
+ * alpha the slot computed with the windows and RTTs it was computed from (tm_calc).
+ * A window above TM_WINDOW_MAX (65535 segments, tm_math.h) or an acked count above TM_ACKED_MAX,
+ * which no link here produces, is reset / ignored, and counted in the array map "tm_lia_diag"
+ * (with how each release found its connection; tcpmodels.testbed.kernel_cc.read_diag). */
 #include "tm_bpf.h"
 
 struct tm_conn {
@@ -31,6 +34,22 @@ struct {
 
 static const struct tm_conn tm_lia_zero;
 
+TM_DIAG_MAP(tm_lia_diag);
+
+/* per socket (icsk_ca_priv) */
+struct tm_lia {
+	struct tm_sf_id id;  /* first: tm_remember / tm_conn_release */
+};
+
+SEC("struct_ops/tm_lia_init")
+void BPF_PROG(tm_lia_init, struct sock *sk)
+{
+	struct tm_lia *ca = tm_ca(sk);
+
+	ca->id.token = 0;
+	ca->id.subflow_id = 0;
+}
+
 /* Publish this subflow's window and RTT; returns the connection's state (0: plain TCP). */
 static inline struct tm_conn *tm_publish(struct sock *sk, __u32 *slot_out)
 {
@@ -46,6 +65,7 @@ static inline struct tm_conn *tm_publish(struct sock *sk, __u32 *slot_out)
 		return 0;
 	slot = tm_slot_of(id, TM_MAX_SUBFLOWS);
 	TM_CONN_PUBLISH(c, slot, tp, id);
+	tm_remember(sk, c->cwnd, TM_MAX_SUBFLOWS, token, id, &tm_lia_diag);
 	*slot_out = slot;
 	return c;
 }
@@ -59,6 +79,9 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	__u32 slot = 0, total = 0, w[TM_MAX_SUBFLOWS], r[TM_MAX_SUBFLOWS], alpha, i;
 	__u64 now;
 
+	/* a window or an acked count no link here can produce comes from elsewhere: reset / ignored,
+	 * counted (tm_lia_diag) */
+	tm_fix_cwnd(tp, &tm_lia_diag, TM_DIAG_CWND_BIG);
 	c = tm_publish(sk, &slot);
 	if (c) {
 		/* alpha from the slots as they are now (copied once: another subflow may
@@ -88,6 +111,10 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		k->updated_ns = now;
 		tm_calc_close(k);
 	}
+	if (acked > TM_ACKED_MAX) {
+		tm_diag_inc(&tm_lia_diag, TM_DIAG_ACKED_BIG);
+		return;
+	}
 	if (!tm_cwnd_limited(tp))
 		return;
 	if (tm_in_slow_start(tp)) {
@@ -113,7 +140,7 @@ __u32 BPF_PROG(tm_lia_ssthresh, struct sock *sk)
 	c = tm_conn_lookup(sk, &tm_lia_conn, TM_MAX_SUBFLOWS, &slot);
 	if (c)
 		TM_CONN_LOSS(c, slot & (TM_MAX_SUBFLOWS - 1), tp);
-	return tm_reno_ssthresh_of(tp);
+	return tm_coupled_ssthresh(tp, &tm_lia_diag);
 }
 
 /* A retransmission timeout (tcp_enter_loss sets TCP_CA_Loss on every expiry of the RTO timer). */
@@ -123,6 +150,7 @@ void BPF_PROG(tm_lia_set_state, struct sock *sk, __u8 new_state)
 	struct tm_conn *c;
 	__u32 slot;
 
+	tm_fix_cwnd(tm_tcp_sk(sk), &tm_lia_diag, TM_DIAG_CWND_BIG_STATE);
 	if (new_state != TCP_CA_Loss)
 		return;
 	c = tm_conn_lookup(sk, &tm_lia_conn, TM_MAX_SUBFLOWS, &slot);
@@ -133,17 +161,18 @@ void BPF_PROG(tm_lia_set_state, struct sock *sk, __u8 new_state)
 SEC("struct_ops/tm_lia_undo_cwnd")
 __u32 BPF_PROG(tm_lia_undo_cwnd, struct sock *sk)
 {
-	return tm_reno_undo_of(tm_tcp_sk(sk));
+	return tm_coupled_undo(tm_tcp_sk(sk), &tm_lia_diag);
 }
 
 SEC("struct_ops/tm_lia_release")
 void BPF_PROG(tm_lia_release, struct sock *sk)
 {
-	tm_conn_release(sk, &tm_lia_conn, TM_MAX_SUBFLOWS);
+	tm_conn_release(sk, &tm_lia_conn, TM_MAX_SUBFLOWS, &tm_lia_diag);
 }
 
 SEC(".struct_ops")
 struct tcp_congestion_ops tm_lia = {
+	.init = (void *)tm_lia_init,
 	.ssthresh = (void *)tm_lia_ssthresh,
 	.cong_avoid = (void *)tm_lia_cong_avoid,
 	.set_state = (void *)tm_lia_set_state,

@@ -246,4 +246,53 @@ TM_UNROLL
 	return (long long)term + a;
 }
 
+/* ---- plausibility bounds of the coupled controls' window updates ----
+ * TM_WINDOW_MAX [segments]: the largest window a tm_* coupled control keeps (the slots publish
+ * windows in 16 bits). 65535 segments of 1448 bytes are 95 MB: a hundred times the bandwidth-delay
+ * product plus queue of any link the testbed builds (1 Gbit/s x 100 ms is 8634 segments).
+ * TM_ACKED_MAX [segments]: the most segments one ACK can newly deliver; no more than a window can be
+ * in flight. A larger `acked` is a wrapped (negative) count, not data. */
+#define TM_WINDOW_MAX 0xffffU
+#define TM_ACKED_MAX TM_WINDOW_MAX
+
+/* One segment * 2^32: the largest increase (and decrease) per acked segment an update may apply.
+ * RFC 6356 Sec. 3 bounds LIA's by 1/w_i <= 1; OLIA's formula gives up to 1 + 1/(|P||B\M|) at w_i = 1
+ * (its first term alone reaches 1 when the other paths' w_p/r_p are negligible), i.e. faster than
+ * slow start: the authors' Linux OLIA grows a window by at most one segment per ACK. */
+#define TM_ONE_Q32 (1LL << 32)
+
+/* OLIA's window after an ACK of `acked` segments in congestion avoidance: the increase incr_q32
+ * per acked segment (tm_olia_incr_q32), bounded to [-1, 1] segment per acked segment, accumulates in
+ * *acc_q32 (the fraction of a segment carried between ACKs, |*acc_q32| < 2^32 on return); whole
+ * segments move the window, never below 1 nor above min(clamp, TM_WINDOW_MAX). An `acked` above
+ * TM_ACKED_MAX leaves window and accumulator unchanged (the caller counts it). The window changes by
+ * at most `acked` segments. */
+static inline tm_u32 tm_olia_window(tm_u32 cwnd, tm_u32 clamp, long long *acc_q32, long long incr_q32,
+				    tm_u32 acked)
+{
+	long long acc = *acc_q32, steps;
+	tm_u32 top = clamp < TM_WINDOW_MAX ? clamp : TM_WINDOW_MAX;
+
+	if (acked > TM_ACKED_MAX)
+		return cwnd;
+	if (incr_q32 > TM_ONE_Q32)
+		incr_q32 = TM_ONE_Q32;
+	if (incr_q32 < -TM_ONE_Q32)
+		incr_q32 = -TM_ONE_Q32;
+	if (acc >= TM_ONE_Q32 || acc <= -TM_ONE_Q32)   /* never on return; a corrupted carry is dropped */
+		acc = 0;
+	acc += incr_q32 * (long long)acked;           /* |acc| < 2^32 (1 + 2^16): no overflow */
+	if (acc >= TM_ONE_Q32) {
+		steps = acc >> 32;
+		acc -= steps << 32;
+		cwnd = (tm_u64)cwnd + (tm_u64)steps < top ? cwnd + (tm_u32)steps : (cwnd > top ? cwnd : top);
+	} else if (acc <= -TM_ONE_Q32) {
+		steps = (-acc) >> 32;
+		acc += steps << 32;
+		cwnd = cwnd > (tm_u64)steps + 1 ? cwnd - (tm_u32)steps : 1;
+	}
+	*acc_q32 = acc;
+	return cwnd;
+}
+
 #endif /* TM_MATH_H */

@@ -12,7 +12,10 @@
  * re-created after others closed, lands on the slot of an earlier one and the two
  * overwrite each other's entry). A plain TCP socket is Reno. Map "tm_olia_conn" for user space:
  * per slot the published window, RTT and l, loss and timeout counters, and the slot's last
- * increase with the inputs it was computed from (struct tm_calc, tm_bpf.h). */
+ * increase with the inputs it was computed from (struct tm_calc, tm_bpf.h).
+ * The window moves by at most one segment per acked segment (tm_olia_window: the formula exceeds that
+ * on a window of 1-2 segments), never above TM_WINDOW_MAX (65535 segments); an implausible window or
+ * acked count (tm_math.h) is reset / ignored and counted in the array map "tm_olia_diag". */
 #include "tm_bpf.h"
 
 struct tm_olia_conn {
@@ -36,7 +39,10 @@ struct {
 
 static const struct tm_olia_conn tm_olia_zero;
 
+TM_DIAG_MAP(tm_olia_diag);
+
 struct tm_olia {
+	struct tm_sf_id id;  /* first: tm_remember / tm_conn_release */
 	__u32 loss_prev;     /* tp->delivered at the loss before the last */
 	__u32 loss_last;     /* tp->delivered at the last loss */
 	__s64 acc_q32;       /* accumulated fraction of a segment */
@@ -51,6 +57,8 @@ void BPF_PROG(tm_olia_init, struct sock *sk)
 	ca->loss_prev = tp->delivered;
 	ca->loss_last = tp->delivered;
 	ca->acc_q32 = 0;
+	ca->id.token = 0;
+	ca->id.subflow_id = 0;
 }
 
 SEC("struct_ops/tm_olia_cong_avoid")
@@ -63,8 +71,11 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	__u32 id, token, slot, i, total = 0, alpha;
 	__u32 w[TM_MAX_SUBFLOWS], r[TM_MAX_SUBFLOWS], l[TM_MAX_SUBFLOWS];
 	__u64 l1, l2, now;
-	__s64 incr, steps;
+	__s64 incr, acc;
 
+	/* a window or an acked count no link here can produce comes from elsewhere: reset / ignored,
+	 * counted (tm_olia_diag) */
+	tm_fix_cwnd(tp, &tm_olia_diag, TM_DIAG_CWND_BIG);
 	token = tm_mptcp_token(sk, &id);
 	c = 0;
 	if (token)
@@ -75,6 +86,11 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		l2 = tp->delivered - ca->loss_last;
 		TM_CONN_PUBLISH(c, slot, tp, id);
 		c->ell[slot] = (__u32)TM_MIN(TM_MAX(l1, l2), 1U << 24);   /* tm_olia_incr_q32 takes l < 2^24 */
+		tm_remember(sk, c->cwnd, TM_OLIA_SLOTS, token, id, &tm_olia_diag);
+	}
+	if (acked > TM_ACKED_MAX) {
+		tm_diag_inc(&tm_olia_diag, TM_DIAG_ACKED_BIG);
+		return;
 	}
 	if (!tm_cwnd_limited(tp))
 		return;
@@ -117,16 +133,11 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	c->updated_ns = now;
 	c->acks++;
 
-	ca->acc_q32 += incr * (__s64)acked;
-	if (ca->acc_q32 >= (1LL << 32)) {
-		steps = ca->acc_q32 >> 32;
-		ca->acc_q32 -= steps << 32;
-		tp->snd_cwnd = TM_MIN(tp->snd_cwnd + (__u32)steps, tp->snd_cwnd_clamp);
-	} else if (ca->acc_q32 <= -(1LL << 32)) {
-		steps = (-ca->acc_q32) >> 32;
-		ca->acc_q32 += steps << 32;
-		tp->snd_cwnd = tp->snd_cwnd > (__u32)steps + 1 ? tp->snd_cwnd - (__u32)steps : 1;
-	}
+	if (incr > TM_ONE_Q32 || incr < -TM_ONE_Q32)
+		tm_diag_inc(&tm_olia_diag, TM_DIAG_INCR_CLAMPED);
+	acc = ca->acc_q32;
+	tp->snd_cwnd = tm_olia_window(tp->snd_cwnd, tp->snd_cwnd_clamp, &acc, incr, acked);
+	ca->acc_q32 = acc;
 }
 
 SEC("struct_ops/tm_olia_ssthresh")
@@ -143,7 +154,7 @@ __u32 BPF_PROG(tm_olia_ssthresh, struct sock *sk)
 	c = tm_conn_lookup(sk, &tm_olia_conn, TM_OLIA_SLOTS, &slot);
 	if (c)
 		TM_CONN_LOSS(c, slot & (TM_OLIA_SLOTS - 1), tp);
-	return tm_reno_ssthresh_of(tp);
+	return tm_coupled_ssthresh(tp, &tm_olia_diag);
 }
 
 /* A retransmission timeout (tcp_enter_loss sets TCP_CA_Loss on every expiry of the RTO timer). */
@@ -153,6 +164,7 @@ void BPF_PROG(tm_olia_set_state, struct sock *sk, __u8 new_state)
 	struct tm_olia_conn *c;
 	__u32 slot;
 
+	tm_fix_cwnd(tm_tcp_sk(sk), &tm_olia_diag, TM_DIAG_CWND_BIG_STATE);
 	if (new_state != TCP_CA_Loss)
 		return;
 	c = tm_conn_lookup(sk, &tm_olia_conn, TM_OLIA_SLOTS, &slot);
@@ -163,13 +175,13 @@ void BPF_PROG(tm_olia_set_state, struct sock *sk, __u8 new_state)
 SEC("struct_ops/tm_olia_undo_cwnd")
 __u32 BPF_PROG(tm_olia_undo_cwnd, struct sock *sk)
 {
-	return tm_reno_undo_of(tm_tcp_sk(sk));
+	return tm_coupled_undo(tm_tcp_sk(sk), &tm_olia_diag);
 }
 
 SEC("struct_ops/tm_olia_release")
 void BPF_PROG(tm_olia_release, struct sock *sk)
 {
-	tm_conn_release(sk, &tm_olia_conn, TM_OLIA_SLOTS);
+	tm_conn_release(sk, &tm_olia_conn, TM_OLIA_SLOTS, &tm_olia_diag);
 }
 
 SEC(".struct_ops")
