@@ -100,12 +100,16 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
         one_seed = bool((tagged.loc[tagged["claim_id"] == "Coupling", "n_runs"] < 2).any())
         relief = tagged[(tagged["claim_id"] == "Coupling") & tagged["part"].str.startswith("mean")]
         decided = relief[relief["verdict"] != "inconclusive"]
-        needs = relief.loc[relief["verdict"] == "inconclusive", "runs_needed"].dropna()
+        open_ = relief[relief["verdict"] == "inconclusive"]
+        needs = open_["runs_needed"].dropna()
         text.append(
             "**Answer.** "
             + (" ".join(f"{r.cc.split()[0]}: coupling {'relieves' if r.verdict == 'supported' else 'does not relieve'} "
                         f"the 70 KB flows by the 10 % that matters ({r.verdict}, {r.n_runs} paired seeds)."
                         for r in decided.itertuples()) if len(decided) else "Not decided by these runs.")
+            + "".join(f" {r.cc.split()[0]}: not decided (mean FCT {r.effect:+.3f} as a log ratio, {r.n_runs} paired seeds"
+                      + (f", needs {r.runs_needed:.0f})." if r.runs_needed == r.runs_needed else ").")
+                      for r in open_.itertuples() if len(decided))
             + (f" Where it is inconclusive the power analysis asks for up to {int(needs.max())} paired seeds at the "
                "spread measured so far (the issue asks for at least 8 per background)." if len(needs) else "")
             + (" A part measured on one seed has no spread of its own: at the between-seed spread of the uncoupled "
