@@ -320,7 +320,11 @@ def test_sigterm_tears_down_and_leaves_a_whole_capture(tmp_path):
     others = _live_other_namespaces()
     assert _netns_names() - others == ns_before - others
     for pid in pids:
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+        try:  # gone, or a zombie waiting for its parent; it may vanish between the two reads
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+        except FileNotFoundError:
+            continue
+        assert "Z" in state, (pid, state)
     import dpkt
 
     (pcap,) = tmp_path.glob("*/s-p0.pcap")
@@ -350,7 +354,11 @@ def test_cleanup_after_sigkill_restores_namespaces_and_links(tmp_path):
     if not stale_before:  # a stale run may also have left links in the root namespace, which cleanup removes
         assert _root_links() == links_before
     for pid in pids:
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+        try:  # gone, or a zombie waiting for its parent; it may vanish between the two reads
+            state = Path(f"/proc/{pid}/stat").read_text().split(")")[1][:3]
+        except FileNotFoundError:
+            continue
+        assert "Z" in state, (pid, state)
     assert not (netns.STATE_DIR / f"{run_id}.json").exists()
     again = subprocess.run([sys.executable, "-m", "tcpmodels", "testbed", "cleanup"], capture_output=True, text=True,
                            timeout=120, cwd=REPO)
