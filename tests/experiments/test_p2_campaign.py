@@ -282,3 +282,18 @@ def test_samples_at_two_path_rates_are_two_samples(tmp_path):
     rec.append(_fake_record(0, 180.0, 180.0, config=fast))
     prov = p2.build_dataset(records, None, tmp_path / "out")
     assert prov["n_samples"] == 2 and sorted(p["config"]["rate_bps"] for p in prov["parts"]) == [10e6, 20e6]
+
+
+def test_sweep_sizes_option_sets_the_fig4_sizes_and_rejects_bad_ones(tmp_path, capsys, monkeypatch):
+    """``sweep --sizes-bytes`` replaces the Fig. 4 sizes; sizes that do not increase fail with one line naming
+    the field, before anything runs."""
+    from tcpmodels.experiments.p2 import __main__ as cli
+
+    seen = {}
+    monkeypatch.setattr(cli, "run_sweep", lambda records, config, **kw: seen.setdefault("sizes", config.fig4_sizes_bytes)
+                        and 0)
+    assert cli.main(["sweep", "--records", str(tmp_path / "s.jsonl"), "--sizes-bytes", "65536", "268435456"]) == 0
+    assert seen["sizes"] == (65536, 268435456)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["sweep", "--records", str(tmp_path / "s.jsonl"), "--sizes-bytes", "4096", "1024"])
+    assert exc.value.code == 1 and "fig4_sizes_bytes [bytes] must be positive and increasing" in capsys.readouterr().err

@@ -48,6 +48,9 @@ def main(argv: list[str] | None = None) -> int:
     _setting_options(p)
     p.add_argument("--records", required=True)
     p.add_argument("--captures")
+    p.add_argument("--sizes-bytes", type=int, nargs="+",
+                   help="transfer sizes of the sweep [bytes] (default: P2Config.fig4_sizes_bytes, 64 KiB ... 4 MiB; "
+                        "e.g. up to 256 MiB at 100 Mbit/s paths, where 4 MiB is still slow start)")
     p.add_argument("--no-progress", action="store_true")
     p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance (keeps the rows already in --out)")
     p.add_argument("--records", help="sample records (omit: only rewrite the rows already in --out)")
@@ -73,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             n = run_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         elif args.cmd == "sweep":
+            if args.sizes_bytes:
+                config = replace(config, fig4_sizes_bytes=tuple(args.sizes_bytes))
             n = run_sweep(args.records, config, capture_dir=args.captures, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         else:
