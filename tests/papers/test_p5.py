@@ -283,11 +283,17 @@ def test_shipped_dataset_has_the_paper_grid_and_provenance(shipped):
     # whatever else of the plan is absent is listed as missing, not filled in
     assert not set(ds.runs["run_id"]) & set(ds.provenance["missing_runs"])
     # the plan: 96 main (4 alpha x 4 client counts x 2 rates x seeds 0-2), 12 long (seeds 0-2), 8 alt_arrival
-    # (alpha 1.05 and 1.65, 5 Mbit/s) and 32 alt_server_queue (every alpha, both rates)
-    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 148
+    # (alpha 1.05 and 1.65, 5 Mbit/s) and 32 alt_server_queue at seed 0 (every alpha, both rates), plus the 24
+    # runs of `--altq-seeds 0,1,2,3` (the provenance's parameters): the 32-client row at seeds 1-3
+    assert ds.provenance["parameters"]["altq_seeds"] == [0, 1, 2, 3]
+    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 148 + 24
     # issue 17: the S-queue alternative at every alpha (C5.2 (c)), alt_arrival at both of its alphas
     altq = ds.runs[ds.runs["case"] == "alt_server_queue"]
-    assert altq.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 8, 1.35: 8, 1.65: 8, 1.95: 8}
+    assert altq.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 14, 1.35: 14, 1.65: 14, 1.95: 14}
+    further = altq[altq["seed"] > 0]
+    assert set(further["n_clients"]) == {32}
+    seeds = further.groupby(["alpha", "backbone_mbps"])["seed"].apply(lambda x: tuple(sorted(x)))
+    assert len(seeds) == 8 and set(seeds) == {(1, 2, 3)}  # every alpha at both rates, seeds 1-3 once each
     alt = ds.runs[ds.runs["case"] == "alt_arrival"]
     assert alt.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 4, 1.65: 4}
     # issue 17: the main grid complete with 3 seeds a cell, 3 long Hurst runs per alpha
