@@ -7,6 +7,7 @@ and the dataset builder (``sim``).
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import replace
 
@@ -15,7 +16,9 @@ import pandas as pd
 import pytest
 
 from tcpmodels.experiments import p5
+from tcpmodels.experiments.p5.plan import run_id
 from tcpmodels.papers import p5_selfsimilar as paper
+from tcpmodels.sweep import cache_key
 from tcpmodels.traces import read_pcap
 
 
@@ -43,12 +46,74 @@ def test_plan_is_the_paper_grid_with_seed_0_first_and_deterministic():
     assert all(i["caterpillar"]["duration_s"] == 300.0 for i in long)
 
 
+def test_further_altq_seeds_run_the_32_client_row_after_the_unchanged_plan():
+    base = p5.plan(p5.DEFAULT_CONFIG)
+    assert p5.DEFAULT_CONFIG.altq_seeds == (0,)
+    assert {i["seed"] for i in base if i["case"] == "alt_server_queue"} == {0}  # 32 runs: every client count
+    cfg = replace(p5.DEFAULT_CONFIG, altq_seeds=(0, 1, 2, 3))
+    items = p5.plan(cfg)
+    # the plan of the shipped runs is untouched (same items, same order, so the same cache keys); the further
+    # seeds come last, a seed at a time: 32 clients, both gateway rates, every alpha of altq_alphas
+    assert items[:len(base)] == base
+    extra = items[len(base):]
+    assert len(extra) == 3 * 8
+    assert {i["case"] for i in extra} == {"alt_server_queue"} and {i["n_clients"] for i in extra} == {32}
+    assert [i["seed"] for i in extra] == [1] * 8 + [2] * 8 + [3] * 8
+    assert {(i["alpha"], i["backbone_bps"]) for i in extra if i["seed"] == 2} == {
+        (a, b) for a in cfg.altq_alphas for b in (5e6, 10e6)}
+    assert all(i["caterpillar"]["seed"] == i["seed"] and i["caterpillar"]["server_link"]["queue_packets"] == 50
+               for i in extra)
+    ids = [run_id(i) for i in extra]
+    assert ids[:4] == [f"alt_server_queue-a{a:.2f}-n32-b5-s1" for a in (1.05, 1.35, 1.65, 1.95)]
+    assert "alt_server_queue-a1.65-n32-b10-s3" in ids
+    assert len(set(map(run_id, items))) == len(items)  # no id twice
+    keys = {cache_key(i, p5.run_p5) for i in items}
+    assert len(keys) == len(items)
+    # the variant alone (what `run --cases alt_server_queue` plans): its 32 seed-0 runs, then the 24 more
+    only = p5.plan(cfg, cases=("alt_server_queue",))
+    assert len(only) == 32 + 24 and only[32:] == extra
+    # another first seed takes seed 0's place: the whole grid at 1, the 32-client row at 5
+    other = p5.plan(replace(cfg, altq_seeds=(1, 5)), cases=("alt_server_queue",))
+    assert [(s, sum(i["seed"] == s for i in other)) for s in (1, 5)] == [(1, 32), (5, 8)]
+
+
+def test_altq_seeds_reach_the_plan_from_the_command_line(monkeypatch, tmp_path):
+    cli = importlib.import_module("tcpmodels.experiments.p5.__main__")
+    seen = {}
+
+    def fake_run(config, **kw):
+        seen["run"] = (config, kw)
+        return {"n_items": 0}
+
+    def fake_dataset(config, **kw):
+        seen["dataset"] = (config, kw)
+        return {"n_runs": 0, "n_runs_from_cache": 0, "runs_by_case": {}, "campaign_wall_s": 0.0,
+                "kept_from_shipped": {"n_runs": 0}, "missing_runs": []}
+
+    monkeypatch.setattr(cli, "run_campaign", fake_run)
+    monkeypatch.setattr(cli, "build_dataset", fake_dataset)
+    pd.DataFrame({"run_id": ["alt_server_queue-a1.65-n32-b5-s0"]}).to_parquet(tmp_path / "p5_runs.parquet")
+    assert cli.main(["run", "--cases", "alt_server_queue", "--altq-seeds", "0,1,2,3", "--skip-shipped",
+                     "--out", str(tmp_path), "--cache", str(tmp_path / "cache"), "--no-progress"]) == 0
+    config, kw = seen["run"]
+    assert config.altq_seeds == (0, 1, 2, 3) and config.seeds == p5.DEFAULT_CONFIG.seeds
+    assert kw["cases"] == ("alt_server_queue",) and kw["skip"] == {"alt_server_queue-a1.65-n32-b5-s0"}
+    assert cli.main(["dataset", "--altq-seeds", "0,2", "--cache", str(tmp_path / "cache"),
+                     "--out", str(tmp_path / "out")]) == 0
+    assert seen["dataset"][0].altq_seeds == (0, 2)
+    assert cli.main(["dataset", "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "out")]) == 0
+    assert seen["dataset"][0] == p5.DEFAULT_CONFIG  # without the option: the default plan
+
+
 @pytest.mark.parametrize("change, match", [
     (dict(alphas=(0.9,)), r"alphas \[-\]"),
     (dict(n_clients=(0,)), "n_clients"),
     (dict(mean_interarrival_s=0.0), r"mean_interarrival_s \[s\]"),
     (dict(backbone_rates_bps=(-1.0,)), r"backbone_rates_bps \[bit/s\]"),
     (dict(hurst_bin_s=1.0), r"hurst_bin_s \[s\]"),
+    (dict(altq_seeds=()), "altq_seeds"),
+    (dict(altq_seeds=(0, 0)), "altq_seeds"),
+    (dict(altq_seeds=(-1,)), "altq_seeds"),
 ])
 def test_config_rejects_bad_values_by_name(change, match):
     with pytest.raises(ValueError, match=match):

@@ -152,15 +152,106 @@ def test_zero_panels_are_named_not_drawn():
 
 
 def test_onset_note_counts_the_order_of_losses_from_the_rows():
-    onset = pd.DataFrame({"alpha": [1.05, 1.05, 1.65, 1.65], "backbone_mbps": [5.0, 10.0, 5.0, 5.0],
-                          "n_clients": [32, 32, 24, 32], "first_loss_s_s": [0.5, np.nan, 1.0, 2.0],
-                          "first_loss_g1_s": [3.5, 4.0, np.nan, 2.0]})
+    onset = pd.DataFrame({"alpha": [1.05, 1.05, 1.65, 1.65, 1.65], "backbone_mbps": [5.0, 10.0, 5.0, 5.0, 5.0],
+                          "n_clients": [32, 32, 24, 32, 32], "seed": [0, 0, 0, 0, 2],
+                          "first_loss_s_s": [0.5, np.nan, 1.0, 2.0, 0.4],
+                          "first_loss_g1_s": [3.5, 4.0, np.nan, 2.0, 1.4]})
     note = p5.onset_note(onset)
-    assert "alpha 1.05, 5 Mbit/s: 1 runs, S lost in 1, G1 in 1 (32 clients lag +3.0 s); G1 after S in 1 of 1" in note
-    assert "alpha 1.05, 10 Mbit/s: 1 runs, S lost in 0, G1 in 1 (32 clients S never lost); G1 after S in 0 of 1" in note
-    assert "alpha 1.65, 5 Mbit/s: 2 runs, S lost in 2, G1 in 1" in note and "in the same bin in 1" in note
-    assert "G1 lost in 3 of 4 runs; its first loss came after S's in 1 of them, in the same bin in 1." in note
+    assert ("alpha 1.05, 5 Mbit/s: 1 runs (seed 0), S lost in 1, G1 in 1 (32 clients seed 0 lag +3.0 s); "
+            "G1 after S in 1 of 1") in note
+    assert ("alpha 1.05, 10 Mbit/s: 1 runs (seed 0), S lost in 0, G1 in 1 (32 clients seed 0 S never lost); "
+            "G1 after S in 0 of 1") in note
+    # a cell run at two seeds: both runs are units, each shown with its seed
+    assert ("alpha 1.65, 5 Mbit/s: 3 runs (seeds 0, 2), S lost in 3, G1 in 2 (32 clients seed 0 lag +0.0 s, "
+            "32 clients seed 2 lag +1.0 s); G1 after S in 1 of 2, in the same bin in 1") in note
+    assert ("all (seeds 0, 2): G1 lost in 4 of 5 runs; its first loss came after S's in 2 of them, in the same bin "
+            "in 1.") in note
     assert p5.onset_note(onset.iloc[0:0]).startswith("No runs")
+
+
+def with_altq(ds: p5.P5Dataset, runs: list) -> p5.P5Dataset:
+    """``ds`` plus small-server-queue runs: ``(alpha, backbone_mbps, n_clients, seed, first_s, first_g1)``.
+
+    Each run has 20 bins of 0.1 s; S (G1) drops one 1,500-byte packet in every bin from the one ending at
+    ``first_s`` (``first_g1``) on, none if it is None; each queue accepts 10,000 bytes a bin.
+    """
+    from dataclasses import replace
+
+    t = np.round(np.arange(1, 21) * 0.1, 10)
+    bins, rows = [], []
+    for a, bw, n, seed, first_s, first_g1 in runs:
+        meta = dict(run_id=f"alt_server_queue-a{a}-n{n}-b{bw:g}-s{seed}", case="alt_server_queue", alpha=a,
+                    n_clients=n, backbone_mbps=bw, seed=seed)
+        drop = {tag: ((t >= first - 1e-9).astype(int) if first is not None else np.zeros(20, int))
+                for tag, first in (("s", first_s), ("g1", first_g1))}
+        b = pd.DataFrame({**meta, "t_end_s": t, "enq_bytes_s": 10_000, "enq_bytes_g1": 10_000,
+                          "thr_g1_bps": 10_000 * 8 / 0.1, "completed": 1})
+        for tag in ("s", "g1"):
+            b[f"drop_pkts_{tag}"] = drop[tag]
+            b[f"drop_bytes_{tag}"] = 1500 * drop[tag]
+            b[f"loss_{tag}"] = b[f"drop_bytes_{tag}"] / (b[f"drop_bytes_{tag}"] + 10_000)
+        bins.append(b)
+        rows.append({**meta, "duration_s": 2.0, "n_flows": 20, "n_completed": 20, "offered_bytes": 2e5,
+                     "rx_bytes": 200_000, "max_size_bytes": 1e4, "drop_pkts_s": int(drop["s"].sum()),
+                     "drop_pkts_g1": int(drop["g1"].sum()),
+                     "loss_s": 1500 * drop["s"].sum() / (1500 * drop["s"].sum() + 200_000),
+                     "loss_g1": 1500 * drop["g1"].sum() / (1500 * drop["g1"].sum() + 200_000),
+                     "pcap_packets": 100, "run_wall_s": 1.0, "ns3_load_wall_s": 1.0, "ns3_version": "3.x",
+                     "date_utc": "2026"})
+    return replace(ds, runs=pd.concat([ds.runs, pd.DataFrame(rows)], ignore_index=True),
+                   bins=pd.concat([ds.bins, *bins], ignore_index=True))
+
+
+def test_onset_table_keeps_every_seed_of_the_variant():
+    ds = with_altq(synthetic(), [(1.65, 5.0, 32, 0, 0.3, 1.0), (1.65, 5.0, 16, 0, 0.4, None),
+                                 (1.65, 5.0, 32, 1, 0.5, 1.5), (1.65, 10.0, 32, 3, None, 0.8)])
+    t = p5.tables(ds)
+    on = t["onset_altq"]
+    assert len(on) == 4 and on["seed"].tolist() == [0, 0, 1, 3]  # by alpha, rate, clients, seed
+    rows = on.set_index(["backbone_mbps", "n_clients", "seed"])
+    assert rows.loc[(5.0, 32, 1), ["first_loss_s_s", "first_loss_g1_s"]].tolist() == pytest.approx([0.5, 1.5])
+    assert rows.loc[(5.0, 32, 0), "last_loss_g1_s"] == pytest.approx(2.0)
+    assert np.isnan(rows.loc[(5.0, 16, 0), "first_loss_g1_s"]) and np.isnan(rows.loc[(10.0, 32, 3), "first_loss_s_s"])
+    assert sorted(t["onset_main"]["seed"].unique()) == [0, 1]  # the main grid's table too: every seed, a row each
+    assert len(t["onset_main"]) == len(ds.runs[ds.runs["case"] == "main"])
+    note = p5.onset_note(on)
+    assert "alpha 1.65, 5 Mbit/s: 3 runs (seeds 0, 1)" in note and "32 clients seed 1 lag +1.0 s" in note
+    assert "32 clients seed 3 S never lost" in note
+    # each run of the variant beside the main run of its own seed (the synthetic main grid has seeds 0 and 1 at
+    # 5 Mbit/s only): seed 1 pairs with seed 1, seed 3 has no main run and shows NaN rather than another seed's
+    alt = t["alt_server_queue"].set_index(["backbone_mbps", "n_clients", "seed"])
+    assert len(alt) == 4
+    main = ds.runs[ds.runs["case"] == "main"].set_index(["alpha", "n_clients", "seed"])["loss_g1"]
+    assert alt.loc[(5.0, 32, 1), "loss_g1_pct_main"] == pytest.approx(100 * main.loc[(1.65, 32, 1)])
+    assert np.isnan(alt.loc[(10.0, 32, 3), "loss_g1_pct_main"])
+    # the 50-packet-queue figure tables pool the seeds of each client count
+    # (window 1-2 s: seed 0 drops in its 10 bins, seed 1 in the 6 from 1.5 s; 1,500 bytes each, 10,000 accepted)
+    assert t["fig5_altq"]["32 clients"].iloc[-1] == pytest.approx(100 * 16 * 1500 / (16 * 1500 + 20 * 10_000))
+
+
+def test_c52c_counts_runs_with_g1_loss_over_every_seed():
+    cells = [(a, 5.0, 32) for a in (1.35, 1.65, 1.95)]
+    no_loss = [(1.05, 5.0, 32), (1.05, 10.0, 32)]
+
+    def verdict(runs):
+        c = _claims(with_altq(synthetic(), runs)).set_index("part")
+        return c.loc["(c) G1 loses only after the source S has lost"]
+
+    seed0 = [(*c, 0, 0.5, 1.0) for c in cells] + [(*c, 0, None, None) for c in no_loss]
+    row = verdict(seed0)  # the shipped situation: 3 units, all S first
+    assert (row["n_runs"], row["effect"], row["verdict"]) == (3, 1.0, "inconclusive")
+    four = seed0 + [(*c, s, 0.5, 1.0) for s in (1, 2, 3) for c in cells] + [(*c, s, 0.3, None)
+                                                                            for s in (1, 2, 3) for c in no_loss]
+    row = verdict(four)  # the same cells at four seeds: 12 units, whatever their seed; runs without G1 loss none
+    assert (row["n_runs"], row["effect"], row["verdict"]) == (12, 1.0, "supported")
+    assert "runs with G1 loss (50-packet S queue): 12 of 20" in row["we_measured"]
+    assert "alpha 1.95 5 Mbit/s 32 clients seed 3: lag +0.5 s" in row["we_measured"]
+    assert "seeds 0, 1, 2, 3" in row["why"]
+    # G1 losing while S never did, at the further seeds, counts against the claim
+    against = seed0 + [(*c, s, None, 1.0) for s in (1, 2, 3) for c in cells]
+    row = verdict(against)
+    assert row["n_runs"] == 12 and row["effect"] == pytest.approx(3 / 12)
+    assert "alpha 1.35 5 Mbit/s 32 clients seed 2: S never lost" in row["we_measured"]
 
 
 def test_hurst_tables_carry_the_prediction():
@@ -192,11 +283,17 @@ def test_shipped_dataset_has_the_paper_grid_and_provenance(shipped):
     # whatever else of the plan is absent is listed as missing, not filled in
     assert not set(ds.runs["run_id"]) & set(ds.provenance["missing_runs"])
     # the plan: 96 main (4 alpha x 4 client counts x 2 rates x seeds 0-2), 12 long (seeds 0-2), 8 alt_arrival
-    # (alpha 1.05 and 1.65, 5 Mbit/s) and 32 alt_server_queue (every alpha, both rates)
-    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 148
+    # (alpha 1.05 and 1.65, 5 Mbit/s) and 32 alt_server_queue at seed 0 (every alpha, both rates), plus the 24
+    # runs of `--altq-seeds 0,1,2,3` (the provenance's parameters): the 32-client row at seeds 1-3
+    assert ds.provenance["parameters"]["altq_seeds"] == [0, 1, 2, 3]
+    assert len(ds.runs) + len(ds.provenance["missing_runs"]) == 148 + 24
     # issue 17: the S-queue alternative at every alpha (C5.2 (c)), alt_arrival at both of its alphas
     altq = ds.runs[ds.runs["case"] == "alt_server_queue"]
-    assert altq.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 8, 1.35: 8, 1.65: 8, 1.95: 8}
+    assert altq.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 14, 1.35: 14, 1.65: 14, 1.95: 14}
+    further = altq[altq["seed"] > 0]
+    assert set(further["n_clients"]) == {32}
+    seeds = further.groupby(["alpha", "backbone_mbps"])["seed"].apply(lambda x: tuple(sorted(x)))
+    assert len(seeds) == 8 and set(seeds) == {(1, 2, 3)}  # every alpha at both rates, seeds 1-3 once each
     alt = ds.runs[ds.runs["case"] == "alt_arrival"]
     assert alt.groupby("alpha")["run_id"].nunique().to_dict() == {1.05: 4, 1.65: 4}
     # issue 17: the main grid complete with 3 seeds a cell, 3 long Hurst runs per alpha

@@ -26,8 +26,10 @@ Cases (the ``case`` field of a run):
     alpha 1.05 and 1.65, all client counts at 5 Mbit/s, seed 0, with 0.4 s between
     a client's arrivals.
 ``alt_server_queue``
-    alpha 1.65, all client counts and rates, seed 0, with a 50-packet queue on the S -> G1 link (ns-2's
-    default ``queue-limit``): a guess at why the paper sees loss at S at all.
+    every alpha, with a 50-packet queue on the S -> G1 link (ns-2's default ``queue-limit``): a guess at
+    why the paper sees loss at S at all. All client counts and rates at the first seed of
+    ``altq_seeds`` (0), the 32-client runs (both rates) at each further seed: the runs where G1 can
+    lose, the units of C5.2 (c).
 ``long``
     300 s runs, 32 clients, 10 Mbit/s gateways, open-ended Poisson arrivals (no
     50-file limit, one per client per second on average): a stationary series long
@@ -45,8 +47,9 @@ series in 10 ms bins and all six Hurst estimators on it
 Command line::
 
     python -m tcpmodels.experiments.p5 run [--cases main,long,...] [--seeds 0,1,2] [--long-seeds 0,1,2]
-        [--skip-shipped] [--cache runs/p5/cache]
+        [--altq-seeds 0,1,2,3] [--skip-shipped] [--cache runs/p5/cache]
     python -m tcpmodels.experiments.p5 dataset [--cache runs/p5/cache] [--out data/datasets] [--no-merge]
+        [--altq-seeds 0,1,2,3]
 
 ``run`` goes through :func:`tcpmodels.sweep.sweep` on a local Dask cluster
 with one worker (the host is shared); finished runs are cached and a rerun

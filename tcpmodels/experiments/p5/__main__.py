@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--limit", type=int)
     p.add_argument("--long-seeds", help="seeds of the 300 s Hurst runs (case long), e.g. 0,1,2")
+    p.add_argument("--altq-seeds", help="seeds of the small S queue (case alt_server_queue), e.g. 0,1,2,3: the "
+                                        "first runs every client count, the others the 32-client runs")
     p.add_argument("--skip-shipped", action="store_true",
                    help="leave out the runs already in the shipped dataset (--out); `dataset` keeps their rows")
     p.add_argument("--out", default=str(REPO / "data" / "datasets"), help="the shipped dataset (for --skip-shipped)")
@@ -33,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(REPO / "data" / "datasets"))
     p.add_argument("--seeds", help="seeds of the main grid to collect")
     p.add_argument("--long-seeds", help="seeds of the 300 s Hurst runs to collect")
+    p.add_argument("--altq-seeds", help="seeds of the small S queue (case alt_server_queue) to collect")
     p.add_argument("--no-merge", action="store_true",
                    help="drop the rows of the dataset in --out that the cache does not hold (default: keep them)")
     p.add_argument("--note", default="")
@@ -43,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     config = DEFAULT_CONFIG if seeds is None else replace(DEFAULT_CONFIG, seeds=seeds)
     if args.long_seeds:
         config = replace(config, long_seeds=tuple(int(s) for s in args.long_seeds.split(",")))
+    if args.altq_seeds:
+        config = replace(config, altq_seeds=tuple(int(s) for s in args.altq_seeds.split(",")))
     with campaign_errors("p5"):
         if args.cmd == "run":
             cases = tuple(c.strip() for c in args.cases.split(",") if c.strip())

@@ -67,8 +67,13 @@ class P5Config:
     alt_alphas : tuple of float
         Shapes of case ``alt_arrival`` (seed 0 only). [-]
     altq_alphas : tuple of float
-        Shapes of case ``alt_server_queue`` (seed 0 only): every alpha, so that C5.2 (c)
+        Shapes of case ``alt_server_queue``: every alpha, so that C5.2 (c)
         (G1 loses only after S has lost) is judged at each shape. [-]
+    altq_seeds : tuple of int
+        Seeds of case ``alt_server_queue``: the first runs every client count and rate, each
+        further seed only the 32-client runs (every rate and shape; see
+        :func:`~tcpmodels.experiments.p5.plan.plan`). The default ``(0,)`` is the plan the
+        first campaigns ran.
     """
 
     alphas: tuple = (1.05, 1.35, 1.65, 1.95)
@@ -95,6 +100,7 @@ class P5Config:
     long_seeds: tuple = (0, 1, 2)
     alt_alphas: tuple = (1.05, 1.65)
     altq_alphas: tuple = (1.05, 1.35, 1.65, 1.95)
+    altq_seeds: tuple = (0,)
 
     def __post_init__(self) -> None:
         for a in self.alphas:
@@ -110,6 +116,9 @@ class P5Config:
             if not (isinstance(v, (int, float)) and v > 0 and np.isfinite(v)):
                 unit = "bytes" if "bytes" in name else "bit/s" if "bps" in name else "s"
                 raise ValueError(f"{name} [{unit}] must be in (0, inf); got {v!r}")
+        q = self.altq_seeds
+        if not q or len(set(q)) != len(q) or not all(isinstance(x, int) and x >= 0 for x in q):
+            raise ValueError(f"altq_seeds must be distinct integers >= 0, at least one; got {q!r}")
         for r in self.backbone_rates_bps:
             if not (isinstance(r, (int, float)) and r > 0):
                 raise ValueError(f"backbone_rates_bps [bit/s] must be in (0, inf); got {r!r}")

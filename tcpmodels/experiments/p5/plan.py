@@ -111,7 +111,21 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
     clients, the last ``long`` run, the rest of both alternatives, a second seed at
     5 Mbit/s, the rest of the 10 Mbit/s grid, then the remaining seeds, then the further ``long``
     seeds (each over every alpha): a campaign cut short (on a shared host it was) has what the
-    paper's figures need first.
+    paper's figures need first. Last come the further seeds of ``alt_server_queue``
+    (``config.altq_seeds[1:]``), one seed at a time.
+
+    The small queue at S runs every client count and rate at its first seed
+    (``altq_seeds[0]``) and, at each further seed, only the most-clients half the order
+    already puts first (``alt_server_queue_first``: 32 clients, both gateway rates, every
+    alpha of ``altq_alphas``; 8 runs a seed). The further seeds serve C5.2 (c) ("G1 loses
+    only after S has lost"), whose units are the runs with loss at G1, and G1 loses only
+    when many clients load it: in the first seed's variant only 32-client runs lost at
+    G1, and in the main grid (three seeds, 5 Mbit/s) 32-client runs lost at G1 in 9 of
+    12, 24-client runs in 3 of 12 and fewer clients never. The 32-client row gives the
+    most units per run; 8-24 clients would cost three times as many runs for few
+    units. The whole row is run, not only the cells that lost at the first seed, so the
+    sample is set by the design rather than by one seed's outcome, and a G1 loss without
+    one at S (against the claim) in a cell that did not lose before still counts.
 
     Each dict holds ``case``, ``alpha``, ``n_clients``, ``backbone_bps``, ``seed``,
     ``hurst_bin_s``, the caterpillar config and ``builder``, a hash of the ns-3
@@ -168,14 +182,15 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
     later = [a for a in dict.fromkeys(later) if a != config.alphas[0]]
     if "long" in cases:  # the reference shape and the largest
         stages += [("long", s, (config.long_backbone_bps,), (a,)) for s in config.long_seeds[:1] for a in later[:2]]
+    q0 = config.altq_seeds[:1]
     if "alt_server_queue" in cases:  # the most clients first
-        stages += [("alt_server_queue_first", 0, config.backbone_rates_bps, config.altq_alphas)]
+        stages += [("alt_server_queue_first", s, config.backbone_rates_bps, config.altq_alphas) for s in q0]
     if "long" in cases:
         stages += [("long", s, (config.long_backbone_bps,), (a,)) for s in config.long_seeds[:1] for a in later[2:]]
     if "alt_arrival" in cases:
         stages += [("alt_arrival_rest", 0, (5e6,), tuple(a for a in config.alt_alphas if a == a_ref))]
     if "alt_server_queue" in cases:
-        stages += [("alt_server_queue_rest", 0, config.backbone_rates_bps, config.altq_alphas)]
+        stages += [("alt_server_queue_rest", s, config.backbone_rates_bps, config.altq_alphas) for s in q0]
     if "main" in cases:  # a second seed of the 5 Mbit/s grid (the loss table's)
         stages += [("main", s, (5e6,), config.alphas) for s in seeds[1:2]]
     if "main" in cases and 10e6 in config.backbone_rates_bps:
@@ -187,6 +202,9 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
         stages += [("main", s, (10e6,), config.alphas) for s in seeds[1:]]
     if "long" in cases:  # further Hurst runs, a seed at a time over every shape
         stages += [("long", s, (config.long_backbone_bps,), config.alphas) for s in config.long_seeds[1:]]
+    if "alt_server_queue" in cases:  # further seeds of the small S queue: its most-clients half (C5.2 (c))
+        stages += [("alt_server_queue_first", s, config.backbone_rates_bps, config.altq_alphas)
+                   for s in config.altq_seeds[1:]]
     stages = [st for st in stages if st[3]]
     n_half = {"alt_arrival_first": config.n_clients[1::2], "alt_arrival_rest": config.n_clients[0::2],
               "alt_server_queue_first": config.n_clients[-1:], "alt_server_queue_rest": config.n_clients[:-1]}

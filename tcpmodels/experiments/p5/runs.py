@@ -122,7 +122,7 @@ def run_campaign(config: P5Config = DEFAULT_CONFIG, *, cases: tuple = CASES, see
     dict
         The log entry: ``date_utc``, ``n_items``, ``n_run``, ``n_cached``, ``n_failed``,
         ``wall_s`` [s], ``n_workers``, ``interrupted``, load averages at start and end,
-        ``cases``, ``seeds`` and ``n_skipped``.
+        ``cases``, ``seeds``, ``altq_seeds`` and ``n_skipped``.
     """
     from tcpmodels.sweep import sweep  # noqa: PLC0415
 
@@ -144,7 +144,8 @@ def run_campaign(config: P5Config = DEFAULT_CONFIG, *, cases: tuple = CASES, see
                  "n_failed": None if res is None else len(res.failures),
                  "wall_s": round(time.monotonic() - t0, 1), "n_workers": n_workers, "interrupted": res is None,
                  "load_average_start": load0, "load_average_end": load_average(), "cases": list(cases),
-                 "seeds": list(seeds) if seeds is not None else list(config.seeds), "n_skipped": n_skipped}
+                 "seeds": list(seeds) if seeds is not None else list(config.seeds),
+                 "altq_seeds": list(config.altq_seeds), "n_skipped": n_skipped}
         log = Path(cache_dir).parent / "campaign_log.jsonl"
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a") as fh:

@@ -192,13 +192,15 @@ def _size_table(dataset: P5Dataset) -> pd.DataFrame:
 
 
 def _alt_compare(dataset: P5Dataset, case: str) -> pd.DataFrame:
+    """Each run of ``case`` beside the ``main`` run of its alpha, clients, rate and seed (NaN where the main
+    grid lacks that seed); losses in %."""
     alt = dataset.runs[dataset.runs["case"] == case]
     if alt.empty:
         return pd.DataFrame()
-    base = dataset.runs[(dataset.runs["case"] == "main") & (dataset.runs["seed"] == 0)]
-    keys = ["alpha", "n_clients", "backbone_mbps"]
+    base = dataset.runs[dataset.runs["case"] == "main"]
+    keys = ["alpha", "n_clients", "backbone_mbps", "seed"]  # a seed's runs share their files: pair them
     cols = ["loss_s", "loss_g1", "n_completed", "n_flows"]
-    m = alt[keys + cols].merge(base[keys + cols], on=keys, suffixes=(f"_{case}", "_main"))
+    m = alt[keys + cols].merge(base[keys + cols], on=keys, how="left", suffixes=(f"_{case}", "_main"))
     for c in ("loss_s", "loss_g1"):
         for s in (f"_{case}", "_main"):
             m[c + s] = 100 * m[c + s]
@@ -207,11 +209,11 @@ def _alt_compare(dataset: P5Dataset, case: str) -> pd.DataFrame:
 
 
 def _onset_table(dataset: P5Dataset, case: str) -> pd.DataFrame:
-    """First and last second with loss at S and at G1 per run (seed 0) of ``case``."""
-    b = dataset.bins[(dataset.bins["case"] == case) & (dataset.bins["seed"] == 0)]
+    """End of the first and last bin with loss at S and at G1 [s] per run of ``case``, every seed (``seed`` column)."""
+    b = dataset.bins[dataset.bins["case"] == case]
     rows = []
-    for (a, bw, n), g in b.groupby(["alpha", "backbone_mbps", "n_clients"]):
-        row = {"alpha": a, "backbone_mbps": bw, "n_clients": n}
+    for (a, bw, n, seed), g in b.groupby(["alpha", "backbone_mbps", "n_clients", "seed"]):
+        row = {"alpha": a, "backbone_mbps": bw, "n_clients": n, "seed": int(seed)}
         for tag in ("s", "g1"):
             t = g.loc[g[f"drop_pkts_{tag}"] > 0, "t_end_s"]
             row[f"first_loss_{tag}_s"] = float(t.min()) if len(t) else np.nan
@@ -252,8 +254,9 @@ def tables(dataset: P5Dataset, *, quick: bool = False, seed: int = 0, step_s: fl
     ``loss_s_10M``, ``loss_g1_10M`` (alpha x clients [%]), ``finish`` (per run),
     ``sizes``, ``hurst_long``, ``hurst_summary``, ``hurst_20s``, ``hurst_bellcore``,
     ``hurst_testbed`` and ``hurst_testbed_summary`` (kernel testbed; empty if not shipped), ``alt_arrival``,
-    ``alt_server_queue``, ``onset_altq``, ``onset_main``. ``quick`` and ``seed`` change nothing (every
-    table is read from the shipped runs in about a second).
+    ``alt_server_queue`` (each run of the variant beside the main run of the same seed), ``onset_altq``,
+    ``onset_main`` (per run, every seed: first and last bin with loss at S and at G1). ``quick`` and
+    ``seed`` change nothing (every table is read from the shipped runs in about a second).
 
     Parameters
     ----------
@@ -421,17 +424,24 @@ def zero_note(figures: list[str]) -> str:
             "50-packet-queue variant further down shows losses at S.")
 
 
+def _seeds_label(seeds: pd.Series) -> str:
+    """The distinct seeds, ascending: ``seed 0`` or ``seeds 0, 1, 2``."""
+    u = sorted(int(x) for x in seeds.unique())
+    return ("seed " if len(u) == 1 else "seeds ") + ", ".join(str(x) for x in u)
+
+
 def onset_note(onset: pd.DataFrame) -> str:
     """Which runs lost at S and at G1, and in which order, per alpha and gateway rate, in Markdown.
 
     Every number comes from ``onset`` (the ``onset_altq`` table of :func:`tables`): per (alpha, rate)
-    the runs, the runs with loss at S, the runs with loss at G1 and, of those, the ones whose first G1
-    loss came after S's (C5.2 (c); a lag of 0, both in the same bin, counts for neither side), with the lags.
+    the runs and their seeds, the runs with loss at S, the runs with loss at G1 and, of those, the ones
+    whose first G1 loss came after S's (C5.2 (c); a lag of 0, both in the same bin, counts for neither
+    side), with each run's client count, seed and lag. A run is a unit whatever its seed.
 
     Parameters
     ----------
     onset : pandas.DataFrame
-        Columns ``alpha, backbone_mbps, n_clients, first_loss_s_s, first_loss_g1_s`` [s].
+        Columns ``alpha, backbone_mbps, n_clients, seed, first_loss_s_s, first_loss_g1_s`` [s].
 
     Returns
     -------
@@ -448,13 +458,14 @@ def onset_note(onset: pd.DataFrame) -> str:
         lag = g1["first_loss_g1_s"] - g1["first_loss_s_s"]  # NaN: S never lost
         after, ties = int((lag > 0).sum()), int((lag == 0).sum())
         n_g1, n_after, n_ties = n_g1 + len(g1), n_after + after, n_ties + ties
-        detail = ", ".join(f"{int(n)} clients {'S never lost' if pd.isna(x) else f'lag {x:+.1f} s'}"
-                           for n, x in zip(g1["n_clients"], lag))
-        lines.append(f"- alpha {a:g}, {bw:g} Mbit/s: {len(g)} runs, S lost in {int(s_lost.sum())}, G1 in {len(g1)}"
+        detail = ", ".join(f"{int(n)} clients seed {int(sd)} {'S never lost' if pd.isna(x) else f'lag {x:+.1f} s'}"
+                           for n, sd, x in zip(g1["n_clients"], g1["seed"], lag))
+        lines.append(f"- alpha {a:g}, {bw:g} Mbit/s: {len(g)} runs ({_seeds_label(g['seed'])}), "
+                     f"S lost in {int(s_lost.sum())}, G1 in {len(g1)}"
                      + (f" ({detail}); G1 after S in {after} of {len(g1)}" if len(g1) else "")
                      + (f", in the same bin in {ties}" if ties else ""))
-    lines.append(f"- all: G1 lost in {n_g1} of {len(onset)} runs; its first loss came after S's in {n_after} of them"
-                 + (f", in the same bin in {n_ties}" if n_ties else "") + ".")
+    lines.append(f"- all ({_seeds_label(onset['seed'])}): G1 lost in {n_g1} of {len(onset)} runs; its first loss "
+                 f"came after S's in {n_after} of them" + (f", in the same bin in {n_ties}" if n_ties else "") + ".")
     return "\n".join(lines)
 
 
