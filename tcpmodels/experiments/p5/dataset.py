@@ -20,6 +20,8 @@ __all__ = ["build_dataset", "read_shipped", "merge_tables", "shipped_run_ids", "
 
 #: The tables of the P5 dataset (``p5_<name>.parquet``); each has a ``run_id`` column.
 TABLES = ("runs", "bins", "flows", "hurst", "counts")
+#: columns of a table written empty (see :func:`build_dataset`)
+_EMPTY_COLUMNS = {"counts": ["run_id", "source", "alpha", "t_s", "packets"]}
 
 
 
@@ -260,6 +262,11 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     if "flows" in new:
         new["flows"] = new["flows"].astype({"start_s": "float32", "fct_s": "float32"})
     tables, kept = merge_tables(shipped, new)
+    # every table is written, empty when nothing fills it (counts: no long run and no Bellcore trace at
+    # ../shared, as in a clone without it), so the dataset always loads
+    for name in TABLES:
+        if name not in tables:
+            tables[name] = pd.DataFrame(columns=_EMPTY_COLUMNS.get(name, ["run_id"]))
     order = {run_id(item): k for k, item in enumerate(items)}
     tables["runs"] = tables["runs"].sort_values("run_id", key=lambda c: c.map(order).fillna(len(order)),
                                                 kind="stable", ignore_index=True)
