@@ -183,10 +183,7 @@ def test_timeouts_are_counted_per_subflow():
     assert by_loss[-1]["rto_events"] > 0 and by_loss[-1]["loss_events"] > 0
 
 
-@pytest.mark.parametrize("cc", ["tm_lia", pytest.param("tm_olia", marks=pytest.mark.xfail(
-    strict=False, reason="open bug (issue 15): reproduced in the CI rehearsal of 2026-11-25 at load ~2: "
-    "16 subflows seen, 15 releases, every release with its token; the entry left holds one subflow "
-    "(cwnd 2, 7 RTO events) whose release never came"))])
+@pytest.mark.parametrize("cc", ["tm_lia", "tm_olia"])
 def test_map_holds_no_entry_of_closed_connections(cc):
     """Three MPTCP downloads one after the other to one server that keeps running: while each
     runs its connection is in the map, and once it is closed the map holds none of them.
@@ -230,3 +227,41 @@ def test_map_holds_no_entry_of_closed_connections(cc):
     assert all(diag[k] == 0 for k in ("acked_big", "cwnd_big", "ssthresh_big", "undo_big", "cwnd_big_at_state_change",
                                       "release_no_token")), diag
     assert diag["releases"] >= diag["subflows_seen"] > 0 and diag["release_deleted_entry"] >= n_conn, diag
+
+
+def test_maps_of_an_earlier_registration_are_not_read():
+    """A congestion control unregistered while sockets still run it stays loaded, with maps of the same
+    names, until the last of them is destroyed (a subflow on a lossy path can retransmit its FIN for
+    minutes after its connection closed: the entry "whose release never came" of issue 15 was one of
+    test_timeouts_are_counted_per_subflow's, in the map of its registration). With a transfer still
+    running on the first registration, a second one's dump_connections and read_diag show none of it,
+    while the first one's map, still loaded, holds its connection."""
+    from tcpmodels.testbed.kernel_cc.mapread import read_connections
+
+    topo = two_path([PathSpec(rate_bps=50e6, rtt_s=0.010), PathSpec(rate_bps=50e6, rtt_s=0.020)])
+    old, new, diag, every = [], [], None, []
+    with Testbed(topo) as tb:
+        server = wl.start_server(tb, "s", mptcp=True)
+        try:
+            with kernel_cc.congestion_control("tm_olia") as first:
+                if first["joined"]:
+                    pytest.skip("another process holds tm_olia: this test needs to unregister it")
+                popen = wl.launch_flows(tb, "c", [wl.bulk_flow(flow_id=1, dst="10.0.1.2", duration_s=8.0, mptcp=True,
+                                                               cc="tm_olia")])
+                until = time.monotonic() + 4.0
+                while not old and time.monotonic() < until:
+                    time.sleep(0.1)
+                    old = kernel_cc.dump_connections("tm_olia")
+            # unregistered (this process was its only holder); the transfer runs on
+            registered_between = "tm_olia" in kernel_cc.available_congestion_controls()
+            with kernel_cc.congestion_control("tm_olia"):
+                new, diag = kernel_cc.dump_connections("tm_olia"), kernel_cc.read_diag("tm_olia")
+                every = read_connections(kernel_cc.CONN_MAPS["tm_olia"])   # every loaded map of the name
+            (rec,) = wl.collect_flows(popen, 60)
+        finally:
+            server.stop()
+    assert "error" not in rec and rec["cc_effective"] == "tm_olia", rec
+    assert old and not registered_between
+    assert {c["token"] for c in old} & {e["token"] for e in every}, (old, every)
+    assert len({e["map_id"] for e in every}) == 1     # the first registration's map: the second one's is empty
+    assert new == [] and diag is not None and all(v == 0 for v in diag.values()), (new, diag)

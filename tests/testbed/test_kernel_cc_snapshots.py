@@ -175,3 +175,45 @@ def test_diag_counter_names_follow_the_c_indices():
         "RELEASE_NO_ENTRY": "release_no_entry", "RELEASE_DELETED": "release_deleted_entry",
         "TOKEN_CHANGED": "release_token_changed", "CWND_BIG_STATE": "cwnd_big_at_state_change",
         "ID_CHANGED": "subflow_id_changed"}
+
+
+def _struct_ops(map_id, state, prog_ids):
+    """One struct_ops map as ``bpftool -j struct_ops dump`` shows it (bpftool 7.1, fields trimmed)."""
+    data = {"init": f"void (struct sock *) tm_olia_init/prog_id:{prog_ids[0]}",
+            "release": f"void (struct sock *) tm_olia_release/prog_id:{prog_ids[1]}",
+            "cwnd_event": "void (struct sock *, enum tcp_ca_event) 0", "name": "tm_olia"}
+    return [{"bpf_map_info": {"type": 26, "id": map_id, "name": "tm_olia"}},
+            {"bpf_struct_ops_tcp_congestion_ops": {"common": {"refcnt": {"refs": {"counter": 2}}, "state": state},
+                                                   "data": data}}]
+
+
+def test_registered_map_ids_are_the_maps_of_the_struct_ops_in_use(monkeypatch):
+    """Two loaded generations of tm_olia: one unregistered (TOBEFREE, still held by a socket) and the
+    registered one (INUSE). Only the maps the INUSE one's programs use count, and a name registered by
+    no struct_ops map in use has none; _map_ids keeps only the maps of that name among them."""
+    from tcpmodels.testbed.kernel_cc import mapread
+
+    outputs = {
+        ("struct_ops", "dump", "name", "tm_olia"): _struct_ops(300, "BPF_STRUCT_OPS_STATE_TOBEFREE", (301, 302))
+        + _struct_ops(400, "BPF_STRUCT_OPS_STATE_INUSE", (401, 402)),
+        ("struct_ops", "dump", "name", "tm_lia"): _struct_ops(500, "BPF_STRUCT_OPS_STATE_TOBEFREE", (501, 502)),
+        ("prog", "show"): [{"id": 301, "map_ids": [290]}, {"id": 302, "map_ids": [290, 291]},
+                           {"id": 401, "map_ids": [392]}, {"id": 402, "map_ids": [390, 391, 392]},
+                           {"id": 501, "map_ids": [490]}, {"id": 502, "map_ids": [490, 491]}],
+        ("map", "show"): [{"id": 290, "name": "tm_olia_conn", "bytes_value": 824},
+                          {"id": 291, "name": "tm_olia_diag", "bytes_value": 8},
+                          {"id": 390, "name": "tm_olia_conn", "bytes_value": 824},
+                          {"id": 391, "name": "tm_olia_diag", "bytes_value": 8},
+                          {"id": 392, "name": "tm_olia.rodata", "bytes_value": 64}],
+    }
+
+    def fake_run(cmd, check=True, **kw):
+        out = outputs.get(tuple(cmd[2:]))
+        return subprocess.CompletedProcess(cmd, 0 if out is not None else 255, json.dumps(out or []), "")
+
+    monkeypatch.setattr(mapread, "run", fake_run)
+    ids = mapread.registered_map_ids("tm_olia")
+    assert ids == {390, 391, 392}
+    assert mapread.registered_map_ids("tm_lia") == set() and mapread.registered_map_ids("tm_reno") == set()
+    assert mapread._map_ids("tm_olia_conn") == [(290, 824), (390, 824)]
+    assert mapread._map_ids("tm_olia_conn", ids) == [(390, 824)] and mapread._map_ids("tm_olia_diag", set()) == []

@@ -653,7 +653,7 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
     Returns
     -------
     list of dict
-        One per map entry (empty if the program is not loaded). Each dict: ``token``, ``alpha``
+        One per map entry (empty if the program is not registered). Each dict: ``token``, ``alpha``
         (the last in-kernel alpha, from ``alpha_q16``) [-], ``cwnd_total_segments`` [segments],
         ``updated_ns`` (``bpf_ktime_get_ns``) [ns], ``acks``, ``read_ns`` (CLOCK_MONOTONIC when
         read) [ns], ``subflows``: a list of ``{slot, subflow_id, cwnd_segments, srtt_s, loss_events,
@@ -661,14 +661,21 @@ def dump_connections(name: str = "tm_lia") -> list[dict]:
         [segments, s] (tm_olia adds ``ell_segments``), and ``calc``: per slot that computed one,
         its last alpha (LIA) or increase (OLIA) with the inputs it was computed from and whether
         the read was ``consistent`` (:func:`~tcpmodels.testbed.kernel_cc.mapread.calc_dict`).
+
+    Notes
+    -----
+    Only the map of the registration in use is read. An earlier registration of ``name``, unregistered
+    since, stays loaded with its own map while any socket still runs it (a subflow retransmitting its
+    FIN for minutes after its connection closed); its entries are not connections of this one
+    (:func:`tcpmodels.testbed.kernel_cc.mapread.registered_map_ids`).
     """
-    from tcpmodels.testbed.kernel_cc.mapread import read_connections
+    from tcpmodels.testbed.kernel_cc.mapread import read_connections, registered_map_ids
 
     if name not in CONN_MAPS:
         raise ValueError(f"no per-connection map for {name!r}; there is one for {sorted(CONN_MAPS)}")
     _require(need_root=True)
     out = []
-    for e in read_connections(CONN_MAPS[name]):
+    for e in read_connections(CONN_MAPS[name], registered_map_ids(name)):
         v = e["value"]
         subflows = [
             {"slot": i, "subflow_id": v.subflow_id[i], "cwnd_segments": v.cwnd[i], "srtt_s": v.srtt_us[i] * 1e-6,
@@ -696,14 +703,16 @@ def read_diag(name: str = "tm_lia") -> dict[str, int] | None:
     Returns
     -------
     dict or None
-        Counter name -> count; ``None`` if the program is not loaded.
+        Counter name -> count, of the registration in use only (not of an earlier one still held by
+        its sockets, see :func:`dump_connections`); ``None`` if the program is not registered.
     """
     from tcpmodels.testbed.kernel_cc.mapread import read_diag as _read
+    from tcpmodels.testbed.kernel_cc.mapread import registered_map_ids
 
     if name not in DIAG_MAPS:
         raise ValueError(f"no diagnostic map for {name!r}; there is one for {sorted(DIAG_MAPS)}")
     _require(need_root=True)
-    return _read(DIAG_MAPS[name])
+    return _read(DIAG_MAPS[name], registered_map_ids(name))
 
 
 # ------------------------------------------------------------------ cleanup

@@ -16,6 +16,17 @@ possibly torn read), counted, never dropped silently.
 
 The layouts below mirror the C structs; :func:`read_connections` checks the size against the
 map's value size (a mismatch raises instead of misreading).
+
+Maps of a name can be loaded more than once. Unregistering a struct_ops congestion control
+(``bpftool struct_ops unregister``) only takes it off the list of controls: every socket that
+runs it keeps a reference to it (``tcp_cleanup_congestion_control`` drops it when the socket is
+destroyed), so the program and its maps stay loaded until the last such socket is gone, beside
+the maps of a later registration under the same name. Such a socket can outlive its connection
+by minutes, e.g. an MPTCP subflow on a lossy path left in CLOSING, retransmitting its FIN with
+exponential backoff in namespaces deleted meanwhile; its entry leaves the old map when its
+``release`` finally runs. The maps of the registration in use are those of
+the struct_ops map in state ``BPF_STRUCT_OPS_STATE_INUSE``; an unregistered one is ``TOBEFREE``
+(:func:`registered_map_ids`).
 """
 
 from __future__ import annotations
@@ -24,12 +35,13 @@ import ctypes
 import errno
 import json
 import os
+import re
 import time
 
 from tcpmodels.testbed._system import TestbedError, find_tool, run
 
 __all__ = ["Calc", "LiaConn", "OliaConn", "LAYOUTS", "DIAG_COUNTERS", "read_connections", "read_diag", "steady",
-           "calc_dict"]
+           "calc_dict", "registered_map_ids"]
 
 MAX_SUBFLOWS = 8    # TM_MAX_SUBFLOWS (tm_math.h)
 OLIA_SLOTS = 4      # TM_OLIA_SLOTS (tm_math.h)
@@ -103,12 +115,54 @@ def _bpf(cmd: int, attr: ctypes.Structure) -> int:
     return ret
 
 
-def _map_ids(map_name: str) -> list[tuple[int, int]]:
-    """(id, value size) of every loaded map called ``map_name``."""
+def _map_ids(map_name: str, only: set[int] | None = None) -> list[tuple[int, int]]:
+    """(id, value size) of every loaded map called ``map_name`` (of those whose id is in ``only``, if given)."""
     proc = run([find_tool("bpftool") or "bpftool", "-j", "map", "show"], check=False)
     if proc.returncode != 0:
         return []
-    return [(m["id"], m["bytes_value"]) for m in json.loads(proc.stdout or "[]") if m.get("name") == map_name]
+    return [(m["id"], m["bytes_value"]) for m in json.loads(proc.stdout or "[]")
+            if m.get("name") == map_name and (only is None or m["id"] in only)]
+
+
+#: state of a struct_ops map while it is the registered congestion control (kernel's enum
+#: bpf_struct_ops_state; unregistering it sets TOBEFREE, and it stays loaded while sockets use it)
+_INUSE = "BPF_STRUCT_OPS_STATE_INUSE"
+
+
+def registered_map_ids(program: str) -> set[int]:
+    """Ids of the maps used by the programs of the registered struct_ops congestion control ``program``.
+
+    A control registered earlier under the same name and unregistered since stays loaded, with maps
+    of the same names, while sockets still run it (module docstring); its maps are not included.
+
+    Parameters
+    ----------
+    program : str
+        The name the congestion control registered under (``tm_lia``, ``tm_olia``).
+
+    Returns
+    -------
+    set of int
+        The ids of every map that a program of its struct_ops map in state
+        ``BPF_STRUCT_OPS_STATE_INUSE`` uses (empty if ``program`` is not registered).
+    """
+    bpftool = find_tool("bpftool") or "bpftool"
+    proc = run([bpftool, "-j", "struct_ops", "dump", "name", program], check=False)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return set()
+    # a list alternating {"bpf_map_info": ...} and {"bpf_struct_ops_<type>": {"common": {"state": ...},
+    # "data": {callback: "<prototype> <prog name>/prog_id:<id>", ...}}}
+    prog_ids: set[int] = set()
+    for item in json.loads(proc.stdout):
+        for key, value in item.items():
+            if key.startswith("bpf_struct_ops_") and value.get("common", {}).get("state") == _INUSE:
+                prog_ids.update(int(i) for i in re.findall(r"/prog_id:(\d+)", json.dumps(value.get("data", {}))))
+    if not prog_ids:
+        return set()
+    proc = run([bpftool, "-j", "prog", "show"], check=False)
+    if proc.returncode != 0:
+        return set()
+    return {m for p in json.loads(proc.stdout or "[]") if p.get("id") in prog_ids for m in p.get("map_ids", [])}
 
 
 def _lookup(fd: int, key: ctypes.c_uint32, value: ctypes.Structure) -> bool:
@@ -181,13 +235,17 @@ def calc_dict(rec: Calc, consistent: bool) -> dict:
             "alpha": rec.alpha_q16 / 65536.0, "updated_ns": int(rec.updated_ns)}
 
 
-def read_diag(map_name: str) -> dict[str, int] | None:
-    """The counters of a diagnostic map (summed over every loaded map of that name).
+def read_diag(map_name: str, map_ids: set[int] | None = None) -> dict[str, int] | None:
+    """The counters of a diagnostic map (summed over every loaded map of that name, or of those in ``map_ids``).
 
     Parameters
     ----------
     map_name : str
         ``tm_lia_diag`` or ``tm_olia_diag``.
+    map_ids : set of int, optional
+        Read only maps with these ids (the registered program's: :func:`registered_map_ids`).
+        ``None``: every loaded map of that name, those of earlier registrations still held by their
+        sockets included.
 
     Returns
     -------
@@ -200,7 +258,7 @@ def read_diag(map_name: str) -> dict[str, int] | None:
     TestbedError
         The map holds another number or size of counters than :data:`DIAG_COUNTERS`.
     """
-    maps = _map_ids(map_name)
+    maps = _map_ids(map_name, map_ids)
     if not maps:
         return None
     out = dict.fromkeys(DIAG_COUNTERS, 0)
@@ -230,13 +288,17 @@ def read_diag(map_name: str) -> dict[str, int] | None:
     return out
 
 
-def read_connections(map_name: str) -> list[dict]:
+def read_connections(map_name: str, map_ids: set[int] | None = None) -> list[dict]:
     """Every entry of a per-connection map, copied three times in a row (see the module docstring).
 
     Parameters
     ----------
     map_name : str
         ``tm_lia_conn`` or ``tm_olia_conn``.
+    map_ids : set of int, optional
+        Read only maps with these ids (the registered program's: :func:`registered_map_ids`).
+        ``None``: every loaded map of that name, those of earlier registrations still held by their
+        sockets included.
 
     Returns
     -------
@@ -253,7 +315,7 @@ def read_connections(map_name: str) -> list[dict]:
     """
     layout = LAYOUTS[map_name]
     out = []
-    for map_id, size in _map_ids(map_name):
+    for map_id, size in _map_ids(map_name, map_ids):
         if size != ctypes.sizeof(layout):
             raise TestbedError(f"{map_name} (id {map_id}) has {size}-byte values; mapread's layout has "
                                f"{ctypes.sizeof(layout)}: update mapread.{layout.__name__} with the C struct")
