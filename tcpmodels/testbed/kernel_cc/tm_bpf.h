@@ -316,7 +316,20 @@ static inline void tm_conn_release(struct sock *sk, void *map, __u32 n_slots, vo
 		tm_diag_inc(diag, TM_DIAG_RELEASE_NO_ENTRY);
 		return;
 	}
-	cwnd[tm_slot_of(id, n_slots)] = 0;
+	/* Free the slot with an atomic add (BPF XADD: `lock add` in the x86 JIT, a full barrier), not a
+	 * plain store. Two subflows of a connection can be released at once on two CPUs, each freeing
+	 * its slot and then reading the other's: with plain stores each store can wait in its CPU's
+	 * store buffer while that CPU reads the other slot, both read the other as still in use, and
+	 * neither deletes the entry, which then outlives the connection with every slot free (seen:
+	 * 2 such entries among about 640 tm_lia connections of the P2 campaign, 2026-11-27). With the
+	 * store drained before the reads, at least one of the two sees both slots free. Only this
+	 * subflow writes its slot, so adding minus its value leaves 0. (A JIT without a barrier in a
+	 * non-fetching atomic add, e.g. arm64 with LSE, would need an atomic exchange: -mcpu=v3.) */
+	{
+		__u32 *mine = &cwnd[tm_slot_of(id, n_slots) & (TM_MAX_SUBFLOWS - 1)];
+
+		__sync_fetch_and_add(mine, -*mine);
+	}
 #pragma unroll
 	for (i = 0; i < TM_MAX_SUBFLOWS; i++)
 		left += i < n_slots ? cwnd[i] : 0;
