@@ -193,9 +193,12 @@ def test_map_holds_no_entry_of_closed_connections(cc):
     diagnostic counters (``kernel_cc.read_diag``) show no implausible window or acked count and
     every release finding its connection's token."""
     n_conn, seen = 3, []
-    with kernel_cc.congestion_control(cc), \
+    with kernel_cc.congestion_control(cc) as reg, \
             Testbed(two_path([PathSpec(rate_bps=50e6, rtt_s=0.010, loss_rate=0.005),
                               PathSpec(rate_bps=50e6, rtt_s=0.020, loss_rate=0.005)])) as tb:
+        if reg["joined"]:
+            pytest.skip(f"{cc} is registered by another live process (e.g. a campaign): its map and counters "
+                        "hold that process's connections too")
         server = wl.start_server(tb, "s", mptcp=True)
         try:
             for i in range(n_conn):
