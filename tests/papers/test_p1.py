@@ -260,3 +260,22 @@ def test_shipped_dataset_is_complete_enough():
     cmp = p1.split_comparison(live)
     assert cmp["flows"].sum() == len(free) and {"pattern", "pattern_fct_rule"} <= set(cmp.columns)
     assert p1.table3(ds)["classified_by"].str.len().gt(10).all()
+
+
+def test_coupling_answer_has_the_ns3_lia_paragraph_with_its_numbers(synth):
+    """The answer's ns-3 paragraph: the 70 KB flows' mean FCT beside TCP / MPTCP background and the share with a
+    lost packet, from the flow table of the ns-3 seeds, and ns-3's C1.3 verdicts beside the kernel tm_lia column."""
+    ds, _ = synth
+    good = _with_coupled(ds, relieves=True)
+    t = p1.tables(good)
+    v = p1.claims(good, t)
+    text = p1.coupling_answer(v, t["flows"], good.subflows)
+    para = next(p for p in text.split("\n\n") if p.startswith("**ns-3, LIA**"))
+    f = good.flows
+    s4 = f[(f["engine"] == "ns3") & (f["experiment"] == "s4") & (f["kind"] == "short")]
+    for proto in ("tcp", "mptcp"):
+        g = s4[s4["protocol"] == proto]
+        assert f"{g['fct_s'].mean() * 1e3:.1f} ms" in para
+        assert f"{(g['lost_packets'] > 0).mean():.1%}" in para
+    assert "seeds 0, 1, 2, 3" in para and "C1.3: mean higher with MPTCP background: **" in para
+    assert "The kernel's tm_lia" in para

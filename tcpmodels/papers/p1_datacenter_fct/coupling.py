@@ -4,7 +4,8 @@ For every coupled MPTCP control of the kernel runs, the 70 KB flows' mean and 95
 completion time and share with loss beside the TCP, uncoupled and coupled backgrounds on the same
 seeds, the background's window (median transfer) and loss-event rate, and the verdicts of the coupling claims
 (:func:`tcpmodels.papers.p1_datacenter_fct.claims.coupling_claims`) and of C1.3 for that control;
-then the answer with the seeds the power analysis asks for (a part measured on one seed borrows the
+then, per MPTCP control of the ns-3 runs (LIA), the same flows and its C1.3 verdicts beside the kernel
+column of the same coupling; then the answer with the seeds the power analysis asks for (a part measured on one seed borrows the
 between-seed spread of the uncoupled kernel's paired comparisons).
 """
 
@@ -79,6 +80,7 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
             f"{lossy[cc]:.1%}. The median background transfer keeps {win['uncoupled']:.0f} segments in flight uncoupled "
             f"and {win[cc]:.0f} under {cc} (one TCP: {win['TCP']:.0f}), at a subflow loss-event rate of "
             f"{ler['uncoupled']:.2%} and {ler[cc]:.2%} (TCP {ler['TCP']:.2%}). Verdicts: {verdict_text}.")
+    text += _ns3_paragraphs(fl, tagged)
     # between-seed spread of the uncoupled kernel's paired MPTCP-vs-TCP comparisons: the spread a coupled-vs-uncoupled
     # comparison is planned with until it has runs of its own (borrowed)
     lossy_flag = pd.to_numeric(short["retransmitted_packets"], errors="coerce").astype(float) > 0
@@ -120,3 +122,35 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
             + " Whether MPTCP still hurts the short flows more than TCP under a coupled control is that control's C1.3 "
             "column in the table of verdicts per congestion control.")
     return "\n\n".join(text)
+
+
+def _ns3_paragraphs(flows: pd.DataFrame, tagged: pd.DataFrame) -> list[str]:
+    """One paragraph per ns-3 MPTCP control (ns-3's coupled LIA): the 70 KB flows beside TCP and MPTCP
+    background on the same seeds, its C1.3 verdicts, and the kernel column with the same coupling beside it."""
+    short = flows[(flows["engine"] == "ns3") & (flows["experiment"] == "s4") & (flows["kind"] == "short")
+                  & flows["fct_s"].notna()]
+    out = []
+    for cc in mptcp_ccs(flows, "ns3"):
+        seeds = sorted(set(short.loc[(short["protocol"] == "mptcp") & (short["cc"] == cc), "seed"]))
+        same = short["seed"].isin(seeds)
+        groups = {"TCP": short["protocol"] == "tcp", cc: (short["protocol"] == "mptcp") & (short["cc"] == cc)}
+        mean = {k: short.loc[m & same, "fct_s"].mean() * 1e3 for k, m in groups.items()}
+        # ns-3 has no sender-side retransmission count per flow: a flow "sees loss" when a packet of it was lost
+        lossy = {k: (pd.to_numeric(short.loc[m & same, "lost_packets"], errors="coerce") > 0).mean()
+                 for k, m in groups.items()}
+        c13 = tagged[(tagged["claim_id"] == "C1.3") & (tagged["engine"] == "ns3") & (tagged["cc"] == cc)]
+        kernel_twin = {"lia": "tm_lia", "olia": "tm_olia"}.get(cc)
+        twin = tagged[(tagged["claim_id"] == "C1.3") & (tagged["engine"] == "kernel") & (tagged["cc"] == kernel_twin)]
+        verdict_text = "; ".join(
+            f"{r.part}: **{r.verdict}** (effect {r.effect:+.3f}, {r.n_runs} runs"
+            + (f", needs {r.runs_needed:.0f})" if r.runs_needed == r.runs_needed else ")")
+            for r in c13.itertuples())
+        twin_text = ("; ".join(f"{r.part.removesuffix(' with MPTCP background')} {r.effect:+.3f} ({r.verdict}, {r.n_runs} runs)" for r in twin.itertuples())
+                     if len(twin) else "")
+        out.append(
+            f"**ns-3, {cc.upper()}** (seeds {', '.join(map(str, seeds))}; ns-3's own coupled MPTCP on the kernel runs' "
+            f"schedules): the 70 KB flows finish in {mean['TCP']:.1f} ms on average beside TCP background and "
+            f"{mean[cc]:.1f} ms beside MPTCP; share with a lost packet {lossy['TCP']:.1%} / {lossy[cc]:.1%}. C1.3: {verdict_text}."
+            + (f" The kernel's {kernel_twin} (the same coupling as a BPF congestion control): {twin_text}." if twin_text
+               else ""))
+    return out
