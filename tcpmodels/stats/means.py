@@ -251,7 +251,7 @@ def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[f
 
 def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statistic: Callable[..., float], *,
                         unit: str = "run", n_resamples: int = 2999, seed: int = 0, we_measured: str | None = None,
-                        why: str = "", vectorized: bool = False) -> Verdict:
+                        why: str = "", vectorized: bool = False, clusters: Iterable | None = None) -> Verdict:
     """Judge "the statistic is positive (``direction=+1``) or negative (``-1``)" by a paired bootstrap over units.
 
     Parameters
@@ -270,6 +270,12 @@ def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statis
         ``statistic`` also takes 2-d arrays and an ``axis`` keyword and returns one value per resample
         (scipy's ``vectorized``): all resamples in one call instead of one call each. The resamples are
         the same either way.
+    clusters : sequence, optional
+        One label per element: elements with the same label are one unit (e.g. the repetitions of one
+        RTT pair), resampled together (cluster bootstrap: each resample draws as many labels as there
+        are, with replacement, and takes every element of each). ``n`` in the texts and the power
+        analysis is then the number of clusters. Without it, or when every cluster holds one element,
+        every element is a unit (scipy's bootstrap, as without ``clusters``).
 
     Returns
     -------
@@ -287,14 +293,34 @@ def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statis
         raise ValueError("data must be one or more arrays of equal length")
     ok = np.all([np.isfinite(a) for a in arrays], axis=0)
     arrays = [a[ok] for a in arrays]
-    n = len(arrays[0])
-    effect = float(statistic(*arrays)) if n else math.nan
+    members = None
+    if clusters is not None:
+        labels = np.asarray(list(clusters), dtype=object)
+        if len(labels) != len(ok):
+            raise ValueError(f"clusters must hold one label per element ({len(ok)}); got {len(labels)}")
+        _, inv = np.unique(labels[ok].astype(str), return_inverse=True)
+        members = [np.flatnonzero(inv == c) for c in range(int(inv.max()) + 1)] if len(inv) else []
+        if all(len(m) == 1 for m in members):
+            members = None  # every element its own unit: the plain paired bootstrap below
+    n = len(arrays[0]) if members is None else len(members)
+    effect = float(statistic(*arrays)) if len(arrays[0]) else math.nan
     enough = n >= 3
-    if enough:
+    if enough and members is None:
         res = sps.bootstrap(tuple(arrays), statistic, paired=True, vectorized=vectorized,
                             confidence_level=spec.confidence_level,
                             method="percentile", n_resamples=n_resamples, random_state=np.random.default_rng(seed))
         lo, hi, se = float(res.confidence_interval.low), float(res.confidence_interval.high), float(res.standard_error)
+    elif enough:
+        draws = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+        if vectorized and len({len(m) for m in members}) == 1:
+            idx = np.stack(members)[draws].reshape(n_resamples, -1)  # every resample the same length
+            boot = np.asarray(statistic(*[a[idx] for a in arrays], axis=-1), dtype=float)
+        else:
+            boot = np.array([statistic(*[a[np.concatenate([members[j] for j in d])] for a in arrays]) for d in draws],
+                            dtype=float)
+        tail = (1 - spec.confidence_level) / 2
+        lo, hi = (float(q) for q in np.quantile(boot, [tail, 1 - tail]))
+        se = float(np.std(boot, ddof=1))
     else:
         lo, hi, se = -math.inf, math.inf, math.nan
     verdict, reason = decide(spec, lo, hi, enough)
@@ -303,7 +329,9 @@ def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statis
         es = spec.smallest_effect / (se * math.sqrt(n))
         k = NormalIndPower().solve_power(effect_size=es, alpha=spec.alpha, power=POWER, ratio=0)
         needed = float(math.ceil(max(float(np.atleast_1d(k)[0]), 3.0)))
-    test = (f"statistic on all {unit}s, {spec.confidence_level:.0%} paired percentile bootstrap CI over {unit}s "
+    kind = "paired percentile bootstrap" if members is None else \
+        f"cluster percentile bootstrap (a {unit}'s {len(arrays[0]) / max(n, 1):.3g} elements on average resampled together)"
+    test = (f"statistic on all {unit}s, {spec.confidence_level:.0%} {kind} CI over {unit}s "
             f"({n_resamples} resamples); claimed {spec.quantity} {'>' if spec.direction > 0 else '<'} 0, smallest "
             f"effect {fmt_number(spec.smallest_effect)} ({spec.effect_source})")
     return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: {fmt_number(effect)} over {n} {unit}s",

@@ -12,7 +12,7 @@ from tcpmodels.papers import p2_mptcp_prediction as p2
 from tcpmodels.stats import CLAIM_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-RTTS = np.arange(120.0, 181.0, 12.0)  # 6 x 6 grid, twice: 72 samples
+RTTS = np.arange(120.0, 181.0, 6.0)  # 11 x 11 grid, twice: 242 samples of 121 RTT pairs
 
 
 def synthetic(*, share64=0.99, mptcp_follows_path1=False, seed=0) -> p2.P2Dataset:
@@ -67,8 +67,8 @@ def test_tables_have_the_papers_layout_and_printed_values(synth_tables):
     assert list(t["table3"]["paper_fraction_rpe"]) == [0.777, 0.775, 0.775]
     assert list(t["table4"]["probe_size"]) == ["128KB", "256KB", "512KB", "2MB", "8MB", "32MB", "128MB"]
     assert t["table4"]["paper_rmse_KBps"].iloc[-1] == 4724.1
-    assert len(t["table5"]) == 7 and t["table5"]["n"].sum() == 72
-    assert t["table5"].set_index("rtt_relation").loc["RTT1 = RTT2", "n"] == 12
+    assert len(t["table5"]) == 7 and t["table5"]["n"].sum() == 242
+    assert t["table5"].set_index("rtt_relation").loc["RTT1 = RTT2", "n"] == 22
     assert list(t["table6"]["training_share"]) == [0.75, 0.5, 0.25, 0.1, 0.05]
     assert list(t["spearman"]["paper_rho"]) == [0.87, 0.16]
     assert {"C", "epsilon", "gamma", "cv_rmse_KBps"} <= set(t["cv"].columns) and len(t["cv"]) == 4
@@ -94,7 +94,8 @@ def test_claims_are_judged_per_part_by_statistics(synth_tables):
     v = p2.claims(ds, synth_tables)
     assert tuple(v.columns) == CLAIM_COLUMNS
     assert sorted(set(v["claim"].str[:4])) == ["C2.1", "C2.2", "C2.3", "C2.4", "C2.5"]
-    assert len(v) == 14 and (v["n_runs"] == 72).all() and v["why"].str.contains("unit: the RTT pair").all()
+    # 242 samples: two repetitions of 121 RTT pairs, the pair is the unit
+    assert len(v) == 14 and (v["n_runs"] == 121).all() and v["why"].str.contains("unit: the RTT pair").all()
     assert not v["test"].str.startswith("old fixed-threshold rule").any()
     by = v.set_index("part")["verdict"]
     # the mechanism is built in: the 64 KB probe stays on path 1, MPTCP follows the faster path
@@ -145,7 +146,7 @@ def test_shipped_dataset_gives_all_tables_and_verdicts():
     t = p2.tables(ds, quick=True)
     c = p2.claims(ds, t)
     assert len(c) == 14 and set(c["claim"].str[:4]) == {"C2.1", "C2.2", "C2.3", "C2.4", "C2.5"}
-    assert (c["n_runs"] == len(ds.samples)).all()
+    assert (c["n_runs"] == len(ds.samples.groupby(["rtt1_ms", "rtt2_ms"]))).all()  # the RTT pair is the unit
     assert t["table2"]["ours_rmse_KBps"].gt(0).all()
     assert not t["fig4"].empty
 
