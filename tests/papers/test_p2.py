@@ -225,3 +225,20 @@ def test_conditions_table_counts_the_samples_meeting_each_condition():
     assert t["subflow_cc_seen"] == "tm_lia" and t["data_size_MiB"] == 8
     with pytest.raises(ValueError, match="no regime conditions"):
         p2.conditions_table(synthetic())
+
+
+def test_fig4_against_the_papers_share_reads_the_sweep_and_the_nearest_data_transfers(synth_tables):
+    """Fig. 4 at (150, 120) ms: the sweep's smallest and largest shares, the data transfers of the grid's
+    nearest pairs (the grid has no 150 ms), and the distance to the paper's 33.9 %, in the table and the note."""
+    t = synth_tables["fig4_vs_paper"].set_index(["rtt1_ms", "rtt2_ms"])
+    row = t.loc[(150.0, 120.0)]
+    assert (row["share1_smallest"], row["share1_largest"], row["largest_bytes"]) == (0.99, 0.5, 4 << 20)
+    assert row["data_pairs_ms"] == [(150.0, 120.0)]  # the synthetic 6 ms grid has 150 ms
+    assert row["data_share1"] == 0.5 and row["data_n"] == 2
+    assert row["largest_minus_paper"] == pytest.approx(0.5 - 0.339)
+    note = p2.fig4_note(synth_tables["fig4_vs_paper"])
+    assert "from 99.0% at 64 KiB to 50.0% at 4 MiB" in note and "16.1 points above it" in note
+    coarse = synthetic().samples.query("rtt1_ms != 150")  # a grid without 150 ms: its nearest pairs stand in
+    near = p2.fig4_against_paper(synth_tables["fig4"], coarse).iloc[0]
+    assert near["data_pairs_ms"] == [(144.0, 120.0), (156.0, 120.0)] and near["data_n"] == 4
+    assert p2.fig4_note(p2.fig4_against_paper(synth_tables["fig4"].iloc[:0], coarse)) == "No Fig. 4 sweep in the dataset."

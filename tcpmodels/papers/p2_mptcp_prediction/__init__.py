@@ -60,12 +60,18 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
 )
 from tcpmodels.papers.p2_mptcp_prediction.old_claims import old_claims
 from tcpmodels.papers.p2_mptcp_prediction.plots import plot_fig4, plot_per_path_surface, plot_probe_vs_data
-from tcpmodels.papers.p2_mptcp_prediction.tables import campaign_table, scaling_table, tables
+from tcpmodels.papers.p2_mptcp_prediction.tables import (
+    campaign_table,
+    fig4_against_paper,
+    fig4_note,
+    scaling_table,
+    tables,
+)
 
 __all__ = [
     "CITATION", "KB_BYTES", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_TABLE6",
     "PAPER_SPEARMAN", "PAPER_FIG4_SHARE_150_120_256MB", "PAPER_N_SAMPLES", "RTT_RELATIONS", "MPTCP_PROBES",
     "PROBE_TOTALS", "P2Dataset", "load_dataset", "tables", "claims", "UNIT", "sample_errors", "fit_training_error",
     "rtt_relation", "plot_fig4", "plot_probe_vs_data", "plot_per_path_surface", "capture_shares", "scaling_table",
-    "campaign_table", "old_claims", "conditions_table",
+    "campaign_table", "old_claims", "conditions_table", "fig4_against_paper", "fig4_note",
 ]

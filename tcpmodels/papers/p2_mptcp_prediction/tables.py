@@ -9,6 +9,7 @@ from tcpmodels.papers.common import Comparison, comparison_frame
 from tcpmodels.papers.p2_mptcp_prediction.data import (
     KB_BYTES,
     MPTCP_PROBES,
+    PAPER_FIG4_SHARE_150_120_256MB,
     PAPER_SPEARMAN,
     PAPER_TABLE2,
     PAPER_TABLE3,
@@ -37,7 +38,7 @@ from tcpmodels.predict import (
     tune_svr,
 )
 
-__all__ = ["tables", "scaling_table", "campaign_table"]
+__all__ = ["tables", "scaling_table", "campaign_table", "fig4_against_paper", "fig4_note"]
 
 
 def _table2(df):
@@ -273,7 +274,7 @@ def tables(dataset: P2Dataset, *, quick: bool = False, seed: int = 0, n_splits: 
         ``table2`` ... ``table6``, ``spearman``, ``fig4`` (subflow-1 share by size and RTT pair),
         ``cv`` (cross-validated C, epsilon, gamma per predictor), ``formula_vs_history``,
         ``drivers`` (Spearman rho of each throughput against RTT1, RTT2 and their minimum),
-        ``headline`` (paper vs ours, :func:`~tcpmodels.papers.common.comparison_frame`).
+        ``fig4_vs_paper`` (:func:`fig4_against_paper`), ``headline`` (paper vs ours, :func:`~tcpmodels.papers.common.comparison_frame`).
     """
     df = check_dataset(dataset)
     cfg = dataset.provenance.get("config", {})
@@ -284,6 +285,7 @@ def tables(dataset: P2Dataset, *, quick: bool = False, seed: int = 0, n_splits: 
         "cv": _cv(df, quick), "formula_vs_history": _formula_vs_history(df, cfg.get("rate_bps")),
         "drivers": _drivers(df),
     }
+    t["fig4_vs_paper"] = fig4_against_paper(t["fig4"], df)
     t["headline"] = _headline(t)
     return t
 
@@ -364,3 +366,87 @@ def campaign_table(dataset: P2Dataset) -> pd.DataFrame:
         },
         name="campaign",
     ).to_frame()
+
+
+def fig4_against_paper(fig4: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:
+    """Fig. 4's trend per RTT pair of the sweep, with the data transfers of the same pair beside it.
+
+    Parameters
+    ----------
+    fig4 : pandas.DataFrame
+        The ``fig4`` table of :func:`tables` (``rtt1_ms, rtt2_ms, size_bytes, share1_mean, share1_sd, n``).
+    samples : pandas.DataFrame
+        The campaign's samples (``rtt1_ms, rtt2_ms``, ``mptcp_data_share1``, ``data_size_bytes`` if present).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per RTT pair [ms]: ``smallest_bytes`` and ``share1_smallest`` (subflow-1 share of the
+        smallest swept transfer [-]), ``largest_bytes`` and ``share1_largest``, ``sizes`` (swept sizes),
+        ``data_share1`` (mean subflow-1 share of the campaign's data transfers at that pair, or at the
+        grid's nearest pairs when the grid lacks it, listed in ``data_pairs_ms`` [-]),
+        ``data_bytes`` and ``data_n`` (their size and count), ``paper_share1_256MB`` (the paper's 33.9 % at
+        (150, 120) ms, NaN elsewhere) and ``largest_minus_paper`` [-].
+    """
+    cols = ["rtt1_ms", "rtt2_ms", "smallest_bytes", "share1_smallest", "largest_bytes", "share1_largest", "sizes",
+            "data_share1", "data_bytes", "data_n", "data_pairs_ms", "paper_share1_256MB", "largest_minus_paper"]
+    rows = []
+    for (r1, r2), g in fig4.groupby(["rtt1_ms", "rtt2_ms"]) if len(fig4) else []:
+        g = g.sort_values("size_bytes")
+        # the campaign's grid (120 ... 180 step 4) has no 150 ms: its nearest pairs stand for the sweep's
+        dist = (samples["rtt1_ms"] - r1) ** 2 + (samples["rtt2_ms"] - r2) ** 2
+        at = samples[dist == dist.min()] if len(samples) else samples
+        share = pd.to_numeric(at.get("mptcp_data_share1"), errors="coerce").dropna() if len(at) else pd.Series(
+            dtype=float)
+        size = at["data_size_bytes"].iloc[0] if len(at) and "data_size_bytes" in at else np.nan
+        paper = PAPER_FIG4_SHARE_150_120_256MB if (r1, r2) == (150.0, 120.0) else np.nan
+        rows.append({"rtt1_ms": r1, "rtt2_ms": r2, "smallest_bytes": int(g["size_bytes"].iloc[0]),
+                     "share1_smallest": float(g["share1_mean"].iloc[0]), "largest_bytes": int(g["size_bytes"].iloc[-1]),
+                     "share1_largest": float(g["share1_mean"].iloc[-1]), "sizes": len(g),
+                     "data_share1": float(share.mean()) if len(share) else np.nan, "data_bytes": size,
+                     "data_n": len(share), "data_pairs_ms": sorted({(float(a), float(b)) for a, b in
+                                                                    zip(at["rtt1_ms"], at["rtt2_ms"])}),
+                     "paper_share1_256MB": paper,
+                     "largest_minus_paper": float(g["share1_mean"].iloc[-1]) - paper})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def fig4_note(table: pd.DataFrame) -> str:
+    """Fig. 4 against the paper's 33.9 %, in Markdown, every number from ``table``.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        :func:`fig4_against_paper`.
+
+    Returns
+    -------
+    str
+        One sentence per RTT pair (the paper's pair first), then the comparison with 33.9 %.
+    """
+    if table.empty:
+        return "No Fig. 4 sweep in the dataset."
+
+    def size(b):
+        return f"{b / 2**20:g} MiB" if b >= 2**20 else f"{b / 2**10:g} KiB"
+
+    parts = []
+    ordered = sorted(table.itertuples(), key=lambda r: ((r.rtt1_ms, r.rtt2_ms) != (150.0, 120.0), r.rtt1_ms, r.rtt2_ms))
+    for r in ordered:
+        where = ("this pair" if r.data_pairs_ms == [(r.rtt1_ms, r.rtt2_ms)] else
+                 "the nearest pairs of its grid, " + ", ".join(f"({a:g}, {b:g})" for a, b in r.data_pairs_ms) + " ms")
+        data = (f"; the campaign's {size(r.data_bytes)} data transfers at {where} put {r.data_share1:.1%} on "
+                f"subflow 1 ({r.data_n} samples)" if r.data_n else "")
+        parts.append(f"At RTT1 = {r.rtt1_ms:g} ms, RTT2 = {r.rtt2_ms:g} ms the subflow-1 share goes from "
+                     f"{r.share1_smallest:.1%} at {size(r.smallest_bytes)} to {r.share1_largest:.1%} at "
+                     f"{size(r.largest_bytes)} ({r.sizes} sizes){data}.")
+    ref = table[table["paper_share1_256MB"].notna()]
+    if len(ref):
+        r = ref.iloc[0]
+        side = "above" if r["largest_minus_paper"] > 0 else "below"
+        parts.append(f"The paper's 256 MB transfer at (150, 120) ms put {r['paper_share1_256MB']:.1%} on subflow 1; "
+                     f"our largest ({size(r['largest_bytes'])}) puts {r['share1_largest']:.1%}, "
+                     f"{abs(100 * r['largest_minus_paper']):.1f} points {side} it.")
+    else:
+        parts.append("The sweep has no (150, 120) ms pair, the one the paper prints (33.9 % at 256 MB).")
+    return " ".join(parts)
