@@ -10,38 +10,75 @@ in the same run:
 ``tshark_csv``      plain ``tshark -r FILE -T fields -E occurrence=f -e ...`` with the fields
                     of our packet table (Wireshark's default preferences but absolute
                     sequence numbers, for the SACK edges), its output read by
-                    ``pandas.read_csv`` from the pipe with its default dtypes. On large
-                    files read_csv infers types chunk by chunk, so a column of 64-bit MPTCP
-                    keys / data sequence numbers that is empty in some chunks comes back
-                    partly as float64 (precision lost; parsed as strings they equal ours).
+                    ``pandas.read_csv`` from the pipe with its default dtypes.
 ``tshark_analysis`` the same pipe with tshark's own analysis fields
                     (``tcp.analysis.retransmission``, ``fast_retransmission``,
                     ``spurious_retransmission``, ``out_of_order``): flows and their
                     retransmissions as Wireshark finds them.
 ``dpkt``            a dpkt loop building the same columns as our table, options
-                    (MSS, window scale, SACK, timestamps, MPTCP) included, into a DataFrame
-                    (payload from the IP length as dpkt users compute it, which is wrong for a
-                    TSO super-segment with IP length 0; the wire length is not compared,
-                    dpkt's reader does not give it).
+                    (MSS, window scale, SACK, timestamps, MPTCP) included, into a DataFrame,
+                    the payload from the IP total length as dpkt users compute it
+                    (``ip.len - 4 * ip.hl - 4 * tcp.off``; ``len(tcp.data)`` would count only
+                    the bytes kept in a capture cut at the snap length). The wire length is
+                    not compared: dpkt's reader does not give it.
 
 For each, ``whole_s`` is the wall time from the parent's ``Popen`` to the table
 being built (start-up included) and ``inproc_s`` the time inside the child from
 after its imports; ``cpu_s`` is user + system time of the child and its children,
 ``rss_mb`` the peak resident memory of the child and ``rss_children_mb`` of the
-largest of its children (tshark). Load average before and after each run is kept.
+largest of its children (tshark), all three taken when the table is built. Load
+average before and after each run is kept.
 
-Exactness is checked inside the benchmark, after the timed part: each engine
-hashes the columns it shares with ours (sum and position-weighted sum of the
-integer values, absent options as our sentinels), and the parent compares
-packets, payload bytes and every shared column with ours; per-flow
-retransmission counts of ``ours_flows`` are compared with ``tshark_analysis``
-(ours counts what tshark flags as retransmission, fast retransmission, spurious
-retransmission or out-of-order), after adding to ours the packets captured twice
-that occupy sequence space: :func:`tcpmodels.traces.flows` calls them duplicates
-and never retransmissions (same IP ID, sequence, flags, ...), while tshark flags
-the second copy as a retransmission; the note gives both the raw and the
-reconciled agreement. Timestamps are not compared (``read_csv``
-parses ``frame.time_epoch`` as float64).
+Exactness is checked inside the benchmark, after the timed part, packet by
+packet. Each engine writes the columns it shares with ours (integers, absent
+options as our sentinels) and its frame numbers; the parent compares packets,
+payload bytes and every column of :data:`CHECKED` with ours frame by frame
+(dpkt's rows in order: its loop keeps no frame number), and for each differing
+column notes the number of rows, a first frame with both values, for
+``tshark_csv`` how many of those rows ``read_csv`` gave as float64 cells, and
+how many equal tshark's own text, read again as strings (one more run of the
+plain tshark command after the timed ones). Retransmissions of ``ours_flows``
+(what tshark flags as retransmission, fast retransmission, spurious
+retransmission or out-of-order) are compared with ``tshark_analysis`` frame by
+frame and per flow. Timestamps are not compared (``read_csv`` parses
+``frame.time_epoch`` as float64).
+
+The differences found, and who is right (``interleaved_1M.pcap``, tshark 4.0.17,
+pandas 3.1.1, dpkt 1.9.8; each checked frame by frame):
+
+- ``tshark_csv``, the 64-bit MPTCP columns (``mptcp_send_key``, ``mptcp_recv_key``,
+  ``mptcp_dsn``, ``mptcp_data_ack``): tshark prints every value right (its text equals
+  ours in all 1,000,000 frames); ``read_csv`` loses them. It types a column chunk by
+  chunk of rows: a chunk with an empty cell whose values all fit int64 becomes
+  float64, exact only below 2^53 (a chunk with a value of 2^63 or more stays text),
+  and the column is an object mix of both (``DtypeWarning``). Of the 5,122 differing
+  rows (2 + 60 + 2,999 + 2,061) every one is a float64 cell. E.g. frame 934591, DSS
+  option ``1e 16 20 0d 15 ce 82 cd 6f 8e 95 84 50 ff 3d 35 00 00 00 31 7a 60``
+  (flags 0x0d: 4-byte data ACK 0x15ce82cd = 365855437, 8-byte DSN
+  0x6f8e958450ff3d35 = 8038526780430040373, subflow sequence 49, data-level length
+  31328): ours and tshark's ``rawdataseqno`` 8038526780430040373, ``read_csv``
+  8.03852678043004e+18 = 8038526780430040064.
+- ``dpkt``, ``payload_bytes`` (18,144 bytes fewer): the TSO super-segment of
+  ``tcpdump_ipv4_tcp_http_xml_tso.pcap`` (frame 1; 9 copies, e.g. frame 43336) has
+  IP total length 0; the dpkt users' formula gives 0 - 20 - 20 = -40, ours and
+  tshark's ``tcp.len`` 1976 (tshark: "reported as 0, presumed to be because of TCP
+  segmentation offload"): 9 x (1976 + 40) = 18,144. dpkt itself parses the segment
+  (``IP.unpack`` takes the rest of the frame when the length is 0); the formula
+  does not. No other row differs.
+- ``tshark_analysis``, 36 retransmissions more than ours (9 flows): the packets of
+  ``tcpdump_pptp.pcap``'s 10.1.1.10:1723 are each captured twice, the same IP packet
+  byte for byte (IP ID and checksums included; the second copy of a frame shorter
+  than 60 bytes has Ethernet padding), 0.1-0.24 ms apart: frames 8 and 9 there,
+  50373 and 50377 in the 1M capture, IP ID 0x4fb6, sequence 2339250120, 156 bytes
+  (210-byte frames identical). With no ACK in between, no timer fires after
+  0.24 ms (RFC 6298: RTO of at least 1 s; Linux: 200 ms) and a retransmission
+  would carry a new IP ID (this sender's advance by one a packet, 0x4fb4 to
+  0x4fbb): the same packet seen twice, which
+  :func:`tcpmodels.traces.flows` counts as ``duplicate_packets`` and tshark flags
+  as a retransmission. That is 4 of them per
+  copy (the SYN/ACK, two data segments, the FIN: frames 3, 9, 14, 20), 36 in 9
+  copies, and every one of tshark's 36 extra frames is one of ours' duplicates;
+  the other 63,425 are flagged by both, none by ours only.
 
 Input: the interleaved multi-flow captures of ``benchmarks/interleaved_capture.py``
 (``/work/bigcaps/interleaved_{1M,10M}.pcap``). Results are appended to
@@ -100,13 +137,26 @@ CHECKED = {"wire_bytes": 0, "captured_bytes": 0, "src_addr": 0, "dst_addr": 0, "
 
 
 # ----------------------------------------------------------------------------------------------- children
-def _digest(values) -> str:
-    """Order-sensitive hash of an integer column: sum and position-weighted sum, both mod 2^64."""
+def _usage() -> dict:
+    """CPU seconds and peak memory of this process and its waited-for children so far."""
+    import resource
+
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {"rss_mb": me.ru_maxrss / 1024, "rss_children_mb": kids.ru_maxrss / 1024,
+            "cpu_s": me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime}
+
+
+def _save(dumps: str, engine: str, name: str, values) -> None:
+    """Write one column of ``engine`` for the row-by-row comparison: int64 (uint64 as their bit
+    patterns) or bool, as ``dumps/engine/name.npy``."""
     import numpy as np
 
-    v = np.asarray(values).astype(np.int64).astype(np.uint64)
-    w = np.arange(1, len(v) + 1, dtype=np.uint64)
-    return f"{int(v.sum(dtype=np.uint64)):016x}{int((v * w).sum(dtype=np.uint64)):016x}"
+    v = np.asarray(values)
+    if v.dtype != bool:
+        v = v.view(np.int64) if v.dtype == np.uint64 else v.astype(np.int64)
+    d = Path(dumps) / engine
+    d.mkdir(parents=True, exist_ok=True)
+    np.save(d / f"{name}.npy", v)
 
 
 def _addr_int(strings) -> "np.ndarray":  # noqa: F821
@@ -117,11 +167,23 @@ def _addr_int(strings) -> "np.ndarray":  # noqa: F821
 
     s = pd.Series(strings, dtype="category")
     cats = np.array([int.from_bytes(socket.inet_aton(str(c)), "big") for c in s.cat.categories], np.int64)
-    return cats[s.cat.codes.to_numpy()]
+    codes = s.cat.codes.to_numpy()
+    return np.where(codes >= 0, cats[codes] if len(cats) else 0, 0)
+
+
+def _text_int(text: str, absent: int) -> int:
+    """One field as tshark prints it (decimal, ``0x`` hex or empty; first of a comma list) -> int."""
+    x = text.split(",")[0].strip()
+    if not x:
+        return absent
+    return int(x, 16) if x.startswith("0x") else int(x)
 
 
 def _parse_ints(col, absent: int) -> "np.ndarray":  # noqa: F821
-    """A read_csv column (numbers, hex strings, NaN) -> int64 (uint64 bit patterns), absent -> ``absent``."""
+    """A ``read_csv`` column (numbers, hex strings, NaN) -> int64 (uint64 bit patterns), absent -> ``absent``.
+
+    A float cell gives the float's own integer value: what the DataFrame holds, not what tshark printed.
+    """
     import numpy as np
     import pandas as pd
 
@@ -131,19 +193,42 @@ def _parse_ints(col, absent: int) -> "np.ndarray":  # noqa: F821
     if not has.any():
         return out
     vals = s[has]
-    if not pd.api.types.is_numeric_dtype(vals):  # hex strings (pandas 3: the str dtype) or mixed
-        txt = vals.astype(str)
-        ints = [int(x, 16) if x.startswith("0x") else int(float(x)) if "." in x else int(x) if x else absent
-                for x in txt.str.split(",").str[0].str.strip()]
-        out[has] = np.array([v & 0xFFFFFFFFFFFFFFFF for v in ints], np.uint64).view(np.int64)
+    if pd.api.types.is_numeric_dtype(vals):
+        out[has] = vals.to_numpy().astype(np.uint64).astype(np.int64)
         return out
-    out[has] = vals.to_numpy().astype(np.uint64).astype(np.int64)
+    # hex or decimal strings (pandas 3: the str dtype), or an object column of strings and floats
+    ints = [int(v) if isinstance(v, (float, np.floating, int, np.integer)) else _text_int(str(v), absent)
+            for v in vals]
+    out[has] = np.array([v & 0xFFFFFFFFFFFFFFFF for v in ints], np.uint64).view(np.int64)
     return out
 
 
-def _child_ours(path: str, kernel: str, with_flows: bool, res: dict) -> None:
+def _float_cells(col) -> "np.ndarray":  # noqa: F821
+    """Cells of a ``read_csv`` column that hold a float64 value (not NaN)."""
+    import numpy as np
+    import pandas as pd
+
+    s = pd.Series(col)
+    if pd.api.types.is_float_dtype(s):
+        return s.notna().to_numpy()
+    if s.dtype == object:
+        return np.fromiter((isinstance(v, float) and v == v for v in s), bool, len(s))
+    return np.zeros(len(s), bool)
+
+
+def _tshark_cmd(path: str, fields) -> list[str]:
+    """The plain tshark command of ``tshark_csv`` / ``tshark_analysis`` (default preferences, absolute
+    sequence numbers)."""
+    cmd = ["tshark", "-r", path, "-n", "-o", "tcp.relative_sequence_numbers:FALSE", "-T", "fields",
+           "-E", "occurrence=f"]
+    for f in fields:
+        cmd += ["-e", f]
+    return cmd
+
+
+def _child_ours(path: str, kernel: str, with_flows: bool, res: dict, dumps: str, engine: str) -> None:
     t_in = time.time()
-    import numpy as np  # noqa: F401
+    import numpy as np
 
     if kernel:
         os.environ["TCPMODELS_TRACE_KERNEL"] = kernel
@@ -157,50 +242,53 @@ def _child_ours(path: str, kernel: str, with_flows: bool, res: dict) -> None:
         table = read_pcap(path)
         ft = flows(table) if with_flows else None
     res["t_done"] = time.time()
+    res.update(_usage())
     res["inproc_s"] = res["t_done"] - t_imp
     res["import_s"] = t_imp - t_in
+    # after the timed part: the columns compared row by row
     from tcpmodels.traces import pcapfile
 
     res["kernel"] = pcapfile.active_kernel() if hasattr(pcapfile, "active_kernel") else "numpy"
     res["packets"] = len(table)
     res["payload_bytes"] = int(table["payload_bytes"].sum())
+    _save(dumps, engine, "frame", table["frame_index"].to_numpy().astype(np.int64) + 1)
     if ft is None:
-        digests = {}
-        for c, absent in CHECKED.items():
-            v = _addr_int(table[c]) if c.endswith("_addr") else table[c].to_numpy()
-            digests[c] = _digest(v)
-        res["digests"] = digests
-    else:
-        res["flows"] = len(ft)
-        res["retransmissions"] = int(ft["retransmitted_packets"].sum())
-        res["per_flow"] = {f"{a} {b} {c} {d}": int(r) for a, b, c, d, r in zip(
-            ft["src_addr"].astype(str), ft["src_port"], ft["dst_addr"].astype(str), ft["dst_port"],
-            ft["retransmitted_packets"]) if r}
-        # after the timed part: packets captured twice that occupy sequence space (tshark: retransmissions)
-        from tcpmodels.traces.annotation import annotate
+        for c in CHECKED:
+            _save(dumps, engine, c, _addr_int(table[c]) if c.endswith("_addr") else table[c].to_numpy())
+        return
+    res["flows"] = len(ft)
+    res["retransmissions"] = int(ft["retransmitted_packets"].sum())
+    res["per_flow"] = {f"{a} {b} {c} {d}": int(r) for a, b, c, d, r in zip(
+        ft["src_addr"].astype(str), ft["src_port"], ft["dst_addr"].astype(str), ft["dst_port"],
+        ft["retransmitted_packets"]) if r}
+    # packets captured twice that occupy sequence space (tshark: retransmissions)
+    from tcpmodels.traces.annotation import annotate
 
-        an = annotate(table)
-        dup = table[(an["is_duplicate"] & (an["seq_end_u"] > an["seq_u"])).to_numpy()]
-        counts = dup.groupby([dup["src_addr"].astype(str), "src_port", dup["dst_addr"].astype(str), "dst_port"]).size()
-        res["per_flow_duplicates"] = {f"{a} {b} {c} {d}": int(n) for (a, b, c, d), n in counts.items()}
+    an = annotate(table)
+    is_dup = (an["is_duplicate"] & (an["seq_end_u"] > an["seq_u"])).to_numpy()
+    dup = table[is_dup]
+    counts = dup.groupby([dup["src_addr"].astype(str), "src_port", dup["dst_addr"].astype(str), "dst_port"]).size()
+    res["per_flow_duplicates"] = {f"{a} {b} {c} {d}": int(n) for (a, b, c, d), n in counts.items()}
+    _save(dumps, engine, "retransmission", an["is_retransmission"].to_numpy())
+    _save(dumps, engine, "duplicate", is_dup)
 
 
-def _child_tshark(path: str, analysis: bool, res: dict) -> None:
+def _child_tshark(path: str, analysis: bool, res: dict, dumps: str, engine: str) -> None:
+    import numpy as np
     import pandas as pd
 
     fields = ANALYSIS if analysis else TSHARK
     # raw SACK edges (the only sequence-number fields without a _raw twin); everything else as installed
-    cmd = ["tshark", "-r", path, "-n", "-o", "tcp.relative_sequence_numbers:FALSE", "-T", "fields",
-           "-E", "occurrence=f"]
-    for f in fields.values():
-        cmd += ["-e", f]
+    cmd = _tshark_cmd(path, fields.values())
     t_imp = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     df = pd.read_csv(proc.stdout, sep="\t", header=None, names=list(fields))
     proc.wait()
     res["t_done"] = time.time()
+    res.update(_usage())
     res["inproc_s"] = res["t_done"] - t_imp
     res["packets"] = len(df)
+    # after the timed part; tshark prints one line per frame, so row i is frame i + 1
     if analysis:
         flag = df[["retrans", "fast", "spurious", "ooo"]].notna().any(axis=1)
         r = df[flag]
@@ -208,9 +296,11 @@ def _child_tshark(path: str, analysis: bool, res: dict) -> None:
         res["flows"] = int(df.groupby(["src_addr", "src_port", "dst_addr", "dst_port"]).ngroups)
         res["retransmissions"] = int(flag.sum())
         res["per_flow"] = {f"{a} {b} {c} {d}": int(n) for (a, b, c, d), n in counts.items()}
+        _save(dumps, engine, "frame", np.arange(1, len(df) + 1))
+        _save(dumps, engine, "retransmission", flag.to_numpy())
         return
     res["payload_bytes"] = int(df["payload_bytes"].sum())
-    digests = {}
+    _save(dumps, engine, "frame", _parse_ints(df["frame_number"], 0))
     for c, absent in CHECKED.items():
         if c.endswith("_addr"):
             v = _addr_int(df[c])
@@ -220,16 +310,17 @@ def _child_tshark(path: str, analysis: bool, res: dict) -> None:
             v = df[c].notna().to_numpy()
         else:
             v = _parse_ints(df[c], absent)
-        digests[c] = _digest(v)
-    res["digests"] = digests
+            fl = _float_cells(df[c])
+            if fl.any():  # read_csv's type inference gave float64 cells: exact only below 2^53
+                _save(dumps, engine, c + ".float", fl)
+        _save(dumps, engine, c, v)
 
 
-def _child_dpkt(path: str, res: dict) -> None:
+def _child_dpkt(path: str, res: dict, dumps: str, engine: str) -> None:
     import socket
     import struct
 
     import dpkt
-    import numpy as np
     import pandas as pd
 
     t_imp = time.time()
@@ -304,31 +395,32 @@ def _child_dpkt(path: str, res: dict) -> None:
     df["src_addr"] = df["src_addr"].map(socket.inet_ntoa).astype("category")
     df["dst_addr"] = df["dst_addr"].map(socket.inet_ntoa).astype("category")
     res["t_done"] = time.time()
+    res.update(_usage())
     res["inproc_s"] = res["t_done"] - t_imp
     res["packets"] = len(df)
     res["payload_bytes"] = int(df["payload_bytes"].sum())
-    # dpkt's pcap reader does not expose the record's original length: read it from the record headers
-    res["digests"] = {c: _digest(_addr_int(df[c]) if c.endswith("_addr") else df[c].to_numpy().astype(np.uint64))
-                      for c in names if c != "wire_bytes"}
+    # no frame numbers (the loop skips non-TCP records): rows are compared in order when the counts agree.
+    # dpkt's pcap reader does not expose the record's original length: wire_bytes is not compared
+    for c in names:
+        if c != "wire_bytes":
+            _save(dumps, engine, c, _addr_int(df[c]) if c.endswith("_addr") else df[c].to_numpy())
 
 
-def child(engine: str, path: str, kernel: str, out: str) -> None:
-    """Run one engine (in this process), write its result JSON to ``out``."""
-    import resource
+def child(engine: str, path: str, kernel: str, out: str, dumps: str) -> None:
+    """Run one engine (in this process), write its result JSON to ``out`` and its columns under ``dumps``.
 
+    Time, CPU seconds and peak memory are taken when the table is built; the columns for
+    the row-by-row comparison are written after that.
+    """
     res: dict = {"engine": engine}
     if engine in ("ours", "ours_flows"):
-        _child_ours(path, kernel, engine == "ours_flows", res)
+        _child_ours(path, kernel, engine == "ours_flows", res, dumps, engine)
     elif engine in ("tshark_csv", "tshark_analysis"):
-        _child_tshark(path, engine == "tshark_analysis", res)
+        _child_tshark(path, engine == "tshark_analysis", res, dumps, engine)
     elif engine == "dpkt":
-        _child_dpkt(path, res)
+        _child_dpkt(path, res, dumps, engine)
     else:
         raise ValueError(engine)
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    res["rss_mb"] = me.ru_maxrss / 1024
-    res["rss_children_mb"] = kids.ru_maxrss / 1024
-    res["cpu_s"] = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
     Path(out).write_text(json.dumps(res))
 
 
@@ -357,15 +449,16 @@ def _versions() -> dict:
             "tcpmodels_commit": commit + ("+dirty" if dirty else "")}
 
 
-def run_engine(engine: str, path: Path, kernel: str) -> dict:
-    """Run ``engine`` as a whole command in a child process; returns its measurements."""
+def run_engine(engine: str, path: Path, kernel: str, dumps: Path) -> dict:
+    """Run ``engine`` as a whole command in a child process; returns its measurements (its columns
+    for the comparison are left under ``dumps / engine``)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "res.json"
         env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         load0 = os.getloadavg()[0]
         t0 = time.time()
         proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", engine, str(path), kernel,
-                               str(out)], env=env, capture_output=True, text=True)
+                               str(out), str(dumps)], env=env, capture_output=True, text=True)
         wall = time.time() - t0
         if proc.returncode != 0 or not out.exists():
             return {"engine": engine, "error": (proc.stderr.strip().splitlines() or ["failed"])[-1], "wall_s": wall}
@@ -376,40 +469,192 @@ def run_engine(engine: str, path: Path, kernel: str) -> dict:
     return res
 
 
-def compare(results: dict) -> dict:
-    """Exactness against ``ours`` / ``ours_flows``: a note per engine ("" = equal)."""
-    notes = {}
+def _load(dumps: Path, engine: str, name: str):
+    import numpy as np
+
+    f = Path(dumps) / engine / f"{name}.npy"
+    return np.load(f, mmap_mode="r") if f.exists() else None
+
+
+def _aligned(dumps: Path, ours: str, eng: str, n_ours: int, n_peer: int):
+    """Rows of ``ours`` and of ``eng`` that are the same frame: (frames, rows in ours, rows in eng),
+    by frame number, or in order when ``eng`` has no frame numbers and the packet counts agree."""
+    import numpy as np
+
+    fo, fp = _load(dumps, ours, "frame"), _load(dumps, eng, "frame")
+    if fo is None:
+        return None
+    if fp is None:
+        if n_ours != n_peer:
+            return None
+        rows = np.arange(n_ours)
+        return np.asarray(fo), rows, rows
+    frames, ia, ib = np.intersect1d(fo, fp, assume_unique=True, return_indices=True)
+    return frames, ia, ib
+
+
+#: columns of 64-bit unsigned values (stored as int64 bit patterns)
+UINT64 = ("mptcp_send_key", "mptcp_recv_key", "mptcp_dsn", "mptcp_data_ack")
+
+
+def _show(col: str, v) -> int:
+    """A stored value as the column means it (uint64 bit patterns back to unsigned)."""
+    v = int(v)
+    return v % (1 << 64) if col in UINT64 else v
+
+
+def tshark_text_values(path: Path, columns: list[str], frames) -> dict:
+    """tshark's own text of ``columns`` at ``frames``, parsed exactly (the plain command of
+    ``tshark_csv``, read as strings): ``{column: {frame: value}}``; absent -> our sentinel."""
+    import socket
+
+    import numpy as np
+    import pandas as pd
+
+    fields = {"frame_number": TSHARK["frame_number"]}
+    for c in columns:
+        fields[c] = TSHARK["tsval"] if c == "has_timestamps" else TSHARK[c]
+    want = np.unique(np.asarray(frames, np.int64))
+    out: dict = {c: {} for c in columns}
+    with subprocess.Popen(_tshark_cmd(str(path), list(fields.values())), stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as proc:
+        for chunk in pd.read_csv(proc.stdout, sep="\t", header=None, names=list(fields), dtype=str,
+                                 keep_default_na=False, quoting=3, chunksize=500_000):
+            fr = chunk["frame_number"].astype(np.int64).to_numpy()
+            sel = np.isin(fr, want)
+            if not sel.any():
+                continue
+            for c in columns:
+                for f, text in zip(fr[sel], chunk[c].to_numpy()[sel]):
+                    if c.endswith("_addr"):
+                        v = int.from_bytes(socket.inet_aton(text), "big") if text else 0
+                    elif c in ("has_timestamps", "sack_permitted"):
+                        v = int(bool(text))
+                    else:
+                        v = _text_int(text, CHECKED[c])
+                    out[c][int(f)] = v
+    return out
+
+
+def compare(results: dict, dumps: Path, pcap: Path | None = None) -> dict:
+    """Exactness against ``ours`` / ``ours_flows``, row by row: a note per engine.
+
+    For ``tshark_csv`` and ``dpkt``: packets, payload bytes, and every column of :data:`CHECKED`
+    frame by frame; a differing column is given with its number of rows, a first example,
+    for ``tshark_csv`` how many of its rows ``read_csv`` gave as float64 cells, and (when
+    ``pcap`` is given) how many of them equal tshark's own text, read again as strings in one
+    more run of the plain tshark command after the timed ones. For ``tshark_analysis``: the
+    frames flagged as retransmission by both, by tshark only (of them: packets captured twice,
+    our duplicates) and by ours only, then the per-flow counts.
+    """
+    import numpy as np
+
+    notes: dict = {}
+    diffs: dict = {}  # engine -> [{column, frames, peer, ours, float64}]
     ours = results.get("ours")
     for eng, r in results.items():
         if "error" in r:
             notes[eng] = "error: " + r["error"]
-            continue
-        if eng in ("tshark_csv", "dpkt") and ours and "digests" in ours:
-            bad = [c for c, d in r["digests"].items() if ours["digests"].get(c) != d]
-            diff = []
-            if r["packets"] != ours["packets"]:
-                diff.append(f"packets {r['packets']} vs {ours['packets']}")
-            if r["payload_bytes"] != ours["payload_bytes"]:
-                diff.append(f"payload {r['payload_bytes']} vs {ours['payload_bytes']}")
-            if bad:
-                diff.append("columns differ: " + " ".join(bad))
-            notes[eng] = "; ".join(diff) or f"equal: packets, payload, {len(r['digests'])} columns"
+        elif eng in ("tshark_csv", "dpkt") and ours and "error" not in ours:
+            notes[eng], diffs[eng] = _compare_table(eng, r, ours, dumps)
         elif eng == "tshark_analysis" and "ours_flows" in results and "per_flow" in results["ours_flows"]:
-            a, b = _by_flow(results["ours_flows"]["per_flow"]), _by_flow(r["per_flow"])
-            dups = _by_flow(results["ours_flows"].get("per_flow_duplicates", {}))
-            keys = set(a) | set(b)
-            differ = [k for k in keys if a.get(k, 0) != b.get(k, 0)]
-            rec = {k: a.get(k, 0) + dups.get(k, 0) for k in keys | set(dups)}
-            still = sorted(k for k in set(rec) | set(b) if rec.get(k, 0) != b.get(k, 0))
-            notes[eng] = (f"per-flow retransmissions: {len(keys) - len(differ)} of {len(keys)} flows with "
-                          f"retransmissions agree; ours {sum(a.values())} vs tshark {sum(b.values())}"
-                          + (f"; e.g. {sorted(differ)[:3]}" if differ else "")
-                          + f"; with ours' {sum(dups.values())} packets captured twice (tshark: retransmissions) "
-                          + (f"all {len(set(rec) | set(b))} flows agree" if not still
-                             else f"{len(still)} flows still differ, e.g. {still[:3]}"))
+            notes[eng] = _compare_retransmissions(r, results["ours_flows"], dumps)
         else:
             notes[eng] = ""
+    pending = [d for ds in diffs.values() for d in ds]
+    text = {}
+    if pending and pcap is not None:
+        text = tshark_text_values(pcap, sorted({d["column"] for d in pending}),
+                                  np.concatenate([d["frames"] for d in pending]))
+    for eng, ds in diffs.items():
+        parts = []
+        for d in ds:
+            c, frames = d["column"], d["frames"]
+            part = (f"{c}: {len(frames)} rows differ, e.g. frame {int(frames[0])}: {_show(c, d['peer'][0])} "
+                    f"vs ours {_show(c, d['ours'][0])}")
+            if d["float64"]:
+                part += f", {d['float64']} of them float64 cells of read_csv's frame"
+            if text:
+                tv = [text[c].get(int(f)) for f in frames]
+                n_ours = sum(v == _show(c, x) for v, x in zip(tv, d["ours"]))
+                n_peer = sum(v == _show(c, x) for v, x in zip(tv, d["peer"]))
+                part += f"; tshark's text equals ours in {n_ours} of {len(frames)}, {eng}'s in {n_peer}"
+            parts.append(part)
+        notes[eng] = "; ".join([notes[eng]] + parts)
     return notes
+
+
+def _compare_table(eng: str, r: dict, ours: dict, dumps: Path) -> tuple[str, list]:
+    """The summary of ``eng``'s packet table against ours and its differing columns."""
+    import numpy as np
+
+    head = []
+    if r["packets"] != ours["packets"]:
+        head.append(f"packets {r['packets']} vs {ours['packets']}")
+    if r["payload_bytes"] != ours["payload_bytes"]:
+        head.append(f"payload {r['payload_bytes']} vs {ours['payload_bytes']} "
+                    f"({r['payload_bytes'] - ours['payload_bytes']:+d})")
+    al = _aligned(dumps, "ours", eng, ours["packets"], r["packets"])
+    if al is None:
+        return "; ".join(head + ["rows not comparable (no frame numbers, packet counts differ)"]), []
+    frames, ia, ib = al
+    equal, differ, absent = [], [], []
+    for c in CHECKED:
+        b = _load(dumps, eng, c)
+        if b is None:
+            absent.append(c)
+            continue
+        a_v, b_v = np.asarray(_load(dumps, "ours", c))[ia], np.asarray(b)[ib]
+        rows = np.flatnonzero(a_v != b_v)
+        if not len(rows):
+            equal.append(c)
+            continue
+        fl = _load(dumps, eng, c + ".float")
+        differ.append({"column": c, "frames": frames[rows], "peer": b_v[rows], "ours": a_v[rows],
+                       "float64": int(np.asarray(fl)[ib][rows].sum()) if fl is not None else 0})
+    if not head and not differ:
+        head.append(f"equal: packets, payload, {len(equal)} columns row by row")
+    else:
+        head.append(f"{len(equal)} of {len(equal) + len(differ)} columns equal row by row over "
+                    f"{len(frames)} packets")
+    if absent:
+        head.append("not given: " + " ".join(absent))
+    return "; ".join(head), differ
+
+
+def _compare_retransmissions(r: dict, of: dict, dumps: Path) -> str:
+    """Retransmissions of tshark's analysis against ours, frame by frame and per flow."""
+    import numpy as np
+
+    note = []
+    al = _aligned(dumps, "ours_flows", "tshark_analysis", of["packets"], r["packets"])
+    if al is not None:
+        frames, ia, ib = al
+        o = np.asarray(_load(dumps, "ours_flows", "retransmission"))[ia]
+        dup = np.asarray(_load(dumps, "ours_flows", "duplicate"))[ia]
+        t = np.asarray(_load(dumps, "tshark_analysis", "retransmission"))[ib]
+        t_only, o_only = np.flatnonzero(t & ~o), np.flatnonzero(o & ~t)
+        t_dup, t_rest = t_only[dup[t_only]], t_only[~dup[t_only]]
+        note.append(f"frame by frame: {int((o & t).sum())} retransmissions flagged by both; {len(t_only)} by "
+                    f"tshark only, {len(t_dup)} of them packets captured twice (ours: duplicates"
+                    + (f", e.g. frame {int(frames[t_dup[0]])}" if len(t_dup) else "") + ")"
+                    + (f", {len(t_rest)} not, e.g. frames {[int(f) for f in frames[t_rest[:3]]]}" if len(t_rest)
+                       else "")
+                    + f"; {len(o_only)} by ours only"
+                    + (f", e.g. frames {[int(f) for f in frames[o_only[:3]]]}" if len(o_only) else ""))
+    a, b = _by_flow(of["per_flow"]), _by_flow(r["per_flow"])
+    dups = _by_flow(of.get("per_flow_duplicates", {}))
+    keys = set(a) | set(b)
+    differ = [k for k in keys if a.get(k, 0) != b.get(k, 0)]
+    rec = {k: a.get(k, 0) + dups.get(k, 0) for k in keys | set(dups)}
+    still = sorted(k for k in set(rec) | set(b) if rec.get(k, 0) != b.get(k, 0))
+    note.append(f"per flow: {len(keys) - len(differ)} of {len(keys)} flows with retransmissions agree; "
+                f"ours {sum(a.values())} vs tshark {sum(b.values())}"
+                + (f", e.g. {sorted(differ)[:3]}" if differ else "")
+                + f"; with ours' {sum(dups.values())} packets captured twice (tshark: retransmissions) "
+                + (f"all {len(set(rec) | set(b))} flows agree" if not still
+                   else f"{len(still)} flows still differ, e.g. {still[:3]}"))
+    return "; ".join(note)
 
 
 def _by_flow(counts: dict[str, int]) -> dict[str, int]:
@@ -467,7 +712,7 @@ def _records(path: Path) -> int:
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
-        child(*argv[1:5])
+        child(*argv[1:6])
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--pcap", type=Path, required=True, help="capture (from benchmarks/interleaved_capture.py)")
@@ -481,16 +726,17 @@ def main(argv: list[str] | None = None) -> None:
           f"cores, load {os.getloadavg()}", flush=True)
     results = {}
     order = [e for e in ENGINES if e in opts.engines]
-    for eng in order:
-        r = run_engine(eng, opts.pcap, opts.kernel)
-        results[eng] = r
-        if "error" in r:
-            print(f"{eng:16s} error: {r['error']}", flush=True)
-            continue
-        print(f"{eng:16s} {r['packets']:>10,d} packets: whole {r['whole_s']:8.2f} s, in-process {r['inproc_s']:8.2f} s, "
-              f"CPU {r['cpu_s']:8.2f} s, RSS {r['rss_mb']:7.0f} MB (children {r['rss_children_mb']:.0f} MB), "
-              f"load {r['load1_before']:.1f}->{r['load1_after']:.1f}", flush=True)
-    notes = compare(results)
+    with tempfile.TemporaryDirectory(prefix="pcap_ingest_") as dumps:
+        for eng in order:
+            r = run_engine(eng, opts.pcap, opts.kernel, Path(dumps))
+            results[eng] = r
+            if "error" in r:
+                print(f"{eng:16s} error: {r['error']}", flush=True)
+                continue
+            print(f"{eng:16s} {r['packets']:>10,d} packets: whole {r['whole_s']:8.2f} s, in-process "
+                  f"{r['inproc_s']:8.2f} s, CPU {r['cpu_s']:8.2f} s, RSS {r['rss_mb']:7.0f} MB (children "
+                  f"{r['rss_children_mb']:.0f} MB), load {r['load1_before']:.1f}->{r['load1_after']:.1f}", flush=True)
+        notes = compare(results, Path(dumps), opts.pcap)
     for eng, note in notes.items():
         if note:
             print(f"{eng:16s} {note}")
