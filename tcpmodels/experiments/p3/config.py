@@ -30,7 +30,12 @@ NS3_SETTINGS = ("short", "long")
 #: measured span of the ``long`` ns-3 setting: ``P3Config.scaling()["ns3"]["measure_s_for_10_epochs"]``, 10 x the
 #: longest K of a flow alone at ns-3's 100 Mbit/s (CUBIC 64 ms in the ``multiply`` reading: W_max alone
 #: 690.6 segments, K 10.90 s; standard 8.03 s, ``divide`` 5.92 s; CUBIC 1 ms ``multiply`` 10.32 s) rounded up to
-#: 5 s. With the 5 s warm-up a run simulates 115 s. [s]
+#: 5 s. With the 5 s warm-up a run simulates 115 s. Pilot (2026-11-27, ``p3 ns3-pilot --setting long --pairs 16:64
+#: 4:64 --kind multiply``, nice 15, load 1.8-3.4; ``data/datasets/p3_ns3_pilot.json``): the CUBIC 64 ms flow
+#: sharing the link has a smaller window than alone (median W_max 137 and 77 segments), so its epochs are
+#: shorter than K alone: 17 whole epochs in the 110 s at 16:64 (median 5.1 s, longest 15.7 s; observed K
+#: median 4.9 s, model K at the observed W_max 6.4 s) and 31 at 4:64 (median 3.2 s): at least 10, so the
+#: rule's span stands. [s]
 NS3_LONG_MEASURE_S = 110.0
 #: seeds of the ``long`` ns-3 setting: 10, as the kernel's repetitions (``P3Config.reps``)
 NS3_LONG_SEEDS = tuple(range(10))
