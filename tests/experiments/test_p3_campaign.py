@@ -414,3 +414,237 @@ def test_tiny_ns3_run_of_the_modified_cubic_shares_the_bottleneck(tmp_path):
     assert r["ns3_version"] and r["wall_s"] > 0
     again = p3.ns3_frame(tmp_path / "cache", tiny, plan=plan)  # read back from the cache, not rerun
     assert again.iloc[0]["cubic_bps"] == r["cubic_bps"]
+
+
+# ------------------------------------------------------------- ns-3 settings, records, merge (no ns-3 needed)
+def test_ns3_settings_derive_the_long_run_from_the_10_epoch_rule_at_ns3_rate():
+    from tcpmodels.experiments.p3.config import NS3_LONG_MEASURE_S, NS3_LONG_SEEDS, ns3_setting, ns3_setting_phases
+    from tcpmodels.models.cubic import kozu_k_s
+
+    sc = CFG.scaling()["ns3"]
+    # at 100 Mbit/s a flow alone at 64 ms fills BDP (800 kB) + buffer (200 kB): 690.6 segments
+    w64 = (100e6 * 0.064 / 8 + 200_000) / 1448
+    assert sc["per_rtt"]["64ms"]["w_max_alone_segments"] == pytest.approx(w64)
+    assert sc["longest_k"]["cubic_rtt_ms"] == 64.0 and sc["longest_k"]["kind"] == "multiply"
+    k = float(kozu_k_s(w64, 0.064, reading="multiply", x_of_rtt=PowerLawX(**x_power_law_params(-1 / 3))))
+    assert sc["longest_k"]["k_s"] == pytest.approx(k) and 10.85 < k < 10.95
+    assert sc["measure_s_for_10_epochs"] == 110.0 == NS3_LONG_MEASURE_S  # 10 x K rounded up to 5 s
+    assert sc["duration_s_for_10_epochs"] == CFG.ns3_warmup_s + 110.0
+    # the kernel's rule is unchanged (its own rate)
+    assert CFG.scaling()["measure_s_for_10_epochs"] == 175.0
+    long, short = ns3_setting("long"), ns3_setting("short")
+    assert long.ns3_duration_s == 115.0 and long.ns3_seeds == NS3_LONG_SEEDS == tuple(range(10))
+    assert long.ns3_duration_s - long.ns3_warmup_s >= sc["measure_s_for_10_epochs"]
+    assert (short.ns3_duration_s, short.ns3_seeds) == (CFG.ns3_duration_s, CFG.ns3_seeds) == (20.0, (0, 1, 2))
+    assert ns3_setting_phases("short") == p3.NS3_PHASES
+    assert ns3_setting_phases("long") == tuple(f"main{i}" for i in range(10))
+    plan = p3.ns3_plan(long, ns3_setting_phases("long"))
+    assert len(plan) == 360  # 12 pairs x 3 kinds x 10 seeds
+    # seed by seed: every pair and kind of a seed before the next seed (whole paired units soonest)
+    assert [r["seed"] for r in plan] == sorted(r["seed"] for r in plan)
+    assert [r["kind"] for r in plan[:3]] == ["standard", "multiply", "divide"]
+    with pytest.raises(ValueError, match="ns-3 setting"):
+        ns3_setting("medium")
+
+
+def test_ns3_run_ids_and_cache_keys_keep_the_settings_apart():
+    from tcpmodels.experiments.p3.config import ns3_setting
+    from tcpmodels.sim.config import config_hash
+    from tcpmodels.sweep import cache_key, canonical_json, run_sim
+
+    long, short = ns3_setting("long"), ns3_setting("short")
+    run = next(r for r in p3.ns3_plan(short, ("main0",)) if r["kind"] == "multiply" and r["cubic_rtt_ms"] == 64.0)
+    assert p3.ns3_run_id(run, short) == "d20-b100-multiply-x-0.3333-r1-c64-s0"
+    assert p3.ns3_run_id(run, long) == "d115-b100-multiply-x-0.3333-r1-c64-s0"
+    a, b = p3.ns3_config(short, run), p3.ns3_config(long, run)
+    assert (a.duration_s, b.duration_s) == (20.0, 115.0)
+    assert canonical_json(a) != canonical_json(b) and config_hash(a) != config_hash(b)
+    assert cache_key(a, run_sim) != cache_key(b, run_sim)
+    # every run of both settings has its own id; a table row gives the id of its run
+    ids = [p3.ns3_run_id(r, c) for c in (short, long) for r in p3.ns3_plan(c)]  # every phase, sliders too
+    assert len(ids) == len(set(ids)) == (3 * 36 + 2 * 24) + (10 * 36 + 2 * 24)
+    row = {**run, "duration_s": 20.0}  # a row of the table shipped before its rate_bps column
+    assert p3.ns3_row_run_id(row) == p3.ns3_run_id(run, short)
+    assert p3.ns3_row_run_id({**row, "rate_bps": 400e6}).startswith("d20-b400-")
+
+
+def _fake_result(config, run, reno_Bps, cubic_Bps, *, lost=(12, 3)):
+    """A SimResult as the simulator writes it: 1 s bins of bytes per flow, FlowMonitor losses, its record."""
+    import pandas as pd
+
+    from tcpmodels.sim.run import SimResult
+
+    n = int(config.ns3_duration_s)
+    t = np.arange(1, n + 1, dtype=float)
+    wobble = 1 + 0.2 * np.sin(t)  # windows differ, so their spread is not 0
+    bins = pd.DataFrame({"t_end_s": np.repeat(t, 2), "flow_index": np.tile([0, 1], n),
+                         "rx_bytes": np.column_stack([reno_Bps * wobble, cubic_Bps / wobble]).ravel().astype(int)})
+    apps = pd.DataFrame({"flow_index": [1, 0], "variant": ["TcpCubic", "TcpLinuxReno"]})  # unsorted on purpose
+    flows = pd.DataFrame({"flow_index": [0, 0, 1, 1], "direction": ["data", "ack", "data", "ack"],
+                          "lost_packets": [lost[0], 0, lost[1], 0]})
+    record = {"bin_s": 1.0, "duration_s": config.ns3_duration_s, "run_wall_s": 60.0, "ns3_load_wall_s": 9.0,
+              "date_utc": "2026-11-27T10:00:00+00:00", "ns3_version": "3.44.post0", "host": "vm",
+              "config": {"not": "kept"}, "sim_s_per_wall_s": 1.9}
+    return SimResult(record=record, flows=flows, apps=apps, bins=bins, queues=pd.DataFrame(), cwnd=None, out_dir="x")
+
+
+def test_ns3_record_rebuilds_the_row_the_simulator_result_gives_and_survives_json(tmp_path):
+    from tcpmodels.experiments.p3.config import ns3_setting
+    from tcpmodels.experiments.p3.dataset import read_ns3_records, write_ns3_records
+
+    cfg = ns3_setting("long")
+    run = p3.ns3_plan(cfg, ("main3",))[4]
+    res = _fake_result(cfg, run, 8e6, 3e6)
+    rec = p3.ns3_record(cfg, run, res)
+    assert rec["run_id"] == p3.ns3_run_id(run, cfg) and rec["seed"] == 3 and "config" not in rec["sim"]
+    assert len(rec["bin_t_end_s"]) == 115 and rec["lost_packets"] == [12.0, 3.0]
+    row = p3.ns3_summary(rec)
+    # the same numbers as SimResult.throughput_bps over [warm-up, end]
+    tp = res.throughput_bps(cfg.ns3_warmup_s, cfg.ns3_duration_s)
+    assert row["reno_bps"] == tp.loc[0] and row["cubic_bps"] == tp.loc[1]
+    assert row["jain"] == pytest.approx(p3.jain_index(tp.loc[0], tp.loc[1]))
+    assert row["n_windows"] == 22 and row["jain_window_sd"] > 0  # 110 s in 5 s windows
+    assert row["wall_s"] == 69.0 and row["duration_s"] == 115.0 and row["rate_bps"] == 100e6
+    assert (row["reno_lost_packets"], row["cubic_lost_packets"]) == (12.0, 3.0)
+    # through the shipped file (gzipped JSON lines) and back: the same row
+    f = tmp_path / "r.jsonl.gz"
+    write_ns3_records(f, [rec])
+    back = read_ns3_records(f)
+    write_ns3_records(tmp_path / "again.jsonl.gz", back)
+    assert (tmp_path / "again.jsonl.gz").read_bytes() == f.read_bytes()  # the same records give the same file
+    assert back == [json.loads(json.dumps(rec))] and p3.ns3_summary(back[0]) == row
+    assert read_ns3_records(Path("/nonexistent/p3_ns3_records.jsonl.gz")) == []
+
+
+def _fake_cache(cache, config, plan, rates):
+    """Sweep-cache entries as the campaign leaves them: config.json (the scenario) and the stored value."""
+    from tcpmodels.sweep import canonical_json
+    from tcpmodels.valuestore import dump_value
+
+    for i, (run, (reno, cubic)) in enumerate(zip(plan, rates)):
+        entry = cache / f"key{config.ns3_duration_s:g}-{i}"
+        entry.mkdir(parents=True)
+        (entry / "config.json").write_text(canonical_json(p3.ns3_config(config, run)))
+        dump_value(_fake_result(config, run, reno, cubic), entry / "value")
+
+
+def test_merge_keeps_shipped_rows_whose_records_are_gone_and_replaces_the_rest():
+    import pandas as pd
+
+    from tcpmodels.experiments.p3.config import ns3_setting
+    from tcpmodels.experiments.p3.dataset import merge_ns3
+
+    short, long = ns3_setting("short"), ns3_setting("long")
+    splan = p3.ns3_plan(short, ("main0",))[:6]
+    # the table shipped on 2026-11-24: no run_id, no rate_bps, no source
+    shipped = pd.DataFrame([{k: v for k, v in p3.ns3_summary(p3.ns3_record(short, r, _fake_result(short, r, 5e6, 5e6)))
+                             .items() if k not in ("run_id", "rate_bps", "buffer_bytes")} for r in splan])
+    recs = [{**p3.ns3_record(short, splan[0], _fake_result(short, splan[0], 9e6, 1e6)), "source": "cache"}]
+    recs += [{**p3.ns3_record(long, r, _fake_result(long, r, 6e6, 4e6)), "source": "records"}
+             for r in p3.ns3_plan(long, ("main0",))[:3]]
+    m = merge_ns3(shipped, recs, carried_from="B0")
+    assert len(m) == 6 + 3 and m["run_id"].is_unique and list(m.columns)[0] == "run_id"
+    assert list(m["duration_s"]) == [20.0] * 6 + [115.0] * 3  # ordered by setting, then seed, pair, kind
+    assert set(m["rate_bps"]) == {100e6}
+    first = m[m["run_id"] == p3.ns3_run_id(splan[0], short)].iloc[0]
+    assert first["source"] == "cache" and first["reno_bps"] > 4 * first["cubic_bps"]  # the record wins
+    carried = m[m["source"] == "carried from B0"]
+    assert len(carried) == 5 and set(carried["run_id"]) == {p3.ns3_run_id(r, short) for r in splan[1:]}
+    # merged again with the merged table as the shipped one: the same table (carried rows keep their label)
+    again = merge_ns3(m.drop(columns=["cache_key"]), recs, carried_from="B1")
+    pd.testing.assert_frame_equal(again.drop(columns=["cache_key"]), m.drop(columns=["cache_key"]))
+    assert len(merge_ns3(pd.DataFrame(), [], carried_from="x")) == 0
+
+
+def test_dataset_merges_cache_records_and_shipped_rows_and_rebuilds_from_records_alone(tmp_path):
+    import pandas as pd
+
+    from tcpmodels.experiments.p3.config import ns3_setting
+    from tcpmodels.experiments.p3.dataset import NS3_RECORDS, read_ns3_records
+
+    short, long = ns3_setting("short"), ns3_setting("long")
+    out, cache = tmp_path / "out", tmp_path / "cache"
+    out.mkdir()
+    splan = p3.ns3_plan(short, ("main0",))
+    shipped = pd.DataFrame([{k: v for k, v in p3.ns3_summary(p3.ns3_record(short, r, _fake_result(short, r, 5e6, 5e6)))
+                             .items() if k not in ("run_id", "rate_bps", "buffer_bytes")} for r in splan])
+    shipped.to_parquet(out / "p3_ns3.parquet")
+    (out / "p3_provenance.json").write_text(json.dumps({"written_utc": "B1", "ns3": {
+        "n_runs": 36, "carried_over_from_build_utc": "B0", "rate_bps": 100e6}}))
+    lplan = p3.ns3_plan(long, ("main0",))[:9]  # a partial first session: 3 pairs x 3 kinds
+    _fake_cache(cache, long, lplan, [(6e6 + i * 1e5, 4e6) for i in range(9)])
+    prov = p3.build_dataset(None, cache, out, CFG, fluid=False)
+    ns = prov["ns3"]
+    assert (ns["n_runs"], ns["n_runs_from_cache"], ns["n_runs_carried"]) == (45, 9, 36)
+    assert ns["n_planned"] == 156 + 360 and ns["settings"]["115s"]["n_planned"] == 360
+    assert ns["settings"]["115s"]["phases_complete"] == [] and ns["settings"]["20s"]["phases_complete"] == ["main0"]
+    assert ns["settings"]["115s"]["wall_s"]["median"] == 69.0 and ns["carried_from"]["n_runs"] == 36
+    assert NS3_RECORDS in prov["files"] and len(read_ns3_records(out / NS3_RECORDS)) == 9
+    built = pd.read_parquet(out / "p3_ns3.parquet")
+    assert set(built.loc[built["duration_s"] == 20.0, "source"]) == {"carried from B0"}
+    # a fresh machine: no cache, the committed records and table. The same table, the 9 runs now "records"
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    for f in ("p3_ns3.parquet", "p3_provenance.json", NS3_RECORDS):
+        (fresh / f).write_bytes((out / f).read_bytes())
+    prov2 = p3.build_dataset(None, None, fresh, CFG, fluid=False)
+    again = pd.read_parquet(fresh / "p3_ns3.parquet")
+    cols = [c for c in built.columns if c not in ("source", "cache_key")]
+    pd.testing.assert_frame_equal(again[cols], built[cols])
+    assert (again["source"] == "records").sum() == 9 and prov2["ns3"]["n_runs_from_records"] == 9
+    assert prov2["ns3"]["carried_from"]["n_runs"] == 36  # still the build that ran the 20 s grid
+    # the next session adds runs to its (fresh) cache: shipped records kept, new ones added, nothing twice
+    cache2 = tmp_path / "cache2"
+    _fake_cache(cache2, long, p3.ns3_plan(long, ("main0",))[9:12], [(7e6, 3e6)] * 3)
+    prov3 = p3.build_dataset(None, cache2, fresh, CFG, fluid=False)
+    assert (prov3["ns3"]["n_runs"], prov3["ns3"]["n_runs_from_cache"], prov3["ns3"]["n_runs_from_records"]) == (48, 3, 9)
+    assert len(read_ns3_records(fresh / NS3_RECORDS)) == 12
+    # the run-length pilot beside the dataset goes into the provenance without its per-event lists
+    pilot = {"setting": {"duration_s": 115.0}, "runs": [{"run_id": "a", "summary": {"jain": 0.9},
+                                                         "flows": {"cubic": {"n_epochs": 17, "epoch_s": [5.0, 6.0]}}}]}
+    (fresh / "p3_ns3_pilot.json").write_text(json.dumps(pilot))
+    prov4 = p3.build_dataset(None, None, fresh, CFG, fluid=False)
+    assert prov4["ns3_pilot"]["runs"] == [{"run_id": "a", "flows": {"cubic": {"n_epochs": 17}}}]
+    assert "p3_ns3_pilot.json" in prov4["files"] and prov4["ns3"]["n_runs"] == 48
+
+
+def test_ns3_command_skips_shipped_and_cached_runs_and_limits(tmp_path, capsys):
+    from tcpmodels.experiments.p3.config import ns3_setting
+    from tcpmodels.experiments.p3.dataset import write_ns3_records
+
+    long = ns3_setting("long")
+    plan = p3.ns3_plan(long, ("main0",))
+    write_ns3_records(tmp_path / "r.jsonl.gz", [p3.ns3_record(long, r, _fake_result(long, r, 5e6, 5e6)) for r in plan[:4]])
+    _fake_cache(tmp_path / "cache", long, plan[4:6], [(5e6, 5e6)] * 2)
+    assert p3.main(["ns3", "--setting", "long", "--cache", str(tmp_path / "cache"), "--skip-records",
+                    str(tmp_path / "r.jsonl.gz"), "--limit", "0", "--no-progress"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (out["duration_s"], out["planned"], out["in_records"], out["cached_before"]) == (115.0, 360, 4, 2)
+    assert out["ran"] == 0 and out["remaining"] == 354
+    assert p3.main(["ns3", "--setting", "long", "--seeds", "4", "--cache", str(tmp_path / "cache"),
+                    "--skip-records", "none", "--limit", "0", "--no-progress"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (out["seeds"], out["planned"], out["remaining"]) == ([4], 36, 36)
+
+
+def test_cubic_epochs_count_reductions_in_the_span_and_observed_k_after_recovery():
+    import pandas as pd
+
+    from tcpmodels.experiments.p3.ns3_pilot import cubic_epochs
+
+    mss = 1000
+    rows = [(0.0, 1, "ssthresh_bytes", 2.0**32 - 1), (0.1, 1, "cwnd_bytes", 10_000.0)]
+    w = 100.0
+    for k, t0 in enumerate((2.0, 8.0, 14.0, 20.0)):  # a reduction every 6 s, W_max 100 segments
+        rows += [(t0 - 0.5, 1, "cwnd_bytes", w * mss), (t0, 1, "cong_state", 3.0),
+                 (t0, 1, "ssthresh_bytes", 0.7 * w * mss),
+                 (t0 + 0.01, 1, "cwnd_bytes", (w + 1) * mss),  # PRR moves the window around W_max in recovery
+                 (t0 + 0.1, 1, "cong_state", 0.0), (t0 + 0.1, 1, "cwnd_bytes", 0.7 * w * mss),
+                 (t0 + 4.0, 1, "cwnd_bytes", w * mss)]  # back at W_max 4 s after the event
+    rows += [(15.0, 1, "cong_state", 4.0), (15.0, 0, "ssthresh_bytes", 5.0)]  # an RTO; another flow's event
+    cw = pd.DataFrame(rows, columns=["t_s", "flow_index", "what", "value"])
+    ep = cubic_epochs(cw, 1, 5.0, 25.0, mss)
+    assert ep["events_s"] == [8.0, 14.0, 20.0] and ep["n_epochs"] == 2 and ep["epoch_s"] == [6.0, 6.0]
+    assert ep["w_max_segments"] == [100.0] * 3 and ep["k_observed_s"] == pytest.approx([4.0, 4.0])
+    assert ep["ca_loss_entries"] == 1
+    assert cubic_epochs(cw, 1, 21.0, 25.0, mss)["n_epochs"] == 0

@@ -348,3 +348,58 @@ def test_engines_at_different_rates_are_not_judged_against_each_other():
                            provenance=ds.provenance)
     eng = p3.engine_table(only400)
     assert eng["ns3_fluid_J"].isna().all() and eng["kernel_fluid_J"].notna().all()
+
+
+def _with_long_runs(ds, seeds, share, *, drop_pair=None):
+    """``ds``'s ns-3 runs as the 20 s setting, plus 115 s runs of ``seeds`` (main grid, default exponent)."""
+    rng = np.random.default_rng(7)
+    long = []
+    for sd in seeds:
+        for r, c in PAIRS:
+            if (r, c) == drop_pair:
+                continue
+            long.append({**_row(r, c, share(r, c), rng), "kind": "standard", "x_exponent": 0.0, "seed": sd})
+            for rd in p3.READINGS:
+                long.append({**_row(r, c, share(r, c), rng), "kind": rd, "x_exponent": EXPO, "seed": sd})
+    ns3 = pd.concat([ds.ns3.assign(duration_s=20.0, warmup_s=5.0),
+                     pd.DataFrame(long).assign(duration_s=115.0, warmup_s=5.0)], ignore_index=True)
+    return p3.P3Dataset(kernel=ds.kernel, ns3=ns3, fluid=ds.fluid, provenance=ds.provenance)
+
+
+def test_ns3_tables_read_one_setting_the_long_one_once_every_pair_has_as_many_seeds():
+    short = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like}, seeds=2)
+    same = lambda r, c: 0.3  # noqa: E731 - the long runs: the proposal changes nothing
+    # one long seed: the short grid (2 complete seeds per pair) stays, and no table mixes the two
+    ds = _with_long_runs(short, [0], same)
+    st = p3.ns3_settings(ds).set_index("duration_s")
+    assert st.loc[20.0, "min_complete_seeds"] == 2 and st.loc[115.0, "min_complete_seeds"] == 1
+    assert st.loc[20.0, "used"] and p3.ns3_duration_s(ds) == 20.0
+    tabs = p3.tables(ds)
+    assert len(tabs["paired_divide"]) == 24 and tabs["fairness_reno1"]["ns3_n"].eq(2).all()
+    assert tabs["headline"].set_index("quantity").loc["simulated time per run (ns-3)", "ours"] == 20.0
+    v_short = p3.claims(ds, tabs)
+    # two long seeds in every pair: a tie in coverage, the longer runs win; every ns-3 number is theirs
+    ds2 = _with_long_runs(short, [0, 1], same)
+    assert p3.ns3_duration_s(ds2) == 115.0
+    tabs2 = p3.tables(ds2)
+    assert len(tabs2["paired_divide"]) == 24 and tabs2["fairness_reno1"]["ns3_n"].eq(2).all()
+    assert tabs2["paired_divide"]["dJ"].abs().max() < 0.1  # the null proposal's runs, not the paper-like ones
+    assert tabs2["headline"].set_index("quantity").loc["simulated time per run (ns-3)", "ours"] == 115.0
+    assert (tabs2["engines"]["ns3_n"] == 2).all()
+    v_long = p3.claims(ds2, tabs2)
+    ns3_parts = ~v_long["part"].str.startswith(("fluid", "kernel"))
+    assert v_long.loc[ns3_parts, "why"].str.contains("115 s runs").all()
+    assert (v_short.loc[ns3_parts, "verdict"] != v_long.loc[ns3_parts, "verdict"]).any()
+    # three long seeds but one pair never run: that pair has 0, so the short grid stays
+    ds3 = _with_long_runs(short, [0, 1, 2], same, drop_pair=(16.0, 64.0))
+    assert p3.ns3_duration_s(ds3) == 20.0
+    prov = p3.provenance_table(ds3)
+    assert prov[prov.index.str.startswith("ns-3: settings")].item() == "20 s: 120, 2 (used); 115 s: 99, 0"
+    # the exponent figure reads the setting its exponents ran in (the short one here), seed 0 only
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = p3.plot_exponent_fairness(ds2, -2 / 3)
+    assert "(20 s runs)" in fig._suptitle.get_text()
+    # a table without durations is one setting
+    assert np.isnan(p3.ns3_duration_s(short)) and len(p3.tables(short)["paired_divide"]) == 24

@@ -52,12 +52,26 @@ W_max and small RTT). The measured span (175 s) covers 10 epochs of the longest
 K (``scaling()["measure_s_for_10_epochs"]``).
 
 The ns-3 grid runs in order of priority (``--phases``, ``--kinds``,
-``--reno-rtts-ms`` select a part: a run of 20 simulated seconds takes minutes)
-and the dataset holds whatever the cache has.
+``--reno-rtts-ms`` select a part) and the dataset holds whatever the cache and the
+shipped records have. It exists in two named settings (:func:`ns3_setting`, ``--setting``):
+``short``, the 20 s grid shipped first (15 s measured: 2-3 CUBIC epochs of the longest K;
+seeds 0-2 and the x(RTT)-exponent phases), and ``long``, 5 s warm-up + 110 s measured =
+115 s simulated, ``scaling()["ns3"]``: 10 x the longest K of a flow alone at ns-3's 100 Mbit/s
+(CUBIC 64 ms, ``multiply``: 10.9 s), 10 seeds, main phases seed by seed (360 runs). The
+settings differ in the simulated duration, so their scenarios, cache entries and run ids
+(:func:`ns3_run_id`, ``d20-...`` / ``d115-...``) differ. Every finished run is kept as a raw
+record (:func:`ns3_record`: per-second bytes of each flow, losses, versions, wall time) in
+``data/datasets/p3_ns3_records.jsonl.gz``; the ``dataset`` command merges the cache, those
+records and the shipped table by run id (:func:`merge_ns3`), and the ``ns3`` command leaves out
+the runs already in the shipped records, so a campaign resumes on a fresh machine from what is
+committed. ``ns3-pilot`` reruns chosen runs with window tracing and counts the CUBIC flow's
+epochs (:mod:`~tcpmodels.experiments.p3.ns3_pilot`; shipped as ``p3_ns3_pilot.json``). The
+paper's tables read one setting (:func:`tcpmodels.papers.p3_cubic_fairness.ns3_settings`).
 
 Modules: :mod:`~tcpmodels.experiments.p3.config` (the scaled setting),
 :mod:`~tcpmodels.experiments.p3.kernel` (the kernel grid and its table),
-:mod:`~tcpmodels.experiments.p3.ns3` (the ns-3 grid, cached), :mod:`~tcpmodels.experiments.p3.fluid`,
+:mod:`~tcpmodels.experiments.p3.ns3` (the ns-3 grid, cached; its records),
+:mod:`~tcpmodels.experiments.p3.ns3_pilot` (epochs of traced runs), :mod:`~tcpmodels.experiments.p3.fluid`,
 :mod:`~tcpmodels.experiments.p3.dataset` (Parquet + provenance; how long the engines took
 on the machine that made the shipped data is in ``p3_provenance.json``, ``run_notes``) and the
 command line in ``__main__``.
@@ -68,14 +82,17 @@ Command line (``kernel`` needs root)::
     python -m tcpmodels.experiments.p3 kernel --kinds standard multiply divide --reps 1 --records runs/p3/kernel_x.jsonl
     python -m tcpmodels.experiments.p3 ns3 --cache runs/p3/ns3_cache --phases main0 slider0 main1
     python -m tcpmodels.experiments.p3 ns3 --cache runs/p3/ns3_cache --phases main1 --kinds standard divide --reno-rtts-ms 1
+    python -m tcpmodels.experiments.p3 ns3-pilot --setting long --pairs 16:64 4:64 --kind multiply --out runs/p3/ns3_pilot.json
+    python -m tcpmodels.experiments.p3 ns3 --setting long --cache runs/p3/ns3_cache --limit 40
     python -m tcpmodels.experiments.p3 fluid --out runs/p3/fluid.parquet
     python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel_x.jsonl --cache runs/p3/ns3_cache \
         --fluid runs/p3/fluid.parquet --out data/datasets
+    python -m tcpmodels.experiments.p3 dataset --cache runs/p3/ns3_cache --keep-fluid --out data/datasets
 
 The kernel records are shipped gzipped (``data/datasets/p3_kernel_x_records.jsonl.gz``); on a fresh
 machine ``zcat`` them to ``runs/p3/kernel_x.jsonl`` and the ``kernel`` command resumes. The dataset
-keeps the first campaign's 36 kernel rows (standard, 100 Mbit/s; raw records gone) and, without
-``--cache``, the shipped ns-3 table (100 Mbit/s).
+keeps the first campaign's 36 kernel rows (standard, 100 Mbit/s; raw records gone) and the rows of
+the shipped ns-3 table whose runs have no record (the 20 s grid: 96 runs at 100 Mbit/s, raw runs gone).
 
 References
 ----------
@@ -86,8 +103,18 @@ References
    Allocation in Shared Computer Systems", DEC-TR-301, 1984.
 """
 
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_KINDS, NS3_PHASES, SCHEMA, P3Config
-from tcpmodels.experiments.p3.dataset import build_dataset
+from tcpmodels.experiments.p3.config import (
+    DEFAULT_CONFIG,
+    NS3_KINDS,
+    NS3_PHASES,
+    NS3_SETTINGS,
+    SCHEMA,
+    P3Config,
+    ns3_phases,
+    ns3_setting,
+    ns3_setting_phases,
+)
+from tcpmodels.experiments.p3.dataset import build_dataset, merge_ns3, read_ns3_records, write_ns3_records
 from tcpmodels.experiments.p3.fluid import fluid_frame
 from tcpmodels.experiments.p3.kernel import (
     KERNEL_KEY,
@@ -97,12 +124,25 @@ from tcpmodels.experiments.p3.kernel import (
     run_kernel_campaign,
     summarize_flow_samples,
 )
-from tcpmodels.experiments.p3.ns3 import ns3_config, ns3_frame, ns3_plan, run_ns3
+from tcpmodels.experiments.p3.ns3 import (
+    ns3_cached,
+    ns3_config,
+    ns3_frame,
+    ns3_plan,
+    ns3_record,
+    ns3_records,
+    ns3_row_run_id,
+    ns3_run_id,
+    ns3_summary,
+    run_ns3,
+)
 from tcpmodels.models.fairness import jain_index
 
-__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "KERNEL_KEY", "kernel_plan",
-           "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame", "ns3_plan",
-           "ns3_config", "run_ns3", "ns3_frame", "fluid_frame", "build_dataset", "jain_index", "main"]
+__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "NS3_SETTINGS", "SCHEMA", "KERNEL_KEY",
+           "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame", "ns3_plan",
+           "ns3_config", "run_ns3", "ns3_frame", "ns3_setting", "ns3_phases", "ns3_setting_phases", "ns3_run_id",
+           "ns3_row_run_id", "ns3_record", "ns3_records", "ns3_summary", "ns3_cached", "merge_ns3",
+           "read_ns3_records", "write_ns3_records", "fluid_frame", "build_dataset", "jain_index", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,22 +2,59 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import time
 from dataclasses import replace
 from pathlib import Path
 
 from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
 from tcpmodels.experiments.p3 import __doc__ as package_doc
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_KINDS, NS3_PHASES
-from tcpmodels.experiments.p3.dataset import build_dataset
+from tcpmodels.experiments.p3.config import (
+    DEFAULT_CONFIG,
+    NS3_KINDS,
+    NS3_SETTINGS,
+    P3Config,
+    ns3_phases,
+    ns3_setting,
+    ns3_setting_phases,
+)
+from tcpmodels.experiments.p3.dataset import SHIPPED_NS3_RECORDS, build_dataset, read_ns3_records
 from tcpmodels.experiments.p3.fluid import fluid_frame
 from tcpmodels.experiments.p3.kernel import run_kernel_campaign
-from tcpmodels.experiments.p3.ns3 import ns3_plan, run_ns3
+from tcpmodels.experiments.p3.ns3 import ns3_cached, ns3_plan, ns3_run_id, run_ns3
 
 __all__ = ["main"]
 
 
 # --------------------------------------------------------------------- CLI
+def _ns3_setting_args(p: argparse.ArgumentParser, default: str | None = "short",
+                      what: str = "the ns-3 setting") -> None:
+    """``--setting``, ``--duration-s`` and ``--seeds`` of the ns-3 commands."""
+    p.add_argument("--setting", choices=NS3_SETTINGS, default=default,
+                   help=f"{what}: short = the 20 s grid shipped first, long = 10 CUBIC epochs of the longest K "
+                        f"(ns3_setting); default {default}")
+    p.add_argument("--duration-s", type=float, help="simulated time per run instead of the setting's [s]")
+    p.add_argument("--seeds", nargs="+", type=int, help="seeds instead of the setting's")
+
+
+def _ns3_config(args: argparse.Namespace, config: P3Config) -> P3Config:
+    """The ns-3 setting of the command line: the named one, with ``--duration-s`` / ``--seeds`` over it."""
+    config = ns3_setting(args.setting or "short", config)
+    if args.duration_s:
+        config = replace(config, ns3_duration_s=args.duration_s)
+    if args.seeds:
+        config = replace(config, ns3_seeds=tuple(args.seeds))
+    return config
+
+
+def _ns3_default_phases(args: argparse.Namespace, config: P3Config) -> tuple[str, ...]:
+    """The setting's phases (short: with the exponent phases; long or custom: the main ones, seed by seed)."""
+    if args.setting == "short" and not (args.duration_s or args.seeds):
+        return ns3_setting_phases("short", config)
+    return ns3_phases(config, sliders=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``kernel``, ``pilot``, ``ns3``, ``fluid``, ``dataset`` (see the module docstring)."""
     parser, sub = campaign_parser("p3", package_doc)
@@ -32,18 +69,32 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", required=True, help="JSON file of the results")
     p = sub.add_parser("ns3", help="run or resume the ns-3 grid (cached sweep, one worker)")
     p.add_argument("--cache", required=True)
-    p.add_argument("--phases", nargs="+", default=list(NS3_PHASES), choices=NS3_PHASES)
+    _ns3_setting_args(p)
+    p.add_argument("--phases", nargs="+", help="main<i> / slider<i> (default: the setting's, seed by seed)")
     p.add_argument("--kinds", nargs="+", choices=NS3_KINDS, help="only these CUBIC variants")
     p.add_argument("--reno-rtts-ms", nargs="+", type=float, help="only these Reno RTTs [ms]")
+    p.add_argument("--skip-records", default=str(SHIPPED_NS3_RECORDS),
+                   help="leave out the runs whose records are in this file (default: the shipped ones, so a "
+                        "campaign resumes on a fresh machine); 'none' to skip nothing")
+    p.add_argument("--limit", type=int, help="run at most this many runs not yet made (in plan order)")
     p.add_argument("--workers", type=int, default=1, help="ns-3 processes at once (default 1)")
     p.add_argument("--no-progress", action="store_true")
+    p = sub.add_parser("ns3-pilot", help="run chosen ns-3 runs with window tracing; count the CUBIC flow's epochs")
+    _ns3_setting_args(p, default="long")
+    p.add_argument("--pairs", nargs="+", default=["16:64", "4:64"], help="Reno:CUBIC RTT pairs [ms]")
+    p.add_argument("--kind", choices=NS3_KINDS, default="multiply",
+                   help="CUBIC variant (default multiply: the longest K, P3Config.scaling()['ns3'])")
+    p.add_argument("--seed-index", type=int, default=0, help="index into the setting's seeds")
+    p.add_argument("--out", required=True, help="JSON file of the results")
     p = sub.add_parser("fluid", help="the fluid model over the grid -> one Parquet file")
     p.add_argument("--out", required=True)
     p.add_argument("--no-progress", action="store_true")
     p = sub.add_parser("dataset", help="records + ns-3 cache + fluid model -> Parquet + provenance")
     p.add_argument("--records")
     p.add_argument("--cache")
+    _ns3_setting_args(p, default=None, what="a further ns-3 setting to look up in the cache (the named ones always are)")
     p.add_argument("--fluid", help="fluid table written by the fluid command (else computed)")
+    p.add_argument("--keep-fluid", action="store_true", help="keep the fluid table in --out and its provenance")
     p.add_argument("--out", required=True)
     p.add_argument("--note", default="")
     p.add_argument("--allow-dirty", action="store_true",
@@ -68,18 +119,46 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps([{k: r[k] for k in ("rate_bps", "utilization", "queue_drops", "cpu_drops")}
                               for r in res]))
         elif args.cmd == "ns3":
-            plan = [r for r in ns3_plan(config, tuple(args.phases))
+            config = _ns3_config(args, config)
+            phases = tuple(args.phases) if args.phases else _ns3_default_phases(args, config)
+            plan = [r for r in ns3_plan(config, phases)
                     if (not args.kinds or r["kind"] in args.kinds)
                     and (not args.reno_rtts_ms or r["reno_rtt_ms"] in args.reno_rtts_ms)]
-            df = run_ns3(args.cache, config, plan=plan, progress=not args.no_progress, n_workers=args.workers)
-            print(json.dumps({"runs_cached": len(df), "cache": args.cache}))
+            done = set() if args.skip_records == "none" else {r["run_id"] for r in read_ns3_records(args.skip_records)}
+            todo = [r for r in plan if ns3_run_id(r, config) not in done]
+            pending = [r for r, hit in zip(todo, ns3_cached(args.cache, config, todo)) if not hit]
+            run = pending[:args.limit] if args.limit is not None else pending
+            t0 = time.monotonic()
+            df = run_ns3(args.cache, config, plan=run, progress=not args.no_progress, n_workers=args.workers) \
+                if run else []
+            print(json.dumps({"duration_s": config.ns3_duration_s, "seeds": list(config.ns3_seeds),
+                              "planned": len(plan), "in_records": len(plan) - len(todo),
+                              "cached_before": len(todo) - len(pending), "ran": len(df),
+                              "remaining": len(pending) - len(df), "wall_s": round(time.monotonic() - t0, 1),
+                              "cache": args.cache}))
+        elif args.cmd == "ns3-pilot":
+            from tcpmodels.experiments.p3.ns3_pilot import run_ns3_pilot
+
+            config = _ns3_config(args, config)
+            seed = config.ns3_seeds[args.seed_index]
+            pairs = [tuple(float(x) for x in pr.split(":")) for pr in args.pairs]
+            runs = [r for r in ns3_plan(config, (f"main{args.seed_index}",))
+                    if r["kind"] == args.kind and (r["reno_rtt_ms"], r["cubic_rtt_ms"]) in pairs and r["seed"] == seed]
+            res = run_ns3_pilot(config, runs, out=args.out)
+            print(json.dumps([{"run_id": r["run_id"], "wall_s": r["wall_s"],
+                               "cubic_epochs": r["flows"]["cubic"]["n_epochs"],
+                               "cubic_epoch_median_s": r["flows"]["cubic"]["epoch_stats_s"].get("median"),
+                               "enough": r["flows"]["cubic"]["enough"]} for r in res["runs"]]))
         elif args.cmd == "fluid":
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             df = fluid_frame(config, progress=not args.no_progress)
             df.to_parquet(args.out, index=False, compression="zstd")
             print(json.dumps({"rows": len(df), "out": args.out}))
         else:
-            prov = build_dataset(args.records, args.cache, args.out, config, note=args.note, fluid_path=args.fluid, allow_dirty=args.allow_dirty)
+            if args.setting or args.duration_s or args.seeds:
+                config = _ns3_config(args, config)
+            prov = build_dataset(args.records, args.cache, args.out, config, note=args.note, fluid_path=args.fluid,
+                                 fluid=not args.keep_fluid, allow_dirty=args.allow_dirty)
             print(json.dumps({k: prov.get(k, {}).get("n_samples" if k == "kernel" else "n_runs")
                               for k in ("kernel", "ns3")}))
     return 0

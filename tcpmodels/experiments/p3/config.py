@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from tcpmodels.models.cubic import x_power_law_params
 
 
-__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO", "LEGACY_NS3_RATE_BPS"]
+__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO", "LEGACY_NS3_RATE_BPS",
+           "NS3_SETTINGS", "NS3_LONG_MEASURE_S", "NS3_LONG_SEEDS", "ns3_setting", "ns3_phases", "ns3_setting_phases"]
 
 
 REPO = Path(__file__).resolve().parents[3]
@@ -22,6 +23,22 @@ NS3_KINDS = ("standard", "multiply", "divide")
 #: bottleneck rate of the ns-3 grid shipped before its table had a ``rate_bps`` column (2026-11-24:
 #: 96 runs, every run's two flows together 94.0-96.4 Mbit/s of goodput, i.e. a 100 Mbit/s link). [bit/s]
 LEGACY_NS3_RATE_BPS = 100e6
+#: named ns-3 settings (:func:`ns3_setting`): ``short`` the grid shipped on 2026-11-24 (20 s simulated, 15 s
+#: measured, seeds 0-2, with the x(RTT)-exponent phases), ``long`` the grid to the kernel's standard (issue 17:
+#: :data:`NS3_LONG_MEASURE_S` measured, seeds :data:`NS3_LONG_SEEDS`, the main phases only)
+NS3_SETTINGS = ("short", "long")
+#: measured span of the ``long`` ns-3 setting: ``P3Config.scaling()["ns3"]["measure_s_for_10_epochs"]``, 10 x the
+#: longest K of a flow alone at ns-3's 100 Mbit/s (CUBIC 64 ms in the ``multiply`` reading: W_max alone
+#: 690.6 segments, K 10.90 s; standard 8.03 s, ``divide`` 5.92 s; CUBIC 1 ms ``multiply`` 10.32 s) rounded up to
+#: 5 s. With the 5 s warm-up a run simulates 115 s. Pilot (2026-11-27, ``p3 ns3-pilot --setting long --pairs 16:64
+#: 4:64 --kind multiply``, nice 15, load 1.8-3.4; ``data/datasets/p3_ns3_pilot.json``): the CUBIC 64 ms flow
+#: sharing the link has a smaller window than alone (median W_max 137 and 77 segments), so its epochs are
+#: shorter than K alone: 17 whole epochs in the 110 s at 16:64 (median 5.1 s, longest 15.7 s; observed K
+#: median 4.9 s, model K at the observed W_max 6.4 s) and 31 at 4:64 (median 3.2 s): at least 10, so the
+#: rule's span stands. [s]
+NS3_LONG_MEASURE_S = 110.0
+#: seeds of the ``long`` ns-3 setting: 10, as the kernel's repetitions (``P3Config.reps``)
+NS3_LONG_SEEDS = tuple(range(10))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,30 +250,29 @@ class P3Config:
         """
         import math
 
-        from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, x_power_law_params
+        from tcpmodels.models.cubic import cubic_k_s
 
         seg = self.mss_bytes
-        xfn = PowerLawX(**x_power_law_params(self.x_exponent))
         rows = {}
+        alone = self._k_alone(self.rate_bps, self.buffer_bytes)
         for rtt_ms in sorted(set(self.reno_rtts_ms) | set(self.cubic_rtts_ms)):
-            bdp_ours = self.rate_bps * rtt_ms / 1e3 / 8
             bdp_paper = 1e9 * rtt_ms / 1e3 / 8
-            w_ours = (bdp_ours + self.buffer_bytes) / seg
             w_paper = (bdp_paper + 1e9 / self.rate_bps * self.buffer_bytes) / seg
+            a = alone[f"{rtt_ms:g}ms"]
             rows[f"{rtt_ms:g}ms"] = {
-                "bdp_bytes": bdp_ours, "paper_bdp_bytes": bdp_paper,
-                "w_max_alone_segments": w_ours, "paper_w_max_alone_segments": w_paper,
-                "k_alone_s": float(cubic_k_s(w_ours)), "paper_k_alone_s": float(cubic_k_s(w_paper)),
-                **{f"k_{rd}_alone_s": float(kozu_k_s(w_ours, rtt_ms / 1e3, reading=rd, x_of_rtt=xfn))
-                   for rd in ("multiply", "divide")},
+                "bdp_bytes": a["bdp_bytes"], "paper_bdp_bytes": bdp_paper,
+                "w_max_alone_segments": a["w_max_alone_segments"], "paper_w_max_alone_segments": w_paper,
+                "k_alone_s": a["k_alone_s"], "paper_k_alone_s": float(cubic_k_s(w_paper)),
+                "k_multiply_alone_s": a["k_multiply_alone_s"], "k_divide_alone_s": a["k_divide_alone_s"],
             }
-        readings = {"standard": "k_alone_s", "multiply": "k_multiply_alone_s", "divide": "k_divide_alone_s"}
-        cands = [(rows[f"{r:g}ms"][readings[kd]], r, kd) for r in self.cubic_rtts_ms for kd in self.kernel_kinds]
-        k_long, rtt_long, kind_long = max(cands)
+        k_long, rtt_long, kind_long = self._longest_k(rows, self.kernel_kinds)
+        ns3_rows = self._k_alone(self.ns3_rate_bps, self.ns3_buffer_bytes)
+        n_long, n_rtt, n_kind = self._longest_k(ns3_rows, NS3_KINDS)
+        n_measure = float(5 * math.ceil(10 * n_long / 5))
         return {"paper_rate_bps": 1e9, "rate_bps": self.rate_bps, "rate_scale": self.rate_bps / 1e9,
                 "ns3_rate_bps": self.ns3_rate_bps, "ns3_buffer_bytes": self.ns3_buffer_bytes,
                 "note_rates": "per_rtt, longest_k and measure_s_for_10_epochs are at rate_bps (the kernel's); "
-                              "the ns-3 grid runs at ns3_rate_bps",
+                              "the ns-3 grid runs at ns3_rate_bps (section ns3)",
                 "buffer_bytes": self.buffer_bytes, "buffer_packets": self.buffer_bytes / (seg + 52),
                 "buffer_definition": f"{self.buffer_bdp_fraction:g} x BDP at {self.buffer_ref_rtt_s * 1e3:g} ms "
                                      "(the paper states no buffer)",
@@ -265,8 +281,109 @@ class P3Config:
                 "per_rtt": rows,
                 "longest_k": {"cubic_rtt_ms": rtt_long, "kind": kind_long, "k_s": k_long},
                 "measure_s_for_10_epochs": float(5 * math.ceil(10 * k_long / 5)),
+                "ns3": {"rate_bps": self.ns3_rate_bps, "buffer_bytes": self.ns3_buffer_bytes, "per_rtt": ns3_rows,
+                        "longest_k": {"cubic_rtt_ms": n_rtt, "kind": n_kind, "k_s": n_long},
+                        "measure_s_for_10_epochs": n_measure,
+                        "duration_s_for_10_epochs": self.ns3_warmup_s + n_measure,
+                        "note": "the same rule at ns-3's rate, over every kind the ns-3 grid runs (NS3_KINDS): "
+                                "the measured span of the long ns-3 setting (NS3_LONG_MEASURE_S)"},
                 "note": "W_max alone = (BDP + buffer) / MSS, the window of a single flow filling link and buffer; "
                         "the paper column scales the buffer with the rate (same buffer in time)."}
 
+    def _k_alone(self, rate_bps: float, buffer_bytes: int) -> dict:
+        """Per RTT of the grid at one rate: BDP [bytes], W_max of a flow alone [segments], its K in each reading [s]."""
+        from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, x_power_law_params
+
+        xfn = PowerLawX(**x_power_law_params(self.x_exponent))
+        rows = {}
+        for rtt_ms in sorted(set(self.reno_rtts_ms) | set(self.cubic_rtts_ms)):
+            bdp = rate_bps * rtt_ms / 1e3 / 8
+            w = (bdp + buffer_bytes) / self.mss_bytes
+            rows[f"{rtt_ms:g}ms"] = {
+                "bdp_bytes": bdp, "w_max_alone_segments": w, "k_alone_s": float(cubic_k_s(w)),
+                **{f"k_{rd}_alone_s": float(kozu_k_s(w, rtt_ms / 1e3, reading=rd, x_of_rtt=xfn))
+                   for rd in ("multiply", "divide")}}
+        return rows
+
+    def _longest_k(self, rows: dict, kinds: tuple) -> tuple[float, float, str]:
+        """The longest K of ``rows`` (:meth:`_k_alone`) over the CUBIC RTTs and ``kinds``: (K [s], RTT [ms], kind)."""
+        readings = {"standard": "k_alone_s", "multiply": "k_multiply_alone_s", "divide": "k_divide_alone_s"}
+        return max((rows[f"{r:g}ms"][readings[kd]], float(r), kd) for r in self.cubic_rtts_ms for kd in kinds)
+
 
 DEFAULT_CONFIG = P3Config()
+
+
+def ns3_setting(name: str, config: P3Config = DEFAULT_CONFIG) -> P3Config:
+    """``config`` with the ns-3 duration and seeds of a named setting (:data:`NS3_SETTINGS`).
+
+    ``short``: the grid shipped on 2026-11-24, 20 s simulated (5 s warm-up, 15 s measured: 2-3 CUBIC epochs of
+    the longest K), seeds 0, 1, 2. ``long``: ``ns3_warmup_s`` + :data:`NS3_LONG_MEASURE_S` simulated (10 epochs
+    of the longest K of a flow alone at ns-3's rate, ``scaling()["ns3"]``), seeds :data:`NS3_LONG_SEEDS`. The
+    two settings differ in the simulated duration, so their scenarios, sweep-cache entries and run ids differ.
+
+    Parameters
+    ----------
+    name : {"short", "long"}
+        The setting.
+    config : P3Config
+        Every other field (rate, buffer, grid, exponents) comes from here.
+
+    Returns
+    -------
+    P3Config
+        ``config`` with ``ns3_duration_s`` and ``ns3_seeds`` of the setting.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name.
+    """
+    if name == "short":
+        return replace(config, ns3_duration_s=20.0, ns3_seeds=(0, 1, 2))
+    if name == "long":
+        return replace(config, ns3_duration_s=config.ns3_warmup_s + NS3_LONG_MEASURE_S, ns3_seeds=NS3_LONG_SEEDS)
+    raise ValueError(f"ns-3 setting must be one of {NS3_SETTINGS}; got {name!r}")
+
+
+def ns3_phases(config: P3Config, *, sliders: bool = True) -> tuple[str, ...]:
+    """Phases of the ns-3 grid of ``config`` in run order: ``main<i>`` per seed, ``slider<j>`` after ``main<j>``.
+
+    With the default config this is :data:`NS3_PHASES` (main0, slider0, main1, slider1, main2).
+
+    Parameters
+    ----------
+    config : P3Config
+        Its ``ns3_seeds`` and ``slider_exponents``.
+    sliders : bool
+        Include the x(RTT)-exponent phases.
+
+    Returns
+    -------
+    tuple of str
+        Phase names for :func:`tcpmodels.experiments.p3.ns3.ns3_plan`.
+    """
+    out = []
+    for i in range(len(config.ns3_seeds)):
+        out.append(f"main{i}")
+        if sliders and i < len(config.slider_exponents):
+            out.append(f"slider{i}")
+    return tuple(out)
+
+
+def ns3_setting_phases(name: str, config: P3Config = DEFAULT_CONFIG) -> tuple[str, ...]:
+    """Default phases of a named setting: every phase for ``short``, the main phases (seed by seed) for ``long``.
+
+    Parameters
+    ----------
+    name : {"short", "long"}
+        The setting (:func:`ns3_setting`).
+    config : P3Config
+        The base config.
+
+    Returns
+    -------
+    tuple of str
+        :func:`ns3_phases` of the setting's config.
+    """
+    return ns3_phases(ns3_setting(name, config), sliders=name == "short")

@@ -25,6 +25,13 @@ only the axes (Mbit/s up to 600-800) and the direction stated in Sec. 4; so the
 "paper" column of every table is that direction, and verdicts compare directions
 beyond the measured spread.
 
+ns-3 settings (run lengths)
+    The ns-3 grid exists in two settings: the 20 s runs shipped first (2-3 CUBIC epochs of the
+    longest K) and the long runs of 10 epochs (issue 17). Every ns-3 column, paired difference and
+    claim reads one setting only (:func:`ns3_settings`, :func:`ns3_duration_s`): the one with most
+    complete seeds in its least-covered RTT pair, the longer at a tie; the headline and the
+    provenance table say which. The x(RTT)-exponent figure reads the setting its exponents ran in.
+
 Spread and the significance rule
     For a cell (RTT pair, engine, variant) with n >= 2 runs the spread of
     Jain's index is the standard deviation between runs and its standard error
@@ -60,8 +67,10 @@ from tcpmodels.papers.p3_cubic_fairness.data import (
     kernel_runs,
     kernel_settings,
     load_dataset,
+    ns3_duration_s,
     ns3_rate_bps,
     ns3_runs,
+    ns3_settings,
     proposal_setting,
     run_spread_proxy,
     significant,
@@ -86,7 +95,7 @@ from tcpmodels.papers.p3_cubic_fairness.tables import (
 )
 
 __all__ = ["kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
-           "ns3_runs", "ns3_rate_bps", "kernel_rate_bps", "fluid_at", "fluid_rates_bps", "LEGACY_NS3_RATE_BPS",
+           "ns3_runs", "ns3_rate_bps", "ns3_settings", "ns3_duration_s", "kernel_rate_bps", "fluid_at", "fluid_rates_bps", "LEGACY_NS3_RATE_BPS",
            "P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
            "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "tables", "plot_figure", "plot_exponent_fairness",
            "exponent_widget", "available_exponents", "reading_summary", "CITATION", "PAPER_DIRECTION", "READINGS"]

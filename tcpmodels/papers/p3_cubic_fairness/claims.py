@@ -9,7 +9,8 @@ The tests, stated before the data is seen:
   on Figs. 3-5, whose axes run to 600-800 Mbit/s).
 * **C3.1-C3.3 (ns-3, per reading of eq. (4))**: the unit is one ns-3 run of an RTT
   pair with one seed, and its paired difference ``dJ = J(proposal) - J(standard)``
-  (same pair, same seed, so same start offsets). Two parts per claim and Reno RTT:
+  (same pair, same seed, so same start offsets), all of one ns-3 setting (run length,
+  :func:`~tcpmodels.papers.p3_cubic_fairness.data.ns3_settings`). Two parts per claim and Reno RTT:
 
   - *direction*: the share of runs where J moves the paper's way, sign test with a
     Clopper-Pearson CI; "most runs" means a share above 0.5;
@@ -34,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, cell_stats, kernel_runs
+from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, cell_stats, kernel_runs, ns3_duration_s
 from tcpmodels.stats import ClaimSpec, claims_table, difference, direction_count, inequality, not_testable
 
 __all__ = ["claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
@@ -86,7 +87,8 @@ def _expo(ds: P3Dataset, exponent: float | None) -> float:
     return ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
 
 
-def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float, engine: str = "ns3") -> list:
+def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float, engine: str = "ns3",
+               setting: str = "") -> list:
     text, says, direction, delta = _RULES[reno]
     label = "kernel: " if engine == "kernel" else ""
     runs = "kernel repetitions" if engine == "kernel" else "ns-3 runs"
@@ -98,7 +100,7 @@ def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float, eng
     if 0 < len(present) < (3 if reno == 4.0 else 4):  # a partial grid: name the pairs the part rests on
         where = "only " + ", ".join(f"{reno:g}:{c:g}" for c in present)
     note = (f"kernel tm_cubic_x against kernel cubic, same pair and repetition, x(RTT) exponent {expo:.3g}"
-            if engine == "kernel" else f"ns-3, x(RTT) exponent {expo:.3g}")
+            if engine == "kernel" else f"ns-3{setting}, x(RTT) exponent {expo:.3g}")
     word = "fairer" if direction > 0 else "less fair"
     spec = lambda part, quantity, d, eff, src: ClaimSpec(  # noqa: E731
         claim=name, part=label + part, paper_says=says, quantity=quantity, direction=d, smallest_effect=eff,
@@ -160,9 +162,11 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
     """
     rows = _premise(dataset)
     expo = _expo(dataset, exponent)
+    dur = ns3_duration_s(dataset)
+    setting = f" {dur:g} s runs" if dur == dur else ""
     for reading in READINGS:
         for reno in _RULES:
-            rows += _ns3_parts(tables[f"paired_{reading}"], reading, reno, expo)
+            rows += _ns3_parts(tables[f"paired_{reading}"], reading, reno, expo, setting=setting)
     for reading in READINGS:
         paired = tables.get(f"kernel_paired_{reading}")
         if paired is None or len(paired) == 0:

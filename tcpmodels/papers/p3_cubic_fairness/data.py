@@ -168,8 +168,11 @@ LEGACY_NS3_RATE_BPS = 100e6
 
 
 def ns3_runs(ds: P3Dataset) -> pd.DataFrame:
-    """The ns-3 runs with ``rate_bps`` filled: the table's column, else the provenance's ``ns3.rate_bps``,
-    else :data:`LEGACY_NS3_RATE_BPS`.
+    """The ns-3 runs with ``rate_bps`` and ``duration_s`` filled.
+
+    ``rate_bps``: the table's column, else the provenance's ``ns3.rate_bps``, else
+    :data:`LEGACY_NS3_RATE_BPS`; ``duration_s`` (the simulated time of the run's setting): the column, else the
+    provenance's ``config.ns3_duration_s``, else NaN (one unnamed setting).
 
     Parameters
     ----------
@@ -179,14 +182,81 @@ def ns3_runs(ds: P3Dataset) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``ds.ns3`` with ``rate_bps`` [bit/s] filled in every row.
+        ``ds.ns3`` with ``rate_bps`` [bit/s] and ``duration_s`` [s] in every row.
     """
     n = ds.ns3
     prov = ds.provenance.get("ns3", {}).get("rate_bps")
     fill = float(prov) if isinstance(prov, (int, float)) else LEGACY_NS3_RATE_BPS
-    if "rate_bps" not in n.columns:
-        return n.assign(rate_bps=fill)
-    return n.assign(rate_bps=n["rate_bps"].fillna(fill))
+    dur = float(ds.provenance.get("config", {}).get("ns3_duration_s", math.nan))
+    n = n.assign(rate_bps=n["rate_bps"].fillna(fill) if "rate_bps" in n.columns else fill)
+    return n.assign(duration_s=n["duration_s"].fillna(dur) if "duration_s" in n.columns else dur)
+
+
+def _complete_seeds(runs: pd.DataFrame, expo: float) -> pd.Series:
+    """Per RTT pair: seeds with a run of every kind (standard and both readings at ``expo``)."""
+    main = runs[(runs["kind"] == "standard") | np.isclose(runs["x_exponent"], expo)]
+    kinds = main.groupby(["reno_rtt_ms", "cubic_rtt_ms", "seed"])["kind"].nunique()
+    return (kinds == 1 + len(READINGS)).groupby(level=["reno_rtt_ms", "cubic_rtt_ms"]).sum()
+
+
+def ns3_settings(ds: P3Dataset) -> pd.DataFrame:
+    """The ns-3 settings present at the ns-3 rate (:func:`ns3_rate_bps`) and the one the tables use.
+
+    A setting is a simulated duration (``short``: 20 s, 2-3 CUBIC epochs of the longest K; ``long``:
+    10 epochs of the longest K at the ns-3 rate, ``tcpmodels.experiments.p3.ns3_setting``). The tables
+    and claims read **one** setting, so no statistic mixes run lengths: the one whose RTT pairs are
+    all covered best, i.e. with the largest number of complete seeds (a run of standard CUBIC and of
+    both readings at the campaign's exponent: one paired unit of the claims) in its least-covered
+    pair of the grid (the pairs of every setting); at a tie the longer one, whose runs each span
+    more CUBIC epochs. The shipped short grid has 2 complete seeds in every pair (its third seed was
+    never run), so the long setting replaces it once it has 2 complete seeds in every pair, and
+    until then the short grid stays.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (its ``ns3`` runs and the provenance's ``x_exponent``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per setting: ``duration_s`` [s] (NaN for a table without durations), ``n_runs``,
+        ``n_pairs``, ``min_complete_seeds`` (over the grid's pairs), ``max_complete_seeds`` and
+        ``used`` (bool); empty without runs.
+    """
+    cols = ["duration_s", "n_runs", "n_pairs", "min_complete_seeds", "max_complete_seeds", "used"]
+    n = ns3_runs(ds)
+    if len(n) == 0:
+        return pd.DataFrame(columns=cols)
+    n = n[np.isclose(n["rate_bps"], ns3_rate_bps(ds))]
+    expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3)
+    grid = sorted({(float(a), float(b)) for a, b in zip(n["reno_rtt_ms"], n["cubic_rtt_ms"])})
+    rows = []
+    for dur, g in n.groupby(n["duration_s"].fillna(-1.0), sort=True):
+        per_pair = _complete_seeds(g, expo).reindex(pd.MultiIndex.from_tuples(grid), fill_value=0)
+        rows.append({"duration_s": math.nan if dur < 0 else float(dur), "n_runs": len(g),
+                     "n_pairs": int(g.groupby(["reno_rtt_ms", "cubic_rtt_ms"]).ngroups),
+                     "min_complete_seeds": int(per_pair.min()), "max_complete_seeds": int(per_pair.max())})
+    out = pd.DataFrame(rows)
+    best = out.assign(d=out["duration_s"].fillna(-1.0)).sort_values(["min_complete_seeds", "d"], kind="stable")
+    return out.assign(used=out.index == best.index[-1])[cols]
+
+
+def ns3_duration_s(ds: P3Dataset) -> float:
+    """Simulated duration of the ns-3 setting the tables use (:func:`ns3_settings`); NaN without durations. [s]
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    float
+        The duration. [s]
+    """
+    st = ns3_settings(ds)
+    return float(st.loc[st["used"], "duration_s"].iloc[0]) if len(st) else math.nan
 
 
 def ns3_rate_bps(ds: P3Dataset) -> float:
