@@ -100,7 +100,12 @@ def power_table(paper: str, data_dir: str = "data") -> pd.DataFrame:
     """
     m = importlib.import_module(f"tcpmodels.papers.{paper}")
     ds = m.load_dataset(data_dir)
-    cl = m.claims(ds, m.tables(ds, quick=False))
+    ccs = getattr(ds, "ccs", None)
+    if ccs and len(ccs) > 1:  # P2: one setting per congestion control, each judged on its own samples
+        cl = pd.concat([m.claims(d, m.tables(d, quick=False)).assign(part=lambda t, cc=cc: t["part"] + f" [{cc}]")
+                        for cc in ccs for d in [ds.for_cc(cc)]], ignore_index=True)
+    else:
+        cl = m.claims(ds, m.tables(ds, quick=False))
     rows = []
     for _, r in cl.iterrows():
         sd = sd_from_interval(r)

@@ -189,7 +189,9 @@ def check_dataset(dataset: P2Dataset) -> pd.DataFrame:
     TypeError
         If ``dataset`` is not a :class:`P2Dataset`.
     ValueError
-        If a needed column is missing, or fewer than 10 complete samples remain (too few to fit an SVR).
+        If a needed column is missing, the samples mix settings (congestion control, data size, path rate:
+        one SVR across them would fit the setting, not the probes; :meth:`P2Dataset.for_cc` picks one), or
+        fewer than 10 complete samples remain (too few to fit an SVR).
     """
     if not isinstance(dataset, P2Dataset):
         raise TypeError(f"dataset must be a P2Dataset (see load_dataset); got {type(dataset).__name__}")
@@ -199,6 +201,12 @@ def check_dataset(dataset: P2Dataset) -> pd.DataFrame:
     if missing:
         raise ValueError(f"dataset.samples lacks columns {missing}")
     df = dataset.samples
+    keys = [c for c in ("cc", "data_size_bytes", "path_rate_bps") if c in df.columns]
+    settings = df[keys].drop_duplicates() if keys else df.iloc[:1]
+    if len(settings) > 1:
+        listed = "; ".join(", ".join(f"{k}={v}" for k, v in row.items()) for row in settings.to_dict("records"))
+        raise ValueError(f"dataset.samples mixes {len(settings)} settings ({listed}); analyse one at a time, "
+                         "e.g. dataset.for_cc('tm_lia') (the congestion control's setting with most samples)")
     ok = np.isfinite(df[[c for c in need if c.endswith("_Bps")]].to_numpy(float)).all(axis=1)
     df = df[ok].reset_index(drop=True)
     if len(df) < 10:
