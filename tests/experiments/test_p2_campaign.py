@@ -113,7 +113,8 @@ def test_samples_frame_columns_units_and_shares():
 def test_dataset_writes_parquet_and_provenance(tmp_path):
     records = tmp_path / "s.jsonl"
     rec = JsonlRecords(records, p2.SAMPLE_KEY)
-    for r in (_fake_record(0, 120.0, 124.0), _fake_record(0, 124.0, 120.0)):
+    with_git = {**_fake_record(0, 120.0, 124.0), "git": {"commit": "c0ffee", "dirty": False}}
+    for r in (with_git, _fake_record(0, 124.0, 120.0)):  # the second as written before records held a commit
         rec.append(r)
     prov = p2.build_dataset(records, None, tmp_path / "out")
     assert (tmp_path / "out" / "p2_samples.parquet").exists()
@@ -124,6 +125,7 @@ def test_dataset_writes_parquet_and_provenance(tmp_path):
     assert part["scaling"]["data_size_bytes"] == p2.DEFAULT_CONFIG.data_size_bytes
     assert "connect() returned" in part["throughput_definition"]
     assert part["conditions"]["n_samples"] == 2 and part["subflow_cc_seen"] == ["cubic"]
+    assert part["records_git"] == ["c0ffee (dirty False)"] and part["records_without_git"] == 1
     with pytest.raises(ValueError, match="no sample records"):
         p2.build_dataset(tmp_path / "none.jsonl", None, tmp_path / "out2")
 
@@ -245,6 +247,7 @@ def test_tiny_campaign_records_documented_fields_and_resume_skips_done(testbed_a
         assert data["tx_bytes_p1"] > 0.05 * data["size_bytes"]  # ... while the data transfer uses both paths
         assert r["load_avg"] and r["wall_s"] > 0
         assert r["cc"] == "cubic" and data["cc_effective"] == "cubic"
+        assert len(r["git"]["commit"] or "") in (0, 40)  # the code that ran (None outside a git checkout)
 
 
 @pytest.mark.testbed

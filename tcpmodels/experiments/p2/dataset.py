@@ -209,6 +209,9 @@ def _part(recs: list[dict], sweep_recs: list[dict], samples: pd.DataFrame, confi
                  + ("uncoupled per-subflow congestion control (cubic)" if config.cc == "cubic" else
                     f"subflows coupled by {config.cc} (BPF struct_ops, tcpmodels.testbed.kernel_cc)"),
         "host": host, "tools": tools, "git": git,
+        "records_git": sorted({f"{(r.get('git') or {}).get('commit')} (dirty {(r.get('git') or {}).get('dirty')})"
+                               for r in recs + sweep_recs if r.get("git")}),
+        "records_without_git": sum(1 for r in recs + sweep_recs if not r.get("git")),
     }
 
 

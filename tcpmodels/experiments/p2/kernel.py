@@ -224,7 +224,9 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
     """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused, host lock per sample;
     a BPF ``config.cc`` is registered for the whole call (and again before a sample if it went away)."""
     from tcpmodels.experiments.campaign import run_samples
-    from tcpmodels.records import JsonlRecords
+    from tcpmodels.records import JsonlRecords, git_state
+
+    code = git_state(REPO)  # the code that ran: each record carries it
 
     def session_for(s, session):
         if session is None:
@@ -238,7 +240,7 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
         res = session.run(steps, capture_dir=cap_dir, capture_stem=cap_stem)
         rec = {"schema": SCHEMA, "path_rate_bps": config.rate_bps, "rtt_measured_ms": res["rtt_measured_ms"],
                "run_id": res["run_id"], "config_hash": config.hash(), "config": config.to_dict(),
-               "transfers": res["transfers"]}
+               "git": code, "transfers": res["transfers"]}
         if "captures" in res:
             rec["captures"] = res["captures"]
         return rec
