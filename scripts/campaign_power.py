@@ -102,8 +102,12 @@ def power_table(paper: str, data_dir: str = "data") -> pd.DataFrame:
     ds = m.load_dataset(data_dir)
     ccs = getattr(ds, "ccs", None)
     if ccs and len(ccs) > 1:  # P2: one setting per congestion control, each judged on its own samples
-        cl = pd.concat([m.claims(d, m.tables(d, quick=False)).assign(part=lambda t, cc=cc: t["part"] + f" [{cc}]")
-                        for cc in ccs for d in [ds.for_cc(cc)]], ignore_index=True)
+        parts = []
+        for cc in ccs:
+            d = ds.for_cc(cc)
+            t = m.claims(d, m.tables(d, quick=False))
+            parts.append(t.assign(part=t["part"] + f" [{cc}]"))
+        cl = pd.concat(parts, ignore_index=True)
     else:
         cl = m.claims(ds, m.tables(ds, quick=False))
     rows = []

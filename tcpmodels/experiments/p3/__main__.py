@@ -17,7 +17,6 @@ from tcpmodels.experiments.p3.config import (
     P3Config,
     ns3_phases,
     ns3_setting,
-    ns3_setting_phases,
 )
 from tcpmodels.experiments.p3.dataset import SHIPPED_NS3_RECORDS, build_dataset, read_ns3_records
 from tcpmodels.experiments.p3.fluid import fluid_frame
@@ -50,9 +49,7 @@ def _ns3_config(args: argparse.Namespace, config: P3Config) -> P3Config:
 
 def _ns3_default_phases(args: argparse.Namespace, config: P3Config) -> tuple[str, ...]:
     """The setting's phases (short: with the exponent phases; long or custom: the main ones, seed by seed)."""
-    if args.setting == "short" and not (args.duration_s or args.seeds):
-        return ns3_setting_phases("short", config)
-    return ns3_phases(config, sliders=False)
+    return ns3_phases(config, sliders=args.setting == "short" and not (args.duration_s or args.seeds))
 
 
 def main(argv: list[str] | None = None) -> int:

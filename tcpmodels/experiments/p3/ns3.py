@@ -291,11 +291,6 @@ def ns3_summary(rec: dict) -> dict:
             "rate_bps": rec["rate_bps"], "buffer_bytes": rec["buffer_bytes"]}
 
 
-def _ns3_summary(config: P3Config, run: dict, result: SimResult) -> dict:
-    """Throughputs of one ns-3 run after warm-up, its window spread and losses (what the dataset keeps)."""
-    return ns3_summary(ns3_record(config, run, result))
-
-
 def run_ns3(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *, phases: Sequence[str] | None = None,
             progress: bool = True,
             on_failure: str = "collect", plan: list[dict] | None = None, processes: bool = True,
