@@ -298,6 +298,9 @@ def test_dataset_keeps_the_shipped_runs_and_adds_the_coupled_ones(tmp_path):
     assert prov["merge"] == {"kept_runs": 3, "replaced_runs": 1, "new_runs": 0} and len(runs) == 4
     assert runs.loc[runs["protocol"] == "tcp", "wall_s"].tolist() == [99.0]
     assert len(pd.read_parquet(flows_path)) == 4 * n_run
+    # rebuilt wholly from records (no run kept), no earlier build's provenance describes the data any more
+    prov = p1.build_dataset([first, second], data)
+    assert prov["merge"]["kept_runs"] == 0 and prov["earlier_builds"] == []
     # a run drawn from another arrival window cannot be paired with the shipped ones: refused, nothing written
     other = tmp_path / "other.jsonl"
     rec = _fake_record("kernel", "s4", "mptcp", 1, cc="tm_lia")

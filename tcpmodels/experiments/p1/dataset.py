@@ -179,7 +179,8 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
 
     The runs already in ``data_dir`` (the shipped tables) are kept unless a record re-measures
     them (:func:`merge_shipped`); the provenance says how many of each, and carries the
-    provenance of the kept runs' earlier build under ``earlier_builds``.
+    provenance of the kept runs' earlier builds under ``earlier_builds`` (empty once every run comes
+    from the records given).
 
     Parameters
     ----------
@@ -280,7 +281,8 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
     for r in recs:
         configs[r["engine"]] = r.get("config", config.to_dict())
     rtts = [v for r in recs if r.get("base_rtt_s") for v in r["base_rtt_s"].values() if v is not None]
-    earlier = list(old_prov.get("earlier_builds", []))
+    # history only while a row still comes from an earlier build: rebuilt wholly from records, it has none
+    earlier = list(old_prov.get("earlier_builds", [])) if merge_counts["kept_runs"] else []
     if old_prov and merge_counts["kept_runs"]:
         earlier.append({k: old_prov.get(k) for k in ("written_utc", "command", "records", "git", "note", "engines",
                                                      "kernel_base_rtt_ms", "tools")})
