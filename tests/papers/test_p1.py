@@ -279,3 +279,25 @@ def test_coupling_answer_has_the_ns3_lia_paragraph_with_its_numbers(synth):
         assert f"{(g['lost_packets'] > 0).mean():.1%}" in para
     assert "seeds 0, 1, 2, 3" in para and "C1.3: mean higher with MPTCP background: **" in para
     assert "The kernel's tm_lia" in para
+
+
+def test_load_sensitivity_finds_fct_that_follows_the_load():
+    """Runs whose query FCT grows with the host's load: a positive rank correlation, higher FCT above the median
+    load, the median load of each background; a dataset without run loads gives the empty table."""
+    ds = synthetic(engines=("kernel",), seeds=tuple(range(8)))
+    rng = np.random.default_rng(3)
+    runs = ds.flows[["engine", "experiment", "protocol", "seed"]].drop_duplicates().reset_index(drop=True)
+    runs["load_avg_1m"] = rng.uniform(0.2, 10, len(runs))
+    f = ds.flows.merge(runs, on=["engine", "experiment", "protocol", "seed"])
+    nobg = f["experiment"] == "s5_query_nobg"
+    f.loc[nobg, "fct_s"] += 0.0005 * f.loc[nobg, "load_avg_1m"]  # scheduling latency: 0.5 ms per unit of load
+    loaded = p1.P1Dataset(flows=f.drop(columns="load_avg_1m"), subflows=ds.subflows, tcpinfo=ds.tcpinfo,
+                          runs=runs, provenance=ds.provenance)
+    t = p1.load_sensitivity(loaded).set_index("experiment")
+    assert set(t.index) == {"s4", "s5_query_nobg", "s5_query_bg", "s5_message_bg"} and (t["runs"] == 16).all()
+    q = t.loc["s5_query_nobg"]
+    assert q["spearman_rho"] > 0.8 and q["p_value"] < 0.01 and q["fct_ms_high_load"] > q["fct_ms_low_load"] + 1  # ~2.4 ms expected
+    assert abs(t.loc["s5_message_bg", "spearman_rho"]) < 0.6  # no load built in there
+    tcp_med = runs[(runs["experiment"] == "s4") & (runs["protocol"] == "tcp")]["load_avg_1m"].median()
+    assert f"TCP {tcp_med:.1f}" in t.loc["s4", "load_by_background"]
+    assert p1.load_sensitivity(ds).empty and "spearman_rho" in p1.load_sensitivity(ds).columns

@@ -74,6 +74,7 @@ from tcpmodels.papers.p1_datacenter_fct.tables import (
     fig7_loss,
     figs8_10,
     lia_allocation,
+    load_sensitivity,
     table1,
     table2,
     table4,
@@ -83,6 +84,6 @@ from tcpmodels.papers.p1_datacenter_fct.tables import (
 __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "P1Dataset",
            "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3", "table4",
            "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
-           "campaign_table", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
+           "campaign_table", "load_sensitivity", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
            "SPLIT_IN_DATASET", "split_comparison", "claims_with_cc", "verdicts_by_cc", "coupling_claims", "CC_LABELS",
            "with_cc", "mptcp_ccs", "background_label", "backgrounds", "coupling_answer"]

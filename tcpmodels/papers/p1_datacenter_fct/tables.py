@@ -26,7 +26,7 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
 from tcpmodels.papers.p1_datacenter_fct.patterns import table3
 
 __all__ = ["table1", "table2", "table4", "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "background_table",
-           "tables", "campaign_table"]
+           "tables", "campaign_table", "load_sensitivity"]
 
 
 # ------------------------------------------------------------------- tables
@@ -383,7 +383,7 @@ def tables(dataset: P1Dataset, *, quick: bool = False, seed: int = 0,
     -------
     dict of str to pandas.DataFrame
         ``table1, table2, table2_detail, table3, table4, fig7_loss, fig7_cdf, figs8_10, lia,
-        background, campaign`` and ``flows``.
+        background, campaign, load`` and ``flows``.
     """
     ds = P1Dataset(flows=with_cc(dataset.flows), subflows=with_cc(dataset.subflows), tcpinfo=dataset.tcpinfo,
                    runs=with_cc(dataset.runs), provenance=dataset.provenance)
@@ -395,7 +395,7 @@ def tables(dataset: P1Dataset, *, quick: bool = False, seed: int = 0,
     return {"table1": table1(ds), "table2": t2, "table2_detail": t2_long, "table3": table3(ds), "table4": table4(ds),
             "fig7_loss": fig7_loss(ds), "fig7_cdf": fig7_cdf(ds), "figs8_10": figs8_10(ds, confidence_level=confidence_level),
             "lia": lia_allocation(ds), "background": background_table(ds), "campaign": campaign_table(ds),
-            "flows": ds.flows}
+            "load": load_sensitivity(ds), "flows": ds.flows}
 
 
 def campaign_table(dataset: P1Dataset) -> pd.DataFrame:
@@ -429,3 +429,54 @@ def campaign_table(dataset: P1Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+
+
+#: The flow kinds whose FCT :func:`load_sensitivity` relates to the host's load, per kernel experiment.
+LOAD_KINDS = {"s4": "short", "s5_query_nobg": "query", "s5_query_bg": "query", "s5_message_bg": "message"}
+
+
+def load_sensitivity(dataset: P1Dataset) -> pd.DataFrame:
+    """How much the kernel's FCTs follow the host's load: a run's mean FCT against its 1-minute load average.
+
+    The kernel testbed shares two cores with whatever else runs, so the scheduling latency that the
+    load reflects adds to every flow (most of a 1-3 ms query without background). The claims compare
+    backgrounds paired by seed; a comparison is fair only when the runs it pairs saw alike loads.
+    This table shows the size of the dependence and the load each background ran at.
+
+    Parameters
+    ----------
+    dataset : P1Dataset
+        The campaign's data (``flows`` and ``runs`` with ``load_avg_1m``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per kernel experiment (flow kind of :data:`LOAD_KINDS`): ``experiment, kind, runs``,
+        ``spearman_rho`` and ``p_value`` of the runs' mean FCT against their load (scipy
+        ``spearmanr``), ``fct_ms_low_load`` / ``fct_ms_high_load``: the mean over runs below / at or
+        above the median load [ms], and ``load_by_background``: the median load of each background's
+        runs. Empty without kernel runs.
+    """
+    columns = ["experiment", "kind", "runs", "spearman_rho", "p_value", "fct_ms_low_load", "fct_ms_high_load",
+               "load_by_background"]
+    if not len(dataset.runs) or "load_avg_1m" not in dataset.runs:
+        return pd.DataFrame(columns=columns)
+    flows, runs = with_cc(dataset.flows), with_cc(dataset.runs)
+    key = ["experiment", "protocol", "cc", "seed"]
+    runs = runs[(runs["engine"] == "kernel") & runs["load_avg_1m"].notna()]
+    rows = []
+    for experiment, kind in LOAD_KINDS.items():
+        f = flows[(flows["engine"] == "kernel") & (flows["experiment"] == experiment) & (flows["kind"] == kind)]
+        per_run = f.groupby(key)["fct_s"].mean().rename("fct_s").reset_index()
+        m = per_run.merge(runs[key + ["load_avg_1m"]], on=key)
+        if len(m) < 3:
+            continue
+        rho, p = stats.spearmanr(m["fct_s"], m["load_avg_1m"])
+        high = m["load_avg_1m"] >= m["load_avg_1m"].median()
+        label = np.where(m["protocol"] == "tcp", "TCP", "MPTCP " + m["cc"].astype(str))
+        by = m.assign(background=label).groupby("background", sort=False)["load_avg_1m"].median()
+        rows.append({"experiment": experiment, "kind": kind, "runs": len(m), "spearman_rho": float(rho),
+                     "p_value": float(p), "fct_ms_low_load": ms(m.loc[~high, "fct_s"].mean()),
+                     "fct_ms_high_load": ms(m.loc[high, "fct_s"].mean()),
+                     "load_by_background": ", ".join(f"{b} {v:.1f}" for b, v in by.items())})
+    return pd.DataFrame(rows, columns=columns)
