@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.experiments.campaign import campaign_errors, run_samples
-from tcpmodels.records import JsonlRecords, host_facts, load_average, shipped_git_state, utc_now
+from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, shipped_git_state, utc_now
 
 __all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "shipped_keys", "main"]
 
@@ -280,7 +280,8 @@ def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
 
     :func:`tcpmodels.experiments.campaign.run_samples` holds the host lock for each
     run, appends each record durably, resumes where a killed campaign stopped and
-    shows the progress bar.
+    shows the progress bar. Each record carries ``git``: the commit (and dirty flag) of the
+    code that ran it.
 
     Parameters
     ----------
@@ -308,8 +309,9 @@ def run_campaign(runs_dir: str | Path, config: TestbedP5Config = DEFAULT_CONFIG,
     runs_dir = Path(runs_dir)
     plan = [{"alpha": float(a), "seed": int(r)} for r in config.seeds for a in config.alphas
             if (float(a), int(r)) not in skip]
+    code = git_state(REPO)  # the code that ran: each record carries it
     return run_samples(_records(runs_dir), plan,
-                       lambda s, _session: run_alpha(config, s["alpha"], runs_dir, s["seed"]),
+                       lambda s, _session: {**run_alpha(config, s["alpha"], runs_dir, s["seed"]), "git": code},
                        desc="p5 testbed", progress=progress, lock_timeout_s=3600.0, unit="run")
 
 

@@ -151,3 +151,16 @@ def test_campaign_skips_the_shipped_runs(tmp_path):
     cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2, 1.8), seeds=(0, 1))
     assert p5t.run_campaign(tmp_path, cfg, progress=False, skip={(a, s) for a in (1.2, 1.8) for s in (0, 1)}) == 0
     assert not (tmp_path / "records.jsonl").exists()
+
+
+def test_campaign_records_carry_the_commit_that_ran_them(tmp_path, monkeypatch):
+    """Every record of a run names the code it ran from (``git``: commit and dirty flag), as the P2 records do."""
+    from tcpmodels.records import git_state
+
+    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2,), seeds=(0,))
+    monkeypatch.setattr(p5t, "run_alpha", lambda config, alpha, runs_dir, seed=0: {"alpha": alpha, "seed": seed})
+    run = p5t.run_samples
+    monkeypatch.setattr(p5t, "run_samples", lambda *a, **kw: run(*a, **kw, lock_path=tmp_path / "lock"))
+    assert p5t.run_campaign(tmp_path, cfg, progress=False) == 1
+    (rec,) = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    assert rec["alpha"] == 1.2 and rec["git"] == git_state(p5t.REPO) and set(rec["git"]) >= {"commit", "dirty"}
