@@ -14,6 +14,7 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     PAPER_TABLE2,
     PAPER_TABLE4,
     P1Dataset,
+    background_label,
     backgrounds,
     ci_str,
     engines_in,
@@ -429,8 +430,6 @@ def campaign_table(dataset: P1Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-
-
 #: The flow kinds whose FCT :func:`load_sensitivity` relates to the host's load, per kernel experiment.
 LOAD_KINDS = {"s4": "short", "s5_query_nobg": "query", "s5_query_bg": "query", "s5_message_bg": "message"}
 
@@ -466,14 +465,14 @@ def load_sensitivity(dataset: P1Dataset) -> pd.DataFrame:
     runs = runs[(runs["engine"] == "kernel") & runs["load_avg_1m"].notna()]
     rows = []
     for experiment, kind in LOAD_KINDS.items():
-        f = flows[(flows["engine"] == "kernel") & (flows["experiment"] == experiment) & (flows["kind"] == kind)]
+        f = measured(flows[flows["engine"] == "kernel"], experiment, kind)
         per_run = f.groupby(key)["fct_s"].mean().rename("fct_s").reset_index()
         m = per_run.merge(runs[key + ["load_avg_1m"]], on=key)
         if len(m) < 3:
             continue
         rho, p = stats.spearmanr(m["fct_s"], m["load_avg_1m"])
         high = m["load_avg_1m"] >= m["load_avg_1m"].median()
-        label = np.where(m["protocol"] == "tcp", "TCP", "MPTCP " + m["cc"].astype(str))
+        label = [background_label(pr, cc, "kernel") for pr, cc in zip(m["protocol"], m["cc"])]
         by = m.assign(background=label).groupby("background", sort=False)["load_avg_1m"].median()
         rows.append({"experiment": experiment, "kind": kind, "runs": len(m), "spearman_rho": float(rho),
                      "p_value": float(p), "fct_ms_low_load": ms(m.loc[~high, "fct_s"].mean()),
