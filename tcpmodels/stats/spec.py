@@ -15,7 +15,8 @@ from scipy import stats as sps
 
 __all__ = [
     "VERDICTS", "CLAIM_COLUMNS", "POWER", "ClaimSpec", "Verdict", "claims_table", "verdict_counts",
-    "holds_to_verdict", "finite_values", "fmt_number", "ttest_runs_needed", "verdict_row", "mean_ci", "decide",
+    "holds_to_verdict", "finite_values", "fmt_number", "fmt_runs_needed", "ttest_runs_needed", "verdict_row",
+    "mean_ci", "decide",
 ]
 
 #: The three outcomes, in the order tables show them.
@@ -149,6 +150,33 @@ def fmt_number(x: float) -> str:
         ``f"{x:.4g}"``, or ``"nan"``.
     """
     return "nan" if x != x else f"{x:.4g}"
+
+
+RUNS_NEEDED_SHOWN_MAX = 10_000
+"""Above this many runs, :func:`fmt_runs_needed` stops printing the figure: the estimate then sits on
+the margin of the smallest effect that matters, and no campaign will decide it."""
+
+
+def fmt_runs_needed(n: float) -> str:
+    """A ``runs_needed`` as the verdict texts print it.
+
+    Parameters
+    ----------
+    n : float
+        Runs (or seeds, units) a power analysis asks for; NaN when not computed.
+
+    Returns
+    -------
+    str
+        ``""`` for NaN; the whole number with thousands separators (``"1,203"``); above
+        :data:`RUNS_NEEDED_SHOWN_MAX`, ``"more than 10,000"`` rather than a figure such as
+        19,231,041 that reads like a plan when it says the estimate sits on the margin.
+    """
+    if n != n:
+        return ""
+    if n > RUNS_NEEDED_SHOWN_MAX:
+        return f"more than {RUNS_NEEDED_SHOWN_MAX:,}"
+    return f"{math.ceil(n):,}"
 
 
 def ttest_runs_needed(effect: float, sd: float, alpha: float, *, alternative: str = "two-sided") -> float:

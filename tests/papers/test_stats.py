@@ -69,6 +69,16 @@ def test_runs_needed_gives_80_percent_power():
     assert np.mean(hits) == pytest.approx(0.8, abs=0.04)
 
 
+def test_fmt_runs_needed_prints_plans_not_margins():
+    from tcpmodels.stats.spec import RUNS_NEEDED_SHOWN_MAX, fmt_runs_needed
+
+    assert fmt_runs_needed(math.nan) == ""
+    assert fmt_runs_needed(25.0) == "25"
+    assert fmt_runs_needed(1203.0) == "1,203"
+    assert fmt_runs_needed(float(RUNS_NEEDED_SHOWN_MAX)) == "10,000"
+    assert fmt_runs_needed(19_231_041.0) == "more than 10,000"
+
+
 def test_bootstrap_is_seeded_and_matches_scipy():
     x = np.array([0.3, 1.9, 1.2, 0.8, 2.2, 1.4])
     v1 = difference(spec(), x, method="bootstrap", seed=3)

@@ -42,6 +42,7 @@ import pandas as pd
 
 from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset, mptcp_ccs, with_cc
 from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
+from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["claims", "coupling_claims", "claims_with_cc", "verdicts_by_cc", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
 
@@ -303,7 +304,7 @@ def verdicts_by_cc(verdicts: pd.DataFrame) -> pd.DataFrame:
     """
     v = claims_with_cc(verdicts)
     v = v[v["claim_id"] != "Coupling"]
-    cell = [f"{r.verdict} ({r.n_runs} runs" + (f", needs {r.runs_needed:.0f})" if np.isfinite(r.runs_needed) else ")")
+    cell = [f"{r.verdict} ({r.n_runs} runs" + (f", needs {fmt_runs_needed(r.runs_needed)})" if np.isfinite(r.runs_needed) else ")")
             for r in v.itertuples()]
     # a part that names its sizes (``"... (1000 KB)"``) is the same part when the runs are missing
     v = v.assign(column=v["engine"] + " / " + v["cc"], cell=cell,
