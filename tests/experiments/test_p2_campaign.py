@@ -300,3 +300,14 @@ def test_sweep_sizes_option_sets_the_fig4_sizes_and_rejects_bad_ones(tmp_path, c
     with pytest.raises(SystemExit) as exc:
         cli.main(["sweep", "--records", str(tmp_path / "s.jsonl"), "--sizes-bytes", "4096", "1024"])
     assert exc.value.code == 1 and "fig4_sizes_bytes [bytes] must be positive and increasing" in capsys.readouterr().err
+
+
+def test_sweep_frame_carries_each_records_path_rate():
+    """Fig. 4 rows name their path rate (two settings of one cc must not pool); a record written
+    before records held it is the shipped 20 Mbit/s setting."""
+    def sweep_rec(**extra):
+        return {"cc": "cubic", "rep": 0, "rtt1_ms": 150.0, "rtt2_ms": 120.0, "load_avg": [0.5, 0.5, 0.5],
+                "transfers": [{"label": "mptcp_64KB", "size_bytes": 65536, "rate_bps": 8e6}], **extra}
+    df = p2.sweep_frame([sweep_rec(path_rate_bps=100e6), sweep_rec()])
+    assert df["path_rate_bps"].tolist() == [100e6, 20e6]
+    assert df["Bps"].tolist() == [1e6, 1e6]

@@ -216,6 +216,28 @@ def test_for_cc_picks_one_congestion_controls_samples_and_provenance_part():
         both.for_cc("tm_olia")
 
 
+def test_for_cc_picks_a_setting_by_path_rate_and_breaks_ties_by_the_faster_one():
+    """Two uncoupled settings of equal size (the 20 Mbit/s samples and the contrast at the tm_lia
+    setting): the default is the faster one, ``rate_bps`` picks either, Fig. 4 rows follow the rate."""
+    a, b = synthetic(), synthetic(seed=1)
+    slow = a.samples.assign(cc="cubic", data_size_bytes=4 << 20, path_rate_bps=20e6)
+    fast = b.samples.assign(cc="cubic", data_size_bytes=64 << 20, path_rate_bps=100e6)
+    parts = [{"cc": "cubic", "data_size_bytes": 4 << 20, "n_samples": len(slow), "config": {"rate_bps": 20e6}},
+             {"cc": "cubic", "data_size_bytes": 64 << 20, "n_samples": len(fast), "config": {"rate_bps": 100e6}}]
+    ds = p2.P2Dataset(samples=pd.concat([slow, fast], ignore_index=True),
+                      fig4=a.fig4.assign(cc="cubic", path_rate_bps=20e6), provenance={"parts": parts})
+    assert ds.settings[["path_rate_bps", "n_samples"]].values.tolist() == [[20e6, len(slow)], [100e6, len(fast)]]
+    assert len(slow) == len(fast)
+    default = ds.for_cc("cubic")
+    assert set(default.samples["path_rate_bps"]) == {100e6} and len(default.fig4) == 0
+    assert default.provenance["data_size_bytes"] == 64 << 20
+    twenty = ds.for_cc("cubic", rate_bps=20e6)
+    assert set(twenty.samples["data_size_bytes"]) == {4 << 20} and len(twenty.fig4) == len(a.fig4)
+    with pytest.raises(ValueError, match=r"rate_bps=1e\+07: cubic was measured at path rates"):
+        ds.for_cc("cubic", rate_bps=10e6)
+    assert p2.P2Dataset(samples=slow).settings.empty
+
+
 def test_conditions_table_counts_the_samples_meeting_each_condition():
     s = synthetic().samples.iloc[:4].assign(cc="tm_lia", data_size_bytes=8 << 20, path_rate_bps=10e6,
                                             data_over_bdp=[20.0, 20.0, 9.0, 20.0],

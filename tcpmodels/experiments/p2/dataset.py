@@ -159,14 +159,16 @@ def sweep_frame(records: list[dict]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``cc``, ``rep``, ``rtt1_ms``, ``rtt2_ms`` [ms], ``label``, ``size_bytes`` [bytes], ``share1``
-        (path-1 share of the bytes sent; None when unknown) [-], ``Bps`` (NaN for a failed
-        transfer) [bytes/s] and ``load_avg_1m``.
+        ``cc``, ``path_rate_bps`` [bit/s] (a record without it: the shipped setting's), ``rep``, ``rtt1_ms``,
+        ``rtt2_ms`` [ms], ``label``, ``size_bytes`` [bytes], ``share1`` (path-1 share of the bytes
+        sent; None when unknown) [-], ``Bps`` (NaN for a failed transfer) [bytes/s] and ``load_avg_1m``.
     """
     rows = []
     for r in records:
         for t in r["transfers"]:
-            rows.append({"cc": r.get("cc", SHIPPED_SETTING["cc"]), "rep": r["rep"], "rtt1_ms": r["rtt1_ms"], "rtt2_ms": r["rtt2_ms"], "label": t["label"],
+            rows.append({"cc": r.get("cc", SHIPPED_SETTING["cc"]),
+                         "path_rate_bps": float(r.get("path_rate_bps", SHIPPED_SETTING["path_rate_bps"])),
+                         "rep": r["rep"], "rtt1_ms": r["rtt1_ms"], "rtt2_ms": r["rtt2_ms"], "label": t["label"],
                          "size_bytes": t["size_bytes"], "share1": _share(t),
                          "Bps": t["rate_bps"] / 8 if t.get("rate_bps") and not t.get("error") else float("nan"),
                          "load_avg_1m": r["load_avg"][0]})
@@ -332,7 +334,7 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
     if sweep_recs:
         fig4 = sweep_frame(sweep_recs)
         if keep_existing and fig4_path.exists():
-            old4 = _with_shipped_setting(pd.read_parquet(fig4_path))[fig4.columns.tolist()]
+            old4 = _with_shipped_setting(pd.read_parquet(fig4_path)).reindex(columns=fig4.columns)
             old4 = old4[~old4["cc"].isin(set(fig4["cc"]))]
             fig4 = pd.concat([old4, fig4], ignore_index=True)
         fig4.to_parquet(fig4_path, index=False, compression="zstd")

@@ -96,27 +96,46 @@ class P2Dataset:
             return ["cubic"]
         return sorted(set(self.samples["cc"].dropna()), key=lambda c: (c != "cubic", c))
 
-    def for_cc(self, cc: str) -> "P2Dataset":
+    @property
+    def settings(self) -> pd.DataFrame:
+        """The measured settings, one row per provenance part: ``cc``, ``data_size_bytes``,
+        ``path_rate_bps`` [bit/s] and ``n_samples``, in the provenance's order.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Empty (with those columns) for a provenance without ``parts``.
+        """
+        rows = [{"cc": p.get("cc"), "data_size_bytes": p.get("data_size_bytes"),
+                 "path_rate_bps": (p.get("config") or {}).get("rate_bps"),
+                 "n_samples": p.get("n_samples_kept", p.get("n_samples", 0))}
+                for p in self.provenance.get("parts", [])]
+        return pd.DataFrame(rows, columns=["cc", "data_size_bytes", "path_rate_bps", "n_samples"])
+
+    def for_cc(self, cc: str, *, rate_bps: float | None = None) -> "P2Dataset":
         """The samples (and Fig. 4 rows) of one subflow congestion control, with that setting's provenance.
 
         Parameters
         ----------
         cc : str
             ``cubic`` (uncoupled), ``tm_lia`` or ``tm_olia``.
+        rate_bps : float, optional
+            Path rate of the setting [bit/s] (see :attr:`settings`), e.g. to contrast two controls
+            at one rate. Default: the setting of ``cc`` with most samples, the faster one on a tie.
 
         Returns
         -------
         P2Dataset
             ``samples`` and ``fig4`` of ``cc`` (all rows where there is no ``cc`` column, as for the
-            samples shipped before it); ``provenance``: the provenance part of ``cc`` (the one with most
-            samples if several settings were measured; the samples of its data size and path rate), with
-            the whole file's ``host`` where the part
-            has none. A provenance without ``parts`` is returned as it is.
+            samples shipped before it); ``provenance``: the provenance part of the chosen setting (the
+            samples of its data size and path rate; Fig. 4 rows of that path rate where they carry
+            one), with the whole file's ``host`` where the part has none. A provenance without
+            ``parts`` is returned as it is.
 
         Raises
         ------
         ValueError
-            If no sample has ``cc``.
+            If no sample has ``cc``, or ``cc`` was not measured at ``rate_bps``.
         """
         if cc not in self.ccs:
             raise ValueError(f"no P2 samples with cc {cc!r}; present: {self.ccs}")
@@ -126,14 +145,22 @@ class P2Dataset:
             fig4 = fig4[fig4["cc"] == cc]
         prov = self.provenance
         parts = [p for p in prov.get("parts", []) if p.get("cc") == cc]
+        if parts and rate_bps is not None:
+            rates = sorted({(p.get("config") or {}).get("rate_bps") for p in parts} - {None})
+            parts = [p for p in parts if (p.get("config") or {}).get("rate_bps") == rate_bps]
+            if not parts:
+                raise ValueError(f"rate_bps={rate_bps:g}: {cc} was measured at path rates {rates} bit/s only")
         if parts:
-            part = max(parts, key=lambda p: p.get("n_samples_kept", p.get("n_samples", 0)))
+            part = max(parts, key=lambda p: (p.get("n_samples_kept", p.get("n_samples", 0)),
+                                             (p.get("config") or {}).get("rate_bps") or 0))
             prov = {"host": prov.get("host", {}), **part}
             if "data_size_bytes" in samples.columns:
                 samples = samples[samples["data_size_bytes"] == part["data_size_bytes"]]
             rate = part.get("config", {}).get("rate_bps")
             if rate is not None and "path_rate_bps" in samples.columns:
                 samples = samples[samples["path_rate_bps"] == rate]
+            if rate is not None and "path_rate_bps" in fig4.columns:
+                fig4 = fig4[fig4["path_rate_bps"] == rate]
         return P2Dataset(samples=samples.reset_index(drop=True), fig4=fig4.reset_index(drop=True), provenance=prov)
 
 
