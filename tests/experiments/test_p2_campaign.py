@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 
 from tcpmodels.experiments import p2
+from tcpmodels.experiments.p2.kernel import SWEEP_KEY
 from tcpmodels.records import JsonlRecords
 
 KB = 1024
@@ -311,3 +312,56 @@ def test_sweep_frame_carries_each_records_path_rate():
     df = p2.sweep_frame([sweep_rec(path_rate_bps=100e6), sweep_rec()])
     assert df["path_rate_bps"].tolist() == [100e6, 20e6]
     assert df["Bps"].tolist() == [1e6, 1e6]
+
+
+def _captured_sweep(tmp_path, *, dirty=False):
+    """A sweep record of (150, 120) ms with its two pcaps in ``tmp_path / 'caps'`` (a few fake bytes)."""
+    caps = tmp_path / "caps"
+    caps.mkdir(exist_ok=True)
+    stats = []
+    for iface in ("p0", "p1"):
+        pcap = caps / f"p2_fig4_rtt150-120_s-{iface}.pcap"
+        pcap.write_bytes(b"\xd4\xc3\xb2\xa1" + iface.encode() * 50)
+        stats.append({"node": "s", "interface": iface, "path": f"/elsewhere/{pcap.name}", "snaplen_bytes": 128,
+                      "packets_captured": 7, "packets_received_by_filter": 7, "packets_dropped_by_kernel": 0})
+    rec = {"campaign": "p2_fig4", "cc": "cubic", "rep": 0, "rtt1_ms": 150.0, "rtt2_ms": 120.0,
+           "path_rate_bps": 20e6, "run_id": "1", "load_avg": [0.1, 0.1, 0.1], "captures": stats,
+           "git": {"commit": "c0ffee", "dirty": dirty},
+           "transfers": [{"label": "mptcp_64KB", "size_bytes": 65536, "tx_bytes_p0": 90, "tx_bytes_p1": 10}]}
+    records = tmp_path / "sweep.jsonl"
+    JsonlRecords(records, SWEEP_KEY).append(rec)
+    return records, caps
+
+
+def test_ship_captures_gzips_reproducibly_with_a_note_the_notebook_reads(tmp_path):
+    import gzip
+
+    from tcpmodels.experiments.p2.ship import ship_sweep_captures
+
+    records, caps = _captured_sweep(tmp_path)
+    notes = ship_sweep_captures(records, caps, tmp_path / "out")
+    assert [n.name for n in notes] == ["p2_fig4_rtt150-120_s-p0.json", "p2_fig4_rtt150-120_s-p1.json"]
+    note = json.loads(notes[0].read_text())
+    assert note["counter_shares"] == [{"size_bytes": 65536, "share1": 0.9}]
+    assert note["git"] == {"commit": "c0ffee", "dirty": False} and note["tcpdump_stats"]["packets_captured"] == 7
+    gz = tmp_path / "out" / note["capture"]
+    assert gzip.decompress(gz.read_bytes()) == (caps / "p2_fig4_rtt150-120_s-p0.pcap").read_bytes()
+    again = ship_sweep_captures(records, caps, tmp_path / "out2")
+    assert json.loads(again[0].read_text())["sha256_gz"] == note["sha256_gz"]  # same pcap, same bytes
+
+
+def test_ship_captures_refuses_dirty_code_missing_pcaps_and_records_without_captures(tmp_path):
+    from tcpmodels.experiments.p2.ship import ship_sweep_captures
+
+    records, caps = _captured_sweep(tmp_path, dirty=True)
+    with pytest.raises(ValueError, match=r"\(150, 120\) ms ran from code .*expected a clean commit"):
+        ship_sweep_captures(records, caps, tmp_path / "out")
+    assert ship_sweep_captures(records, caps, tmp_path / "out", allow_dirty=True)
+    (caps / "p2_fig4_rtt150-120_s-p1.pcap").unlink()
+    with pytest.raises(FileNotFoundError, match="p2_fig4_rtt150-120_s-p1.pcap"):
+        ship_sweep_captures(records, caps, tmp_path / "out", allow_dirty=True)
+    bare = tmp_path / "bare.jsonl"
+    JsonlRecords(bare, SWEEP_KEY).append({"campaign": "p2_fig4", "cc": "cubic", "rep": 0, "rtt1_ms": 150.0,
+                                              "rtt2_ms": 120.0, "transfers": []})
+    with pytest.raises(ValueError, match="no sweep record carries captures"):
+        ship_sweep_captures(bare, caps, tmp_path / "out")

@@ -59,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--note", default="")
     p.add_argument("--allow-dirty", action="store_true",
                    help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    p = sub.add_parser("ship-captures", help="gzip a sweep's sample captures into data/captures with their notes")
+    p.add_argument("--sweep", required=True, help="records of `sweep --captures`")
+    p.add_argument("--captures", required=True, help="the --captures folder of that sweep")
+    p.add_argument("--out", default="data/captures")
+    p.add_argument("--allow-dirty", action="store_true", help="accept records of a sweep run from a dirty tree")
     p = sub.add_parser("client", help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, default=5201)
     args = parser.parse_args(argv)
@@ -80,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
                 config = replace(config, fig4_sizes_bytes=tuple(args.sizes_bytes))
             n = run_sweep(args.records, config, capture_dir=args.captures, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
+        elif args.cmd == "ship-captures":
+            from tcpmodels.experiments.p2.ship import ship_sweep_captures
+
+            notes = ship_sweep_captures(args.sweep, args.captures, args.out, allow_dirty=args.allow_dirty)
+            print(json.dumps({"notes": [str(n) for n in notes]}))
         else:
             prov = build_dataset(args.records, args.sweep, args.out, config, note=args.note, allow_dirty=args.allow_dirty)
             print(json.dumps({k: prov[k] for k in ("n_samples", "n_fig4_records", "sample_wall_s")}))

@@ -9,7 +9,7 @@ import pandas as pd
 
 from tcpmodels.experiments.p2.config import CONDITION_LIMITS, DEFAULT_CONFIG, REPO, SAMPLE_KEY, P2Config
 
-__all__ = ["samples_frame", "sweep_frame", "build_dataset", "add_conditions", "conditions_summary",
+__all__ = ["samples_frame", "sweep_frame", "build_dataset", "add_conditions", "conditions_summary", "path1_share",
            "SHIPPED_SETTING", "ROW_KEY"]
 
 #: the setting of the 256 samples shipped before the ``cc`` column existed (their raw records are gone;
@@ -93,7 +93,19 @@ def conditions_summary(df: pd.DataFrame) -> dict:
 
 
 # ----------------------------------------------------------------- dataset
-def _share(t: dict) -> float | None:
+def path1_share(t: dict) -> float | None:
+    """Path-1 share of the bytes one transfer sent (the client's interface counters, headers included).
+
+    Parameters
+    ----------
+    t : dict
+        A transfer of a sample or sweep record (``tx_bytes_p0``, ``tx_bytes_p1`` [bytes]).
+
+    Returns
+    -------
+    float or None
+        ``tx_bytes_p0 / (tx_bytes_p0 + tx_bytes_p1)`` [-]; None when a counter is missing or both are 0.
+    """
     a, b = t.get("tx_bytes_p0"), t.get("tx_bytes_p1")
     if a is None or b is None or a + b <= 0:
         return None
@@ -139,7 +151,7 @@ def samples_frame(records: list[dict]) -> pd.DataFrame:
             rate = t.get("rate_bps")
             row[f"{name}_Bps"] = rate / 8 if rate and not t.get("error") else float("nan")
             if t["mptcp"]:
-                sh = _share(t)
+                sh = path1_share(t)
                 row[f"{name}_share1"] = sh if sh is not None else float("nan")
             if t["kind"] in ("mptcp_data", "tcp_data", "mptcp_probe"):
                 out, re_ = t.get("out_segs"), t.get("retrans_segs")
@@ -169,7 +181,7 @@ def sweep_frame(records: list[dict]) -> pd.DataFrame:
             rows.append({"cc": r.get("cc", SHIPPED_SETTING["cc"]),
                          "path_rate_bps": float(r.get("path_rate_bps", SHIPPED_SETTING["path_rate_bps"])),
                          "rep": r["rep"], "rtt1_ms": r["rtt1_ms"], "rtt2_ms": r["rtt2_ms"], "label": t["label"],
-                         "size_bytes": t["size_bytes"], "share1": _share(t),
+                         "size_bytes": t["size_bytes"], "share1": path1_share(t),
                          "Bps": t["rate_bps"] / 8 if t.get("rate_bps") and not t.get("error") else float("nan"),
                          "load_avg_1m": r["load_avg"][0]})
     return pd.DataFrame(rows)
