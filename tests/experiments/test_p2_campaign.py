@@ -284,8 +284,13 @@ def test_samples_at_two_path_rates_are_two_samples(tmp_path):
     assert len(rec.pending(p2.sample_plan(fast))) == 512  # a pilot at 20 Mbit/s does not stand for 10 Mbit/s
     assert len(rec.pending(p2.sample_plan(slow))) == 511
     rec.append(_fake_record(0, 180.0, 180.0, config=fast))
-    prov = p2.build_dataset(records, None, tmp_path / "out")
+    sweep = tmp_path / "sweep.jsonl"
+    for cfg in (slow, fast):  # one Fig. 4 sample per rate; each part owns the sweep at its rate
+        JsonlRecords(sweep, SWEEP_KEY).append({**_fake_record(0, 150.0, 120.0, config=cfg), "campaign": "p2_fig4",
+                                               "rep": int(cfg.rate_bps // 10e6)})
+    prov = p2.build_dataset(records, sweep, tmp_path / "out")
     assert prov["n_samples"] == 2 and sorted(p["config"]["rate_bps"] for p in prov["parts"]) == [10e6, 20e6]
+    assert [p["n_fig4_records"] for p in prov["parts"]] == [1, 1]
 
 
 def test_sweep_sizes_option_sets_the_fig4_sizes_and_rejects_bad_ones(tmp_path, capsys, monkeypatch):

@@ -326,7 +326,8 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
         cfg = config_of(recs_g[0])
         rows = new[(new["cc"] == cfg.cc) & (new["data_size_bytes"] == cfg.data_size_bytes)
                    & (new["path_rate_bps"] == cfg.rate_bps)]
-        sw = [r for r in sweep_recs if r.get("cc", SHIPPED_SETTING["cc"]) == cfg.cc]
+        sw = [r for r in sweep_recs if r.get("cc", SHIPPED_SETTING["cc"]) == cfg.cc
+              and r.get("path_rate_bps", SHIPPED_SETTING["path_rate_bps"]) == cfg.rate_bps]  # its sweep: same rate
         parts.append(_part(recs_g, sw, rows, cfg, records_path, sweep_path, git, host, tools))
 
     old_path, prov_path = out_dir / "p2_samples.parquet", out_dir / "p2_provenance.json"
