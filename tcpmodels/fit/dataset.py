@@ -18,8 +18,10 @@ JSON beside each.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
+import shutil
 import warnings
 from pathlib import Path
 
@@ -180,7 +182,8 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
         The campaign folder (``records.jsonl``, captures, optional ``campaign.json``).
     data_dir : str or Path
         Receives ``datasets/fit_*.parquet`` (and ``.csv`` for flows, epochs and MPTCP
-        subflows), ``datasets/fit_provenance.json`` and the shipped captures in ``captures/``.
+        subflows), ``datasets/fit_records.jsonl.gz`` (the campaign's raw records, every line),
+        ``datasets/fit_provenance.json`` and the shipped captures in ``captures/``.
     captures_to_ship : tuple of str
         Runs whose captures are trimmed and shipped as fixtures, each ``"name"`` or
         ``"name:seconds"``.
@@ -239,6 +242,14 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
             csv = ds / f"fit_{k}.csv"
             df.to_csv(csv, index=False, float_format="%.6g")
             files[csv.name] = {"rows": int(len(df)), "sha256": _sha256(csv)}
+    raw = ds / "fit_records.jsonl.gz"  # the raw records (TCP_INFO samples and all), reproducible bytes
+    with (out_dir / "records.jsonl").open("rb") as fin, raw.open("wb") as fh, \
+            gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=fh, mtime=0) as fout:
+        shutil.copyfileobj(fin, fout)
+    files[raw.name] = {"rows": len(records), "sha256": _sha256(raw)}
+    campaign = {}
+    if (out_dir / "campaign.json").exists():
+        campaign = json.loads((out_dir / "campaign.json").read_text())
     shipped = []
     by_name = {r["name"]: r for r in latest.values()}
     for item in captures_to_ship:
@@ -257,13 +268,10 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
                     "snaplen_bytes": cap["snaplen_bytes"], "trimmed": info, "settings": rec["run"],
                     "buffer_bytes": rec.get("buffer_bytes"), "loss_rate": rec.get("loss_rate"),
                     "paths": rec.get("paths"), "host": rec["host"], "started_utc": rec["started_utc"],
-                    "sha256": _sha256(dst), "recreate": "sudo .venv/bin/python -m tcpmodels.experiments.fit run; "
+                    "git": campaign.get("git"), "sha256": _sha256(dst), "recreate": "sudo .venv/bin/python -m tcpmodels.experiments.fit run; "
                     f"... build --ship {name}"}
             Path(str(dst)[: -len(".pcap.gz")] + ".json").write_text(json.dumps(meta, indent=1, default=str))
             shipped.append(dst.name)
-    campaign = {}
-    if (out_dir / "campaign.json").exists():
-        campaign = json.loads((out_dir / "campaign.json").read_text())
     hosts = {json.dumps(r.get("host", {}), sort_keys=True) for r in latest.values() if "host" in r}
     prov = {
         "dataset": "fit_* (issue 11: formula models fitted to captured kernel traces)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 
 import pandas as pd
@@ -65,3 +66,8 @@ def test_tiny_campaign_records_resumes_and_builds(testbed_available, tmp_path):
         assert row["rtt_min_s"] >= row["rtt_ms"] * 1e-3
     prov = json.loads((data / "datasets" / "fit_provenance.json").read_text())
     assert prov["runs_recorded"] == 2 and not prov["runs_failed"] and prov["captures_shipped"]
+    raw = data / "datasets" / "fit_records.jsonl.gz"  # the raw records ship, every line, as they were written
+    assert gzip.decompress(raw.read_bytes()) == (out / "records.jsonl").read_bytes()
+    assert prov["files"][raw.name]["rows"] == 2
+    note = json.loads((data / "captures" / (prov["captures_shipped"][0].removesuffix(".pcap.gz") + ".json")).read_text())
+    assert note["git"] == json.loads((out / "campaign.json").read_text())["git"]  # the code that ran
