@@ -145,14 +145,16 @@ def test_shipped_dataset_gives_all_tables_and_verdicts():
     assert len(ds_all.samples) >= 150 and ds_all.provenance["n_samples"] == len(ds_all.samples)
     with pytest.raises(ValueError, match="mixes .* settings"):  # one SVR across settings is refused
         p2.tables(ds_all, quick=True)
-    for cc in ds_all.ccs:
-        ds = ds_all.for_cc(cc)
+    assert set(ds_all.settings["cc"]) == set(ds_all.ccs)
+    for s in ds_all.settings.drop_duplicates(["cc", "path_rate_bps"]).itertuples():
+        ds = ds_all.for_cc(s.cc, rate_bps=s.path_rate_bps)
+        assert len(ds.samples) == s.n_samples
         t = p2.tables(ds, quick=True)
         c = p2.claims(ds, t)
         assert len(c) == 14 and set(c["claim"].str[:4]) == {"C2.1", "C2.2", "C2.3", "C2.4", "C2.5"}
         assert (c["n_runs"] == len(ds.samples.groupby(["rtt1_ms", "rtt2_ms"]))).all()  # the RTT pair is the unit
         assert t["table2"]["ours_rmse_KBps"].gt(0).all()
-        assert not t["fig4"].empty
+        assert t["fig4"].empty == (ds.provenance["n_fig4_records"] == 0), s  # a setting's own sweep, or none
 
 
 def test_capture_shares_agree_with_the_campaigns_interface_counters():
