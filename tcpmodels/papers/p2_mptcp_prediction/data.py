@@ -62,6 +62,11 @@ MPTCP_PROBES = ("64KB", "128KB", "256KB", "512KB", "2MB", "8MB", "32MB", "128MB"
 PROBE_TOTALS = ("128KB", "256KB", "512KB")
 
 
+def _part_rate_bps(part: dict) -> float | None:
+    """Path rate [bit/s] of one provenance part (its ``config``), None where the part does not say."""
+    return (part.get("config") or {}).get("rate_bps")
+
+
 @dataclass(frozen=True)
 class P2Dataset:
     """The P2 campaign's data: one row per sample, the Fig. 4 sweep, provenance.
@@ -107,7 +112,7 @@ class P2Dataset:
             Empty (with those columns) for a provenance without ``parts``.
         """
         rows = [{"cc": p.get("cc"), "data_size_bytes": p.get("data_size_bytes"),
-                 "path_rate_bps": (p.get("config") or {}).get("rate_bps"),
+                 "path_rate_bps": _part_rate_bps(p),
                  "n_samples": p.get("n_samples_kept", p.get("n_samples", 0))}
                 for p in self.provenance.get("parts", [])]
         return pd.DataFrame(rows, columns=["cc", "data_size_bytes", "path_rate_bps", "n_samples"])
@@ -146,13 +151,13 @@ class P2Dataset:
         prov = self.provenance
         parts = [p for p in prov.get("parts", []) if p.get("cc") == cc]
         if parts and rate_bps is not None:
-            rates = sorted({(p.get("config") or {}).get("rate_bps") for p in parts} - {None})
-            parts = [p for p in parts if (p.get("config") or {}).get("rate_bps") == rate_bps]
+            rates = sorted({_part_rate_bps(p) for p in parts} - {None})
+            parts = [p for p in parts if _part_rate_bps(p) == rate_bps]
             if not parts:
                 raise ValueError(f"rate_bps={rate_bps:g}: {cc} was measured at path rates {rates} bit/s only")
         if parts:
             part = max(parts, key=lambda p: (p.get("n_samples_kept", p.get("n_samples", 0)),
-                                             (p.get("config") or {}).get("rate_bps") or 0))
+                                             _part_rate_bps(p) or 0))
             prov = {"host": prov.get("host", {}), **part}
             if "data_size_bytes" in samples.columns:
                 samples = samples[samples["data_size_bytes"] == part["data_size_bytes"]]
