@@ -161,7 +161,7 @@ class P2Dataset:
             prov = {"host": prov.get("host", {}), **part}
             if "data_size_bytes" in samples.columns:
                 samples = samples[samples["data_size_bytes"] == part["data_size_bytes"]]
-            rate = part.get("config", {}).get("rate_bps")
+            rate = _part_rate_bps(part)
             if rate is not None and "path_rate_bps" in samples.columns:
                 samples = samples[samples["path_rate_bps"] == rate]
             if rate is not None and "path_rate_bps" in fig4.columns:
