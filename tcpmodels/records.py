@@ -22,7 +22,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["JsonlRecords", "Stopwatch", "load_average", "git_state", "utc_now", "host_facts", "DirtyTreeError",
+__all__ = ["JsonlRecords", "Stopwatch", "gzip_reproducibly", "load_average", "git_state", "utc_now", "host_facts", "DirtyTreeError",
            "shipped_git_state"]
 
 
@@ -267,3 +267,22 @@ class Stopwatch:
     @property
     def elapsed_s(self) -> float:
         return time.monotonic() - self.t0
+
+
+def gzip_reproducibly(src: str | Path, dst: str | Path) -> None:
+    """``gzip -9 -n`` of ``src`` into ``dst``: no file name and mtime 0 in the header, so the same
+    input always gives the same bytes (a shipped file's SHA-256 then changes only with its content).
+
+    Parameters
+    ----------
+    src : str or Path
+        The file to compress.
+    dst : str or Path
+        Where the ``.gz`` goes (overwritten).
+    """
+    import gzip
+    import shutil
+
+    with Path(src).open("rb") as fin, Path(dst).open("wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as fout:
+        shutil.copyfileobj(fin, fout)

@@ -18,10 +18,8 @@ JSON beside each.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-import shutil
 import warnings
 from pathlib import Path
 
@@ -30,7 +28,7 @@ import pandas as pd
 
 from tcpmodels.fit.cubic import cwnd_epochs
 from tcpmodels.fit.trace import flow_estimates
-from tcpmodels.records import JsonlRecords, shipped_git_state, utc_now
+from tcpmodels.records import JsonlRecords, gzip_reproducibly, shipped_git_state, utc_now
 from tcpmodels.traces import TraceWarning, annotate, read_pcap
 from tcpmodels.traces.trim import trim_capture
 
@@ -243,9 +241,7 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
             df.to_csv(csv, index=False, float_format="%.6g")
             files[csv.name] = {"rows": int(len(df)), "sha256": _sha256(csv)}
     raw = ds / "fit_records.jsonl.gz"  # the raw records (TCP_INFO samples and all), reproducible bytes
-    with (out_dir / "records.jsonl").open("rb") as fin, raw.open("wb") as fh, \
-            gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=fh, mtime=0) as fout:
-        shutil.copyfileobj(fin, fout)
+    gzip_reproducibly(out_dir / "records.jsonl", raw)
     files[raw.name] = {"rows": len(records), "sha256": _sha256(raw)}
     campaign = {}
     if (out_dir / "campaign.json").exists():

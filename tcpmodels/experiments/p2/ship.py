@@ -11,10 +11,8 @@ commit of the code that ran the sweep.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-import shutil
 from pathlib import Path
 
 from tcpmodels.experiments.p2.dataset import path1_share
@@ -24,13 +22,6 @@ __all__ = ["ship_sweep_captures"]
 
 _RECORD_FIELDS = ("campaign", "cc", "path_rate_bps", "rep", "rtt1_ms", "rtt2_ms", "run_id", "started_utc",
                   "rtt_measured_ms", "load_avg")
-
-
-def _gzip_reproducibly(src: Path, dst: Path) -> None:
-    """``gzip -9`` with no name and mtime 0 in the header: the same pcap gives the same bytes."""
-    with src.open("rb") as fin, dst.open("wb") as raw, \
-            gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as fout:
-        shutil.copyfileobj(fin, fout)
 
 
 def ship_sweep_captures(sweep_records: str | Path, capture_dir: str | Path, out_dir: str | Path = "data/captures",
@@ -61,7 +52,7 @@ def ship_sweep_captures(sweep_records: str | Path, capture_dir: str | Path, out_
     FileNotFoundError
         If a captured record's pcap is not in ``capture_dir``.
     """
-    from tcpmodels.records import JsonlRecords, host_facts
+    from tcpmodels.records import JsonlRecords, gzip_reproducibly, host_facts
     from tcpmodels.testbed import tool_versions
 
     recs = [r for r in JsonlRecords(sweep_records, SWEEP_KEY).read() if r.get("captures")]
@@ -86,7 +77,7 @@ def ship_sweep_captures(sweep_records: str | Path, capture_dir: str | Path, out_
                 raise FileNotFoundError(f"{src}: the capture of sample rep {r['rep']} "
                                         f"({r['rtt1_ms']:g}, {r['rtt2_ms']:g}) ms is not in {capture_dir}")
             dst = out_dir / (src.name + ".gz")
-            _gzip_reproducibly(src, dst)
+            gzip_reproducibly(src, dst)
             iface = stats["interface"]
             note = {
                 "capture": dst.name,
