@@ -13,6 +13,7 @@ Standard library only: a low layer that every campaign and dataset builder may u
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -21,8 +22,9 @@ import subprocess
 import time
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import IO, Iterator
 
-__all__ = ["JsonlRecords", "Stopwatch", "gzip_reproducibly", "load_average", "git_state", "utc_now", "host_facts", "DirtyTreeError",
+__all__ = ["JsonlRecords", "Stopwatch", "gzip_reproducibly", "reproducible_gzip_writer", "load_average", "git_state", "utc_now", "host_facts", "DirtyTreeError",
            "shipped_git_state"]
 
 
@@ -269,9 +271,42 @@ class Stopwatch:
         return time.monotonic() - self.t0
 
 
+@contextlib.contextmanager
+def reproducible_gzip_writer(dst: str | Path, *, text: bool = False) -> Iterator[IO]:
+    """Open ``dst`` for writing as ``gzip -9 -n`` does: no file name and mtime 0 in the header, so the
+    same content always gives the same bytes (a shipped file's SHA-256 then changes only with its content).
+
+    Parameters
+    ----------
+    dst : str or Path
+        Where the ``.gz`` goes (overwritten).
+    text : bool
+        Yield a UTF-8 text stream (as ``gzip.open(dst, "wt")``) instead of a binary one.
+
+    Yields
+    ------
+    file object
+        Write the uncompressed content to it; the file is complete when the ``with`` block ends.
+    """
+    import gzip
+    import io
+
+    with Path(dst).open("wb") as raw, \
+            gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as gz:
+        if not text:
+            yield gz
+            return
+        wrapper = io.TextIOWrapper(gz, encoding="utf-8")
+        try:
+            yield wrapper
+        finally:
+            wrapper.flush()
+            wrapper.detach()  # the gzip stream is closed by its own ``with``
+
+
 def gzip_reproducibly(src: str | Path, dst: str | Path) -> None:
-    """``gzip -9 -n`` of ``src`` into ``dst``: no file name and mtime 0 in the header, so the same
-    input always gives the same bytes (a shipped file's SHA-256 then changes only with its content).
+    """``gzip -9 -n`` of ``src`` into ``dst`` (:func:`reproducible_gzip_writer`): the same input always
+    gives the same bytes.
 
     Parameters
     ----------
@@ -280,9 +315,7 @@ def gzip_reproducibly(src: str | Path, dst: str | Path) -> None:
     dst : str or Path
         Where the ``.gz`` goes (overwritten).
     """
-    import gzip
     import shutil
 
-    with Path(src).open("rb") as fin, Path(dst).open("wb") as raw, \
-            gzip.GzipFile(filename="", mode="wb", compresslevel=9, fileobj=raw, mtime=0) as fout:
+    with Path(src).open("rb") as fin, reproducible_gzip_writer(dst) as fout:
         shutil.copyfileobj(fin, fout)

@@ -399,10 +399,10 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
         ["alpha", "seed", "t_s"], kind="stable", ignore_index=True)
     counts.astype({"seed": np.int64}).to_parquet(out_dir / "p5_testbed_counts.parquet", index=False,
                                                  compression="zstd")
-    import gzip  # noqa: PLC0415
+    from tcpmodels.records import reproducible_gzip_writer  # noqa: PLC0415
 
     all_recs = [r for r in old_recs if (float(r["alpha"]), int(r.get("seed", 0))) not in new_keys] + recs
-    with gzip.open(out_dir / "p5_testbed_records.jsonl.gz", "wt", compresslevel=9) as fh:
+    with reproducible_gzip_writer(out_dir / "p5_testbed_records.jsonl.gz", text=True) as fh:
         for r in all_recs:
             fh.write(json.dumps(r, default=str) + "\n")
     run_fields = ("alpha", "seed", "started_utc", "finished_utc", "wall_s", "n_flows_planned", "planned_bytes", "flows",

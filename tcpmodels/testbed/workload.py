@@ -160,6 +160,7 @@ def launch_flows(tb: Testbed, node: str, flows: list[dict]) -> subprocess.Popen:
     popen.stdin.write(json.dumps(flows))
     popen.stdin.close()
     popen.stdin = None  # so that communicate() does not flush a closed pipe
+    popen.tm_flows = flows  # read by collect_flows to name the flows a timeout left unfinished
     return popen
 
 
@@ -187,11 +188,28 @@ def collect_flows(popen: subprocess.Popen, timeout_s: float) -> list[dict]:
         out, err = popen.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
         popen.kill()
-        popen.communicate()
-        raise TestbedError(f"client did not finish within {timeout_s} s") from exc
+        rest, _ = popen.communicate()
+        partial = (exc.output.decode() if isinstance(exc.output, bytes) else exc.output or "") + (rest or "")
+        raise TestbedError(f"client did not finish within {timeout_s} s: {_unfinished(popen, partial)}") from exc
     if popen.returncode != 0:
         raise TestbedError(f"client failed (exit {popen.returncode}): {err.strip()[-2000:]}")
     return [json.loads(x) for x in out.splitlines() if x.strip()]
+
+
+def _unfinished(popen: subprocess.Popen, partial_stdout: str) -> str:
+    """Say which flows of a killed client had printed no record (from its flow list and partial output)."""
+    done = set()
+    for line in partial_stdout.splitlines():
+        try:
+            done.add(json.loads(line)["flow_id"])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut by the kill
+    ids = [f.get("flow_id") for f in getattr(popen, "tm_flows", [])]
+    if not ids:
+        return f"{len(done)} flow records printed"
+    left = [i for i in ids if i not in done]
+    shown = ", ".join(map(str, left[:10])) + (", ..." if len(left) > 10 else "")
+    return f"{len(ids) - len(left)} of {len(ids)} flows finished; unfinished flow ids: {shown}"
 
 
 def run_flows(tb: Testbed, node: str, flows: list[dict], *, timeout_s: float = 600.0) -> list[dict]:

@@ -20,6 +20,7 @@ import os
 import struct
 from pathlib import Path
 
+from tcpmodels.records import reproducible_gzip_writer
 from .pcapfile import PCAP_MAGIC, CaptureFileError
 
 __all__ = ["trim_capture", "repair_original_lengths"]
@@ -82,7 +83,7 @@ def trim_capture(src: str | os.PathLike, dst: str | os.PathLike, *, seconds: flo
     Path(dst).parent.mkdir(parents=True, exist_ok=True)
     kept = total = 0
     t0 = None
-    with gzip.open(dst, "wb", compresslevel=9) as out:
+    with reproducible_gzip_writer(dst) as out:
         out.write(header)
         for rec, data in records:
             total += 1
@@ -143,7 +144,7 @@ def repair_original_lengths(src: str | os.PathLike, dst: str | os.PathLike) -> d
                                f"(supported: {sorted(_LINK_HEADER_BYTES)})")
     link_header, proto_at = _LINK_HEADER_BYTES[link_type]
     total = repaired = 0
-    with gzip.open(dst, "wb", compresslevel=9) as out:
+    with reproducible_gzip_writer(dst) as out:
         out.write(header)
         for rec, data in records:
             total += 1

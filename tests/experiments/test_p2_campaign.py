@@ -293,6 +293,35 @@ def test_samples_at_two_path_rates_are_two_samples(tmp_path):
     assert [p["n_fig4_records"] for p in prov["parts"]] == [1, 1]
 
 
+def test_rebuilding_with_one_rates_sweep_keeps_the_other_rates_fig4_rows(tmp_path):
+    """A kept dataset holds Fig. 4 rows of one cc at two path rates; a build with the sweep of one rate
+    replaces that rate's rows and keeps the other's (the old merge keyed on cc alone and dropped them)."""
+    import pandas as pd
+
+    slow = replace(p2.DEFAULT_CONFIG, cc="cubic", data_size_bytes=8 * 2**20, rate_bps=20e6)
+    fast = replace(slow, rate_bps=100e6)
+    records, out = tmp_path / "r.jsonl", tmp_path / "out"
+    rec = JsonlRecords(records, p2.SAMPLE_KEY)
+    for cfg in (slow, fast):
+        rec.append(_fake_record(0, 180.0, 180.0, config=cfg))
+
+    def sweep_of(name, *cfgs):
+        path = tmp_path / name
+        for cfg in cfgs:
+            JsonlRecords(path, SWEEP_KEY).append({**_fake_record(0, 150.0, 120.0, config=cfg),
+                                                  "campaign": "p2_fig4", "rep": 0})
+        return path
+
+    p2.build_dataset(records, sweep_of("both.jsonl", slow, fast), out)
+    before = pd.read_parquet(out / "p2_fig4.parquet")
+    assert sorted(set(before["path_rate_bps"])) == [20e6, 100e6]
+    p2.build_dataset(records, sweep_of("fast.jsonl", fast), out)
+    after = pd.read_parquet(out / "p2_fig4.parquet")
+    assert len(after) == len(before)
+    for rate in (20e6, 100e6):
+        assert (after["path_rate_bps"] == rate).sum() == (before["path_rate_bps"] == rate).sum() > 0
+
+
 def test_sweep_sizes_option_sets_the_fig4_sizes_and_rejects_bad_ones(tmp_path, capsys, monkeypatch):
     """``sweep --sizes-bytes`` replaces the Fig. 4 sizes; sizes that do not increase fail with one line naming
     the field, before anything runs."""

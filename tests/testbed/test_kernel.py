@@ -196,9 +196,12 @@ def test_dumbbell_shares_the_bottleneck():
         tol = sum(max(0.02 * r, 0.1e-3) for r in (access_s, bottleneck_rtt_s))
         assert rtt - 3 * hop_s == pytest.approx(access_s + bottleneck_rtt_s, abs=tol), (rtts, hop_s)
     total = sum(r["rate_bps"] for r in recs)
-    print("dumbbell rates [Mbit/s]:", [round(r["rate_bps"] / 1e6, 1) for r in recs])
-    assert total == pytest.approx(40e6 * GOODPUT_PER_WIRE, rel=0.1)
-    assert all(r["rate_bps"] > 2e6 for r in recs)
+    rates_mbps = [round(r["rate_bps"] / 1e6, 1) for r in recs]
+    print("dumbbell rates [Mbit/s]:", rates_mbps)
+    # 53 runs on this host (2026-11-27): total 37.97 +- 0.50 Mbit/s (min 35.7), the 40-ms sender's
+    # share 9.6 +- 2.6 Mbit/s (min 3.6); the bounds below sit 7 and 3 standard deviations away.
+    assert total == pytest.approx(40e6 * GOODPUT_PER_WIRE, rel=0.1), (rates_mbps, rtts)
+    assert all(r["rate_bps"] > 2e6 for r in recs), (rates_mbps, rtts)
 
 
 def test_fat_tree_pins_each_address_to_its_core():

@@ -348,7 +348,9 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
         fig4 = sweep_frame(sweep_recs)
         if keep_existing and fig4_path.exists():
             old4 = _with_shipped_setting(pd.read_parquet(fig4_path)).reindex(columns=fig4.columns)
-            old4 = old4[~old4["cc"].isin(set(fig4["cc"]))]
+            # a sweep replaces the old rows of its own setting only: (cc, path rate), never another rate's
+            swept = set(zip(fig4["cc"], fig4["path_rate_bps"]))
+            old4 = old4[[k not in swept for k in zip(old4["cc"], old4["path_rate_bps"])]]
             fig4 = pd.concat([old4, fig4], ignore_index=True)
         fig4.to_parquet(fig4_path, index=False, compression="zstd")
     elif fig4_path.exists() and "cc" not in pd.read_parquet(fig4_path).columns:

@@ -28,13 +28,11 @@ _EMPTY_COLUMNS = {"counts": ["run_id", "source", "alpha", "t_s", "packets"]}
 
 def _ship_capture(pcap: Path, capture_dir: Path, run_id: str) -> None:
     """Gzip one run's bottleneck pcap into ``capture_dir`` with a JSON note (what, where, how)."""
-    import gzip  # noqa: PLC0415
-    import shutil  # noqa: PLC0415
+    from tcpmodels.records import gzip_reproducibly  # noqa: PLC0415
 
     capture_dir.mkdir(parents=True, exist_ok=True)
     out = capture_dir / f"p5_bottleneck_{run_id}.pcap.gz"
-    with pcap.open("rb") as src, gzip.open(out, "wb", compresslevel=9) as dst:
-        shutil.copyfileobj(src, dst)
+    gzip_reproducibly(pcap, out)
     note = {"capture": out.name, "what": f"P5 ns-3 caterpillar run {run_id}: the G1 -> G2 bottleneck device",
             "capture_point": "ns-3 PointToPointNetDevice of G1 towards G2 (both directions: data from S, ACKs back)",
             "snaplen_bytes": 96, "link_type": "raw IPv4", "tool": "ns-3 PcapHelper (tcpmodels.sim)",
@@ -276,9 +274,9 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     records = [r for r in shipped_records if r["run_id"] not in new_ids] + records
     for name, df in tables.items():
         df.to_parquet(out / f"p5_{name}.parquet", index=False, compression="zstd")
-    import gzip  # noqa: PLC0415
+    from tcpmodels.records import reproducible_gzip_writer  # noqa: PLC0415
 
-    with gzip.open(out / "p5_records.jsonl.gz", "wt", compresslevel=9) as fh:
+    with reproducible_gzip_writer(out / "p5_records.jsonl.gz", text=True) as fh:
         for r in records:
             fh.write(json.dumps(r, default=str) + "\n")
     log = cache.parent / "campaign_log.jsonl"
