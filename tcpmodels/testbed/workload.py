@@ -14,13 +14,14 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
 from tcpmodels.testbed._system import TestbedError
 from tcpmodels.testbed.netns import Testbed
 
-__all__ = ["Server", "start_server", "run_flows", "measure_rtt", "ping_rtt", "bulk_flow", "probe_flows", "poisson_flows",
+__all__ = ["Server", "start_server", "run_flows", "socket_report", "measure_rtt", "ping_rtt", "bulk_flow", "probe_flows", "poisson_flows",
            "flow_sizes_bytes", "CONGESTION_CONTROLS"]
 
 #: the kernel's own, and the BPF ones of :mod:`tcpmodels.testbed.kernel_cc` (registered with
@@ -164,7 +165,8 @@ def launch_flows(tb: Testbed, node: str, flows: list[dict]) -> subprocess.Popen:
     return popen
 
 
-def collect_flows(popen: subprocess.Popen, timeout_s: float) -> list[dict]:
+def collect_flows(popen: subprocess.Popen, timeout_s: float, *,
+                  on_timeout: Callable[[], str] | None = None) -> list[dict]:
     """Wait for a client process and return its records (one per flow, in completion order).
 
     Parameters
@@ -173,6 +175,9 @@ def collect_flows(popen: subprocess.Popen, timeout_s: float) -> list[dict]:
         A client started by :func:`launch_flows`.
     timeout_s : float
         Longest wait; the client is killed after it. [s]
+    on_timeout : callable, optional
+        Called at a timeout before the client is killed (its sockets still open); the text it returns
+        ends the error message (e.g. ``lambda: socket_report(tb, ["c", "s"])``).
 
     Returns
     -------
@@ -187,10 +192,12 @@ def collect_flows(popen: subprocess.Popen, timeout_s: float) -> list[dict]:
     try:
         out, err = popen.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired as exc:
+        seen = on_timeout() if on_timeout else ""
         popen.kill()
         rest, _ = popen.communicate()
         partial = (exc.output.decode() if isinstance(exc.output, bytes) else exc.output or "") + (rest or "")
-        raise TestbedError(f"client did not finish within {timeout_s} s: {_unfinished(popen, partial)}") from exc
+        raise TestbedError(f"client did not finish within {timeout_s} s: {_unfinished(popen, partial)}"
+                           + (f"\n{seen}" if seen else "")) from exc
     if popen.returncode != 0:
         raise TestbedError(f"client failed (exit {popen.returncode}): {err.strip()[-2000:]}")
     return [json.loads(x) for x in out.splitlines() if x.strip()]
@@ -210,6 +217,38 @@ def _unfinished(popen: subprocess.Popen, partial_stdout: str) -> str:
     left = [i for i in ids if i not in done]
     shown = ", ".join(map(str, left[:10])) + (", ..." if len(left) > 10 else "")
     return f"{len(ids) - len(left)} of {len(ids)} flows finished; unfinished flow ids: {shown}"
+
+
+def socket_report(tb: Testbed, nodes: list[str], *, max_chars: int = 12_000) -> str:
+    """The open TCP and MPTCP sockets of ``nodes`` as ``ss`` shows them (one line each, with TCP_INFO and
+    MPTCP_INFO; listeners and TIME-WAIT left out): what a hung flow looked like before it was killed.
+
+    Parameters
+    ----------
+    tb : Testbed
+        The running testbed.
+    nodes : list of str
+        Node names.
+    max_chars : int
+        Longest report; the rest is cut with a note. [characters]
+
+    Returns
+    -------
+    str
+        One block per node and socket kind; a command that failed says so in its block.
+    """
+    blocks = []
+    for node in nodes:
+        for kind, argv in (("tcp", ["ss", "-tinOH", "exclude", "time-wait", "exclude", "listening"]),
+                           ("mptcp", ["ss", "-MinOH", "exclude", "listening"])):
+            try:
+                out = tb.exec(node, argv, check=False, timeout=10.0)
+                text = out.stdout.strip() or out.stderr.strip() or "(none)"
+            except TestbedError as exc:
+                text = f"(ss failed: {exc})"
+            blocks.append(f"--- {node} {kind} sockets:\n{text}")
+    report = "\n".join(blocks)
+    return report if len(report) <= max_chars else report[:max_chars] + f"\n... ({len(report) - max_chars} more characters)"
 
 
 def run_flows(tb: Testbed, node: str, flows: list[dict], *, timeout_s: float = 600.0) -> list[dict]:

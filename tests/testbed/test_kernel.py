@@ -204,6 +204,22 @@ def test_dumbbell_shares_the_bottleneck():
     assert all(r["rate_bps"] > 2e6 for r in recs), (rates_mbps, rtts)
 
 
+def test_client_timeout_reports_the_open_sockets_before_the_kill():
+    """A flow still running at the client's timeout: the error names it and carries what ``ss`` saw of its
+    socket (state, congestion control, TCP_INFO) while it was still open, on both ends."""
+    with Testbed(single_link(PathSpec(rate_bps=20e6, rtt_s=0.010))) as tb:
+        server = wl.start_server(tb, "s")
+        flows = [wl.bulk_flow(flow_id=7, dst="10.0.1.2", duration_s=20.0, cc="reno", direction="upload")]
+        with pytest.raises(netns.TestbedError) as exc:
+            wl.collect_flows(wl.launch_flows(tb, "c", flows), 1.5, on_timeout=lambda: wl.socket_report(tb, ["c", "s"]))
+        server.stop()
+    text = str(exc.value)
+    assert "0 of 1 flows finished; unfinished flow ids: 7" in text, text
+    client_block = text.split("--- c tcp sockets:\n")[1].split("---")[0]
+    assert "ESTAB" in client_block and "reno" in client_block and "10.0.1.2:5201" in client_block, text
+    assert "--- s tcp sockets:" in text and "--- c mptcp sockets:" in text
+
+
 def test_fat_tree_pins_each_address_to_its_core():
     """k=4 fat-tree: echoes between plane-c addresses of hosts in different pods cross core c only,
     and an MPTCP connection gets one subflow per core."""

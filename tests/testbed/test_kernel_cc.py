@@ -307,7 +307,8 @@ def test_subflows_released_at_once_leave_no_entry(cc):
                 flows = [wl.bulk_flow(flow_id=first + i, dst="10.0.1.2", size_bytes=1_000_000, mptcp=True, cc=cc,
                                       direction="upload", sample_interval_s=0.0, start_s=0.02 * i)
                          for i in range(batch)]
-                recs = wl.collect_flows(wl.launch_flows(tb, "c", flows), 120)
+                recs = wl.collect_flows(wl.launch_flows(tb, "c", flows), 120,  # a batch takes about 1.5 s
+                                        on_timeout=lambda: wl.socket_report(tb, ["c", "s"]))
                 assert all("error" not in r for r in recs), [r for r in recs if "error" in r][:3]
             deadline = time.monotonic() + 5.0
             while kernel_cc.dump_connections(cc) and time.monotonic() < deadline:
