@@ -76,10 +76,9 @@ class ServerTestbed:
     """A testbed with one traffic server, kept up across the samples of a campaign; a context manager.
 
     Subclasses implement :meth:`topology` and set ``server_node``, ``port`` and
-    ``mptcp``; :meth:`on_server_started` runs once the server is up. If the
-    server does not start, the testbed is torn down before the error propagates.
-    On exit the server is stopped (its records are not kept: each sample reads
-    its own) and the testbed torn down.
+    ``mptcp``. If the server does not start, the testbed is torn down before the
+    error propagates. The server's records are read and dropped as they come (each
+    sample reads its own); on exit the server is stopped and the testbed torn down.
     """
 
     server_node = "s"
@@ -103,17 +102,14 @@ class ServerTestbed:
         """
         raise NotImplementedError
 
-    def on_server_started(self) -> None:
-        """Hook after the server is up (e.g. a thread draining its output)."""
-
     def __enter__(self):
         from tcpmodels.testbed import Testbed
         from tcpmodels.testbed import workload as wl
 
         self.tb = Testbed(self.topology()).__enter__()
         try:
-            self.server = wl.start_server(self.tb, self.server_node, port=self.port, mptcp=self.mptcp)
-            self.on_server_started()
+            self.server = wl.start_server(self.tb, self.server_node, port=self.port, mptcp=self.mptcp,
+                                          keep_records=False)
         except BaseException:
             self.tb.__exit__(None, None, None)
             raise

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Callable
 
@@ -41,10 +42,14 @@ def _env() -> dict:
 
 
 class Server:
-    """A traffic server running in a node; :meth:`stop` returns its per-connection records."""
+    """A traffic server running in a node; :meth:`stop` returns its per-connection records.
 
-    def __init__(self, tb: Testbed, node: str, port: int, mptcp: bool):
-        self.node, self.port, self.mptcp = node, port, mptcp
+    A thread reads the server's records as they come: unread, its stdout pipe (64 KiB) filled after
+    about 250 connections, and every connection thread after that waited on the pipe until the stop.
+    """
+
+    def __init__(self, tb: Testbed, node: str, port: int, mptcp: bool, keep_records: bool = True):
+        self.node, self.port, self.mptcp, self.keep_records = node, port, mptcp, keep_records
         self.popen = tb.popen(node, _python_argv("server", "--port", str(port), *(["--mptcp"] if mptcp else [])),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), label="server")
         line = self.popen.stdout.readline()
@@ -52,6 +57,14 @@ class Server:
             self.popen.kill()
             raise TestbedError(f"traffic server in {node} did not start: {line}{self.popen.stderr.read()}")
         self.records: list[dict] = []
+        self._lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, name=f"server-{node}-stdout", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.popen.stdout:
+            if self.keep_records:
+                self._lines.append(line)
 
     def stop(self) -> list[dict]:
         """Stop the server (SIGTERM) and return its records (one per connection).
@@ -60,7 +73,8 @@ class Server:
         -------
         list of dict
             One record per connection served (see :func:`tcpmodels.testbed.traffic.serve`),
-            after the ``ready`` line; also kept in :attr:`records`.
+            after the ``ready`` line; also kept in :attr:`records` (empty if started with
+            ``keep_records=False``).
 
         Raises
         ------
@@ -69,12 +83,16 @@ class Server:
         """
         if self.popen.poll() is None:
             self.popen.terminate()
-        out, _ = self.popen.communicate(timeout=10)
-        self.records = [json.loads(x) for x in out.splitlines() if x.strip()]
+        self.popen.wait(timeout=10)
+        self._reader.join(timeout=10)
+        self.popen.stdout.close()
+        self.popen.stderr.close()
+        self.records = [json.loads(x) for x in self._lines if x.strip()]
         return self.records
 
 
-def start_server(tb: Testbed, node: str, *, port: int = 5201, mptcp: bool = False) -> Server:
+def start_server(tb: Testbed, node: str, *, port: int = 5201, mptcp: bool = False,
+                 keep_records: bool = True) -> Server:
     """Start a traffic server (TCP, or MPTCP which also accepts TCP) and UDP echo in ``node``.
 
     Parameters
@@ -87,6 +105,9 @@ def start_server(tb: Testbed, node: str, *, port: int = 5201, mptcp: bool = Fals
         TCP and UDP port.
     mptcp : bool
         Listen with MPTCP.
+    keep_records : bool
+        Keep the per-connection records for :meth:`Server.stop` (False: read and drop them, for a
+        server that serves a whole campaign whose samples read their own records).
 
     Returns
     -------
@@ -98,7 +119,7 @@ def start_server(tb: Testbed, node: str, *, port: int = 5201, mptcp: bool = Fals
     TestbedError
         If the server does not report ready (its stderr is in the message).
     """
-    return Server(tb, node, port, mptcp)
+    return Server(tb, node, port, mptcp, keep_records)
 
 
 def _check_flow(flow: dict) -> None:

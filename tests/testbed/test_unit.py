@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -218,3 +219,30 @@ def test_client_timeout_names_the_unfinished_flows():
     with pytest.raises(_system.TestbedError, match=r"within 1\.5 s: 2 of 4 flows finished; unfinished flow ids: 2, 4$"):
         workload.collect_flows(popen, 1.5)
     assert popen.returncode is not None
+
+
+def test_server_records_are_read_as_they_come(tmp_path):
+    """600 uploads to a real traffic server (loopback, no namespace): its records are read while it runs,
+    so no connection thread waits on a full stdout pipe (unread, the 64 KiB pipe filled after about 250
+    records and every later thread stayed, blocked, until the stop), and stop() returns all 600."""
+    import subprocess
+
+    class LocalNode:  # the part of Testbed that Server uses, without a namespace
+        def popen(self, node, argv, *, label="", **kwargs):
+            return subprocess.Popen(argv, **kwargs)
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = workload.Server(LocalNode(), "s", port, mptcp=False)
+    lock = threading.Lock()
+    try:
+        for i in range(600):
+            rec = traffic.run_flow({"flow_id": i, "dst": "127.0.0.1", "port": port, "size_bytes": 2000,
+                                    "direction": "upload"}, 0.0, lock)
+            assert "error" not in rec, rec
+        threads = len(list(Path(f"/proc/{server.popen.pid}/task").iterdir()))
+    finally:
+        records = server.stop()
+    assert threads < 50, f"{threads} threads in the server after 600 finished connections"
+    assert sorted(r["flow_id"] for r in records) == list(range(600))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import threading
 from dataclasses import replace
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,10 +80,6 @@ class Session(ServerTestbed):
             and socket buffers up to ``sock_buf_max_bytes`` in every namespace.
         """
         return _topology(self.config, *self.rtts_ms)
-
-    def on_server_started(self) -> None:
-        # server records are not needed (upload replies carry the times); keep its pipe drained
-        threading.Thread(target=lambda: [None for _ in self.server.popen.stdout], daemon=True).start()
 
     def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
         """Restart the two delay elements with new round-trip delays [ms]; nothing else changes.
