@@ -648,3 +648,26 @@ def test_cubic_epochs_count_reductions_in_the_span_and_observed_k_after_recovery
     assert ep["w_max_segments"] == [100.0] * 3 and ep["k_observed_s"] == pytest.approx([4.0, 4.0])
     assert ep["ca_loss_entries"] == 1
     assert cubic_epochs(cw, 1, 21.0, 25.0, mss)["n_epochs"] == 0
+
+
+def test_pilot_into_the_shipped_data_is_refused_from_a_dirty_tree(tmp_path, monkeypatch):
+    """The bottleneck pilot names the commit that ran it; written under ``data/`` it must be a clean
+    one: a dirty tree is refused before any testbed or lock is touched."""
+    import subprocess
+
+    from tcpmodels.experiments.p3 import pilot
+    from tcpmodels.records import DirtyTreeError
+
+    def git(*args):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("add", "code.py")
+    git("commit", "-qm", "first")
+    (tmp_path / "code.py").write_text("x = 2\n")
+    monkeypatch.setattr(pilot, "REPO", tmp_path)
+    with pytest.raises(DirtyTreeError):
+        pilot.run_pilot([100e6], out=tmp_path / "data" / "datasets" / "p3_bottleneck_pilot.json")
+    assert not (tmp_path / "data").exists()

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.experiments.p3.config import P3Config
+from tcpmodels.experiments.p3.config import REPO, P3Config
 from tcpmodels.experiments.p3.ns3 import ns3_config, ns3_record, ns3_run_id, ns3_summary
 
 __all__ = ["cubic_epochs", "run_ns3_pilot", "MIN_EPOCHS"]
@@ -109,7 +109,8 @@ def run_ns3_pilot(config: P3Config, runs: list[dict], *, out: str | Path | None 
     runs : list of dict
         Entries of :func:`~tcpmodels.experiments.p3.ns3.ns3_plan`.
     out : str or Path, optional
-        JSON file for the result.
+        JSON file for the result. Under the repository's ``data/`` it is shipped: a working tree with
+        uncommitted changes is refused before anything runs (:func:`tcpmodels.records.shipped_git_state`).
     work_dir : str or Path, optional
         Where the simulator writes (default a temporary folder, removed after each run).
 
@@ -121,16 +122,23 @@ def run_ns3_pilot(config: P3Config, runs: list[dict], *, out: str | Path | None 
         ``runs``: ``run_id``, the plan entry, ``wall_s`` (process wall time) [s], ``sim_s_per_wall_s``,
         ``load_avg`` before and after, the run's table row (:func:`ns3_summary`), and per flow (``cubic``,
         ``reno``) the epochs of :func:`cubic_epochs` with their statistics, the model K at each observed
-        W_max (CUBIC: in the run's reading) [s], and ``enough`` (CUBIC has at least :data:`MIN_EPOCHS`).
+        W_max (CUBIC: in the run's reading) [s], and ``enough`` (CUBIC has at least :data:`MIN_EPOCHS`);
+        ``git`` (the commit that ran) and ``host``.
+
+    Raises
+    ------
+    tcpmodels.records.DirtyTreeError
+        If ``out`` is shipped and the working tree is dirty.
     """
     import os
 
     from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, x_power_law_params
-    from tcpmodels.records import load_average, utc_now
+    from tcpmodels.records import git_state, host_facts, load_average, shipped_git_state, utc_now
     from tcpmodels.sim.run import run_config
 
+    git = shipped_git_state(REPO, Path(out).parent) if out is not None else git_state(REPO)
     sc = config.scaling()["ns3"]
-    res = {"written_utc": utc_now(), "setting": {"duration_s": config.ns3_duration_s,
+    res = {"written_utc": utc_now(), "git": git, "host": host_facts(), "setting": {"duration_s": config.ns3_duration_s,
                                                  "warmup_s": config.ns3_warmup_s,
                                                  "measure_s": config.ns3_duration_s - config.ns3_warmup_s,
                                                  "rate_bps": config.ns3_rate_bps, "seeds": list(config.ns3_seeds)},

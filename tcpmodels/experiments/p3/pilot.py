@@ -20,7 +20,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, P3Config
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, P3Config
 from tcpmodels.experiments.p3.kernel import cpu_loss
 
 __all__ = ["cpu_loss", "run_pilot"]
@@ -44,7 +44,9 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     config : P3Config
         The rest of the setting.
     out : str or Path, optional
-        JSON file for the results (written after every rate).
+        JSON file for the results (written after every rate). Under the repository's ``data/`` it
+        is shipped: a working tree with uncommitted changes is refused before anything runs
+        (:func:`tcpmodels.records.shipped_git_state`).
     lock_timeout_s : float
         Longest wait for the host lock per rate. [s]
 
@@ -53,12 +55,20 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     list of dict
         Per rate: ``rate_bps``, ``buffer_bytes``, ``reno_bps``, ``cubic_bps``, ``utilization``
         [-], retransmissions, :func:`cpu_loss`'s fields, the load averages before and after,
-        ``wall_s`` and ``started_utc``.
+        ``wall_s``, ``started_utc``, ``git`` (the commit that ran, :func:`tcpmodels.records.git_state`)
+        and ``host`` (:func:`tcpmodels.records.host_facts`).
+
+    Raises
+    ------
+    tcpmodels.records.DirtyTreeError
+        If ``out`` is shipped and the working tree is dirty.
     """
     from tcpmodels.experiments.p3.kernel import KernelSession, kernel_frame
-    from tcpmodels.records import Stopwatch, load_average, utc_now
+    from tcpmodels.records import Stopwatch, git_state, host_facts, load_average, shipped_git_state, utc_now
     from tcpmodels.testbed.hostlock import host_lock
 
+    git = shipped_git_state(REPO, Path(out).parent) if out is not None else git_state(REPO)
+    host = host_facts()
     results = []
     for rate in rates_bps:
         cfg = replace(config, rate_bps=float(rate), measure_s=float(measure_s), kernel_kinds=("standard",))
@@ -82,7 +92,8 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
                "cubic_bps": row.get("cubic_bps"), "utilization": row.get("total_bps", float("nan")) / cfg.rate_bps,
                "reno_retrans": row.get("reno_retrans"), "cubic_retrans": row.get("cubic_retrans"),
                **cpu_loss(c0, c1, ses.tb.delay_stats), "load_avg_before": load, "load_avg_after": load_average(),
-               "wall_s": round(wall, 1), "started_utc": started, "error": row.get("error")}
+               "wall_s": round(wall, 1), "started_utc": started, "error": row.get("error"), "git": git,
+               "host": host}
         results.append(res)
         if out is not None:
             Path(out).parent.mkdir(parents=True, exist_ok=True)
