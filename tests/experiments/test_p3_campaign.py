@@ -197,12 +197,16 @@ def test_kernel_frame_throughput_jain_and_wmax_from_ssthresh():
 def test_dataset_writes_parquet_and_provenance(tmp_path):
     records = tmp_path / "k.jsonl"
     rec = JsonlRecords(records, p3.KERNEL_KEY)
-    for r in (_fake_kernel_record(0, 1.0, 4.0), _fake_kernel_record(0, 4.0, 4.0)):
+    clean = {"commit": "a" * 40, "dirty": False}
+    for r in (_fake_kernel_record(0, 1.0, 4.0), {**_fake_kernel_record(0, 4.0, 4.0), "git": clean}):
         rec.append(r)
     tiny = replace(CFG, reno_rtts_ms=(16.0,), cubic_rtts_ms=(64.0,), slider_exponents=())
     prov = p3.build_dataset(records, None, tmp_path / "out", tiny, fluid=False)
     stored = json.loads((tmp_path / "out" / "p3_provenance.json").read_text())
     assert stored["kernel"]["n_samples"] == 2 == prov["kernel"]["n_samples"]
+    # which code ran the samples: one record names its commit, one (written before records did) none
+    assert stored["kernel"]["records_git"] == [f"{'a' * 40} (dirty False)"]
+    assert stored["kernel"]["records_without_git"] == 1
     assert stored["config"]["buffer_bytes"] == tiny.buffer_bytes and "load_avg_at_write" in stored
     assert stored["files"] == ["p3_kernel.parquet", "p3_kernel.csv"] and "fluid" not in stored
     with pytest.raises(ValueError, match="no kernel records"):
@@ -350,6 +354,7 @@ def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_
     # the kernel really ran reno on one socket and cubic on the other (read back with TCP_CONGESTION)
     assert [f["cc_effective"] for f in r["flows"]] == ["reno", "cubic"]
     assert all(f.get("error") is None for f in r["flows"])
+    assert len(r["git"]["commit"] or "") in (0, 40)  # the code that ran (None outside a git checkout)
     for want, got in zip((2.0, 8.0), r["ping_rtt_ms"]):
         assert got == pytest.approx(want, abs=1.5)
     df = p3.kernel_frame(recs, TINY)

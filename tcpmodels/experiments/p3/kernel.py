@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from tcpmodels.experiments.campaign import ServerTestbed
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, SCHEMA, P3Config
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.testbed import Topology
 
@@ -362,7 +362,9 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
         After three failed samples in a row.
     """
     from tcpmodels.experiments.campaign import run_samples
-    from tcpmodels.records import JsonlRecords
+    from tcpmodels.records import JsonlRecords, git_state
+
+    code = git_state(REPO)  # the code that ran: each record carries it
 
     def session_for(s, session):
         if session is None:
@@ -374,7 +376,7 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
     def measure(s, session):
         return {"schema": SCHEMA, "config_hash": config.hash(), "rate_bps": config.rate_bps,
                 "buffer_bytes": config.buffer_bytes, "warmup_s": config.warmup_s, "measure_s": config.measure_s,
-                **session.run(s["reno_start_s"], s["cubic_start_s"])}
+                "git": code, **session.run(s["reno_start_s"], s["cubic_start_s"])}
 
     plan = kernel_plan(config) if plan is None else plan
     return run_samples(JsonlRecords(records_path, KERNEL_KEY), plan, measure, desc="p3 kernel",
