@@ -9,6 +9,7 @@ probes per path, Poisson arrivals of short flows with fixed, uniform or Pareto s
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import subprocess
@@ -44,8 +45,8 @@ def _env() -> dict:
 class Server:
     """A traffic server running in a node; :meth:`stop` returns its per-connection records.
 
-    A thread reads the server's records as they come: unread, its stdout pipe (64 KiB) filled after
-    about 250 connections, and every connection thread after that waited on the pipe until the stop.
+    Threads read the server's records (and stderr) as they come: unread, its stdout pipe (64 KiB) filled
+    after about 250 connections, and every connection thread after that waited on the pipe until the stop.
     """
 
     def __init__(self, tb: Testbed, node: str, port: int, mptcp: bool, keep_records: bool = True):
@@ -58,13 +59,20 @@ class Server:
             raise TestbedError(f"traffic server in {node} did not start: {line}{self.popen.stderr.read()}")
         self.records: list[dict] = []
         self._lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, name=f"server-{node}-stdout", daemon=True)
-        self._reader.start()
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=50)  # its last lines of stderr
+        self._readers = [threading.Thread(target=self._read, name=f"server-{node}-stdout", daemon=True),
+                         threading.Thread(target=self._read_stderr, name=f"server-{node}-stderr", daemon=True)]
+        for reader in self._readers:
+            reader.start()
 
     def _read(self) -> None:
         for line in self.popen.stdout:
             if self.keep_records:
                 self._lines.append(line)
+
+    def _read_stderr(self) -> None:
+        for line in self.popen.stderr:
+            self.stderr_tail.append(line)
 
     def stop(self) -> list[dict]:
         """Stop the server (SIGTERM) and return its records (one per connection).
@@ -84,7 +92,8 @@ class Server:
         if self.popen.poll() is None:
             self.popen.terminate()
         self.popen.wait(timeout=10)
-        self._reader.join(timeout=10)
+        for reader in self._readers:
+            reader.join(timeout=10)
         self.popen.stdout.close()
         self.popen.stderr.close()
         self.records = [json.loads(x) for x in self._lines if x.strip()]
