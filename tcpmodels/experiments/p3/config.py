@@ -46,18 +46,18 @@ class P3Config:
     """Scaled setting of the P3 campaign (all engines).
 
     The rate is the fastest the testbed carried without CPU-induced loss in the bottleneck
-    pilot of 2026-11-24 (:mod:`tcpmodels.experiments.p3.pilot`, ``python -m
-    tcpmodels.experiments.p3 pilot --rates-mbps 100 200 400 --measure-s 60``; one Reno 1 ms /
-    CUBIC 64 ms sample of 60 s per rate, load average 2.6-4.7; results in
-    ``data/datasets/p3_bottleneck_pilot.json``): at 100, 200 and 400 Mbit/s the delay elements
-    dropped nothing (ring full, socket buffer, send errors: 0 of 0.82, 1.57 and 2.90 million
-    frames forwarded), no interface and no qdisc other than the bottleneck's dropped a packet,
-    the two flows filled the link (goodput 0.956 of the rate, the payload share of a
-    1514-byte frame), and the senders' retransmissions (348, 476, 876) match the bottleneck
-    queue's drops (348, 475, 872 packets) — every loss was the queue's. (The JSON's
-    ``queue_drops``, 696, 950 and 1744, count each drop twice: ``Testbed.counters`` then summed
-    the ``tbf``'s and its drop-tail leaf's counters; it reports the root qdisc's since
-    2026-11-25. The CPU-induced-loss check is unaffected: those counters were 0.) So 400 Mbit/s
+    pilot (:mod:`tcpmodels.experiments.p3.pilot`, ``python -m tcpmodels.experiments.p3 pilot
+    --rates-mbps 100 200 400 --measure-s 60``; one Reno 1 ms / CUBIC 64 ms sample of 60 s per
+    rate; results in ``data/datasets/p3_bottleneck_pilot.json``, rerun from clean ``72da9a2`` on
+    2026-11-28 beside an ns-3 job at nice 19, load average 1.4-2.1): at 100, 200 and 400 Mbit/s the
+    delay elements dropped nothing (ring full, socket buffer, send errors: 0 of 0.80, 1.48 and 2.71
+    million frames forwarded), no interface and no qdisc other than the bottleneck's dropped a
+    packet, the two flows filled the link (goodput 0.953, 0.956 and 0.934 of the rate; 0.956 is the
+    payload share of a 1514-byte frame), and the senders' retransmissions (360, 605, 2088) follow
+    the bottleneck queue's drops (324, 574, 2078 packets) — the losses were the queue's. (The first
+    pilot, of 2026-11-24 from a tree whose commit it did not record, found the same: 0 CPU-induced
+    drops at every rate, retransmissions 348, 476, 876 against queue drops 348, 475, 872; its JSON
+    counted each queue drop twice.) So 400 Mbit/s
     (the first campaign: 100 Mbit/s). ``measure_s`` is :meth:`scaling`'s
     ``measure_s_for_10_epochs`` at this rate: 10 x the longest K of a flow alone
     (CUBIC 64 ms, reading multiply: 17.3 s), rounded up to 175 s.
