@@ -293,6 +293,22 @@ def test_samples_at_two_path_rates_are_two_samples(tmp_path):
     assert [p["n_fig4_records"] for p in prov["parts"]] == [1, 1]
 
 
+def test_repetitions_run_with_different_reps_are_one_part(tmp_path):
+    """Repetition 0 run with ``--reps 1`` and repetition 1 later with ``--reps 2``: the records carry two
+    config hashes, but they are one setting, so one provenance part with both samples and 512 planned."""
+    one = replace(p2.DEFAULT_CONFIG, cc="cubic", data_size_bytes=8 * 2**20, rate_bps=100e6, reps=1)
+    two = replace(one, reps=2)
+    assert one.hash() != two.hash()
+    records = tmp_path / "r.jsonl"
+    rec = JsonlRecords(records, p2.SAMPLE_KEY)
+    rec.append(_fake_record(0, 180.0, 180.0, config=one))
+    rec.append({**_fake_record(0, 180.0, 180.0, config=two), "rep": 1})
+    prov = p2.build_dataset(records, None, tmp_path / "out")
+    (part,) = prov["parts"]
+    assert part["n_samples"] == 2 and part["n_planned"] == 512 and part["reps_present"] == [0, 1]
+    assert part["config"]["reps"] == 2 and part["record_config_hashes"] == sorted([one.hash(), two.hash()])
+
+
 def test_rebuilding_with_one_rates_sweep_keeps_the_other_rates_fig4_rows(tmp_path):
     """A kept dataset holds Fig. 4 rows of one cc at two path rates; a build with the sweep of one rate
     replaces that rate's rows and keeps the other's (the old merge keyed on cc alone and dropped them)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -189,7 +190,9 @@ def sweep_frame(records: list[dict]) -> pd.DataFrame:
 
 def _part(recs: list[dict], sweep_recs: list[dict], samples: pd.DataFrame, config: P2Config, records_path,
           sweep_path, git: dict, host: dict, tools: dict) -> dict:
-    """Provenance of the samples of one setting (one ``config_hash``), in the keys the notebook reads."""
+    """Provenance of the samples of one setting, in the keys the notebook reads. ``config`` is the setting's
+    with the most repetitions planned; ``record_config_hashes`` the hashes the records carry (a repetition
+    run with ``--reps 2`` after one run with ``--reps 1`` carries another)."""
     from datetime import datetime
 
     walls = [r["wall_s"] for r in recs]
@@ -215,6 +218,7 @@ def _part(recs: list[dict], sweep_recs: list[dict], samples: pd.DataFrame, confi
         "samples_with_two_subflows_seen": int((samples["n_subflows_seen"] >= 2).sum()),
         "conditions": conditions_summary(samples),
         "config": config.to_dict(), "config_hash": config.hash(), "scaling": config.scaling(),
+        "record_config_hashes": sorted({r["config_hash"] for r in recs if r.get("config_hash")}),
         "throughput_definition": "size / (last byte read by the server - connect() returned on the client), "
                                  "client -> server (upload), the same for probes and data",
         "share_definition": "path-1 share of the client's transmitted interface bytes during the transfer",
@@ -318,12 +322,12 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
             if "config" in r else config
 
     groups: dict[str, list[dict]] = {}
-    for r in recs:
-        groups.setdefault(config_of(r).hash(), []).append(r)
+    for r in recs:  # one part per setting: how many repetitions a run planned (reps) does not split it
+        groups.setdefault(replace(config_of(r), reps=1, fig4_reps=1).hash(), []).append(r)
     new = samples_frame(recs) if recs else pd.DataFrame(columns=list(ROW_KEY))
     parts = []
     for recs_g in groups.values():
-        cfg = config_of(recs_g[0])
+        cfg = max((config_of(r) for r in recs_g), key=lambda c: c.reps)  # the plan that covers them all
         rows = new[(new["cc"] == cfg.cc) & (new["data_size_bytes"] == cfg.data_size_bytes)
                    & (new["path_rate_bps"] == cfg.rate_bps)]
         sw = [r for r in sweep_recs if r.get("cc", SHIPPED_SETTING["cc"]) == cfg.cc
