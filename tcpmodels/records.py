@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Iterator
 
-__all__ = ["JsonlRecords", "Stopwatch", "gzip_reproducibly", "reproducible_gzip_writer", "load_average", "git_state", "utc_now", "host_facts", "DirtyTreeError",
+__all__ = ["JsonlRecords", "Stopwatch", "gzip_reproducibly", "reproducible_gzip_writer", "records_git_summary", "load_average", "git_state", "utc_now", "host_facts", "DirtyTreeError",
            "shipped_git_state"]
 
 
@@ -117,6 +117,25 @@ def shipped_git_state(repo: str | Path, out_dir: str | Path, *, allow_dirty: boo
                              f"shipped dataset in {out_dir} must come from a committed tree; commit first, or pass "
                              "--allow-dirty (the provenance then says so)")
     return {**state, "shipped": shipped, "allow_dirty": bool(allow_dirty)}
+
+
+def records_git_summary(recs: list[dict]) -> dict:
+    """Which code ran a campaign's records: ``records_git`` (each distinct ``"<commit> (dirty <bool>)"``,
+    sorted) and ``records_without_git`` (records written before records carried their commit).
+
+    Parameters
+    ----------
+    recs : list of dict
+        Campaign records, each with an optional ``git`` (:func:`git_state`).
+
+    Returns
+    -------
+    dict
+        ``records_git`` (list of str) and ``records_without_git`` (int).
+    """
+    with_git = [r["git"] for r in recs if r.get("git")]
+    return {"records_git": sorted({f"{g.get('commit')} (dirty {g.get('dirty')})" for g in with_git}),
+            "records_without_git": len(recs) - len(with_git)}
 
 
 def host_facts() -> dict:

@@ -195,6 +195,8 @@ def _part(recs: list[dict], sweep_recs: list[dict], samples: pd.DataFrame, confi
     run with ``--reps 2`` after one run with ``--reps 1`` carries another)."""
     from datetime import datetime
 
+    from tcpmodels.records import records_git_summary
+
     walls = [r["wall_s"] for r in recs]
     starts = sorted(r["started_utc"] for r in recs)
     return {
@@ -227,9 +229,7 @@ def _part(recs: list[dict], sweep_recs: list[dict], samples: pd.DataFrame, confi
                  + ("uncoupled per-subflow congestion control (cubic)" if config.cc == "cubic" else
                     f"subflows coupled by {config.cc} (BPF struct_ops, tcpmodels.testbed.kernel_cc)"),
         "host": host, "tools": tools, "git": git,
-        "records_git": sorted({f"{(r.get('git') or {}).get('commit')} (dirty {(r.get('git') or {}).get('dirty')})"
-                               for r in recs + sweep_recs if r.get("git")}),
-        "records_without_git": sum(1 for r in recs + sweep_recs if not r.get("git")),
+        **records_git_summary(recs + sweep_recs),
     }
 
 

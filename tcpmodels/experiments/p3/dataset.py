@@ -103,7 +103,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     """
     from datetime import datetime
 
-    from tcpmodels.records import JsonlRecords, host_facts, load_average, shipped_git_state, utc_now
+    from tcpmodels.records import JsonlRecords, host_facts, load_average, records_git_summary, shipped_git_state, utc_now
 
     git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
     out_dir = Path(out_dir)
@@ -148,9 +148,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
                             "median": sorted(r["load_avg"][0] for r in recs)[len(recs) // 2]},
             "errors": int(new["error"].notna().sum()),
             "record_config_hashes": sorted({r.get("config_hash") for r in recs}),
-            "records_git": sorted({f"{(r.get('git') or {}).get('commit')} (dirty {(r.get('git') or {}).get('dirty')})"
-                                   for r in recs if r.get("git")}),
-            "records_without_git": sum(1 for r in recs if not r.get("git")),
+            **records_git_summary(recs),
             "settings_from_records": sorted({(float(r.get("rate_bps", config.rate_bps)),
                                               float(r.get("measure_s", config.measure_s))) for r in recs}),
             "congestion_control_effective": sorted({str(f.get("cc_effective")) for r in recs for f in r["flows"]}),
