@@ -288,6 +288,23 @@ def test_dataset_keeps_shipped_kernel_rows_without_records_and_adds_kind(tmp_pat
     kf2 = pd.read_parquet(out / "p3_kernel.parquet")
     assert len(kf2) == 4 and again["kernel"]["carried_from"] == {"n_samples": 2}
     assert sorted(kf2["source"]) == sorted(kf["source"])
+    assert again["kernel"]["n_samples_superseded"] == 0
+    # a grid restarted into a new records file: the samples of the old records are superseded, not carried;
+    # the first campaign's rows (records gone) stay
+    restarted = tmp_path / "k2.jsonl"
+    r = _fake_kernel_record(0, 1.0, 4.0, kind="multiply")
+    JsonlRecords(restarted, p3.KERNEL_KEY).append({**r, "started_utc": "2026-11-28T01:00:00+00:00", "rate_bps": 200e6,
+                                                  "measure_s": 30.0, "cubic_cc_params": {"reading": "multiply"}})
+    kept = p3.build_dataset(restarted, None, out, tiny, fluid=False)
+    assert kept["kernel"]["n_samples"] == 5 and kept["kernel"]["n_samples_superseded"] == 0  # default: carried
+    p3.build_dataset(records, None, out, tiny, fluid=False)  # back to the state of the shipped build
+    dropped = p3.build_dataset(restarted, None, out, tiny, fluid=False, drop_superseded_kernel=True)
+    kf3 = pd.read_parquet(out / "p3_kernel.parquet")
+    assert len(kf3) == 3 and dropped["kernel"]["n_samples_carried"] == 2
+    assert dropped["kernel"]["n_samples_superseded"] == 2
+    assert dropped["kernel"]["superseded_started_utc"] == sorted(kf[kf["source"] == "records"]["started_utc"])
+    assert set(kf3[kf3["source"] == "records"]["kind"]) == {"multiply"}
+    assert set(kf3[kf3["source"] != "records"]["started_utc"]) == set(carried["started_utc"])
 
 
 def test_ns3_plan_phases_share_offsets_across_kinds_and_configs_match():

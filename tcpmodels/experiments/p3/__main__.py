@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--note", default="")
     p.add_argument("--allow-dirty", action="store_true",
                    help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    p.add_argument("--drop-superseded-kernel", action="store_true",
+                   help="leave out the kernel samples an earlier build made from records that --records does not "
+                        "hold (a grid restarted into a new records file); rows whose records are gone stay")
     args = parser.parse_args(argv)
     config = DEFAULT_CONFIG
 
@@ -152,10 +155,13 @@ def main(argv: list[str] | None = None) -> int:
             df.to_parquet(args.out, index=False, compression="zstd")
             print(json.dumps({"rows": len(df), "out": args.out}))
         else:
+            if args.drop_superseded_kernel and not args.records:
+                parser.error("--drop-superseded-kernel needs --records (the records that supersede the shipped ones)")
             if args.setting or args.duration_s or args.seeds:
                 config = _ns3_config(args, config)
             prov = build_dataset(args.records, args.cache, args.out, config, note=args.note, fluid_path=args.fluid,
-                                 fluid=not args.keep_fluid, allow_dirty=args.allow_dirty)
+                                 fluid=not args.keep_fluid, allow_dirty=args.allow_dirty,
+                                 drop_superseded_kernel=args.drop_superseded_kernel)
             print(json.dumps({k: prov.get(k, {}).get("n_samples" if k == "kernel" else "n_runs")
                               for k in ("kernel", "ns3")}))
     return 0

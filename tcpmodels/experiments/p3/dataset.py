@@ -41,7 +41,7 @@ NS3_PILOT = "p3_ns3_pilot.json"
 def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None, out_dir: str | Path,
                   config: P3Config = DEFAULT_CONFIG, *, note: str = "", fluid: bool = True,
                   fluid_path: str | Path | None = None, allow_dirty: bool = False,
-                  ns3_configs: Sequence[P3Config] | None = None) -> dict:
+                  ns3_configs: Sequence[P3Config] | None = None, drop_superseded_kernel: bool = False) -> dict:
     """Write ``p3_kernel.parquet``, ``p3_ns3.parquet``, ``p3_fluid.parquet`` and ``p3_provenance.json``.
 
     The fluid table is computed (:func:`fluid_frame`, a few minutes) unless
@@ -61,7 +61,9 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     (their raw records may be gone: the first campaign's 36 ``standard`` samples), rows without
     a ``kind`` (written before the kernel ran ``tm_cubic_x``) become ``standard`` with the
     setting of the provenance they came with; ``source`` says which rows came from the records
-    (``records``) and which were carried (``carried from <build>``). A shipped dataset
+    (``records``) and which were carried (``carried from <build>``); with ``drop_superseded_kernel``
+    the rows the previous build made from records (its ``source`` ``records``) that ``records_path``
+    does not rebuild are left out instead (a grid restarted into a new records file). A shipped dataset
     (``out_dir`` under the repository's ``data/``) is refused from a dirty tree unless ``allow_dirty``
     (:func:`tcpmodels.records.shipped_git_state`).
 
@@ -87,6 +89,10 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     ns3_configs : sequence of P3Config, optional
         ns-3 settings whose runs are looked up in ``cache_dir`` (every phase); default the named
         settings of ``config`` (:func:`~tcpmodels.experiments.p3.config.ns3_setting`) and ``config`` itself.
+    drop_superseded_kernel : bool
+        Leave out the kernel rows an earlier build made from records that ``records_path`` does not
+        hold (``--drop-superseded-kernel``); the provenance counts them (``n_samples_superseded``) and
+        lists their ``started_utc``. Rows carried from before (their records gone) are kept.
 
     Returns
     -------
@@ -121,7 +127,8 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
         if not recs:
             raise ValueError(f"no kernel records in {records_path}")
         kf = kernel_frame(recs, config).assign(source="records")
-        carried = _shipped_kernel_rows(out_dir, previous, set(kf["started_utc"]))
+        carried, superseded = _shipped_kernel_rows(out_dir, previous, set(kf["started_utc"]),
+                                                   drop_from_records=drop_superseded_kernel)
         if len(carried):
             kf = pd.concat([carried, kf], ignore_index=True, sort=False)
             kf = kf.sort_values(["kind", "rate_bps", "reno_rtt_ms", "cubic_rtt_ms", "started_utc"]).reset_index(drop=True)
@@ -134,6 +141,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
         prov["kernel"] = {
             "records": str(records_path), "n_samples": len(kf), "n_samples_from_records": len(recs),
             "n_samples_carried": int(len(carried)),
+            "n_samples_superseded": len(superseded), "superseded_started_utc": superseded,
             "n_planned": len(config.pairs_ms) * config.reps * len(config.kernel_kinds),
             "kinds_planned": list(config.kernel_kinds),
             "samples_per_kind_from_records": new.groupby("kind").size().to_dict(),
@@ -254,7 +262,8 @@ def _engine_rates(out_dir: Path, prov: dict) -> dict:
     return out
 
 
-def _shipped_kernel_rows(out_dir: Path, previous: dict, rebuilt_starts: set) -> pd.DataFrame:
+def _shipped_kernel_rows(out_dir: Path, previous: dict, rebuilt_starts: set, *,
+                         drop_from_records: bool = False) -> tuple[pd.DataFrame, list[str]]:
     """Kernel rows of the table in ``out_dir`` that the records do not rebuild (matched on ``started_utc``).
 
     Rows without ``kind`` are the first campaign's (kernel ``cubic`` only): ``kind`` becomes
@@ -268,19 +277,29 @@ def _shipped_kernel_rows(out_dir: Path, previous: dict, rebuilt_starts: set) -> 
         The provenance in ``out_dir`` (``{}`` if none).
     rebuilt_starts : set of str
         ``started_utc`` of the samples the records rebuild.
+    drop_from_records : bool
+        Leave out the rows the previous build made from records (``source`` ``records``): samples
+        superseded by the records at hand.
 
     Returns
     -------
     pandas.DataFrame
         The rows kept, with ``kind``, the setting columns and ``source``; empty without a table.
+    list of str
+        ``started_utc`` of the rows left out (sorted; empty unless ``drop_from_records``).
     """
     path = out_dir / "p3_kernel.parquet"
     if not path.exists():
-        return pd.DataFrame()
+        return pd.DataFrame(), []
     old = pd.read_parquet(path)
     old = old[~old["started_utc"].isin(rebuilt_starts)].copy()
+    superseded: list[str] = []
+    if drop_from_records and "source" in old.columns:
+        from_records = old["source"] == "records"
+        superseded = sorted(old.loc[from_records, "started_utc"])
+        old = old[~from_records].copy()
     if not len(old):
-        return old
+        return old, superseded
     cfg = previous.get("config", {})
     origin = previous.get("kernel", {}).get("carried_over_from_build_utc", previous.get("written_utc", "?"))
     defaults = {"kind": "standard", "cubic_cc_reading": None, "rate_bps": cfg.get("rate_bps"),
@@ -293,7 +312,7 @@ def _shipped_kernel_rows(out_dir: Path, previous: dict, rebuilt_starts: set) -> 
             old[col] = old[col].fillna(val)
     # rows an earlier build made from records no longer at hand: carried from that build
     return old.assign(source=old["source"].where(old["source"] != "records",
-                                                 f"carried from {previous.get('written_utc', '?')}"))
+                                                 f"carried from {previous.get('written_utc', '?')}")), superseded
 
 
 # --------------------------------------------------------------------- ns-3
