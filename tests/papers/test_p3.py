@@ -283,6 +283,10 @@ def test_kernel_kinds_compare_at_one_setting_and_get_their_own_verdicts():
     assert (eng["ns3_rate_mbps"] == 100).all() and not eng["same_rate"].any()
     assert eng["kernel_fluid_J"].notna().all() and eng["ns3_fluid_J"].notna().all()
     assert (eng["kernel_K_observed_s"] == 5.0).all()
+    # the headline describes the kernel runs the tables use, not the first campaign's rows at another rate
+    head = p3.tables(ds)["headline"].set_index("quantity")["ours"]
+    assert head["bottleneck rate (kernel)"] == 200.0 and head["RTT pairs"] == 12.0
+    assert head["repetitions per pair (kernel)"] == 2.0 and head["measured time per run (kernel)"] == 85.0
     v = p3.claims(ds, p3.tables(ds))
     kern = v[v["part"].str.startswith("kernel:")]
     assert len(kern) == 2 * 7  # per reading: C3.1 (2 parts), C3.2 (3), C3.3 (2)

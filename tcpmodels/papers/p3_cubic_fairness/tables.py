@@ -275,6 +275,8 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
 def _headline(ds: P3Dataset) -> pd.DataFrame:
     prov = ds.provenance
     ns = _ns3_main(ds)
+    # the kernel rows the tables use: the proposal's setting, every kind (not the first campaign's 100 Mbit/s rows)
+    kern = pd.concat([kernel_runs(ds, kind) for kind in ("standard", *READINGS)], ignore_index=True)
     sc = prov.get("scaling", {})
     cfg = prov.get("config", {})
     rows = [
@@ -285,14 +287,15 @@ def _headline(ds: P3Dataset) -> pd.DataFrame:
                    note="its own rate (P3Config.ns3_rate_bps): compared with the fluid model at this rate"),
         Comparison(quantity="receive window", paper=10.0, ours=cfg.get("rwnd_bytes", math.nan) / 2**20, unit="MB",
                    note="tcp_rmem max on the receiver; never binding here (BDP + buffer <= 4 MB at 400 Mbit/s)"),
-        Comparison(quantity="RTT pairs", paper=12.0, ours=float(len(ds.kernel.groupby(["reno_rtt_ms", "cubic_rtt_ms"])))
-                   if len(ds.kernel) else math.nan, unit="pairs", note="kernel grid covered"),
+        Comparison(quantity="RTT pairs", paper=12.0, ours=float(len(kern.groupby(["reno_rtt_ms", "cubic_rtt_ms"])))
+                   if len(kern) else math.nan, unit="pairs", note="kernel grid covered at the kernel rate above"),
         Comparison(quantity="repetitions per pair (kernel)", paper=math.nan,
-                   ours=float(ds.kernel.groupby(["reno_rtt_ms", "cubic_rtt_ms"]).size().min()) if len(ds.kernel)
-                   else math.nan, unit="runs", note="the paper does not say"),
+                   ours=float(kern.groupby(["kind", "reno_rtt_ms", "cubic_rtt_ms"]).size().min()) if len(kern)
+                   else math.nan, unit="runs",
+                   note="the paper does not say; ours: the fewest of any pair and kind at the kernel rate above"),
         Comparison(quantity="measured time per run (kernel)", paper=math.nan,
-                   ours=float(ds.kernel["span_s"].median()) if "span_s" in ds.kernel else math.nan, unit="s",
-                   note="after warm-up"),
+                   ours=float(kern["span_s"].median()) if "span_s" in kern else math.nan, unit="s",
+                   note="after warm-up, at the kernel rate above"),
         Comparison(quantity="seeds per cell (ns-3 standard)", paper=math.nan,
                    ours=float(ns[ns["kind"] == "standard"].groupby(["reno_rtt_ms", "cubic_rtt_ms"]).size().min())
                    if len(ns) else math.nan, unit="runs",
