@@ -5,6 +5,10 @@ PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
+# The commands below run .venv's own executables; a different virtualenv activated in the calling shell
+# must not leak into them (IPython, which the notebooks and widgets start, warns when VIRTUAL_ENV names
+# another environment, and the tests turn warnings into errors).
+export VIRTUAL_ENV := $(abspath $(VENV))
 # pytest arguments, e.g. make test PYTEST_ARGS='-m "not testbed and not sim"'
 PYTEST_ARGS ?=
 # Debian packages the tests and the testbed need (installed only when root and missing);
