@@ -6,6 +6,7 @@ verdict must follow the data; the shipped dataset is checked for shape only.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -287,6 +288,14 @@ def test_kernel_kinds_compare_at_one_setting_and_get_their_own_verdicts():
     head = p3.tables(ds)["headline"].set_index("quantity")["ours"]
     assert head["bottleneck rate (kernel)"] == 200.0 and head["RTT pairs"] == 12.0
     assert head["repetitions per pair (kernel)"] == 2.0 and head["measured time per run (kernel)"] == 85.0
+    # drops outside the bottleneck queue: unknown without the count, then counted per sample the tables use
+    assert math.isnan(head["kernel samples with drops outside the bottleneck queue"])
+    counted = ds.kernel.assign(cpu_drops=0.0, queue_drops=3000.0)
+    counted.loc[(counted["rate_bps"] == 200e6) & (counted["kind"] == "divide"), "cpu_drops"] = [1000.0] + [0.0] * 23
+    counted.loc[counted["rate_bps"] == 100e6, "cpu_drops"] = 50.0  # another setting: not the tables' samples
+    ds_c = p3.P3Dataset(kernel=counted, ns3=ds.ns3, fluid=ds.fluid, provenance=ds.provenance)
+    row = p3.tables(ds_c)["headline"].set_index("quantity").loc["kernel samples with drops outside the bottleneck queue"]
+    assert row["ours"] == 1.0 and "of 72 samples" in row["note"] and "1000 packets (25%" in row["note"]
     v = p3.claims(ds, p3.tables(ds))
     kern = v[v["part"].str.startswith("kernel:")]
     assert len(kern) == 2 * 7  # per reading: C3.1 (2 parts), C3.2 (3), C3.3 (2)
