@@ -279,20 +279,20 @@ def _cpu_drop_row(kern: pd.DataFrame) -> Comparison:
     choice on every sample the tables use (``cpu_drops``: other qdiscs' and the interfaces'
     drops, None in records older than the count). [samples]
     """
+    row = dict(quantity="kernel samples with drops outside the bottleneck queue", paper=math.nan, unit="samples")
     known = kern[kern["cpu_drops"].notna()] if "cpu_drops" in kern.columns else kern.iloc[:0]
-    hit = known[known["cpu_drops"] > 0] if len(known) else known
     if len(known) == 0:
-        note = "not counted in these records (older than the drop count)"
-    elif len(hit) == 0:
+        return Comparison(**row, ours=math.nan, note="not counted in these records (older than the drop count)")
+    hit = known[known["cpu_drops"] > 0]
+    if len(hit) == 0:
         note = f"of {len(known)} samples with the count: none lost a packet outside the bottleneck queue"
     else:
         w = hit.loc[hit["cpu_drops"].idxmax()]
-        share = w["cpu_drops"] / (w["cpu_drops"] + w["queue_drops"]) if w["queue_drops"] == w["queue_drops"] else math.nan
         note = (f"of {len(known)} samples with the count; the most: {int(w['cpu_drops'])} packets "
-                f"({share:.0%} of that sample's drops) at {w['reno_rtt_ms']:g}:{w['cubic_rtt_ms']:g} ms, "
-                f"{w['kind']}, repetition {int(w['rep'])}; the tables keep these samples")
-    return Comparison(quantity="kernel samples with drops outside the bottleneck queue", paper=math.nan,
-                      ours=float(len(hit)) if len(known) else math.nan, unit="samples", note=note)
+                f"({w['cpu_drops'] / (w['cpu_drops'] + w['queue_drops']):.0%} of that sample's drops) at "
+                f"{w['reno_rtt_ms']:g}:{w['cubic_rtt_ms']:g} ms, {w['kind']}, repetition {int(w['rep'])}; "
+                "the tables keep these samples")
+    return Comparison(**row, ours=float(len(hit)), note=note)
 
 
 def _headline(ds: P3Dataset) -> pd.DataFrame:
