@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES = (
     "tcpmodels.report",
     "tcpmodels.testbed.cli",
     "tcpmodels.analyze_cli",
+    "tcpmodels.records_parts",
 )
 
 

@@ -72,17 +72,17 @@ def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
 def test_queue_drops_are_counted_once_in_old_and_new_records():
     """Records of 2026-11-24 summed the tbf's and its leaf's drop counters (twice each drop): halved;
     records with ``counting`` hold the root qdisc's count as is."""
-    import gzip
-
     from tcpmodels.experiments.p3.kernel import DROPS_COUNTING, queue_drops_once
 
     assert queue_drops_once({"queue_drops": 6562}) == 3281
     assert queue_drops_once({"queue_drops": 3281, "counting": DROPS_COUNTING}) == 3281
     assert queue_drops_once({}) is None
-    shipped = Path(__file__).resolve().parents[2] / "data" / "datasets" / "p3_kernel_x_records.jsonl.gz"
-    if not shipped.exists():
-        pytest.skip(f"no shipped records at {shipped}")
-    recs = [json.loads(line) for line in gzip.open(shipped, "rt") if line.strip()]
+    from tcpmodels.records_parts import shipped_record_lines
+
+    shipped = Path(__file__).resolve().parents[2] / "data" / "datasets" / "p3_kernel_x_records"
+    recs = [json.loads(line) for line in shipped_record_lines(shipped)]  # every part
+    if not recs:
+        pytest.skip(f"no shipped records under {shipped}")
     df = p3.kernel_frame(recs, CFG)
     assert len(recs) >= 9 and len(df) == len(recs)
     # old records (no ``counting``) held each drop twice (two qdiscs): halved; new ones are taken as they are
