@@ -26,8 +26,6 @@ from tcpmodels.records import reproducible_gzip_writer
 
 __all__ = ["record_parts", "shipped_record_lines", "ship_new_records", "add_subcommand"]
 
-_PART = re.compile(r"_part(\d{2,})\.jsonl\.gz$")
-
 
 def _stem_path(stem: str | Path) -> Path:
     stem = Path(stem)
@@ -52,14 +50,16 @@ def record_parts(stem: str | Path) -> list[Path]:
     list of Path
         ``<stem>.jsonl.gz`` if it exists, then ``<stem>_partNN.jsonl.gz`` by ``NN`` (numerically); empty if none.
     """
-    stem = _stem_path(stem)
+    return [path for _, path in _numbered_parts(_stem_path(stem))]
+
+
+def _numbered_parts(stem: Path) -> list[tuple[int, Path]]:
+    """``(1, <stem>.jsonl.gz)`` if it exists, then ``(NN, <stem>_partNN.jsonl.gz)``, sorted by number."""
+    part = re.compile(re.escape(stem.name) + r"_part(\d{2,})\.jsonl\.gz")
     first = stem.with_name(stem.name + ".jsonl.gz")
-    numbered = []
-    for path in stem.parent.glob(stem.name + "_part*.jsonl.gz"):
-        match = _PART.search(path.name)
-        if match and path.name == f"{stem.name}_part{match.group(1)}.jsonl.gz":
-            numbered.append((int(match.group(1)), path))
-    return ([first] if first.exists() else []) + [p for _, p in sorted(numbered)]
+    numbered = sorted((int(m.group(1)), path) for path in stem.parent.glob(stem.name + "_part*.jsonl.gz")
+                      if (m := part.fullmatch(path.name)))
+    return ([(1, first)] if first.exists() else []) + numbered
 
 
 def shipped_record_lines(stem: str | Path) -> list[str]:
@@ -122,12 +122,11 @@ def ship_new_records(src: str | Path, stem: str | Path) -> Path | None:
     new = [line for line in src_lines if line not in shipped_set]
     if not new:
         return None
-    parts = record_parts(stem)
+    parts = _numbered_parts(stem)
     if not parts:
         dst = stem.with_name(stem.name + ".jsonl.gz")
     else:
-        last = _PART.search(parts[-1].name)
-        dst = stem.with_name(f"{stem.name}_part{(int(last.group(1)) if last else 1) + 1:02d}.jsonl.gz")
+        dst = stem.with_name(f"{stem.name}_part{parts[-1][0] + 1:02d}.jsonl.gz")
     dst.parent.mkdir(parents=True, exist_ok=True)
     with reproducible_gzip_writer(dst, text=True) as out:
         out.writelines(new)

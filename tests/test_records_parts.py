@@ -29,6 +29,7 @@ def test_each_stage_writes_one_new_part_and_never_rewrites_an_old_one(tmp_path):
         with gzip.open(part, "rt") as fh:
             assert [line for line in fh] == [f'{{"key": "{k}", "x": 1}}\n' for k in keys]  # only the new lines
     assert first.read_bytes() == before
+    (tmp_path / "ds" / "camp_records_partial_part99.jsonl.gz").write_bytes(first.read_bytes())  # another stem's
     # in the order written: the first file, then part02 ... part12 by number
     assert [p.name for p in record_parts(stem)] == ["camp_records.jsonl.gz"] + [
         f"camp_records_part{n:02d}.jsonl.gz" for n in range(2, 13)]
