@@ -65,8 +65,10 @@ def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
     assert r["delay_element_drops"] == {"dropped_queue_full": 5, "dropped_socket": 7, "send_errors": 1,
                                         "dropped_oversize": 0}
     assert r["delay_element_forwarded"] == 1500 and r["cpu_drops"] == 2 + 3 + 13
+    # which interface dropped: the link outside the queue, its nonzero counters only (tx_dropped unknown after)
+    assert r["drops_by_link"] == {"s0:a0": {"qdisc_drops": 2, "rx_dropped": 3}}
     clean = cpu_loss(before, before, {"a0": {"a_to_b": {"forwarded": 3}}})
-    assert clean["cpu_drops"] == 0 and clean["queue_drops"] == 0
+    assert clean["cpu_drops"] == 0 and clean["queue_drops"] == 0 and clean["drops_by_link"] == {}
 
 
 def test_queue_drops_are_counted_once_in_old_and_new_records():

@@ -188,7 +188,7 @@ class KernelSession(ServerTestbed):
             ``run_id``, ``ping_rtt_ms`` (median ICMP RTT of each sender to the receiver before the
             transfers), ``kind``, ``drops`` (packets dropped during the transfers by the bottleneck's
             qdiscs, ``queue_drops``, each drop once: the root ``tbf``'s counter, which includes its
-            drop-tail leaf's; and elsewhere: ``other_qdisc_drops``, ``interface_drops``; see
+            drop-tail leaf's; and elsewhere: ``other_qdisc_drops``, ``interface_drops``, ``drops_by_link``; see
             :func:`cpu_loss`; ``counting`` = :data:`DROPS_COUNTING` marks records counted so),
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
@@ -235,7 +235,7 @@ class KernelSession(ServerTestbed):
             procs.append(wl.launch_flows(tb, node, [flow]))
         recs = [wl.collect_flows(p, timeout_s=duration_s + 120)[0] for p in procs]
         drops = cpu_loss(counters0, tb.counters(), {})
-        drops = {**{k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops")},
+        drops = {**{k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops", "drops_by_link")},
                  "counting": DROPS_COUNTING}
         flows = []
         for cc, rec in zip(("reno", cubic_cc), recs):
@@ -302,7 +302,9 @@ def cpu_loss(before: dict, after: dict, delay_stats: dict, *, bottleneck: str = 
         ``queue_drops`` (the bottleneck's qdisc) [packets]; ``other_qdisc_drops``,
         ``interface_drops`` (rx + tx dropped, all interfaces) [packets]; ``delay_element_drops``
         (per counter of :data:`_ELEMENT_DROPS`, summed over elements and directions) [frames];
-        ``delay_element_forwarded`` [frames]; ``cpu_drops``: the sum of all but the queue's.
+        ``delay_element_forwarded`` [frames]; ``cpu_drops``: the sum of all but the queue's;
+        ``drops_by_link``: where those outside the queue happened, ``"node:link"`` -> the nonzero ones of
+        ``qdisc_drops`` (not the bottleneck's), ``rx_dropped``, ``tx_dropped`` [packets] (empty when none).
     """
     def delta(iface, field):
         a, b = after.get(iface, {}).get(field), before.get(iface, {}).get(field)
@@ -311,6 +313,12 @@ def cpu_loss(before: dict, after: dict, delay_stats: dict, *, bottleneck: str = 
     queue = delta(bottleneck, "qdisc_drops")
     other_q = sum(delta(i, "qdisc_drops") for i in after if i != bottleneck)
     iface = sum(delta(i, "rx_dropped") + delta(i, "tx_dropped") for i in after)
+    by_link = {}
+    for i in after:
+        fields = ("rx_dropped", "tx_dropped") if i == bottleneck else ("qdisc_drops", "rx_dropped", "tx_dropped")
+        nonzero = {f: n for f in fields if (n := delta(i, f))}
+        if nonzero:
+            by_link[i] = nonzero
     elem = {k: 0 for k in _ELEMENT_DROPS}
     forwarded = 0
     for link in delay_stats.values():
@@ -321,7 +329,7 @@ def cpu_loss(before: dict, after: dict, delay_stats: dict, *, bottleneck: str = 
                 elem[k] += int(st.get(k, 0))
     return {"queue_drops": queue, "other_qdisc_drops": other_q, "interface_drops": iface,
             "delay_element_drops": elem, "delay_element_forwarded": forwarded,
-            "cpu_drops": other_q + iface + sum(elem.values())}
+            "cpu_drops": other_q + iface + sum(elem.values()), "drops_by_link": by_link}
 
 
 KERNEL_KEY = ("campaign", "rep", "kind", "reno_rtt_ms", "cubic_rtt_ms")
