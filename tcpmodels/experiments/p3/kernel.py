@@ -311,14 +311,14 @@ def cpu_loss(before: dict, after: dict, delay_stats: dict, *, bottleneck: str = 
         return 0 if a is None or b is None else int(a) - int(b)
 
     queue = delta(bottleneck, "qdisc_drops")
-    other_q = sum(delta(i, "qdisc_drops") for i in after if i != bottleneck)
-    iface = sum(delta(i, "rx_dropped") + delta(i, "tx_dropped") for i in after)
-    by_link = {}
+    by_link = {}  # every drop outside the queue, per link; the totals below are its sums
     for i in after:
         fields = ("rx_dropped", "tx_dropped") if i == bottleneck else ("qdisc_drops", "rx_dropped", "tx_dropped")
         nonzero = {f: n for f in fields if (n := delta(i, f))}
         if nonzero:
             by_link[i] = nonzero
+    other_q = sum(d.get("qdisc_drops", 0) for d in by_link.values())
+    iface = sum(d.get("rx_dropped", 0) + d.get("tx_dropped", 0) for d in by_link.values())
     elem = {k: 0 for k in _ELEMENT_DROPS}
     forwarded = 0
     for link in delay_stats.values():
