@@ -42,6 +42,18 @@ def _env() -> dict:
     return env
 
 
+def _lines_until_closed(stream):
+    """The lines of a child's pipe until its end, or until the pipe is closed under the reader.
+
+    A testbed that exits with the server still running closes the pipe (``communicate``) while
+    a reader thread may be between two lines; that is the end of the stream, not an error.
+    """
+    try:
+        yield from stream
+    except ValueError:  # I/O operation on closed file
+        return
+
+
 class Server:
     """A traffic server running in a node; :meth:`stop` returns its per-connection records.
 
@@ -66,12 +78,12 @@ class Server:
             reader.start()
 
     def _read(self) -> None:
-        for line in self.popen.stdout:
+        for line in _lines_until_closed(self.popen.stdout):
             if self.keep_records:
                 self._lines.append(line)
 
     def _read_stderr(self) -> None:
-        for line in self.popen.stderr:
+        for line in _lines_until_closed(self.popen.stderr):
             self.stderr_tail.append(line)
 
     def stop(self) -> list[dict]:

@@ -246,3 +246,17 @@ def test_server_records_are_read_as_they_come(tmp_path):
         records = server.stop()
     assert threads < 50, f"{threads} threads in the server after 600 finished connections"
     assert sorted(r["flow_id"] for r in records) == list(range(600))
+
+
+def test_server_pipe_closed_under_its_reader_ends_the_stream():
+    """A testbed that exits with a server still running closes the server's pipes (communicate) while
+    its reader threads may be between two lines (CI 2026-11-28: ValueError, I/O operation on closed
+    file, in P1's drain thread): the reader ends there, and the lines read before are kept."""
+    import io
+
+    stream = io.StringIO("first\nsecond\n")
+    lines = workload._lines_until_closed(stream)
+    assert next(lines) == "first\n"
+    stream.close()
+    assert list(lines) == []
+

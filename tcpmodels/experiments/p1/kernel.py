@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -228,9 +229,8 @@ class KernelSession:
         try:
             for n in range(N_HOSTS):
                 for port in (BG_PORT, FLOW_PORT):
-                    srv = wl.start_server(self.tb, f"h{n}", port=port, mptcp=True)
-                    threading.Thread(target=lambda s=srv: [None for _ in s.popen.stdout], daemon=True).start()
-                    self.servers.append(srv)
+                    self.servers.append(wl.start_server(self.tb, f"h{n}", port=port, mptcp=True,
+                                                        keep_records=False))
         except BaseException:
             self.__exit__(None, None, None)
             raise
@@ -256,8 +256,10 @@ class KernelSession:
         return out
 
     def __exit__(self, *exc) -> None:
-        for srv in self.servers:
-            if srv.popen.poll() is None:
+        for srv in self.servers:  # before the testbed, whose exit would close the pipes under their readers
+            try:
+                srv.stop()
+            except subprocess.TimeoutExpired:
                 srv.popen.kill()
         self.servers = []
         if self.tb is not None:
