@@ -93,10 +93,12 @@ def test_queue_drops_are_counted_once_in_old_and_new_records():
     expected = {r["started_utc"]: r["drops"]["queue_drops"] // (1 if "counting" in r["drops"] else 2) for r in recs}
     assert dict(zip(df["started_utc"], df["queue_drops"])) == expected
     retrans = df["reno_retrans"] + df["cubic_retrans"]
-    # every drop is retransmitted once (or more): the once-count never exceeds the retransmissions, and with the
-    # drops outside the queue (CPU-induced: 1090 in one sample of 2026-11-28) it accounts for nearly all of them
+    # every drop is retransmitted once (or more): the once-count, with the drops outside the queue (CPU-induced:
+    # 1090 in one sample of 2026-11-28), never exceeds the retransmissions. The other side is no law: spurious
+    # retransmissions (timeouts, loss probes) or loss no counter sees add retransmissions without a drop (up to 7 %
+    # of a sample's in repetitions 0-1, 27 % in repetition 2); the P3 headline reports that share.
     every_drop = df["queue_drops"] + df["cpu_drops"].fillna(0)
-    assert (every_drop <= retrans).all() and (every_drop >= 0.85 * retrans).all()
+    assert (every_drop <= retrans).all()
 
 
 def test_kind_parameters_of_tm_cubic_x():

@@ -262,6 +262,18 @@ def _with_kernel_kinds(ds, proposal_share, reps=2, rate=200e6, seed=1):
     return p3.P3Dataset(kernel=kernel, ns3=ds.ns3, fluid=ds.fluid, provenance=ds.provenance)
 
 
+def test_most_numerous_setting_tie_goes_to_the_higher_rate():
+    """P3 kernel repetition 2 (2026-11-28) gave the 400 Mbit/s setting 36 standard samples, as many as the first
+    campaign's at 100 Mbit/s: from then on the premise is judged at the higher rate, and its text says which."""
+    base = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like})
+    ds = _with_kernel_kinds(base, {"divide": paper_like, "multiply": paper_like}, reps=3)
+    st = p3.kernel_settings(ds).set_index(["rate_bps", "kind"])["n"]
+    assert st[(100e6, "standard")] == st[(200e6, "standard")] == 36
+    assert set(p3.kernel_runs(ds, "standard", "most")["rate_bps"]) == {200e6}
+    premise = p3.claims(ds, p3.tables(ds)).query("claim.str.startswith('C3.0')")["we_measured"]
+    assert premise.str.endswith("(3 + 3 kernel repetitions at 200 Mbit/s, 85 s measured)").all(), premise.tolist()
+
+
 def test_kernel_kinds_compare_at_one_setting_and_get_their_own_verdicts():
     base = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like})
     null = lambda r, c: 0.5 if r == c else (0.2 if c > r else 0.7)  # noqa: E731
@@ -271,6 +283,8 @@ def test_kernel_kinds_compare_at_one_setting_and_get_their_own_verdicts():
     assert st[(100e6, "standard")] == 36 and st[(200e6, "divide")] == 24
     # the premise and the ns-3 cross-check keep the setting with most standard samples (36 at 100 Mbit/s)
     assert set(p3.kernel_runs(ds, "standard", "most")["rate_bps"]) == {100e6}
+    premise = p3.claims(ds, p3.tables(ds)).query("claim.str.startswith('C3.0')")["we_measured"]
+    assert premise.str.endswith("kernel repetitions at 100 Mbit/s, 30 s measured)").all(), premise.tolist()
     assert set(p3.kernel_runs(ds, "standard")["rate_bps"]) == {200e6}
     paired = p3.kernel_paired_dj(ds, "divide")
     assert len(paired) == 24 and set(paired.columns) == {"reno_rtt_ms", "cubic_rtt_ms", "rep", "J_standard",
@@ -416,3 +430,17 @@ def test_ns3_tables_read_one_setting_the_long_one_once_every_pair_has_as_many_se
     assert "(20 s runs)" in fig._suptitle.get_text()
     # a table without durations is one setting
     assert np.isnan(p3.ns3_duration_s(short)) and len(p3.tables(short)["paired_divide"]) == 24
+
+
+def test_retransmissions_without_a_counted_drop_are_reported_per_sample():
+    from tcpmodels.papers.p3_cubic_fairness.tables import _unmatched_retrans_row
+
+    kern = pd.DataFrame({"reno_rtt_ms": [1.0, 4.0, 16.0, 1.0], "cubic_rtt_ms": [1.0, 4.0, 64.0, 4.0],
+                         "kind": ["standard", "divide", "multiply", "standard"], "rep": [0, 2, 1, 0],
+                         "reno_retrans": [60, 500, 30, 0], "cubic_retrans": [40, 500, 70, 0],
+                         "queue_drops": [100, 700, 90, 0], "cpu_drops": [0.0, 50.0, 0.0, 0.0]})
+    row = _unmatched_retrans_row(kern)  # 0 %, 25 %, 10 %; the sample without retransmissions left out
+    assert row.ours == pytest.approx(10.0) and row.unit == "%"
+    assert row.note.startswith("median over 3 samples; the most: 25% at 4:4 ms, divide, repetition 2")
+    old = kern.assign(cpu_drops=np.nan)  # records older than the count outside the queue
+    assert math.isnan(_unmatched_retrans_row(old).ours)

@@ -78,7 +78,9 @@ def _premise(ds: P3Dataset) -> list:
         b = share[g["cubic_rtt_ms"] == lo_rtt].to_numpy(float)
         out.append(difference(spec, a, baseline=b,
                               we_measured=f"CUBIC share {a.mean():.3f} at {hi_rtt:g} ms vs {b.mean():.3f} at "
-                                          f"{lo_rtt:g} ms ({len(a)} + {len(b)} kernel repetitions)",
+                                          f"{lo_rtt:g} ms ({len(a)} + {len(b)} kernel repetitions at "
+                                          f"{g['rate_bps'].iloc[0] / 1e6:g} Mbit/s, {g['measure_s'].iloc[0]:g} s "
+                                          f"measured)",
                               why="at small W_max CUBIC is in its Reno-friendly region and K does not act"))
     return out
 

@@ -139,7 +139,8 @@ def kernel_runs(ds: P3Dataset, kind: str, setting: tuple[float, float] | None | 
         The CUBIC variant.
     setting : tuple of float, None or str
         ``(rate_bps, measure_s)``; ``"proposal"`` (default): :func:`proposal_setting`;
-        ``"most"``: the setting with most samples of ``kind``; None: every setting.
+        ``"most"``: the setting with most samples of ``kind`` (a tie goes to the higher rate, then the
+        longer measured span); None: every setting.
 
     Returns
     -------
