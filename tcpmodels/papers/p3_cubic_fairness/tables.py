@@ -299,8 +299,9 @@ def _unmatched_retrans_row(kern: pd.DataFrame) -> Comparison:
     """Headline row: the share of a kernel sample's retransmissions that no counted drop explains. [%]
 
     Every drop is retransmitted, so retransmissions minus drops (queue and elsewhere) are spurious
-    retransmissions (timeouts, loss probes, reordering) or loss that no counter sees; these records do not
-    tell the two apart. Median over the samples the tables use, and the sample with the most.
+    retransmissions (timeouts, loss probes, reordering) or loss the sample does not count (a delay
+    element's own drops are reported only when it stops, and the samples do not read them); these
+    records do not tell the two apart. Median over the samples the tables use, and the sample with the most.
     """
     row = dict(quantity="retransmissions without a counted drop (kernel)", paper=math.nan, unit="%")
     need = {"reno_retrans", "cubic_retrans", "queue_drops", "cpu_drops"}
@@ -315,7 +316,7 @@ def _unmatched_retrans_row(kern: pd.DataFrame) -> Comparison:
     w = known.loc[share.idxmax()]
     note = (f"median over {len(known)} samples; the most: {share.max():.0f}% at {w['reno_rtt_ms']:g}:"
             f"{w['cubic_rtt_ms']:g} ms, {w['kind']}, repetition {int(w['rep'])}: spurious retransmissions or loss "
-            "no counter sees (these records do not tell them apart)")
+            "the samples do not count, e.g. in a delay element (these records do not tell them apart)")
     return Comparison(**row, ours=float(share.median()), note=note)
 
 
