@@ -304,14 +304,14 @@ def _unmatched_retrans_row(kern: pd.DataFrame) -> Comparison:
     records do not tell the two apart. Median over the samples the tables use, and the sample with the most.
     """
     row = dict(quantity="retransmissions without a counted drop (kernel)", paper=math.nan, unit="%")
-    need = {"reno_retrans", "cubic_retrans", "queue_drops", "cpu_drops"}
-    known = kern[kern["cpu_drops"].notna() & kern["queue_drops"].notna()] if need <= set(kern.columns) \
-        else kern.iloc[:0]
-    retrans = known["reno_retrans"] + known["cubic_retrans"] if len(known) else pd.Series(dtype=float)
-    known = known[retrans > 0]
+    none = Comparison(**row, ours=math.nan, note="no sample with retransmissions and both drop counts")
+    if not {"reno_retrans", "cubic_retrans", "queue_drops", "cpu_drops"} <= set(kern.columns):
+        return none
+    retrans = kern["reno_retrans"] + kern["cubic_retrans"]
+    keep = kern["cpu_drops"].notna() & kern["queue_drops"].notna() & (retrans > 0)
+    known, retrans = kern[keep], retrans[keep]
     if len(known) == 0:
-        return Comparison(**row, ours=math.nan, note="no sample with retransmissions and both drop counts")
-    retrans = known["reno_retrans"] + known["cubic_retrans"]
+        return none
     share = 100.0 * (1.0 - (known["queue_drops"] + known["cpu_drops"]) / retrans)
     w = known.loc[share.idxmax()]
     note = (f"median over {len(known)} samples; the most: {share.max():.0f}% at {w['reno_rtt_ms']:g}:"
