@@ -10,7 +10,9 @@
  * and the other way round.  Each direction keeps a FIFO of frames (a constant
  * delay keeps arrival order, so a FIFO is time-ordered).  The loop sleeps
  * with ppoll() until the next frame is due or a frame arrives.  On SIGINT or
- * SIGTERM the element prints one JSON line with its counters and exits 0.
+ * SIGTERM the element prints one JSON line with its counters and exits 0; on
+ * SIGUSR1 it prints the same line (the counters so far) and goes on, so a
+ * caller can read what it dropped during one transfer without stopping it.
  *
  * Offloads (checksum, TSO, GSO, GRO) must be off on both interfaces and on
  * their veth peers, otherwise frames are larger than the MTU or carry
@@ -56,8 +58,11 @@ struct direction {
         dropped_oversize, send_errors;
 };
 
-static volatile sig_atomic_t stop_requested = 0;
-static void on_signal(int sig) { (void)sig; stop_requested = 1; }
+static volatile sig_atomic_t stop_requested = 0, dump_requested = 0;
+static void on_signal(int sig) {
+    if (sig == SIGUSR1) dump_requested = 1;
+    else stop_requested = 1;
+}
 
 static uint64_t now_ns(void) {
     struct timespec ts;
@@ -199,6 +204,16 @@ static void print_stats(const char *name, const struct direction *d, int last) {
            last ? "" : ", ");
 }
 
+/* one JSON line: the parameters and both directions' counters so far */
+static void print_counters(const struct direction *dirs) {
+    printf("{\"delay_us\": %.3f, \"loss\": %g, \"wake_lead_us\": %.1f, ", delay_ns / 1000.0, loss_prob,
+           wake_lead_ns / 1000.0);
+    print_stats("a_to_b", &dirs[0], 0);
+    print_stats("b_to_a", &dirs[1], 1);
+    printf("}\n");
+    fflush(stdout);
+}
+
 int main(int argc, char **argv) {
     if (argc < 4) {
         fprintf(stderr, "usage: %s IF_A IF_B DELAY_US [LOSS_PROB [SEED [QUEUE_FRAMES]]]\n", argv[0]);
@@ -223,6 +238,16 @@ int main(int argc, char **argv) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+    /* the signals are blocked except inside ppoll(), which unblocks them atomically: one
+       that arrives while the loop runs waits for the next ppoll() and ends it at once,
+       instead of being noticed only after the next frame or timeout (never, when idle) */
+    sigset_t handled, unblocked;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGINT);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &handled, &unblocked);
 
     int fa = open_bound(argv[1]), fb = open_bound(argv[2]);
     struct direction dirs[2];
@@ -238,6 +263,10 @@ int main(int argc, char **argv) {
 
     struct pollfd pfd[2] = {{.fd = fa, .events = POLLIN}, {.fd = fb, .events = POLLIN}};
     while (!stop_requested) {
+        if (dump_requested) {
+            dump_requested = 0;
+            print_counters(dirs);
+        }
         uint64_t t = now_ns();
         uint64_t next = UINT64_MAX;
         for (int i = 0; i < 2; i++) {
@@ -261,7 +290,7 @@ int main(int argc, char **argv) {
             ts.tv_nsec = (long)(wait % 1000000000ull);
             tsp = &ts;
         }
-        int r = ppoll(pfd, 2, tsp, NULL);
+        int r = ppoll(pfd, 2, tsp, &unblocked);
         if (r < 0) {
             if (errno == EINTR) continue;
             perror("delay_element: ppoll");
@@ -276,11 +305,6 @@ int main(int argc, char **argv) {
         if (pfd[0].revents & POLLIN) receive(&dirs[0]);
         if (pfd[1].revents & POLLIN) receive(&dirs[1]);
     }
-    printf("{\"delay_us\": %.3f, \"loss\": %g, \"wake_lead_us\": %.1f, ", delay_ns / 1000.0, loss_prob,
-           wake_lead_ns / 1000.0);
-    print_stats("a_to_b", &dirs[0], 0);
-    print_stats("b_to_a", &dirs[1], 1);
-    printf("}\n");
-    fflush(stdout);
+    print_counters(dirs);
     return 0;
 }

@@ -12,7 +12,9 @@ Delay and loss are added by the compiled delay element (see ``delay_element.c``)
 running in the namespace ``tm<run id>-dly``: a delayed link ``L`` between nodes A
 and B is two veth pairs, ``A:L <-> dly:La`` and ``dly:Lb <-> B:L``, with the element
 bridging ``La`` and ``Lb``. Rate limiters sit on ``A:L`` and ``B:L`` (egress), so a
-frame queues at the rate limiter first and then travels the delay.
+frame queues at the rate limiter first and then travels the delay. An element reports its
+counters when it stops (``Testbed.delay_stats``) and, while it runs, on ``SIGUSR1``
+(:meth:`Testbed.delay_counters`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 from tcpmodels.testbed._system import TestbedError, delay_element_binary, require_privileges, run
 from tcpmodels.testbed.topology import DELAY_NODE, Link, Topology
 
-__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE"]
+__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE", "parse_proc_netstat", "delay_counter_delta"]
 
 #: where run state files live (tmpfs, gone after a reboot like the namespaces themselves)
 STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels"))
@@ -583,6 +585,140 @@ class Testbed:
                     "qdisc_overlimits": sum(q.get("overlimits", 0) for q in qd if q.get("root")),
                 }
         return out
+
+    def delay_counters(self, timeout_s: float = 5.0) -> dict:
+        """The running delay elements' counters so far, without stopping them.
+
+        Each element is sent ``SIGUSR1`` and answers with the JSON line it prints when it
+        stops (``delay_element.c``). Take it before and after a transfer and subtract
+        (:func:`delay_counter_delta`) to get what the elements did during it.
+
+        Parameters
+        ----------
+        timeout_s : float
+            How long to wait for each element's answer. [s]
+
+        Returns
+        -------
+        dict
+            Link name -> ``{"delay_us", "loss", "wake_lead_us", "a_to_b": {...}, "b_to_a": {...}}``;
+            each direction holds ``received``, ``forwarded``, ``dropped_loss``,
+            ``dropped_queue_full``, ``dropped_oversize``, ``send_errors`` and ``dropped_socket``
+            (frames the kernel dropped because the element's receive buffer was full), all
+            counted since the element started. [frames] Empty when the topology has no delayed link.
+
+        Raises
+        ------
+        TestbedError
+            If an element has exited or does not answer within ``timeout_s``.
+        """
+        import select
+
+        out = {}
+        for name, popen in self._delay_procs.items():
+            if popen.poll() is not None:
+                raise TestbedError(f"delay element of link {name} has exited (code {popen.returncode})")
+            os.kill(popen.pid, signal.SIGUSR1)
+            ready, _, _ = select.select([popen.stdout], [], [], timeout_s)
+            line = popen.stdout.readline() if ready else ""
+            try:
+                out[name] = json.loads(line)
+            except ValueError:
+                raise TestbedError(f"delay element of link {name} gave no counters within {timeout_s} s "
+                                   f"after SIGUSR1 (got {line.strip()!r})") from None
+        return out
+
+    def tcp_ext_counters(self, node: str) -> dict:
+        """The ``TcpExt`` counters of ``node``'s network namespace (``/proc/net/netstat`` read inside it).
+
+        Parameters
+        ----------
+        node : str
+            A node of the topology.
+
+        Returns
+        -------
+        dict
+            Counter name -> value since the namespace was made, e.g. ``TCPLossProbes``,
+            ``TCPSpuriousRTOs``, ``TCPDSACKRecv``, ``TCPBacklogDrop`` (see :func:`parse_proc_netstat`).
+
+        Raises
+        ------
+        ValueError
+            If ``node`` is not in the topology.
+        TestbedError
+            If reading the file fails.
+        """
+        text = run(self._cmd(node, ["cat", "/proc/net/netstat"])).stdout
+        return parse_proc_netstat(text).get("TcpExt", {})
+
+
+def parse_proc_netstat(text: str) -> dict:
+    """Parse ``/proc/net/netstat`` (or ``/proc/net/snmp``): pairs of lines, names then values.
+
+    Parameters
+    ----------
+    text : str
+        The file's content: for each group a line ``"Group: Name1 Name2 ..."`` followed by
+        ``"Group: v1 v2 ..."``.
+
+    Returns
+    -------
+    dict
+        Group (e.g. ``"TcpExt"``, ``"IpExt"``) -> counter name -> int.
+
+    Raises
+    ------
+    ValueError
+        If a group's two lines do not pair up (different group or number of fields, or a
+        value that is not an integer).
+    """
+    lines = [ln.split() for ln in text.splitlines() if ln.strip()]
+    if len(lines) % 2:
+        raise ValueError(f"/proc/net/netstat: expected pairs of lines (names, values); got {len(lines)} lines")
+    out = {}
+    for names, values in zip(lines[::2], lines[1::2]):
+        if names[0] != values[0] or len(names) != len(values) or not names[0].endswith(":"):
+            raise ValueError(f"/proc/net/netstat: the line after {names[0]!r} names ({len(names) - 1}) "
+                             f"is {values[0]!r} with {len(values) - 1} values")
+        try:
+            out[names[0][:-1]] = {n: int(v) for n, v in zip(names[1:], values[1:])}
+        except ValueError:
+            raise ValueError(f"/proc/net/netstat: group {names[0]!r} has a value that is not an integer") from None
+    return out
+
+
+def delay_counter_delta(before: dict, after: dict) -> dict:
+    """What each delay element counted between two :meth:`Testbed.delay_counters` readings.
+
+    Parameters
+    ----------
+    before, after : dict
+        Two readings of :meth:`Testbed.delay_counters`, ``after`` the later. [frames]
+
+    Returns
+    -------
+    dict
+        Link -> ``{"a_to_b": {...}, "b_to_a": {...}}``, each counter of ``after`` minus the same
+        in ``before``, for the links present in both. [frames]
+
+    Raises
+    ------
+    ValueError
+        If a counter went down: the element was restarted between the readings (e.g. by
+        :meth:`Testbed.set_link_delay`), so the difference means nothing.
+    """
+    out = {}
+    for link in after.keys() & before.keys():
+        out[link] = {}
+        for d in ("a_to_b", "b_to_a"):
+            a, b = after[link].get(d, {}), before[link].get(d, {})
+            diff = {k: int(a[k]) - int(b.get(k, 0)) for k in a}
+            if any(v < 0 for v in diff.values()):
+                raise ValueError(f"delay element of link {link} ({d}) counted less after than before: {diff}; "
+                                 "it was restarted between the readings")
+            out[link][d] = diff
+    return out
 
 
 def _qdisc_cmds(lk: Link) -> list[str]:

@@ -394,6 +394,19 @@ def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_
     # drops counted once (root qdisc), each retransmitted: never more drops than retransmissions
     assert r["drops"]["counting"] == "root qdisc" and r["drops"]["other_qdisc_drops"] == 0
     assert row["queue_drops"] == r["drops"]["queue_drops"] <= row["reno_retrans"] + row["cubic_retrans"]
+    # the delay elements were read around the transfers without stopping them: they carried both flows' data
+    # (at least one frame per 1500 bytes delivered, both access links, data one way and ACKs the other)
+    delivered = sum(f["samples"][-1]["bytes_acked"] for f in r["flows"])
+    assert r["drops"]["delay_element_forwarded"] > delivered / 1500
+    assert row["delay_element_drops"] == sum(r["drops"]["delay_element_drops"].values())
+    # each namespace's own TcpExt counters: each sender sent about its acknowledged bytes in MSS-sized segments,
+    # the receiver only its few reply segments (the traffic protocol's)
+    for node, f in zip(("s0", "s1"), r["flows"]):
+        segments = r["tcp_ext"][node]["TCPOrigDataSent"]
+        assert f["samples"][-1]["bytes_acked"] / 1448 <= segments <= 1.2 * f["samples"][-1]["bytes_acked"] / 1448 + 50
+    assert r["tcp_ext"]["d"].get("TCPOrigDataSent", 0) < 20
+    assert row["receiver_drops"] == sum(r["tcp_ext"]["d"].get(k, 0) for k in
+                                        ("TCPRcvQDrop", "TCPBacklogDrop", "TCPOFODrop", "TCPZeroWindowDrop"))
 
 
 @pytest.mark.testbed

@@ -442,5 +442,24 @@ def test_retransmissions_without_a_counted_drop_are_reported_per_sample():
     row = _unmatched_retrans_row(kern)  # 0 %, 25 %, 10 %; the sample without retransmissions left out
     assert row.ours == pytest.approx(10.0) and row.unit == "%"
     assert row.note.startswith("median over 3 samples; the most: 25% at 4:4 ms, divide, repetition 2")
+    assert row.note.endswith("(these records do not tell them apart)")
     old = kern.assign(cpu_drops=np.nan)  # records older than the count outside the queue
     assert math.isnan(_unmatched_retrans_row(old).ours)
+    # samples since 2026-11-28 carry the senders' TcpExt counters: the note gives their medians
+    ext = kern.assign(sender_loss_probes=[4.0, 120.0, np.nan, 0.0], sender_spurious_rtos=[0.0, 3.0, np.nan, 0.0],
+                      sender_dsack_recv=[1.0, 40.0, np.nan, 0.0])
+    note = _unmatched_retrans_row(ext).note
+    assert note.endswith("in the 2 samples with the senders' TcpExt counters, per sample (median): 62 loss probes, "
+                         "1.5 spurious timeouts, 20.5 DSACKs received")
+
+
+def test_drops_outside_the_queue_row_says_in_how_many_samples_the_delay_elements_were_read():
+    from tcpmodels.papers.p3_cubic_fairness.tables import _cpu_drop_row
+
+    kern = pd.DataFrame({"reno_rtt_ms": [1.0, 4.0], "cubic_rtt_ms": [1.0, 4.0], "kind": ["standard", "divide"],
+                         "rep": [2, 3], "queue_drops": [100, 700], "cpu_drops": [0.0, 7.0],
+                         "delay_element_drops": [np.nan, 7.0]})
+    row = _cpu_drop_row(kern)
+    assert row.ours == 1.0
+    assert row.note.startswith("of 2 samples with the count (the delay elements' own drops read in 1 of them); "
+                               "the most: 7 packets (1% of that sample's drops) at 4:4 ms, divide, repetition 3")

@@ -78,3 +78,34 @@ def test_qdisc_drops_count_each_dropped_packet_once(qdisc):
     leaf = [q for q in per_qdisc if not q.get("root")]
     assert len(leaf) == 1 and leaf[0]["kind"] == "pfifo"
     assert sum(q["drops"] for q in per_qdisc) == 2 * leaf[0]["drops"]
+
+
+def test_delay_counters_are_read_while_the_element_runs_and_count_what_passed():
+    """``Testbed.delay_counters`` (SIGUSR1) reads an element's counters without stopping it: the
+    difference of two readings is what passed between them (the receiver's own count), the element
+    goes on forwarding, and its final counters at teardown are at least the last reading. The
+    namespace's TcpExt counters are read from inside it."""
+    from tcpmodels.testbed.netns import delay_counter_delta
+
+    dst = "10.0.1.2"
+    with Testbed(single_link(PathSpec(rate_bps=10e6, rtt_s=0.004, buffer_packets=10))) as tb:
+        wl.ping_rtt(tb, "c", dst, count=3, interval_s=0.01)  # ARP resolved before the first reading
+        receiver = tb.popen("s", [sys.executable, "-c", _RECEIVE, dst], stdout=subprocess.PIPE, text=True)
+        assert receiver.stdout.readline().strip() == "ready"
+        first = tb.delay_counters()
+        idle = tb.delay_counters()  # an idle element (nothing queued, no timer) answers too
+        sent = int(tb.exec("c", [sys.executable, "-c", _SEND, dst]).stdout.split()[-1])
+        received = int(receiver.communicate(timeout=60)[0].split()[-1])
+        second = tb.delay_counters()
+        after_pings = len(wl.ping_rtt(tb, "c", dst, count=3, interval_s=0.01))  # still forwarding
+        tcp_ext = tb.tcp_ext_counters("c")
+    final = tb.delay_stats["p0"]["a_to_b"]
+    during = delay_counter_delta(first, second)["p0"]["a_to_b"]
+    print(f"sent {sent}, received {received}, element during {during}, final {final}")
+    assert delay_counter_delta(first, idle)["p0"]["a_to_b"]["received"] == 0
+    assert sent == 2500 and 500 < received < 2500  # the rate limiter dropped some before the element
+    # every datagram the receiver got passed the element between the two readings, and nothing else did
+    assert during["received"] == during["forwarded"] == received
+    assert during["dropped_queue_full"] == during["dropped_socket"] == 0
+    assert after_pings == 3 and final["received"] >= second["p0"]["a_to_b"]["received"] + 3
+    assert "TCPLossProbes" in tcp_ext and tcp_ext["TCPOrigDataSent"] == 0  # a fresh namespace sent no TCP data

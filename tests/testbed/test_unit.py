@@ -260,3 +260,32 @@ def test_server_pipe_closed_under_its_reader_ends_the_stream():
     stream.close()
     assert list(lines) == []
 
+
+
+def test_proc_netstat_is_parsed_into_groups_and_bad_pairs_are_named():
+    text = ("TcpExt: SyncookiesSent TCPLossProbes TCPSpuriousRTOs\nTcpExt: 0 17 2\n"
+            "IpExt: InOctets\nIpExt: 123456789012\n")
+    assert netns.parse_proc_netstat(text) == {"TcpExt": {"SyncookiesSent": 0, "TCPLossProbes": 17,
+                                                         "TCPSpuriousRTOs": 2}, "IpExt": {"InOctets": 123456789012}}
+    with pytest.raises(ValueError, match="'TcpExt:' names \\(2\\) is 'TcpExt:' with 1 values"):
+        netns.parse_proc_netstat("TcpExt: A B\nTcpExt: 1\n")
+    with pytest.raises(ValueError, match="pairs of lines"):
+        netns.parse_proc_netstat("TcpExt: A B\n")
+    with pytest.raises(ValueError, match="not an integer"):
+        netns.parse_proc_netstat("TcpExt: A\nTcpExt: x\n")
+    # the real file of this machine's own namespace parses, with the counters the P3 samples keep
+    real = netns.parse_proc_netstat(Path("/proc/net/netstat").read_text())
+    assert {"TCPLossProbes", "TCPSpuriousRTOs", "TCPDSACKRecv", "TCPRcvQDrop", "TCPBacklogDrop"} <= set(real["TcpExt"])
+
+
+def test_delay_counter_delta_subtracts_per_link_and_direction_and_refuses_a_restart():
+    before = {"a0": {"delay_us": 500.0, "a_to_b": {"received": 10, "forwarded": 9, "dropped_socket": 0},
+                     "b_to_a": {"received": 5, "forwarded": 5, "dropped_socket": 0}}}
+    after = {"a0": {"delay_us": 500.0, "a_to_b": {"received": 110, "forwarded": 104, "dropped_socket": 3},
+                    "b_to_a": {"received": 55, "forwarded": 55, "dropped_socket": 0}},
+             "a1": {"a_to_b": {"received": 1}, "b_to_a": {"received": 1}}}  # not in both readings: left out
+    assert netns.delay_counter_delta(before, after) == {
+        "a0": {"a_to_b": {"received": 100, "forwarded": 95, "dropped_socket": 3},
+               "b_to_a": {"received": 50, "forwarded": 50, "dropped_socket": 0}}}
+    with pytest.raises(ValueError, match="link a0 \\(a_to_b\\) counted less after than before.*restarted"):
+        netns.delay_counter_delta(after, before)

@@ -12,8 +12,9 @@ from tcpmodels.experiments.campaign import ServerTestbed
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.testbed import Topology
+from tcpmodels.testbed.netns import delay_counter_delta
 
-__all__ = ["cpu_loss", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
+__all__ = ["cpu_loss", "tcp_ext_delta", "TCP_EXT_COLUMNS", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 
 
 # ---------------------------------------------------------------- kernel plan
@@ -188,8 +189,11 @@ class KernelSession(ServerTestbed):
             ``run_id``, ``ping_rtt_ms`` (median ICMP RTT of each sender to the receiver before the
             transfers), ``kind``, ``drops`` (packets dropped during the transfers by the bottleneck's
             qdiscs, ``queue_drops``, each drop once: the root ``tbf``'s counter, which includes its
-            drop-tail leaf's; and elsewhere: ``other_qdisc_drops``, ``interface_drops``, ``drops_by_link``; see
-            :func:`cpu_loss`; ``counting`` = :data:`DROPS_COUNTING` marks records counted so),
+            drop-tail leaf's; and elsewhere: ``other_qdisc_drops``, ``interface_drops``, ``drops_by_link``, and
+            the delay elements' ``delay_element_drops`` and ``delay_element_forwarded`` during the transfers,
+            read without stopping them (since 2026-11-28); see :func:`cpu_loss`; ``counting`` =
+            :data:`DROPS_COUNTING` marks records counted so), ``tcp_ext`` (the TcpExt counters that moved
+            during the transfers on both senders and the receiver, :func:`tcp_ext_delta`: node -> name -> count),
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
@@ -227,22 +231,58 @@ class KernelSession(ServerTestbed):
         dst = tb.topology.meta["receiver_addr"]
         pings = [float(np.median(wl.ping_rtt(tb, s, dst, count=5, interval_s=0.05))) * 1e3 for s in ("s0", "s1")]
         duration_s = cfg.warmup_s + cfg.measure_s + cfg.start_jitter_s
-        counters0 = tb.counters()
+        counters0, elements0 = tb.counters(), tb.delay_counters()
+        tcp0 = {n: tb.tcp_ext_counters(n) for n in _TCP_EXT_NODES}
         procs = []
         for i, (node, cc, start) in enumerate((("s0", "reno", reno_start_s), ("s1", cubic_cc, cubic_start_s))):
             flow = wl.bulk_flow(flow_id=i + 1, dst=dst, port=self.port, duration_s=duration_s, cc=cc,
                                 direction="upload", sample_interval_s=cfg.sample_interval_s, start_s=float(start))
             procs.append(wl.launch_flows(tb, node, [flow]))
         recs = [wl.collect_flows(p, timeout_s=duration_s + 120)[0] for p in procs]
-        drops = cpu_loss(counters0, tb.counters(), {})
-        drops = {**{k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops", "drops_by_link")},
+        counters1, elements1 = tb.counters(), tb.delay_counters()
+        tcp_ext = {n: tcp_ext_delta(tcp0[n], tb.tcp_ext_counters(n)) for n in _TCP_EXT_NODES}
+        drops = cpu_loss(counters0, counters1, delay_counter_delta(elements0, elements1))
+        drops = {**{k: drops[k] for k in ("queue_drops", "other_qdisc_drops", "interface_drops", "drops_by_link",
+                                          "delay_element_drops", "delay_element_forwarded")},
                  "counting": DROPS_COUNTING}
         flows = []
         for cc, rec in zip(("reno", cubic_cc), recs):
             samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
             flows.append({**rec, "cc_requested": cc, "samples": samples})
-        return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops,
+        return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops, "tcp_ext": tcp_ext,
                 "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
+
+
+#: the nodes whose TcpExt counters a sample records: both senders and the receiver
+_TCP_EXT_NODES = ("s0", "s1", "d")
+
+
+def tcp_ext_delta(before: dict, after: dict) -> dict:
+    """The ``TcpExt`` counters that changed between two readings of one namespace.
+
+    Parameters
+    ----------
+    before, after : dict
+        :meth:`tcpmodels.testbed.Testbed.tcp_ext_counters` of one node, before and after the
+        transfers (counter name -> value).
+
+    Returns
+    -------
+    dict
+        Counter name -> ``after - before``, only the nonzero ones (a sample's record keeps what
+        happened, not the ~120 counters that did not move).
+    """
+    return {k: int(v) - int(before.get(k, 0)) for k, v in after.items() if int(v) != int(before.get(k, 0))}
+
+
+#: kernel_frame columns from a record's ``tcp_ext``: column -> (nodes, TcpExt counters summed over them)
+TCP_EXT_COLUMNS = {
+    "sender_timeouts": (("s0", "s1"), ("TCPTimeouts",)),
+    "sender_loss_probes": (("s0", "s1"), ("TCPLossProbes",)),
+    "sender_spurious_rtos": (("s0", "s1"), ("TCPSpuriousRTOs",)),
+    "sender_dsack_recv": (("s0", "s1"), ("TCPDSACKRecv", "TCPDSACKOfoRecv")),
+    "receiver_drops": (("d",), ("TCPRcvQDrop", "TCPBacklogDrop", "TCPOFODrop", "TCPZeroWindowDrop")),
+}
 
 
 #: the ``counting`` of a record's ``drops``: each drop once (Testbed.counters reports the root qdisc's count)
@@ -472,8 +512,12 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         ``cubic_bps``, ``total_bps``, window standard deviations [bit/s], ``jain``,
         ``jain_window_sd``, ``cubic_share`` [-], median srtt [ms] and cwnd [segments],
         ``*_wmax_segments``, ``cubic_k_s``, ``cubic_k_observed_s`` [s], ``cubic_k_epochs``,
-        ``queue_drops`` (each drop of the bottleneck queue once, :func:`queue_drops_once`) and
-        ``cpu_drops`` (drops outside the bottleneck queue; None in older records), retransmissions, load, ``wall_s`` [s] and
+        ``queue_drops`` (each drop of the bottleneck queue once, :func:`queue_drops_once`),
+        ``delay_element_drops`` (frames the delay elements lost during the transfers; None in records
+        before 2026-11-28, which did not read them) and ``cpu_drops`` (drops outside the bottleneck
+        queue: other qdiscs', the interfaces' and, where read, the delay elements'; None in older
+        records) [packets], the columns of :data:`TCP_EXT_COLUMNS` (None in records before
+        2026-11-28), retransmissions, load, ``wall_s`` [s] and
         ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
     """
     import numpy as np
@@ -495,7 +539,13 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
                "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None}
         d = r.get("drops") or {}
         row["queue_drops"] = queue_drops_once(d)
-        row["cpu_drops"] = (d["other_qdisc_drops"] + d["interface_drops"]) if d else None
+        elem = d.get("delay_element_drops")
+        row["delay_element_drops"] = sum(elem.values()) if elem is not None else None
+        row["cpu_drops"] = (d["other_qdisc_drops"] + d["interface_drops"] + (row["delay_element_drops"] or 0)) \
+            if d else None
+        tcp_ext = r.get("tcp_ext")
+        for col, (nodes, names) in TCP_EXT_COLUMNS.items():
+            row[col] = sum(tcp_ext.get(n, {}).get(k, 0) for n in nodes for k in names) if tcp_ext is not None else None
         for name, f in zip(("reno", "cubic"), flows):
             row[f"{name}_cc"] = f.get("cc_effective")
         try:

@@ -277,18 +277,21 @@ def _cpu_drop_row(kern: pd.DataFrame) -> Comparison:
 
     The rate was chosen as the fastest without such loss in a pilot; this row checks that
     choice on every sample the tables use (``cpu_drops``: other qdiscs' and the interfaces'
-    drops, None in records older than the count). [samples]
+    drops, None in records older than the count, plus the delay elements' own drops in the
+    samples that read them, ``delay_element_drops``: records since 2026-11-28). [samples]
     """
     row = dict(quantity="kernel samples with drops outside the bottleneck queue", paper=math.nan, unit="samples")
     known = kern[kern["cpu_drops"].notna()] if "cpu_drops" in kern.columns else kern.iloc[:0]
     if len(known) == 0:
         return Comparison(**row, ours=math.nan, note="not counted in these records (older than the drop count)")
     hit = known[known["cpu_drops"] > 0]
+    n_elem = int(known["delay_element_drops"].notna().sum()) if "delay_element_drops" in known.columns else 0
+    elements = f" (the delay elements' own drops read in {n_elem} of them)"
     if len(hit) == 0:
-        note = f"of {len(known)} samples with the count: none lost a packet outside the bottleneck queue"
+        note = f"of {len(known)} samples with the count{elements}: none lost a packet outside the bottleneck queue"
     else:
         w = hit.loc[hit["cpu_drops"].idxmax()]
-        note = (f"of {len(known)} samples with the count; the most: {int(w['cpu_drops'])} packets "
+        note = (f"of {len(known)} samples with the count{elements}; the most: {int(w['cpu_drops'])} packets "
                 f"({w['cpu_drops'] / (w['cpu_drops'] + w['queue_drops']):.0%} of that sample's drops) at "
                 f"{w['reno_rtt_ms']:g}:{w['cubic_rtt_ms']:g} ms, {w['kind']}, repetition {int(w['rep'])}; "
                 "the tables keep these samples")
@@ -299,9 +302,11 @@ def _unmatched_retrans_row(kern: pd.DataFrame) -> Comparison:
     """Headline row: the share of a kernel sample's retransmissions that no counted drop explains. [%]
 
     Every drop is retransmitted, so retransmissions minus drops (queue and elsewhere) are spurious
-    retransmissions (timeouts, loss probes, reordering) or loss the sample does not count (a delay
-    element's own drops are reported only when it stops, and the samples do not read them); these
-    records do not tell the two apart. Median over the samples the tables use, and the sample with the most.
+    retransmissions (timeouts, loss probes, reordering) or loss the sample does not count. Records
+    before 2026-11-28 did not read the delay elements' own drops nor the senders' TcpExt counters,
+    so they do not tell the two apart; the note gives, for the samples that have them, the senders'
+    loss probes, spurious timeouts and DSACKs received (:data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`).
+    Median over the samples the tables use, and the sample with the most.
     """
     row = dict(quantity="retransmissions without a counted drop (kernel)", paper=math.nan, unit="%")
     none = Comparison(**row, ours=math.nan, note="no sample with retransmissions and both drop counts")
@@ -316,7 +321,14 @@ def _unmatched_retrans_row(kern: pd.DataFrame) -> Comparison:
     w = known.loc[share.idxmax()]
     note = (f"median over {len(known)} samples; the most: {share.max():.0f}% at {w['reno_rtt_ms']:g}:"
             f"{w['cubic_rtt_ms']:g} ms, {w['kind']}, repetition {int(w['rep'])}: spurious retransmissions or loss "
-            "the samples do not count, e.g. in a delay element (these records do not tell them apart)")
+            "the samples do not count")
+    ext = known[known["sender_loss_probes"].notna()] if "sender_loss_probes" in known.columns else known.iloc[:0]
+    if len(ext):
+        note += (f"; in the {len(ext)} samples with the senders' TcpExt counters, per sample (median): "
+                 f"{ext['sender_loss_probes'].median():g} loss probes, {ext['sender_spurious_rtos'].median():g} "
+                 f"spurious timeouts, {ext['sender_dsack_recv'].median():g} DSACKs received")
+    else:
+        note += " (these records do not tell them apart)"
     return Comparison(**row, ours=float(share.median()), note=note)
 
 
