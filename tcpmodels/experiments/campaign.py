@@ -84,6 +84,8 @@ class ServerTestbed:
     server_node = "s"
     port = 5201
     mptcp = False
+    #: :class:`tcpmodels.testbed.Testbed`'s ``keep_flow_order`` (RPS steering against reordering)
+    keep_flow_order = True
     tb = None
     server = None
 
@@ -106,7 +108,7 @@ class ServerTestbed:
         from tcpmodels.testbed import Testbed
         from tcpmodels.testbed import workload as wl
 
-        self.tb = Testbed(self.topology()).__enter__()
+        self.tb = Testbed(self.topology(), keep_flow_order=self.keep_flow_order).__enter__()
         try:
             self.server = wl.start_server(self.tb, self.server_node, port=self.port, mptcp=self.mptcp,
                                           keep_records=False)

@@ -37,7 +37,7 @@ from typing import Any
 from tcpmodels.testbed._system import TestbedError, delay_element_binary, require_privileges, run
 from tcpmodels.testbed.topology import DELAY_NODE, Link, Topology
 
-__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE", "parse_proc_netstat", "delay_counter_delta"]
+__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE", "parse_proc_netstat", "delay_counter_delta", "cpumask_hex"]
 
 #: where run state files live (tmpfs, gone after a reboot like the namespaces themselves)
 STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels"))
@@ -122,6 +122,14 @@ class Testbed:
         Six hex digits; random by default.
     seed : int
         Seeds the delay elements' loss generators (link *i* gets ``seed + i``).
+    keep_flow_order : bool
+        Steer every veth's received packets with RPS (``rps_cpus`` = all CPUs of the host), so
+        that the packets of one flow are always handled by one CPU and arrive in the order they
+        were sent. Without it a veth hands each packet to the backlog of the CPU that sent it, and
+        two CPUs drain their backlogs independently: on this 2-CPU host two window-limited flows
+        with no drop anywhere had 0.2 % of their segments queued out of order at the receiver,
+        and at 4 ms 89 spurious (DSACKed) retransmissions in 20 s and 20 % less throughput than
+        with RPS (2026-11-28). Default True; False builds the testbed as it was before that day.
 
     Raises
     ------
@@ -131,7 +139,7 @@ class Testbed:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, topology: Topology, *, run_id: str | None = None, seed: int = 0):
+    def __init__(self, topology: Topology, *, run_id: str | None = None, seed: int = 0, keep_flow_order: bool = True):
         if run_id is None:
             run_id = secrets.token_hex(3)
         if not re.fullmatch(r"[0-9a-f]{6}", run_id):
@@ -139,6 +147,9 @@ class Testbed:
         self.topology = topology
         self.run_id = run_id
         self.seed = int(seed)
+        self.keep_flow_order = bool(keep_flow_order)
+        #: the RPS CPU mask written to every veth's receive queue (None: left as the kernel made it, no steering)
+        self.rps_cpus: str | None = None
         self.prefix = f"tm{run_id}"
         self._procs: list[_Proc] = []
         self._delay_procs: dict[str, subprocess.Popen] = {}
@@ -312,6 +323,8 @@ class Testbed:
                     per_ns[delay_ns].append(f"link set dev {lk.name}{side} up")
         for ns, cmds in per_ns.items():
             run(["ip", "-n", ns, "-batch", "-"], input_text="\n".join(cmds) + "\n")
+        if self.keep_flow_order:
+            self._steer_receive(cpumask_hex(os.cpu_count() or 1))
 
         for lk in topo.links:
             offloads = lk.offloads if lk.offloads is not None else not lk.delayed
@@ -388,6 +401,21 @@ class Testbed:
                                           + tuple(pairs)) if n.name == node else n for n in self.topology.nodes)
         self.topology = dataclasses.replace(self.topology, nodes=nodes)
         return out
+
+    def _steer_receive(self, mask: str) -> None:
+        """Write ``mask`` to the RPS CPU mask of every receive queue of the topology's interfaces (see ``keep_flow_order``)."""
+        ifaces: dict[str, list[str]] = {}
+        for lk in self.topology.links:
+            ifaces.setdefault(self.ns(lk.a), []).append(lk.name)
+            ifaces.setdefault(self.ns(lk.b), []).append(lk.name)
+            if lk.delayed:
+                ifaces.setdefault(self.ns(DELAY_NODE), []).extend([lk.name + "a", lk.name + "b"])
+        for ns, names in ifaces.items():
+            # sysfs is the namespace's own only inside it (ip netns exec mounts it there)
+            script = "".join(f"for q in /sys/class/net/{n}/queues/rx-*; do echo {mask} > $q/rps_cpus || exit 1; done\n"
+                             for n in names)
+            run(["ip", "netns", "exec", ns, "sh", "-ec", script])
+        self.rps_cpus = mask
 
     def _offloads_off(self, ns: str, ifname: str) -> None:
         run(["ip", "netns", "exec", ns, "ethtool", "-K", ifname, "tx", "off", "tso", "off", "gso", "off", "gro", "off"])
@@ -651,6 +679,36 @@ class Testbed:
         """
         text = run(self._cmd(node, ["cat", "/proc/net/netstat"])).stdout
         return parse_proc_netstat(text).get("TcpExt", {})
+
+
+def cpumask_hex(n_cpus: int) -> str:
+    """The kernel's hex CPU-mask notation for CPUs ``0 .. n_cpus - 1`` (as in ``rps_cpus``).
+
+    Groups of 32 CPUs are 8 hex digits, separated by commas, most significant first.
+
+    Parameters
+    ----------
+    n_cpus : int
+        How many CPUs, at least 1.
+
+    Returns
+    -------
+    str
+        e.g. ``"3"`` for 2 CPUs, ``"ffffffff"`` for 32, ``"1,ffffffff"`` for 33.
+
+    Raises
+    ------
+    ValueError
+        If ``n_cpus`` is below 1.
+    """
+    if n_cpus < 1:
+        raise ValueError(f"n_cpus must be at least 1; got {n_cpus}")
+    digits = f"{(1 << n_cpus) - 1:x}"
+    groups = []
+    while digits:
+        groups.insert(0, digits[-8:])
+        digits = digits[:-8]
+    return ",".join([groups[0]] + [g.rjust(8, "0") for g in groups[1:]])
 
 
 def parse_proc_netstat(text: str) -> dict:

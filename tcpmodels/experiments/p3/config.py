@@ -114,6 +114,12 @@ class P3Config:
         dumbbell (see :mod:`tcpmodels.experiments.sim_vs_kernel`, where one
         packet time brought ns-3 within 0.08 of the kernel's shares); 0 gives
         the exact-delay simulator of the first campaign. [-]
+    kernel_keep_flow_order : bool
+        The kernel testbed's ``keep_flow_order`` (:class:`tcpmodels.testbed.Testbed`: RPS steering,
+        so that the testbed does not reorder a flow's packets). False, the testbed as it was until
+        2026-11-28, for the campaign begun on it: its repetitions 0-3 ran with reordering (about
+        0.2 % of segments, and spurious retransmissions at low RTTs), and mixing the two in one
+        table would mix two networks. Whether to rerun the campaign with True is open (CAMPAIGNS.md).
     """
 
     rate_bps: float = 400e6
@@ -138,6 +144,7 @@ class P3Config:
     slider_exponents: tuple = (-2.0 / 3.0, -1.0 / 6.0)
     seed: int = 3
     ns3_jitter_packets: float = 1.0
+    kernel_keep_flow_order: bool = False
 
     def __post_init__(self):
         for name in ("rate_bps", "ns3_rate_bps"):

@@ -129,6 +129,7 @@ class KernelSession(ServerTestbed):
         self.rtts_ms = (float(reno_rtt_ms), float(cubic_rtt_ms))
         kind_cc_params(kind, config)  # validates
         self.kind = kind
+        self.keep_flow_order = config.kernel_keep_flow_order
 
     def set_kind(self, kind: str) -> None:
         """Make the next samples' CUBIC flow run as ``kind``.
@@ -194,6 +195,7 @@ class KernelSession(ServerTestbed):
             read without stopping them (since 2026-11-28); see :func:`cpu_loss`; ``counting`` =
             :data:`DROPS_COUNTING` marks records counted so), ``tcp_ext`` (the TcpExt counters that moved
             during the transfers on both senders and the receiver, :func:`tcp_ext_delta`: node -> name -> count),
+            ``rps_cpus`` (the testbed's RPS mask, None without flow steering: ``config.kernel_keep_flow_order``),
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
@@ -250,6 +252,7 @@ class KernelSession(ServerTestbed):
             samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
             flows.append({**rec, "cc_requested": cc, "samples": samples})
         return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops, "tcp_ext": tcp_ext,
+                "rps_cpus": tb.rps_cpus,
                 "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
 
 
