@@ -449,8 +449,12 @@ def test_retransmissions_without_a_counted_drop_are_reported_per_sample():
     ext = kern.assign(sender_loss_probes=[4.0, 120.0, np.nan, 0.0], sender_spurious_rtos=[0.0, 3.0, np.nan, 0.0],
                       sender_dsack_recv=[1.0, 40.0, np.nan, 0.0])
     note = _unmatched_retrans_row(ext).note
-    assert note.endswith("in the 2 samples with the senders' TcpExt counters, per sample (median): 62 loss probes, "
-                         "1.5 spurious timeouts, 20.5 DSACKs received")
+    # retransmissions without a drop: 0 and 250 in those two; DSACKs 1 + 40
+    assert note.endswith("in the 2 samples with the senders' TcpExt counters, DSACKs (duplicates the receiver got: "
+                         "spurious retransmissions) match 16% of those retransmissions, and per sample (median): "
+                         "62 loss probes, 1.5 spurious timeouts, 20.5 DSACKs received")
+    reord = ext.assign(sender_reordering_events=[10.0, 30.0, np.nan, 0.0])
+    assert _unmatched_retrans_row(reord).note.endswith("20.5 DSACKs received, 20 reordering events")
 
 
 def test_drops_outside_the_queue_row_says_in_how_many_samples_the_delay_elements_were_read():

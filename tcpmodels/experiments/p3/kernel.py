@@ -284,6 +284,7 @@ TCP_EXT_COLUMNS = {
     "sender_loss_probes": (("s0", "s1"), ("TCPLossProbes",)),
     "sender_spurious_rtos": (("s0", "s1"), ("TCPSpuriousRTOs",)),
     "sender_dsack_recv": (("s0", "s1"), ("TCPDSACKRecv", "TCPDSACKOfoRecv")),
+    "sender_reordering_events": (("s0", "s1"), ("TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder")),
     "receiver_drops": (("d",), ("TCPRcvQDrop", "TCPBacklogDrop", "TCPOFODrop", "TCPZeroWindowDrop")),
 }
 

@@ -324,9 +324,15 @@ def _unmatched_retrans_row(kern: pd.DataFrame) -> Comparison:
             "the samples do not count")
     ext = known[known["sender_loss_probes"].notna()] if "sender_loss_probes" in known.columns else known.iloc[:0]
     if len(ext):
-        note += (f"; in the {len(ext)} samples with the senders' TcpExt counters, per sample (median): "
-                 f"{ext['sender_loss_probes'].median():g} loss probes, {ext['sender_spurious_rtos'].median():g} "
-                 f"spurious timeouts, {ext['sender_dsack_recv'].median():g} DSACKs received")
+        excess = (retrans[ext.index] - ext["queue_drops"] - ext["cpu_drops"]).sum()
+        dsacked = f"{ext['sender_dsack_recv'].sum() / excess:.0%}" if excess > 0 else "n/a (none)"
+        note += (f"; in the {len(ext)} samples with the senders' TcpExt counters, DSACKs (duplicates the receiver "
+                 f"got: spurious retransmissions) match {dsacked} of those retransmissions, and per sample "
+                 f"(median): {ext['sender_loss_probes'].median():g} loss probes, "
+                 f"{ext['sender_spurious_rtos'].median():g} spurious timeouts, "
+                 f"{ext['sender_dsack_recv'].median():g} DSACKs received")
+        if "sender_reordering_events" in ext.columns:
+            note += f", {ext['sender_reordering_events'].median():g} reordering events"
     else:
         note += " (these records do not tell them apart)"
     return Comparison(**row, ours=float(share.median()), note=note)
