@@ -63,6 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("pilot", help="bottleneck pilot: drops not caused by the queue per rate (root; host lock)")
     p.add_argument("--rates-mbps", nargs="+", type=float, default=[100.0, 200.0, 400.0])
     p.add_argument("--measure-s", type=float, default=60.0)
+    p.add_argument("--pair-ms", nargs=2, type=float, metavar=("RENO", "CUBIC"), default=[1.0, 64.0],
+                   help="the Reno and CUBIC RTTs [ms] (default 1 64: the pair with the longest K)")
+    p.add_argument("--keep-flow-order", action="store_true",
+                   help="RPS steering on the testbed (Testbed keep_flow_order; the campaign's default is off, "
+                        "P3Config.kernel_keep_flow_order)")
     p.add_argument("--out", required=True, help="JSON file of the results")
     p = sub.add_parser("ns3", help="run or resume the ns-3 grid (cached sweep, one worker)")
     p.add_argument("--cache", required=True)
@@ -115,7 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "pilot":
             from tcpmodels.experiments.p3.pilot import run_pilot
 
-            res = run_pilot([r * 1e6 for r in args.rates_mbps], measure_s=args.measure_s, config=config, out=args.out)
+            if args.keep_flow_order:
+                config = replace(config, kernel_keep_flow_order=True)
+            res = run_pilot([r * 1e6 for r in args.rates_mbps], measure_s=args.measure_s, config=config, out=args.out,
+                            reno_rtt_ms=args.pair_ms[0], cubic_rtt_ms=args.pair_ms[1])
             print(json.dumps([{k: r[k] for k in ("rate_bps", "utilization", "queue_drops", "cpu_drops")}
                               for r in res]))
         elif args.cmd == "ns3":

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, P3Config
-from tcpmodels.experiments.p3.kernel import cpu_loss
+from tcpmodels.experiments.p3.kernel import TCP_EXT_COLUMNS, cpu_loss
 
 __all__ = ["cpu_loss", "run_pilot"]
 
@@ -54,7 +54,8 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     -------
     list of dict
         Per rate: ``rate_bps``, ``buffer_bytes``, ``reno_bps``, ``cubic_bps``, ``utilization``
-        [-], retransmissions, :func:`cpu_loss`'s fields, the load averages before and after,
+        [-], retransmissions, ``rps_cpus`` (the testbed's RPS steering mask; None without), the
+        TcpExt columns of :data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`, :func:`cpu_loss`'s fields, the load averages before and after,
         ``wall_s``, ``started_utc``, ``git`` (the commit that ran, :func:`tcpmodels.records.git_state`)
         and ``host`` (:func:`tcpmodels.records.host_facts`).
 
@@ -91,6 +92,7 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
                "cubic_rtt_ms": cubic_rtt_ms, "measure_s": row.get("span_s"), "reno_bps": row.get("reno_bps"),
                "cubic_bps": row.get("cubic_bps"), "utilization": row.get("total_bps", float("nan")) / cfg.rate_bps,
                "reno_retrans": row.get("reno_retrans"), "cubic_retrans": row.get("cubic_retrans"),
+               "rps_cpus": rec.get("rps_cpus"), **{k: row.get(k) for k in TCP_EXT_COLUMNS},
                **cpu_loss(c0, c1, ses.tb.delay_stats), "load_avg_before": load, "load_avg_after": load_average(),
                "wall_s": round(wall, 1), "started_utc": started, "error": row.get("error"), "git": git,
                "host": host}
