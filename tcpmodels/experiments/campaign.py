@@ -85,7 +85,7 @@ class ServerTestbed:
     port = 5201
     mptcp = False
     #: :class:`tcpmodels.testbed.Testbed`'s ``keep_flow_order`` (RPS steering against reordering)
-    keep_flow_order = True
+    keep_flow_order = False
     tb = None
     server = None
 

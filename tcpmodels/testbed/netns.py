@@ -129,7 +129,9 @@ class Testbed:
         two CPUs drain their backlogs independently: on this 2-CPU host two window-limited flows
         with no drop anywhere had 0.2 % of their segments queued out of order at the receiver,
         and at 4 ms 89 spurious (DSACKed) retransmissions in 20 s and 20 % less throughput than
-        with RPS (2026-11-28). Default True; False builds the testbed as it was before that day.
+        with RPS (2026-11-28). Default False for now: with steering on, two tests of the BPF
+        coupled controls (``test_subflows_released_at_once_leave_no_entry``) left connection
+        entries behind in a rehearsal of 2026-11-28, not yet understood.
 
     Raises
     ------
@@ -139,7 +141,7 @@ class Testbed:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, topology: Topology, *, run_id: str | None = None, seed: int = 0, keep_flow_order: bool = True):
+    def __init__(self, topology: Topology, *, run_id: str | None = None, seed: int = 0, keep_flow_order: bool = False):
         if run_id is None:
             run_id = secrets.token_hex(3)
         if not re.fullmatch(r"[0-9a-f]{6}", run_id):
