@@ -37,7 +37,7 @@ from typing import Any
 from tcpmodels.testbed._system import TestbedError, delay_element_binary, require_privileges, run
 from tcpmodels.testbed.topology import DELAY_NODE, Link, Topology
 
-__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE", "parse_proc_netstat", "delay_counter_delta", "cpumask_hex"]
+__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE", "parse_proc_netstat", "delay_counter_delta", "tcp_ext_delta", "cpumask_hex"]
 
 #: where run state files live (tmpfs, gone after a reboot like the namespaces themselves)
 STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels"))
@@ -746,6 +746,24 @@ def parse_proc_netstat(text: str) -> dict:
         except ValueError:
             raise ValueError(f"/proc/net/netstat: group {names[0]!r} has a value that is not an integer") from None
     return out
+
+
+def tcp_ext_delta(before: dict, after: dict) -> dict:
+    """The ``TcpExt`` counters that changed between two readings of one namespace.
+
+    Parameters
+    ----------
+    before, after : dict
+        :meth:`Testbed.tcp_ext_counters` of one node, before and after the
+        transfers (counter name -> value).
+
+    Returns
+    -------
+    dict
+        Counter name -> ``after - before``, only the nonzero ones (a sample's record keeps what
+        happened, not the ~120 counters that did not move).
+    """
+    return {k: int(v) - int(before.get(k, 0)) for k, v in after.items() if int(v) != int(before.get(k, 0))}
 
 
 def delay_counter_delta(before: dict, after: dict) -> dict:

@@ -19,7 +19,7 @@ import pytest
 
 from tcpmodels.testbed import Testbed, dumbbell
 from tcpmodels.testbed import workload as wl
-from tcpmodels.testbed.netns import cpumask_hex, delay_counter_delta
+from tcpmodels.testbed.netns import cpumask_hex, delay_counter_delta, tcp_ext_delta
 
 pytestmark = [pytest.mark.testbed, pytest.mark.usefixtures("testbed_available")]
 
@@ -54,7 +54,7 @@ def _two_window_limited_flows(keep_flow_order: bool) -> tuple[dict, int, str]:
         after = {n: tb.tcp_ext_counters(n) for n in before}
         server.stop()
     assert all(r.get("error") is None and r["samples"][-1]["bytes_acked"] > 50e6 for r in recs)  # both carried data
-    moved = {n: {k: v - before[n].get(k, 0) for k, v in after[n].items() if v != before[n].get(k, 0)} for n in after}
+    moved = {n: tcp_ext_delta(before[n], after[n]) for n in after}
     drops = sum(counters1[i][f] - counters0[i][f] for i in counters1 for f in ("qdisc_drops", "rx_dropped", "tx_dropped")
                 if counters1[i][f] is not None and counters0[i][f] is not None)
     drops += sum(n for link in delay_counter_delta(elements0, elements1).values() for d in link.values()

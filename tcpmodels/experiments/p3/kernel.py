@@ -12,9 +12,9 @@ from tcpmodels.experiments.campaign import ServerTestbed
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.testbed import Topology
-from tcpmodels.testbed.netns import delay_counter_delta
+from tcpmodels.testbed.netns import delay_counter_delta, tcp_ext_delta
 
-__all__ = ["cpu_loss", "tcp_ext_delta", "TCP_EXT_COLUMNS", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
+__all__ = ["cpu_loss", "TCP_EXT_COLUMNS", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 
 
 # ---------------------------------------------------------------- kernel plan
@@ -194,7 +194,7 @@ class KernelSession(ServerTestbed):
             the delay elements' ``delay_element_drops`` and ``delay_element_forwarded`` during the transfers,
             read without stopping them (since 2026-11-28); see :func:`cpu_loss`; ``counting`` =
             :data:`DROPS_COUNTING` marks records counted so), ``tcp_ext`` (the TcpExt counters that moved
-            during the transfers on both senders and the receiver, :func:`tcp_ext_delta`: node -> name -> count),
+            during the transfers on both senders and the receiver, :func:`~tcpmodels.testbed.netns.tcp_ext_delta`: node -> name -> count),
             ``rps_cpus`` (the testbed's RPS mask, None without flow steering: ``config.kernel_keep_flow_order``),
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
@@ -258,24 +258,6 @@ class KernelSession(ServerTestbed):
 
 #: the nodes whose TcpExt counters a sample records: both senders and the receiver
 _TCP_EXT_NODES = ("s0", "s1", "d")
-
-
-def tcp_ext_delta(before: dict, after: dict) -> dict:
-    """The ``TcpExt`` counters that changed between two readings of one namespace.
-
-    Parameters
-    ----------
-    before, after : dict
-        :meth:`tcpmodels.testbed.Testbed.tcp_ext_counters` of one node, before and after the
-        transfers (counter name -> value).
-
-    Returns
-    -------
-    dict
-        Counter name -> ``after - before``, only the nonzero ones (a sample's record keeps what
-        happened, not the ~120 counters that did not move).
-    """
-    return {k: int(v) - int(before.get(k, 0)) for k, v in after.items() if int(v) != int(before.get(k, 0))}
 
 
 #: kernel_frame columns from a record's ``tcp_ext``: column -> (nodes, TcpExt counters summed over them)

@@ -55,7 +55,10 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     list of dict
         Per rate: ``rate_bps``, ``buffer_bytes``, ``reno_bps``, ``cubic_bps``, ``utilization``
         [-], retransmissions, ``rps_cpus`` (the testbed's RPS steering mask; None without), the
-        TcpExt columns of :data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`, :func:`cpu_loss`'s fields, the load averages before and after,
+        TcpExt columns of :data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`, :func:`cpu_loss`'s
+        fields as the sample counted them during the transfers (the delay elements' too, read
+        without stopping them; until 2026-11-28 the pilot took the elements' totals since they
+        started), the load averages before and after,
         ``wall_s``, ``started_utc``, ``git`` (the commit that ran, :func:`tcpmodels.records.git_state`)
         and ``host`` (:func:`tcpmodels.records.host_facts`).
 
@@ -77,9 +80,7 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
             watch, started, load = Stopwatch(), utc_now(), load_average()
             ses = KernelSession(cfg, reno_rtt_ms, cubic_rtt_ms, "standard").__enter__()
             try:
-                c0 = ses.tb.counters()
-                rec = ses.run(0.0, 0.0)
-                c1 = ses.tb.counters()
+                rec = ses.run(0.0, 0.0)  # its drops: counted around the transfers, delay elements included
             finally:
                 ses.__exit__(None, None, None)
             wall = watch.elapsed_s
@@ -93,7 +94,8 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
                "cubic_bps": row.get("cubic_bps"), "utilization": row.get("total_bps", float("nan")) / cfg.rate_bps,
                "reno_retrans": row.get("reno_retrans"), "cubic_retrans": row.get("cubic_retrans"),
                "rps_cpus": rec.get("rps_cpus"), **{k: row.get(k) for k in TCP_EXT_COLUMNS},
-               **cpu_loss(c0, c1, ses.tb.delay_stats), "load_avg_before": load, "load_avg_after": load_average(),
+               **{k: v for k, v in rec["drops"].items() if k != "counting"}, "cpu_drops": row.get("cpu_drops"),
+               "load_avg_before": load, "load_avg_after": load_average(),
                "wall_s": round(wall, 1), "started_utc": started, "error": row.get("error"), "git": git,
                "host": host}
         results.append(res)
