@@ -294,7 +294,15 @@ def test_subflows_released_at_once_leave_no_entry(cc):
     their FINs answered at the same moment and are released at once on two CPUs. With a plain store
     freeing each slot, both releases could read the other slot as still in use and neither deleted
     the entry (measured with tm_olia before the fix: 7 and 4 entries with every slot free left of 2000
-    connections in two runs; after it 0 in 4000): no entry may be left once the connections closed."""
+    connections in two runs; after it 0 in 4000): no entry may be left with every slot free, and no entry
+    may outlive the connections except one per subflow the kernel never released.
+
+    The kernel does not always call ``release``: with RPS steering (``Testbed(keep_flow_order=True)``)
+    it called neither ``init`` nor ``release`` for 2-7 of 3000 join subflows per run (2026-11-28,
+    kernel 6.18, measured with ``kernel.bpf_stats_enabled``: the programs' run counts fell short by
+    as many as there were entries left, each entry with the one slot of that subflow still in use;
+    without steering both counts were 3000 in every run). The program cannot free what it is never
+    told about, so such entries stay until the map's LRU evicts them; ``seen - releases`` counts them."""
     n, batch = 1500, 50
     with kernel_cc.congestion_control(cc) as reg, \
             Testbed(two_path([PathSpec(rate_bps=200e6, rtt_s=0.010), PathSpec(rate_bps=200e6, rtt_s=0.010)])) as tb:
@@ -317,6 +325,10 @@ def test_subflows_released_at_once_leave_no_entry(cc):
         finally:
             server.stop()
         diag = kernel_cc.read_diag(cc)
-    print(f"{cc}: {n} connections, {len(left)} entries left, counters {diag}")
-    assert left == [], f"{len(left)} entries left ({sum(not e['subflows'] for e in left)} with every slot free)"
-    assert diag["release_deleted_entry"] >= n
+    unreleased = diag["subflows_seen"] - diag["releases"]  # subflows that published and were never released
+    print(f"{cc}: {n} connections, {len(left)} entries left, {unreleased} subflows not released, counters {diag}")
+    all_free = [e for e in left if not e["subflows"]]
+    assert all_free == [], f"{len(all_free)} of {len(left)} entries left with every slot free (the release race)"
+    assert len(left) <= max(unreleased, 0), \
+        f"{len(left)} entries left, but only {unreleased} subflows were never released"
+    assert diag["release_deleted_entry"] + len(left) >= n
