@@ -51,6 +51,14 @@ def test_kernel_plan_covers_the_grid_whole_repetitions_first_kinds_of_a_pair_tog
     assert len(one) == 12 and {s["kind"] for s in one} == {"divide"}
 
 
+def test_steered_plan_repeats_the_unsteered_samples_under_its_own_label():
+    plain, steered = p3.kernel_plan(CFG), p3.kernel_plan(replace(CFG, kernel_keep_flow_order=True))
+    assert {s["campaign"] for s in plain} == {"p3_kernel"} and {s["campaign"] for s in steered} == {"p3_kernel_steered"}
+    assert [{**s, "campaign": None} for s in plain] == [{**s, "campaign": None} for s in steered]  # same order, offsets
+    key = lambda s: tuple(s[k] for k in p3.KERNEL_KEY)  # noqa: E731
+    assert not {key(s) for s in plain} & {key(s) for s in steered}  # one records file keeps both apart
+
+
 def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
     from tcpmodels.experiments.p3.pilot import cpu_loss
 
@@ -201,6 +209,14 @@ def test_kernel_frame_throughput_jain_and_wmax_from_ssthresh():
     assert r["reno_wmax_segments"] == pytest.approx(100.0) and r["cubic_wmax_segments"] == pytest.approx(100.0)
     assert r["cubic_k_s"] == pytest.approx((100 * 0.3 / 0.4) ** (1 / 3))
     assert df.iloc[1]["jain"] == pytest.approx(1.0)
+    assert set(df["testbed"]) == {"reordering"} and set(df["campaign"]) == {"p3_kernel"}  # no rps_cpus: unsteered
+
+
+def test_kernel_frame_tells_the_testbeds_apart_by_the_records_rps_mask():
+    recs = [{**_fake_kernel_record(0, 1.0, 4.0), "rps_cpus": None},
+            {**_fake_kernel_record(0, 1.0, 4.0), "campaign": "p3_kernel_steered", "rps_cpus": "3"}]
+    df = p3.kernel_frame(recs, CFG)
+    assert sorted(zip(df["campaign"], df["testbed"])) == [("p3_kernel", "reordering"), ("p3_kernel_steered", "steered")]
 
 
 def test_dataset_writes_parquet_and_provenance(tmp_path):
@@ -213,6 +229,7 @@ def test_dataset_writes_parquet_and_provenance(tmp_path):
     prov = p3.build_dataset(records, None, tmp_path / "out", tiny, fluid=False)
     stored = json.loads((tmp_path / "out" / "p3_provenance.json").read_text())
     assert stored["kernel"]["n_samples"] == 2 == prov["kernel"]["n_samples"]
+    assert stored["kernel"]["samples_per_testbed_from_records"] == {"reordering": 2}
     # which code ran the samples: one record names its commit, one (written before records did) none
     assert stored["kernel"]["records_git"] == [f"{'a' * 40} (dirty False)"]
     assert stored["kernel"]["records_without_git"] == 1

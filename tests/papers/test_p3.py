@@ -467,3 +467,52 @@ def test_drops_outside_the_queue_row_says_in_how_many_samples_the_delay_elements
     assert row.ours == 1.0
     assert row.note.startswith("of 2 samples with the count (the delay elements' own drops read in 1 of them); "
                                "the most: 7 packets (1% of that sample's drops) at 4:4 ms, divide, repetition 3")
+
+
+def _steered_copy(ds, reps, share_shift, *, drop=None):
+    """Steered repeats of the 200 Mbit/s samples of ``reps`` (CUBIC's share moved ``share_shift`` towards 0.5)."""
+    k = ds.kernel.assign(testbed="reordering")
+    st = k[(k["rate_bps"] == 200e6) & k["rep"].isin(reps)].copy()
+    if drop is not None:
+        st = st.drop(st.index[drop])
+    total = st["reno_bps"] + st["cubic_bps"]
+    share = st["cubic_bps"] / total
+    share = share + np.where(share < 0.5, share_shift, -share_shift)
+    st = st.assign(testbed="steered", cubic_bps=total * share, reno_bps=total * (1 - share), cubic_share=share,
+                   reno_retrans=10, cubic_retrans=10, queue_drops=20.0)
+    st["jain"] = jain_index(st["reno_bps"], st["cubic_bps"])
+    k = k.assign(cubic_share=k["cubic_bps"] / (k["reno_bps"] + k["cubic_bps"]), reno_retrans=30, cubic_retrans=10,
+                 queue_drops=20.0)
+    return p3.P3Dataset(kernel=pd.concat([k, st], ignore_index=True), ns3=ds.ns3, fluid=ds.fluid,
+                        provenance=ds.provenance)
+
+
+def test_the_tables_use_the_steered_testbed_once_it_has_caught_up_and_compare_both():
+    """Kernel samples rerun with RPS steering (2026-11-28) stay apart from the unsteered ones: the tables keep the
+    unsteered samples until every cell has at least as many steered ones, and testbed_comparison pairs them."""
+    base = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like})
+    ds = _with_kernel_kinds(base, {"divide": paper_like, "multiply": paper_like}, reps=2)
+    assert p3.kernel_testbed(ds) == "reordering" and len(p3.testbed_comparison(ds)) == 0  # no testbed column: old
+    part = _steered_copy(ds, [0], 0.1)
+    assert p3.kernel_testbed(part) == "reordering"  # 1 of 2 repetitions
+    assert (p3.kernel_runs(part, "divide")["testbed"] == "reordering").all() and len(p3.kernel_runs(part, "divide")) == 24
+    cmp = p3.testbed_comparison(part)
+    assert len(cmp) == 36 and (cmp["n"] == 1).all()
+    assert np.allclose(cmp["d_cubic_share"].abs(), 0.1)
+    assert np.allclose(cmp["cubic_share_steered"] - cmp["cubic_share_reordering"], cmp["d_cubic_share"])
+    assert np.allclose(cmp["retrans_per_drop_reordering"], 2.0) and np.allclose(cmp["retrans_per_drop_steered"], 1.0)
+    assert "reordering 108, steered 36 (reordering)" in p3.provenance_table(part)["kernel: samples per testbed (the tables use)"]
+    almost = _steered_copy(ds, [0, 1], 0.1, drop=[5])  # one cell one short
+    assert p3.kernel_testbed(almost) == "reordering"
+    full = _steered_copy(ds, [0, 1], 0.1)
+    assert p3.kernel_testbed(full) == "steered"
+    runs = p3.kernel_runs(full, "divide")
+    assert (runs["testbed"] == "steered").all() and len(runs) == 24
+    # the 100 Mbit/s standard rows have no steered repeat, but they are another setting: the rule looks at 200 Mbit/s
+    assert p3.proposal_setting(full) == (200e6, 85.0)
+    assert p3.kernel_testbed(p3.with_testbed(full, "reordering")) == "reordering"
+    assert set(p3.kernel_runs(p3.with_testbed(part, "steered"), "divide")["rep"]) == {0}
+    with pytest.raises(ValueError, match="testbed must be one of"):
+        p3.with_testbed(full, "steering")
+    v = p3.claims(full, p3.tables(full))
+    assert (v["verdict"].notna()).all()

@@ -60,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="CUBIC variants (default: P3Config.kernel_kinds): standard = kernel cubic, "
                         "multiply / divide = tm_cubic_x with that reading")
     p.add_argument("--measure-s", type=float, help="measured span per sample [s] (default: P3Config.measure_s)")
+    p.add_argument("--keep-flow-order", action="store_true",
+                   help="run the grid on the steered testbed (RPS steering, Testbed keep_flow_order): its samples "
+                        "are labelled p3_kernel_steered and kept apart from the unsteered ones (default: off, "
+                        "P3Config.kernel_keep_flow_order)")
     p = sub.add_parser("pilot", help="bottleneck pilot: drops not caused by the queue per rate (root; host lock)")
     p.add_argument("--rates-mbps", nargs="+", type=float, default=[100.0, 200.0, 400.0])
     p.add_argument("--measure-s", type=float, default=60.0)
@@ -115,6 +119,8 @@ def main(argv: list[str] | None = None) -> int:
                 config = replace(config, kernel_kinds=tuple(args.kinds))
             if args.measure_s:
                 config = replace(config, measure_s=args.measure_s)
+            if args.keep_flow_order:
+                config = replace(config, kernel_keep_flow_order=True)
             n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         elif args.cmd == "pilot":

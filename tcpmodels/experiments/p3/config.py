@@ -119,7 +119,9 @@ class P3Config:
         so that the testbed does not reorder a flow's packets). False, the testbed as it was until
         2026-11-28, for the campaign begun on it: its repetitions 0-3 ran with reordering (about
         0.2 % of segments, and spurious retransmissions at low RTTs), and mixing the two in one
-        table would mix two networks. Whether to rerun the campaign with True is open (CAMPAIGNS.md).
+        table would mix two networks. True: the steered rerun (``p3 kernel --keep-flow-order``), whose
+        samples are labelled ``p3_kernel_steered`` (:func:`~tcpmodels.experiments.p3.kernel.kernel_campaign_label`)
+        and tabled with ``testbed = "steered"`` beside the unsteered ones (CAMPAIGNS.md).
     """
 
     rate_bps: float = 400e6

@@ -14,10 +14,32 @@ from tcpmodels.models.fairness import jain_index
 from tcpmodels.testbed import Topology
 from tcpmodels.testbed.netns import delay_counter_delta, tcp_ext_delta
 
-__all__ = ["cpu_loss", "TCP_EXT_COLUMNS", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
+__all__ = ["TESTBEDS", "kernel_campaign_label", "cpu_loss", "TCP_EXT_COLUMNS", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 
 
 # ---------------------------------------------------------------- kernel plan
+#: the testbed a kernel sample ran on, per its record's ``rps_cpus``: ``"reordering"`` (no RPS steering: the
+#: CPUs' backlogs reorder about 0.2 % of segments, every sample before 2026-11-28) or ``"steered"``
+#: (:class:`tcpmodels.testbed.Testbed` ``keep_flow_order``; see docs/CAMPAIGNS.md)
+TESTBEDS = ("reordering", "steered")
+
+
+def kernel_campaign_label(keep_flow_order: bool) -> str:
+    """The ``campaign`` field of a kernel sample's plan entry and record (part of :data:`KERNEL_KEY`).
+
+    Parameters
+    ----------
+    keep_flow_order : bool
+        The testbed's RPS steering (``P3Config.kernel_keep_flow_order``).
+
+    Returns
+    -------
+    str
+        ``"p3_kernel_steered"`` with steering, else ``"p3_kernel"`` (the label of every sample before it).
+    """
+    return "p3_kernel_steered" if keep_flow_order else "p3_kernel"
+
+
 def kernel_plan(config: P3Config) -> list[dict]:
     """Every kernel sample in run order: repetition 0 of all pairs (shuffled), then 1, ...
 
@@ -37,12 +59,16 @@ def kernel_plan(config: P3Config) -> list[dict]:
     Returns
     -------
     list of dict
-        One per sample: ``campaign`` (``"p3_kernel"``), ``rep``, ``kind``, ``reno_rtt_ms``,
-        ``cubic_rtt_ms`` [ms], ``order``, ``reno_start_s``, ``cubic_start_s`` [s].
+        One per sample: ``campaign`` (:func:`kernel_campaign_label`: ``"p3_kernel"``, or
+        ``"p3_kernel_steered"`` with ``config.kernel_keep_flow_order``, so that the two testbeds' samples of
+        one repetition and pair are kept apart in one records file), ``rep``, ``kind``, ``reno_rtt_ms``,
+        ``cubic_rtt_ms`` [ms], ``order``, ``reno_start_s``, ``cubic_start_s`` [s]. The order and offsets
+        do not depend on the testbed: a steered sample repeats the unsteered one's offsets (a paired comparison).
     """
     import numpy as np
 
     rng = np.random.default_rng(config.seed)
+    label = kernel_campaign_label(config.kernel_keep_flow_order)
     pairs = config.pairs_ms
     plan = []
     for rep in range(config.reps):
@@ -52,7 +78,7 @@ def kernel_plan(config: P3Config) -> list[dict]:
             kinds = config.kernel_kinds if (len(plan) // len(config.kernel_kinds)) % 2 == 0 \
                 else config.kernel_kinds[::-1]
             for kind in kinds:
-                plan.append({"campaign": "p3_kernel", "rep": rep, "kind": kind, "reno_rtt_ms": reno,
+                plan.append({"campaign": label, "rep": rep, "kind": kind, "reno_rtt_ms": reno,
                              "cubic_rtt_ms": cubic, "order": len(plan),
                              "reno_start_s": round(float(off[0]), 4), "cubic_start_s": round(float(off[1]), 4)})
     return plan
@@ -503,7 +529,9 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         before 2026-11-28, which did not read them) and ``cpu_drops`` (drops outside the bottleneck
         queue: other qdiscs', the interfaces' and, where read, the delay elements'; None in older
         records) [packets], the columns of :data:`TCP_EXT_COLUMNS` (None in records before
-        2026-11-28), retransmissions, load, ``wall_s`` [s] and
+        2026-11-28), retransmissions, load, ``wall_s`` [s], ``campaign`` (the record's label,
+        :func:`kernel_campaign_label`), ``testbed`` (one of :data:`TESTBEDS`: ``steered`` if the record
+        has an RPS mask, ``rps_cpus``, else ``reordering``) and
         ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
     """
     import numpy as np
@@ -522,7 +550,8 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
                "order": r["order"], "reno_start_s": r["reno_start_s"], "cubic_start_s": r["cubic_start_s"],
                "reno_ping_ms": r["ping_rtt_ms"][0], "cubic_ping_ms": r["ping_rtt_ms"][1],
                "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
-               "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None}
+               "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None,
+               "campaign": r.get("campaign", "p3_kernel"), "testbed": TESTBEDS[bool(r.get("rps_cpus"))]}
         d = r.get("drops") or {}
         row["queue_drops"] = queue_drops_once(d)
         elem = d.get("delay_element_drops")

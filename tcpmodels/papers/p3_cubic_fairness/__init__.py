@@ -19,6 +19,14 @@ puts engines side by side states each one's rate, compares each with the fluid m
 own rate (:func:`fluid_at`), and the ns-3 cross-check takes the kernel's ``standard`` samples at
 the ns-3 rate (it says so, and gives no agreement, where the kernel has none at that rate).
 
+Kernel testbeds
+    The kernel samples ran on two testbeds: ``reordering`` (no RPS steering: the CPUs' backlogs reorder
+    about 0.2 % of segments; every sample before 2026-11-28) and ``steered`` (the rerun with
+    ``Testbed(keep_flow_order=True)``). The kernel tables and verdicts use one (:func:`kernel_testbed`:
+    the steered samples once they are at least as many as the unsteered ones in every cell, else the
+    unsteered; :func:`with_testbed` picks one), and :func:`testbed_comparison` puts the samples run on both
+    side by side.
+
 The data come from :mod:`tcpmodels.experiments.p3` (``data/datasets/p3_*``).
 The paper's figures carry no printed numbers that survive in the source text,
 only the axes (Mbit/s up to 600-800) and the direction stated in Sec. 4; so the
@@ -60,12 +68,15 @@ from tcpmodels.papers.p3_cubic_fairness.data import (
     READINGS,
     LEGACY_NS3_RATE_BPS,
     P3Dataset,
+    TESTBEDS,
     cell_stats,
     fluid_at,
     fluid_rates_bps,
+    kernel_all_testbeds,
     kernel_rate_bps,
     kernel_runs,
     kernel_settings,
+    kernel_testbed,
     load_dataset,
     ns3_duration_s,
     ns3_rate_bps,
@@ -74,6 +85,7 @@ from tcpmodels.papers.p3_cubic_fairness.data import (
     proposal_setting,
     run_spread_proxy,
     significant,
+    with_testbed,
 )
 from tcpmodels.papers.p3_cubic_fairness.plots import (
     available_exponents,
@@ -92,9 +104,10 @@ from tcpmodels.papers.p3_cubic_fairness.tables import (
     provenance_table,
     setting_table,
     tables,
+    testbed_comparison,
 )
 
-__all__ = ["kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
+__all__ = ["TESTBEDS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "testbed_comparison", "kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
            "ns3_runs", "ns3_rate_bps", "ns3_settings", "ns3_duration_s", "kernel_rate_bps", "fluid_at", "fluid_rates_bps", "LEGACY_NS3_RATE_BPS",
            "P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
            "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "tables", "plot_figure", "plot_exponent_fairness",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,12 +42,16 @@ class P3Dataset:
         Fluid model per pair, ``reading`` (none / multiply / divide), ``x_exponent``, ``loss_sharing``.
     provenance : dict
         ``p3_provenance.json``.
+    kernel_testbed : {"reordering", "steered"} or None
+        The kernel testbed the tables and verdicts use (:func:`kernel_testbed`); None (default): the rule
+        there. :func:`with_testbed` sets it.
     """
 
     kernel: pd.DataFrame
     ns3: pd.DataFrame
     fluid: pd.DataFrame
     provenance: dict = field(default_factory=dict)
+    kernel_testbed: str | None = None
 
 
 def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
@@ -74,14 +78,102 @@ def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
     return P3Dataset(**parts)
 
 
-# ------------------------------------------------------------ kernel settings
-def _kernel_with_setting(ds: P3Dataset) -> pd.DataFrame:
-    """The kernel rows with ``kind``, ``rate_bps`` and ``measure_s`` filled (older tables lack them)."""
+# ------------------------------------------------------------ kernel testbeds
+#: the kernel testbeds a sample can have run on (``tcpmodels.experiments.p3.TESTBEDS``; papers do not import
+#: campaigns): ``reordering`` (no RPS steering; every sample before 2026-11-28) and ``steered``
+TESTBEDS = ("reordering", "steered")
+
+
+def kernel_all_testbeds(ds: P3Dataset) -> pd.DataFrame:
+    """Every kernel row, of both testbeds, with ``kind``, ``rate_bps``, ``measure_s`` and ``testbed`` filled.
+
+    Older tables lack those columns: ``kind`` is then ``standard``, the rate and measured span the provenance
+    config's, and ``testbed`` ``reordering`` (every sample before 2026-11-28).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``ds.kernel`` with the four columns filled.
+    """
     k = ds.kernel
     cfg = ds.provenance.get("config", {})
-    fill = {"kind": "standard", "rate_bps": cfg.get("rate_bps", math.nan), "measure_s": cfg.get("measure_s", math.nan)}
+    fill = {"kind": "standard", "rate_bps": cfg.get("rate_bps", math.nan), "measure_s": cfg.get("measure_s", math.nan),
+            "testbed": "reordering"}
     k = k.assign(**{c: v for c, v in fill.items() if c not in k.columns})
     return k.assign(**{c: k[c].fillna(v) for c, v in fill.items()})
+
+
+def kernel_testbed(ds: P3Dataset) -> str:
+    """The kernel testbed whose samples the tables and verdicts use.
+
+    ``ds.kernel_testbed`` if set (:func:`with_testbed`); else ``steered`` once the steered samples have caught
+    up with the unsteered ones: at the steered samples' most common setting (``rate_bps``, ``measure_s``),
+    at least as many steered as unsteered samples in every cell (kind, Reno RTT, CUBIC RTT) that has
+    unsteered ones; else ``reordering``. So a steered rerun takes over the verdicts only when it rests on
+    as many runs as the results it replaces, and until then the two are compared in :func:`testbed_comparison`.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    str
+        One of :data:`TESTBEDS`.
+    """
+    if ds.kernel_testbed is not None:
+        if ds.kernel_testbed not in TESTBEDS:
+            raise ValueError(f"kernel_testbed must be one of {TESTBEDS}; got {ds.kernel_testbed!r}")
+        return ds.kernel_testbed
+    k = kernel_all_testbeds(ds)
+    st = k[k["testbed"] == "steered"]
+    if len(st) == 0:
+        return "reordering"
+    rate, meas = st.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable").index[-1]
+    at = k[np.isclose(k["rate_bps"], rate) & np.isclose(k["measure_s"], meas)]
+    cells = ["kind", "reno_rtt_ms", "cubic_rtt_ms"]
+    need = at[at["testbed"] == "reordering"].groupby(cells).size()
+    have = at[at["testbed"] == "steered"].groupby(cells).size().reindex(need.index, fill_value=0)
+    return "steered" if bool((have >= need).all()) else "reordering"
+
+
+def with_testbed(ds: P3Dataset, testbed: str | None) -> P3Dataset:
+    """The same data with the kernel tables and verdicts on ``testbed`` (None: :func:`kernel_testbed`'s rule).
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    testbed : {"reordering", "steered"} or None
+        The kernel testbed.
+
+    Returns
+    -------
+    P3Dataset
+        A copy; the data are shared.
+
+    Raises
+    ------
+    ValueError
+        For any other testbed.
+    """
+    if testbed is not None and testbed not in TESTBEDS:
+        raise ValueError(f"testbed must be one of {TESTBEDS} or None; got {testbed!r}")
+    return replace(ds, kernel_testbed=testbed)
+
+
+# ------------------------------------------------------------ kernel settings
+def _kernel_with_setting(ds: P3Dataset) -> pd.DataFrame:
+    """The kernel rows of the testbed in use (:func:`kernel_testbed`) with ``kind``, ``rate_bps``,
+    ``measure_s`` and ``testbed`` filled."""
+    k = kernel_all_testbeds(ds)
+    return k[k["testbed"] == kernel_testbed(ds)]
 
 
 def kernel_settings(ds: P3Dataset) -> pd.DataFrame:

@@ -12,11 +12,13 @@ from tcpmodels.papers.p3_cubic_fairness.data import (
     PAPER_DIRECTION,
     READINGS,
     P3Dataset,
+    kernel_all_testbeds,
     cell_stats,
     fluid_at,
     fluid_rates_bps,
     kernel_rate_bps,
     kernel_runs,
+    kernel_testbed,
     ns3_duration_s,
     ns3_rate_bps,
     ns3_runs,
@@ -384,7 +386,8 @@ def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float
     (set-up, paper versus ours), ``closing`` (Reno 1 ms: Jain's index of
     kernel, ns-3 standard, ns-3 in each reading), ``paired_multiply`` and ``paired_divide``
     (:func:`paired_dj`, the per-run differences the claims are judged on), ``kernel_paired_multiply`` and
-    ``kernel_paired_divide`` (:func:`kernel_paired_dj`). ``quick`` and ``seed``
+    ``kernel_paired_divide`` (:func:`kernel_paired_dj`), ``testbeds`` (:func:`testbed_comparison`: the samples
+    run on both kernel testbeds; the other kernel tables use :func:`kernel_testbed`'s). ``quick`` and ``seed``
     change nothing here (all tables come from the shipped dataset and take well under a second).
 
     Parameters
@@ -416,6 +419,7 @@ def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float
     for reading in READINGS:
         out[f"paired_{reading}"] = paired_dj(ds, reading, exponent=exponent)
         out[f"kernel_paired_{reading}"] = kernel_paired_dj(ds, reading)
+    out["testbeds"] = testbed_comparison(ds)
     return out
 
 
@@ -601,6 +605,8 @@ def provenance_table(ds: P3Dataset) -> pd.Series:
     load = k.get("load_avg_1m", {})
     return pd.Series({
         "kernel: samples (of planned)": f"{len(ds.kernel)} of {k.get('n_planned', '?')}",
+        "kernel: samples per testbed (the tables use)": ", ".join(
+            f"{t} {n}" for t, n in kernel_all_testbeds(ds).groupby("testbed").size().items()) + f" ({kernel_testbed(ds)})",
         "kernel: first / last sample (UTC)": f"{k.get('first_sample_utc')} / {k.get('last_sample_utc')}",
         "kernel: sum of sample wall times [min]": round(k.get("sample_wall_s", {}).get("sum", math.nan) / 60, 1),
         "kernel: waiting for the host lock [min]": round(k.get("lock_wait_s_sum", math.nan) / 60, 1),
@@ -619,6 +625,51 @@ def provenance_table(ds: P3Dataset) -> pd.Series:
             f"{kernel_rate_bps(ds) / 1e6:g} / {ns3_rate_bps(ds) / 1e6:g} / "
             + ", ".join(f"{r / 1e6:g}" for r in fluid_rates_bps(ds)),
     }, name="provenance")
+
+
+def testbed_comparison(ds: P3Dataset) -> pd.DataFrame:
+    """The kernel samples run on both testbeds, side by side: what the testbed's reordering changed.
+
+    A steered sample repeats an unsteered one (same kind, RTT pair, repetition, start offsets, rate and
+    measured span; ``tcpmodels.experiments.p3.kernel_plan``), so each such pair is one unit: the steered
+    value minus the unsteered one. One row per kind and RTT pair with at least one unit.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data (both testbeds, whatever :func:`kernel_testbed` says).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``kind``, ``reno_rtt_ms``, ``cubic_rtt_ms`` [ms], ``n`` (units), the means of ``cubic_share`` [-] and
+        ``jain`` [-] on each testbed (suffixes ``_reordering`` / ``_steered``), their mean paired differences
+        ``d_cubic_share`` and ``d_jain`` (steered minus unsteered), and the retransmissions of both flows per
+        bottleneck-queue drop on each testbed (``retrans_per_drop_*``: 1 when every retransmission repaired a
+        drop) [-]; empty (with these columns) without such pairs.
+    """
+    cols = ["kind", "reno_rtt_ms", "cubic_rtt_ms", "n", "cubic_share_reordering", "cubic_share_steered",
+            "d_cubic_share", "jain_reordering", "jain_steered", "d_jain", "retrans_per_drop_reordering",
+            "retrans_per_drop_steered"]
+    k = kernel_all_testbeds(ds)
+    if "error" in k:
+        k = k[k["error"].isna()]
+    key = ["kind", "reno_rtt_ms", "cubic_rtt_ms", "rep", "rate_bps", "measure_s"]
+    keep = key + ["cubic_share", "jain", "reno_retrans", "cubic_retrans", "queue_drops"]
+    if len(k) == 0 or not set(keep) <= set(k.columns):
+        return pd.DataFrame(columns=cols)
+    by = {t: k[k["testbed"] == t][keep] for t in ("reordering", "steered")}
+    both = by["reordering"].merge(by["steered"], on=key, suffixes=("_reordering", "_steered"))
+    if len(both) == 0:
+        return pd.DataFrame(columns=cols)
+    for t in ("reordering", "steered"):
+        retrans = both[f"reno_retrans_{t}"].astype(float) + both[f"cubic_retrans_{t}"].astype(float)
+        both[f"retrans_per_drop_{t}"] = retrans / both[f"queue_drops_{t}"].astype(float).where(lambda x: x > 0)
+    both["d_cubic_share"] = both["cubic_share_steered"] - both["cubic_share_reordering"]
+    both["d_jain"] = both["jain_steered"] - both["jain_reordering"]
+    cell = ["kind", "reno_rtt_ms", "cubic_rtt_ms"]
+    out = both.groupby(cell).agg(n=("rep", "size"), **{c: (c, "mean") for c in cols[4:]}).reset_index()
+    return out[cols]
 
 
 #: Columns of a fairness table shown per engine (the rest are in the full table).
