@@ -57,7 +57,11 @@ class P3Config:
     the bottleneck queue's drops (324, 574, 2078 packets) — the losses were the queue's. (The first
     pilot, of 2026-11-24 from a tree whose commit it did not record, found the same: 0 CPU-induced
     drops at every rate, retransmissions 348, 476, 876 against queue drops 348, 475, 872; its JSON
-    counted each queue drop twice.) So 400 Mbit/s
+    counted each queue drop twice. The same pilot on the steered testbed, ``--keep-flow-order``, from
+    clean ``a8ed1d0`` on 2026-11-28, at 1:64 and 4:4 ms up to 600 Mbit/s, in
+    ``data/datasets/p3_bottleneck_pilot_steered_*.json``: no CPU-induced drop up to 400 Mbit/s, every
+    retransmission a queue drop, no reordering event; at 600 Mbit/s 108 406 and 77 793 drops outside the
+    queue.) So 400 Mbit/s
     (the first campaign: 100 Mbit/s). ``measure_s`` is :meth:`scaling`'s
     ``measure_s_for_10_epochs`` at this rate: 10 x the longest K of a flow alone
     (CUBIC 64 ms, reading multiply: 17.3 s), rounded up to 175 s.
