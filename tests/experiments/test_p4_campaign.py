@@ -33,6 +33,11 @@ def test_cells_keep_what_one_machine_carries_and_the_plan_repeats_them_shuffled(
     assert plan == p4.kernel_plan(cfg)  # deterministic: a rerun resumes the same plan
     assert [(s["rcvbuf_cap_bytes"], s["rtt_ms"]) for s in plan[:len(cfg.cells)]] != cfg.cells  # shuffled
     assert cfg.warmup_s(296.0) == pytest.approx(15 * 0.296) and cfg.measure_s(18.5) == cfg.measure_min_s
+    # the steered rerun: the same plan under its own label, kept apart from the unsteered samples by the key
+    steered = p4.kernel_plan(replace(cfg, keep_flow_order=True))
+    assert {s["campaign"] for s in plan} == {"p4_kernel"} and {s["campaign"] for s in steered} == {"p4_kernel_steered"}
+    assert [{**s, "campaign": 0} for s in plan] == [{**s, "campaign": 0} for s in steered]
+    assert not {tuple(s[k] for k in p4.KERNEL_KEY) for s in plan} & {tuple(s[k] for k in p4.KERNEL_KEY) for s in steered}
 
 
 @pytest.mark.parametrize("change, match", [
@@ -88,6 +93,9 @@ def test_kernel_frame_model_ratio_and_naive_cap_model():
     assert row["cap_model_bps"] == pytest.approx(256 * KIB * 8 / 0.05)
     assert row["adv_fraction_of_cap"] == pytest.approx(160_000 / (256 * KIB))
     assert row["rate_fraction_of_link"] == pytest.approx(160_000 * 8 / 0.05 / 400e6)
+    assert (row["campaign"], row["testbed"]) == ("p4_kernel", "reordering")  # no rps_cpus: before steering
+    steered = p4.kernel_frame([{**_record(), "campaign": "p4_kernel_steered", "rps_cpus": "3"}], TINY).iloc[0]
+    assert (steered["campaign"], steered["testbed"]) == ("p4_kernel_steered", "steered")
     bad = _record()
     bad["flow"]["samples"] = bad["flow"]["samples"][:3]
     assert "summary" in p4.kernel_frame([bad], TINY).iloc[0]["error"]

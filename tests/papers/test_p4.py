@@ -237,3 +237,31 @@ def test_measured_claims_and_findings_follow_the_rows():
     text_off = p4.measured_findings(off)
     assert "8 transfers of the 8 planned" in text_off and "**contradicted**" in text_off
     assert p4.measured_findings(off.iloc[0:0]).startswith("No measured transfers")
+
+
+def test_the_verdicts_use_the_steered_transfers_once_every_cell_has_as_many(tmp_path):
+    """Transfers rerun on the steered testbed (2026-11-28) replace the unsteered ones in the verdicts only once
+    every (cap, RTT) cell has at least as many; until then testbed_comparison shows both side by side."""
+    old = _measured_frame().assign(testbed="reordering", error=None)
+    assert p4.measured_testbed(old) == "reordering" and len(p4.testbed_comparison(old)) == 0
+    steered = _measured_frame(ratio_shift=0.02).assign(testbed="steered", error=None)
+    part = pd.concat([old, steered[steered["rep"] < 2]], ignore_index=True)
+    assert p4.measured_testbed(part) == "reordering"
+    cmp = p4.testbed_comparison(part)
+    assert len(cmp) == 4 and (cmp["runs reordering"] == 3).all() and (cmp["runs steered"] == 2).all()
+    assert np.allclose(cmp["steered - reordering"], 0.02, atol=0.005)
+    both = pd.concat([old, steered], ignore_index=True)
+    assert p4.measured_testbed(both) == "steered"
+    assert p4.measured_testbed(pd.concat([old, steered.iloc[1:]], ignore_index=True)) == "reordering"  # one cell short
+    # load_measured picks the testbed, or returns both, from a shipped-like folder
+    folder = tmp_path / "datasets"
+    folder.mkdir()
+    both.to_parquet(folder / "p4_kernel.parquet")
+    (folder / "p4_provenance.json").write_text("{}")
+    auto = p4.load_measured(tmp_path)
+    assert auto.attrs["testbed"] == "steered" and len(auto) == 12 and auto.attrs["n_other_testbed"] == 12
+    assert "Kernel testbed: steered (12 transfers of the other testbed not used here)." in p4.measured_findings(auto)
+    assert len(p4.load_measured(tmp_path, testbed="all")) == 24
+    assert set(p4.load_measured(tmp_path, testbed="reordering")["testbed"]) == {"reordering"}
+    with pytest.raises(ValueError, match="testbed must be"):
+        p4.load_measured(tmp_path, testbed="both")

@@ -28,7 +28,10 @@ def main(argv: list[str] | None = None) -> int:
         Exit status 0 (errors exit through :func:`campaign_errors`).
     """
     parser, sub = campaign_parser("p4", package_doc)
-    add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
+    p = add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
+    p.add_argument("--keep-flow-order", action="store_true",
+                   help="run the grid on the steered testbed (RPS steering, Testbed keep_flow_order): its samples "
+                        "are labelled p4_kernel_steered and kept apart from the unsteered ones (default: off)")
     p = sub.add_parser("dataset", help="records -> Parquet + compressed records + provenance")
     p.add_argument("--records", required=True)
     p.add_argument("--out", required=True)
@@ -41,6 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd == "kernel":
             if args.reps:
                 config = replace(config, reps=args.reps)
+            if args.keep_flow_order:
+                config = replace(config, keep_flow_order=True)
             n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         else:

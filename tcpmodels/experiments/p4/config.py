@@ -48,6 +48,10 @@ class P4Config:
         Sender's ``tcp_wmem`` maximum: far above every window so the send buffer never limits. [bytes]
     seed : int
         Shuffles the order of cells within each repetition.
+    keep_flow_order : bool
+        RPS steering on the testbed (:class:`tcpmodels.testbed.Testbed` ``keep_flow_order``), so that it does not
+        reorder the flow's packets. False: the testbed the 75 shipped samples ran on (until 2026-11-28); True: the
+        steered rerun (``p4 kernel --keep-flow-order``), its samples labelled ``p4_kernel_steered``.
     """
 
     rcvbuf_caps_bytes: tuple = (64 * KIB, 128 * KIB, 256 * KIB, 512 * KIB, 1024 * KIB, 2048 * KIB, 4096 * KIB)
@@ -62,6 +66,7 @@ class P4Config:
     sample_interval_s: float = 0.1
     sndbuf_max_bytes: int = 32 * 1024 * KIB
     seed: int = 4
+    keep_flow_order: bool = False
 
     def __post_init__(self):
         if not self.rcvbuf_caps_bytes or any(not 4096 < c <= 256 * 1024 * KIB for c in self.rcvbuf_caps_bytes):

@@ -85,6 +85,7 @@ def build_dataset(records_path: str | Path, out_dir: str | Path, config: P4Confi
         "kernel": {
             "records": str(records_path), "n_samples": len(recs), "n_planned": len(config.cells) * config.reps,
             "n_ok": len(ok), "reps_present": sorted({r["rep"] for r in recs}),
+            "samples_per_testbed": df.groupby("testbed").size().to_dict(),
             "first_sample_utc": starts[0], "last_sample_utc": starts[-1],
             "sample_wall_s": {"sum": round(sum(walls), 1), "median": round(walls[len(walls) // 2], 2),
                               "max": round(walls[-1], 2)},

@@ -33,7 +33,9 @@ def kernel_plan(config: P4Config = DEFAULT_CONFIG) -> list[dict]:
     Returns
     -------
     list of dict
-        ``campaign, rep, rcvbuf_cap_bytes [bytes], rtt_ms [ms], order``, one per sample.
+        ``campaign, rep, rcvbuf_cap_bytes [bytes], rtt_ms [ms], order``, one per sample; ``campaign`` is
+        ``p4_kernel``, or ``p4_kernel_steered`` with ``config.keep_flow_order`` (same cells and order, so that
+        both testbeds' samples sit apart in one records file, :data:`KERNEL_KEY`).
     """
     import numpy as np
 
@@ -43,7 +45,7 @@ def kernel_plan(config: P4Config = DEFAULT_CONFIG) -> list[dict]:
     for rep in range(config.reps):
         for i in rng.permutation(len(cells)):
             cap, rtt = cells[int(i)]
-            plan.append({"campaign": "p4_kernel", "rep": rep, "rcvbuf_cap_bytes": cap, "rtt_ms": rtt,
+            plan.append({"campaign": "p4_kernel_steered" if config.keep_flow_order else "p4_kernel", "rep": rep, "rcvbuf_cap_bytes": cap, "rtt_ms": rtt,
                          "order": len(plan)})
     return plan
 
@@ -66,6 +68,7 @@ class WindowSession(ServerTestbed):
 
     def __init__(self, config: P4Config, rcvbuf_cap_bytes: int, rtt_ms: float):
         self.config = config
+        self.keep_flow_order = config.keep_flow_order
         self.cap_bytes, self.rtt_ms = int(rcvbuf_cap_bytes), float(rtt_ms)
 
     def topology(self) -> Topology:
@@ -123,7 +126,8 @@ class WindowSession(ServerTestbed):
         dict
             ``run_id``, ``ping_rtt_ms`` (median of 5 ICMP echoes before the transfer) [ms],
             ``tcp_rmem`` (read back from the receiver's namespace), ``flow`` (the client's
-            record, ``samples`` reduced to the fields in ``_KEEP``), ``link_rate_bps``.
+            record, ``samples`` reduced to the fields in ``_KEEP``), ``link_rate_bps``, ``rps_cpus`` (the
+            testbed's RPS mask; None without steering, ``config.keep_flow_order``).
         """
         import numpy as np
 
@@ -141,7 +145,7 @@ class WindowSession(ServerTestbed):
         rec = wl.run_flows(tb, "c", [flow], timeout_s=duration_s + 120)[0]
         rec["samples"] = [{k: s.get(k) for k in _KEEP} for s in rec.get("samples", [])]
         return {"run_id": tb.run_id, "ping_rtt_ms": ping, "tcp_rmem": rmem, "flow": rec,
-                "link_rate_bps": self.config.link_rate_bps}
+                "link_rate_bps": self.config.link_rate_bps, "rps_cpus": tb.rps_cpus}
 
 
 def run_kernel_campaign(records_path: str | Path, config: P4Config = DEFAULT_CONFIG, *, limit: int | None = None,
@@ -289,7 +293,8 @@ def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> pd.D
         ``model_srtt_bps`` and ``ratio_srtt`` (the same with the median srtt),
         ``cap_model_bps`` (cap / RTT, the naive reading), ``adv_fraction_of_cap``,
         ``link_rate_bps``, ``rate_fraction_of_link``, ``load_avg_1m``, ``wall_s``,
-        ``started_utc``, ``cc_effective``, ``error``.
+        ``started_utc``, ``cc_effective``, ``campaign`` (the record's label), ``testbed`` (``steered`` if the
+        record has an RPS mask, ``rps_cpus``, else ``reordering``: every sample before 2026-11-28), ``error``.
     """
 
     from tcpmodels.models.throughput import window_limited_throughput_bps
@@ -301,7 +306,8 @@ def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> pd.D
                "order": r["order"], "ping_rtt_ms": r["ping_rtt_ms"], "tcp_rmem": r["tcp_rmem"],
                "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
                "cc_effective": f.get("cc_effective"), "link_rate_bps": r["link_rate_bps"],
-               "error": f.get("error")}
+               "campaign": r.get("campaign", "p4_kernel"),
+               "testbed": "steered" if r.get("rps_cpus") else "reordering", "error": f.get("error")}
         try:
             s = summarize_window_limited(f["samples"], r["rtt_ms"] * 1e-3, warmup_s=config.warmup_s(r["rtt_ms"]))
         except (ValueError, KeyError) as exc:

@@ -34,9 +34,11 @@ from tcpmodels.papers.p4_lftcp.measured import (
     RATIO_MARGIN,
     load_measured,
     measured_claims,
+    measured_testbed,
     measured_findings,
     measured_table,
     plot_measured,
+    testbed_comparison,
 )
 from tcpmodels.papers.p4_lftcp.plots import plot_ceiling_vs_rtt, plot_sizing
 from tcpmodels.papers.p4_lftcp.tables import (
@@ -54,5 +56,5 @@ __all__ = [
     "STANDARD_TCP_FRACTION_OF_THEORY", "LFTCP_RATE_BPS", "IN_FLIGHT_LIMIT_BYTES", "P4Dataset", "load_dataset",
     "tables", "claims", "views", "ratio_candidates", "in_flight_table", "path_table", "plot_ceiling_vs_rtt",
     "plot_sizing", "RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "measured_findings",
-    "plot_measured",
+    "plot_measured", "measured_testbed", "testbed_comparison",
 ]

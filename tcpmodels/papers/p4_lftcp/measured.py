@@ -31,7 +31,7 @@ from matplotlib.figure import Figure
 from tcpmodels.papers.common import read_frames
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence, inequality
 
-__all__ = ["RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "measured_findings", "plot_measured"]
+__all__ = ["RATIO_MARGIN", "measured_testbed", "testbed_comparison", "load_measured", "measured_table", "measured_claims", "measured_findings", "plot_measured"]
 
 #: Tolerance of the measured/model ratio around 1, fixed before the campaign (see the module docstring). [-]
 RATIO_MARGIN = 0.05
@@ -41,33 +41,107 @@ PAPER_RTT_MS = 296.0
 PAPER_WINDOW_BYTES = 65_535 * 2**14
 
 
-def load_measured(data_dir: str | Path = "data") -> pd.DataFrame:
+def measured_testbed(df: pd.DataFrame) -> str:
+    """The kernel testbed whose transfers the verdicts use: ``steered`` once it has caught up, else ``reordering``.
+
+    The transfers ran on two testbeds: ``reordering`` (no RPS steering, every transfer before 2026-11-28) and
+    ``steered`` (the rerun with ``p4 kernel --keep-flow-order``). The steered one is used once it has at
+    least as many transfers as the other in every (cap, RTT) cell that has any, so the verdicts never rest
+    on fewer runs than those they replace.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Transfers of both testbeds (:func:`load_measured` with ``testbed="all"``); a table without a
+        ``testbed`` column is all ``reordering``.
+
+    Returns
+    -------
+    str
+        ``"steered"`` or ``"reordering"``.
+    """
+    tb = df["testbed"] if "testbed" in df else pd.Series("reordering", index=df.index)
+    cells = [df["rcvbuf_cap_bytes"], df["rtt_ms"]]
+    need = df[tb == "reordering"].groupby([c[tb == "reordering"] for c in cells]).size()
+    have = df[tb == "steered"].groupby([c[tb == "steered"] for c in cells]).size()
+    if len(have) == 0:
+        return "reordering"
+    return "steered" if bool((have.reindex(need.index, fill_value=0) >= need).all()) else "reordering"
+
+
+def load_measured(data_dir: str | Path = "data", testbed: str = "auto") -> pd.DataFrame:
     """The measured transfers (``p4_kernel.parquet``), rows with an error left out; provenance in ``attrs``.
 
     Parameters
     ----------
     data_dir : str or Path
         The project's ``data`` directory, or its ``datasets`` folder.
+    testbed : {"auto", "all", "reordering", "steered"}
+        Which kernel testbed's transfers: ``auto`` (default) the one :func:`measured_testbed` picks, ``all``
+        both (with the ``testbed`` column, for :func:`testbed_comparison`).
 
     Returns
     -------
     pandas.DataFrame
-        One row per transfer (columns of :func:`tcpmodels.experiments.p4.kernel_frame`); the
-        provenance dict in ``.attrs["provenance"]`` and the number of rows dropped for an error
-        in ``.attrs["n_errors"]``.
+        One row per transfer (columns of :func:`tcpmodels.experiments.p4.kernel_frame`, ``testbed`` filled
+        with ``reordering`` in a table older than the column); the provenance dict in
+        ``.attrs["provenance"]``, the number of rows dropped for an error in ``.attrs["n_errors"]``, the
+        testbed in ``.attrs["testbed"]`` (``all`` for both) and the transfers of the other testbed in
+        ``.attrs["n_other_testbed"]``.
 
     Raises
     ------
     FileNotFoundError
         When the dataset is missing (it names the command that writes it).
+    ValueError
+        For another ``testbed``.
     """
+    if testbed not in ("auto", "all", "reordering", "steered"):
+        raise ValueError(f"testbed must be 'auto', 'all', 'reordering' or 'steered'; got {testbed!r}")
     frames = read_frames(data_dir, "p4", ["kernel"],
                          command="python -m tcpmodels.experiments.p4 dataset --records ... --out data/datasets")
     df = frames["kernel"]
+    df = df.assign(testbed=df["testbed"].fillna("reordering")) if "testbed" in df else df.assign(testbed="reordering")
     ok = df[df["error"].isna()].reset_index(drop=True) if "error" in df else df
+    n_errors = len(df) - len(ok)
+    chosen = measured_testbed(ok) if testbed == "auto" else testbed
+    if chosen != "all":
+        n_errors = int((df["testbed"] == chosen).sum()) - int((ok["testbed"] == chosen).sum())
+        ok = ok[ok["testbed"] == chosen].reset_index(drop=True)
     ok.attrs["provenance"] = frames["provenance"]
-    ok.attrs["n_errors"] = len(df) - len(ok)
+    ok.attrs["n_errors"] = n_errors
+    ok.attrs["testbed"] = chosen
+    ok.attrs["n_other_testbed"] = int((df["testbed"] != chosen).sum()) if chosen != "all" else 0
     return ok
+
+
+def testbed_comparison(df: pd.DataFrame) -> pd.DataFrame:
+    """The (cap, RTT) cells measured on both testbeds: the mean ratio on each and their difference.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Transfers of both testbeds (:func:`load_measured` with ``testbed="all"``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``cap [KiB], RTT [ms]``, per testbed the mean ratio measured / (window / min RTT), the transfers and
+        the retransmissions in the measured spans (suffixes `` reordering`` / `` steered``), and
+        ``steered - reordering`` (of the mean ratios); empty without a cell measured on both.
+    """
+    cols = ["cap [KiB]", "RTT [ms]", "ratio reordering", "ratio steered", "steered - reordering",
+            "runs reordering", "runs steered", "retrans reordering", "retrans steered"]
+    if "testbed" not in df or df["testbed"].nunique() < 2:
+        return pd.DataFrame(columns=cols)
+    g = df.groupby(["rcvbuf_cap_bytes", "rtt_ms", "testbed"])
+    t = pd.DataFrame({"ratio": g["ratio"].mean(), "runs": g.size(), "retrans": g["retrans_in_span"].sum()}).unstack()
+    t.columns = [f"{a} {b}" for a, b in t.columns]
+    t = t.dropna(subset=["ratio reordering", "ratio steered"]).reset_index()
+    t["cap [KiB]"] = t["rcvbuf_cap_bytes"] / 1024
+    t["RTT [ms]"] = t["rtt_ms"]
+    t["steered - reordering"] = t["ratio steered"] - t["ratio reordering"]
+    return t[cols].sort_values(["RTT [ms]", "cap [KiB]"]).reset_index(drop=True)
 
 
 def measured_table(df: pd.DataFrame) -> pd.DataFrame:
@@ -197,7 +271,10 @@ def measured_findings(df: pd.DataFrame) -> str:
             f"(repetitions {', '.join(str(int(r)) for r in reps)}); RTTs {rtts} ms, buffer caps "
             f"{_kib(caps[0])}-{_kib(caps[-1])}; measured spans {df['span_s'].min():.1f}-{df['span_s'].max():.1f} s "
             f"after a warm-up of {df['t_from_s'].min():.1f}-{df['t_from_s'].max():.1f} s; "
-            f"{int(df['retrans_in_span'].sum())} retransmissions in the measured spans."]
+            f"{int(df['retrans_in_span'].sum())} retransmissions in the measured spans."
+            + (f" Kernel testbed: {df.attrs['testbed']}"
+               + (f" ({df.attrs['n_other_testbed']} transfers of the other testbed not used here)"
+                  if df.attrs.get("n_other_testbed") else "") + "." if df.attrs.get("testbed") else "")]
     v = measured_claims(df)
     lines = []
     for _, row in v.iterrows():
