@@ -41,12 +41,12 @@ def kernel_plan(config: P4Config = DEFAULT_CONFIG) -> list[dict]:
 
     rng = np.random.default_rng(config.seed)
     cells = config.cells
+    label = "p4_kernel_steered" if config.keep_flow_order else "p4_kernel"
     plan = []
     for rep in range(config.reps):
         for i in rng.permutation(len(cells)):
             cap, rtt = cells[int(i)]
-            plan.append({"campaign": "p4_kernel_steered" if config.keep_flow_order else "p4_kernel", "rep": rep, "rcvbuf_cap_bytes": cap, "rtt_ms": rtt,
-                         "order": len(plan)})
+            plan.append({"campaign": label, "rep": rep, "rcvbuf_cap_bytes": cap, "rtt_ms": rtt, "order": len(plan)})
     return plan
 
 
