@@ -131,8 +131,8 @@ class Testbed:
         and at 4 ms 89 spurious (DSACKed) retransmissions in 20 s and 20 % less throughput than
         with RPS (2026-11-28). Default False for now: with steering on, the kernel called neither
         ``init`` nor ``release`` of the BPF congestion controls for 2-7 of 3000 MPTCP join subflows
-        (measured 2026-11-28; ``test_subflows_released_at_once_leave_no_entry``), and 1500 short
-        MPTCP uploads took 77 s instead of 41 s; the kernel datasets shipped so far ran without it.
+        (measured 2026-11-28; ``test_subflows_released_at_once_leave_no_entry``); the kernel datasets
+        shipped so far ran without it.
 
     Raises
     ------
