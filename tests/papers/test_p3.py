@@ -501,6 +501,7 @@ def test_the_tables_use_the_steered_testbed_once_it_has_caught_up_and_compare_bo
     assert np.allclose(cmp["d_cubic_share"].abs(), 0.1)
     assert np.allclose(cmp["cubic_share_steered"] - cmp["cubic_share_reordering"], cmp["d_cubic_share"])
     assert np.allclose(cmp["retrans_per_drop_reordering"], 2.0) and np.allclose(cmp["retrans_per_drop_steered"], 1.0)
+    assert cmp["cpu_drops_reordering"].isna().all()  # the synthetic records did not count them
     assert "reordering 108, steered 36 (reordering)" in p3.provenance_table(part)["kernel: samples per testbed (the tables use)"]
     almost = _steered_copy(ds, [0, 1], 0.1, drop=[5])  # one cell one short
     assert p3.kernel_testbed(almost) == "reordering"

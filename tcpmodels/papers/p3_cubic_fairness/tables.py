@@ -644,18 +644,22 @@ def testbed_comparison(ds: P3Dataset) -> pd.DataFrame:
     pandas.DataFrame
         ``kind``, ``reno_rtt_ms``, ``cubic_rtt_ms`` [ms], ``n`` (units), the means of ``cubic_share`` [-] and
         ``jain`` [-] on each testbed (suffixes ``_reordering`` / ``_steered``), their mean paired differences
-        ``d_cubic_share`` and ``d_jain`` (steered minus unsteered), and the retransmissions of both flows per
+        ``d_cubic_share`` and ``d_jain`` (steered minus unsteered), the retransmissions of both flows per
         bottleneck-queue drop on each testbed (``retrans_per_drop_*``: 1 when every retransmission repaired a
-        drop) [-]; empty (with these columns) without such pairs.
+        drop) [-], and the mean drops outside the bottleneck queue per sample on each testbed
+        (``cpu_drops_*``, CPU-induced loss; NaN where the records did not count them) [packets]; empty (with
+        these columns) without such pairs.
     """
     cols = ["kind", "reno_rtt_ms", "cubic_rtt_ms", "n", "cubic_share_reordering", "cubic_share_steered",
             "d_cubic_share", "jain_reordering", "jain_steered", "d_jain", "retrans_per_drop_reordering",
-            "retrans_per_drop_steered"]
+            "retrans_per_drop_steered", "cpu_drops_reordering", "cpu_drops_steered"]
     k = kernel_all_testbeds(ds)
     if "error" in k:
         k = k[k["error"].isna()]
+    if "cpu_drops" not in k:
+        k = k.assign(cpu_drops=math.nan)
     key = ["kind", "reno_rtt_ms", "cubic_rtt_ms", "rep", "rate_bps", "measure_s"]
-    keep = key + ["cubic_share", "jain", "reno_retrans", "cubic_retrans", "queue_drops"]
+    keep = key + ["cubic_share", "jain", "reno_retrans", "cubic_retrans", "queue_drops", "cpu_drops"]
     if len(k) == 0 or not set(keep) <= set(k.columns):
         return pd.DataFrame(columns=cols)
     by = {t: k[k["testbed"] == t][keep] for t in ("reordering", "steered")}
@@ -665,6 +669,7 @@ def testbed_comparison(ds: P3Dataset) -> pd.DataFrame:
     for t in ("reordering", "steered"):
         retrans = both[f"reno_retrans_{t}"].astype(float) + both[f"cubic_retrans_{t}"].astype(float)
         both[f"retrans_per_drop_{t}"] = retrans / both[f"queue_drops_{t}"].astype(float).where(lambda x: x > 0)
+        both[f"cpu_drops_{t}"] = both[f"cpu_drops_{t}"].astype(float)
     both["d_cubic_share"] = both["cubic_share_steered"] - both["cubic_share_reordering"]
     both["d_jain"] = both["jain_steered"] - both["jain_reordering"]
     cell = ["kind", "reno_rtt_ms", "cubic_rtt_ms"]
