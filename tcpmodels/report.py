@@ -35,7 +35,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NotebookRun", "default_dirs", "default_jobs", "find_notebooks", "notebook_parameters", "run_notebook",
+__all__ = ["KERNEL_START_FAILURES", "NotebookRun", "default_dirs", "default_jobs", "find_notebooks", "notebook_parameters", "run_notebook",
            "run_report", "write_index"]
 
 #: Seconds one notebook may take before the run of that notebook is failed.
@@ -53,6 +53,9 @@ class NotebookRun:
     output_html: Path | None
     error: str = ""
     failing_cell: int | None = None
+    #: times the notebook was started again because its kernel died before running anything
+    #: (:data:`KERNEL_START_FAILURES`)
+    kernel_start_retries: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """All fields as JSON-ready values (paths as strings).
@@ -489,6 +492,12 @@ def run_notebook(
         worker.close()
 
 
+#: Errors of a kernel that died before it ran a cell. Kernels started side by side (``jobs`` > 1) can lose
+#: such a race: 1 of 8 parallel runs of three tiny notebooks (2026-11-28, and once in a full test run) ended
+#: with "Kernel died before replying to kernel_info". Nothing of the notebook ran, so it is run once more.
+KERNEL_START_FAILURES = ("Kernel died before replying to kernel_info", "Kernel didn't respond in")
+
+
 def _run_notebook_in(
     worker: _Worker,
     notebook: Path,
@@ -514,6 +523,11 @@ def _run_notebook_in(
     job = {"notebook": str(notebook), "output": str(out), "cwd": str(notebook.parent),
            "parameters": parameters or {}, "kernel": kernel_name}
     status, error, seconds, html_path, html_error = worker.run(job, timeout_s)
+    retries = 0
+    while status == "failed" and retries < 1 and any(m in (error or "") for m in KERNEL_START_FAILURES):
+        retries += 1
+        status, error, more_s, html_path, html_error = worker.run(job, timeout_s)
+        seconds += more_s
     cell = None
     if status == "failed":
         cell, cell_error = _failing_cell(out)
@@ -540,6 +554,7 @@ def _run_notebook_in(
         output_html=html_path,
         error=error,
         failing_cell=cell,
+        kernel_start_retries=retries,
     )
 
 

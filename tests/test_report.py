@@ -311,3 +311,36 @@ def test_index_shows_description_mode_counts_thumbnail_links_and_failures(tmp_pa
     assert "href='p9.html'" in page and "href='p9.ipynb'" in page and "href='bad.ipynb'" in page
     assert "cell 4: ValueError: boom" in page
     assert (tmp_path / "thumbs" / "p9.png").stat().st_size > 500 and "thumbs/p9.png" in page
+
+
+class _FlakyWorker:
+    """Answers like the report worker: first the given failures, then success (writing the executed copy)."""
+
+    def __init__(self, failures):
+        self.failures, self.calls = list(failures), 0
+
+    def run(self, job, timeout_s):
+        self.calls += 1
+        if self.failures:
+            return "failed", self.failures.pop(0), 0.5, None, ""
+        Path(job["output"]).write_text(Path(job["notebook"]).read_text())
+        return "ok", "", 1.0, None, ""
+
+
+def test_a_notebook_whose_kernel_died_at_start_runs_once_more_and_says_so(notebooks, tmp_path):
+    """Kernels started side by side can die before the first cell ("Kernel died before replying to kernel_info",
+    1 of 8 parallel runs of three notebooks here): nothing ran, so the notebook gets one more start; a failure in a
+    cell, or a second dead start, is reported as it is."""
+    from tcpmodels.report import _run_notebook_in
+
+    died = "RuntimeError: Kernel died before replying to kernel_info"
+    w = _FlakyWorker([died])
+    run = _run_notebook_in(w, notebooks / "good.ipynb", tmp_path / "out", None, 60.0)
+    assert (run.status, run.kernel_start_retries, w.calls) == ("ok", 1, 2) and run.seconds == 1.5
+    assert run.to_dict()["kernel_start_retries"] == 1
+    w = _FlakyWorker([died, died])
+    run = _run_notebook_in(w, notebooks / "good.ipynb", tmp_path / "out2", None, 60.0)
+    assert (run.status, run.kernel_start_retries, w.calls) == ("failed", 1, 2) and "kernel_info" in run.error
+    w = _FlakyWorker(["RuntimeError: boom in cell"])
+    run = _run_notebook_in(w, notebooks / "good.ipynb", tmp_path / "out3", None, 60.0)
+    assert (run.status, run.kernel_start_retries, w.calls) == ("failed", 0, 1)

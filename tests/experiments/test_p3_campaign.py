@@ -106,7 +106,12 @@ def test_queue_drops_are_counted_once_in_old_and_new_records():
     # retransmissions (timeouts, loss probes) or loss no counter sees add retransmissions without a drop (up to 7 %
     # of a sample's in repetitions 0-1, 27 % in repetition 2); the P3 headline reports that share.
     every_drop = df["queue_drops"] + df["cpu_drops"].fillna(0)
-    assert (every_drop <= retrans).all()
+    old_testbed = df["testbed"] == "reordering"
+    assert (every_drop[old_testbed] <= retrans[old_testbed]).all()
+    # On the steered testbed the drops outside the queue are backlog overflows of the veths (2026-11-28): they hit
+    # ACKs too and a veth counts one at both ends (tx_dropped, the peer's rx_dropped), so they are no count of lost
+    # data (15 537 against 1630 retransmissions beyond the queue's drops in one sample); the queue's are.
+    assert (df["queue_drops"] <= retrans).all()
 
 
 def test_kind_parameters_of_tm_cubic_x():
