@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.common import read_frames
+from tcpmodels.papers.common import read_frames, steered_once_caught_up
 
 CITATION = ("T. Kozu, S. Yamaguchi, 'CUBIC TCP の輻輳ウィンドウ回復時間の制御による TCP 公平性の改善' "
             "(Improvement of TCP Fairness with Controlling Congestion Windows Size Recovery Time), FIT2013, L-033.")
@@ -137,10 +137,7 @@ def kernel_testbed(ds: P3Dataset) -> str:
         return "reordering"
     rate, meas = st.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable").index[-1]
     at = k[np.isclose(k["rate_bps"], rate) & np.isclose(k["measure_s"], meas)]
-    cells = ["kind", "reno_rtt_ms", "cubic_rtt_ms"]
-    need = at[at["testbed"] == "reordering"].groupby(cells).size()
-    have = at[at["testbed"] == "steered"].groupby(cells).size().reindex(need.index, fill_value=0)
-    return "steered" if bool((have >= need).all()) else "reordering"
+    return steered_once_caught_up(at, ["kind", "reno_rtt_ms", "cubic_rtt_ms"])
 
 
 def with_testbed(ds: P3Dataset, testbed: str | None) -> P3Dataset:

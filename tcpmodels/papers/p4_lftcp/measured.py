@@ -28,7 +28,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcpmodels.papers.common import read_frames
+from tcpmodels.papers.common import read_frames, steered_once_caught_up
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence, inequality
 
 __all__ = ["RATIO_MARGIN", "measured_testbed", "testbed_comparison", "load_measured", "measured_table", "measured_claims", "measured_findings", "plot_measured"]
@@ -60,13 +60,9 @@ def measured_testbed(df: pd.DataFrame) -> str:
     str
         ``"steered"`` or ``"reordering"``.
     """
-    tb = df["testbed"] if "testbed" in df else pd.Series("reordering", index=df.index)
-    cells = [df["rcvbuf_cap_bytes"], df["rtt_ms"]]
-    need = df[tb == "reordering"].groupby([c[tb == "reordering"] for c in cells]).size()
-    have = df[tb == "steered"].groupby([c[tb == "steered"] for c in cells]).size()
-    if len(have) == 0:
+    if "testbed" not in df:
         return "reordering"
-    return "steered" if bool((have.reindex(need.index, fill_value=0) >= need).all()) else "reordering"
+    return steered_once_caught_up(df, ["rcvbuf_cap_bytes", "rtt_ms"])
 
 
 def load_measured(data_dir: str | Path = "data", testbed: str = "auto") -> pd.DataFrame:
