@@ -180,7 +180,8 @@ def shipped_keys(out_dir: str | Path) -> set:
     return {(float(a), int(s)) for a, s in zip(h["alpha"], seeds)}
 
 
-def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed: int = 0) -> dict:
+def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed: int = 0, *,
+              keep_flow_order: bool = False) -> dict:
     """One testbed run at Pareto shape ``alpha``; writes its count series (``.npy``) and returns the run record.
 
     The caller holds the host lock (:func:`run_campaign` does) and appends the record.
@@ -198,6 +199,9 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed:
         (``alpha<a>_counts.npy`` for run 0, ``alpha<a>_s<seed>_counts.npy`` after).
     seed : int
         Run seed ``r``: the workload's seed is ``config.seed + i + 1000 r`` (alpha index i).
+    keep_flow_order : bool
+        Steer the veths with RPS (:class:`tcpmodels.testbed.Testbed` ``keep_flow_order``); the
+        record's ``rps_cpus`` holds the mask (None: the unsteered testbed the shipped runs used).
 
     Returns
     -------
@@ -205,7 +209,9 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed:
         The record as JSON will hold it: ``alpha``, ``seed``, the config, planned and completed
         downloads, capture statistics, ``packets_in_series``, ``utilisation`` [-] of the
         bottleneck over the run, the Hurst estimates of every estimator, the predicted
-        H = (3 - alpha) / 2, host facts, times and ``wall_s`` [s].
+        H = (3 - alpha) / 2, ``rps_cpus``, ``tcp_ext`` (the server's and the client's TcpExt
+        counters that moved during the downloads: reordering events, DSACKs, retransmissions),
+        host facts, times and ``wall_s`` [s].
 
     Raises
     ------
@@ -223,6 +229,7 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed:
     from tcpmodels.testbed import workload as wl
     from tcpmodels.testbed import tool_versions
     from tcpmodels.testbed.capture import start_capture
+    from tcpmodels.testbed.netns import tcp_ext_delta
     from tcpmodels.traces import read_pcap
 
     runs_dir = Path(runs_dir)
@@ -239,14 +246,17 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed:
                  "load_avg_before": load_average(), "n_flows_planned": len(flows),
                  "planned_bytes": int(sum(f["size_bytes"] for f in flows))}
     t0 = time.monotonic()
-    with Testbed(topo, seed=workload_seed) as tb:
+    with Testbed(topo, seed=workload_seed, keep_flow_order=keep_flow_order) as tb:
         rec["testbed_run_id"] = tb.run_id
+        rec["rps_cpus"] = tb.rps_cpus
         server = wl.start_server(tb, "s")
         wl.ping_rtt(tb, "c", SERVER_ADDR, count=3, interval_s=0.01)  # ARP resolved before the first download
         cap = start_capture(tb, "s", "p0", pcap, snaplen_bytes=96, bpf_filter=f"src host {SERVER_ADDR} and tcp")
+        tcp0 = {n: tb.tcp_ext_counters(n) for n in ("s", "c")}
         launched_epoch_s = time.time()
         records = wl.run_flows(tb, "c", flows, timeout_s=config.duration_s + 900)
         time.sleep(0.3)
+        rec["tcp_ext"] = {n: tcp_ext_delta(tcp0[n], tb.tcp_ext_counters(n)) for n in ("s", "c")}
         rec["capture"] = cap.stop()
         server.stop()
     rec["wall_s"] = round(time.monotonic() - t0, 1)

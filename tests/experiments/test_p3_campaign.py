@@ -745,21 +745,29 @@ def test_pilot_into_the_shipped_data_is_refused_from_a_dirty_tree(tmp_path, monk
     assert not (tmp_path / "data").exists()
 
 
-def test_pilot_command_passes_the_pair_and_flow_steering(tmp_path, monkeypatch, capsys):
-    """``p3 pilot --pair-ms 4 4 --keep-flow-order`` runs that pair on a testbed with RPS steering;
-    without the flags the pilot keeps the campaign's pair (1, 64) and testbed (no steering)."""
+def test_pilot_refuses_an_unknown_cubic_variant_before_the_testbed():
+    from tcpmodels.experiments.p3 import pilot
+
+    with pytest.raises(ValueError, match=r"kind must be one of \('standard', 'multiply', 'divide'\); got 'halve'"):
+        pilot.run_pilot([100e6], kind="halve")
+
+
+def test_pilot_command_passes_the_pair_kind_and_flow_steering(tmp_path, monkeypatch, capsys):
+    """``p3 pilot --pair-ms 4 4 --kind divide --keep-flow-order`` runs that pair and variant on a testbed
+    with RPS steering; without the flags the pilot keeps the campaign's pair (1, 64), the kernel's
+    cubic and the testbed without steering."""
     from tcpmodels.experiments.p3 import __main__ as cli
     from tcpmodels.experiments.p3 import pilot
 
     calls = []
 
-    def fake_run_pilot(rates_bps, *, measure_s, config, out, reno_rtt_ms, cubic_rtt_ms):
-        calls.append((rates_bps, measure_s, config.kernel_keep_flow_order, reno_rtt_ms, cubic_rtt_ms))
+    def fake_run_pilot(rates_bps, *, measure_s, config, out, reno_rtt_ms, cubic_rtt_ms, kind):
+        calls.append((rates_bps, measure_s, config.kernel_keep_flow_order, reno_rtt_ms, cubic_rtt_ms, kind))
         return [{"rate_bps": rates_bps[0], "utilization": 0.95, "queue_drops": 1, "cpu_drops": 0}]
 
     monkeypatch.setattr(pilot, "run_pilot", fake_run_pilot)
     cli.main(["pilot", "--rates-mbps", "400", "--measure-s", "60", "--pair-ms", "4", "4", "--keep-flow-order",
-              "--out", str(tmp_path / "p.json")])
+              "--kind", "divide", "--out", str(tmp_path / "p.json")])
     cli.main(["pilot", "--rates-mbps", "400", "--out", str(tmp_path / "p.json")])
-    assert calls == [([400e6], 60.0, True, 4.0, 4.0), ([400e6], 60.0, False, 1.0, 64.0)]
+    assert calls == [([400e6], 60.0, True, 4.0, 4.0, "divide"), ([400e6], 60.0, False, 1.0, 64.0, "standard")]
     assert not p3.DEFAULT_CONFIG.kernel_keep_flow_order  # the campaign's testbed until the steered rerun

@@ -109,6 +109,9 @@ def test_tiny_kernel_run_counts_every_captured_packet(testbed_available, tmp_pat
     assert {h["method"] for h in rec["hurst"]} == {"aggvar", "dfa", "periodogram", "rs", "wavelet", "whittle"}
     assert (tmp_path / "alpha1.50_counts.npy").exists() and not (tmp_path / "alpha1.50.pcap").exists()
     assert np.load(tmp_path / "alpha1.50_counts.npy").sum() == rec["packets_in_series"]
+    # the TcpExt counters that moved on the server and the client; the default testbed has no RPS mask
+    assert rec["rps_cpus"] is None and set(rec["tcp_ext"]) == {"s", "c"}
+    assert all(isinstance(v, int) for node in rec["tcp_ext"].values() for v in node.values())
 
 
 def test_a_second_seed_is_added_to_the_shipped_runs_and_replaces_none(tmp_path):

@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--measure-s", type=float, default=60.0)
     p.add_argument("--pair-ms", nargs=2, type=float, metavar=("RENO", "CUBIC"), default=[1.0, 64.0],
                    help="the Reno and CUBIC RTTs [ms] (default 1 64: the pair with the longest K)")
+    p.add_argument("--kind", choices=NS3_KINDS, default="standard",
+                   help="CUBIC variant: standard = kernel cubic (default), multiply / divide = tm_cubic_x")
     p.add_argument("--keep-flow-order", action="store_true",
                    help="RPS steering on the testbed (Testbed keep_flow_order; the campaign's default is off, "
                         "P3Config.kernel_keep_flow_order)")
@@ -129,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.keep_flow_order:
                 config = replace(config, kernel_keep_flow_order=True)
             res = run_pilot([r * 1e6 for r in args.rates_mbps], measure_s=args.measure_s, config=config, out=args.out,
-                            reno_rtt_ms=args.pair_ms[0], cubic_rtt_ms=args.pair_ms[1])
+                            reno_rtt_ms=args.pair_ms[0], cubic_rtt_ms=args.pair_ms[1], kind=args.kind)
             print(json.dumps([{k: r[k] for k in ("rate_bps", "utilization", "queue_drops", "cpu_drops")}
                               for r in res]))
         elif args.cmd == "ns3":

@@ -9,7 +9,8 @@ elsewhere: the delay element's counters (``dropped_queue_full``: its slot ring w
 ``dropped_socket``: the kernel dropped frames because the element's receive buffer was
 full, ``send_errors``, ``dropped_oversize``), the interfaces' ``rx_dropped`` /
 ``tx_dropped``, and qdisc drops on any link other than the bottleneck. :func:`run_pilot`
-runs one Reno-CUBIC sample per rate (standard kind, a short measured span) and
+runs one Reno-CUBIC sample per rate (the kernel's ``cubic`` by default, or ``tm_cubic_x`` with
+either reading of eq. (4): ``kind``; a short measured span) and
 :func:`cpu_loss` adds those counters up; the fastest rate whose CPU-induced drops are zero
 (and whose two flows fill the link) is the campaign's rate (``P3Config.rate_bps``).
 """
@@ -20,15 +21,15 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, P3Config
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_KINDS, REPO, P3Config
 from tcpmodels.experiments.p3.kernel import TCP_EXT_COLUMNS, cpu_loss
 
 __all__ = ["cpu_loss", "run_pilot"]
 
 def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: float = 1.0,
-              cubic_rtt_ms: float = 64.0, config: P3Config = DEFAULT_CONFIG, out: str | Path | None = None,
-              lock_timeout_s: float = 1800.0) -> list[dict]:
-    """One Reno-CUBIC (kernel ``cubic``) sample per bottleneck rate; the drops not caused by the queue.
+              cubic_rtt_ms: float = 64.0, kind: str = "standard", config: P3Config = DEFAULT_CONFIG,
+              out: str | Path | None = None, lock_timeout_s: float = 1800.0) -> list[dict]:
+    """One Reno-CUBIC sample per bottleneck rate; the drops not caused by the queue.
 
     The buffer follows the rate (``buffer_bdp_fraction`` x BDP at ``buffer_ref_rtt_s``), as in
     the campaign. Each rate holds the host lock for its sample.
@@ -41,6 +42,11 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
         Measured span of each sample (after ``config.warmup_s``). [s]
     reno_rtt_ms, cubic_rtt_ms : float
         The RTT pair (default: the pair with the longest K). [ms]
+    kind : str
+        The CUBIC variant, as in the campaign: ``standard`` (the kernel's ``cubic``), ``multiply``
+        or ``divide`` (``tm_cubic_x`` with that reading of eq. (4), loaded for the sample). The
+        variants differ in CPU load: on the steered testbed ``divide`` overflowed the veths'
+        backlogs at 400 Mbit/s where ``standard`` did not (``docs/CAMPAIGNS.md``).
     config : P3Config
         The rest of the setting.
     out : str or Path, optional
@@ -53,7 +59,7 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     Returns
     -------
     list of dict
-        Per rate: ``rate_bps``, ``buffer_bytes``, ``reno_bps``, ``cubic_bps``, ``utilization``
+        Per rate: ``rate_bps``, ``buffer_bytes``, ``kind``, ``reno_bps``, ``cubic_bps``, ``utilization``
         [-], retransmissions, ``rps_cpus`` (the testbed's RPS steering mask; None without), the
         TcpExt columns of :data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`, :func:`cpu_loss`'s
         fields as the sample counted them during the transfers (the delay elements' too, read
@@ -71,25 +77,27 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     from tcpmodels.records import Stopwatch, git_state, host_facts, load_average, shipped_git_state, utc_now
     from tcpmodels.testbed.hostlock import host_lock
 
+    if kind not in NS3_KINDS:
+        raise ValueError(f"kind must be one of {NS3_KINDS}; got {kind!r}")
     git = shipped_git_state(REPO, Path(out).parent) if out is not None else git_state(REPO)
     host = host_facts()
     results = []
     for rate in rates_bps:
-        cfg = replace(config, rate_bps=float(rate), measure_s=float(measure_s), kernel_kinds=("standard",))
-        with host_lock(timeout_s=lock_timeout_s, holder=f"p3 pilot {rate / 1e6:g} Mbit/s"):
+        cfg = replace(config, rate_bps=float(rate), measure_s=float(measure_s), kernel_kinds=(kind,))
+        with host_lock(timeout_s=lock_timeout_s, holder=f"p3 pilot {kind} {rate / 1e6:g} Mbit/s"):
             watch, started, load = Stopwatch(), utc_now(), load_average()
-            ses = KernelSession(cfg, reno_rtt_ms, cubic_rtt_ms, "standard").__enter__()
+            ses = KernelSession(cfg, reno_rtt_ms, cubic_rtt_ms, kind).__enter__()
             try:
                 rec = ses.run(0.0, 0.0)  # its drops: counted around the transfers, delay elements included
             finally:
                 ses.__exit__(None, None, None)
             wall = watch.elapsed_s
-        rec.update({"campaign": "p3_pilot", "rep": 0, "kind": "standard", "reno_rtt_ms": reno_rtt_ms,
+        rec.update({"campaign": "p3_pilot", "rep": 0, "kind": kind, "reno_rtt_ms": reno_rtt_ms,
                     "cubic_rtt_ms": cubic_rtt_ms, "order": 0, "reno_start_s": 0.0, "cubic_start_s": 0.0,
                     "load_avg": load, "wall_s": wall, "started_utc": started, "rate_bps": cfg.rate_bps,
                     "buffer_bytes": cfg.buffer_bytes, "warmup_s": cfg.warmup_s, "measure_s": cfg.measure_s})
         row = kernel_frame([rec], cfg).iloc[0].to_dict()
-        res = {"rate_bps": cfg.rate_bps, "buffer_bytes": cfg.buffer_bytes, "reno_rtt_ms": reno_rtt_ms,
+        res = {"rate_bps": cfg.rate_bps, "buffer_bytes": cfg.buffer_bytes, "kind": kind, "reno_rtt_ms": reno_rtt_ms,
                "cubic_rtt_ms": cubic_rtt_ms, "measure_s": row.get("span_s"), "reno_bps": row.get("reno_bps"),
                "cubic_bps": row.get("cubic_bps"), "utilization": row.get("total_bps", float("nan")) / cfg.rate_bps,
                "reno_retrans": row.get("reno_retrans"), "cubic_retrans": row.get("cubic_retrans"),
