@@ -23,7 +23,7 @@ from tqdm import tqdm
 from tcpmodels.records import JsonlRecords
 from tcpmodels.testbed import Topology
 
-__all__ = ["ServerTestbed", "campaign_errors", "run_samples", "progress_bar", "campaign_parser", "add_run_command"]
+__all__ = ["KERNEL_TESTBEDS", "kernel_testbed_of", "testbed_label", "ServerTestbed", "campaign_errors", "run_samples", "progress_bar", "campaign_parser", "add_run_command"]
 
 
 @contextmanager
@@ -72,6 +72,59 @@ def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()) -> Iterat
         raise SystemExit(130) from None
 
 
+#: the kernel testbeds a sample can have run on (docs/CAMPAIGNS.md): ``reordering`` (no RPS steering: the CPUs'
+#: backlogs reorder about 0.2 % of segments; every kernel sample before 2026-11-28), ``steered`` (RPS steering on
+#: every veth, :class:`tcpmodels.testbed.Testbed` ``keep_flow_order``: in order, but a delay element's bursts
+#: overflowed other CPUs' backlogs at 400 Mbit/s) and ``pinned`` (steered, each delay element pinned to a CPU
+#: and its frames processed there, ``pin_delay_elements``)
+KERNEL_TESTBEDS = ("reordering", "steered", "pinned")
+
+
+def kernel_testbed_of(record: dict) -> str:
+    """The kernel testbed a sample ran on, from what its record holds.
+
+    Parameters
+    ----------
+    record : dict
+        A kernel sample's record: ``delay_element_cpus`` (the pinned elements' CPUs) and ``rps_cpus``
+        (the RPS mask) where the testbed had them.
+
+    Returns
+    -------
+    str
+        One of :data:`KERNEL_TESTBEDS`: ``pinned`` if the record names pinned delay elements, else
+        ``steered`` if it has an RPS mask, else ``reordering``.
+    """
+    if record.get("delay_element_cpus"):
+        return "pinned"
+    return "steered" if record.get("rps_cpus") else "reordering"
+
+
+def testbed_label(campaign: str, keep_flow_order: bool, pin_delay_elements: bool = False) -> str:
+    """A kernel campaign's ``campaign`` label on a testbed: the samples of two testbeds never share a key.
+
+    Parameters
+    ----------
+    campaign : str
+        The label on the unsteered testbed, e.g. ``"p3_kernel"``.
+    keep_flow_order, pin_delay_elements : bool
+        The testbed (:class:`tcpmodels.testbed.Testbed`'s options of those names).
+
+    Returns
+    -------
+    str
+        ``campaign``, ``campaign + "_steered"`` or ``campaign + "_pinned"``.
+
+    Raises
+    ------
+    ValueError
+        If ``pin_delay_elements`` is set without ``keep_flow_order``.
+    """
+    if pin_delay_elements and not keep_flow_order:
+        raise ValueError("pin_delay_elements needs keep_flow_order; got keep_flow_order=False")
+    return campaign + ("_pinned" if pin_delay_elements else "_steered" if keep_flow_order else "")
+
+
 class ServerTestbed:
     """A testbed with one traffic server, kept up across the samples of a campaign; a context manager.
 
@@ -86,6 +139,8 @@ class ServerTestbed:
     mptcp = False
     #: :class:`tcpmodels.testbed.Testbed`'s ``keep_flow_order`` (RPS steering against reordering)
     keep_flow_order = False
+    #: :class:`tcpmodels.testbed.Testbed`'s ``pin_delay_elements`` (with ``keep_flow_order``)
+    pin_delay_elements = False
     tb = None
     server = None
 
@@ -108,7 +163,8 @@ class ServerTestbed:
         from tcpmodels.testbed import Testbed
         from tcpmodels.testbed import workload as wl
 
-        self.tb = Testbed(self.topology(), keep_flow_order=self.keep_flow_order).__enter__()
+        self.tb = Testbed(self.topology(), keep_flow_order=self.keep_flow_order,
+                          pin_delay_elements=self.pin_delay_elements).__enter__()
         try:
             self.server = wl.start_server(self.tb, self.server_node, port=self.port, mptcp=self.mptcp,
                                           keep_records=False)

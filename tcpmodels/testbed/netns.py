@@ -133,6 +133,15 @@ class Testbed:
         ``init`` nor ``release`` of the BPF congestion controls for 2-7 of 3000 MPTCP join subflows
         (measured 2026-11-28; ``test_subflows_released_at_once_leave_no_entry``); the kernel datasets
         shipped so far ran without it.
+    pin_delay_elements : bool
+        With ``keep_flow_order``: pin each delay element to one CPU (the delayed links in topology
+        order take CPUs 0, 1, ... in turn; :attr:`delay_element_cpus`) and leave RPS off on the two
+        interfaces its frames arrive on (the delayed link's ends in its nodes), so the element's
+        frames are processed on its own CPU, in the order it sends them, as it sends them. With RPS
+        there too (``keep_flow_order`` alone) an element that falls behind and catches up hands a
+        burst to another CPU's backlog, which overflowed ``net.core.netdev_max_backlog`` (1000) in 4
+        of 10 steered P3 samples at 400 Mbit/s (2026-11-28); pinned, 0 of 6 probes of the worst case
+        dropped a packet outside the bottleneck queue (2026-11-29, ``docs/CAMPAIGNS.md``).
 
     Raises
     ------
@@ -142,7 +151,11 @@ class Testbed:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, topology: Topology, *, run_id: str | None = None, seed: int = 0, keep_flow_order: bool = False):
+    def __init__(self, topology: Topology, *, run_id: str | None = None, seed: int = 0, keep_flow_order: bool = False,
+                 pin_delay_elements: bool = False):
+        if pin_delay_elements and not keep_flow_order:
+            raise ValueError("pin_delay_elements needs keep_flow_order=True (it changes how the steered testbed "
+                             "handles the delay elements' frames); got keep_flow_order=False")
         if run_id is None:
             run_id = secrets.token_hex(3)
         if not re.fullmatch(r"[0-9a-f]{6}", run_id):
@@ -153,6 +166,9 @@ class Testbed:
         self.keep_flow_order = bool(keep_flow_order)
         #: the RPS CPU mask written to every veth's receive queue (None: left as the kernel made it, no steering)
         self.rps_cpus: str | None = None
+        self.pin_delay_elements = bool(pin_delay_elements)
+        #: link -> the CPU its delay element is pinned to (empty: not pinned, see ``pin_delay_elements``)
+        self.delay_element_cpus: dict[str, int] = {}
         self.prefix = f"tm{run_id}"
         self._procs: list[_Proc] = []
         self._delay_procs: dict[str, subprocess.Popen] = {}
@@ -407,16 +423,18 @@ class Testbed:
 
     def _steer_receive(self, mask: str) -> None:
         """Write ``mask`` to the RPS CPU mask of every receive queue of the topology's interfaces (see ``keep_flow_order``)."""
-        ifaces: dict[str, list[str]] = {}
+        ifaces: dict[str, list[tuple[str, str]]] = {}
         for lk in self.topology.links:
-            ifaces.setdefault(self.ns(lk.a), []).append(lk.name)
-            ifaces.setdefault(self.ns(lk.b), []).append(lk.name)
+            # a pinned element's frames arrive on the link's ends: processed where the element runs
+            end_mask = "0" if (lk.delayed and self.pin_delay_elements) else mask
+            ifaces.setdefault(self.ns(lk.a), []).append((lk.name, end_mask))
+            ifaces.setdefault(self.ns(lk.b), []).append((lk.name, end_mask))
             if lk.delayed:
-                ifaces.setdefault(self.ns(DELAY_NODE), []).extend([lk.name + "a", lk.name + "b"])
+                ifaces.setdefault(self.ns(DELAY_NODE), []).extend([(lk.name + "a", mask), (lk.name + "b", mask)])
         for ns, names in ifaces.items():
             # sysfs is the namespace's own only inside it (ip netns exec mounts it there)
-            script = "".join(f"for q in /sys/class/net/{n}/queues/rx-*; do echo {mask} > $q/rps_cpus || exit 1; done\n"
-                             for n in names)
+            script = "".join(f"for q in /sys/class/net/{n}/queues/rx-*; do echo {m} > $q/rps_cpus || exit 1; done\n"
+                             for n, m in names)
             run(["ip", "netns", "exec", ns, "sh", "-ec", script])
         self.rps_cpus = mask
 
@@ -438,6 +456,11 @@ class Testbed:
             _terminate(popen)
             raise TestbedError(f"delay element for link {lk.name} did not start: {line.strip()} {popen.stderr.read()}")
         self._delay_procs[lk.name] = popen
+        if self.pin_delay_elements:
+            delayed = [x.name for x in self.topology.links if x.delayed]
+            cpu = delayed.index(lk.name) % (os.cpu_count() or 1)
+            os.sched_setaffinity(popen.pid, {cpu})  # ip netns exec execs the element: this pid is the element
+            self.delay_element_cpus[lk.name] = cpu
 
     def set_link_delay(self, link: str, delay_s: float, *, loss_rate: float | None = None) -> None:
         """Change a delayed link's one-way delay (and optionally its random loss) while the testbed runs.

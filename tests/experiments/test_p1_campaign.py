@@ -213,6 +213,8 @@ def test_tiny_kernel_run_and_resume(testbed_available, tmp_path):
     # 1-16 KB over an idle 100 Mbit/s fabric: a few round trips, well under the 200 ms minimum RTO
     assert np.all(fct > 0) and np.median(fct) < 0.05
     assert all(v is not None and v < 0.005 for v in rec["base_rtt_s"].values())
+    # the hosts' TcpExt counters that moved, summed: the queries' handshakes and data were counted
+    assert rec["tcp_ext"]["TCPOrigDataSent"] >= rec["n_connections"] and rec["tcp_ext"]["TW"] > 0
     assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False) == 0  # resumed: nothing to do
 
 

@@ -247,6 +247,9 @@ def test_tiny_campaign_records_documented_fields_and_resume_skips_done(testbed_a
         assert small["tx_bytes_p0"] / (small["tx_bytes_p0"] + small["tx_bytes_p1"]) > 0.9
         assert data["tx_bytes_p1"] > 0.05 * data["size_bytes"]  # ... while the data transfer uses both paths
         assert r["load_avg"] and r["wall_s"] > 0
+        # the TcpExt counters of both ends counted at least the data transfer's segments
+        sent = sum(r["tcp_ext"][n].get("TCPOrigDataSent", 0) for n in ("s", "c"))
+        assert set(r["tcp_ext"]) == {"s", "c"} and sent > data["size_bytes"] / 1500
         assert r["cc"] == "cubic" and data["cc_effective"] == "cubic"
         assert len(r["git"]["commit"] or "") in (0, 40)  # the code that ran (None outside a git checkout)
 

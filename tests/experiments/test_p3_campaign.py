@@ -51,12 +51,18 @@ def test_kernel_plan_covers_the_grid_whole_repetitions_first_kinds_of_a_pair_tog
     assert len(one) == 12 and {s["kind"] for s in one} == {"divide"}
 
 
-def test_steered_plan_repeats_the_unsteered_samples_under_its_own_label():
+def test_steered_and_pinned_plans_repeat_the_unsteered_samples_under_their_own_labels():
     plain, steered = p3.kernel_plan(CFG), p3.kernel_plan(replace(CFG, kernel_keep_flow_order=True))
+    pinned = p3.kernel_plan(replace(CFG, kernel_keep_flow_order=True, kernel_pin_delay_elements=True))
     assert {s["campaign"] for s in plain} == {"p3_kernel"} and {s["campaign"] for s in steered} == {"p3_kernel_steered"}
-    assert [{**s, "campaign": None} for s in plain] == [{**s, "campaign": None} for s in steered]  # same order, offsets
+    assert {s["campaign"] for s in pinned} == {"p3_kernel_pinned"}
+    for other in (steered, pinned):  # same order, offsets
+        assert [{**s, "campaign": None} for s in plain] == [{**s, "campaign": None} for s in other]
     key = lambda s: tuple(s[k] for k in p3.KERNEL_KEY)  # noqa: E731
-    assert not {key(s) for s in plain} & {key(s) for s in steered}  # one records file keeps both apart
+    keys = [{key(s) for s in p} for p in (plain, steered, pinned)]
+    assert sum(len(k) for k in keys) == len(set().union(*keys))  # one records file keeps all three apart
+    with pytest.raises(ValueError, match="kernel_pin_delay_elements needs kernel_keep_flow_order=True"):
+        replace(CFG, kernel_pin_delay_elements=True)
 
 
 def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
@@ -217,11 +223,15 @@ def test_kernel_frame_throughput_jain_and_wmax_from_ssthresh():
     assert set(df["testbed"]) == {"reordering"} and set(df["campaign"]) == {"p3_kernel"}  # no rps_cpus: unsteered
 
 
-def test_kernel_frame_tells_the_testbeds_apart_by_the_records_rps_mask():
+def test_kernel_frame_tells_the_testbeds_apart_by_the_records_rps_mask_and_pinned_elements():
     recs = [{**_fake_kernel_record(0, 1.0, 4.0), "rps_cpus": None},
-            {**_fake_kernel_record(0, 1.0, 4.0), "campaign": "p3_kernel_steered", "rps_cpus": "3"}]
+            {**_fake_kernel_record(0, 1.0, 4.0), "campaign": "p3_kernel_steered", "rps_cpus": "3",
+             "delay_element_cpus": None},
+            {**_fake_kernel_record(0, 1.0, 4.0), "campaign": "p3_kernel_pinned", "rps_cpus": "3",
+             "delay_element_cpus": {"a0": 0, "a1": 1}}]
     df = p3.kernel_frame(recs, CFG)
-    assert sorted(zip(df["campaign"], df["testbed"])) == [("p3_kernel", "reordering"), ("p3_kernel_steered", "steered")]
+    assert sorted(zip(df["campaign"], df["testbed"])) == [("p3_kernel", "reordering"), ("p3_kernel_pinned", "pinned"),
+                                                          ("p3_kernel_steered", "steered")]
 
 
 def test_dataset_writes_parquet_and_provenance(tmp_path):

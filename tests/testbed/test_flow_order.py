@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -32,17 +33,26 @@ def test_cpumask_hex_is_the_kernels_notation():
         cpumask_hex(0)
 
 
-def _two_window_limited_flows(keep_flow_order: bool) -> tuple[dict, int, str]:
+def _two_window_limited_flows(keep_flow_order: bool, pin: bool = False) -> tuple[dict, int, str, dict]:
     """Two Reno flows, 4 ms each, through a 400 Mbit/s dumbbell for 8 s, each held below half the rate by
-    a 60 kB receive window (~120 Mbit/s): TcpExt counters moved per node, packets dropped anywhere, and the
-    RPS mask read back from the receiver's interface."""
+    a 60 kB receive window (~120 Mbit/s): TcpExt counters moved per node, packets dropped anywhere, the
+    RPS mask read back from the receiver's interface, and the testbed's facts about its delay elements
+    (``cpus``: as the testbed reports them, ``affinity``: as the kernel reports them, ``end_rps``: the RPS
+    mask of each delayed link's two ends)."""
     topo = dumbbell(access_rtts_s=(0.004, 0.004), bottleneck_rate_bps=400e6, bottleneck_buffer_packets=1000)
     nodes = tuple(replace(n, sysctls=n.sysctls + (("net.ipv4.tcp_rmem", "4096 60000 60000"),)) if n.name == "d"
                   else n for n in topo.nodes)
     topo = replace(topo, nodes=nodes)
     dst = topo.meta["receiver_addr"]
-    with Testbed(topo, keep_flow_order=keep_flow_order) as tb:
+    with Testbed(topo, keep_flow_order=keep_flow_order, pin_delay_elements=pin) as tb:
         rps = tb.exec("d", ["cat", "/sys/class/net/dl/queues/rx-0/rps_cpus"]).stdout.strip()
+        delayed = [lk for lk in tb.topology.links if lk.delayed]
+        elements = {"cpus": dict(tb.delay_element_cpus),
+                    "affinity": {lk.name: os.sched_getaffinity(tb._delay_procs[lk.name].pid) for lk in delayed},
+                    "comm": {lk.name: Path(f"/proc/{tb._delay_procs[lk.name].pid}/comm").read_text().strip()
+                             for lk in delayed},
+                    "end_rps": {(node, lk.name): tb.exec(node, ["cat", f"/sys/class/net/{lk.name}/queues/rx-0/rps_cpus"])
+                                .stdout.strip() for lk in delayed for node in (lk.a, lk.b)}}
         server = wl.start_server(tb, "d", port=5311, keep_records=False)
         before = {n: tb.tcp_ext_counters(n) for n in ("s0", "s1", "d")}
         counters0, elements0 = tb.counters(), tb.delay_counters()
@@ -59,14 +69,38 @@ def _two_window_limited_flows(keep_flow_order: bool) -> tuple[dict, int, str]:
                 if counters1[i][f] is not None and counters0[i][f] is not None)
     drops += sum(n for link in delay_counter_delta(elements0, elements1).values() for d in link.values()
                  for k, n in d.items() if k.startswith("dropped") or k == "send_errors")
-    print(f"keep_flow_order {keep_flow_order}: rps {rps}, drops {drops}, TcpExt moved {moved}")
-    return moved, drops, rps
+    print(f"keep_flow_order {keep_flow_order}, pin {pin}: rps {rps}, drops {drops}, TcpExt moved {moved}, "
+          f"delay elements {elements}")
+    return moved, drops, rps, elements
 
 
-def test_two_flows_without_loss_arrive_in_order():
-    moved, drops, rps = _two_window_limited_flows(True)
+@pytest.mark.parametrize("pin", [False, True], ids=["steered", "pinned"])
+def test_two_flows_without_loss_arrive_in_order(pin):
+    """Steered (RPS on every veth) and pinned (each delay element on one CPU, its frames processed there)."""
+    moved, drops, rps, elements = _two_window_limited_flows(True, pin)
     assert int(rps.replace(",", ""), 16) == int(cpumask_hex(os.cpu_count() or 1).replace(",", ""), 16)
     assert drops == 0  # nothing lost, so every out-of-order arrival would be reordering
     assert moved["d"].get("TCPOFOQueue", 0) == 0
     for sender in ("s0", "s1"):
         assert moved[sender].get("TCPSACKReorder", 0) == moved[sender].get("TCPTSReorder", 0) == 0
+    n_cpus = os.cpu_count() or 1
+    # the pid pinned is the element's own (its binary is delay_element-<source hash>)
+    assert all(c.startswith("delay_element") for c in elements["comm"].values())
+    if pin:  # the access links' elements take CPUs 0, 1, ... in turn, and their frames are not steered
+        assert elements["cpus"] == {"a0": 0, "a1": 1 % n_cpus}
+        assert elements["affinity"] == {k: {c} for k, c in elements["cpus"].items()}
+        assert set(elements["end_rps"].values()) == {"0"}
+    else:
+        assert elements["cpus"] == {} and all(len(a) == n_cpus for a in elements["affinity"].values())
+        assert {int(m.replace(",", ""), 16) for m in elements["end_rps"].values()} == {2 ** n_cpus - 1}
+
+
+def test_pinned_delay_elements_need_steering():
+    from tcpmodels.experiments.campaign import testbed_label
+
+    with pytest.raises(ValueError, match="pin_delay_elements needs keep_flow_order=True"):
+        Testbed(dumbbell(access_rtts_s=(0.004, 0.004), bottleneck_rate_bps=400e6), pin_delay_elements=True)
+    assert [testbed_label("p3_kernel", *f) for f in ((False, False), (True, False), (True, True))] == \
+        ["p3_kernel", "p3_kernel_steered", "p3_kernel_pinned"]
+    with pytest.raises(ValueError, match="pin_delay_elements needs keep_flow_order"):
+        testbed_label("p3_kernel", False, True)

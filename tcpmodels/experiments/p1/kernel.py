@@ -292,8 +292,10 @@ class KernelSession:
         -------
         dict
             ``run_id`` (testbed), ``records`` (the clients' flow records), ``captures``
-            (capture statistics), ``t0_mono_s`` [s], ``base_rtt_s`` (per plane) [s] and
-            ``cc_map`` (:meth:`CcMapWatch.summary`, None for ``uncoupled``).
+            (capture statistics), ``t0_mono_s`` [s], ``base_rtt_s`` (per plane) [s],
+            ``cc_map`` (:meth:`CcMapWatch.summary`, None for ``uncoupled``) and ``tcp_ext`` (the
+            TcpExt counters that moved during the run, summed over the 16 hosts: reordering
+            events, DSACKs, out-of-order segments, retransmissions).
 
         Raises
         ------
@@ -305,12 +307,15 @@ class KernelSession:
 
         from tcpmodels.testbed import TestbedError
         from tcpmodels.testbed.capture import start_capture
+        from tcpmodels.testbed.netns import tcp_ext_delta
 
         tb = self.tb
         for srv in self.servers:
             if srv.popen.poll() is not None:
                 raise TestbedError(f"the traffic server in {srv.node} port {srv.port} has exited")
         by_host = kernel_flows(conns, self.config, cc=cc)
+        hosts = [f"h{n}" for n in range(N_HOSTS)]
+        tcp0 = {h: tb.tcp_ext_counters(h) for h in hosts}
         watch = CcMapWatch(cc) if cc != UNCOUPLED else None
         caps = []
         if capture_dir is not None:
@@ -357,8 +362,13 @@ class KernelSession:
             cap_stats = [c.stop() for c in caps]
             if watch is not None:
                 watch.__exit__(None, None, None)
+        tcp_ext: dict = {}  # summed over the hosts: which host saw a counter move is not kept
+        for h in hosts:
+            for name, v in tcp_ext_delta(tcp0[h], tb.tcp_ext_counters(h)).items():
+                tcp_ext[name] = tcp_ext.get(name, 0) + v
         return {"run_id": tb.run_id, "records": records, "captures": cap_stats, "t0_mono_s": t0,
-                "base_rtt_s": self.base_rtt_s, "cc_map": watch.summary() if watch is not None else None}
+                "base_rtt_s": self.base_rtt_s, "cc_map": watch.summary() if watch is not None else None,
+                "tcp_ext": tcp_ext}
 
 
 # ----------------------------------------------------------- record analysis

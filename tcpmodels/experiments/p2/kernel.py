@@ -116,8 +116,10 @@ class Session(ServerTestbed):
         Returns
         -------
         dict
-            ``run_id, rtt_measured_ms, transfers`` (see :data:`TRANSFER_FIELDS`) and, with
-            ``capture_dir``, ``captures`` (tcpdump statistics of the server's two interfaces).
+            ``run_id, rtt_measured_ms, transfers`` (see :data:`TRANSFER_FIELDS`), ``tcp_ext`` (the
+            server's and the client's TcpExt counters that moved during the steps, node -> name ->
+            count: reordering events, DSACKs, out-of-order segments) and, with ``capture_dir``,
+            ``captures`` (tcpdump statistics of the server's two interfaces).
 
         Raises
         ------
@@ -128,10 +130,12 @@ class Session(ServerTestbed):
 
         from tcpmodels.testbed import TestbedError
         from tcpmodels.testbed.capture import start_capture
+        from tcpmodels.testbed.netns import tcp_ext_delta
 
         tb = self.tb
         if self.server.popen.poll() is not None:
             raise TestbedError("the traffic server has exited")
+        tcp0 = {n: tb.tcp_ext_counters(n) for n in ("s", "c")}
         caps = []
         if capture_dir is not None:
             for iface in ("p0", "p1"):
@@ -155,7 +159,8 @@ class Session(ServerTestbed):
         lines = [json.loads(x) for x in out.splitlines() if x.strip()]
         head = next((ln for ln in lines if "rtt_measured_ms" in ln), {})
         result = {"run_id": tb.run_id, "rtt_measured_ms": head.get("rtt_measured_ms"),
-                  "transfers": _transfers(steps, lines)}
+                  "transfers": _transfers(steps, lines),
+                  "tcp_ext": {n: tcp_ext_delta(tcp0[n], tb.tcp_ext_counters(n)) for n in ("s", "c")}}
         if capture_dir is not None:
             result["captures"] = cap_stats
         return result
@@ -235,7 +240,7 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
         res = session.run(steps, capture_dir=cap_dir, capture_stem=cap_stem)
         rec = {"schema": SCHEMA, "path_rate_bps": config.rate_bps, "rtt_measured_ms": res["rtt_measured_ms"],
                "run_id": res["run_id"], "config_hash": config.hash(), "config": config.to_dict(),
-               "git": code, "transfers": res["transfers"]}
+               "git": code, "transfers": res["transfers"], "tcp_ext": res["tcp_ext"]}
         if "captures" in res:
             rec["captures"] = res["captures"]
         return rec

@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="run the grid on the steered testbed (RPS steering, Testbed keep_flow_order): its samples "
                         "are labelled p3_kernel_steered and kept apart from the unsteered ones (default: off, "
                         "P3Config.kernel_keep_flow_order)")
+    p.add_argument("--pin-delay-elements", action="store_true",
+                   help="with steering, pin each delay element to one CPU and process its frames there (Testbed "
+                        "pin_delay_elements; implies --keep-flow-order): samples labelled p3_kernel_pinned")
     p = sub.add_parser("pilot", help="bottleneck pilot: drops not caused by the queue per rate (root; host lock)")
     p.add_argument("--rates-mbps", nargs="+", type=float, default=[100.0, 200.0, 400.0])
     p.add_argument("--measure-s", type=float, default=60.0)
@@ -74,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep-flow-order", action="store_true",
                    help="RPS steering on the testbed (Testbed keep_flow_order; the campaign's default is off, "
                         "P3Config.kernel_keep_flow_order)")
+    p.add_argument("--pin-delay-elements", action="store_true",
+                   help="with steering, each delay element pinned to one CPU (implies --keep-flow-order)")
     p.add_argument("--out", required=True, help="JSON file of the results")
     p = sub.add_parser("ns3", help="run or resume the ns-3 grid (cached sweep, one worker)")
     p.add_argument("--cache", required=True)
@@ -121,15 +126,15 @@ def main(argv: list[str] | None = None) -> int:
                 config = replace(config, kernel_kinds=tuple(args.kinds))
             if args.measure_s:
                 config = replace(config, measure_s=args.measure_s)
-            if args.keep_flow_order:
-                config = replace(config, kernel_keep_flow_order=True)
+            if args.keep_flow_order or args.pin_delay_elements:
+                config = replace(config, kernel_keep_flow_order=True, kernel_pin_delay_elements=args.pin_delay_elements)
             n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         elif args.cmd == "pilot":
             from tcpmodels.experiments.p3.pilot import run_pilot
 
-            if args.keep_flow_order:
-                config = replace(config, kernel_keep_flow_order=True)
+            if args.keep_flow_order or args.pin_delay_elements:
+                config = replace(config, kernel_keep_flow_order=True, kernel_pin_delay_elements=args.pin_delay_elements)
             res = run_pilot([r * 1e6 for r in args.rates_mbps], measure_s=args.measure_s, config=config, out=args.out,
                             reno_rtt_ms=args.pair_ms[0], cubic_rtt_ms=args.pair_ms[1], kind=args.kind)
             print(json.dumps([{k: r[k] for k in ("rate_bps", "utilization", "queue_drops", "cpu_drops")}

@@ -126,6 +126,10 @@ class P3Config:
         table would mix two networks. True: the steered rerun (``p3 kernel --keep-flow-order``), whose
         samples are labelled ``p3_kernel_steered`` (:func:`~tcpmodels.experiments.p3.kernel.kernel_campaign_label`)
         and tabled with ``testbed = "steered"`` beside the unsteered ones (CAMPAIGNS.md).
+    kernel_pin_delay_elements : bool
+        With ``kernel_keep_flow_order``: the testbed's ``pin_delay_elements`` (each delay element on
+        one CPU, its frames processed there), which removed the steered testbed's CPU-induced loss at
+        400 Mbit/s. Its samples are labelled ``p3_kernel_pinned`` and tabled with ``testbed = "pinned"``.
     """
 
     rate_bps: float = 400e6
@@ -151,8 +155,11 @@ class P3Config:
     seed: int = 3
     ns3_jitter_packets: float = 1.0
     kernel_keep_flow_order: bool = False
+    kernel_pin_delay_elements: bool = False
 
     def __post_init__(self):
+        if self.kernel_pin_delay_elements and not self.kernel_keep_flow_order:
+            raise ValueError("kernel_pin_delay_elements needs kernel_keep_flow_order=True; got False")
         for name in ("rate_bps", "ns3_rate_bps"):
             if not 1e6 <= getattr(self, name) <= 2e9:
                 raise ValueError(f"{name} [bit/s] must be in [1e6, 2e9]; got {getattr(self, name)}")

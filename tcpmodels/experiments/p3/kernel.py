@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.experiments.campaign import ServerTestbed
+from tcpmodels.experiments.campaign import KERNEL_TESTBEDS, ServerTestbed, kernel_testbed_of, testbed_label
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.testbed import Topology
@@ -18,26 +18,25 @@ __all__ = ["TESTBEDS", "kernel_campaign_label", "cpu_loss", "TCP_EXT_COLUMNS", "
 
 
 # ---------------------------------------------------------------- kernel plan
-#: the testbed a kernel sample ran on, per its record's ``rps_cpus``: ``"reordering"`` (no RPS steering: the
-#: CPUs' backlogs reorder about 0.2 % of segments, every sample before 2026-11-28) or ``"steered"``
-#: (:class:`tcpmodels.testbed.Testbed` ``keep_flow_order``; see docs/CAMPAIGNS.md)
-TESTBEDS = ("reordering", "steered")
+#: the testbeds a kernel sample can have run on (:func:`tcpmodels.experiments.campaign.kernel_testbed_of`)
+TESTBEDS = KERNEL_TESTBEDS
 
 
-def kernel_campaign_label(keep_flow_order: bool) -> str:
+def kernel_campaign_label(keep_flow_order: bool, pin_delay_elements: bool = False) -> str:
     """The ``campaign`` field of a kernel sample's plan entry and record (part of :data:`KERNEL_KEY`).
 
     Parameters
     ----------
-    keep_flow_order : bool
-        The testbed's RPS steering (``P3Config.kernel_keep_flow_order``).
+    keep_flow_order, pin_delay_elements : bool
+        The testbed (``P3Config.kernel_keep_flow_order``, ``P3Config.kernel_pin_delay_elements``).
 
     Returns
     -------
     str
-        ``"p3_kernel_steered"`` with steering, else ``"p3_kernel"`` (the label of every sample before it).
+        ``"p3_kernel_pinned"`` with pinned delay elements, ``"p3_kernel_steered"`` with steering alone,
+        else ``"p3_kernel"`` (the label of every sample before either).
     """
-    return "p3_kernel_steered" if keep_flow_order else "p3_kernel"
+    return testbed_label("p3_kernel", keep_flow_order, pin_delay_elements)
 
 
 def kernel_plan(config: P3Config) -> list[dict]:
@@ -60,7 +59,8 @@ def kernel_plan(config: P3Config) -> list[dict]:
     -------
     list of dict
         One per sample: ``campaign`` (:func:`kernel_campaign_label`: ``"p3_kernel"``, or
-        ``"p3_kernel_steered"`` with ``config.kernel_keep_flow_order``, so that the two testbeds' samples of
+        ``"p3_kernel_steered"`` with ``config.kernel_keep_flow_order``, ``"p3_kernel_pinned"`` with
+        ``config.kernel_pin_delay_elements`` too, so that the testbeds' samples of
         one repetition and pair are kept apart in one records file), ``rep``, ``kind``, ``reno_rtt_ms``,
         ``cubic_rtt_ms`` [ms], ``order``, ``reno_start_s``, ``cubic_start_s`` [s]. The order and offsets
         do not depend on the testbed: a steered sample repeats the unsteered one's offsets (a paired comparison).
@@ -68,7 +68,7 @@ def kernel_plan(config: P3Config) -> list[dict]:
     import numpy as np
 
     rng = np.random.default_rng(config.seed)
-    label = kernel_campaign_label(config.kernel_keep_flow_order)
+    label = kernel_campaign_label(config.kernel_keep_flow_order, config.kernel_pin_delay_elements)
     pairs = config.pairs_ms
     plan = []
     for rep in range(config.reps):
@@ -156,6 +156,7 @@ class KernelSession(ServerTestbed):
         kind_cc_params(kind, config)  # validates
         self.kind = kind
         self.keep_flow_order = config.kernel_keep_flow_order
+        self.pin_delay_elements = config.kernel_pin_delay_elements
 
     def set_kind(self, kind: str) -> None:
         """Make the next samples' CUBIC flow run as ``kind``.
@@ -222,6 +223,8 @@ class KernelSession(ServerTestbed):
             :data:`DROPS_COUNTING` marks records counted so), ``tcp_ext`` (the TcpExt counters that moved
             during the transfers on both senders and the receiver, :func:`~tcpmodels.testbed.netns.tcp_ext_delta`: node -> name -> count),
             ``rps_cpus`` (the testbed's RPS mask, None without flow steering: ``config.kernel_keep_flow_order``),
+            ``delay_element_cpus`` (link -> the CPU its delay element is pinned to; None unless
+            ``config.kernel_pin_delay_elements``),
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
@@ -278,7 +281,7 @@ class KernelSession(ServerTestbed):
             samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
             flows.append({**rec, "cc_requested": cc, "samples": samples})
         return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops, "tcp_ext": tcp_ext,
-                "rps_cpus": tb.rps_cpus,
+                "rps_cpus": tb.rps_cpus, "delay_element_cpus": tb.delay_element_cpus or None,
                 "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
 
 
@@ -530,8 +533,9 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         queue: other qdiscs', the interfaces' and, where read, the delay elements'; None in older
         records) [packets], the columns of :data:`TCP_EXT_COLUMNS` (None in records before
         2026-11-28), retransmissions, load, ``wall_s`` [s], ``campaign`` (the record's label,
-        :func:`kernel_campaign_label`), ``testbed`` (one of :data:`TESTBEDS`: ``steered`` if the record
-        has an RPS mask, ``rps_cpus``, else ``reordering``) and
+        :func:`kernel_campaign_label`), ``testbed`` (one of :data:`TESTBEDS`,
+        :func:`~tcpmodels.experiments.campaign.kernel_testbed_of`: ``pinned`` if the record names pinned delay
+        elements, ``steered`` if it has an RPS mask, else ``reordering``) and
         ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
     """
     import numpy as np
@@ -551,7 +555,7 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
                "reno_ping_ms": r["ping_rtt_ms"][0], "cubic_ping_ms": r["ping_rtt_ms"][1],
                "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
                "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None,
-               "campaign": r.get("campaign", "p3_kernel"), "testbed": TESTBEDS[bool(r.get("rps_cpus"))]}
+               "campaign": r.get("campaign", "p3_kernel"), "testbed": kernel_testbed_of(r)}
         d = r.get("drops") or {}
         row["queue_drops"] = queue_drops_once(d)
         elem = d.get("delay_element_drops")

@@ -60,7 +60,8 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     -------
     list of dict
         Per rate: ``rate_bps``, ``buffer_bytes``, ``kind``, ``reno_bps``, ``cubic_bps``, ``utilization``
-        [-], retransmissions, ``rps_cpus`` (the testbed's RPS steering mask; None without), the
+        [-], retransmissions, ``rps_cpus`` (the testbed's RPS steering mask; None without),
+        ``delay_element_cpus`` (link -> CPU of each pinned delay element; None unless pinned), the
         TcpExt columns of :data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`, :func:`cpu_loss`'s
         fields as the sample counted them during the transfers (the delay elements' too, read
         without stopping them; until 2026-11-28 the pilot took the elements' totals since they
@@ -101,7 +102,7 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
                "cubic_rtt_ms": cubic_rtt_ms, "measure_s": row.get("span_s"), "reno_bps": row.get("reno_bps"),
                "cubic_bps": row.get("cubic_bps"), "utilization": row.get("total_bps", float("nan")) / cfg.rate_bps,
                "reno_retrans": row.get("reno_retrans"), "cubic_retrans": row.get("cubic_retrans"),
-               "rps_cpus": rec.get("rps_cpus"), **{k: row.get(k) for k in TCP_EXT_COLUMNS},
+               "rps_cpus": rec.get("rps_cpus"), "delay_element_cpus": rec.get("delay_element_cpus"), **{k: row.get(k) for k in TCP_EXT_COLUMNS},
                **{k: v for k, v in rec["drops"].items() if k != "counting"}, "cpu_drops": row.get("cpu_drops"),
                "load_avg_before": load, "load_avg_after": load_average(),
                "wall_s": round(wall, 1), "started_utc": started, "error": row.get("error"), "git": git,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.experiments.campaign import ServerTestbed
+from tcpmodels.experiments.campaign import ServerTestbed, kernel_testbed_of
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, SCHEMA, P4Config
 from tcpmodels.testbed import Topology
 
@@ -293,8 +293,9 @@ def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> pd.D
         ``model_srtt_bps`` and ``ratio_srtt`` (the same with the median srtt),
         ``cap_model_bps`` (cap / RTT, the naive reading), ``adv_fraction_of_cap``,
         ``link_rate_bps``, ``rate_fraction_of_link``, ``load_avg_1m``, ``wall_s``,
-        ``started_utc``, ``cc_effective``, ``campaign`` (the record's label), ``testbed`` (``steered`` if the
-        record has an RPS mask, ``rps_cpus``, else ``reordering``: every sample before 2026-11-28), ``error``.
+        ``started_utc``, ``cc_effective``, ``campaign`` (the record's label), ``testbed``
+        (:func:`~tcpmodels.experiments.campaign.kernel_testbed_of`: ``steered`` if the record has an RPS mask,
+        ``rps_cpus``, else ``reordering``: every sample before 2026-11-28), ``error``.
     """
 
     from tcpmodels.models.throughput import window_limited_throughput_bps
@@ -307,7 +308,7 @@ def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> pd.D
                "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
                "cc_effective": f.get("cc_effective"), "link_rate_bps": r["link_rate_bps"],
                "campaign": r.get("campaign", "p4_kernel"),
-               "testbed": "steered" if r.get("rps_cpus") else "reordering", "error": f.get("error")}
+               "testbed": kernel_testbed_of(r), "error": f.get("error")}
         try:
             s = summarize_window_limited(f["samples"], r["rtt_ms"] * 1e-3, warmup_s=config.warmup_s(r["rtt_ms"]))
         except (ValueError, KeyError) as exc:
