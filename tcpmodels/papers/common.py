@@ -37,7 +37,7 @@ from tcpmodels.stats import CLAIM_COLUMNS as VERDICT_COLUMNS
 from tcpmodels.stats import VERDICTS
 
 __all__ = [
-    "steered_once_caught_up",
+    "rerun_once_caught_up",
     "Claim", "claims_frame", "Comparison", "comparison_frame", "CLAIM_COLUMNS", "COMPARISON_COLUMNS",
     "VERDICT_COLUMNS", "read_frames", "check_claims", "claims_summary", "claims_full", "verdict_badge",
     "before_after", "human", "table_view", "from_old_verdicts",
@@ -511,29 +511,32 @@ def table_view(frame: pd.DataFrame) -> Styler:
     return frame.style.hide(axis="index").set_table_styles(list(_LEFT))
 
 
-def steered_once_caught_up(frame: pd.DataFrame, cells: Sequence[str]) -> str:
-    """The kernel testbed a paper's verdicts use: ``steered`` once it has caught up, else ``reordering``.
+def rerun_once_caught_up(frame: pd.DataFrame, cells: Sequence[str], rerun: str = "steered") -> str:
+    """The kernel testbed a paper's verdicts use: the ``rerun`` testbed once it has caught up, else ``reordering``.
 
-    Kernel samples ran on two testbeds (column ``testbed``): ``reordering`` (no RPS steering, every sample
-    before 2026-11-28) and ``steered`` (a rerun with ``keep_flow_order``). The steered samples take over once
-    they are at least as many as the unsteered ones in every cell that has unsteered ones, so a verdict
-    never rests on fewer runs than the one it replaces.
+    Kernel samples ran on several testbeds (column ``testbed``): ``reordering`` (no RPS steering, every sample
+    before 2026-11-28), ``steered`` (a rerun with ``keep_flow_order``) and ``pinned`` (with
+    ``pin_delay_elements`` too). A rerun's samples take over once they are at least as many as the unsteered
+    ones in every cell that has unsteered ones, so a verdict never rests on fewer runs than the one it replaces.
+    A rerun at a setting without unsteered samples replaces nothing, so it does not take over.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        Samples of both testbeds, with ``testbed`` and the ``cells`` columns (rows of one setting).
+        Samples of the testbeds, with ``testbed`` and the ``cells`` columns (rows of one setting).
     cells : sequence of str
         The columns that make a cell (e.g. kind and RTT pair).
+    rerun : str
+        The rerun's testbed (``"steered"`` or ``"pinned"``).
 
     Returns
     -------
     str
-        ``"steered"`` or ``"reordering"`` (also without any steered sample).
+        ``rerun`` or ``"reordering"`` (also without any sample of ``rerun``).
     """
     need = frame[frame["testbed"] == "reordering"].groupby(list(cells)).size()
-    have = frame[frame["testbed"] == "steered"].groupby(list(cells)).size()
-    if len(have) == 0:
+    have = frame[frame["testbed"] == rerun].groupby(list(cells)).size()
+    if len(have) == 0 or len(need) == 0:
         return "reordering"
-    return "steered" if bool((have.reindex(need.index, fill_value=0) >= need).all()) else "reordering"
+    return rerun if bool((have.reindex(need.index, fill_value=0) >= need).all()) else "reordering"
 

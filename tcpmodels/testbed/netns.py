@@ -140,8 +140,10 @@ class Testbed:
         frames are processed on its own CPU, in the order it sends them, as it sends them. With RPS
         there too (``keep_flow_order`` alone) an element that falls behind and catches up hands a
         burst to another CPU's backlog, which overflowed ``net.core.netdev_max_backlog`` (1000) in 4
-        of 10 steered P3 samples at 400 Mbit/s (2026-11-28); pinned, 0 of 6 probes of the worst case
-        dropped a packet outside the bottleneck queue (2026-11-29, ``docs/CAMPAIGNS.md``).
+        of 10 steered P3 samples at 400 Mbit/s (139-29 301 packets; 2026-11-28); pinned, 2 of 14 samples of
+        the worst cases dropped packets outside the bottleneck queue, 23 and 11 (2026-11-29,
+        ``docs/CAMPAIGNS.md``). Not loss-free by construction: a pinned element that falls behind still
+        fills its own CPU's backlog when that CPU's softirq work is deferred.
 
     Raises
     ------

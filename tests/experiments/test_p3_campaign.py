@@ -262,12 +262,14 @@ def test_dataset_writes_parquet_and_provenance(tmp_path):
     assert twice["kernel"]["carried_over_from_build_utc"] == stored["written_utc"]
     # nothing to carry over in an empty folder
     assert "kernel" not in p3.build_dataset(None, None, tmp_path / "out3", tiny, fluid=False)
-    # the steered pilots' results go into the provenance beside the pilot behind the rate
+    # the steered and pinned pilots' results go into the provenance beside the pilot behind the rate
     (tmp_path / "out4").mkdir()
     (tmp_path / "out4" / "p3_bottleneck_pilot_steered_4_4.json").write_text(json.dumps([{"rate_bps": 4e8}]))
+    (tmp_path / "out4" / "p3_bottleneck_pilot_pinned_divide_16_16.json").write_text(json.dumps([{"rate_bps": 4e8}]))
     steered = p3.build_dataset(records, None, tmp_path / "out4", tiny, fluid=False)
     assert steered["bottleneck_pilot_steered"] == {"p3_bottleneck_pilot_steered_4_4.json": [{"rate_bps": 4e8}]}
-    assert steered["files"][-1] == "p3_bottleneck_pilot_steered_4_4.json"
+    assert steered["bottleneck_pilot_pinned"] == {"p3_bottleneck_pilot_pinned_divide_16_16.json": [{"rate_bps": 4e8}]}
+    assert steered["files"][-2:] == ["p3_bottleneck_pilot_steered_4_4.json", "p3_bottleneck_pilot_pinned_divide_16_16.json"]
 
 
 def test_dataset_provenance_states_each_engines_rate(tmp_path):

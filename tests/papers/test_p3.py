@@ -469,21 +469,23 @@ def test_drops_outside_the_queue_row_says_in_how_many_samples_the_delay_elements
                                "the most: 7 packets (1% of that sample's drops) at 4:4 ms, divide, repetition 3")
 
 
-def _steered_copy(ds, reps, share_shift, *, drop=None):
-    """Steered repeats of the 200 Mbit/s samples of ``reps`` (CUBIC's share moved ``share_shift`` towards 0.5)."""
-    k = ds.kernel.assign(testbed="reordering")
+def _steered_copy(ds, reps, share_shift, *, drop=None, testbed="steered"):
+    """Repeats on ``testbed`` of the 200 Mbit/s samples of ``reps`` (CUBIC's share moved ``share_shift`` towards 0.5)."""
+    k = ds.kernel if "testbed" in ds.kernel else ds.kernel.assign(testbed="reordering")
+    k = k[k["testbed"] == "reordering"]
+    others = ds.kernel[ds.kernel["testbed"] != "reordering"] if "testbed" in ds.kernel else ds.kernel.iloc[:0]
     st = k[(k["rate_bps"] == 200e6) & k["rep"].isin(reps)].copy()
     if drop is not None:
         st = st.drop(st.index[drop])
     total = st["reno_bps"] + st["cubic_bps"]
     share = st["cubic_bps"] / total
     share = share + np.where(share < 0.5, share_shift, -share_shift)
-    st = st.assign(testbed="steered", cubic_bps=total * share, reno_bps=total * (1 - share), cubic_share=share,
+    st = st.assign(testbed=testbed, cubic_bps=total * share, reno_bps=total * (1 - share), cubic_share=share,
                    reno_retrans=10, cubic_retrans=10, queue_drops=20.0)
     st["jain"] = jain_index(st["reno_bps"], st["cubic_bps"])
     k = k.assign(cubic_share=k["cubic_bps"] / (k["reno_bps"] + k["cubic_bps"]), reno_retrans=30, cubic_retrans=10,
                  queue_drops=20.0)
-    return p3.P3Dataset(kernel=pd.concat([k, st], ignore_index=True), ns3=ds.ns3, fluid=ds.fluid,
+    return p3.P3Dataset(kernel=pd.concat([k, others, st], ignore_index=True), ns3=ds.ns3, fluid=ds.fluid,
                         provenance=ds.provenance)
 
 
@@ -499,8 +501,9 @@ def test_the_tables_use_the_steered_testbed_once_it_has_caught_up_and_compare_bo
     cmp = p3.testbed_comparison(part)
     assert len(cmp) == 36 and (cmp["n"] == 1).all()
     assert np.allclose(cmp["d_cubic_share"].abs(), 0.1)
-    assert np.allclose(cmp["cubic_share_steered"] - cmp["cubic_share_reordering"], cmp["d_cubic_share"])
-    assert np.allclose(cmp["retrans_per_drop_reordering"], 2.0) and np.allclose(cmp["retrans_per_drop_steered"], 1.0)
+    assert set(cmp["rerun"]) == {"steered"}
+    assert np.allclose(cmp["cubic_share_rerun"] - cmp["cubic_share_reordering"], cmp["d_cubic_share"])
+    assert np.allclose(cmp["retrans_per_drop_reordering"], 2.0) and np.allclose(cmp["retrans_per_drop_rerun"], 1.0)
     assert cmp["cpu_drops_reordering"].isna().all()  # the synthetic records did not count them
     assert "reordering 108, steered 36 (reordering)" in p3.provenance_table(part)["kernel: samples per testbed (the tables use)"]
     almost = _steered_copy(ds, [0, 1], 0.1, drop=[5])  # one cell one short
@@ -517,3 +520,22 @@ def test_the_tables_use_the_steered_testbed_once_it_has_caught_up_and_compare_bo
         p3.with_testbed(full, "steering")
     v = p3.claims(full, p3.tables(full))
     assert (v["verdict"].notna()).all()
+
+
+def test_the_pinned_rerun_takes_over_from_the_steered_one_once_it_has_caught_up():
+    """Three kernel testbeds (2026-11-29): a pinned rerun (each delay element on one CPU) is preferred to a steered
+    one, but only once it has caught up with the unsteered samples; both are compared with the unsteered ones."""
+    base = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like})
+    ds = _with_kernel_kinds(base, {"divide": paper_like, "multiply": paper_like}, reps=2)
+    steered_part = _steered_copy(ds, [0], 0.1)  # the steered rerun stopped after one repetition
+    part = _steered_copy(steered_part, [0], 0.05, testbed="pinned")
+    assert p3.kernel_testbed(part) == "reordering"
+    cmp = p3.testbed_comparison(part)
+    assert cmp.groupby("rerun").size().to_dict() == {"pinned": 36, "steered": 36}
+    assert np.allclose(cmp.loc[cmp["rerun"] == "pinned", "d_cubic_share"].abs(), 0.05)
+    full = _steered_copy(steered_part, [0, 1], 0.05, testbed="pinned")
+    assert p3.kernel_testbed(full) == "pinned"
+    assert (p3.kernel_runs(full, "divide")["testbed"] == "pinned").all()
+    assert "pinned 72, reordering 108, steered 36 (pinned)" in p3.provenance_table(full)[
+        "kernel: samples per testbed (the tables use)"]
+    assert p3.kernel_testbed(p3.with_testbed(full, "steered")) == "steered"

@@ -109,3 +109,17 @@ def test_check_claims_badges_and_before_after():
     ba = before_after(old, changed)
     assert ba.set_index("id")["changed"].to_dict() == {"C9.1": True, "C9.2": False}
     assert 'class="verdict verdict-supported"' in verdict_badge("supported")
+
+
+def test_a_rerun_takes_over_only_once_it_replaces_every_unsteered_cell():
+    from tcpmodels.papers.common import rerun_once_caught_up
+
+    old = pd.DataFrame({"testbed": "reordering", "cell": ["a", "a", "b"]})
+    rerun = lambda cells, tb="pinned": pd.DataFrame({"testbed": tb, "cell": cells})  # noqa: E731
+    assert rerun_once_caught_up(old, ["cell"], "pinned") == "reordering"  # no rerun sample
+    assert rerun_once_caught_up(pd.concat([old, rerun(["a", "b"])]), ["cell"], "pinned") == "reordering"  # a: 1 < 2
+    assert rerun_once_caught_up(pd.concat([old, rerun(["a", "a", "b"])]), ["cell"], "pinned") == "pinned"
+    # samples of another rerun do not count for this one
+    assert rerun_once_caught_up(pd.concat([old, rerun(["a", "a", "b"], "steered")]), ["cell"], "pinned") == "reordering"
+    # a rerun at a setting with no unsteered sample replaces nothing
+    assert rerun_once_caught_up(rerun(["a", "b"]), ["cell"], "pinned") == "reordering"

@@ -207,10 +207,11 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     if pilot.exists():  # the measurement behind rate_bps (python -m tcpmodels.experiments.p3 pilot)
         prov["bottleneck_pilot"] = json.loads(pilot.read_text())
         prov["files"] += ["p3_bottleneck_pilot.json"]
-    steered = sorted(out_dir.glob("p3_bottleneck_pilot_steered_*.json"))  # the same pilot on the steered testbed
-    if steered:
-        prov["bottleneck_pilot_steered"] = {f.name: json.loads(f.read_text()) for f in steered}
-        prov["files"] += [f.name for f in steered]
+    for testbed in ("steered", "pinned"):  # the same pilot on the rerun testbeds
+        found = sorted(out_dir.glob(f"p3_bottleneck_pilot_{testbed}_*.json"))
+        if found:
+            prov[f"bottleneck_pilot_{testbed}"] = {f.name: json.loads(f.read_text()) for f in found}
+            prov["files"] += [f.name for f in found]
     ns3_pilot = out_dir / NS3_PILOT
     if ns3_pilot.exists():  # the measurement behind the long ns-3 setting (python -m tcpmodels.experiments.p3 ns3-pilot)
         prov["ns3_pilot"] = _pilot_digest(json.loads(ns3_pilot.read_text()))

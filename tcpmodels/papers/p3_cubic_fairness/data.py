@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.common import read_frames, steered_once_caught_up
+from tcpmodels.papers.common import read_frames, rerun_once_caught_up
 
 CITATION = ("T. Kozu, S. Yamaguchi, 'CUBIC TCP の輻輳ウィンドウ回復時間の制御による TCP 公平性の改善' "
             "(Improvement of TCP Fairness with Controlling Congestion Windows Size Recovery Time), FIT2013, L-033.")
@@ -42,7 +42,7 @@ class P3Dataset:
         Fluid model per pair, ``reading`` (none / multiply / divide), ``x_exponent``, ``loss_sharing``.
     provenance : dict
         ``p3_provenance.json``.
-    kernel_testbed : {"reordering", "steered"} or None
+    kernel_testbed : {"reordering", "steered", "pinned"} or None
         The kernel testbed the tables and verdicts use (:func:`kernel_testbed`); None (default): the rule
         there. :func:`with_testbed` sets it.
     """
@@ -79,9 +79,13 @@ def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
 
 
 # ------------------------------------------------------------ kernel testbeds
-#: the kernel testbeds a sample can have run on (``tcpmodels.experiments.p3.TESTBEDS``; papers do not import
-#: campaigns): ``reordering`` (no RPS steering; every sample before 2026-11-28) and ``steered``
-TESTBEDS = ("reordering", "steered")
+#: the kernel testbeds a sample can have run on (``tcpmodels.experiments.campaign.KERNEL_TESTBEDS``; papers do
+#: not import campaigns): ``reordering`` (no RPS steering; every sample before 2026-11-28), ``steered`` (RPS
+#: steering) and ``pinned`` (steering with each delay element pinned to a CPU, free of the steered testbed's
+#: CPU-induced loss)
+TESTBEDS = ("reordering", "steered", "pinned")
+#: the reruns, in the order :func:`kernel_testbed` prefers them
+RERUNS = ("pinned", "steered")
 
 
 def kernel_all_testbeds(ds: P3Dataset) -> pd.DataFrame:
@@ -111,11 +115,11 @@ def kernel_all_testbeds(ds: P3Dataset) -> pd.DataFrame:
 def kernel_testbed(ds: P3Dataset) -> str:
     """The kernel testbed whose samples the tables and verdicts use.
 
-    ``ds.kernel_testbed`` if set (:func:`with_testbed`); else ``steered`` once the steered samples have caught
-    up with the unsteered ones: at the steered samples' most common setting (``rate_bps``, ``measure_s``),
-    at least as many steered as unsteered samples in every cell (kind, Reno RTT, CUBIC RTT) that has
-    unsteered ones; else ``reordering``. So a steered rerun takes over the verdicts only when it rests on
-    as many runs as the results it replaces, and until then the two are compared in :func:`testbed_comparison`.
+    ``ds.kernel_testbed`` if set (:func:`with_testbed`); else the first rerun of :data:`RERUNS` (``pinned``,
+    then ``steered``) whose samples have caught up with the unsteered ones: at the rerun's most common setting
+    (``rate_bps``, ``measure_s``), at least as many rerun as unsteered samples in every cell (kind, Reno RTT,
+    CUBIC RTT) that has unsteered ones; else ``reordering``. So a rerun takes over the verdicts only when it
+    rests on as many runs as the results it replaces, and until then they are compared in :func:`testbed_comparison`.
 
     Parameters
     ----------
@@ -132,12 +136,15 @@ def kernel_testbed(ds: P3Dataset) -> str:
             raise ValueError(f"kernel_testbed must be one of {TESTBEDS}; got {ds.kernel_testbed!r}")
         return ds.kernel_testbed
     k = kernel_all_testbeds(ds)
-    st = k[k["testbed"] == "steered"]
-    if len(st) == 0:
-        return "reordering"
-    rate, meas = st.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable").index[-1]
-    at = k[np.isclose(k["rate_bps"], rate) & np.isclose(k["measure_s"], meas)]
-    return steered_once_caught_up(at, ["kind", "reno_rtt_ms", "cubic_rtt_ms"])
+    for rerun in RERUNS:
+        st = k[k["testbed"] == rerun]
+        if len(st) == 0:
+            continue
+        rate, meas = st.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable").index[-1]
+        at = k[np.isclose(k["rate_bps"], rate) & np.isclose(k["measure_s"], meas)]
+        if rerun_once_caught_up(at, ["kind", "reno_rtt_ms", "cubic_rtt_ms"], rerun) == rerun:
+            return rerun
+    return "reordering"
 
 
 def with_testbed(ds: P3Dataset, testbed: str | None) -> P3Dataset:
@@ -147,7 +154,7 @@ def with_testbed(ds: P3Dataset, testbed: str | None) -> P3Dataset:
     ----------
     ds : P3Dataset
         The campaign's data.
-    testbed : {"reordering", "steered"} or None
+    testbed : {"reordering", "steered", "pinned"} or None
         The kernel testbed.
 
     Returns

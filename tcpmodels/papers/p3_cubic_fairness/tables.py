@@ -628,31 +628,31 @@ def provenance_table(ds: P3Dataset) -> pd.Series:
 
 
 def testbed_comparison(ds: P3Dataset) -> pd.DataFrame:
-    """The kernel samples run on both testbeds, side by side: what the testbed's reordering changed.
+    """The kernel samples rerun on another testbed, beside the unsteered ones: what the testbed changed.
 
-    A steered sample repeats an unsteered one (same kind, RTT pair, repetition, start offsets, rate and
-    measured span; ``tcpmodels.experiments.p3.kernel_plan``), so each such pair is one unit: the steered
-    value minus the unsteered one. One row per kind and RTT pair with at least one unit.
+    A rerun sample (``steered`` or ``pinned``) repeats an unsteered one (same kind, RTT pair, repetition, start
+    offsets, rate and measured span; ``tcpmodels.experiments.p3.kernel_plan``), so each such pair is one unit:
+    the rerun's value minus the unsteered one. One row per rerun testbed, kind and RTT pair with at least one unit.
 
     Parameters
     ----------
     ds : P3Dataset
-        The campaign's data (both testbeds, whatever :func:`kernel_testbed` says).
+        The campaign's data (every testbed, whatever :func:`kernel_testbed` says).
 
     Returns
     -------
     pandas.DataFrame
-        ``kind``, ``reno_rtt_ms``, ``cubic_rtt_ms`` [ms], ``n`` (units), the means of ``cubic_share`` [-] and
-        ``jain`` [-] on each testbed (suffixes ``_reordering`` / ``_steered``), their mean paired differences
-        ``d_cubic_share`` and ``d_jain`` (steered minus unsteered), the retransmissions of both flows per
-        bottleneck-queue drop on each testbed (``retrans_per_drop_*``: 1 when every retransmission repaired a
-        drop) [-], and the mean drops outside the bottleneck queue per sample on each testbed
-        (``cpu_drops_*``, CPU-induced loss; NaN where the records did not count them) [packets]; empty (with
-        these columns) without such pairs.
+        ``rerun`` (the testbed compared with ``reordering``), ``kind``, ``reno_rtt_ms``, ``cubic_rtt_ms`` [ms],
+        ``n`` (units), the means of ``cubic_share`` [-] and ``jain`` [-] on each testbed (suffixes
+        ``_reordering`` / ``_rerun``), their mean paired differences ``d_cubic_share`` and ``d_jain`` (rerun
+        minus unsteered), the retransmissions of both flows per bottleneck-queue drop on each testbed
+        (``retrans_per_drop_*``: 1 when every retransmission repaired a drop) [-], and the mean drops outside
+        the bottleneck queue per sample on each testbed (``cpu_drops_*``, CPU-induced loss; NaN where the
+        records did not count them) [packets]; empty (with these columns) without such pairs.
     """
-    cols = ["kind", "reno_rtt_ms", "cubic_rtt_ms", "n", "cubic_share_reordering", "cubic_share_steered",
-            "d_cubic_share", "jain_reordering", "jain_steered", "d_jain", "retrans_per_drop_reordering",
-            "retrans_per_drop_steered", "cpu_drops_reordering", "cpu_drops_steered"]
+    cols = ["rerun", "kind", "reno_rtt_ms", "cubic_rtt_ms", "n", "cubic_share_reordering", "cubic_share_rerun",
+            "d_cubic_share", "jain_reordering", "jain_rerun", "d_jain", "retrans_per_drop_reordering",
+            "retrans_per_drop_rerun", "cpu_drops_reordering", "cpu_drops_rerun"]
     k = kernel_all_testbeds(ds)
     if "error" in k:
         k = k[k["error"].isna()]
@@ -662,18 +662,23 @@ def testbed_comparison(ds: P3Dataset) -> pd.DataFrame:
     keep = key + ["cubic_share", "jain", "reno_retrans", "cubic_retrans", "queue_drops", "cpu_drops"]
     if len(k) == 0 or not set(keep) <= set(k.columns):
         return pd.DataFrame(columns=cols)
-    by = {t: k[k["testbed"] == t][keep] for t in ("reordering", "steered")}
-    both = by["reordering"].merge(by["steered"], on=key, suffixes=("_reordering", "_steered"))
-    if len(both) == 0:
+    base = k[k["testbed"] == "reordering"][keep]
+    parts = []
+    for rerun in ("steered", "pinned"):
+        both = base.merge(k[k["testbed"] == rerun][keep], on=key, suffixes=("_reordering", "_rerun"))
+        if len(both):
+            parts.append(both.assign(rerun=rerun))
+    if not parts:
         return pd.DataFrame(columns=cols)
-    for t in ("reordering", "steered"):
+    both = pd.concat(parts, ignore_index=True)
+    for t in ("reordering", "rerun"):
         retrans = both[f"reno_retrans_{t}"].astype(float) + both[f"cubic_retrans_{t}"].astype(float)
         both[f"retrans_per_drop_{t}"] = retrans / both[f"queue_drops_{t}"].astype(float).where(lambda x: x > 0)
         both[f"cpu_drops_{t}"] = both[f"cpu_drops_{t}"].astype(float)
-    both["d_cubic_share"] = both["cubic_share_steered"] - both["cubic_share_reordering"]
-    both["d_jain"] = both["jain_steered"] - both["jain_reordering"]
-    cell = ["kind", "reno_rtt_ms", "cubic_rtt_ms"]
-    out = both.groupby(cell).agg(n=("rep", "size"), **{c: (c, "mean") for c in cols[4:]}).reset_index()
+    both["d_cubic_share"] = both["cubic_share_rerun"] - both["cubic_share_reordering"]
+    both["d_jain"] = both["jain_rerun"] - both["jain_reordering"]
+    cell = ["rerun", "kind", "reno_rtt_ms", "cubic_rtt_ms"]
+    out = both.groupby(cell, sort=False).agg(n=("rep", "size"), **{c: (c, "mean") for c in cols[5:]}).reset_index()
     return out[cols]
 
 

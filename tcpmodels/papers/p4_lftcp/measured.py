@@ -28,7 +28,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcpmodels.papers.common import read_frames, steered_once_caught_up
+from tcpmodels.papers.common import read_frames, rerun_once_caught_up
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence, inequality
 
 __all__ = ["RATIO_MARGIN", "measured_testbed", "testbed_comparison", "load_measured", "measured_table", "measured_claims", "measured_findings", "plot_measured"]
@@ -62,7 +62,7 @@ def measured_testbed(df: pd.DataFrame) -> str:
     """
     if "testbed" not in df:
         return "reordering"
-    return steered_once_caught_up(df, ["rcvbuf_cap_bytes", "rtt_ms"])
+    return rerun_once_caught_up(df, ["rcvbuf_cap_bytes", "rtt_ms"], "steered")
 
 
 def load_measured(data_dir: str | Path = "data", testbed: str = "auto") -> pd.DataFrame:
