@@ -104,3 +104,14 @@ def test_pinned_delay_elements_need_steering():
         ["p3_kernel", "p3_kernel_steered", "p3_kernel_pinned"]
     with pytest.raises(ValueError, match="pin_delay_elements needs keep_flow_order"):
         testbed_label("p3_kernel", False, True)
+
+
+def test_a_restarted_delay_element_stays_pinned():
+    """set_link_delay starts a new element (P3 changes RTTs between samples so): it is pinned like the first."""
+    topo = dumbbell(access_rtts_s=(0.004, 0.008), bottleneck_rate_bps=100e6)
+    with Testbed(topo, keep_flow_order=True, pin_delay_elements=True) as tb:
+        first = tb._delay_procs["a1"].pid
+        tb.set_link_delay("a1", 0.01)
+        again = tb._delay_procs["a1"].pid
+        assert again != first and os.sched_getaffinity(again) == {tb.delay_element_cpus["a1"]}
+        assert os.sched_getaffinity(tb._delay_procs["a0"].pid) == {tb.delay_element_cpus["a0"]}
