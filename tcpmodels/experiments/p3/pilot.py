@@ -21,8 +21,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, NS3_KINDS, REPO, P3Config
-from tcpmodels.experiments.p3.kernel import TCP_EXT_COLUMNS, cpu_loss
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, P3Config
+from tcpmodels.experiments.p3.kernel import TCP_EXT_COLUMNS, cpu_loss, kind_cc_params
 
 __all__ = ["cpu_loss", "run_pilot"]
 
@@ -78,8 +78,7 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     from tcpmodels.records import Stopwatch, git_state, host_facts, load_average, shipped_git_state, utc_now
     from tcpmodels.testbed.hostlock import host_lock
 
-    if kind not in NS3_KINDS:
-        raise ValueError(f"kind must be one of {NS3_KINDS}; got {kind!r}")
+    kind_cc_params(kind, config)  # an unknown kind fails here, before the lock and the testbed
     git = shipped_git_state(REPO, Path(out).parent) if out is not None else git_state(REPO)
     host = host_facts()
     results = []

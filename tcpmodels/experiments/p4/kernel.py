@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.experiments.campaign import ServerTestbed, kernel_testbed_of
+from tcpmodels.experiments.campaign import ServerTestbed, kernel_testbed_of, testbed_label
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, SCHEMA, P4Config
 from tcpmodels.testbed import Topology
 
@@ -41,7 +41,7 @@ def kernel_plan(config: P4Config = DEFAULT_CONFIG) -> list[dict]:
 
     rng = np.random.default_rng(config.seed)
     cells = config.cells
-    label = "p4_kernel_steered" if config.keep_flow_order else "p4_kernel"
+    label = testbed_label("p4_kernel", config.keep_flow_order)
     plan = []
     for rep in range(config.reps):
         for i in rng.permutation(len(cells)):
