@@ -142,9 +142,10 @@ class Testbed:
         burst to another CPU's backlog, which overflowed ``net.core.netdev_max_backlog`` (1000) in 4
         of 10 steered P3 samples at 400 Mbit/s (139-29 301 packets; 2026-11-28); pinned, 2 of 14 samples of
         the worst cases dropped packets outside the bottleneck queue, 23 and 11 (2026-11-29,
-        ``docs/CAMPAIGNS.md``), and the first 18 samples of the P3 rerun on it none. Not loss-free by
-        construction: 7 of those 11 drops were at the end a pinned element's frames arrive on, so its own
-        CPU's backlog filled too (why is not measured).
+        ``docs/CAMPAIGNS.md``), and 1 of the first 49 samples of the P3 rerun on it (4930 packets, at
+        a sender's veth into the delay element's input, whose receive side RPS steers). Not loss-free
+        by construction: 7 of those 11 drops were at the end a pinned element's frames arrive on, so
+        its own CPU's backlog filled too; why either backlog filled is not measured.
 
     Raises
     ------
