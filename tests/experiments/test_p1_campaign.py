@@ -83,6 +83,27 @@ def test_plan_keys_runs_by_congestion_control():
         p1.run_plan(CFG, "kernel", ["cubic"])
 
 
+def test_steered_testbed_labels_its_runs_apart_with_the_same_workload(tmp_path):
+    steered = replace(CFG, keep_flow_order=True)
+    plan = p1.run_plan(steered, "kernel", ["uncoupled", "tm_lia"])
+    assert {s["engine"] for s in plan} == {"kernel_steered"} and p1.engine_label("kernel", True) == "kernel_steered"
+    plain = p1.run_plan(CFG, "kernel", ["uncoupled", "tm_lia"])
+    keys = {tuple(s[k] for k in p1.KEY) for s in plain}
+    assert len(plan) == len(plain) and not keys & {tuple(s[k] for k in p1.KEY) for s in plan}
+    # the testbed does not enter the schedule: a steered run repeats the unsteered run of its seed
+    assert p1.schedule(steered, "s4", "mptcp", 3) == p1.schedule(CFG, "s4", "mptcp", 3)
+    assert [p1.engine_family(e) for e in ("kernel", "kernel_steered", "ns3")] == ["kernel", "kernel", "ns3"]
+    with pytest.raises(ValueError, match="ns-3 has none"):
+        p1.run_plan(steered, "ns3")
+    with pytest.raises(ValueError, match="engine must be one of"):
+        p1.engine_family("dce")
+    # a plan made for the other testbed is refused before any run (no testbed, no record)
+    with pytest.raises(ValueError, match=r"labelled engine \['kernel'\].*keep_flow_order=True labels its runs "
+                                         r"'kernel_steered'"):
+        p1.run_campaign(tmp_path / "k.jsonl", steered, engine="kernel", plan=plain[:1], progress=False)
+    assert not (tmp_path / "k.jsonl").exists()
+
+
 def test_coupled_control_goes_on_mptcp_sockets_only():
     conns = p1.schedule(CFG, "s4", "mptcp", 0)
     flows = [f for fl in p1.kernel_flows(conns, CFG, cc="tm_lia").values() for f in fl]
@@ -200,6 +221,28 @@ def test_dataset_from_records_has_flows_runs_and_provenance(tmp_path):
     assert saved["config"]["buffer_bytes"] == 100_000 and saved["ns3_setting"]["status"] == "not run"
 
 
+def test_dataset_keeps_steered_runs_apart_and_holds_them_to_the_kernel_workload(tmp_path):
+    import pandas as pd
+
+    data = tmp_path / "data"
+    plain, steered = tmp_path / "plain.jsonl", tmp_path / "steered.jsonl"
+    JsonlRecords(plain, p1.KEY).append(_fake_record("kernel", "s4", "tcp", 0))
+    p1.build_dataset([plain], data)
+    cfg = {**CFG.to_dict(), "keep_flow_order": True}
+    JsonlRecords(steered, p1.KEY).append(_fake_record("kernel_steered", "s4", "tcp", 0) | {"config": cfg})
+    prov = p1.build_dataset([steered], data)
+    assert prov["merge"] == {"kept_runs": 1, "replaced_runs": 0, "new_runs": 1}
+    assert prov["engines"]["kernel"]["runs"] == prov["engines"]["kernel_steered"]["runs"] == 1
+    runs = pd.read_parquet(data / "datasets" / "p1_runs.parquet")
+    assert sorted(runs["engine"]) == ["kernel", "kernel_steered"]
+    # a steered run is paired with the unsteered run of its seed: another arrival window is refused
+    other = tmp_path / "other.jsonl"
+    JsonlRecords(other, p1.KEY).append(_fake_record("kernel_steered", "s4", "mptcp", 0)
+                                       | {"config": {**cfg, "duration_s4_s": 45.0}})
+    with pytest.raises(ValueError, match="duration_s4_s 40.0 there, 45.0 in the record"):
+        p1.build_dataset([other], data)
+
+
 @pytest.mark.testbed
 def test_tiny_kernel_run_and_resume(testbed_available, tmp_path):
     cfg = replace(CFG, duration_s5_s=1.0, warmup_s=0.5, drain_s=0.5, seeds=(7,))
@@ -208,6 +251,7 @@ def test_tiny_kernel_run_and_resume(testbed_available, tmp_path):
     assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False, yield_s=0.0) == 1
     rec = JsonlRecords(path, p1.KEY).read()[0]
     assert rec["cc"] == "uncoupled" and rec["cc_map"] is None and {f["cc_effective"] for f in rec["flows"]} == {"reno"}
+    assert rec["engine"] == "kernel" and rec["rps_cpus"] is None  # the unsteered testbed
     fct = np.array([f["fct_s"] for f in rec["flows"]], dtype=float)
     assert len(fct) == rec["n_connections"] > 20 and not any(f["error"] for f in rec["flows"])
     # 1-16 KB over an idle 100 Mbit/s fabric: a few round trips, well under the 200 ms minimum RTO
@@ -237,6 +281,17 @@ def test_tiny_kernel_run_under_tm_lia_couples_the_subflows(testbed_available, tm
     bg = [f for f in rec["flows"] if f["kind"] == "background"]
     assert rec["cc_map"]["connections_seen"] >= len(bg) > 0 and rec["cc_map"]["max_subflows"] == 4
     assert rec["git"]["commit"]
+
+
+@pytest.mark.testbed
+def test_tiny_steered_kernel_run_records_its_testbed(testbed_available, tmp_path):
+    cfg = replace(CFG, duration_s5_s=1.0, warmup_s=0.5, drain_s=0.5, seeds=(7,), keep_flow_order=True)
+    plan = p1.run_plan(replace(cfg, experiments=("s5_query_nobg",)), "kernel")[:1]
+    path = tmp_path / "k.jsonl"
+    assert p1.run_campaign(path, cfg, engine="kernel", plan=plan, progress=False, yield_s=0.0) == 1
+    rec = JsonlRecords(path, p1.KEY).read()[0]
+    assert rec["engine"] == "kernel_steered" and rec["config"]["keep_flow_order"] is True
+    assert rec["rps_cpus"] and int(rec["rps_cpus"], 16) > 0 and not any(f["error"] for f in rec["flows"])
 
 
 def test_ns3_result_rows_line_up_with_the_schedule():

@@ -49,8 +49,10 @@ gives each 70 KB flow's pattern (P1 Table 3) and a capture FCT (SYN to the ACK
 of the last byte).
 
 Records go to a JSONL file, one line per run (key: engine, experiment, protocol,
-cc, seed); ``run`` resumes. Each kernel run holds the host lock
-(:func:`tcpmodels.testbed.hostlock.host_lock`) only while its traffic runs; the
+cc, seed); ``run`` resumes. A kernel run's ``engine`` names its testbed too
+(:func:`engine_label`): ``kernel`` (no RPS steering: a few segments in 1000 arrive out of
+order) or ``kernel_steered`` (``--keep-flow-order``, :attr:`P1Config.keep_flow_order`).
+Each kernel run holds the host lock (:func:`tcpmodels.testbed.hostlock.host_lock`) only while its traffic runs; the
 fat-tree is built once per campaign call and reused. ``dataset`` writes Parquet
 tables and ``p1_provenance.json``, merged with the tables already shipped (a re-measured run
 replaces its shipped row; the others stay). ``--captures`` is what gives the Section 4 flows their
@@ -61,6 +63,8 @@ Command line (root for ``run``)::
     python -m tcpmodels.experiments.p1 run --engine kernel --captures runs/p1/captures --records runs/p1/kernel.jsonl
     python -m tcpmodels.experiments.p1 run --engine kernel --cc tm_lia tm_olia --captures runs/p1/captures \
         --records runs/p1/kernel.jsonl
+    python -m tcpmodels.experiments.p1 run --engine kernel --keep-flow-order --cc uncoupled tm_lia tm_olia \
+        --captures runs/p1/captures_steered --records runs/p1/kernel_steered.jsonl
     python -m tcpmodels.experiments.p1 run --engine ns3 --records runs/p1/ns3.jsonl
     python -m tcpmodels.experiments.p1 dataset --records runs/p1/kernel.jsonl runs/p1/ns3.jsonl --out data
 
@@ -81,6 +85,7 @@ from tcpmodels.experiments.p1.config import (
     FLOW_PORT,
     KEY,
     KERNEL_CCS,
+    KERNEL_ENGINES,
     N_HOSTS,
     NS3_CC,
     PROTOCOLS,
@@ -88,6 +93,8 @@ from tcpmodels.experiments.p1.config import (
     UNCOUPLED,
     WORKER_HOSTS,
     P1Config,
+    engine_family,
+    engine_label,
     record_cc,
 )
 from tcpmodels.experiments.p1.dataset import build_dataset
@@ -108,7 +115,7 @@ __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", 
            "run_campaign", "build_dataset", "subflow_stats", "kernel_flows", "host_addr", "KernelSession",
            "ns3_config", "run_ns3", "ns3_rows", "kernel_rows", "N_HOSTS", "AGGREGATOR_HOSTS", "WORKER_HOSTS",
            "BG_PORT", "FLOW_PORT", "SCHEMA", "KEY", "CCS", "KERNEL_CCS", "NS3_CC", "UNCOUPLED", "record_cc",
-           "socket_cc", "CcMapWatch", "check_kernel_ccs", "main"]
+           "socket_cc", "CcMapWatch", "check_kernel_ccs", "KERNEL_ENGINES", "engine_label", "engine_family", "main"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--duration-s5-s", type=float)
         p.add_argument("--drain-s", type=float)
         p.add_argument("--delay-element", action="store_true", help="kernel: 0.5 ms RTT by the delay element")
+        p.add_argument("--keep-flow-order", action="store_true",
+                       help="kernel: RPS steering on the testbed (no reordering; P1Config.keep_flow_order): the runs "
+                            "are labelled engine kernel_steered")
     p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
     p.add_argument("--records", nargs="+", required=True)
     p.add_argument("--out", required=True, help="the data/ directory")
@@ -53,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     config = DEFAULT_CONFIG
     if getattr(args, "delay_element", False):
         config = replace(config, delay_element=True)
+    if getattr(args, "keep_flow_order", False):
+        config = replace(config, keep_flow_order=True)
     for name in ("duration_s4_s", "duration_s5_s", "drain_s"):
         if getattr(args, name, None) is not None:
             config = replace(config, **{name: getattr(args, name)})

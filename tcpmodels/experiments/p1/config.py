@@ -6,12 +6,13 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tcpmodels.experiments.campaign import testbed_label
 from tcpmodels.topology_addressing import N_CORES, N_HOSTS
 
 
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "N_HOSTS", "N_CORES",
            "AGGREGATOR_HOSTS", "WORKER_HOSTS", "BG_PORT", "FLOW_PORT", "SCHEMA", "KEY", "REPO", "KB", "CCS",
-           "KERNEL_CCS", "NS3_CC", "UNCOUPLED", "record_cc"]
+           "KERNEL_CCS", "NS3_CC", "UNCOUPLED", "record_cc", "KERNEL_ENGINES", "engine_label", "engine_family"]
 
 
 KB = 1000
@@ -20,7 +21,11 @@ AGGREGATOR_HOSTS = (0, 1, 2, 3)
 WORKER_HOSTS = tuple(range(4, 16))
 EXPERIMENTS = ("s4", "s5_query_nobg", "s5_query_bg", "s5_message_bg")
 PROTOCOLS = ("tcp", "mptcp")
+#: the engines a campaign runs on (``--engine``)
 ENGINES = ("kernel", "ns3")
+#: the ``engine`` of a kernel run's record, by testbed (:func:`engine_label`): ``kernel`` without RPS
+#: steering (every kernel run up to 2026-11-29), ``kernel_steered`` with it (``P1Config.keep_flow_order``)
+KERNEL_ENGINES = ("kernel", "kernel_steered")
 BG_PORT = 5201
 FLOW_PORT = 5202
 SCHEMA = 2
@@ -37,6 +42,62 @@ KERNEL_CCS = (UNCOUPLED, "tm_lia", "tm_olia")
 #: ns-3's MPTCP is always RFC 6356 LIA-coupled (``tcpmodels.sim``): every ns-3 run carries this ``cc``
 NS3_CC = "lia"
 CCS = (*KERNEL_CCS, NS3_CC)
+
+
+def engine_label(engine: str, keep_flow_order: bool = False) -> str:
+    """The ``engine`` field (part of :data:`KEY`) of a run on ``engine`` and, for the kernel, on the testbed chosen.
+
+    Parameters
+    ----------
+    engine : {"kernel", "ns3"}
+        The engine the run is on.
+    keep_flow_order : bool
+        ``P1Config.keep_flow_order`` (kernel only).
+
+    Returns
+    -------
+    str
+        ``"ns3"``; for the kernel ``"kernel_steered"`` with RPS steering, else ``"kernel"``
+        (:func:`tcpmodels.experiments.campaign.testbed_label`).
+
+    Raises
+    ------
+    ValueError
+        If ``engine`` is not one of :data:`ENGINES`, or ``keep_flow_order`` is asked of ns-3.
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
+    if engine == "ns3":
+        if keep_flow_order:
+            raise ValueError("keep_flow_order chooses a kernel testbed; ns-3 has none (got engine 'ns3' with "
+                             "keep_flow_order=True)")
+        return engine
+    return testbed_label("kernel", keep_flow_order)
+
+
+def engine_family(engine: str) -> str:
+    """The engine a record's ``engine`` label belongs to: ``kernel`` for every label of :data:`KERNEL_ENGINES`.
+
+    Parameters
+    ----------
+    engine : str
+        A record's ``engine`` (``kernel``, ``kernel_steered`` or ``ns3``).
+
+    Returns
+    -------
+    str
+        One of :data:`ENGINES`.
+
+    Raises
+    ------
+    ValueError
+        For a label of no engine.
+    """
+    if engine in KERNEL_ENGINES:
+        return "kernel"
+    if engine in ENGINES:
+        return engine
+    raise ValueError(f"engine must be one of {(*KERNEL_ENGINES, 'ns3')}; got {engine!r}")
 
 
 def record_cc(record: dict) -> str:
@@ -104,6 +165,14 @@ class P1Config:
         Workload seeds (each gives new pairs, destinations, arrivals).
     experiments : tuple of str
         Experiments to run, from :data:`EXPERIMENTS`.
+    keep_flow_order : bool
+        Kernel: steer every veth's received packets with RPS (:class:`tcpmodels.testbed.Testbed`
+        ``keep_flow_order``), so that no segment is reordered on the testbed. Default False: the
+        testbed of every shipped kernel run, on which 0.4-1.1 of every 1000 data segments of a
+        Section 4 run arrived out of order (docs/CAMPAIGNS.md, P1). The runs of the steered testbed
+        carry the engine label ``kernel_steered`` (:func:`engine_label`), so the two testbeds'
+        runs of one seed never share a key. It chooses the testbed, not the workload: a steered run
+        draws the same schedule as the unsteered run of its seed.
     """
 
     host_rate_bps: float = 100e6
@@ -127,6 +196,7 @@ class P1Config:
     drain_s: float = 3.0
     seeds: tuple[int, ...] = (0, 1, 2)
     experiments: tuple[str, ...] = EXPERIMENTS
+    keep_flow_order: bool = False
 
     def __post_init__(self):
         for name in ("host_rate_bps", "edge_agg_rate_bps", "agg_core_rate_bps"):

@@ -16,7 +16,17 @@ from pathlib import Path
 
 import numpy as np
 
-from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, FLOW_PORT, KEY, NS3_CC, REPO, UNCOUPLED, P1Config, record_cc
+from tcpmodels.experiments.p1.config import (
+    DEFAULT_CONFIG,
+    FLOW_PORT,
+    KEY,
+    NS3_CC,
+    REPO,
+    UNCOUPLED,
+    P1Config,
+    engine_family,
+    record_cc,
+)
 
 __all__ = ["build_dataset", "merge_shipped", "workload_mismatch", "TABLES"]
 
@@ -75,21 +85,24 @@ def _with_cc(frame, git: dict | None = None):
     return out[cols]
 
 
-#: config fields that may differ between runs that are compared (they choose runs, not their workload)
-_FREE_FIELDS = ("seeds", "experiments")
+#: config fields that may differ between runs that are compared (they choose runs or the testbed, not the
+#: workload; the testbed is also in the run's ``engine`` label)
+_FREE_FIELDS = ("seeds", "experiments", "keep_flow_order")
 
 
 def workload_mismatch(configs: dict, recs: list[dict]) -> str | None:
     """Why records cannot join the runs already there: a workload setting differs (else None).
 
-    Runs are paired by seed across backgrounds and congestion controls, which is valid only when
-    every run of an engine drew its schedule from the same configuration (e.g. the Section 4
-    arrival window ``duration_s4_s``: another value gives other arrivals and destinations).
+    Runs are paired by seed across backgrounds, congestion controls and testbeds, which is valid only
+    when every run of an engine drew its schedule from the same configuration (e.g. the Section 4
+    arrival window ``duration_s4_s``: another value gives other arrivals and destinations). The
+    kernel's testbeds (``kernel``, ``kernel_steered``) count as one engine here
+    (:func:`~tcpmodels.experiments.p1.config.engine_family`).
 
     Parameters
     ----------
     configs : dict
-        Engine -> the configuration of the runs already there (the shipped provenance's ``configs``).
+        Engine label -> the configuration of the runs already there (the shipped provenance's ``configs``).
     recs : list of dict
         The new records (each with ``engine`` and ``config``).
 
@@ -98,12 +111,12 @@ def workload_mismatch(configs: dict, recs: list[dict]) -> str | None:
     str or None
         One line naming the engine and the differing fields with both values.
     """
-    seen = dict(configs)
+    seen = {engine_family(e): c for e, c in configs.items()}
     for r in recs:
         cfg = r.get("config")
         if not cfg:
             continue
-        ref = seen.setdefault(r["engine"], cfg)
+        ref = seen.setdefault(engine_family(r["engine"]), cfg)
         diff = {k: (ref.get(k), cfg.get(k)) for k in set(ref) | set(cfg)
                 if k not in _FREE_FIELDS and json.dumps(ref.get(k)) != json.dumps(cfg.get(k))}
         if diff:
@@ -244,9 +257,10 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
     # the settings the new runs must share: those of each engine whose shipped runs stay
     new_keys = {tuple(record_cc(r) if k == "cc" else r[k] for k in KEY) for r in recs}
     old_runs = shipped_tables.get("runs")
-    staying = ({k[0] for k in map(tuple, old_runs[list(KEY)].itertuples(index=False)) if tuple(k) not in new_keys}
-               if old_runs is not None and len(old_runs) else set())
-    why = workload_mismatch({e: c for e, c in old_prov.get("configs", {}).items() if e in staying}, recs)
+    staying = ({engine_family(k[0]) for k in map(tuple, old_runs[list(KEY)].itertuples(index=False))
+                if tuple(k) not in new_keys} if old_runs is not None and len(old_runs) else set())
+    why = workload_mismatch({e: c for e, c in old_prov.get("configs", {}).items() if engine_family(e) in staying},
+                            recs)
     if why:
         raise ValueError(why)
     built = dict(zip(TABLES, _frames(recs)))
@@ -308,6 +322,9 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
                    "tm_olia": "OLIA in BPF (tcpmodels/testbed/kernel_cc/tm_olia.bpf.c)"},
             "ecmp": "per-flow: the schedule draws a core per single-path connection, the connection uses that "
                     "plane's addresses",
+            "testbeds": {"kernel": "no RPS steering: a veth's received packets are processed on the CPU that sent "
+                                   "them, so segments of one flow can be reordered",
+                         "kernel_steered": "RPS steering on every veth (Testbed keep_flow_order): no reordering"},
             "sysctls": {"net.ipv4.tcp_no_metrics_save": 1},
             "fct_definition": "upload: just before connect() on the sender to the last byte read by the receiver",
         },

@@ -212,7 +212,11 @@ class CcMapWatch:
 
 
 class KernelSession:
-    """The fat-tree testbed with an MPTCP-capable traffic server on both ports of every host; reused across runs."""
+    """The fat-tree testbed with an MPTCP-capable traffic server on both ports of every host; reused across runs.
+
+    With ``config.keep_flow_order`` every veth's received packets are steered with RPS
+    (:class:`tcpmodels.testbed.Testbed` ``keep_flow_order``).
+    """
 
     def __init__(self, config: P1Config):
         self.config = config
@@ -225,7 +229,7 @@ class KernelSession:
         from tcpmodels.testbed import workload as wl
 
         t0 = time.monotonic()
-        self.tb = Testbed(_topology(self.config)).__enter__()
+        self.tb = Testbed(_topology(self.config), keep_flow_order=self.config.keep_flow_order).__enter__()
         try:
             for n in range(N_HOSTS):
                 for port in (BG_PORT, FLOW_PORT):
@@ -293,9 +297,10 @@ class KernelSession:
         dict
             ``run_id`` (testbed), ``records`` (the clients' flow records), ``captures``
             (capture statistics), ``t0_mono_s`` [s], ``base_rtt_s`` (per plane) [s],
-            ``cc_map`` (:meth:`CcMapWatch.summary`, None for ``uncoupled``) and ``tcp_ext`` (the
+            ``cc_map`` (:meth:`CcMapWatch.summary`, None for ``uncoupled``), ``tcp_ext`` (the
             TcpExt counters that moved during the run, summed over the 16 hosts: reordering
-            events, DSACKs, out-of-order segments, retransmissions).
+            events, DSACKs, out-of-order segments, retransmissions) and ``rps_cpus`` (the testbed's
+            RPS mask, None without steering).
 
         Raises
         ------
@@ -368,7 +373,7 @@ class KernelSession:
                 tcp_ext[name] = tcp_ext.get(name, 0) + v
         return {"run_id": tb.run_id, "records": records, "captures": cap_stats, "t0_mono_s": t0,
                 "base_rtt_s": self.base_rtt_s, "cc_map": watch.summary() if watch is not None else None,
-                "tcp_ext": tcp_ext}
+                "tcp_ext": tcp_ext, "rps_cpus": tb.rps_cpus}
 
 
 # ----------------------------------------------------------- record analysis

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from pathlib import Path
 
-from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, KEY, REPO, SCHEMA, UNCOUPLED, P1Config
+from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, KEY, REPO, SCHEMA, UNCOUPLED, P1Config, engine_family, engine_label
 from tcpmodels.experiments.p1.kernel import KernelSession, kernel_rows
 from tcpmodels.experiments.p1.ns3 import ns3_rows, run_ns3
 from tcpmodels.experiments.p1.schedule import run_plan, schedule
@@ -37,7 +37,7 @@ def check_kernel_ccs(plan: list[dict]) -> list[str]:
     from tcpmodels.testbed import TestbedError
     from tcpmodels.testbed import kernel_cc
 
-    wanted = sorted({s["cc"] for s in plan if s["engine"] == "kernel" and s.get("cc", UNCOUPLED) != UNCOUPLED})
+    wanted = sorted({s["cc"] for s in plan if engine_family(s["engine"]) == "kernel" and s.get("cc", UNCOUPLED) != UNCOUPLED})
     if not wanted:
         return []
     reason = kernel_cc.unavailable_reason()
@@ -66,7 +66,8 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
     config : P1Config
         Rates, buffer, RTT, workloads, experiments and seeds of the campaign.
     engine : {"kernel", "ns3"}
-        ``kernel``: the fat-tree testbed (root; one testbed kept up across runs);
+        ``kernel``: the fat-tree testbed (root; one testbed kept up across runs; RPS steering with
+        ``config.keep_flow_order``, the runs then labelled ``kernel_steered``);
         ``ns3``: one ns-3 process per run, its tables under ``<records_path's folder>/ns3/``.
         Each run's MPTCP congestion control is its ``cc`` (part of the key): a ``tm_*`` control is
         registered for the run (:func:`tcpmodels.testbed.kernel_cc.congestion_control`) and
@@ -93,7 +94,8 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
     Raises
     ------
     ValueError
-        For an unknown ``engine`` (from :func:`run_plan`).
+        For an unknown ``engine`` (from :func:`run_plan`), or a ``plan`` whose runs carry another
+        engine label than ``engine`` and ``config.keep_flow_order`` give (:func:`engine_label`).
     tcpmodels.testbed.PrivilegeError
         Kernel engine without root.
     tcpmodels.testbed.kernel_cc.KernelCcUnavailable
@@ -144,7 +146,7 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
             flows, subflows, samples = kernel_rows(conns, res, capture(s), stem(s))
             extra = {**measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
                      "analysis_s": round(watch.elapsed_s, 2), "base_rtt_s": res["base_rtt_s"],
-                     "cc_map": res.get("cc_map"), "tcp_ext": res.get("tcp_ext")}
+                     "cc_map": res.get("cc_map"), "tcp_ext": res.get("tcp_ext"), "rps_cpus": res.get("rps_cpus")}
         else:
             flows, subflows = ns3_rows(conns, res["apps"], res["flows"])
             samples = []
@@ -155,6 +157,11 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
     from tcpmodels.records import git_state
 
     plan = run_plan(config, engine) if plan is None else plan
+    label = engine_label(engine, config.keep_flow_order)
+    others = sorted({s["engine"] for s in plan} - {label})
+    if others:
+        raise ValueError(f"the plan holds runs labelled engine {others}, but engine {engine!r} with keep_flow_order="
+                         f"{config.keep_flow_order} labels its runs {label!r}")
     if engine == "kernel":
         check_kernel_ccs(JsonlRecords(records_path, KEY).pending(plan))
     code = git_state(REPO)  # the code that ran: each record carries it

@@ -6,7 +6,6 @@ import numpy as np
 
 from tcpmodels.experiments.p1.config import (
     AGGREGATOR_HOSTS,
-    ENGINES,
     EXPERIMENTS,
     KERNEL_CCS,
     N_CORES,
@@ -16,6 +15,7 @@ from tcpmodels.experiments.p1.config import (
     UNCOUPLED,
     WORKER_HOSTS,
     P1Config,
+    engine_label,
 )
 
 __all__ = ["schedule", "run_plan"]
@@ -122,23 +122,24 @@ def run_plan(config: P1Config, engine: str, ccs: tuple[str, ...] | list[str] = (
     config : P1Config
         Its ``seeds`` and ``experiments`` span the plan.
     engine : {"kernel", "ns3"}
-        Written into every run (part of the record key).
+        Its label is written into every run (part of the record key): ``ns3``, or for the kernel
+        :func:`~tcpmodels.experiments.p1.config.engine_label` of ``config.keep_flow_order``
+        (``kernel`` or ``kernel_steered``).
     ccs : sequence of str
         Kernel: MPTCP congestion controls from :data:`KERNEL_CCS`. ns-3: only the default.
 
     Returns
     -------
     list of dict
-        One per run: ``engine``, ``experiment``, ``protocol``, ``cc``, ``seed``.
+        One per run: ``engine`` (the label), ``experiment``, ``protocol``, ``cc``, ``seed``.
 
     Raises
     ------
     ValueError
         If ``engine`` is not one of :data:`ENGINES`, a ``cc`` is not one of :data:`KERNEL_CCS`,
-        or ns-3 is asked for another control than its LIA.
+        or ns-3 is asked for another control than its LIA or for ``keep_flow_order``.
     """
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
+    label = engine_label(engine, config.keep_flow_order)
     ccs = tuple(ccs)
     bad = [c for c in ccs if c not in KERNEL_CCS]
     if bad or not ccs:
@@ -150,5 +151,5 @@ def run_plan(config: P1Config, engine: str, ccs: tuple[str, ...] | list[str] = (
     else:
         cells = [(p, UNCOUPLED) for p in PROTOCOLS] if UNCOUPLED in ccs else []
         cells += [("mptcp", c) for c in KERNEL_CCS if c != UNCOUPLED and c in ccs]
-    return [{"engine": engine, "experiment": e, "protocol": p, "cc": c, "seed": int(s)}
+    return [{"engine": label, "experiment": e, "protocol": p, "cc": c, "seed": int(s)}
             for s in config.seeds for e in config.experiments for p, c in cells]
