@@ -204,6 +204,46 @@ def test_verdicts_per_congestion_control_and_the_coupling_question(synth):
 
 
 
+def _with_steered(ds, factor: float, seed: int = 5):
+    """The kernel runs repeated on the steered testbed: each run's FCTs times ``factor`` and a per-run noise of 1 %."""
+    rng = np.random.default_rng(seed)
+    k = ds.flows[ds.flows["engine"] == "kernel"]
+    noise = {key: float(np.exp(rng.normal(0.0, 0.01))) for key in k.groupby(["experiment", "protocol", "seed"]).groups}
+    scale = [noise[key] * factor for key in zip(k["experiment"], k["protocol"], k["seed"])]
+    steered = k.assign(engine="kernel_steered", fct_s=k["fct_s"] * np.array(scale))
+    return p1.P1Dataset(flows=pd.concat([ds.flows, steered], ignore_index=True), subflows=ds.subflows,
+                        tcpinfo=ds.tcpinfo, runs=ds.runs, provenance=ds.provenance)
+
+
+def test_steered_testbed_runs_are_compared_pair_by_pair_and_left_out_of_the_claims(synth):
+    ds, t = synth
+    same = _with_steered(ds, 1.0)
+    assert len(p1.testbed_pairs(same.flows)) == 4 * 4 * 2  # seeds x experiments x backgrounds
+    # the main tables and claims are those of the unsteered kernel and ns-3, whatever else the dataset holds
+    v = p1.claims(same, p1.tables(same))
+    pd.testing.assert_frame_equal(v, p1.claims(ds, t))
+    assert list(p1.tables(same)["table2"]["background"]) == list(t["table2"]["background"])
+    eff = p1.testbed_effect(same.flows)
+    assert tuple(eff.columns) == CLAIM_COLUMNS and len(eff) == 2 * (3 + 3) and (eff["n_runs"] == 4).all()
+    assert (eff["verdict"] == "supported").all(), eff[["claim", "part", "why"]].to_string()
+    both = p1.verdicts_by_testbed(same)
+    assert len(both) == 11 and not both["moved"].any() and (both["n_runs"] >= 4).all()
+    # the unsteered side is the claims on the same seeds; the kernel runs alone give the same verdicts
+    kernel = p1.claims_with_cc(p1.claims(ds, {"flows": ds.flows[ds.flows["engine"] == "kernel"]}))
+    assert list(both["unsteered"]) == list(kernel.loc[kernel["claim_id"] != "Coupling", "verdict"])
+    # a seed whose runs shared the host with other work on either testbed is left out of the pairs
+    runs = pd.DataFrame([{"engine": e, "seed": sd, "experiment": "s4", "protocol": "tcp", "cc": "uncoupled",
+                          "load_avg_1m": 8.0 if (e, sd) == ("kernel", 3) else 1.0}
+                         for e in ("kernel", "kernel_steered") for sd in range(4)])
+    assert p1.testbed_pairs(same.flows, runs)["seed"].unique().tolist() == [0, 1, 2]
+    idle = p1.testbed_effect(same.flows, runs)
+    assert (idle["n_runs"] == 3).all() and idle["why"].str.contains(r"seeds left out.*\[3\]").all()
+    slower = p1.testbed_effect(_with_steered(ds, 1.3).flows)
+    fct = slower[slower["part"] != "share of flows with loss"]
+    assert (fct["verdict"] == "contradicted").all() and np.allclose(fct["effect"], np.log(1.3), atol=0.02)
+    assert p1.testbed_effect(ds.flows).empty and p1.verdicts_by_testbed(ds).empty  # no steered runs: nothing to pair
+
+
 def test_missing_engine_runs_give_inconclusive_parts():
     ds = synthetic(engines=("kernel",))
     flows = ds.flows[ds.flows["experiment"] == "s4"]

@@ -25,6 +25,11 @@ the Fig. 7 statement part by part for each engine and congestion control, and wh
 relieves the short flows (:mod:`.claims`, with the run as the unit); :func:`verdicts_by_cc` sets
 the verdicts side by side.
 
+The kernel's runs come from two testbeds: ``kernel`` (no RPS steering, a few segments in 1000
+reordered; every shipped kernel run up to 2026-11-29, the one :func:`claims` judges) and
+``kernel_steered`` (RPS steering, no reordering; the same schedules). :func:`testbed_effect` and
+:func:`verdicts_by_testbed` (:mod:`.testbeds`) say whether the reordering moved anything.
+
 Statistics: the confidence interval of a mean is Student's t over flows; that of a
 95th percentile is the distribution-free order-statistic interval
 (:func:`scipy.stats.quantile_test`). Flows of one run share the background, so
@@ -55,6 +60,7 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     fct_summary,
     background_label,
     backgrounds,
+    engines_in,
     load_dataset,
     mptcp_ccs,
     with_cc,
@@ -67,6 +73,7 @@ from tcpmodels.papers.p1_datacenter_fct.patterns import (
     split_comparison,
     table3,
 )
+from tcpmodels.papers.p1_datacenter_fct.testbeds import busy_seeds, testbed_effect, testbed_pairs, verdicts_by_testbed
 from tcpmodels.papers.p1_datacenter_fct.tables import (
     background_table,
     campaign_table,
@@ -86,4 +93,4 @@ __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TA
            "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
            "campaign_table", "load_sensitivity", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
            "SPLIT_IN_DATASET", "split_comparison", "claims_with_cc", "verdicts_by_cc", "coupling_claims", "CC_LABELS",
-           "with_cc", "mptcp_ccs", "background_label", "backgrounds", "coupling_answer"]
+           "with_cc", "mptcp_ccs", "background_label", "backgrounds", "coupling_answer", "busy_seeds", "testbed_effect", "testbed_pairs", "verdicts_by_testbed", "engines_in"]

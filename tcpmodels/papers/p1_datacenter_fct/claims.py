@@ -25,6 +25,9 @@ so they are paired by seed; runs of different experiments are compared by Welch'
 Every part is judged per engine **and per MPTCP congestion control** (column ``cc``; the
 claim's name says ``[engine, cc]``): the MPTCP runs of one control against the engine's TCP
 runs of the same seeds (kernel: ``uncoupled``, ``tm_lia``, ``tm_olia``; ns-3: ``lia``).
+The kernel's runs are those of the testbed every kernel run used until 2026-11-29 (engine
+``kernel``, no RPS steering); the runs repeated on the steered testbed (``kernel_steered``) are
+judged against them in :mod:`~tcpmodels.papers.p1_datacenter_fct.testbeds`.
 
 * **Coupling** (the paper's open question: does coupling change who suffers?), kernel, each
   coupled control against the uncoupled MPTCP runs of the same seed (same schedule): the 70 KB
@@ -40,11 +43,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset, mptcp_ccs, with_cc
+from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset, engines_in, mptcp_ccs, with_cc
 from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
-__all__ = ["claims", "coupling_claims", "claims_with_cc", "verdicts_by_cc", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
+__all__ = ["claims", "coupling_claims", "claims_with_cc", "verdicts_by_cc", "lossy", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
 
 #: the smallest relative FCT change that matters, as a log ratio (10 %). [-]
 REL_EFFECT = math.log(1.1)
@@ -156,7 +159,22 @@ def _c13(flows: pd.DataFrame, eng: str, tag: str, note: str) -> list:
     return out
 
 
-def _lossy(g: pd.DataFrame, engine: str) -> pd.Series:
+def lossy(g: pd.DataFrame, engine: str) -> pd.Series:
+    """Whether each flow saw loss, as the claims count it: a missing count is no loss.
+
+    Parameters
+    ----------
+    g : pandas.DataFrame
+        Flows of one engine.
+    engine : str
+        ``"kernel"``: the sender retransmitted (``retransmitted_packets`` from the captures);
+        else FlowMonitor counted a lost packet (``lost_packets``, ns-3).
+
+    Returns
+    -------
+    pandas.Series of bool
+        Index of ``g``.
+    """
     col = "retransmitted_packets" if engine == "kernel" else "lost_packets"
     return pd.to_numeric(g[col], errors="coerce") > 0
 
@@ -166,9 +184,9 @@ def _f7(flows: pd.DataFrame, eng: str, tag: str, seed: int) -> list:
     says = "CDF of FCT: no difference for flows without loss; a larger share of flows with loss and delay under MPTCP"
     t = _runs(flows, eng, "s4", "short", "tcp")
     m = _runs(flows, eng, "s4", "short", "mptcp")
-    share = {p: g.assign(l=_lossy(g, eng)).groupby("seed")["l"].mean() for p, g in (("tcp", t), ("mptcp", m))}
+    share = {p: g.assign(l=lossy(g, eng)).groupby("seed")["l"].mean() for p, g in (("tcp", t), ("mptcp", m))}
     d = (share["mptcp"] - share["tcp"]).dropna()
-    lf = {p: g[~_lossy(g, eng)] for p, g in (("tcp", t), ("mptcp", m))}
+    lf = {p: g[~lossy(g, eng)] for p, g in (("tcp", t), ("mptcp", m))}
     med = _log_ratio(_per_seed(lf["mptcp"], "median"), _per_seed(lf["tcp"], "median"))
     ks = distribution(_spec(name, "KS", says, "KS distance", 0.1, "argued"),
                       [g["fct_s"].to_numpy() for _, g in lf["tcp"].groupby("seed")],
@@ -220,7 +238,7 @@ def coupling_claims(flows: pd.DataFrame) -> list:
                                         f"log(ratio) of the per-run {label}, {cc} / uncoupled MPTCP background",
                                         REL_EFFECT, _REL_SOURCE, direction=-1), lr.to_numpy(),
                                   we_measured=_pct(lr), why="paired by seed (the same schedule)" + _CC_NOTE[cc]))
-        share = {c: g.assign(l=_lossy(g, "kernel")).groupby("seed")["l"].mean() for c, g in (("u", unc), ("c", cpl))}
+        share = {c: g.assign(l=lossy(g, "kernel")).groupby("seed")["l"].mean() for c, g in (("u", unc), ("c", cpl))}
         d = (share["c"] - share["u"]).dropna()
         out.append(difference(_spec(name, f"fewer flows see loss with the {cc} background", says,
                                     f"share of flows with loss, {cc} minus uncoupled MPTCP background, per seed",
@@ -257,7 +275,7 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
     """
     flows = with_cc(tables.get("flows", dataset.flows))
     rows = []
-    for eng in sorted(flows["engine"].dropna().unique()):
+    for eng in engines_in(flows):  # the steered kernel testbed's runs: testbeds.verdicts_by_testbed
         for cc in mptcp_ccs(flows, eng) or ["-"]:
             view = flows[(flows["engine"] == eng) & ((flows["protocol"] == "tcp") | (flows["cc"] == cc))]
             tag = f"{eng}, {cc}"

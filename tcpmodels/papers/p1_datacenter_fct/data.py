@@ -34,6 +34,7 @@ PAPER_TABLE3 = {"Full window": ("up to ~30 ms", "no"), "Intensive flow": ("~60 m
 PAPER_TABLE4 = {"Query traffic": "flow completion time [s]", "Short message traffic": "flow completion time [s]"}
 #: how the two engines are named in the tables
 ENGINE_LABELS = {"kernel": "kernel (MPTCP v1: uncoupled Reno, tm_lia or tm_olia subflows)",
+                 "kernel_steered": "kernel on the steered testbed (RPS steering: no reordering; the same runs)",
                  "ns3": "ns-3 (LIA-coupled NewReno subflows)"}
 PROTO_LABELS = {"tcp": "TCP", "mptcp": "MPTCP"}
 #: the MPTCP congestion controls a run can carry (column ``cc``), in table order
@@ -41,7 +42,7 @@ CC_ORDER = ("uncoupled", "tm_lia", "tm_olia", "lia")
 CC_LABELS = {"uncoupled": "uncoupled Reno subflows (kernel)", "tm_lia": "LIA, BPF tm_lia (kernel)",
              "tm_olia": "OLIA, BPF tm_olia (kernel)", "lia": "LIA, ns3::TcpLia (ns-3)"}
 #: each engine's control when a table has no ``cc`` column (the datasets of schema 1)
-DEFAULT_CC = {"kernel": "uncoupled", "ns3": "lia"}
+DEFAULT_CC = {"kernel": "uncoupled", "kernel_steered": "uncoupled", "ns3": "lia"}
 CONFIDENCE_LEVEL = 0.99
 
 
@@ -322,7 +323,8 @@ def engines_in(flows: pd.DataFrame) -> list[str]:
     Returns
     -------
     list of str
-        A sublist of ``["kernel", "ns3"]``.
+        A sublist of ``["kernel", "ns3"]``: the steered kernel testbed's runs (``kernel_steered``) are
+        not an engine of the tables and claims (:mod:`~tcpmodels.papers.p1_datacenter_fct.testbeds`).
     """
     return [e for e in ("kernel", "ns3") if e in set(flows["engine"])]
 
