@@ -71,6 +71,24 @@ def _frames(recs: list[dict]):
     return flows, pd.DataFrame(sub_rows), pd.DataFrame(info_rows), pd.DataFrame(run_rows)
 
 
+#: flow columns kept to 1 microsecond: the shortest FCT is 0.1 ms and the captures' timestamps are microseconds [s]
+_TIME_COLUMNS = ("start_s", "fct_s", "connect_s", "fct_capture_s", "timeout_gap_s")
+
+
+def _rounded(flows):
+    """The flows table at the precision that carries information (times to 1 us, rates to 1 bit/s).
+
+    The clocks' nanosecond digits are noise and made ``p1_flows.parquet`` 40 % larger (14 MiB).
+    """
+    out = flows.copy()
+    for col in _TIME_COLUMNS:
+        if col in out:
+            out[col] = out[col].round(6)
+    if "rate_bps" in out:
+        out["rate_bps"] = out["rate_bps"].round(0)
+    return out
+
+
 def _with_cc(frame, git: dict | None = None):
     """A shipped table with the ``cc`` column in key order (schema 1 had none) and, for runs, the git columns."""
     if frame.empty:
@@ -268,7 +286,8 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
     flows, subflows, tcpinfo, runs = (merged[n] for n in TABLES)
     if "cc_effective" in flows:
         flows["cc_effective"] = flows["cc_effective"].astype("string")
-    flows.to_parquet(out_dir / "p1_flows.parquet", index=False, compression="zstd")
+    flows = _rounded(flows)
+    flows.to_parquet(out_dir / "p1_flows.parquet", index=False, compression="zstd", compression_level=9)
     subflows.to_parquet(out_dir / "p1_subflows.parquet", index=False, compression="zstd")
     subflows.to_csv(out_dir / "p1_subflows.csv", index=False)
     tcpinfo.to_parquet(out_dir / "p1_tcpinfo.parquet", index=False, compression="zstd")

@@ -47,7 +47,7 @@ from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset, engines_in, mptcp
 from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
-__all__ = ["claims", "coupling_claims", "claims_with_cc", "verdicts_by_cc", "lossy", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
+__all__ = ["claims", "coupling_claims", "claims_with_cc", "verdicts_by_cc", "lossy", "per_seed", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
 
 #: the smallest relative FCT change that matters, as a log ratio (10 %). [-]
 REL_EFFECT = math.log(1.1)
@@ -69,7 +69,8 @@ def _runs(flows: pd.DataFrame, engine: str, experiment: str, kind: str, proto: s
     return g
 
 
-def _per_seed(g: pd.DataFrame, stat: str = "mean", col: str = "fct_s") -> pd.Series:
+def per_seed(g: pd.DataFrame, stat: str = "mean", col: str = "fct_s") -> pd.Series:
+    """``stat`` (``"mean"``, ``"std"``, ``"p95"``, ...) of ``col`` over each seed's rows of ``g``, indexed by seed."""
     grouped = g.groupby("seed")[col]
     if stat == "p95":
         return grouped.quantile(0.95)
@@ -94,7 +95,7 @@ def _pct(x: pd.Series) -> str:
 def _c11(flows: pd.DataFrame, eng: str, tag: str, note: str) -> list:
     name = f"C1.1 [{tag}] query FCT: MPTCP itself does not change it; the background does, MPTCP background more"
     says = "Figs. 8-9: without background TCP and MPTCP queries finish alike; with background both slow down, MPTCP more"
-    r = {(e, p): _per_seed(_runs(flows, eng, e, "query", p)) for e in ("s5_query_nobg", "s5_query_bg")
+    r = {(e, p): per_seed(_runs(flows, eng, e, "query", p)) for e in ("s5_query_nobg", "s5_query_bg")
          for p in ("tcp", "mptcp")}
     q = "log(FCT ratio) of the per-run mean query FCT"
     if any(len(v) == 0 for v in r.values()):
@@ -129,7 +130,7 @@ def _c12(flows: pd.DataFrame, eng: str, tag: str, note: str) -> list:
         s = _spec(name, "(a) MPTCP shortens the largest messages", says, "log FCT ratio", REL_EFFECT, _REL_SOURCE, -1)
         return [not_testable(s, we_measured="no short-message runs", why="Section 5 runs missing for this engine")]
     big, small = t["size_bytes"].max(), t["size_bytes"].min()
-    lr = {size: _log_ratio(_per_seed(m[m["size_bytes"] == size]), _per_seed(t[t["size_bytes"] == size]))
+    lr = {size: _log_ratio(per_seed(m[m["size_bytes"] == size]), per_seed(t[t["size_bytes"] == size]))
           for size in (big, small)}
     gain_diff = (-np.expm1(lr[big])) - (-np.expm1(lr[small]))
     return [
@@ -151,7 +152,7 @@ def _c13(flows: pd.DataFrame, eng: str, tag: str, note: str) -> list:
     m = _runs(flows, eng, "s4", "short", "mptcp")
     out = []
     for stat, label in (("mean", "mean"), ("std", "standard deviation"), ("p95", "95th percentile")):
-        lr = _log_ratio(_per_seed(m, stat), _per_seed(t, stat))
+        lr = _log_ratio(per_seed(m, stat), per_seed(t, stat))
         out.append(difference(_spec(name, f"{label} higher with MPTCP background", says,
                                     f"log(ratio) of the per-run {label}, MPTCP / TCP background", REL_EFFECT,
                                     _REL_SOURCE), lr.to_numpy(), we_measured=_pct(lr),
@@ -187,7 +188,7 @@ def _f7(flows: pd.DataFrame, eng: str, tag: str, seed: int) -> list:
     share = {p: g.assign(l=lossy(g, eng)).groupby("seed")["l"].mean() for p, g in (("tcp", t), ("mptcp", m))}
     d = (share["mptcp"] - share["tcp"]).dropna()
     lf = {p: g[~lossy(g, eng)] for p, g in (("tcp", t), ("mptcp", m))}
-    med = _log_ratio(_per_seed(lf["mptcp"], "median"), _per_seed(lf["tcp"], "median"))
+    med = _log_ratio(per_seed(lf["mptcp"], "median"), per_seed(lf["tcp"], "median"))
     ks = distribution(_spec(name, "KS", says, "KS distance", 0.1, "argued"),
                       [g["fct_s"].to_numpy() for _, g in lf["tcp"].groupby("seed")],
                       [g["fct_s"].to_numpy() for _, g in lf["mptcp"].groupby("seed")], seed=seed)
@@ -233,7 +234,7 @@ def coupling_claims(flows: pd.DataFrame) -> list:
         name = f"Coupling [kernel, {cc} vs uncoupled]: the 70 KB flows beside a coupled MPTCP background suffer less"
         cpl = base[base["cc"] == cc]
         for stat, label in (("mean", "mean"), ("p95", "95th percentile")):
-            lr = _log_ratio(_per_seed(cpl, stat), _per_seed(unc, stat))
+            lr = _log_ratio(per_seed(cpl, stat), per_seed(unc, stat))
             out.append(difference(_spec(name, f"{label} FCT lower with the {cc} background", says,
                                         f"log(ratio) of the per-run {label}, {cc} / uncoupled MPTCP background",
                                         REL_EFFECT, _REL_SOURCE, direction=-1), lr.to_numpy(),

@@ -27,7 +27,14 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT, claims, claims_with_cc, lossy
+from tcpmodels.papers.p1_datacenter_fct.claims import (
+    LOSS_SHARE_EFFECT,
+    REL_EFFECT,
+    claims,
+    claims_with_cc,
+    lossy,
+    per_seed,
+)
 from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset, background_label, with_cc
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence
 
@@ -123,15 +130,6 @@ def _left_out(runs: pd.DataFrame | None, max_median_load: float) -> str:
             if seeds else "")
 
 
-def _per_run(g: pd.DataFrame, stat: str) -> pd.Series:
-    by = g.groupby(["engine", "seed"])
-    if stat == "p95":
-        return by["fct_s"].quantile(0.95)
-    if stat == "lossy":
-        return by["lossy"].mean()
-    return by["fct_s"].mean()
-
-
 def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
                    max_median_load: float = BUSY_MEDIAN_LOAD) -> pd.DataFrame:
     """The steered testbed against the unsteered one, per experiment, background and statistic, paired by seed.
@@ -166,7 +164,8 @@ def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
             for stat in stats:
                 if stat == "lossy":
                     b = b.assign(lossy=lossy(b, UNSTEERED))
-                per = _per_run(b, stat).unstack("engine").dropna()
+                per = pd.concat({eng: per_seed(e, "mean", "lossy") if stat == "lossy" else per_seed(e, stat)
+                                 for eng, e in b.groupby("engine")}, axis=1).dropna()
                 if STEERED not in per or UNSTEERED not in per:
                     continue
                 if stat == "lossy":
