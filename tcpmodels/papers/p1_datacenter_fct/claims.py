@@ -70,7 +70,22 @@ def _runs(flows: pd.DataFrame, engine: str, experiment: str, kind: str, proto: s
 
 
 def per_seed(g: pd.DataFrame, stat: str = "mean", col: str = "fct_s") -> pd.Series:
-    """``stat`` (``"mean"``, ``"std"``, ``"p95"``, ...) of ``col`` over each seed's rows of ``g``, indexed by seed."""
+    """``stat`` of ``col`` over each seed's rows of ``g``: one value per run.
+
+    Parameters
+    ----------
+    g : pandas.DataFrame
+        Flows of one engine, experiment, kind and protocol, with a ``seed`` column.
+    stat : str
+        ``"p95"`` (95th percentile) or any pandas groupby reduction (``"mean"``, ``"std"``, ``"median"``, ...).
+    col : str
+        Column to reduce; the default ``"fct_s"`` is the flow completion time in seconds.
+
+    Returns
+    -------
+    pandas.Series
+        Indexed by seed, in the unit of ``col``.
+    """
     grouped = g.groupby("seed")[col]
     if stat == "p95":
         return grouped.quantile(0.95)
