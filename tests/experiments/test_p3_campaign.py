@@ -6,16 +6,19 @@ a tiny real-kernel sample (testbed) and a tiny ns-3 run of the modified CUBIC (s
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from tcpmodels.experiments import p3
 from tcpmodels.records import JsonlRecords
+from tcpmodels.records_series import as_sample_list, is_packed_series
 from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 
 CFG = p3.DEFAULT_CONFIG
@@ -221,6 +224,21 @@ def test_kernel_frame_throughput_jain_and_wmax_from_ssthresh():
     assert r["cubic_k_s"] == pytest.approx((100 * 0.3 / 0.4) ** (1 / 3))
     assert df.iloc[1]["jain"] == pytest.approx(1.0)
     assert set(df["testbed"]) == {"reordering"} and set(df["campaign"]) == {"p3_kernel"}  # no rps_cpus: unsteered
+
+
+def test_kernel_frame_gives_the_same_rows_from_packed_and_listed_sample_series():
+    """The runner packs each flow's TCP_INFO series (since 2026-11-29); records before hold lists: same table."""
+    from tcpmodels.experiments.p3.kernel import _PACKING
+    from tcpmodels.records_series import pack_series
+
+    path = Path(__file__).resolve().parents[2] / "data" / "datasets" / "p3_kernel_x_records_part07.jsonl.gz"
+    listed = [json.loads(line) for line in gzip.open(path, "rt")][:3]
+    packed = [{**r, "flows": [{**f, "samples": pack_series(f["samples"], **_PACKING)} for f in r["flows"]]}
+              for r in listed]
+    assert all(is_packed_series(f["samples"]) for r in packed for f in r["flows"])
+    a, b = p3.kernel_frame(listed, CFG), p3.kernel_frame(packed, CFG)
+    assert a["error"].isna().all() and a["cubic_k_epochs"].min() > 0
+    pd.testing.assert_frame_equal(a, b)
 
 
 def test_kernel_frame_tells_the_testbeds_apart_by_the_records_rps_mask_and_pinned_elements():
@@ -436,14 +454,17 @@ def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_
     assert row["queue_drops"] == r["drops"]["queue_drops"] <= row["reno_retrans"] + row["cubic_retrans"]
     # the delay elements were read around the transfers without stopping them: they carried both flows' data
     # (at least one frame per 1500 bytes delivered, both access links, data one way and ACKs the other)
-    delivered = sum(f["samples"][-1]["bytes_acked"] for f in r["flows"])
+    # the TCP_INFO series are stored packed (tcpmodels.records_series) and give back a full list
+    series = [as_sample_list(f["samples"]) for f in r["flows"]]
+    assert all(is_packed_series(f["samples"]) and len(s) > 20 for f, s in zip(r["flows"], series))
+    delivered = sum(s[-1]["bytes_acked"] for s in series)
     assert r["drops"]["delay_element_forwarded"] > delivered / 1500
     assert row["delay_element_drops"] == sum(r["drops"]["delay_element_drops"].values())
     # each namespace's own TcpExt counters: each sender sent about its acknowledged bytes in MSS-sized segments,
     # the receiver only its few reply segments (the traffic protocol's)
-    for node, f in zip(("s0", "s1"), r["flows"]):
+    for node, s in zip(("s0", "s1"), series):
         segments = r["tcp_ext"][node]["TCPOrigDataSent"]
-        assert f["samples"][-1]["bytes_acked"] / 1448 <= segments <= 1.2 * f["samples"][-1]["bytes_acked"] / 1448 + 50
+        assert s[-1]["bytes_acked"] / 1448 <= segments <= 1.2 * s[-1]["bytes_acked"] / 1448 + 50
     assert r["tcp_ext"]["d"].get("TCPOrigDataSent", 0) < 20
     assert row["receiver_drops"] == sum(r["tcp_ext"]["d"].get(k, 0) for k in
                                         ("TCPRcvQDrop", "TCPBacklogDrop", "TCPOFODrop", "TCPZeroWindowDrop"))

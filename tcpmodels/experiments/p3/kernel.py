@@ -11,6 +11,7 @@ import pandas as pd
 from tcpmodels.experiments.campaign import KERNEL_TESTBEDS, ServerTestbed, kernel_testbed_of, testbed_label
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
+from tcpmodels.records_series import as_sample_list, pack_series
 from tcpmodels.testbed import Topology
 from tcpmodels.testbed.netns import delay_counter_delta, tcp_ext_delta
 
@@ -134,6 +135,11 @@ def _kernel_topology(config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float):
 _KEEP = ("t_s", "bytes_acked", "cwnd_segments", "ssthresh_segments", "srtt_s", "min_rtt_s", "total_retrans",
          "ca_state")
 
+#: how a sample's TCP_INFO series is packed into its record (:func:`~tcpmodels.records_series.pack_series`,
+#: lossless; records before 2026-11-29 14:00 UTC hold the plain list, and :func:`kernel_frame` reads both)
+_PACKING = {"microsecond_fields": ("t_s", "srtt_s", "min_rtt_s"),
+            "delta_fields": ("t_s", "bytes_acked", "cwnd_segments", "ssthresh_segments", "srtt_s", "min_rtt_s", "total_retrans")}
+
 
 class KernelSession(ServerTestbed):
     """A running dumbbell testbed with a traffic server on the receiver, reused across samples.
@@ -227,7 +233,9 @@ class KernelSession(ServerTestbed):
             ``config.kernel_pin_delay_elements``),
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
-            ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP``.
+            ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP`` and
+            packed (:func:`~tcpmodels.records_series.pack_series`; read them with
+            :func:`~tcpmodels.records_series.as_sample_list`).
 
         Raises
         ------
@@ -279,7 +287,7 @@ class KernelSession(ServerTestbed):
         flows = []
         for cc, rec in zip(("reno", cubic_cc), recs):
             samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
-            flows.append({**rec, "cc_requested": cc, "samples": samples})
+            flows.append({**rec, "cc_requested": cc, "samples": pack_series(samples, **_PACKING)})
         return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops, "tcp_ext": tcp_ext,
                 "rps_cpus": tb.rps_cpus, "delay_element_cpus": tb.delay_element_cpus or None,
                 "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
@@ -545,7 +553,7 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
 
     rows = []
     for r in records:
-        flows = r["flows"]
+        flows = [{**f, "samples": as_sample_list(f["samples"])} if "samples" in f else f for f in r["flows"]]
         warmup_s, measure_s = r.get("warmup_s", config.warmup_s), r.get("measure_s", config.measure_s)
         params = r.get("cubic_cc_params") or {}
         row = {"kind": r.get("kind", "standard"), "cubic_cc_reading": params.get("reading"),
