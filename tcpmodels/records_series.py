@@ -137,7 +137,7 @@ def unpack_series(packed: dict) -> list[dict]:
         If ``packed`` is not a packed series of a known format, a column's length is not ``n``,
         or a column names an unknown microsecond decoder.
     """
-    if not isinstance(packed, dict) or packed.get("format") != SERIES_FORMAT:
+    if not is_packed_series(packed):
         got = packed.get("format") if isinstance(packed, dict) else type(packed).__name__
         raise ValueError(f"not a packed sample series: format {got!r}, expected {SERIES_FORMAT!r}")
     n = packed["n"]

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tcpmodels.experiments.p3.kernel import _PACKING
 from tcpmodels.records_series import SERIES_FORMAT, as_sample_list, is_packed_series, pack_series, unpack_series
 
 REPO = Path(__file__).resolve().parents[1]
 #: 8 pinned P3 samples of 2026-11-29, each with two flows' TCP_INFO series stored as lists
 PART07 = REPO / "data" / "datasets" / "p3_kernel_x_records_part07.jsonl.gz"
-P3_PACKING = {"microsecond_fields": ("t_s", "srtt_s", "min_rtt_s"),
-              "delta_fields": ("t_s", "bytes_acked", "cwnd_segments", "ssthresh_segments", "srtt_s", "min_rtt_s",
-                               "total_retrans")}
+#: the packing the P3 runner writes its records with
+P3_PACKING = _PACKING
 
 
 def _gz_size(records: list[dict]) -> int:
