@@ -149,7 +149,9 @@ def test_traffic_records_cc_and_tcp_info_samples():
         rec = recs[fid]
         assert "error" not in rec, rec
         assert rec["bytes"] == 500_000 and rec["cc_effective"] == cc
-        assert 0.019 < rec["connect_s"] < 0.03, rec  # one RTT of 20 ms
+        # one RTT of 20 ms, not two: the scheduler only adds (CI once saw +13 ms on one connect), so the bound
+        # is the second RTT, not the first plus a guess at the noise
+        assert 0.019 < rec["connect_s"] < 0.04, rec
         # 500 kB at 20 Mbit/s needs at least 0.2 s
         assert 0.2 < rec["completion_s"] < 2.0 and rec["rate_bps"] < 20e6, rec
     samples = srecs[1]["samples"] + recs[2]["samples"]
