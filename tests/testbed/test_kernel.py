@@ -22,6 +22,7 @@ import pytest
 
 from tcpmodels.testbed import Link, Node, PathSpec, Testbed, Topology, dumbbell, fat_tree, single_link, two_path
 from tcpmodels.testbed import netns
+from tcpmodels.testbed.cpu_latency import hold_cpu_latency
 from tcpmodels.testbed import workload as wl
 
 pytestmark = [pytest.mark.testbed, pytest.mark.usefixtures("testbed_available")]
@@ -85,8 +86,13 @@ def test_tcp_rate_matches_tbf(rate_bps, qdisc):
     The wire rate is read from the interface counters between 1 s and 2.5 s into the transfer,
     each read timed on its own, so connection set-up, slow start and teardown (which stretch on a
     loaded host: with two CPU-bound processes beside it the whole-transfer rate of the 100 Mbit/s
-    htb case came out 6 % low) are not part of what is compared with the limiter's rate."""
-    with Testbed(single_link(PathSpec(rate_bps=rate_bps, qdisc=qdisc))) as tb:
+    htb case came out 6 % low) are not part of what is compared with the limiter's rate.
+
+    It holds a CPU latency request of 0 us (:mod:`tcpmodels.testbed.cpu_latency`): without one an
+    idle vCPU halts and the limiter's timer wakes it late, so the link idles (down to 456 Mbit/s on
+    the wire at 500 Mbit/s; CI failed on it once, 94.7 of 100 Mbit/s on 2026-11-29)."""
+    with hold_cpu_latency() as held, Testbed(single_link(PathSpec(rate_bps=rate_bps, qdisc=qdisc))) as tb:
+        assert held, "no CPU latency request: the wire rate would measure the vCPU's wake-ups"
         server = wl.start_server(tb, "s")
         popen = wl.launch_flows(tb, "c", [wl.bulk_flow(flow_id=1, dst="10.0.1.2", duration_s=3.0, cc="cubic")])
         time.sleep(1.0)
