@@ -598,7 +598,8 @@ class Testbed:
             ``"node:link"`` -> ``rx_bytes``, ``tx_bytes`` [bytes], ``rx_packets``,
             ``tx_packets``, ``rx_dropped``, ``tx_dropped`` [packets] (``None`` where ``ip``
             gave none), ``qdisc_drops`` and ``qdisc_overlimits`` [packets], both the **root**
-            qdisc's counters (plus an ingress qdisc's drops, if one is attached).
+            qdisc's counters (plus an ingress qdisc's drops, if one is attached), and
+            ``qdisc_bytes`` [bytes], what the root qdisc sent (0 without one).
 
         Notes
         -----
@@ -610,6 +611,13 @@ class Testbed:
         the interface, as this method did until 2026-11-25, counts each drop of the drop-tail
         leaf twice (once on the leaf, once on the ``tbf`` or ``htb`` above it);
         ``tests/testbed/test_counters.py`` checks both facts on an overflowed link.
+
+        ``tx_bytes`` counts a GSO packet (one TCP send of many segments, which a veth passes on
+        whole) with one set of headers, so on a link with offloads it falls short of the bytes a
+        wire would carry: 4 % for full-sized segments behind an ``htb`` (1448 bytes of payload in
+        1514). ``qdisc_bytes`` counts what the rate limiter charged, every segment with its headers
+        (the kernel's ``qdisc_pkt_len``); a ``tbf`` splits GSO packets larger than its burst, so
+        there both agree.
 
         Raises
         ------
@@ -641,6 +649,7 @@ class Testbed:
                     "qdisc_drops": sum(q.get("drops", 0) for q in qd
                                        if q.get("root") or q.get("kind") in ("ingress", "clsact")),
                     "qdisc_overlimits": sum(q.get("overlimits", 0) for q in qd if q.get("root")),
+                    "qdisc_bytes": sum(q.get("bytes", 0) for q in qd if q.get("root")),
                 }
         return out
 
