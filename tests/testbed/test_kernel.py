@@ -85,9 +85,10 @@ def test_tcp_rate_matches_tbf(rate_bps, qdisc):
 
     The wire rate is read from the root qdisc's byte counter (``qdisc_bytes``: every segment with
     its headers; the interface's ``tx_bytes`` counts a GSO packet's headers once, 4 % short behind
-    htb) between 1 s and 2.5 s into the transfer, each read timed on its own, so connection set-up, slow start and teardown (which stretch on a
-    loaded host: with two CPU-bound processes beside it the whole-transfer rate of the 100 Mbit/s
-    htb case came out 6 % low) are not part of what is compared with the limiter's rate.
+    htb) between 1 s and 2.5 s into the transfer, each read timed on its own, so connection set-up,
+    slow start and teardown (which stretch on a loaded host: with two CPU-bound processes beside it
+    the whole-transfer rate of the 100 Mbit/s htb case came out 6 % low) are not part of what is
+    compared with the limiter's rate.
 
     It holds a CPU latency request of 0 us (:mod:`tcpmodels.testbed.cpu_latency`): without one an
     idle vCPU halts and the limiter's timer wakes it late, so the link idles (down to 456 Mbit/s on
