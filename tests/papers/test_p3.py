@@ -365,6 +365,21 @@ def test_each_engine_is_compared_with_the_fluid_model_at_its_own_rate():
     assert p3.provenance_table(ds)["rates [Mbit/s]: kernel columns / ns-3 / fluid model"] == "400 / 100 / 100, 400"
 
 
+def test_cross_validation_keeps_the_kernel_at_ns3_rate_when_the_tables_move_to_a_rerun_testbed():
+    ds = _two_rate_dataset()  # kernel standard at 100 and 400 Mbit/s, the proposal at 400, ns-3 at 100
+    k = ds.kernel.assign(testbed=np.where(np.isclose(ds.kernel["rate_bps"], 400e6), "pinned", "reordering"))
+    moved = p3.with_testbed(p3.P3Dataset(kernel=k, ns3=ds.ns3, fluid=ds.fluid, provenance=ds.provenance), "pinned")
+    assert p3.kernel_testbed(moved) == "pinned" and (p3.kernel_runs(moved, "standard")["rate_bps"] == 400e6).all()
+    xv = p3.cross_validation(moved)
+    assert (xv["kernel_rate_mbps"] == 100).all() and xv["same_rate"].all() and xv["agree"].notna().all()
+    assert (xv["kernel_testbed"] == "reordering").all()
+    assert xv["kernel_n"].to_numpy() == pytest.approx(p3.cross_validation(ds)["kernel_n"].to_numpy())
+    # the testbed in use is preferred where it has samples at ns-3's rate
+    both = p3.with_testbed(p3.P3Dataset(kernel=k.assign(testbed="pinned"), ns3=ds.ns3, fluid=ds.fluid,
+                                        provenance=ds.provenance), "pinned")
+    assert (p3.cross_validation(both)["kernel_testbed"] == "pinned").all()
+
+
 def test_engines_at_different_rates_are_not_judged_against_each_other():
     ds = _two_rate_dataset(kernel_at_ns3_rate=False)
     xv = p3.cross_validation(ds)

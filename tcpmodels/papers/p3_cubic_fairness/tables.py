@@ -160,9 +160,13 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
     """ns-3 standard (``TcpLinuxReno`` vs ``TcpCubic``) against the kernel, per RTT pair, at one rate.
 
     The kernel side is its ``standard`` samples at the ns-3 grid's rate (:func:`ns3_rate_bps`;
-    the setting with most samples at that rate). Where the kernel has none at that rate, its
-    setting with most ``standard`` samples is shown beside ns-3 with ``same_rate`` false and
-    ``agree`` None: engines at different rates are not judged against each other.
+    the setting with most samples at that rate), from the testbed the tables use (:func:`kernel_testbed`)
+    if it has samples at that rate, else from the testbed with most samples there: a testbed rerun at
+    another rate does not take away the only like-for-like check (P3's pinned rerun ran at 400 Mbit/s,
+    its first campaign at ns-3's 100 Mbit/s unsteered). ``kernel_testbed`` names the testbed shown.
+    Where no testbed has samples at that rate, the kernel's setting with most ``standard`` samples is
+    shown beside ns-3 with ``same_rate`` false and ``agree`` None: engines at different rates are not
+    judged against each other.
 
     Columns: both engines' rates and Reno and CUBIC throughput [Mbit/s], CUBIC's share,
     Jain's index with spread, ``dJ`` (ns-3 minus kernel) and ``agree``: the
@@ -180,14 +184,20 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
         One row per RTT pair in either engine: ``reno_rtt_ms, cubic_rtt_ms`` [ms], ``kernel_rate_mbps``,
         ``ns3_rate_mbps``, ``kernel_reno_mbps, kernel_cubic_mbps, ns3_reno_mbps, ns3_cubic_mbps`` [Mbit/s],
         ``same_rate``, ``kernel_cubic_share, ns3_cubic_share, kernel_J, kernel_J_sd, ns3_J, ns3_J_sd, dJ`` [-],
-        ``kernel_n, ns3_n`` and ``agree`` (None where an engine lacks the pair or the rates differ).
+        ``kernel_n, ns3_n``, ``kernel_testbed`` and ``agree`` (None where an engine lacks the pair or the rates
+        differ).
     """
     ns_rate = ns3_rate_bps(ds)
-    allk = kernel_runs(ds, "standard", None)
-    at_rate = allk[np.isclose(allk["rate_bps"], ns_rate)] if len(allk) and ns_rate == ns_rate else allk.iloc[:0]
+    testbed = kernel_testbed(ds)
+    at_rate = _kernel_standard_at(ds, ns_rate)
     if len(at_rate):
+        if (at_rate["testbed"] == testbed).any():
+            at_rate = at_rate[at_rate["testbed"] == testbed]
+        else:
+            testbed = str(at_rate["testbed"].value_counts(sort=True).index[0])
+            at_rate = at_rate[at_rate["testbed"] == testbed]
         counts = at_rate.groupby("measure_s").size().sort_values(kind="stable")
-        kruns = kernel_runs(ds, "standard", (ns_rate, float(counts.index[-1])))
+        kruns = at_rate[np.isclose(at_rate["measure_s"], float(counts.index[-1]))]
     else:
         kruns = kernel_runs(ds, "standard", "most")
     k_rate = float(kruns["rate_bps"].iloc[0]) if len(kruns) else math.nan
@@ -211,8 +221,16 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
                      "kernel_cubic_share": sk, "ns3_cubic_share": sn,
                      "kernel_J": r["jain_kernel"], "kernel_J_sd": r["jain_sd_kernel"], "kernel_n": r["n_kernel"],
                      "ns3_J": r["jain_ns3"], "ns3_J_sd": r["jain_sd_ns3"], "ns3_n": r["n_ns3"], "dJ": dj,
-                     "agree": agree if dj == dj and same_rate else None})
+                     "kernel_testbed": testbed, "agree": agree if dj == dj and same_rate else None})
     return pd.DataFrame(rows)
+
+
+def _kernel_standard_at(ds: P3Dataset, rate_bps: float) -> pd.DataFrame:
+    """Kernel ``standard`` rows of every testbed at ``rate_bps`` [bit/s] (none for a NaN rate)."""
+    k = kernel_all_testbeds(ds)
+    if len(k) == 0 or rate_bps != rate_bps:
+        return k.iloc[:0]
+    return k[(k["kind"] == "standard") & np.isclose(k["rate_bps"], rate_bps)]
 
 
 def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
