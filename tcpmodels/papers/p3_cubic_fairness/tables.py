@@ -191,11 +191,9 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
     testbed = kernel_testbed(ds)
     at_rate = _kernel_standard_at(ds, ns_rate)
     if len(at_rate):
-        if (at_rate["testbed"] == testbed).any():
-            at_rate = at_rate[at_rate["testbed"] == testbed]
-        else:
+        if not (at_rate["testbed"] == testbed).any():
             testbed = str(at_rate["testbed"].value_counts(sort=True).index[0])
-            at_rate = at_rate[at_rate["testbed"] == testbed]
+        at_rate = at_rate[at_rate["testbed"] == testbed]
         counts = at_rate.groupby("measure_s").size().sort_values(kind="stable")
         kruns = at_rate[np.isclose(at_rate["measure_s"], float(counts.index[-1]))]
     else:
