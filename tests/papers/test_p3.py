@@ -554,3 +554,31 @@ def test_the_pinned_rerun_takes_over_from_the_steered_one_once_it_has_caught_up(
     assert "pinned 72, reordering 108, steered 36 (pinned)" in p3.provenance_table(full)[
         "kernel: samples per testbed (the tables use)"]
     assert p3.kernel_testbed(p3.with_testbed(full, "steered")) == "steered"
+
+
+def test_cpu_loss_sensitivity_judges_each_kernel_part_without_the_samples_that_lost_packets_outside_the_queue():
+    """A sample with CPU-induced loss takes its pair's dJ with it; a part resting on such samples changes."""
+    base = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like})
+    ds = _with_kernel_kinds(base, {"divide": paper_like, "multiply": paper_like}, reps=3)
+    k = ds.kernel.assign(cpu_drops=0.0, queue_drops=3000.0)
+    clean = p3.cpu_loss_sensitivity(p3.P3Dataset(kernel=k, ns3=ds.ns3, fluid=ds.fluid, provenance=ds.provenance))
+    v = p3.claims(ds, p3.tables(ds))
+    kern = v[v["part"].str.startswith("kernel")]
+    assert clean["part"].tolist() == kern["part"].tolist() and clean.attrs["left_out"] == 0
+    assert clean["verdict_all"].tolist() == kern["verdict"].tolist() and not clean["verdict_changed"].any()
+    # the multiply samples of repetitions 1 and 2 lost packets outside the queue; the old rows were never counted
+    hit = (k["kind"] == "multiply") & k["rep"].isin([1, 2]) & (k["rate_bps"] == 200e6)
+    k.loc[hit, "cpu_drops"] = 40.0
+    k.loc[k["rate_bps"] == 100e6, "cpu_drops"] = np.nan
+    s = p3.cpu_loss_sensitivity(p3.P3Dataset(kernel=k, ns3=ds.ns3, fluid=ds.fluid, provenance=ds.provenance))
+    assert s.attrs["left_out"] == 24 == int(hit.sum()) and s.attrs["testbed"] == "reordering"
+    by = s.set_index(s["claim_id"] + "/" + s["part"])
+    assert set(s["claim_id"]) == {"C3.0", *(f"C3.{i} {r}" for i in (1, 2, 3) for r in p3.READINGS)}
+    c31 = "C3.1 multiply/kernel: mean dJ over runs (all four pairs) >= +0.05"
+    assert by.loc[c31, "n_runs_all"] == 12 and by.loc[c31, "n_runs_no_cpu_loss"] == 4
+    assert by.loc[c31, "verdict_all"] == "supported" and by.loc[c31, "verdict_no_cpu_loss"] == "inconclusive"
+    assert by.loc[c31, "verdict_changed"]
+    divide = by[by.index.str.contains(" divide/")]
+    assert (divide["n_runs_all"] == divide["n_runs_no_cpu_loss"]).all() and not divide["verdict_changed"].any()
+    assert (s["verdict_changed"] == (s["verdict_all"] != s["verdict_no_cpu_loss"])).all()
+    assert len(p3.without_cpu_loss(ds).kernel) == len(ds.kernel)  # no count, nothing left out

@@ -9,7 +9,8 @@ Jain's fairness index per RTT pair, for the kernel (its own ``cubic``, and the B
 ns-3 ``TcpCubicX`` in each reading, and the fluid model — plus the K values that drive each case,
 ns-3 against the kernel, kernel vs ns-3 vs fluid per pair and kind (:func:`engine_table`),
 and verdicts on C3.1-C3.3 per reading and engine (:mod:`.claims`, judged by
-:mod:`tcpmodels.stats` on the per-run paired differences of Jain's index). The kernel
+:mod:`tcpmodels.stats` on the per-run paired differences of Jain's index), and the kernel verdicts again
+without the samples that lost packets outside the bottleneck queue (:mod:`.robustness`). The kernel
 columns of one table share one setting (rate and measured span,
 :func:`proposal_setting`); the first campaign's ``standard`` samples (100 Mbit/s,
 30 s) stay in the dataset and carry the premise C3.0 while they are the setting with most
@@ -93,6 +94,7 @@ from tcpmodels.papers.p3_cubic_fairness.plots import (
     plot_exponent_fairness,
     plot_figure,
 )
+from tcpmodels.papers.p3_cubic_fairness.robustness import cpu_loss_sensitivity, without_cpu_loss
 from tcpmodels.papers.p3_cubic_fairness.tables import (
     FIGURE_COLUMNS,
     cross_validation,
@@ -111,4 +113,5 @@ __all__ = ["TESTBEDS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", 
            "ns3_runs", "ns3_rate_bps", "ns3_settings", "ns3_duration_s", "kernel_rate_bps", "fluid_at", "fluid_rates_bps", "LEGACY_NS3_RATE_BPS",
            "P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
            "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "tables", "plot_figure", "plot_exponent_fairness",
-           "exponent_widget", "available_exponents", "reading_summary", "CITATION", "PAPER_DIRECTION", "READINGS"]
+           "exponent_widget", "available_exponents", "reading_summary", "cpu_loss_sensitivity", "without_cpu_loss",
+           "CITATION", "PAPER_DIRECTION", "READINGS"]

@@ -1,0 +1,87 @@
+"""Whether P3's kernel verdicts hang on the samples with CPU-induced loss.
+
+The kernel bottleneck runs as fast as a pilot found free of loss outside the
+bottleneck queue, yet a few samples still lose packets there (``cpu_drops``: the
+interfaces', other qdiscs' and the delay elements' drops; the headline counts them).
+Such a loss is not the congestion the paper studies, so a verdict that changes when
+those samples are left out rests on them. :func:`cpu_loss_sensitivity` judges every
+kernel part twice, on all samples and without those, with the same tests
+(:mod:`.claims`); a left-out sample takes its pair's difference dJ with it (dJ needs
+both kinds of the same RTT pair and repetition).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from tcpmodels.papers.p3_cubic_fairness.claims import claims
+from tcpmodels.papers.p3_cubic_fairness.data import P3Dataset, kernel_all_testbeds, kernel_testbed
+from tcpmodels.papers.p3_cubic_fairness.tables import tables
+
+__all__ = ["cpu_loss_sensitivity", "without_cpu_loss"]
+
+_KEEP = ("effect", "ci_low", "ci_high", "n_runs", "verdict", "runs_needed")
+
+
+def without_cpu_loss(ds: P3Dataset) -> P3Dataset:
+    """``ds`` without the kernel samples that lost packets outside the bottleneck queue (``cpu_drops`` > 0).
+
+    Samples whose records predate the count (``cpu_drops`` NaN) stay: nothing says they lost any. The kernel
+    testbed stays the one ``ds`` uses (:func:`~.data.kernel_testbed`), though fewer samples might not have
+    caught up with the unsteered ones: the two verdicts compare the same testbed.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+
+    Returns
+    -------
+    P3Dataset
+        The same data with those kernel rows removed and the testbed fixed (ns-3, fluid model and provenance
+        unchanged).
+    """
+    k = ds.kernel
+    keep = ~(k["cpu_drops"] > 0) if "cpu_drops" in k.columns else pd.Series(True, index=k.index)
+    return dataclasses.replace(ds, kernel=k[keep].reset_index(drop=True), kernel_testbed=kernel_testbed(ds))
+
+
+def cpu_loss_sensitivity(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
+    """Every kernel part of :func:`~.claims.claims` on all samples and without those with CPU-induced loss.
+
+    Parameters
+    ----------
+    ds : P3Dataset
+        The campaign's data.
+    exponent : float, optional
+        x(RTT) exponent of the proposal's results; default the campaign's. [-]
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per kernel part (premise C3.0 and C3.1-C3.3 per reading, in the order of
+        :func:`~.claims.claims`): ``claim_id`` (the claim's number and reading, e.g. ``"C3.2 divide"``),
+        ``claim``, ``part``, then ``effect``, ``ci_low``, ``ci_high``,
+        ``n_runs``, ``verdict`` and ``runs_needed`` on all samples (suffix ``_all``) and without
+        the samples with ``cpu_drops`` > 0 (suffix ``_no_cpu_loss``), and ``verdict_changed`` (bool).
+        ``attrs["testbed"]`` names the kernel testbed the verdicts use, ``attrs["left_out"]`` how many of its
+        samples were left out.
+    """
+    clean = without_cpu_loss(ds)
+    both = []
+    for d in (ds, clean):
+        v = claims(d, tables(d, exponent=exponent), exponent=exponent)
+        both.append(v[v["part"].str.startswith("kernel")].set_index(["claim", "part"])[list(_KEEP)])
+    out = both[0].add_suffix("_all").join(both[1].add_suffix("_no_cpu_loss"), how="outer").reset_index()
+    order = {key: i for i, key in enumerate(both[0].index)}
+    out = out.assign(_o=[order.get(key, len(order)) for key in zip(out["claim"], out["part"])])
+    out = out.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
+    reading = out["claim"].str.extract(r"\[reading: (\w+)\]", expand=False).fillna("")
+    out.insert(0, "claim_id", (out["claim"].str.split(" ").str[0] + " " + reading).str.strip())
+    out["verdict_changed"] = out["verdict_all"] != out["verdict_no_cpu_loss"]
+    testbed = clean.kernel_testbed
+    before, after = (int((kernel_all_testbeds(d)["testbed"] == testbed).sum()) for d in (ds, clean))
+    out.attrs.update(testbed=testbed, left_out=before - after)
+    return out
