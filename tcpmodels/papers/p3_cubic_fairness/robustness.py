@@ -74,10 +74,8 @@ def cpu_loss_sensitivity(ds: P3Dataset, *, exponent: float | None = None) -> pd.
     for d in (ds, clean):
         v = claims(d, tables(d, exponent=exponent), exponent=exponent)
         both.append(v[v["part"].str.startswith("kernel")].set_index(["claim", "part"])[list(_KEEP)])
-    out = both[0].add_suffix("_all").join(both[1].add_suffix("_no_cpu_loss"), how="outer").reset_index()
-    order = {key: i for i, key in enumerate(both[0].index)}
-    out = out.assign(_o=[order.get(key, len(order)) for key in zip(out["claim"], out["part"])])
-    out = out.sort_values("_o", kind="stable").drop(columns="_o").reset_index(drop=True)
+    # side by side in claims' order; a part only one set has (a pair with no runs left renames it) keeps its row
+    out = pd.concat([both[0].add_suffix("_all"), both[1].add_suffix("_no_cpu_loss")], axis=1).reset_index()
     reading = out["claim"].str.extract(r"\[reading: (\w+)\]", expand=False).fillna("")
     out.insert(0, "claim_id", (out["claim"].str.split(" ").str[0] + " " + reading).str.strip())
     out["verdict_changed"] = out["verdict_all"] != out["verdict_no_cpu_loss"]
