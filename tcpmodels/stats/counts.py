@@ -15,6 +15,19 @@ from tcpmodels.stats.spec import POWER, ClaimSpec, Verdict, finite_values, fmt_n
 __all__ = ["direction_count", "distribution", "arithmetic", "inequality", "not_testable"]
 
 
+def _units_needed(share: float, alpha: float) -> float:
+    """Units a two-sided one-sample proportion test of ``share`` against 1/2 needs for 80 % power (NaN at 1/2)."""
+    from statsmodels.stats.power import NormalIndPower
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    share = min(max(share, 0.05), 0.95)  # a share of 0 or 1 has no finite effect size
+    if share == 0.5:
+        return math.nan
+    es = abs(proportion_effectsize(share, 0.5))
+    return float(math.ceil(NormalIndPower().solve_power(effect_size=es, alpha=alpha, power=POWER, ratio=0,
+                                                        alternative="two-sided")))
+
+
 def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int | None = None,
                     power_share: float = 0.75, we_measured: str | None = None, why: str = "") -> Verdict:
     """Judge "the quantity moves the paper's way in most units" (units: RTT pairs, sizes, ...).
@@ -37,12 +50,11 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
         sign test rejects "no preferred direction"); contradicted if it lies below
         ``smallest_effect`` (the share the claim needs, e.g. 0.5 for "most"); else inconclusive
         with ``runs_needed`` the number of *units* a one-sample proportion test
-        (statsmodels ``NormalIndPower``, ``ratio=0``) needs at the observed share, or at
-        ``power_share`` when the observed share is below it.
+        (statsmodels ``NormalIndPower``, ``ratio=0``) needs for 80 % power at the observed share, or at
+        ``power_share`` when the observed share is below it. If the units at hand already reach that
+        figure (the clear majority planned for would most likely have shown), it is the figure at the
+        observed share (toward "contradicted" below 1/2; NaN at exactly 1/2).
     """
-    from statsmodels.stats.power import NormalIndPower
-    from statsmodels.stats.proportion import proportion_effectsize
-
     x = finite_values(per_unit)
     x = x[x != 0]
     n = len(x)
@@ -62,11 +74,14 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
                                            else "no units with a non-zero change")
     needed = math.nan
     if verdict == "inconclusive" and n:
-        target = min(max(share, power_share, spec.smallest_effect), 0.95)  # a share of 1 has no finite effect size
-        if target > 0.5:
-            es = proportion_effectsize(target, 0.5)
-            needed = float(math.ceil(NormalIndPower().solve_power(effect_size=es, alpha=spec.alpha, power=POWER,
-                                                                   ratio=0, alternative="two-sided")))
+        needed = _units_needed(max(share, power_share, spec.smallest_effect), spec.alpha)
+        if needed <= n:
+            # the planned clear majority would most likely have shown by now and did not: plan at the share
+            # observed instead (NaN at exactly 1/2, where no number of units decides)
+            needed = _units_needed(share, spec.alpha)
+            if math.isnan(needed):
+                reason += (f"; {n} units would most likely have shown a share of {power_share:g} and split evenly: "
+                           "no number of units decides at this share")
     test = (f"sign test over {n} units, {spec.confidence_level:.0%} Clopper-Pearson CI of the share; "
             f"claimed share >= {spec.smallest_effect:g} ({spec.effect_source})")
     return verdict_row(spec, we_measured=we_measured or f"{k} of {n} units move the paper's way ({spec.quantity})",

@@ -114,6 +114,24 @@ def test_direction_count_clopper_pearson():
     assert direction_count(spec(0.5), [0.0, np.nan]).verdict == "inconclusive"  # zeros carry no direction
 
 
+def test_direction_count_plans_at_the_observed_share_once_the_planned_units_are_in():
+    """29 units reach the 3-to-1 plan (29); at 19 of 29 (0.655) still inconclusive, the runs needed are those
+    at 0.655, more than the units at hand, not the 29 already there; at exactly 1/2 no number decides."""
+    planned = math.ceil(NormalIndPower().solve_power(effect_size=proportion_effectsize(0.75, 0.5), alpha=0.05,
+                                                     power=0.8, ratio=0))
+    assert planned == 29
+    v = direction_count(spec(0.5), [1.0] * 19 + [-1.0] * 10)
+    assert v.verdict == "inconclusive" and v.n_runs == 29
+    at_share = math.ceil(NormalIndPower().solve_power(effect_size=proportion_effectsize(19 / 29, 0.5), alpha=0.05,
+                                                      power=0.8, ratio=0))
+    assert v.runs_needed == at_share and at_share > 29
+    below = direction_count(spec(0.5), [1.0] * 13 + [-1.0] * 17)  # 0.433: more units would contradict "most"
+    assert below.verdict == "inconclusive" and below.runs_needed > 30
+    even = direction_count(spec(0.5), [1.0] * 15 + [-1.0] * 15)
+    assert math.isnan(even.runs_needed) and "split evenly" in even.why
+    assert direction_count(spec(0.5), [1.0] * 4 + [-1.0] * 2).runs_needed == planned  # fewer units: the plan
+
+
 def test_distribution_uses_runs_not_flows():
     rng = np.random.default_rng(0)
     far_a = [rng.normal(0, 1, 200) for _ in range(4)]
