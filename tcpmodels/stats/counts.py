@@ -16,7 +16,7 @@ __all__ = ["direction_count", "distribution", "arithmetic", "inequality", "not_t
 
 
 def _units_needed(share: float, alpha: float) -> float:
-    """Units a two-sided one-sample proportion test of ``share`` against 1/2 needs for 80 % power (NaN at 1/2)."""
+    """Units a two-sided one-sample proportion test of ``share`` against 1/2 needs with :data:`POWER` (NaN at 1/2)."""
     from statsmodels.stats.power import NormalIndPower
     from statsmodels.stats.proportion import proportion_effectsize
 
