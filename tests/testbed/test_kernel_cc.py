@@ -19,7 +19,7 @@ import pytest
 
 from tcpmodels.testbed import kernel_cc
 from tcpmodels.models.mptcp import lia_alpha
-from tcpmodels.testbed import PathSpec, Testbed, single_link, two_path
+from tcpmodels.testbed import PathSpec, Testbed, TestbedError, single_link, two_path
 from tcpmodels.testbed import workload as wl
 
 REASON = kernel_cc.unavailable_reason()
@@ -32,6 +32,12 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run([sys.executable, "-m", "tcpmodels", "testbed", "cc", *args], capture_output=True, text=True,
                           timeout=300, env=env, cwd=REPO)
+
+
+def _unread_subflow_bytes(tb: Testbed, node: str) -> list[int]:
+    """Unread bytes (``ss``'s Recv-Q) of each open MPTCP subflow on ``node``. [bytes]"""
+    out = tb.exec(node, ["ss", "-tinOH", "exclude", "time-wait", "exclude", "listening"], check=False, timeout=10.0)
+    return [int(line.split()[1]) for line in out.stdout.splitlines() if "tcp-ulp-mptcp" in line]
 
 
 @pytest.mark.parametrize("name", kernel_cc.PROGRAMS)
@@ -302,8 +308,28 @@ def test_subflows_released_at_once_leave_no_entry(cc):
     kernel 6.18, measured with ``kernel.bpf_stats_enabled``: the programs' run counts fell short by
     as many as there were entries left, each entry with the one slot of that subflow still in use;
     without steering both counts were 3000 in every run). The program cannot free what it is never
-    told about, so such entries stay until the map's LRU evicts them; ``seen - releases`` counts them."""
-    n, batch = 1500, 50
+    told about, so such entries stay until the map's LRU evicts them; ``seen - releases`` counts them.
+
+    One receiver stall a run is tolerated, the kernel's not the program's: now and then (tm_olia in 2 of 4 full
+    test runs while every testbed held a CPU latency request; tm_lia once in CI without, 2026-12-02) one upload
+    never ends because the server's MPTCP socket stops reading. Its subflow at the data-level hole holds the
+    hole's bytes, acknowledged by TCP and unread, while the other subflow holds more than the whole upload unread
+    (11.8 MB of a 1 MB upload: the client re-sends what the server acknowledges at TCP level but never at the data
+    level). A batch that times out with a server subflow holding more unread bytes than one upload is that stall;
+    its client is killed and the run goes on. The killed connection still has data the server never acknowledged,
+    so the kernel keeps its subflows (and so their entry) until ``net.mptcp.close_timeout`` (60 s) has passed
+    (10 uploads killed while their server was stopped: the last entry went 61.7 s after the kill): after a stall
+    the wait for the entries to go is that plus 10 s longer. A second stall, or a timeout without that
+    sign, fails the test."""
+    n, batch, size_bytes = 1500, 50, 1_000_000
+    stalls: list[int] = []  # the largest unread subflow queue on the server at each stalled batch [bytes]
+
+    def stall_report() -> str:
+        unread = _unread_subflow_bytes(tb, "s")
+        if max(unread, default=0) > size_bytes:
+            stalls.append(max(unread))
+        return wl.socket_report(tb, ["c", "s"])
+
     with kernel_cc.congestion_control(cc) as reg, \
             Testbed(two_path([PathSpec(rate_bps=200e6, rtt_s=0.010), PathSpec(rate_bps=200e6, rtt_s=0.010)])) as tb:
         if reg["joined"]:
@@ -312,13 +338,23 @@ def test_subflows_released_at_once_leave_no_entry(cc):
         server = wl.start_server(tb, "s", mptcp=True)
         try:
             for first in range(0, n, batch):
-                flows = [wl.bulk_flow(flow_id=first + i, dst="10.0.1.2", size_bytes=1_000_000, mptcp=True, cc=cc,
+                flows = [wl.bulk_flow(flow_id=first + i, dst="10.0.1.2", size_bytes=size_bytes, mptcp=True, cc=cc,
                                       direction="upload", sample_interval_s=0.0, start_s=0.02 * i)
                          for i in range(batch)]
-                recs = wl.collect_flows(wl.launch_flows(tb, "c", flows), 120,  # a batch takes about 1.5 s
-                                        on_timeout=lambda: wl.socket_report(tb, ["c", "s"]))
+                stalls_before = len(stalls)
+                try:
+                    recs = wl.collect_flows(wl.launch_flows(tb, "c", flows), 60,  # a batch takes about 1.5 s
+                                            on_timeout=stall_report)
+                except TestbedError as exc:
+                    if len(stalls) == stalls_before or len(stalls) > 1:
+                        raise
+                    print(f"{cc}: receiver stall tolerated in the batch from flow {first} "
+                          f"({stalls[-1]} bytes unread in one server subflow): {str(exc).splitlines()[0]}")
+                    continue
                 assert all("error" not in r for r in recs), [r for r in recs if "error" in r][:3]
-            deadline = time.monotonic() + 5.0
+            after_stall_s = (float(tb.exec("c", ["sysctl", "-n", "net.mptcp.close_timeout"]).stdout) + 10.0
+                             if stalls else 0.0)
+            deadline = time.monotonic() + 5.0 + after_stall_s
             while kernel_cc.dump_connections(cc) and time.monotonic() < deadline:
                 time.sleep(0.2)
             left = kernel_cc.dump_connections(cc)
