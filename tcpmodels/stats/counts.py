@@ -80,8 +80,8 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
             # observed instead (NaN at exactly 1/2, where no number of units decides)
             needed = _units_needed(share, spec.alpha)
             if math.isnan(needed):
-                reason += (f"; {n} units would most likely have shown a share of {power_share:g} and split evenly: "
-                           "no number of units decides at this share")
+                reason += (f"; {n} units were enough to show a share of {power_share:g} ({POWER:.0%} power) and "
+                           "they split evenly: no number of units decides at this share")
     test = (f"sign test over {n} units, {spec.confidence_level:.0%} Clopper-Pearson CI of the share; "
             f"claimed share >= {spec.smallest_effect:g} ({spec.effect_source})")
     return verdict_row(spec, we_measured=we_measured or f"{k} of {n} units move the paper's way ({spec.quantity})",
