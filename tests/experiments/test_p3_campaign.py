@@ -252,6 +252,38 @@ def test_kernel_frame_tells_the_testbeds_apart_by_the_records_rps_mask_and_pinne
                                                           ("p3_kernel_steered", "steered")]
 
 
+def test_cpu_loss_repeat_plan_reruns_the_testbeds_lossy_samples_once_under_their_own_label(tmp_path):
+    """P3's pinned rerun (2026-12-03): 18 of its 360 samples lost packets outside the bottleneck queue; each runs
+    once more with its key and start offsets, labelled apart so the records file keeps both."""
+    pinned = replace(CFG, kernel_keep_flow_order=True, kernel_pin_delay_elements=True)
+    drops = lambda n: {"queue_drops": 100, "other_qdisc_drops": 0, "interface_drops": n,  # noqa: E731
+                       "delay_element_drops": {"dropped_queue_full": 0}}
+    plan = p3.kernel_plan(pinned)
+    recs = [{**s, "started_utc": f"2026-12-01T00:00:{i:02d}+00:00", "drops": drops(n)}
+            for i, (s, n) in enumerate(zip(plan[:6], (0, 5, 0, 0, 2, 0)))]
+    recs.append({**recs[3], "campaign": "p3_kernel_steered", "drops": drops(9)})  # another testbed's: not repeated
+    recs.append({**recs[0], "drops": {}})  # a record before drops were counted: nothing says it lost any
+    assert [p3.record_cpu_drops(r) for r in recs] == [0, 5, 0, 0, 2, 0, 9, None]
+    repeat = p3.cpu_loss_repeat_plan(recs[::-1], pinned)
+    assert [r["order"] for r in repeat] == [1, 4]  # in the plan's order
+    assert {r["campaign"] for r in repeat} == {"p3_kernel_pinned" + p3.REPEAT_SUFFIX}
+    for r, lossy in zip(repeat, (recs[1], recs[4])):
+        assert {k: r[k] for k in ("rep", "kind", "reno_rtt_ms", "cubic_rtt_ms", "reno_start_s", "cubic_start_s")} \
+            == {k: lossy[k] for k in ("rep", "kind", "reno_rtt_ms", "cubic_rtt_ms", "reno_start_s", "cubic_start_s")}
+        assert r["repeats_started_utc"] == lossy["started_utc"]
+    path = tmp_path / "k.jsonl"
+    store = JsonlRecords(path, p3.KERNEL_KEY)
+    for r in recs[:6]:
+        store.append(r)
+    assert store.pending(repeat) == repeat  # not mistaken for the samples they repeat
+    store.append({**repeat[0], "started_utc": "2026-12-03T00:00:00+00:00", "drops": drops(3)})
+    assert store.pending(repeat) == repeat[1:]  # resumes; a lossy repeat is kept, not repeated again
+    assert p3.cpu_loss_repeat_plan(store.read(), pinned) == repeat
+    df = p3.kernel_frame([{**_fake_kernel_record(0, 1.0, 4.0), "campaign": "p3_kernel_pinned_repeat",
+                           "repeats_started_utc": "2026-12-01T00:00:01+00:00"}, _fake_kernel_record(0, 1.0, 4.0)], CFG)
+    assert sorted(df["repeats_started_utc"].fillna("-")) == ["-", "2026-12-01T00:00:01+00:00"]
+
+
 def test_dataset_writes_parquet_and_provenance(tmp_path):
     records = tmp_path / "k.jsonl"
     rec = JsonlRecords(records, p3.KERNEL_KEY)

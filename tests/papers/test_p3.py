@@ -582,3 +582,58 @@ def test_cpu_loss_sensitivity_judges_each_kernel_part_without_the_samples_that_l
     assert (divide["n_runs_all"] == divide["n_runs_no_cpu_loss"]).all() and not divide["verdict_changed"].any()
     assert (s["verdict_changed"] == (s["verdict_all"] != s["verdict_no_cpu_loss"])).all()
     assert len(p3.without_cpu_loss(ds).kernel) == len(ds.kernel)  # no count, nothing left out
+
+
+def test_cpu_loss_repeats_replace_the_lossy_samples_and_keep_the_runs_per_part():
+    """The lossy samples run once more (``p3 kernel --repeat-cpu-loss``): a third view puts each loss-free repeat in
+    its sample's place, so a part keeps its runs; a repeat that lost packets too leaves its sample out."""
+    base = synthetic(proposal_share={"multiply": paper_like, "divide": paper_like})
+    ds = _with_kernel_kinds(base, {"divide": paper_like, "multiply": paper_like}, reps=3)
+    k = ds.kernel.assign(cpu_drops=0.0, queue_drops=3000.0,
+                         started_utc=[f"2026-12-01T{i // 3600:02d}:{i // 60 % 60:02d}:{i % 60:02d}+00:00"
+                                      for i in range(len(ds.kernel))])
+    hit = (k["kind"] == "multiply") & k["rep"].isin([1, 2]) & (k["rate_bps"] == 200e6)
+    k.loc[hit, "cpu_drops"] = 40.0
+    same = k[hit].assign(cpu_drops=0.0, repeats_started_utc=k.loc[hit, "started_utc"],
+                         started_utc="2026-12-03T00:00:00+00:00", campaign="p3_kernel_repeat")
+    one = p3.P3Dataset(kernel=k, ns3=ds.ns3, fluid=ds.fluid, provenance=ds.provenance, kernel_repeats=same)
+    s = p3.cpu_loss_sensitivity(one)
+    assert s.attrs["replaced"] == 24 and s.attrs["left_out_repeated"] == 0 and s.attrs["left_out"] == 24
+    # repeats that measured what the lossy samples did give the verdicts on all samples, runs and all
+    for col in ("effect", "n_runs", "verdict"):
+        assert s[f"{col}_repeated"].tolist() == s[f"{col}_all"].tolist()
+    assert not s["verdict_changed_repeated"].any() and s["verdict_changed"].any()
+    # the repeat's own numbers are used: repeats where the proposal did what the standard did (dJ 0) ...
+    std = k[(k["kind"] == "standard") & (k["rate_bps"] == 200e6)].set_index(["reno_rtt_ms", "cubic_rtt_ms", "rep"])
+    key = pd.MultiIndex.from_frame(same[["reno_rtt_ms", "cubic_rtt_ms", "rep"]])
+    flat = same.assign(**{c: std.loc[key, c].to_numpy() for c in ("reno_bps", "cubic_bps", "jain")})
+    # ... and one repeat that lost packets again: its sample is left out
+    flat.loc[flat.index[0], "cpu_drops"] = 7.0
+    view = p3.with_cpu_loss_repeated(p3.P3Dataset(kernel=k, ns3=ds.ns3, fluid=ds.fluid, provenance=ds.provenance,
+                                                  kernel_repeats=flat))
+    assert view.kernel.attrs == {"replaced": 23, "left_out": 1} and len(view.kernel) == len(k) - 1
+    dj = p3.tables(view)["kernel_paired_multiply"].set_index(["reno_rtt_ms", "cubic_rtt_ms", "rep"])["dJ"]
+    assert np.allclose(dj[dj.index.get_level_values("rep") > 0], 0.0) and len(dj) == 12 + 23
+    assert (dj[dj.index.get_level_values("rep") == 0] > 0).any()
+    assert "cpu_drops" in view.kernel and not (view.kernel["cpu_drops"] > 0).any()
+    # without repeats the sensitivity has its two views only
+    assert "verdict_repeated" not in p3.cpu_loss_sensitivity(p3.P3Dataset(kernel=k, ns3=ds.ns3, fluid=ds.fluid,
+                                                                           provenance=ds.provenance)).columns
+
+
+@pytest.mark.skipif(not (DATA / "datasets" / "p3_kernel.parquet").exists(), reason="p3 dataset not shipped yet")
+def test_load_dataset_keeps_the_repeats_out_of_the_kernel_table(tmp_path):
+    import shutil
+
+    for f in (DATA / "datasets").glob("p3_*"):
+        if f.suffix in (".parquet", ".json"):
+            shutil.copy(f, tmp_path / f.name)
+    shipped = p3.load_dataset(tmp_path)
+    k = pd.read_parquet(tmp_path / "p3_kernel.parquet")
+    lossy = k[(k["cpu_drops"] > 0) & (k["testbed"] == "pinned")].head(2)
+    pd.concat([k, lossy.assign(campaign=lossy["campaign"] + "_repeat", repeats_started_utc=lossy["started_utc"],
+                               cpu_drops=0)], ignore_index=True).to_parquet(tmp_path / "p3_kernel.parquet")
+    ds = p3.load_dataset(tmp_path)
+    assert len(ds.kernel_repeats) == 2 and len(shipped.kernel_repeats) == 0
+    pd.testing.assert_frame_equal(ds.kernel.drop(columns="repeats_started_utc"), shipped.kernel, check_dtype=False)
+    assert p3.with_cpu_loss_repeated(ds).kernel.attrs["replaced"] == 2

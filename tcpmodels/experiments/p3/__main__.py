@@ -20,7 +20,7 @@ from tcpmodels.experiments.p3.config import (
 )
 from tcpmodels.experiments.p3.dataset import SHIPPED_NS3_RECORDS, build_dataset, read_ns3_records
 from tcpmodels.experiments.p3.fluid import fluid_frame
-from tcpmodels.experiments.p3.kernel import run_kernel_campaign
+from tcpmodels.experiments.p3.kernel import KERNEL_KEY, cpu_loss_repeat_plan, run_kernel_campaign
 from tcpmodels.experiments.p3.ns3 import ns3_cached, ns3_plan, ns3_run_id, run_ns3
 
 __all__ = ["main"]
@@ -67,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pin-delay-elements", action="store_true",
                    help="with steering, pin each delay element to one CPU and process its frames there (Testbed "
                         "pin_delay_elements; implies --keep-flow-order): samples labelled p3_kernel_pinned")
+    p.add_argument("--repeat-cpu-loss", action="store_true",
+                   help="instead of the grid, run once more each sample of the testbed chosen (in --records) that "
+                        "lost packets outside the bottleneck queue, same key and start offsets; the repeats are "
+                        "labelled <testbed label>_repeat and kept apart from the grid (resumes like the grid)")
     p = sub.add_parser("pilot", help="bottleneck pilot: drops not caused by the queue per rate (root; host lock)")
     p.add_argument("--rates-mbps", nargs="+", type=float, default=[100.0, 200.0, 400.0])
     p.add_argument("--measure-s", type=float, default=60.0)
@@ -128,7 +132,13 @@ def main(argv: list[str] | None = None) -> int:
                 config = replace(config, measure_s=args.measure_s)
             if args.keep_flow_order or args.pin_delay_elements:
                 config = replace(config, kernel_keep_flow_order=True, kernel_pin_delay_elements=args.pin_delay_elements)
-            n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
+            plan = None
+            if args.repeat_cpu_loss:
+                from tcpmodels.records import JsonlRecords
+
+                plan = cpu_loss_repeat_plan(JsonlRecords(args.records, KERNEL_KEY).read(), config)
+                print(json.dumps({"repeats_planned": len(plan), "records": args.records}))
+            n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress, plan=plan)
             print(json.dumps({"measured": n, "records": args.records}))
         elif args.cmd == "pilot":
             from tcpmodels.experiments.p3.pilot import run_pilot

@@ -23,7 +23,7 @@ from tcpmodels.experiments.p3.config import (
     ns3_setting_phases,
 )
 from tcpmodels.experiments.p3.fluid import fluid_frame
-from tcpmodels.experiments.p3.kernel import KERNEL_KEY, kernel_frame
+from tcpmodels.experiments.p3.kernel import KERNEL_KEY, REPEAT_SUFFIX, kernel_frame
 from tcpmodels.experiments.p3.ns3 import ns3_plan, ns3_records, ns3_row_run_id, ns3_run_id, ns3_summary
 
 __all__ = ["build_dataset", "fluid_rates_bps", "merge_ns3", "read_ns3_records", "write_ns3_records", "NS3_RECORDS",
@@ -146,6 +146,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
             "kinds_planned": list(config.kernel_kinds),
             "samples_per_kind_from_records": new.groupby("kind").size().to_dict(),
             "samples_per_testbed_from_records": new.groupby("testbed").size().to_dict(),
+            "repeats_of_cpu_loss_from_records": int(new["campaign"].str.endswith(REPEAT_SUFFIX).sum()),
             "reps_present": sorted({r["rep"] for r in recs}),
             "first_sample_utc": starts[0], "last_sample_utc": starts[-1],
             "sample_wall_s": {"sum": round(sum(walls), 1), "median": round(sorted(walls)[len(walls) // 2], 2),

@@ -15,7 +15,7 @@ from tcpmodels.records_series import as_sample_list, pack_series
 from tcpmodels.testbed import Topology
 from tcpmodels.testbed.netns import delay_counter_delta, tcp_ext_delta
 
-__all__ = ["TESTBEDS", "kernel_campaign_label", "cpu_loss", "TCP_EXT_COLUMNS", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
+__all__ = ["TESTBEDS", "REPEAT_SUFFIX", "kernel_campaign_label", "record_cpu_drops", "cpu_loss_repeat_plan", "cpu_loss", "TCP_EXT_COLUMNS", "queue_drops_once", "DROPS_COUNTING", "KERNEL_KEY", "KIND_CC", "kind_cc_params", "kernel_plan", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 
 
 # ---------------------------------------------------------------- kernel plan
@@ -83,6 +83,64 @@ def kernel_plan(config: P3Config) -> list[dict]:
                              "cubic_rtt_ms": cubic, "order": len(plan),
                              "reno_start_s": round(float(off[0]), 4), "cubic_start_s": round(float(off[1]), 4)})
     return plan
+
+
+#: appended to a testbed's ``campaign`` label for a sample run again because it lost packets outside the
+#: bottleneck queue (:func:`cpu_loss_repeat_plan`): repeats never share a key with the samples they repeat
+REPEAT_SUFFIX = "_repeat"
+
+
+def record_cpu_drops(record: dict) -> int | None:
+    """Packets a kernel sample lost outside the bottleneck queue (see :func:`cpu_loss`).
+
+    Parameters
+    ----------
+    record : dict
+        A record of :func:`run_kernel_campaign`.
+
+    Returns
+    -------
+    int or None
+        Other qdiscs', the interfaces' and (where read) the delay elements' drops [packets]; None for
+        records before 2026-11-28, which did not count them.
+    """
+    d = record.get("drops") or {}
+    if not d:
+        return None
+    elem = d.get("delay_element_drops")
+    return int(d["other_qdisc_drops"] + d["interface_drops"] + (sum(elem.values()) if elem is not None else 0))
+
+
+def cpu_loss_repeat_plan(records: list[dict], config: P3Config) -> list[dict]:
+    """Run once more every sample of ``config``'s testbed that lost packets outside the bottleneck queue.
+
+    Such loss comes from the host's CPUs, not from the congestion the paper studies. Each repeat keeps the
+    sample's repetition, kind, RTT pair, order and start offsets (a paired comparison with the kinds that
+    ran clean), so its record replaces the lossy one in a sensitivity view
+    (:func:`tcpmodels.papers.p3_cubic_fairness.with_cpu_loss_repeated`); the shipped verdicts keep the
+    plan's samples. A sample is repeated once: a repeat that loses packets too is recorded, not repeated.
+
+    Parameters
+    ----------
+    records : list of dict
+        Records of :func:`run_kernel_campaign` (repeats among them are skipped here and by the campaign's
+        resume).
+    config : P3Config
+        The testbed (``kernel_keep_flow_order``, ``kernel_pin_delay_elements``) whose samples are repeated.
+
+    Returns
+    -------
+    list of dict
+        Plan entries in the original order, each with ``campaign`` = the testbed's label +
+        :data:`REPEAT_SUFFIX`, the repeated sample's key fields and offsets, and ``repeats_started_utc``
+        (when the repeated sample started).
+    """
+    label = kernel_campaign_label(config.kernel_keep_flow_order, config.kernel_pin_delay_elements)
+    lossy = sorted((r for r in records if r.get("campaign") == label and (record_cpu_drops(r) or 0) > 0),
+                   key=lambda r: r["order"])
+    fields = ("rep", "kind", "reno_rtt_ms", "cubic_rtt_ms", "order", "reno_start_s", "cubic_start_s")
+    return [{"campaign": label + REPEAT_SUFFIX, **{k: r[k] for k in fields}, "repeats_started_utc": r["started_utc"]}
+            for r in lossy]
 
 
 #: the congestion control of the CUBIC flow per kind (``tm_cubic_x`` with that ``reading``)
@@ -416,7 +474,7 @@ def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CON
     lock_timeout_s : float
         Longest wait for the host lock per sample. [s]
     plan : list of dict, optional
-        Samples to run instead of :func:`kernel_plan` (tests use one).
+        Samples to run instead of :func:`kernel_plan`: :func:`cpu_loss_repeat_plan`'s, or a test's.
     yield_s : float
         Pause after releasing the lock so a waiting campaign can take it. [s]
 
@@ -541,7 +599,9 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         queue: other qdiscs', the interfaces' and, where read, the delay elements'; None in older
         records) [packets], the columns of :data:`TCP_EXT_COLUMNS` (None in records before
         2026-11-28), retransmissions, load, ``wall_s`` [s], ``campaign`` (the record's label,
-        :func:`kernel_campaign_label`), ``testbed`` (one of :data:`TESTBEDS`,
+        :func:`kernel_campaign_label`, + :data:`REPEAT_SUFFIX` for a repeat of :func:`cpu_loss_repeat_plan`),
+        ``repeats_started_utc`` (a repeat: when the sample it repeats started; else None), ``testbed`` (one of
+        :data:`TESTBEDS`,
         :func:`~tcpmodels.experiments.campaign.kernel_testbed_of`: ``pinned`` if the record names pinned delay
         elements, ``steered`` if it has an RPS mask, else ``reordering``) and
         ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
@@ -563,13 +623,13 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
                "reno_ping_ms": r["ping_rtt_ms"][0], "cubic_ping_ms": r["ping_rtt_ms"][1],
                "load_avg_1m": r["load_avg"][0], "wall_s": r["wall_s"], "started_utc": r["started_utc"],
                "error": "; ".join(str(f.get("error")) for f in flows if f.get("error")) or None,
-               "campaign": r.get("campaign", "p3_kernel"), "testbed": kernel_testbed_of(r)}
+               "campaign": r.get("campaign", "p3_kernel"), "testbed": kernel_testbed_of(r),
+               "repeats_started_utc": r.get("repeats_started_utc")}
         d = r.get("drops") or {}
         row["queue_drops"] = queue_drops_once(d)
         elem = d.get("delay_element_drops")
         row["delay_element_drops"] = sum(elem.values()) if elem is not None else None
-        row["cpu_drops"] = (d["other_qdisc_drops"] + d["interface_drops"] + (row["delay_element_drops"] or 0)) \
-            if d else None
+        row["cpu_drops"] = record_cpu_drops(r)
         tcp_ext = r.get("tcp_ext")
         for col, (nodes, names) in TCP_EXT_COLUMNS.items():
             row[col] = sum(tcp_ext.get(n, {}).get(k, 0) for n in nodes for k in names) if tcp_ext is not None else None

@@ -10,7 +10,8 @@ ns-3 ``TcpCubicX`` in each reading, and the fluid model — plus the K values th
 ns-3 against the kernel, kernel vs ns-3 vs fluid per pair and kind (:func:`engine_table`),
 and verdicts on C3.1-C3.3 per reading and engine (:mod:`.claims`, judged by
 :mod:`tcpmodels.stats` on the per-run paired differences of Jain's index), and the kernel verdicts again
-without the samples that lost packets outside the bottleneck queue (:mod:`.robustness`). The kernel
+without the samples that lost packets outside the bottleneck queue, or with them replaced by repeats
+(:mod:`.robustness`). The kernel
 columns of one table share one setting (rate and measured span,
 :func:`proposal_setting`); the first campaign's ``standard`` samples (100 Mbit/s,
 30 s) stay in the dataset and carry the premise C3.0 while they are the setting with most
@@ -94,7 +95,7 @@ from tcpmodels.papers.p3_cubic_fairness.plots import (
     plot_exponent_fairness,
     plot_figure,
 )
-from tcpmodels.papers.p3_cubic_fairness.robustness import cpu_loss_sensitivity, without_cpu_loss
+from tcpmodels.papers.p3_cubic_fairness.robustness import cpu_loss_sensitivity, with_cpu_loss_repeated, without_cpu_loss
 from tcpmodels.papers.p3_cubic_fairness.tables import (
     FIGURE_COLUMNS,
     cross_validation,
@@ -114,4 +115,5 @@ __all__ = ["TESTBEDS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", 
            "P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
            "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "tables", "plot_figure", "plot_exponent_fairness",
            "exponent_widget", "available_exponents", "reading_summary", "cpu_loss_sensitivity", "without_cpu_loss",
+           "with_cpu_loss_repeated",
            "CITATION", "PAPER_DIRECTION", "READINGS"]

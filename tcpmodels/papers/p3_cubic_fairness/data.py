@@ -22,6 +22,9 @@ PAPER_DIRECTION = {
     (16.0, 1.0): "less fair", (16.0, 4.0): "less fair", (16.0, 16.0): "less fair", (16.0, 64.0): "less fair",
 }
 _MIN_DELTA = 0.01
+#: the end of the ``campaign`` label of a kernel sample run once more because it lost packets outside the
+#: bottleneck queue (``tcpmodels.experiments.p3.kernel.REPEAT_SUFFIX``; papers do not import campaigns)
+REPEAT_SUFFIX = "_repeat"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,6 +48,11 @@ class P3Dataset:
     kernel_testbed : {"reordering", "steered", "pinned"} or None
         The kernel testbed the tables and verdicts use (:func:`kernel_testbed`); None (default): the rule
         there. :func:`with_testbed` sets it.
+    kernel_repeats : pandas.DataFrame
+        Kernel samples run once more because they lost packets outside the bottleneck queue (``campaign``
+        ending in :data:`REPEAT_SUFFIX`; ``repeats_started_utc`` names the sample repeated), the same
+        columns as ``kernel``. Kept out of ``kernel``: the tables and verdicts rest on the plan's samples, and
+        :func:`~.robustness.with_cpu_loss_repeated` puts the repeats in their place. Empty by default.
     """
 
     kernel: pd.DataFrame
@@ -52,6 +60,7 @@ class P3Dataset:
     fluid: pd.DataFrame
     provenance: dict = field(default_factory=dict)
     kernel_testbed: str | None = None
+    kernel_repeats: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
@@ -65,7 +74,8 @@ def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
     Returns
     -------
     P3Dataset
-        The three tables and the provenance (``{}`` without ``p3_provenance.json``).
+        The three tables and the provenance (``{}`` without ``p3_provenance.json``); the kernel table's
+        repeats (:data:`REPEAT_SUFFIX`) go to ``kernel_repeats``.
 
     Raises
     ------
@@ -75,7 +85,11 @@ def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
     parts = read_frames(data_dir, "p3", ("kernel", "ns3", "fluid"),
                         command="python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel_x.jsonl "
                                 "--fluid runs/p3/fluid.parquet --out data/datasets")
-    return P3Dataset(**parts)
+    k = parts["kernel"]
+    repeat = (k["campaign"].fillna("").str.endswith(REPEAT_SUFFIX) if "campaign" in k.columns
+              else pd.Series(False, index=k.index))
+    parts["kernel"] = k[~repeat].reset_index(drop=True)
+    return P3Dataset(**parts, kernel_repeats=k[repeat].reset_index(drop=True))
 
 
 # ------------------------------------------------------------ kernel testbeds
