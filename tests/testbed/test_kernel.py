@@ -287,7 +287,9 @@ def test_fat_tree_pins_each_address_to_its_core():
             # other cores: nothing but the odd ARP reachability probe
             assert all(v <= 2 for k, v in delta.items() if k != cores[c]), delta
         server = wl.start_server(tb, "h15", mptcp=True)
-        (rec,) = wl.run_flows(tb, "h0", [wl.bulk_flow(flow_id=1, dst=addrs["h15"][0], duration_s=1.5, mptcp=True)])
+        # 3 s, not 1.5 s: a 1.5 s upload fell to 71-72 Mbit/s in 2 of 16 runs (2026-12-03, one in a full
+        # test run), a transient of a few hundred ms that a longer upload dilutes below the 15 % margin
+        (rec,) = wl.run_flows(tb, "h0", [wl.bulk_flow(flow_id=1, dst=addrs["h15"][0], duration_s=3.0, mptcp=True)])
         (srec,) = server.stop()
     assert "error" not in rec, rec
     assert {s["local"].split(":")[0] for s in srec["samples"]} == set(addrs["h15"])
