@@ -248,6 +248,9 @@ def _recv_all(sock) -> tuple[int, float | None, float | None]:
 #: Longest wait on SIGTERM for connection threads to write their records. [s]
 STOP_GRACE_S = 8.0
 
+#: Name of the threads that serve one connection each; on SIGTERM the server joins every live one.
+CONN_THREAD_NAME = "traffic-conn"
+
 
 def _emit(rec: dict, lock: threading.Lock) -> None:
     with lock:
@@ -347,19 +350,20 @@ def serve(port: int, mptcp: bool, bind: str = "0.0.0.0") -> None:
     threading.Thread(target=echo, daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     _emit({"role": "server", "ready": True, "port": port, "mptcp": mptcp}, lock)
-    workers: list[threading.Thread] = []
     try:
         while True:
             conn, peer = lsock.accept()
-            worker = threading.Thread(target=_serve_conn, args=(conn, peer, mptcp, lock), daemon=True)
-            worker.start()
-            workers = [w for w in workers if w.is_alive()] + [worker]
+            threading.Thread(target=_serve_conn, args=(conn, peer, mptcp, lock), name=CONN_THREAD_NAME,
+                             daemon=True).start()
     finally:
         # SIGTERM arrives as soon as the clients are done, often while a connection's thread is still
         # writing its record (with TCP_INFO samples: tens of KB). Exiting then cut records mid-line
         # or lost them on a loaded host; give the threads time to finish (bounded: Server.stop waits 10 s).
+        # The live threads are found by name, not kept in a list: on a loaded host SIGTERM could arrive
+        # after a thread had served its client but before the main thread had listed it, and that
+        # record was lost (CI 2026-12-03, 1 of 600).
         deadline = time.monotonic() + STOP_GRACE_S
-        for worker in workers:
+        for worker in [t for t in threading.enumerate() if t.name == CONN_THREAD_NAME]:
             worker.join(max(0.0, deadline - time.monotonic()))
 
 

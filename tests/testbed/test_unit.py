@@ -248,6 +248,51 @@ def test_server_records_are_read_as_they_come(tmp_path):
     assert sorted(r["flow_id"] for r in records) == list(range(600))
 
 
+#: A traffic server whose main thread is slow after starting a connection's thread (as on a loaded host,
+#: descheduled between ``Thread.start`` and its next line) and whose records take 0.3 s to write.
+_SLOW_SERVER = """
+import sys, threading, time
+from tcpmodels.testbed import traffic
+start = threading.Thread.start
+def slow_start(self):
+    start(self)
+    time.sleep(1.0)
+threading.Thread.start = slow_start
+emit = traffic._emit
+def slow_emit(rec, lock):
+    time.sleep(0.3)
+    emit(rec, lock)
+traffic._emit = slow_emit
+traffic.serve(int(sys.argv[1]), False, "127.0.0.1")
+"""
+
+
+def test_server_stopped_right_after_a_reply_still_writes_that_connection_record(tmp_path):
+    """SIGTERM just after a client's reply, while the server's main thread has not yet noted the connection's
+    thread (CI 2026-12-03: record 599 of 600 lost): the record is still written before the server exits."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-c", _SLOW_SERVER, str(port)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=workload._env())
+    try:
+        assert '"ready"' in server.stdout.readline()
+        rec = traffic.run_flow({"flow_id": 7, "dst": "127.0.0.1", "port": port, "size_bytes": 2000,
+                                "direction": "upload"}, 0.0, threading.Lock())
+        assert "error" not in rec, rec
+        server.send_signal(signal.SIGTERM)  # the main thread is still in slow_start, the record not yet written
+        out, err = server.communicate(timeout=20)
+    finally:
+        server.kill()
+    records = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert [r["flow_id"] for r in records] == [7], err
+
+
 def test_server_pipe_closed_under_its_reader_ends_the_stream():
     """A testbed that exits with a server still running closes the server's pipes (communicate) while
     its reader threads may be between two lines (CI 2026-11-28: ValueError, I/O operation on closed
