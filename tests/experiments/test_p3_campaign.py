@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -224,6 +225,17 @@ def test_kernel_frame_throughput_jain_and_wmax_from_ssthresh():
     assert r["cubic_k_s"] == pytest.approx((100 * 0.3 / 0.4) ** (1 / 3))
     assert df.iloc[1]["jain"] == pytest.approx(1.0)
     assert set(df["testbed"]) == {"reordering"} and set(df["campaign"]) == {"p3_kernel"}  # no rps_cpus: unsteered
+
+
+def test_kernel_frame_sums_the_cpu_times_over_the_cpus_and_leaves_older_records_empty():
+    """Records since 2026-12-03 carry where the host's CPUs spent the transfers (/proc/stat); older ones do not."""
+    new = {**_fake_kernel_record(0, 1.0, 4.0),
+           "cpu_time_s": {"cpu0": {"idle": 10.5, "softirq": 60.25, "steal": 0.5},
+                          "cpu1": {"idle": 20.0, "softirq": 55.0, "steal": 1.25}}}
+    df = p3.kernel_frame([new, _fake_kernel_record(1, 1.0, 4.0)], CFG)
+    assert list(df.loc[0, ["cpu_steal_s", "cpu_softirq_s", "cpu_idle_s"]]) == [1.75, 115.25, 30.5]
+    assert df.loc[1, ["cpu_steal_s", "cpu_softirq_s", "cpu_idle_s"]].isna().all()
+    assert p3.record_cpu_time_s(new, "user") == 0.0  # a field the record lacks counts as no time
 
 
 def test_kernel_frame_gives_the_same_rows_from_packed_and_listed_sample_series():
@@ -500,6 +512,13 @@ def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_
     assert r["tcp_ext"]["d"].get("TCPOrigDataSent", 0) < 20
     assert row["receiver_drops"] == sum(r["tcp_ext"]["d"].get(k, 0) for k in
                                         ("TCPRcvQDrop", "TCPBacklogDrop", "TCPOFODrop", "TCPZeroWindowDrop"))
+    # where the host's CPUs spent the transfers (/proc/stat): every CPU, each about the transfers' 3.x s in all
+    # fields, the columns summed over the CPUs
+    assert len(r["cpu_time_s"]) == os.cpu_count()
+    for fields in r["cpu_time_s"].values():
+        assert 2.5 < sum(v for k, v in fields.items() if k not in ("guest", "guest_nice")) < 10
+    for col, field in p3.CPU_TIME_COLUMNS.items():
+        assert row[col] == pytest.approx(sum(f[field] for f in r["cpu_time_s"].values()), abs=0.011)
 
 
 @pytest.mark.testbed

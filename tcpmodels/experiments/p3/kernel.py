@@ -286,6 +286,9 @@ class KernelSession(ServerTestbed):
             read without stopping them (since 2026-11-28); see :func:`cpu_loss`; ``counting`` =
             :data:`DROPS_COUNTING` marks records counted so), ``tcp_ext`` (the TcpExt counters that moved
             during the transfers on both senders and the receiver, :func:`~tcpmodels.testbed.netns.tcp_ext_delta`: node -> name -> count),
+            ``cpu_time_s`` (where the host's CPUs spent the transfers, CPU -> ``/proc/stat`` field -> seconds,
+            :func:`~tcpmodels.testbed.cpu_times.cpu_time_delta`: the hypervisor's ``steal``, ``softirq``,
+            ``idle``, ...; since 2026-12-03),
             ``rps_cpus`` (the testbed's RPS mask, None without flow steering: ``config.kernel_keep_flow_order``),
             ``delay_element_cpus`` (link -> the CPU its delay element is pinned to; None unless
             ``config.kernel_pin_delay_elements``),
@@ -323,6 +326,7 @@ class KernelSession(ServerTestbed):
         import numpy as np
 
         from tcpmodels.testbed import workload as wl
+        from tcpmodels.testbed.cpu_times import cpu_time_delta, read_cpu_times
 
         cfg, tb = self.config, self.tb
         dst = tb.topology.meta["receiver_addr"]
@@ -330,12 +334,14 @@ class KernelSession(ServerTestbed):
         duration_s = cfg.warmup_s + cfg.measure_s + cfg.start_jitter_s
         counters0, elements0 = tb.counters(), tb.delay_counters()
         tcp0 = {n: tb.tcp_ext_counters(n) for n in _TCP_EXT_NODES}
+        cpu0 = read_cpu_times()
         procs = []
         for i, (node, cc, start) in enumerate((("s0", "reno", reno_start_s), ("s1", cubic_cc, cubic_start_s))):
             flow = wl.bulk_flow(flow_id=i + 1, dst=dst, port=self.port, duration_s=duration_s, cc=cc,
                                 direction="upload", sample_interval_s=cfg.sample_interval_s, start_s=float(start))
             procs.append(wl.launch_flows(tb, node, [flow]))
         recs = [wl.collect_flows(p, timeout_s=duration_s + 120)[0] for p in procs]
+        cpu_time_s = cpu_time_delta(cpu0, read_cpu_times())
         counters1, elements1 = tb.counters(), tb.delay_counters()
         tcp_ext = {n: tcp_ext_delta(tcp0[n], tb.tcp_ext_counters(n)) for n in _TCP_EXT_NODES}
         drops = cpu_loss(counters0, counters1, delay_counter_delta(elements0, elements1))
@@ -347,7 +353,7 @@ class KernelSession(ServerTestbed):
             samples = [{k: s.get(k) for k in _KEEP} for s in rec.pop("samples", [])]
             flows.append({**rec, "cc_requested": cc, "samples": pack_series(samples, **_PACKING)})
         return {"run_id": tb.run_id, "ping_rtt_ms": pings, "kind": self.kind, "drops": drops, "tcp_ext": tcp_ext,
-                "rps_cpus": tb.rps_cpus, "delay_element_cpus": tb.delay_element_cpus or None,
+                "cpu_time_s": cpu_time_s, "rps_cpus": tb.rps_cpus, "delay_element_cpus": tb.delay_element_cpus or None,
                 "cubic_cc_params": None if loaded is None else loaded.get("params"), "flows": flows}
 
 
@@ -364,6 +370,32 @@ TCP_EXT_COLUMNS = {
     "sender_reordering_events": (("s0", "s1"), ("TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder")),
     "receiver_drops": (("d",), ("TCPRcvQDrop", "TCPBacklogDrop", "TCPOFODrop", "TCPZeroWindowDrop")),
 }
+
+
+#: kernel_frame columns from a record's ``cpu_time_s``: column -> ``/proc/stat`` field summed over the CPUs [s]
+CPU_TIME_COLUMNS = {"cpu_steal_s": "steal", "cpu_softirq_s": "softirq", "cpu_idle_s": "idle"}
+
+
+def record_cpu_time_s(record: dict, field: str) -> float | None:
+    """Seconds the host's CPUs spent in one ``/proc/stat`` field during a sample's transfers, summed over the CPUs.
+
+    Parameters
+    ----------
+    record : dict
+        A record of :func:`run_kernel_campaign` (or of the pilot).
+    field : str
+        One of :data:`tcpmodels.testbed.cpu_times.CPU_TIME_FIELDS` (``steal``: time the hypervisor ran
+        other guests while a vCPU was ready).
+
+    Returns
+    -------
+    float or None
+        [s]; None for records before 2026-12-03, which did not read ``/proc/stat``.
+    """
+    times = record.get("cpu_time_s")
+    if times is None:
+        return None
+    return round(sum(cpu.get(field, 0.0) for cpu in times.values()), 2)
 
 
 #: the ``counting`` of a record's ``drops``: each drop once (Testbed.counters reports the root qdisc's count)
@@ -598,7 +630,8 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         before 2026-11-28, which did not read them) and ``cpu_drops`` (drops outside the bottleneck
         queue: other qdiscs', the interfaces' and, where read, the delay elements'; None in older
         records) [packets], the columns of :data:`TCP_EXT_COLUMNS` (None in records before
-        2026-11-28), retransmissions, load, ``wall_s`` [s], ``campaign`` (the record's label,
+        2026-11-28), the columns of :data:`CPU_TIME_COLUMNS` (seconds the host's CPUs spent so during the
+        transfers, summed over the CPUs; None in records before 2026-12-03), retransmissions, load, ``wall_s`` [s], ``campaign`` (the record's label,
         :func:`kernel_campaign_label`, + :data:`REPEAT_SUFFIX` for a repeat of :func:`cpu_loss_repeat_plan`),
         ``repeats_started_utc`` (a repeat: when the sample it repeats started; else None), ``testbed`` (one of
         :data:`TESTBEDS`,
@@ -630,6 +663,8 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         elem = d.get("delay_element_drops")
         row["delay_element_drops"] = sum(elem.values()) if elem is not None else None
         row["cpu_drops"] = record_cpu_drops(r)
+        for col, field in CPU_TIME_COLUMNS.items():
+            row[col] = record_cpu_time_s(r, field)
         tcp_ext = r.get("tcp_ext")
         for col, (nodes, names) in TCP_EXT_COLUMNS.items():
             row[col] = sum(tcp_ext.get(n, {}).get(k, 0) for n in nodes for k in names) if tcp_ext is not None else None

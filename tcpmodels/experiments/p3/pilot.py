@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, P3Config
-from tcpmodels.experiments.p3.kernel import TCP_EXT_COLUMNS, cpu_loss, kind_cc_params
+from tcpmodels.experiments.p3.kernel import CPU_TIME_COLUMNS, TCP_EXT_COLUMNS, cpu_loss, kind_cc_params
 
 __all__ = ["cpu_loss", "run_pilot"]
 
@@ -62,7 +62,9 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
         Per rate: ``rate_bps``, ``buffer_bytes``, ``kind``, ``reno_bps``, ``cubic_bps``, ``utilization``
         [-], retransmissions, ``rps_cpus`` (the testbed's RPS steering mask; None without),
         ``delay_element_cpus`` (link -> CPU of each pinned delay element; None unless pinned), the
-        TcpExt columns of :data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`, :func:`cpu_loss`'s
+        TcpExt columns of :data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`, the CPU-time columns of
+        :data:`~tcpmodels.experiments.p3.kernel.CPU_TIME_COLUMNS` and ``cpu_time_s`` per CPU (where the
+        host's CPUs spent the transfers: steal, softirq, idle, ... [s]), :func:`cpu_loss`'s
         fields as the sample counted them during the transfers (the delay elements' too, read
         without stopping them; until 2026-11-28 the pilot took the elements' totals since they
         started), the load averages before and after,
@@ -102,6 +104,7 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
                "cubic_bps": row.get("cubic_bps"), "utilization": row.get("total_bps", float("nan")) / cfg.rate_bps,
                "reno_retrans": row.get("reno_retrans"), "cubic_retrans": row.get("cubic_retrans"),
                "rps_cpus": rec.get("rps_cpus"), "delay_element_cpus": rec.get("delay_element_cpus"), **{k: row.get(k) for k in TCP_EXT_COLUMNS},
+               **{k: row.get(k) for k in CPU_TIME_COLUMNS}, "cpu_time_s": rec.get("cpu_time_s"),
                **{k: v for k, v in rec["drops"].items() if k != "counting"}, "cpu_drops": row.get("cpu_drops"),
                "load_avg_before": load, "load_avg_after": load_average(),
                "wall_s": round(wall, 1), "started_utc": started, "error": row.get("error"), "git": git,
