@@ -61,6 +61,25 @@ def test_observed_k_recovers_the_generating_k(k_scale):
             assert e["k_model_s"] == pytest.approx(true_k[0], rel=0.02)
 
 
+def test_the_moment_fit_picks_the_k_and_c_of_the_direct_least_squares_fit():
+    """observed_k fits the cubic by moments (O(1) per grid point): the same K and c' as the direct fit over the
+    grid (the residual of every grid point), on noisy epochs of random length, window and K."""
+    from tcpmodels.experiments.kernel_coupled_cc import _best_cubic_inflection
+
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        span, c = rng.uniform(1.0, 12.0), rng.uniform(0.1, 2.0)
+        k = rng.uniform(0.2, 0.8) * span
+        tt = np.sort(rng.uniform(0.0, span, rng.integers(30, 800)))
+        yy = np.floor(c * (tt - k) ** 3 + rng.normal(0.0, 1.0, tt.size)) + 0.5
+        grid = np.arange(0.0, span, 0.005)
+        x = (tt[None, :] - grid[:, None]) ** 3
+        cf = (x * yy).sum(axis=1) / np.maximum((x * x).sum(axis=1), 1e-12)
+        direct = int(np.argmin(((yy[None, :] - cf[:, None] * x) ** 2).sum(axis=1)))
+        best, c_fit = _best_cubic_inflection(tt, yy, grid)
+        assert best == direct and c_fit == pytest.approx(cf[direct], rel=1e-12)
+
+
 def test_mean_ratio_ci_and_verdict():
     ref = np.array([10.0, 12.0, 9.0, 11.0, 10.5, 9.5])
     same = mean_ratio_ci(ref * np.array([1.01, 0.99, 1.0, 1.02, 0.98, 1.0]), ref)
