@@ -206,7 +206,7 @@ def observed_k(samples: list[dict], c: float = 0.4, beta_cubic: float = 0.7,
     out = []
     last_max = 0.0
     w_max = None
-    in_open = np.asarray(state == 0, dtype=bool).reshape(-1)
+    in_open = state == 0
     not_open = np.flatnonzero(~in_open)
     # only the samples where the state enters or leaves Open matter: visit those (a flow has tens of thousands
     # of samples and a few hundred such changes)

@@ -149,7 +149,8 @@ from tcpmodels.models.fairness import jain_index
 
 __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "NS3_SETTINGS", "SCHEMA", "KERNEL_KEY", "TESTBEDS", "kernel_campaign_label",
            "kernel_plan", "REPEAT_SUFFIX", "cpu_loss_repeat_plan", "record_cpu_drops",
-           "CPU_TIME_COLUMNS", "record_cpu_time_s", "KernelSession", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame", "ns3_plan",
+           "CPU_TIME_COLUMNS", "record_cpu_time_s", "KernelSession", "run_kernel_campaign",
+           "summarize_flow_samples", "kernel_frame", "ns3_plan",
            "ns3_config", "run_ns3", "ns3_frame", "ns3_setting", "ns3_phases", "ns3_setting_phases", "ns3_run_id",
            "ns3_row_run_id", "ns3_record", "ns3_records", "ns3_summary", "ns3_cached", "merge_ns3",
            "read_ns3_records", "write_ns3_records", "fluid_frame", "build_dataset", "jain_index", "main"]

@@ -631,7 +631,8 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         queue: other qdiscs', the interfaces' and, where read, the delay elements'; None in older
         records) [packets], the columns of :data:`TCP_EXT_COLUMNS` (None in records before
         2026-11-28), the columns of :data:`CPU_TIME_COLUMNS` (seconds the host's CPUs spent so during the
-        transfers, summed over the CPUs; None in records before 2026-12-03), retransmissions, load, ``wall_s`` [s], ``campaign`` (the record's label,
+        transfers, summed over the CPUs; None in records before 2026-12-03), retransmissions, load,
+        ``wall_s`` [s], ``campaign`` (the record's label,
         :func:`kernel_campaign_label`, + :data:`REPEAT_SUFFIX` for a repeat of :func:`cpu_loss_repeat_plan`),
         ``repeats_started_utc`` (a repeat: when the sample it repeats started; else None), ``testbed`` (one of
         :data:`TESTBEDS`,
