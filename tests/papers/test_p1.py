@@ -215,14 +215,21 @@ def _with_steered(ds, factor: float, seed: int = 5):
                         tcpinfo=ds.tcpinfo, runs=ds.runs, provenance=ds.provenance)
 
 
-def test_steered_testbed_runs_are_compared_pair_by_pair_and_left_out_of_the_claims(synth):
+def test_steered_testbed_runs_are_compared_pair_by_pair_and_judged_in_the_claims_as_their_own_engine(synth):
     ds, t = synth
     same = _with_steered(ds, 1.0)
     assert len(p1.testbed_pairs(same.flows)) == 4 * 4 * 2  # seeds x experiments x backgrounds
-    # the main tables and claims are those of the unsteered kernel and ns-3, whatever else the dataset holds
-    v = p1.claims(same, p1.tables(same))
-    pd.testing.assert_frame_equal(v, p1.claims(ds, t))
+    # the tables are those of the unsteered kernel and ns-3, whatever else the dataset holds
     assert list(p1.tables(same)["table2"]["background"]) == list(t["table2"]["background"])
+    # the claims judge both testbeds: the unsteered and ns-3 rows are those of the dataset without steered runs ...
+    v = p1.claims(same, p1.tables(same))
+    engine = p1.claims_with_cc(v)["engine"]
+    assert list(dict.fromkeys(engine)) == ["kernel", "kernel_steered", "ns3"]
+    pd.testing.assert_frame_equal(v[engine != "kernel_steered"].reset_index(drop=True), p1.claims(ds, t))
+    # ... and the steered rows are the steered runs judged alone, named for their testbed
+    alone = p1.claims(same, {"flows": same.flows[same.flows["engine"] == "kernel_steered"].assign(engine="kernel")})
+    expected = alone.assign(claim=alone["claim"].str.replace("[kernel, ", "[kernel_steered, ", regex=False))
+    pd.testing.assert_frame_equal(v[engine == "kernel_steered"].reset_index(drop=True), expected)
     eff = p1.testbed_effect(same.flows)
     assert tuple(eff.columns) == CLAIM_COLUMNS and len(eff) == 2 * (3 + 3) and (eff["n_runs"] == 4).all()
     assert (eff["verdict"] == "supported").all(), eff[["claim", "part", "why"]].to_string()
@@ -319,6 +326,31 @@ def test_coupling_answer_has_the_ns3_lia_paragraph_with_its_numbers(synth):
         assert f"{(g['lost_packets'] > 0).mean():.1%}" in para
     assert "seeds 0, 1, 2, 3" in para and "C1.3: mean higher with MPTCP background: **" in para
     assert "The kernel's tm_lia" in para
+
+
+def test_coupling_answer_ends_with_the_steered_testbeds_verdicts_when_it_has_runs(synth):
+    """The steered kernel testbed's coupling and C1.3 mean verdicts close the answer (its own rows of the claims);
+    the paragraphs before it stay those of the unsteered testbed; coupling_claims judges only a kernel testbed."""
+    ds, _ = synth
+    good = _with_coupled(ds, relieves=True)
+    t = p1.tables(good)
+    before = p1.coupling_answer(p1.claims(good, t), t["flows"], good.subflows)
+    assert "steered testbed" not in before
+    k = good.flows[good.flows["engine"] == "kernel"]
+    both = p1.P1Dataset(flows=pd.concat([good.flows, k.assign(engine="kernel_steered")], ignore_index=True),
+                        subflows=good.subflows, tcpinfo=good.tcpinfo, runs=good.runs, provenance=good.provenance)
+    tb = p1.tables(both)
+    v = p1.claims(both, tb)
+    text = p1.coupling_answer(v, tb["flows"], both.subflows)
+    assert text.startswith(before)  # the unsteered paragraphs unchanged
+    last = text.split("\n\n")[-1]
+    tagged = p1.claims_with_cc(v)
+    st = tagged[(tagged["engine"] == "kernel_steered") & tagged["part"].str.startswith("mean")]
+    assert last.startswith("**On the steered testbed**") and len(st) == 3  # coupling tm_lia, C1.3 uncoupled and tm_lia
+    for r in st.itertuples():
+        assert f"**{r.verdict}** (mean FCT {r.effect:+.3f} as a log ratio, {r.n_runs} seeds" in last
+    with pytest.raises(ValueError, match="kernel testbed.*'ns3'"):
+        p1.coupling_claims(both.flows, "ns3")
 
 
 def test_load_sensitivity_finds_fct_that_follows_the_load():

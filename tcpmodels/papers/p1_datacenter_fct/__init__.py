@@ -26,9 +26,10 @@ relieves the short flows (:mod:`.claims`, with the run as the unit); :func:`verd
 the verdicts side by side.
 
 The kernel's runs come from two testbeds: ``kernel`` (no RPS steering, a few segments in 1000
-reordered; every shipped kernel run up to 2026-11-29, the one :func:`claims` judges) and
-``kernel_steered`` (RPS steering, no reordering; the same schedules). :func:`testbed_effect` and
-:func:`verdicts_by_testbed` (:mod:`.testbeds`) say whether the reordering moved anything.
+reordered; every shipped kernel run up to 2026-11-29) and
+``kernel_steered`` (RPS steering, no reordering; the same schedules). :func:`claims` judges both, each
+on all its seeds (the tables and figures show ``kernel``); :func:`testbed_effect` and
+:func:`verdicts_by_testbed` (:mod:`.testbeds`) say whether the reordering moved anything, pair by pair.
 
 Statistics: the confidence interval of a mean is Student's t over flows; that of a
 95th percentile is the distribution-free order-statistic interval

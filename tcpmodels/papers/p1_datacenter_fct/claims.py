@@ -25,11 +25,12 @@ so they are paired by seed; runs of different experiments are compared by Welch'
 Every part is judged per engine **and per MPTCP congestion control** (column ``cc``; the
 claim's name says ``[engine, cc]``): the MPTCP runs of one control against the engine's TCP
 runs of the same seeds (kernel: ``uncoupled``, ``tm_lia``, ``tm_olia``; ns-3: ``lia``).
-The kernel's runs are those of the testbed every kernel run used until 2026-11-29 (engine
-``kernel``, no RPS steering); the runs repeated on the steered testbed (``kernel_steered``) are
-judged against them in :mod:`~tcpmodels.papers.p1_datacenter_fct.testbeds`.
+The kernel is judged on each of its two testbeds, 17 seeds each: ``kernel`` (no RPS steering: a
+few segments in 1000 reordered; every kernel stage up to 2026-11-29) and ``kernel_steered`` (the same
+runs repeated with RPS steering: no reordering). Neither is the paper's ns-3 DCE, so both are shown;
+:mod:`~tcpmodels.papers.p1_datacenter_fct.testbeds` pairs them seed by seed.
 
-* **Coupling** (the paper's open question: does coupling change who suffers?), kernel, each
+* **Coupling** (the paper's open question: does coupling change who suffers?), each kernel testbed, each
   coupled control against the uncoupled MPTCP runs of the same seed (same schedule): the 70 KB
   flows' per-run mean and 95th percentile FCT are lower with the coupled background (paired,
   < -10 %), and fewer of them see loss (< -5 points). RFC 6356's goal 2 ("do no harm": take no
@@ -43,7 +44,14 @@ import math
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p1_datacenter_fct.data import P1Dataset, engines_in, mptcp_ccs, with_cc
+from tcpmodels.papers.p1_datacenter_fct.data import (
+    KERNEL_ENGINES,
+    P1Dataset,
+    claim_engines,
+    is_kernel,
+    mptcp_ccs,
+    with_cc,
+)
 from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
@@ -183,15 +191,16 @@ def lossy(g: pd.DataFrame, engine: str) -> pd.Series:
     g : pandas.DataFrame
         Flows of one engine.
     engine : str
-        ``"kernel"``: the sender retransmitted (``retransmitted_packets`` from the captures);
-        else FlowMonitor counted a lost packet (``lost_packets``, ns-3).
+        A kernel testbed (``"kernel"``, ``"kernel_steered"``): the sender retransmitted
+        (``retransmitted_packets`` from the captures); else FlowMonitor counted a lost packet
+        (``lost_packets``, ns-3).
 
     Returns
     -------
     pandas.Series of bool
         Index of ``g``.
     """
-    col = "retransmitted_packets" if engine == "kernel" else "lost_packets"
+    col = "retransmitted_packets" if is_kernel(engine) else "lost_packets"
     return pd.to_numeric(g[col], errors="coerce") > 0
 
 
@@ -220,13 +229,16 @@ def _f7(flows: pd.DataFrame, eng: str, tag: str, seed: int) -> list:
     ]
 
 
-def coupling_claims(flows: pd.DataFrame) -> list:
+def coupling_claims(flows: pd.DataFrame, engine: str = "kernel") -> list:
     """Does coupling change who suffers? Each coupled kernel control against the uncoupled MPTCP runs.
 
     Parameters
     ----------
     flows : pandas.DataFrame
         Flows with ``cc`` (kernel runs of ``uncoupled`` and of ``tm_lia`` / ``tm_olia``).
+    engine : str
+        The kernel testbed whose runs are compared (:data:`~.data.KERNEL_ENGINES`); the claim's
+        name says ``[engine, cc vs uncoupled]``.
 
     Returns
     -------
@@ -236,17 +248,19 @@ def coupling_claims(flows: pd.DataFrame) -> list:
         uncoupled and coupled kernel runs).
     """
     flows = with_cc(flows)
-    ccs = mptcp_ccs(flows, "kernel")
+    if not is_kernel(engine):
+        raise ValueError(f"engine must be a kernel testbed {KERNEL_ENGINES}; got {engine!r}")
+    ccs = mptcp_ccs(flows, engine)
     if "uncoupled" not in ccs:
         return []
     says = ("Section 4 blames MPTCP taking more bandwidth on uncongested paths; RFC 6356 LIA is designed to take no "
             "more than one TCP flow would on the best path, so coupling should relieve the short TCP flows")
-    base = flows[(flows["engine"] == "kernel") & (flows["experiment"] == "s4") & (flows["kind"] == "short")
+    base = flows[(flows["engine"] == engine) & (flows["experiment"] == "s4") & (flows["kind"] == "short")
                  & (flows["protocol"] == "mptcp") & flows["fct_s"].notna()]
     unc = base[base["cc"] == "uncoupled"]
     out = []
     for cc in (c for c in ccs if c != "uncoupled"):
-        name = f"Coupling [kernel, {cc} vs uncoupled]: the 70 KB flows beside a coupled MPTCP background suffer less"
+        name = f"Coupling [{engine}, {cc} vs uncoupled]: the 70 KB flows beside a coupled MPTCP background suffer less"
         cpl = base[base["cc"] == cc]
         for stat, label in (("mean", "mean"), ("p95", "95th percentile")):
             lr = _log_ratio(per_seed(cpl, stat), per_seed(unc, stat))
@@ -254,7 +268,7 @@ def coupling_claims(flows: pd.DataFrame) -> list:
                                         f"log(ratio) of the per-run {label}, {cc} / uncoupled MPTCP background",
                                         REL_EFFECT, _REL_SOURCE, direction=-1), lr.to_numpy(),
                                   we_measured=_pct(lr), why="paired by seed (the same schedule)" + _CC_NOTE[cc]))
-        share = {c: g.assign(l=lossy(g, "kernel")).groupby("seed")["l"].mean() for c, g in (("u", unc), ("c", cpl))}
+        share = {c: g.assign(l=lossy(g, engine)).groupby("seed")["l"].mean() for c, g in (("u", unc), ("c", cpl))}
         d = (share["c"] - share["u"]).dropna()
         out.append(difference(_spec(name, f"fewer flows see loss with the {cc} background", says,
                                     f"share of flows with loss, {cc} minus uncoupled MPTCP background, per seed",
@@ -270,7 +284,8 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
     """Verdicts on C1.1, C1.2, C1.3 and the Fig. 7 statement, part by part, per engine and congestion control.
 
     Each MPTCP congestion control of an engine (``cc``) is judged against the engine's TCP runs;
-    with uncoupled and coupled kernel runs, :func:`coupling_claims` follow.
+    with uncoupled and coupled kernel runs, :func:`coupling_claims` follow. The engines are both kernel
+    testbeds and ns-3 (:func:`~.data.claim_engines`), in that order.
 
     Parameters
     ----------
@@ -291,7 +306,8 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
     """
     flows = with_cc(tables.get("flows", dataset.flows))
     rows = []
-    for eng in engines_in(flows):  # the steered kernel testbed's runs: testbeds.verdicts_by_testbed
+    engines = claim_engines(flows)
+    for eng in engines:
         for cc in mptcp_ccs(flows, eng) or ["-"]:
             view = flows[(flows["engine"] == eng) & ((flows["protocol"] == "tcp") | (flows["cc"] == cc))]
             tag = f"{eng}, {cc}"
@@ -299,7 +315,8 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
             part = _c11(view, eng, tag, note) + _c12(view, eng, tag, note) + _c13(view, eng, tag, note) \
                 + _f7(view, eng, tag, seed)
             rows += part
-    rows += coupling_claims(flows)
+    for eng in (e for e in engines if is_kernel(e)):
+        rows += coupling_claims(flows, eng)
     return claims_table(rows)
 
 

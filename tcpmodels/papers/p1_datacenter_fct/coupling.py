@@ -6,7 +6,9 @@ seeds, the background's window (median transfer) and loss-event rate, and the ve
 (:func:`tcpmodels.papers.p1_datacenter_fct.claims.coupling_claims`) and of C1.3 for that control;
 then, per MPTCP control of the ns-3 runs (LIA), the same flows and its C1.3 verdicts beside the kernel
 column of the same coupling; then the answer with the seeds the power analysis asks for (a part measured on one seed borrows the
-between-seed spread of the uncoupled kernel's paired comparisons).
+between-seed spread of the uncoupled kernel's paired comparisons); last, the coupling and C1.3 mean verdicts
+of the steered kernel testbed (``kernel_steered``, no reordering), when the dataset has its runs. The figures
+and the paragraphs before it are those of the unsteered testbed (``kernel``), the one of the tables.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
         Markdown paragraphs separated by blank lines; FCTs in [ms], shares in [%].
     """
     tagged = claims_with_cc(verdicts)
+    # the testbed of the tables above; the steered testbed's verdicts: _steered_paragraph
+    kernel = tagged[tagged["engine"] == "kernel"]
     fl = with_cc(flows)
     short = fl[(fl["engine"] == "kernel") & (fl["experiment"] == "s4") & (fl["kind"] == "short") & fl["fct_s"].notna()]
     sub = with_cc(subflows)
@@ -66,8 +70,8 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
         # segments, the open kernel_cc defect) that a mean over the transfers would carry into the paragraph
         win = {k: sub[m & ssame].groupby(["seed", "conn_id"])["cwnd_mean_segments"].sum().median() for k, m in sgroups.items()}
         ler = {k: sub.loc[m & ssame, "loss_event_rate"].mean() for k, m in sgroups.items()}
-        cpl = tagged[(tagged["claim_id"] == "Coupling") & (tagged["cc"] == f"{cc} vs uncoupled")]
-        c13 = tagged[(tagged["claim_id"] == "C1.3") & (tagged["cc"] == cc)]
+        cpl = kernel[(kernel["claim_id"] == "Coupling") & (kernel["cc"] == f"{cc} vs uncoupled")]
+        c13 = kernel[(kernel["claim_id"] == "C1.3") & (kernel["cc"] == cc)]
         verdict_text = "; ".join(
             f"{r.part}: **{r.verdict}** (effect {r.effect:+.3f}, {r.n_runs} runs"
             + (f", needs {fmt_runs_needed(r.runs_needed)})" if r.runs_needed == r.runs_needed else ")")
@@ -99,8 +103,8 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
             borrowed["loss share"] = (float(d.std(ddof=1)), len(d),
                                       ttest_runs_needed(LOSS_SHARE_EFFECT, float(d.std(ddof=1)), 0.05))
     if coupled:
-        one_seed = bool((tagged.loc[tagged["claim_id"] == "Coupling", "n_runs"] < 2).any())
-        relief = tagged[(tagged["claim_id"] == "Coupling") & tagged["part"].str.startswith("mean")]
+        one_seed = bool((kernel.loc[kernel["claim_id"] == "Coupling", "n_runs"] < 2).any())
+        relief = kernel[(kernel["claim_id"] == "Coupling") & kernel["part"].str.startswith("mean")]
         decided = relief[relief["verdict"] != "inconclusive"]
         open_ = relief[relief["verdict"] == "inconclusive"]
         needs = open_["runs_needed"].dropna()
@@ -121,7 +125,28 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
                + ") the coupling parts need that many seeds of each coupled control." if borrowed and one_seed else "")
             + " Whether MPTCP still hurts the short flows more than TCP under a coupled control is that control's C1.3 "
             "column in the table of verdicts per congestion control.")
+    text += _steered_paragraph(tagged)
     return "\n\n".join(text)
+
+
+def _steered_paragraph(tagged: pd.DataFrame) -> list[str]:
+    """The coupling and C1.3 mean verdicts of the steered kernel testbed (no reordering), when it has runs."""
+    st = tagged[tagged["engine"] == "kernel_steered"]
+    cpl = st[(st["claim_id"] == "Coupling") & st["part"].str.startswith("mean")]
+    c13 = st[(st["claim_id"] == "C1.3") & st["part"].str.startswith("mean")]
+    if cpl.empty and c13.empty:
+        return []
+
+    def verdicts(rows: pd.DataFrame, label) -> str:
+        return "; ".join(f"{label(r)} **{r.verdict}** (mean FCT {r.effect:+.3f} as a log ratio, {r.n_runs} seeds"
+                         + (f", needs {fmt_runs_needed(r.runs_needed)})" if r.runs_needed == r.runs_needed else ")")
+                         for r in rows.itertuples())
+
+    return ["**On the steered testbed** (`kernel_steered`: the same runs with RPS steering, which removes the "
+            "reordering), mean FCT of the 70 KB flows lower beside a coupled control than beside uncoupled MPTCP: "
+            + verdicts(cpl, lambda r: r.cc.split()[0] + ":")
+            + ". Their mean FCT beside MPTCP against beside TCP (C1.3): "
+            + verdicts(c13, lambda r: r.cc + ":") + "."]
 
 
 def _ns3_paragraphs(flows: pd.DataFrame, tagged: pd.DataFrame) -> list[str]:

@@ -16,7 +16,8 @@ from tcpmodels.papers.common import read_frames
 
 __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "PROTO_LABELS",
            "CONFIDENCE_LEVEL", "P1Dataset", "FctSummary", "load_dataset", "fct_summary", "ms", "ci_str", "engines_in",
-           "measured", "CC_ORDER", "CC_LABELS", "DEFAULT_CC", "with_cc", "mptcp_ccs", "background_label", "backgrounds"]
+           "measured", "CC_ORDER", "CC_LABELS", "DEFAULT_CC", "with_cc", "mptcp_ccs", "background_label", "backgrounds",
+           "KERNEL_ENGINES", "CLAIM_ENGINES", "claim_engines", "is_kernel"]
 
 
 CITATION = ("H. Fujii, H. Tazaki, Y. Sekiya, 'データセンターネットワークにおけるフローサイズと MPTCP に関する研究' "
@@ -44,6 +45,10 @@ CC_LABELS = {"uncoupled": "uncoupled Reno subflows (kernel)", "tm_lia": "LIA, BP
 #: each engine's control when a table has no ``cc`` column (the datasets of schema 1)
 DEFAULT_CC = {"kernel": "uncoupled", "kernel_steered": "uncoupled", "ns3": "lia"}
 CONFIDENCE_LEVEL = 0.99
+#: the kernel testbeds: without RPS steering (every kernel stage up to 2026-11-29) and steered (no reordering)
+KERNEL_ENGINES = ("kernel", "kernel_steered")
+#: the engines the claims judge, in the order of their rows: both kernel testbeds (17 seeds each), then ns-3
+CLAIM_ENGINES = KERNEL_ENGINES + ("ns3",)
 
 
 @dataclass(frozen=True)
@@ -327,6 +332,38 @@ def engines_in(flows: pd.DataFrame) -> list[str]:
         not an engine of the tables and claims (:mod:`~tcpmodels.papers.p1_datacenter_fct.testbeds`).
     """
     return [e for e in ("kernel", "ns3") if e in set(flows["engine"])]
+
+
+def claim_engines(flows: pd.DataFrame) -> list[str]:
+    """The engines the claims judge, in :data:`CLAIM_ENGINES` order: both kernel testbeds, then ns-3.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        Flows with an ``engine`` column.
+
+    Returns
+    -------
+    list of str
+        A sublist of :data:`CLAIM_ENGINES`.
+    """
+    return [e for e in CLAIM_ENGINES if e in set(flows["engine"])]
+
+
+def is_kernel(engine: str) -> bool:
+    """Whether ``engine`` is a kernel testbed (its flows count loss by the sender's retransmissions).
+
+    Parameters
+    ----------
+    engine : str
+        An ``engine`` value of the flow table.
+
+    Returns
+    -------
+    bool
+        ``True`` for ``kernel`` and ``kernel_steered``.
+    """
+    return engine in KERNEL_ENGINES
 
 
 def measured(flows: pd.DataFrame, experiment: str, kind: str) -> pd.DataFrame:

@@ -18,8 +18,9 @@ dataset's ``runs`` a seed is used only when both testbeds ran it on an otherwise
 * :func:`verdicts_by_testbed`: the paper's claims (:func:`~tcpmodels.papers.p1_datacenter_fct.claims`)
   judged twice on the same seeds, once on each testbed, side by side.
 
-The main claims table keeps the unsteered runs (``kernel``) until the steered testbed has as many
-seeds; :func:`~tcpmodels.papers.p1_datacenter_fct.claims` leaves ``kernel_steered`` out.
+Since the steered testbed has as many seeds as the unsteered one (17), the main claims table
+(:func:`~tcpmodels.papers.p1_datacenter_fct.claims`) judges both testbeds, each on all its seeds;
+:func:`verdicts_by_testbed` judges them on the same idle-host seeds only.
 """
 
 from __future__ import annotations
