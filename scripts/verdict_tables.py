@@ -88,8 +88,8 @@ def dump(out_dir: Path, data_dir: str, papers: list[str]) -> int:
     return failed
 
 
-def cell(row: pd.Series | None) -> str:
-    """``effect [95 % CI] verdict (runs needed), n=<runs>`` of one claims-frame row; ``—`` for none."""
+def cell(row: dict | None) -> str:
+    """``effect [95 % CI] verdict (runs needed), n=<runs>`` of one claims-frame record; ``—`` for none."""
     if row is None:
         return "—"
     text = "" if pd.isna(row["effect"]) else f"{row['effect']:+.3g}"
@@ -129,18 +129,16 @@ def compare(before_dir: Path, after_dir: Path, renames: list[str], papers: list[
         before, after = pd.read_csv(before_path), pd.read_csv(after_path)
         for old, new in pairs:
             before["claim"] = before["claim"].str.replace(old, new, regex=False)
-        keyed = {(r.claim, r.part): r for r in before.itertuples(index=False)}
+        keyed = {(r["claim"], r["part"]): r for r in before.to_dict("records")}
         lines += [f"### {paper.upper()}", "", "| claim | part | before | after |", "|---|---|---|---|"]
         seen = set()
         for row in after.to_dict("records"):
             key = (row["claim"], row["part"])
             seen.add(key)
-            old = keyed.get(key)
-            old_cell = cell(pd.Series(old._asdict())) if old is not None else "—"
-            lines.append(f"| {short_claim(row['claim'])} | {row['part']} | {old_cell} | {cell(pd.Series(row))} |")
+            lines.append(f"| {short_claim(row['claim'])} | {row['part']} | {cell(keyed.get(key))} | {cell(row)} |")
         for key, old in keyed.items():
             if key not in seen:
-                lines.append(f"| {short_claim(key[0])} | {key[1]} | {cell(pd.Series(old._asdict()))} | — |")
+                lines.append(f"| {short_claim(key[0])} | {key[1]} | {cell(old)} | — |")
         lines.append("")
     return "\n".join(lines)
 

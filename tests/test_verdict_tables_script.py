@@ -46,7 +46,7 @@ def test_parts_are_matched_after_a_rename_and_parts_on_one_side_show_a_dash(vt, 
 
 
 def test_a_point_value_has_no_interval_and_a_missing_dump_names_its_file(vt, tmp_path):
-    assert vt.cell(pd.Series(_row("C4.1 x", "p", 0.0196, 0.0196, 0.0196, 0, "supported"))) == "+0.0196 sup."
+    assert vt.cell(_row("C4.1 x", "p", 0.0196, 0.0196, 0.0196, 0, "supported")) == "+0.0196 sup."
     assert vt.short_claim("C3.1 With Reno at 1 ms [reading: divide]") == "C3.1 [reading: divide]"
     after = _dump(tmp_path / "a", [_row("C1.1 [ns3, lia] q", "(a)", 0.01, 0.0, 0.02, 10, "supported")])
     with pytest.raises(SystemExit, match=r"nothere/p1\.csv: missing"):

@@ -45,10 +45,10 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.papers.p1_datacenter_fct.data import (
+    CLAIM_ENGINES,
     KERNEL_ENGINES,
     P1Dataset,
-    claim_engines,
-    is_kernel,
+    engines_in,
     mptcp_ccs,
     with_cc,
 )
@@ -200,7 +200,7 @@ def lossy(g: pd.DataFrame, engine: str) -> pd.Series:
     pandas.Series of bool
         Index of ``g``.
     """
-    col = "retransmitted_packets" if is_kernel(engine) else "lost_packets"
+    col = "retransmitted_packets" if engine in KERNEL_ENGINES else "lost_packets"
     return pd.to_numeric(g[col], errors="coerce") > 0
 
 
@@ -248,7 +248,7 @@ def coupling_claims(flows: pd.DataFrame, engine: str = "kernel") -> list:
         uncoupled and coupled kernel runs).
     """
     flows = with_cc(flows)
-    if not is_kernel(engine):
+    if engine not in KERNEL_ENGINES:
         raise ValueError(f"engine must be a kernel testbed {KERNEL_ENGINES}; got {engine!r}")
     ccs = mptcp_ccs(flows, engine)
     if "uncoupled" not in ccs:
@@ -285,7 +285,7 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
 
     Each MPTCP congestion control of an engine (``cc``) is judged against the engine's TCP runs;
     with uncoupled and coupled kernel runs, :func:`coupling_claims` follow. The engines are both kernel
-    testbeds and ns-3 (:func:`~.data.claim_engines`), in that order.
+    testbeds and ns-3 (:data:`~.data.CLAIM_ENGINES`), in that order.
 
     Parameters
     ----------
@@ -306,7 +306,7 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
     """
     flows = with_cc(tables.get("flows", dataset.flows))
     rows = []
-    engines = claim_engines(flows)
+    engines = engines_in(flows, CLAIM_ENGINES)
     for eng in engines:
         for cc in mptcp_ccs(flows, eng) or ["-"]:
             view = flows[(flows["engine"] == eng) & ((flows["protocol"] == "tcp") | (flows["cc"] == cc))]
@@ -315,7 +315,7 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
             part = _c11(view, eng, tag, note) + _c12(view, eng, tag, note) + _c13(view, eng, tag, note) \
                 + _f7(view, eng, tag, seed)
             rows += part
-    for eng in (e for e in engines if is_kernel(e)):
+    for eng in (e for e in engines if e in KERNEL_ENGINES):
         rows += coupling_claims(flows, eng)
     return claims_table(rows)
 

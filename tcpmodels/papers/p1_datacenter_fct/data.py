@@ -17,7 +17,7 @@ from tcpmodels.papers.common import read_frames
 __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "PROTO_LABELS",
            "CONFIDENCE_LEVEL", "P1Dataset", "FctSummary", "load_dataset", "fct_summary", "ms", "ci_str", "engines_in",
            "measured", "CC_ORDER", "CC_LABELS", "DEFAULT_CC", "with_cc", "mptcp_ccs", "background_label", "backgrounds",
-           "KERNEL_ENGINES", "CLAIM_ENGINES", "claim_engines", "is_kernel"]
+           "KERNEL_ENGINES", "TABLE_ENGINES", "CLAIM_ENGINES"]
 
 
 CITATION = ("H. Fujii, H. Tazaki, Y. Sekiya, 'データセンターネットワークにおけるフローサイズと MPTCP に関する研究' "
@@ -47,6 +47,8 @@ DEFAULT_CC = {"kernel": "uncoupled", "kernel_steered": "uncoupled", "ns3": "lia"
 CONFIDENCE_LEVEL = 0.99
 #: the kernel testbeds: without RPS steering (every kernel stage up to 2026-11-29) and steered (no reordering)
 KERNEL_ENGINES = ("kernel", "kernel_steered")
+#: the engines of the tables and figures, in panel order
+TABLE_ENGINES = ("kernel", "ns3")
 #: the engines the claims judge, in the order of their rows: both kernel testbeds (17 seeds each), then ns-3
 CLAIM_ENGINES = KERNEL_ENGINES + ("ns3",)
 
@@ -317,53 +319,25 @@ def ci_str(ci: tuple[float, float]) -> str:
     return "n/a" if not np.all(np.isfinite(ci)) else f"[{ci[0] * 1e3:.1f}, {ci[1] * 1e3:.1f}]"
 
 
-def engines_in(flows: pd.DataFrame) -> list[str]:
-    """The engines present in ``flows``, kernel first.
+def engines_in(flows: pd.DataFrame, among: tuple[str, ...] = TABLE_ENGINES) -> list[str]:
+    """The engines of ``among`` present in ``flows``, in the order of ``among``.
 
     Parameters
     ----------
     flows : pandas.DataFrame
         Flows with an ``engine`` column (:attr:`P1Dataset.flows` or a selection of it).
+    among : tuple of str
+        The engines looked for: :data:`TABLE_ENGINES` (the tables and figures: ``kernel``, ``ns3``;
+        the steered testbed is compared in :mod:`~tcpmodels.papers.p1_datacenter_fct.testbeds`) or
+        :data:`CLAIM_ENGINES` (the claims: both kernel testbeds, then ns-3).
 
     Returns
     -------
     list of str
-        A sublist of ``["kernel", "ns3"]``: the steered kernel testbed's runs (``kernel_steered``) are
-        not an engine of the tables and claims (:mod:`~tcpmodels.papers.p1_datacenter_fct.testbeds`).
+        A sublist of ``among``.
     """
-    return [e for e in ("kernel", "ns3") if e in set(flows["engine"])]
-
-
-def claim_engines(flows: pd.DataFrame) -> list[str]:
-    """The engines the claims judge, in :data:`CLAIM_ENGINES` order: both kernel testbeds, then ns-3.
-
-    Parameters
-    ----------
-    flows : pandas.DataFrame
-        Flows with an ``engine`` column.
-
-    Returns
-    -------
-    list of str
-        A sublist of :data:`CLAIM_ENGINES`.
-    """
-    return [e for e in CLAIM_ENGINES if e in set(flows["engine"])]
-
-
-def is_kernel(engine: str) -> bool:
-    """Whether ``engine`` is a kernel testbed (its flows count loss by the sender's retransmissions).
-
-    Parameters
-    ----------
-    engine : str
-        An ``engine`` value of the flow table.
-
-    Returns
-    -------
-    bool
-        ``True`` for ``kernel`` and ``kernel_steered``.
-    """
-    return engine in KERNEL_ENGINES
+    present = set(flows["engine"])
+    return [e for e in among if e in present]
 
 
 def measured(flows: pd.DataFrame, experiment: str, kind: str) -> pd.DataFrame:

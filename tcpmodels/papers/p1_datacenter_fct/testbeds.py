@@ -222,11 +222,9 @@ def verdicts_by_testbed(dataset: P1Dataset, tables: dict[str, pd.DataFrame] | No
     cols = ["claim_id", "cc", "part", "unsteered", "steered", "effect_unsteered", "effect_steered", "n_runs", "moved"]
     if f.empty:
         return pd.DataFrame(columns=cols)
-    sides = {}
-    for name, eng in (("unsteered", UNSTEERED), ("steered", STEERED)):
-        side = f[f["engine"] == eng].assign(engine=UNSTEERED)  # judged as the kernel, whichever testbed
-        v = claims_with_cc(claims(dataset, {"flows": side}, seed=seed))
-        sides[name] = v[["claim_id", "cc", "part", "verdict", "effect", "n_runs"]]
+    v = claims_with_cc(claims(dataset, {"flows": f}, seed=seed))  # each testbed is an engine of the claims
+    sides = {name: v.loc[v["engine"] == eng, ["claim_id", "cc", "part", "verdict", "effect", "n_runs"]]
+             for name, eng in (("unsteered", UNSTEERED), ("steered", STEERED))}
     both = sides["unsteered"].merge(sides["steered"], on=["claim_id", "cc", "part"],
                                     suffixes=("_unsteered", "_steered"))
     both = both.rename(columns={"verdict_unsteered": "unsteered", "verdict_steered": "steered"})
