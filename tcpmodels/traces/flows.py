@@ -14,21 +14,50 @@ Definitions (per direction, in capture order)
 ---------------------------------------------
 - *Duplicate packet*: identical to an earlier packet of the same flow in IP ID,
   sequence, acknowledgment, flags, window, payload length and timestamps
-  option (a packet captured twice); never counted as a retransmission.
+  option, and captured less than half the connection's initial RTT after it
+  (1 ms when the handshake was not captured): a packet captured twice, or
+  duplicated by a link; never counted as a retransmission. Wireshark has no such
+  class (the second copy is a "retransmission"); the time bound is what keeps a
+  real retransmission, which can only follow its original by about a round trip
+  or more, out of it (IPv6 has no IP ID, and IPv4 senders may send ID 0 or reuse
+  an ID): see :data:`~tcpmodels.traces.annotation.DUPLICATE_MAX_GAP_OF_INITIAL_RTT`.
 - *Retransmission*: a segment that occupies sequence space (payload, SYN or FIN)
   and starts below the highest sequence number already sent in this direction
-  (Wireshark's criterion, [1]_), excluding duplicates and keep-alives (one byte
-  or none at ``highest - 1``). A RST without payload never sets the highest
-  sequence number (one with seq 0 before a SYN/ACK would make it a retransmission). Split as
-  Wireshark's ``tcp.analysis`` flags do, in its order of tests: *fast
-  retransmission* (after two or more duplicate ACKs for this sequence number,
-  within 20 ms of the last ACK), *out-of-order* (within the connection's initial
-  RTT of the segment that set the highest sequence number), *spurious* (payload
-  already acknowledged), and plain retransmission; ``retransmitted_packets`` counts
-  all four.
+  (Wireshark's criterion, [1]_), excluding duplicates, keep-alives and zero-window
+  probes. Only segments that occupy sequence space set the highest sequence
+  number: a pure ACK or a RST without payload never does (Wireshark lets a pure ACK
+  set it, so a reordered first copy captured after a pure ACK whose seq ran ahead is
+  a "retransmission" there and not here). Split as Wireshark's ``tcp.analysis`` flags
+  do, in its order of tests: *fast retransmission* (after two or more duplicate ACKs
+  for this sequence number, within 20 ms of the last ACK), *out-of-order* (within
+  the connection's initial RTT of the segment that set the highest sequence number),
+  *spurious* (payload already acknowledged), and plain retransmission;
+  ``retransmitted_packets`` counts all four.
+- *Initial RTT*: as Wireshark's ``tcp.analysis.initial_rtt``, from the most recent
+  SYN to the first ACK after the SYN/ACK (after a retransmitted SYN, from the SYN
+  that was answered); 3 ms where the out-of-order test needs it and the handshake
+  was not captured.
+- *Keep-alive*: no payload or one byte, starting one below the highest sequence
+  number, on a byte the peer has already acknowledged (when the peer's ACKs were
+  captured). Wireshark omits the last condition, so a one-byte segment re-sent
+  after an RTO and never acknowledged is a keep-alive there and a retransmission
+  here (and gives no RTT sample: Karn's rule).
+- *Zero-window probe*: one byte, at or one below the highest sequence number, while
+  the peer's last advertised window is zero; not a retransmission.
 - *Duplicate ACK*: a pure ACK (no payload, SYN, FIN or RST) with the same
   acknowledgment number, window and sequence number as the previous packet of
   the direction, and a non-zero window ([1]_).
+- *Expert Info* (Wireshark's names, [1]_): *zero window* (window 0, no SYN/FIN/RST),
+  *window update* (no payload, a new non-zero window, same seq and ack as before),
+  *window full* (payload ending exactly at the peer's advertised window edge; needs
+  the handshake for the window scale), *previous segment not captured* (a segment
+  starting beyond the highest sequence number seen so far), *ACKed unseen segment*
+  (an ACK beyond the highest sequence number seen from the peer).
+- *Unique payload bytes*: bytes of the direction's sequence space carried by at least
+  one captured data segment; *bytes not captured*: the holes between the first and
+  the highest captured data byte that no captured segment carried (capture drops, or a
+  capture that saw only part of the traffic), as tcptrace's "missed data". A flow with
+  such holes has counts (retransmissions, loss rate) of what was captured only.
 - *Loss rate*: retransmitted segments / data segments (an upper estimate of the
   segment loss rate seen by the sender; spurious retransmissions count).
 - *FCT*: from the connection's first SYN to the first ACK from the peer that
@@ -83,11 +112,13 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         ``src_addr, src_port, dst_addr, dst_port, ip_version``, ``first_time_s``,
         ``last_time_s``, ``duration_s`` [s], ``syn_seen, fin_seen, rst_seen``,
         ``packets``, ``data_packets``, ``payload_bytes``, ``wire_bytes``,
-        ``unique_payload_bytes`` [bytes] (highest sequence reached minus the first,
-        SYN and FIN excluded), ``retransmitted_packets``, ``retransmitted_bytes``
+        ``unique_payload_bytes`` [bytes] (sequence space carried by captured data segments),
+        ``bytes_not_captured`` [bytes] (holes below the highest captured data byte), ``retransmitted_packets``, ``retransmitted_bytes``
         [bytes], ``fast_retransmissions``, ``spurious_retransmissions``, ``out_of_order_packets``
         (the classes of ``retransmitted_packets``; the rest are plain retransmissions), ``duplicate_packets``,
-        ``duplicate_acks`` (sent by this direction),
+        ``duplicate_acks`` (sent by this direction), and the other Expert Info counts: ``keepalive_packets``,
+        ``zero_window_packets``, ``zero_window_probes``, ``window_update_packets``, ``window_full_packets``,
+        ``previous_segment_not_captured``, ``acked_unseen_packets``,
         ``rtt_samples``, ``rtt_min_s``, ``rtt_median_s``, ``rtt_mean_s`` (data segment ->
         ACK, Karn's rule), ``rtt_ts_samples``, ``rtt_ts_median_s`` (timestamp echoes),
         ``loss_rate`` [-] (retransmitted data segments / data segments, in [0, 1]), ``throughput_bps`` (unique payload over the direction's
@@ -124,6 +155,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         "rtx_data": an["is_retransmission"].to_numpy() & data,
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
+        **{name: an[col].to_numpy() for name, col in _EXPERT_COUNTS.items()},
     })
     g = df.groupby("flow_id", sort=True)
     out = g.agg(connection_id=("connection_id", "first"), is_initiator=("is_initiator", "first"),
@@ -135,7 +167,8 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                 fast_retransmissions=("fast", "sum"), spurious_retransmissions=("spurious", "sum"),
                 out_of_order_packets=("ooo", "sum"),
                 duplicate_packets=("dup", "sum"), duplicate_acks=("dupack", "sum"),
-                first_seq=("seq_u", "min"), last_end=("end_u", "max"))
+                first_seq=("seq_u", "min"), last_end=("end_u", "max"),
+                **{name: (name, "sum") for name in _EXPERT_COUNTS})
     first_rows = pd.Series(np.arange(len(p))).groupby(df["flow_id"].to_numpy()).first()
     ident = p.iloc[first_rows.to_numpy()]
     for c in ("src_addr", "src_port", "dst_addr", "dst_port", "ip_version"):
@@ -143,7 +176,10 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     out["duration_s"] = out["last_time_s"] - out["first_time_s"]
     out["first_time_s"] += ns0 / 1e9
     out["last_time_s"] += ns0 / 1e9
-    out["unique_payload_bytes"] = (out["last_end"] - out["first_seq"]).fillna(0).astype(np.int64)
+    covered = _covered_bytes(df.loc[data & ~df["dup"].to_numpy(), ["flow_id", "seq_u", "end_u"]])
+    out["unique_payload_bytes"] = covered.reindex(out.index, fill_value=0).astype(np.int64)
+    out["bytes_not_captured"] = ((out["last_end"] - out["first_seq"]).fillna(0).astype(np.int64)
+                                 - out["unique_payload_bytes"])
     # RTT summaries
     samples = rtt_samples(p, an, time_origin_ns=ns0)
     for method, prefix in (("seq", "rtt"), ("ts", "rtt_ts")):
@@ -165,6 +201,22 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     return out[FLOW_COLUMNS]
 
 
+def _covered_bytes(seg: pd.DataFrame) -> pd.Series:
+    """Per flow, the length of the union of the data segments' sequence intervals ``[seq_u, end_u)``. [bytes]"""
+    if len(seg) == 0:
+        return pd.Series(dtype="int64")
+    seg = seg.sort_values(["flow_id", "seq_u"], kind="stable")
+    fl = seg["flow_id"].to_numpy()
+    start = seg["seq_u"].to_numpy(np.int64)
+    end = seg["end_u"].to_numpy(np.int64)
+    first = np.ones(len(fl), bool)
+    first[1:] = fl[1:] != fl[:-1]
+    reach = pd.Series(end.astype(float)).groupby(np.cumsum(first)).cummax().shift(1).to_numpy().copy()  # furthest end so far
+    reach[first] = -np.inf
+    new = np.maximum(end - np.maximum(start, reach), 0)
+    return pd.Series(new).groupby(fl).sum()
+
+
 def _fct(df: pd.DataFrame, an: pd.DataFrame, out: pd.DataFrame) -> np.ndarray:
     """SYN of the connection -> first peer ACK covering the direction's last data byte. [s]"""
     syn_t = df[df["syn"] & df["is_initiator"]].groupby("connection_id")["t"].min()
@@ -184,11 +236,19 @@ def _fct(df: pd.DataFrame, an: pd.DataFrame, out: pd.DataFrame) -> np.ndarray:
     return fct
 
 
+#: Expert Info counts of the flow table -> the annotation column they count.
+_EXPERT_COUNTS = {"keepalive_packets": "is_keepalive", "zero_window_packets": "is_zero_window",
+                  "zero_window_probes": "is_zero_window_probe", "window_update_packets": "is_window_update",
+                  "window_full_packets": "is_window_full",
+                  "previous_segment_not_captured": "is_previous_segment_not_captured",
+                  "acked_unseen_packets": "is_acked_unseen"}
+
 FLOW_COLUMNS = ["connection_id", "is_initiator", "src_addr", "src_port", "dst_addr", "dst_port", "ip_version",
                 "first_time_s", "last_time_s", "duration_s", "syn_seen", "fin_seen", "rst_seen", "packets",
-                "data_packets", "payload_bytes", "wire_bytes", "unique_payload_bytes", "retransmitted_packets",
-                "retransmitted_bytes", "fast_retransmissions", "spurious_retransmissions",
-                "out_of_order_packets", "duplicate_packets", "duplicate_acks", "rtt_samples", "rtt_min_s",
+                "data_packets", "payload_bytes", "wire_bytes", "unique_payload_bytes", "bytes_not_captured",
+                "retransmitted_packets", "retransmitted_bytes", "fast_retransmissions", "spurious_retransmissions",
+                "out_of_order_packets", "duplicate_packets", "duplicate_acks", *_EXPERT_COUNTS,
+                "rtt_samples", "rtt_min_s",
                 "rtt_median_s", "rtt_mean_s", "rtt_ts_samples", "rtt_ts_median_s", "loss_rate", "throughput_bps",
                 "fct_s"]
 
