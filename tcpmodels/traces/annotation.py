@@ -189,7 +189,7 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     peer = _peer_state(f, order, t, ackf, ack_u, win, dup, seeds, seq_end, fstart)
     # keep-alive: at most one byte, one below the highest sequence number, and (when the peer's ACKs were
     # captured) a byte the peer has already acknowledged; an unacknowledged byte sent again is a retransmission
-    peer_acked = np.where(peer["ack"] >= 0, peer["ack"] > seq_u, True)
+    peer_acked = np.where(peer["max_ack"] >= 0, peer["max_ack"] > seq_u, True)
     keepalive = (payload <= 1) & ~syn & ~fin & ~rst & has_prev & (seq_u == hmax - 1) & peer_acked
     # a one-byte probe of a closed window (the peer's last window 0) at or one below the mark
     zw_probe = ((payload == 1) & (peer["win"] == 0) & has_prev & ((seq_u == hmax) | (seq_u == hmax - 1))
@@ -201,12 +201,13 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     ctl = syn | fin | rst
     prev_win, prev_ack = _previous(win, fstart), _previous(ack, fstart)
     # duplicate ACKs (Wireshark's rule): no payload, the direction's window and acknowledgment number repeated,
-    # at its next sequence number; not the answer to a keep-alive
+    # at its next sequence number; not the answer to a keep-alive, not right after an MPTCP signal
+    mptcp_signal = _after_mptcp_signal(packets["mptcp_subtype"].to_numpy()[order], f, order, fstart)
     after_keepalive = np.zeros(n, bool)
     pr = peer["row"]
     after_keepalive[pr >= 0] = keepalive[pr[pr >= 0]]
     dupack = ((payload == 0) & ~ctl & (win != 0) & (win == prev_win) & (seq_u == nxt) & (ack == prev_ack)
-              & ~dup & ~after_keepalive)
+              & ~dup & ~after_keepalive & ~mptcp_signal)
     fast, spurious, ooo = _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hmax, seeds,
                                                   retrans, payload, dupack, peer)
     expert = _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ack, ack, seq_u, nxt, dup,
@@ -251,21 +252,23 @@ def _peer_state(f, pos, t, ackf, ack_u, win, dup, seeds, seq_end, fstart) -> dic
     """What the peer had last said just before each packet (rows sorted by flow, then capture order).
 
     ``ack`` (its last acknowledgment, -1 if none), ``t`` (when, NaN if none), ``win`` (its last raw window,
-    -1 if none), ``dupacks`` (Wireshark's dupacknum: duplicate ACKs since its acknowledgment number last
-    changed; window updates and data with the same ACK do not reset it; filled by the caller's rule below),
-    ``next_seq`` (the highest sequence number it had sent, -1 if none). Duplicates are not the peer speaking.
+    -1 if none), ``next_seq`` (the highest sequence number it had sent, -1 if none), ``max_ack`` (the highest
+    acknowledgment it had sent, -1 if none), ``row`` (its last packet's row, -1 if none). Duplicates are not the
+    peer speaking.
     """
     n = len(f)
     gid = np.cumsum(fstart)
     own_next = pd.Series(np.where(seeds, seq_end, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
+    own_max_ack = pd.Series(np.where(ackf & ~dup, ack_u, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
     peer = pd.DataFrame({"pos": pos, "key": f, "peer_ack": np.where(ackf, ack_u, -1), "peer_t": t.astype(float),
-                         "peer_win": win, "peer_next": np.nan_to_num(own_next, nan=-1.0), "row_p": np.arange(n)})[~dup]
+                         "peer_win": win, "peer_next": np.nan_to_num(own_next, nan=-1.0),
+                         "peer_max_ack": np.nan_to_num(own_max_ack, nan=-1.0), "row_p": np.arange(n)})[~dup]
     me = pd.DataFrame({"pos": pos, "key": f ^ 1, "row": np.arange(n)})
     m = pd.merge_asof(me.sort_values("pos"), peer.sort_values("pos"), on="pos", by="key", direction="backward",
                       allow_exact_matches=False).sort_values("row")
     return {"ack": m["peer_ack"].fillna(-1).to_numpy(np.int64), "t": m["peer_t"].to_numpy(float),
             "win": m["peer_win"].fillna(-1).to_numpy(np.int64), "next_seq": m["peer_next"].fillna(-1).to_numpy(),
-            "row": m["row_p"].fillna(-1).to_numpy(np.int64)}
+            "row": m["row_p"].fillna(-1).to_numpy(np.int64), "max_ack": m["peer_max_ack"].fillna(-1).to_numpy()}
 
 
 def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hmax, seeds, retrans, payload,
@@ -315,6 +318,28 @@ def _initial_rtt_ns(f, pos, t, syn, ackf) -> np.ndarray:
     irtt = pd.Series((last_syn["t"] - last_syn["t_syn"]).to_numpy(), index=last_syn["conn"].to_numpy())
     out = irtt.reindex(conn).to_numpy()
     return np.where(out > 0, out, np.nan)
+
+
+def _after_mptcp_signal(subtype, f, pos, fstart) -> np.ndarray:
+    """True where MP_CAPABLE was carried by the direction's previous packet or by a packet of the connection
+    since (rows sorted by flow, then capture order). After the MPTCP handshake a subflow repeats its ACK to carry
+    connection-level options (RFC 8684 Sec. 3.4: ADD_ADDR right after the handshake), and Wireshark's MPTCP
+    analysis does not call that repeat a duplicate ACK. The rule is Wireshark's as its flags show it on the test
+    corpora: MP_JOIN, ADD_ADDR, REMOVE_ADDR or MP_FASTCLOSE on earlier packets do not suppress the flag."""
+    n = len(f)
+    op = subtype == 0
+    conn = f // 2
+    corder = np.lexsort((pos, conn))
+    cum = np.zeros(n + 1, np.int64)
+    cum[1:] = np.cumsum(op[corder])
+    rank = np.empty(n, np.int64)
+    rank[corder] = np.arange(n)
+    prev_rank = np.empty(n, np.int64)
+    prev_rank[1:] = rank[:-1]
+    prev_rank[0] = -1
+    prev_rank[fstart] = -1
+    between = np.where(prev_rank >= 0, cum[rank] - cum[np.maximum(prev_rank, 0)], 0)
+    return between > 0
 
 
 def _previous(values: np.ndarray, fstart: np.ndarray) -> np.ndarray:

@@ -58,8 +58,8 @@ Definitions (per direction, in capture order)
   the highest captured data byte that no captured segment carried (capture drops, or a
   capture that saw only part of the traffic), as tcptrace's "missed data". A flow with
   such holes has counts (retransmissions, loss rate) of what was captured only.
-- *Loss rate*: retransmitted segments / data segments (an upper estimate of the
-  segment loss rate seen by the sender; spurious retransmissions count).
+- *Loss rate*: retransmitted data segments / data segments, duplicates not counted (an
+  upper estimate of the segment loss rate seen by the sender; spurious retransmissions count).
 - *FCT*: from the connection's first SYN to the first ACK from the peer that
   covers the direction's last data byte.
 
@@ -121,7 +121,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         ``previous_segment_not_captured``, ``acked_unseen_packets``,
         ``rtt_samples``, ``rtt_min_s``, ``rtt_median_s``, ``rtt_mean_s`` (data segment ->
         ACK, Karn's rule), ``rtt_ts_samples``, ``rtt_ts_median_s`` (timestamp echoes),
-        ``loss_rate`` [-] (retransmitted data segments / data segments, in [0, 1]), ``throughput_bps`` (unique payload over the direction's
+        ``loss_rate`` [-] (retransmitted data segments / data segments that are no duplicates, in [0, 1]), ``throughput_bps`` (unique payload over the direction's
         duration) [bit/s], ``fct_s`` [s] (NaN when the SYN or the final ACK was not captured).
 
     Warns
@@ -153,6 +153,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         "spurious": an["is_spurious_retransmission"].to_numpy(), "ooo": an["is_out_of_order"].to_numpy(),
         "rtx_bytes": np.where(an["is_retransmission"], payload, 0),
         "rtx_data": an["is_retransmission"].to_numpy() & data,
+        "sent_data": data & ~an["is_duplicate"].to_numpy(),
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
         **{name: an[col].to_numpy() for name, col in _EXPERT_COUNTS.items()},
@@ -163,7 +164,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                 fin_seen=("fin", "any"), rst_seen=("rst", "any"), packets=("t", "size"),
                 data_packets=("data", "sum"), payload_bytes=("payload", "sum"), wire_bytes=("wire", "sum"),
                 retransmitted_packets=("rtx", "sum"), retransmitted_bytes=("rtx_bytes", "sum"),
-                retransmitted_data_packets=("rtx_data", "sum"),
+                retransmitted_data_packets=("rtx_data", "sum"), sent_data_packets=("sent_data", "sum"),
                 fast_retransmissions=("fast", "sum"), spurious_retransmissions=("spurious", "sum"),
                 out_of_order_packets=("ooo", "sum"),
                 duplicate_packets=("dup", "sum"), duplicate_acks=("dupack", "sum"),
@@ -191,9 +192,9 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
             out["rtt_mean_s"] = s.mean().reindex(out.index)
     with np.errstate(divide="ignore", invalid="ignore"):
         # retransmitted data segments over data segments: in [0, 1] (SYN/FIN retransmissions carry no data)
-        out["loss_rate"] = np.where(out["data_packets"] > 0,
+        out["loss_rate"] = np.where(out["sent_data_packets"] > 0,
                                     out["retransmitted_data_packets"]
-                                    / out["data_packets"].where(out["data_packets"] > 0), np.nan)
+                                    / out["sent_data_packets"].where(out["sent_data_packets"] > 0), np.nan)
         out["throughput_bps"] = np.where(out["duration_s"] > 0,
                                          8.0 * out["unique_payload_bytes"] / out["duration_s"].where(out["duration_s"] > 0),
                                          np.nan)

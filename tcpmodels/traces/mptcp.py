@@ -100,7 +100,8 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
         subflow ``initiator_key`` / ``responder_key`` and ``data_level_bytes``: the
         forward data sequence space covered by DSS mappings over all subflows
         (including one for DATA_FIN), measured from the initiator's IDSN. [bytes]
-        A subflow whose MPTCP connection's handshake was not captured (an MP_JOIN
+        A connection whose SYN/ACK carries no MP_CAPABLE fell back to regular TCP (RFC 8684
+        Sec. 3.7) and is not listed. A subflow whose MPTCP connection's handshake was not captured (an MP_JOIN
         with an unknown token, or MPTCP options without MP_CAPABLE or MP_JOIN SYN)
         belongs to an MPTCP connection of its own (joins with the same token share
         one), with ``version = -1``, as Wireshark's ``mptcp.stream`` groups them;
@@ -113,8 +114,12 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
     p = packets.assign(connection_id=annotated["connection_id"].to_numpy(),
                        is_initiator=annotated["is_initiator"].to_numpy())
     cap = p[p["mptcp_subtype"] == 0]
-    # initial subflows: an MP_CAPABLE SYN from the initiator
-    init_syn = cap[cap["syn"] & ~cap["ack_flag"]].groupby("connection_id")["timestamp_s"].min()
+    # initial subflows: an MP_CAPABLE SYN from the initiator, unless the connection fell back to TCP: a SYN/ACK
+    # was captured and none carries MP_CAPABLE (RFC 8684 Sec. 3.7)
+    synack = p[p["syn"] & p["ack_flag"]]
+    fell_back = set(synack["connection_id"]) - set(synack[synack["mptcp_subtype"] == 0]["connection_id"])
+    init_syn = cap[cap["syn"] & ~cap["ack_flag"] & ~cap["connection_id"].isin(fell_back)]
+    init_syn = init_syn.groupby("connection_id")["timestamp_s"].min()
     rows = []
     for conn, syn_t in init_syn.sort_values().items():
         c = cap[cap["connection_id"] == conn]
@@ -154,7 +159,7 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
             done, version = initial["handshake_done_s"].iloc[mid], int(initial["version"].iloc[mid])
         out.append({"mptcp_id": mid, "version": version, "token": int(r["token"]), "connection_id": conn,
                     "syn_time_s": r["syn_time_s"], "join_delay_s": r["syn_time_s"] - done})
-    grouped = set(initial["connection_id"]) | set(joins.index)
+    grouped = set(initial["connection_id"]) | set(joins.index) | fell_back
     rest = p[(p["mptcp_subtype"] >= 0) & ~p["connection_id"].isin(grouped)]
     for conn, t0 in rest.groupby("connection_id")["timestamp_s"].min().sort_values().items():
         mid = unknown.setdefault(("conn", int(conn)), len(initial) + len(unknown))
