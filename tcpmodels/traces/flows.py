@@ -54,10 +54,12 @@ Definitions (per direction, in capture order)
   starting beyond the highest sequence number seen so far), *ACKed unseen segment*
   (an ACK beyond the highest sequence number seen from the peer).
 - *Unique payload bytes*: bytes of the direction's sequence space carried by at least
-  one captured data segment; *bytes not captured*: the holes between the first and
-  the highest captured data byte that no captured segment carried (capture drops, or a
-  capture that saw only part of the traffic), as tcptrace's "missed data". A flow with
-  such holes has counts (retransmissions, loss rate) of what was captured only.
+  one captured data segment; *bytes not captured*: the rest of the sequence space the
+  direction's packets show (from the byte after the SYN, or the first sequence number
+  seen, to the highest one a data segment, pure ACK or FIN reaches; RSTs, copies and
+  keep-alives not counted) that no captured segment carried: capture drops, or a capture that saw
+  only part of the traffic; tcptrace's "missed data". A flow with such holes has counts
+  (retransmissions, loss rate) of what was captured only.
 - *Loss rate*: retransmitted data segments / data segments, duplicates not counted (an
   upper estimate of the segment loss rate seen by the sender; spurious retransmissions count).
 - *FCT*: from the connection's first SYN to the first ACK from the peer that
@@ -143,6 +145,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     # times relative to the first packet keep nanosecond precision
     ns0 = int(p["timestamp_ns"].min()) if time_origin_ns is None else int(time_origin_ns)
     payload = p["payload_bytes"].to_numpy(np.int64)
+    spans = ~p["rst"].to_numpy() & ~an["is_duplicate"].to_numpy() & ~an["is_keepalive"].to_numpy()
     df = pd.DataFrame({
         "flow_id": an["flow_id"].to_numpy(), "connection_id": an["connection_id"].to_numpy(),
         "is_initiator": an["is_initiator"].to_numpy(),
@@ -156,6 +159,11 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         "sent_data": data & ~an["is_duplicate"].to_numpy(),
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
+        # the sequence space the direction shows (SYN excluded, FIN and pure ACKs included; not RSTs, copies or
+        # keep-alives, whose seq is one below the data)
+        "space_lo": np.where(spans, an["seq_u"] + p["syn"].to_numpy(), np.nan),
+        "space_hi": np.where(spans, an["seq_u"] + payload, np.nan),
+        "fin_at": np.where(spans & p["fin"].to_numpy(), an["seq_u"] + payload, np.nan),
         **{name: an[col].to_numpy() for name, col in _EXPERT_COUNTS.items()},
     })
     g = df.groupby("flow_id", sort=True)
@@ -168,7 +176,8 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                 fast_retransmissions=("fast", "sum"), spurious_retransmissions=("spurious", "sum"),
                 out_of_order_packets=("ooo", "sum"),
                 duplicate_packets=("dup", "sum"), duplicate_acks=("dupack", "sum"),
-                first_seq=("seq_u", "min"), last_end=("end_u", "max"),
+                first_seq=("seq_u", "min"), last_end=("end_u", "max"), space_lo=("space_lo", "min"),
+                space_hi=("space_hi", "max"), fin_at=("fin_at", "min"),
                 **{name: (name, "sum") for name in _EXPERT_COUNTS})
     first_rows = pd.Series(np.arange(len(p))).groupby(df["flow_id"].to_numpy()).first()
     ident = p.iloc[first_rows.to_numpy()]
@@ -179,8 +188,9 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     out["last_time_s"] += ns0 / 1e9
     covered = _covered_bytes(df.loc[data & ~df["dup"].to_numpy(), ["flow_id", "seq_u", "end_u"]])
     out["unique_payload_bytes"] = covered.reindex(out.index, fill_value=0).astype(np.int64)
-    out["bytes_not_captured"] = ((out["last_end"] - out["first_seq"]).fillna(0).astype(np.int64)
-                                 - out["unique_payload_bytes"])
+    hi = np.fmin(out["space_hi"], out["fin_at"])  # a pure ACK after the FIN is one past the data
+    span = (hi - out["space_lo"]).fillna(0).clip(lower=0).astype(np.int64)
+    out["bytes_not_captured"] = (span - out["unique_payload_bytes"]).clip(lower=0)
     # RTT summaries
     samples = rtt_samples(p, an, time_origin_ns=ns0)
     for method, prefix in (("seq", "rtt"), ("ts", "rtt_ts")):

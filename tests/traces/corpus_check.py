@@ -62,7 +62,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.traces import COLUMNS, TraceWarning, annotate, mptcp_subflows, read_pcap, rtt_samples
+from tcpmodels.traces import COLUMNS, TraceWarning, annotate, flows, mptcp_subflows, read_pcap, rtt_samples
 from tcpmodels.traces.engines import run_tshark_fields
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "data" / "external_captures"
@@ -323,3 +323,142 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))
+
+
+# ---------------------------------------------------------------- tcptrace, the second peer
+#: Captures whose TCP tcptrace 6.6 does not decode (its link layers and encapsulations end before these), so
+#: there is nothing to compare: a limit of tcptrace, not a definition.
+TCPTRACE_CANNOT_DECODE = {
+    "arkime_nflog.pcap": "LINKTYPE_NFLOG", "suricata_bug-4810_pppoe-session-http.pcap": "PPPoE",
+    "zeek_erspan.pcap": "GRE/ERSPAN and IP fragments", "tcpdump_geneve.pcap": "Geneve",
+    "arkime_mpls-basic.pcap": "MPLS (it decodes one direction only)",
+    "tcpdump_bigtcp-ipv6-hbh.pcap": "IPv6 jumbograms (hop-by-hop Jumbo Payload)",
+    "scapy_macos.pcapng.gz": "pcapng from macOS", "gopacket_be_test202.pcapng": "big-endian pcapng",
+    "tcpdump_ipv4_tcp_http_xml_tso.pcap": "IPv4 total length 0 (segmentation offload)",
+    "short_flows_any.pcap.gz": "Linux cooked v2 (LINKTYPE 276): 'tcptrace did not understand link format'",
+}
+#: Captures where tcptrace is wrong, with the differences that shows (the test expects exactly these).
+TCPTRACE_WRONG = {
+    # PPP link (LINKTYPE 9): tcptrace reads the ICMPv6 frames 1463 and 1465 (tshark: ppp:ipv6:icmpv6, 58 bytes)
+    # as copies of the TCP packet before each (its -p dump prints frame 1463 with 1462's IPv4 and TCP headers),
+    # so it counts one packet too many in each direction of 10.1.0.1:49078, and the copy of a data packet as
+    # a data packet and a retransmission
+    "pymptcpanalyzer_iperf-mptcp-0-0.pcap": [
+        "(('10.1.0.1', 49078), ('10.2.1.1', 5001)) a2b packets: ours 1527, tcptrace 1528",
+        "(('10.1.0.1', 49078), ('10.2.1.1', 5001)) a2b data packets: ours 1521, tcptrace 1522",
+        "(('10.1.0.1', 49078), ('10.2.1.1', 5001)) a2b retransmissions: ours 0, tcptrace 1",
+        "(('10.1.0.1', 49078), ('10.2.1.1', 5001)) a2b data bytes: ours 2166516, tcptrace 2167944",
+        "(('10.1.0.1', 49078), ('10.2.1.1', 5001)) b2a packets: ours 781, tcptrace 782"],
+}
+
+
+def tcptrace_table(path: Path) -> pd.DataFrame:
+    """``tcptrace -l -r -n --csv`` of a capture (gzip decompressed to a temporary file first): one row per
+    connection, tcptrace's column names."""
+    import gzip
+    import io
+    import subprocess
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        src = path
+        if path.suffix == ".gz":
+            src = Path(tmp) / path.stem
+            with gzip.open(path) as fin:
+                src.write_bytes(fin.read())
+        res = subprocess.run(["tcptrace", "-l", "-r", "-n", "--csv", str(src)], capture_output=True, text=True)
+        if res.returncode != 0:
+            raise RuntimeError(f"tcptrace failed on {path.name}: {(res.stdout + res.stderr).strip()[:300]}")
+        out = res.stdout
+    lines = [ln for ln in out.splitlines() if ln and not ln.startswith("#")]
+    if not lines:
+        return pd.DataFrame()
+    df = pd.read_csv(io.StringIO("\n".join(lines)), skipinitialspace=True)
+    df.columns = [c.strip() for c in df.columns]
+    return df
+
+
+def compare_tcptrace(path: Path, nat: pd.DataFrame | None = None) -> list[str]:
+    """Differences from tcptrace's per-connection counters, each direction (empty when they agree).
+
+    Compared: packets, data packets and bytes, unique bytes, missed data (our ``bytes_not_captured``) and
+    retransmissions. The definitions that differ, each checked, not skipped:
+
+    - tcptrace counts as "rexmt" every segment of SYN, FIN or data that does not advance its highest sequence
+      number once seen before, and as "out of order" the ones never seen before: so its rexmt + out-of-order is
+      our retransmissions plus what we call duplicates (a packet captured twice), keep-alives and zero-window
+      probes, when they occupy sequence space;
+    - its stream length runs to the sequence number of a RST: its missed data may be ours + 1 in a direction
+      that sent one;
+    - it writes an IPv6 address with leading zero groups as ``:0001`` (for ``::1``);
+    - it splits a reused 4-tuple differently (a SYN after a RST or FIN): a 4-tuple used by more than one
+      connection on either side is not compared;
+    - it takes an IP length beyond the frame at its word (ours counts what the frame held, and says so in the
+      accounting note ``payload_beyond_frame``): there its data bytes may exceed ours.
+    """
+    import ipaddress
+    if path.name in TCPTRACE_CANNOT_DECODE:
+        return []
+    nat = read_quietly(path) if nat is None else nat
+    an = annotate(nat)
+    ft = flows(nat, an)
+    occupies = (an["seq_end_u"] > an["seq_u"]).to_numpy()
+    extra = ((an["is_keepalive"] | an["is_duplicate"] | an["is_zero_window_probe"]).to_numpy() & occupies
+             & ~an["is_retransmission"].to_numpy())
+    fid = an["flow_id"].to_numpy()
+    ft["tcptrace_rexmt"] = pd.Series(an["is_retransmission"].to_numpy() | extra).groupby(fid).sum()
+    beyond = nat.attrs["accounting"].notes.get("payload_beyond_frame", 0) > 0
+
+    def norm(a) -> str:
+        a = str(a)
+        if a.startswith(":") and not a.startswith("::"):
+            a = ":" + a
+        try:
+            return str(ipaddress.ip_address(a))
+        except ValueError:
+            return a
+
+    def key(a, pa, b, pb) -> tuple:
+        return tuple(sorted([(norm(a), int(pa)), (norm(b), int(pb))]))
+
+    ours: dict[tuple, list] = {}
+    for r in ft.itertuples():
+        ours.setdefault(key(r.src_addr, r.src_port, r.dst_addr, r.dst_port), []).append(r)
+    ours_conns = {k: len({r.connection_id for r in v}) for k, v in ours.items()}
+    tt = tcptrace_table(path)
+    if len(tt) == 0:
+        return [] if len(ft) == 0 else [f"tcptrace found no connection, we found {len(ours_conns)}"]
+    tt_keys = [key(t.host_a, t.port_a, t.host_b, t.port_b) for t in tt.itertuples()]
+    reused = {k for k in tt_keys if tt_keys.count(k) > 1} | {k for k, n in ours_conns.items() if n > 1}
+    diffs = []
+    for t, k in zip(tt.to_dict("records"), tt_keys):
+        if k in reused:
+            continue
+        if k not in ours:
+            diffs.append(f"{k}: tcptrace only")
+            continue
+        for d, (host, port) in (("a2b", (t["host_a"], t["port_a"])), ("b2a", (t["host_b"], t["port_b"]))):
+            mine = [r for r in ours[k] if norm(r.src_addr) == norm(host) and int(r.src_port) == int(port)]
+            if not mine:
+                if t[f"total_packets_{d}"] > 0:
+                    diffs.append(f"{k} {d}: tcptrace only")
+                continue
+            r = mine[0]
+            pairs = {"packets": (r.packets, t[f"total_packets_{d}"]),
+                     "data packets": (r.data_packets, t[f"actual_data_pkts_{d}"]),
+                     "unique bytes": (r.unique_payload_bytes, t[f"unique_bytes_sent_{d}"]),
+                     "retransmissions": (r.tcptrace_rexmt, t[f"rexmt_data_pkts_{d}"] + t[f"outoforder_pkts_{d}"])}
+            data_bytes = (r.payload_bytes, t[f"actual_data_bytes_{d}"])
+            if not (beyond and data_bytes[0] <= data_bytes[1]):
+                pairs["data bytes"] = data_bytes
+            elif pairs["data packets"][0] <= pairs["data packets"][1]:
+                for name in ("unique bytes", "data packets"):
+                    pairs.pop(name)
+            missed = t[f"missed_data_{d}"]
+            if not pd.isna(missed):
+                pairs["missed data"] = (r.bytes_not_captured + (1 if (r.rst_seen
+                                                                      and missed == r.bytes_not_captured + 1) else 0),
+                                        missed)
+            for name, (a, b) in pairs.items():
+                if pd.isna(b) or int(a) != int(b):
+                    diffs.append(f"{k} {d} {name}: ours {a}, tcptrace {b}")
+    return diffs
