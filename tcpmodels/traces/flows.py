@@ -85,7 +85,7 @@ from .dataset import PacketDataset, open_dataset
 from .rtt import rtt_samples
 from .schema import TraceWarning
 
-__all__ = ["annotate", "flows", "partition_flows", "combine_partition_flows", "PartitionFlows"]  # annotate: re-exported, old imports
+__all__ = ["annotate", "flows", "sequence_coverage", "partition_flows", "combine_partition_flows", "PartitionFlows"]  # annotate: re-exported, old imports
 
 
 def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: pd.DataFrame | None = None, *,
@@ -145,7 +145,6 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     # times relative to the first packet keep nanosecond precision
     ns0 = int(p["timestamp_ns"].min()) if time_origin_ns is None else int(time_origin_ns)
     payload = p["payload_bytes"].to_numpy(np.int64)
-    spans = ~p["rst"].to_numpy() & ~an["is_duplicate"].to_numpy() & ~an["is_keepalive"].to_numpy()
     df = pd.DataFrame({
         "flow_id": an["flow_id"].to_numpy(), "connection_id": an["connection_id"].to_numpy(),
         "is_initiator": an["is_initiator"].to_numpy(),
@@ -159,11 +158,6 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         "sent_data": data & ~an["is_duplicate"].to_numpy(),
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
-        # the sequence space the direction shows (SYN excluded, FIN and pure ACKs included; not RSTs, copies or
-        # keep-alives, whose seq is one below the data)
-        "space_lo": np.where(spans, an["seq_u"] + p["syn"].to_numpy(), np.nan),
-        "space_hi": np.where(spans, an["seq_u"] + payload, np.nan),
-        "fin_at": np.where(spans & p["fin"].to_numpy(), an["seq_u"] + payload, np.nan),
         **{name: an[col].to_numpy() for name, col in _EXPERT_COUNTS.items()},
     })
     g = df.groupby("flow_id", sort=True)
@@ -176,8 +170,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                 fast_retransmissions=("fast", "sum"), spurious_retransmissions=("spurious", "sum"),
                 out_of_order_packets=("ooo", "sum"),
                 duplicate_packets=("dup", "sum"), duplicate_acks=("dupack", "sum"),
-                first_seq=("seq_u", "min"), last_end=("end_u", "max"), space_lo=("space_lo", "min"),
-                space_hi=("space_hi", "max"), fin_at=("fin_at", "min"),
+                first_seq=("seq_u", "min"), last_end=("end_u", "max"),
                 **{name: (name, "sum") for name in _EXPERT_COUNTS})
     first_rows = pd.Series(np.arange(len(p))).groupby(df["flow_id"].to_numpy()).first()
     ident = p.iloc[first_rows.to_numpy()]
@@ -186,11 +179,9 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     out["duration_s"] = out["last_time_s"] - out["first_time_s"]
     out["first_time_s"] += ns0 / 1e9
     out["last_time_s"] += ns0 / 1e9
-    covered = _covered_bytes(df.loc[data & ~df["dup"].to_numpy(), ["flow_id", "seq_u", "end_u"]])
-    out["unique_payload_bytes"] = covered.reindex(out.index, fill_value=0).astype(np.int64)
-    hi = np.fmin(out["space_hi"], out["fin_at"])  # a pure ACK after the FIN is one past the data
-    span = (hi - out["space_lo"]).fillna(0).clip(lower=0).astype(np.int64)
-    out["bytes_not_captured"] = (span - out["unique_payload_bytes"]).clip(lower=0)
+    cov = sequence_coverage(p, an)
+    out["unique_payload_bytes"] = cov["unique_payload_bytes"].reindex(out.index, fill_value=0).astype(np.int64)
+    out["bytes_not_captured"] = cov["bytes_not_captured"].reindex(out.index, fill_value=0).astype(np.int64)
     # RTT summaries
     samples = rtt_samples(p, an, time_origin_ns=ns0)
     for method, prefix in (("seq", "rtt"), ("ts", "rtt_ts")):
@@ -210,6 +201,51 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                                          np.nan)
     out["fct_s"] = _fct(df, an, out)
     return out[FLOW_COLUMNS]
+
+
+def sequence_coverage(packets: pd.DataFrame, annotated: pd.DataFrame | None = None,
+                      flow_ids: list[int] | np.ndarray | None = None) -> pd.DataFrame:
+    """How much of each flow's sequence space the capture holds: bytes carried by captured segments, and holes.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`annotate` of ``packets`` if already computed.
+    flow_ids : sequence of int, optional
+        Only these flows (default: every flow).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``flow_id``: ``unique_payload_bytes`` (the union of the captured data segments' sequence
+        ranges) and ``bytes_not_captured`` (the rest of the sequence space the direction's packets show: from
+        the byte after the SYN, or the first sequence number seen, to the highest one a data segment, pure ACK
+        or FIN reaches -- RSTs, duplicates and keep-alives not counted, as tcptrace's "missed data") [bytes].
+    """
+    an = annotate(packets) if annotated is None else annotated
+    fl = an["flow_id"].to_numpy()
+    sel = np.ones(len(fl), bool) if flow_ids is None else np.isin(fl, np.asarray(flow_ids))
+    payload = packets["payload_bytes"].to_numpy(np.int64)
+    seq_u = an["seq_u"].to_numpy()
+    dup = an["is_duplicate"].to_numpy()
+    data = sel & (payload > 0) & ~dup
+    covered = _covered_bytes(pd.DataFrame({"flow_id": fl[data], "seq_u": seq_u[data],
+                                           "end_u": seq_u[data] + payload[data]}))
+    spans = sel & ~packets["rst"].to_numpy() & ~dup & ~an["is_keepalive"].to_numpy()
+    syn = packets["syn"].to_numpy()
+    fin = packets["fin"].to_numpy()
+    d = pd.DataFrame({"flow_id": fl[spans], "lo": (seq_u + syn)[spans], "hi": (seq_u + payload)[spans],
+                      "fin_at": np.where(fin, seq_u + payload, np.nan)[spans]})
+    g = d.groupby("flow_id")
+    hi = np.fmin(g["hi"].max(), g["fin_at"].min())  # a pure ACK after the FIN is one past the data
+    span = (hi - g["lo"].min()).clip(lower=0)
+    out = pd.DataFrame(index=pd.Index(np.unique(fl[sel]), name="flow_id"))
+    out["unique_payload_bytes"] = covered.reindex(out.index, fill_value=0).astype(np.int64)
+    out["bytes_not_captured"] = (span.reindex(out.index, fill_value=0) - out["unique_payload_bytes"]).clip(
+        lower=0).astype(np.int64)
+    return out
 
 
 def _covered_bytes(seg: pd.DataFrame) -> pd.Series:
