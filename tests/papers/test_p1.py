@@ -10,7 +10,7 @@ import pytest
 
 from tcpmodels.models.mptcp import lia_alpha
 from tcpmodels.papers import p1_datacenter_fct as p1
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 QUERY = (1000, 2000, 4000, 8000, 16000)
@@ -146,7 +146,7 @@ def _v(v, claim, part):
 def test_claims_supported_when_the_mechanism_is_present(synth):
     ds, t = synth
     v = p1.claims(ds, t)
-    assert tuple(v.columns) == CLAIM_COLUMNS and len(v) == 22  # 11 parts per engine
+    assert tuple(v.columns) == VERDICT_COLUMNS and len(v) == 22  # 11 parts per engine
     tagged = p1.claims_with_cc(v)
     assert set(zip(tagged["engine"], tagged["cc"])) == {("kernel", "uncoupled"), ("ns3", "lia")}
     assert (v["n_runs"] >= 4).all()  # four seeds: the run, not the flow, is the unit
@@ -231,7 +231,7 @@ def test_steered_testbed_runs_are_compared_pair_by_pair_and_judged_in_the_claims
     expected = alone.assign(claim=alone["claim"].str.replace("[kernel, ", "[kernel_steered, ", regex=False))
     pd.testing.assert_frame_equal(v[engine == "kernel_steered"].reset_index(drop=True), expected)
     eff = p1.testbed_effect(same.flows)
-    assert tuple(eff.columns) == CLAIM_COLUMNS and len(eff) == 2 * (3 + 3) and (eff["n_runs"] == 4).all()
+    assert tuple(eff.columns) == VERDICT_COLUMNS and len(eff) == 2 * (3 + 3) and (eff["n_runs"] == 4).all()
     assert (eff["verdict"] == "supported").all(), eff[["claim", "part", "why"]].to_string()
     both = p1.verdicts_by_testbed(same)
     assert len(both) == 11 and not both["moved"].any() and (both["n_runs"] >= 4).all()

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.papers import p2_mptcp_prediction as p2
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 RTTS = np.arange(120.0, 181.0, 6.0)  # 11 x 11 grid, twice: 242 samples of 121 RTT pairs
@@ -92,7 +92,7 @@ def test_mechanism_in_synthetic_data_is_recovered(synth_tables):
 def test_claims_are_judged_per_part_by_statistics(synth_tables):
     ds = synthetic()
     v = p2.claims(ds, synth_tables)
-    assert tuple(v.columns) == CLAIM_COLUMNS
+    assert tuple(v.columns) == VERDICT_COLUMNS
     assert sorted(set(v["claim"].str[:4])) == ["C2.1", "C2.2", "C2.3", "C2.4", "C2.5"]
     # 242 samples: two repetitions of 121 RTT pairs, the pair is the unit
     assert len(v) == 14 and (v["n_runs"] == 121).all() and v["why"].str.contains("unit: the RTT pair").all()

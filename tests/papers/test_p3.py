@@ -15,7 +15,7 @@ import pytest
 
 from tcpmodels.experiments.p3 import jain_index
 from tcpmodels.papers import p3_cubic_fairness as p3
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 PAIRS = [(r, c) for r in (1.0, 4.0, 16.0) for c in (1.0, 4.0, 16.0, 64.0)]
@@ -82,7 +82,7 @@ def test_paper_like_reading_supports_every_claim_and_a_null_proposal_none():
     ds = synthetic(proposal_share={"multiply": lambda r, c: 0.5 if r == c else (0.2 if c > r else 0.7),
                                    "divide": paper_like})
     v = _claims(ds)
-    assert tuple(v.columns) == CLAIM_COLUMNS
+    assert tuple(v.columns) == VERDICT_COLUMNS
     by = _by(v)
     assert all(verdict == "supported" for (key, _), verdict in by.items() if key == "C3.0")
     for c in ("C3.2/divide", "C3.3/divide"):

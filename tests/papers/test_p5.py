@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.papers import p5_selfsimilar as p5
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 METHODS = ("whittle", "wavelet", "periodogram", "dfa", "rs", "aggvar")
@@ -117,7 +117,7 @@ def _verdicts(c):
 
 def test_claims_follow_the_data():
     good = _claims(synthetic())
-    assert tuple(good.columns) == CLAIM_COLUMNS
+    assert tuple(good.columns) == VERDICT_COLUMNS
     assert sorted(set(good["claim"].str[:4])) == ["C5.1", "C5.2", "C5.3", "C5.4"]
     v = _verdicts(good)
     # 8 run pairs, loss at alpha 1.05 half that at 1.65: 0 at 8/16 clients, -2.5 and -3 points at 24/32

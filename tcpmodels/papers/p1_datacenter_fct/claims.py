@@ -301,7 +301,7 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS` (tests in the module docstring); each claim
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS` (tests in the module docstring); each claim
         names its ``[engine, cc]`` (:func:`claims_with_cc` makes them columns).
     """
     flows = with_cc(tables.get("flows", dataset.flows))

@@ -148,7 +148,7 @@ def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
     Returns
     -------
     pandas.DataFrame
-        A claims table (:data:`tcpmodels.stats.CLAIM_COLUMNS`), one row per experiment, background and
+        A claims table (:data:`tcpmodels.stats.VERDICT_COLUMNS`), one row per experiment, background and
         statistic: the per-run mean FCT as ``log(steered / unsteered)`` (Section 4 also the 95th
         percentile, and the share of 70 KB flows with loss as steered minus unsteered), judged by
         :func:`tcpmodels.stats.equivalence`. Empty when no run was measured on both testbeds.

@@ -199,7 +199,7 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The claims table (columns :data:`tcpmodels.stats.CLAIM_COLUMNS`); its texts say
+        The claims table (columns :data:`tcpmodels.stats.VERDICT_COLUMNS`); its texts say
         "RTT pairs" where the tests' defaults say "runs".
     """
     df = check_dataset(dataset)

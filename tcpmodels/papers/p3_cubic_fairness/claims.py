@@ -160,7 +160,7 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS` (tests in the module docstring).
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS` (tests in the module docstring).
     """
     rows = _premise(dataset)
     expo = _expo(dataset, exponent)

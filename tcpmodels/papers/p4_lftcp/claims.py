@@ -48,7 +48,7 @@ def claims(dataset: P4Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`.
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`.
     """
     link_rate_bps, rtt_s = dataset.link_rate_bps, dataset.rtt_s
     window14 = max_window_bytes(WSCALE_SHIFT_MAX)

@@ -185,7 +185,7 @@ def measured_claims(df: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`: all runs and the 296 ms runs against
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`: all runs and the 296 ms runs against
         ``window / RTT`` (TOST on measured/model - 1, margin :data:`RATIO_MARGIN`), the window
         (not the link) limits (largest rate / link rate < 1), and the contrast with the receive-buffer
         cap taken as the window (same TOST on measured / (cap / RTT) - 1).

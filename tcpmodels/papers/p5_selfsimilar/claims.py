@@ -163,7 +163,7 @@ def claims(dataset: P5Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`.
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`.
     """
     rows = _c51(dataset.runs) + _c52(dataset.runs, tables["onset_altq"]) + _c53(tables["finish"])
     long = dataset.hurst[dataset.hurst["case"] == "long"]
