@@ -24,6 +24,7 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS
 __all__ = [
     "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "read_frames", "check_claims",
     "claims_summary", "claims_full", "verdict_badge", "verdict_slug", "human", "table_view", "answer_box",
-    "holm_note", "count_sentence", "BADGE_COLOURS",
+    "holm_note", "count_sentence", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
 ]
 
 #: Columns of :func:`comparison_frame`, in order.
@@ -351,7 +352,20 @@ def count_sentence(table: pd.DataFrame) -> str:
     return f"Of {len(table)} claim parts, " + (", " if len(parts) > 2 else " ").join(parts) + "."
 
 
-def holm_note(table: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class MarkdownText:
+    """A paragraph a notebook shows as Markdown (``str()`` gives the text)."""
+
+    text: str
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def holm_note(table: pd.DataFrame) -> MarkdownText:
     """What Holm's adjustment did to a claims table, as a Markdown paragraph computed from it.
 
     Parameters
@@ -361,7 +375,7 @@ def holm_note(table: pd.DataFrame) -> str:
 
     Returns
     -------
-    str
+    MarkdownText
         The families with their sizes (parts with a p-value), and the parts whose label Holm's
         adjustment made inconclusive (claim and part), or that none was.
     """
@@ -371,9 +385,15 @@ def holm_note(table: pd.DataFrame) -> str:
     head = ("Labels are after Holm's correction within each family (one paper's parts on one engine; parts with a "
             f"p-value: {sizes or 'none'}); the intervals are the unadjusted ones. ")
     if not len(changed):
-        return head + "The correction changed no label."
-    names = "; ".join(f"{c.split(' ', 1)[0] if len(c) > 40 else c} / {p}" for c, p in zip(changed["claim"], changed["part"]))
-    return head + f"It made {len(changed)} decided label(s) inconclusive: {names}."
+        return MarkdownText(head + "The correction changed no label.")
+    names = "; ".join(f"{_short_claim(c)} / {p}" for c, p in zip(changed["claim"], changed["part"]))
+    return MarkdownText(head + f"It made {len(changed)} decided label(s) inconclusive: {names}.")
+
+
+def _short_claim(claim: str) -> str:
+    """The claim's id with its ``[...]`` tags (``"C1.3 [kernel, tm_lia]"``, ``"C3.2 [reading: divide]"``)."""
+    tags = re.findall(r"\[[^\]]*\]", claim)
+    return " ".join([claim.split(" ", 1)[0], *tags])
 
 
 @dataclass(frozen=True)

@@ -7,21 +7,22 @@ numbers where it prints them, else argued in ``effect_source``) and the test.
 One evaluation function per kind of test turns the spec and the per-run values
 into a :class:`Verdict`:
 
-========================  ==========================================  ===========================
-function                  paper's wording                             test
-========================  ==========================================  ===========================
-:func:`difference`        "X is larger / better / shorter"            CI of the mean over runs (t
-                                                                      or bootstrap)
-:func:`equivalence`       "X does not change"                         TOST with margin +-delta
-:func:`equivalence_ind`   "A and B agree" (independent runs)          TOST on Welch's t
-:func:`direction_count`   "improves in most pairs"                    sign test, Clopper-Pearson
-:func:`distribution`      "the CDFs differ"                           two-sample KS, run-level
-                                                                      permutation
-:func:`arithmetic`        a printed number the formulas must give     exact computation, printing
-                                                                      tolerance
-:func:`inequality`        "needs more than", "exceeds"                exact comparison
-:func:`not_testable`      a part our data cannot reach                none (not testable here)
-========================  ==========================================  ===========================
+==========================  ==========================================  ===========================
+function                    paper's wording                             test
+==========================  ==========================================  ===========================
+:func:`difference`          "X is larger / better / shorter"            CI of the mean over runs (t
+                                                                        or bootstrap)
+:func:`equivalence`         "X does not change"                         TOST with margin +-delta
+:func:`equivalence_ind`     "A and B agree" (independent runs)          TOST on Welch's t
+:func:`slope_equivalence`   "Y changes with X at slope b"               TOST on the OLS slope
+:func:`direction_count`     "improves in most pairs"                    sign test, Clopper-Pearson
+:func:`distribution`        "the CDFs differ"                           two-sample KS, run-level
+                                                                        permutation
+:func:`arithmetic`          a printed number the formulas must give     exact computation, printing
+                                                                        tolerance
+:func:`inequality`          "needs more than", "exceeds"                exact comparison
+:func:`not_testable`        a part our data cannot reach                none (not testable here)
+==========================  ==========================================  ===========================
 
 :func:`bootstrap_statistic` judges a statistic that is no mean over units (a
 Spearman correlation, a difference of two correlations on the same units) by a
@@ -72,7 +73,7 @@ Examples
 """
 
 from tcpmodels.stats.counts import arithmetic, direction_count, distribution, inequality, not_testable
-from tcpmodels.stats.means import bootstrap_statistic, difference, equivalence, equivalence_ind
+from tcpmodels.stats.means import bootstrap_statistic, difference, equivalence, equivalence_ind, slope_equivalence
 from tcpmodels.stats.outcomes import attainable_outcome, equivalence_outcome, holm, interval_outcome
 from tcpmodels.stats.spec import (
     POWER,
@@ -86,6 +87,6 @@ from tcpmodels.stats.spec import (
 
 __all__ = [
     "VERDICTS", "VERDICT_COLUMNS", "POWER", "ClaimSpec", "Verdict", "difference", "equivalence", "equivalence_ind",
-    "bootstrap_statistic", "direction_count", "distribution", "arithmetic", "inequality", "not_testable",
+    "bootstrap_statistic", "slope_equivalence", "direction_count", "distribution", "arithmetic", "inequality", "not_testable",
     "claims_table", "verdict_counts", "interval_outcome", "equivalence_outcome", "attainable_outcome", "holm",
 ]

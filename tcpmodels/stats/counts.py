@@ -238,11 +238,15 @@ def arithmetic(spec: ClaimSpec, ours: float, paper: float, *, we_measured: str,
                 "precision", method="exact computation", verdict=verdict, runs_needed=math.nan, why=(why + "; " if why else "") + reason)
 
 
-def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str, why: str = "") -> Verdict:
+def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str, why: str = "",
+               null: float | None = None) -> Verdict:
     """Judge "value exceeds bound" (``direction=+1``) or "value is below bound" (``-1``), computed exactly.
 
     ``effect`` is ``value`` (the CI is the point); supported if ``direction * (value - bound) > 0``,
-    else contradicted; ``smallest_effect`` is not used by the rule (put a margin into ``bound``).
+    else contradicted, or, with ``null`` given (the value of "no effect"), *smaller than claimed* when
+    the value lies on the claimed side of ``null`` but not beyond ``bound`` (the rule of
+    :func:`tcpmodels.stats.outcomes.interval_outcome` on a point). ``smallest_effect`` is not used by
+    the rule (put a margin into ``bound``).
 
     Parameters
     ----------
@@ -256,19 +260,30 @@ def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str,
         What we computed, for the row.
     why : str
         Put before the comparison in the row's ``why``.
+    null : float, optional
+        "No effect", between the claimed side and ``bound`` excluded (e.g. 0 for a change claimed to
+        exceed +0.05).
 
     Returns
     -------
     Verdict
-        ``effect = ci_low = ci_high = value``, ``n_runs`` 0, supported or contradicted.
+        ``effect = ci_low = ci_high = value``, ``n_runs`` 0, no p-value (exact).
     """
     value, bound = float(value), float(bound)
     diff = value - bound
-    ok = spec.direction * diff > 0
+    s = spec.direction
+    if s * diff > 0:
+        verdict = "supported"
+    elif null is not None and s * (value - float(null)) > 0:
+        verdict = "smaller than claimed"
+    else:
+        verdict = "contradicted"
     reason = f"{fmt_number(value)} {'>' if diff > 0 else '<=' if diff <= 0 else '?'} {fmt_number(bound)}"
+    if verdict == "smaller than claimed":
+        reason += f", on the claimed side of {fmt_number(float(null))}"
     return verdict_row(spec, we_measured=we_measured, effect=value, ci_low=value, ci_high=value, n_runs=0,
-                test=f"exact comparison ({spec.quantity} {'>' if spec.direction > 0 else '<'} {fmt_number(bound)}), "
-                     "no sampling", method="exact comparison", verdict="supported" if ok else "contradicted", runs_needed=math.nan,
+                test=f"exact comparison ({spec.quantity} {'>' if s > 0 else '<'} {fmt_number(bound)}), "
+                     "no sampling", method="exact comparison", verdict=verdict, runs_needed=math.nan,
                 why=(why + "; " if why else "") + reason)
 
 

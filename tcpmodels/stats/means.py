@@ -24,7 +24,7 @@ from tcpmodels.stats.spec import (
 )
 from tcpmodels.stats.outcomes import equivalence_outcome
 
-__all__ = ["difference", "equivalence", "equivalence_ind", "bootstrap_statistic", "welch"]
+__all__ = ["difference", "equivalence", "equivalence_ind", "bootstrap_statistic", "slope_equivalence", "welch"]
 
 
 def welch(x: np.ndarray, y: np.ndarray, value: float, level: float) -> tuple[float, float, float, float, float]:
@@ -409,4 +409,90 @@ def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statis
     return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: {fmt_number(effect)} over {n} {unit}s",
                        effect=effect, ci_low=lo, ci_high=hi, n_runs=n, test=test,
                        method=f"{kind} (scipy.stats.bootstrap), p by inverting the percentile interval", statistic=stat,
+                       pvalue=p, verdict=verdict, runs_needed=needed, why=_text(why, reason))
+
+
+def slope_equivalence(spec: ClaimSpec, x: Iterable[float], y: Iterable[float], *, target: float,
+                      unit: str = "run", we_measured: str | None = None, why: str = "") -> Verdict:
+    """Judge "y changes with x at the slope ``target``" by TOST on the least-squares slope (margin ``±smallest_effect``).
+
+    One point per unit (e.g. per run: its x and its measured y); the slope of the ordinary least-squares
+    line (statsmodels ``OLS``, t distribution with ``n - 2`` degrees of freedom). ``effect`` is
+    ``slope - target`` and ``[ci_low, ci_high]`` its ``1 - 2 alpha`` interval (the one TOST at alpha
+    matches); the outcome is :func:`tcpmodels.stats.outcomes.equivalence_outcome` (supported inside the
+    margin, contradicted if the ``1 - alpha`` interval lies wholly outside it, else inconclusive with
+    ``runs_needed`` the units at which the interval's half-width would reach the distance from the
+    observed slope to the margin, at the same spread of x and of the residuals).
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+        The claim; ``smallest_effect`` is the margin on the slope (unit of y per unit of x), ``direction``
+        is ignored.
+    x, y : iterable of float
+        One pair per unit; pairs with a NaN are dropped.
+    target : float
+        The slope the claim states (e.g. -0.5 for H = (3 - alpha) / 2).
+    unit : str
+        What one pair is, for the texts.
+    we_measured, why : str
+        Text for the row; defaults are built from the numbers.
+
+    Returns
+    -------
+    Verdict
+        The row; ``statistic``, ``pvalue`` and ``df`` of the binding one-sided test of TOST (or, when
+        contradicted, of the two-sided t test at the nearer margin).
+
+    Raises
+    ------
+    ValueError
+        If ``x`` and ``y`` differ in length.
+    """
+    import statsmodels.api as sm
+
+    xa, ya = np.asarray(list(x), dtype=float), np.asarray(list(y), dtype=float)
+    if xa.shape != ya.shape:
+        raise ValueError(f"x and y must have one value per {unit}; got {xa.size} and {ya.size}")
+    ok = np.isfinite(xa) & np.isfinite(ya)
+    xa, ya = xa[ok], ya[ok]
+    n, m = len(xa), spec.smallest_effect
+    enough = n >= 3 and np.ptp(xa) > 0
+    slope = stat = df = p = se = math.nan
+    lo = hi = lo95 = hi95 = math.nan
+    if enough:
+        fit = sm.OLS(ya, sm.add_constant(xa)).fit()
+        slope, se, df = float(fit.params[1]), float(fit.bse[1]), float(fit.df_resid)
+        lo, hi = (float(v) - target for v in fit.conf_int(alpha=2 * spec.alpha)[1])
+        lo95, hi95 = (float(v) - target for v in fit.conf_int(alpha=spec.alpha)[1])
+        d = slope - target
+        if se > 0:
+            t_low, t_upp = (d + m) / se, (d - m) / se
+            p_low, p_upp = float(sps.t.sf(t_low, df)), float(sps.t.cdf(t_upp, df))
+            stat, p = (t_low, p_low) if p_low >= p_upp else (t_upp, p_upp)
+        else:
+            stat, p = (math.inf, 0.0) if abs(d) < m else (math.nan, 1.0)
+    effect = slope - target
+    verdict = equivalence_outcome(lo, hi, lo95, hi95, m) if enough else "inconclusive"
+    if verdict == "contradicted" and se > 0:
+        edge = math.copysign(m, effect)
+        stat = (effect - edge) / se
+        p = float(2 * sps.t.sf(abs(stat), df))
+    reason = {"supported": f"TOST p = {p:.3g} < {spec.alpha:g}: the slope lies within {target:+g} ± {fmt_number(m)}",
+              "contradicted": f"the {spec.confidence_level:.0%} CI of the slope lies outside {target:+g} ± {fmt_number(m)}",
+              "inconclusive": (f"TOST p = {p:.3g}: the {1 - 2 * spec.alpha:.0%} CI of the slope reaches beyond "
+                               f"{target:+g} ± {fmt_number(m)}" if enough else
+                               f"fewer than 3 {unit}s or one value of x: no slope")}[verdict]
+    needed = math.nan
+    if verdict == "inconclusive" and enough and se > 0:
+        dist = m - abs(effect) if abs(effect) < m else abs(effect) - m
+        if dist > 0:  # se shrinks as 1/sqrt(n) at the same spreads; z quantiles for the target
+            z = float(sps.norm.isf(spec.alpha)) + float(sps.norm.ppf(POWER))
+            needed = float(max(n + 1, math.ceil(n * (z * se / dist) ** 2)))
+    test = (f"least-squares slope over {n} {unit}s (statsmodels OLS), TOST against {target:+g} with margin "
+            f"±{fmt_number(m)} ({spec.effect_source}); effect and CI are slope - ({target:+g}), the CI the "
+            f"{1 - 2 * spec.alpha:.0%} interval")
+    return verdict_row(spec, we_measured=we_measured or f"slope {fmt_number(slope)} (se {fmt_number(se)}) over {n} {unit}s",
+                       effect=effect, ci_low=lo, ci_high=hi, n_runs=n, test=test,
+                       method="TOST on the OLS slope (statsmodels OLS, t with n - 2 df)", statistic=stat, df=df,
                        pvalue=p, verdict=verdict, runs_needed=needed, why=_text(why, reason))

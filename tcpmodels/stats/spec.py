@@ -275,7 +275,7 @@ def verdict_row(spec: ClaimSpec, **kw: object) -> Verdict:
 
     When ``spec`` is not testable in this setting (``attainable_effect < smallest_effect``), the
     verdict is ``"not testable here"`` whatever the data say (the measured numbers stay in the row),
-    ``runs_needed`` is NaN and ``why`` opens with the attainable effect and the setting that would
+    ``runs_needed`` is NaN and ``why`` ends with the attainable effect and the setting that would
     make the part testable.
 
     Parameters
@@ -299,11 +299,11 @@ def verdict_row(spec: ClaimSpec, **kw: object) -> Verdict:
         that is not inconclusive.
     """
     if not spec.testable:
-        measured = kw.get("verdict")
-        kw["why"] = (f"not testable here: the largest effect this setting allows is {fmt_number(spec.attainable_effect)} "
-                     f"({spec.attainable_source}), below the smallest effect that matters {fmt_number(spec.smallest_effect)}"
-                     f"; testable {spec.testable_when}" + (f"; the data alone would say {measured}: {kw['why']}"
-                                                             if kw.get("why") else ""))
+        measured, why = kw.get("verdict"), kw.get("why")
+        kw["why"] = ((f"{why}; the data alone would say {measured}; " if why else "")
+                     + f"not testable here: this setting allows at most {fmt_number(spec.attainable_effect)} "
+                     f"({spec.attainable_source}), below the smallest effect that matters "
+                     f"{fmt_number(spec.smallest_effect)}, testable {spec.testable_when}")
         kw["verdict"], kw["runs_needed"] = "not testable here", math.nan
     return Verdict(claim=spec.claim, part=spec.part, paper_says=spec.paper_says, **kw)
 

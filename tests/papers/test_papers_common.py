@@ -85,7 +85,7 @@ def test_answer_box_count_sentence_and_holm_note():
 
     t = _table()
     assert count_sentence(t) == "Of 3 claim parts, 1 supported, 1 smaller than claimed, and 1 not testable here."
-    note = holm_note(t)
+    note = str(holm_note(t))
     assert "kernel 2" in note and "changed no label" in note
     box = answer_box(["One.", "Two"])
     assert str(box) == "One. Two." and "Answer." in box._repr_html_()

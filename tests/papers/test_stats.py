@@ -379,7 +379,7 @@ def test_a_saturated_part_is_not_testable_before_any_data():
     for v in (difference(s, []), difference(s, [0.9, 0.95, 0.99]), equivalence(s, [0.0, 0.01, -0.01]),
               equivalence_ind(s, [], []), direction_count(s, [])):
         assert v.verdict == "not testable here" and math.isnan(v.runs_needed)
-        assert "largest effect this setting allows is 0.033" in v.why and "testable where" in v.why
+        assert "not testable here: this setting allows at most 0.033" in v.why and "testable where" in v.why
     assert bootstrap_statistic(s, [[1.0, 2.0, 3.0]], np.mean).verdict == "not testable here"
     with pytest.raises(ValueError, match="attainable_source"):
         spec(0.2, attainable_effect=0.1)

@@ -188,7 +188,7 @@ def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
                 rows.append(equivalence(spec, change.to_numpy(), we_measured=shown,
                                         why="paired by seed: the two runs of a pair share their schedule"
                                             + left_out))
-    return claims_table(rows)
+    return claims_table(rows, family="P1 kernel vs kernel_steered")
 
 
 def verdicts_by_testbed(dataset: P1Dataset, tables: dict[str, pd.DataFrame] | None = None, *,

@@ -36,7 +36,7 @@ References
 """
 
 from tcpmodels.papers.p2_mptcp_prediction.captures import capture_shares
-from tcpmodels.papers.p2_mptcp_prediction.claims import UNIT, claims, sample_errors
+from tcpmodels.papers.p2_mptcp_prediction.claims import HEADLINE, UNIT, answer, claims, headline, rpe_headroom, sample_errors
 from tcpmodels.papers.p2_mptcp_prediction.data import (
     CITATION,
     KB_BYTES,
@@ -69,7 +69,7 @@ from tcpmodels.papers.p2_mptcp_prediction.tables import (
 __all__ = [
     "CITATION", "KB_BYTES", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_TABLE6",
     "PAPER_SPEARMAN", "PAPER_FIG4_SHARE_150_120_256MB", "PAPER_N_SAMPLES", "RTT_RELATIONS", "MPTCP_PROBES",
-    "PROBE_TOTALS", "P2Dataset", "load_dataset", "tables", "claims", "UNIT", "sample_errors", "fit_training_error",
+    "PROBE_TOTALS", "P2Dataset", "load_dataset", "tables", "claims", "UNIT", "sample_errors", "answer", "headline", "HEADLINE", "rpe_headroom", "fit_training_error",
     "rtt_relation", "plot_fig4", "plot_probe_vs_data", "plot_per_path_surface", "capture_shares", "scaling_table",
     "campaign_table", "conditions_table", "fig4_against_paper", "fig4_note",
 ]

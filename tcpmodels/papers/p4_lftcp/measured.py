@@ -226,7 +226,7 @@ def measured_claims(df: pd.DataFrame) -> pd.DataFrame:
                         if n else "no transfers"),
         why="Linux advertises only part of the receive buffer (tcp_win_from_space: scaling_ratio), so the model "
             "needs the advertised window, not the buffer size"))
-    return claims_table(rows)
+    return claims_table(rows, family="P4 kernel")
 
 
 def _kib(x: float) -> str:
