@@ -20,6 +20,7 @@ from tcpmodels.stats.claims import (
     inequality,
     interval_outcome,
     not_testable,
+    percentile_interval,
     slope_equivalence,
     verdict_counts,
 )
@@ -27,5 +28,5 @@ from tcpmodels.stats.claims import (
 __all__ = [
     "POWER", "VERDICTS", "VERDICT_COLUMNS", "ClaimSpec", "Verdict", "arithmetic", "attainable_outcome",
     "bootstrap_statistic", "claims_table", "difference", "direction_count", "distribution", "equivalence",
-    "equivalence_ind", "equivalence_outcome", "holm", "inequality", "interval_outcome", "not_testable", "slope_equivalence", "verdict_counts",
+    "equivalence_ind", "equivalence_outcome", "holm", "inequality", "interval_outcome", "not_testable", "percentile_interval", "slope_equivalence", "verdict_counts",
 ]

@@ -73,7 +73,14 @@ Examples
 """
 
 from tcpmodels.stats.counts import arithmetic, direction_count, distribution, inequality, not_testable
-from tcpmodels.stats.means import bootstrap_statistic, difference, equivalence, equivalence_ind, slope_equivalence
+from tcpmodels.stats.means import (
+    bootstrap_statistic,
+    difference,
+    equivalence,
+    equivalence_ind,
+    percentile_interval,
+    slope_equivalence,
+)
 from tcpmodels.stats.outcomes import attainable_outcome, equivalence_outcome, holm, interval_outcome
 from tcpmodels.stats.spec import (
     POWER,
@@ -87,6 +94,6 @@ from tcpmodels.stats.spec import (
 
 __all__ = [
     "VERDICTS", "VERDICT_COLUMNS", "POWER", "ClaimSpec", "Verdict", "difference", "equivalence", "equivalence_ind",
-    "bootstrap_statistic", "slope_equivalence", "direction_count", "distribution", "arithmetic", "inequality", "not_testable",
+    "bootstrap_statistic", "slope_equivalence", "percentile_interval", "direction_count", "distribution", "arithmetic", "inequality", "not_testable",
     "claims_table", "verdict_counts", "interval_outcome", "equivalence_outcome", "attainable_outcome", "holm",
 ]

@@ -24,7 +24,8 @@ from tcpmodels.stats.spec import (
 )
 from tcpmodels.stats.outcomes import equivalence_outcome
 
-__all__ = ["difference", "equivalence", "equivalence_ind", "bootstrap_statistic", "slope_equivalence", "welch"]
+__all__ = ["difference", "equivalence", "equivalence_ind", "bootstrap_statistic", "slope_equivalence", "percentile_interval",
+           "welch"]
 
 
 def welch(x: np.ndarray, y: np.ndarray, value: float, level: float) -> tuple[float, float, float, float, float]:
@@ -496,3 +497,46 @@ def slope_equivalence(spec: ClaimSpec, x: Iterable[float], y: Iterable[float], *
                        effect=effect, ci_low=lo, ci_high=hi, n_runs=n, test=test,
                        method="TOST on the OLS slope (statsmodels OLS, t with n - 2 df)", statistic=stat, df=df,
                        pvalue=p, verdict=verdict, runs_needed=needed, why=_text(why, reason))
+
+
+def percentile_interval(spec: ClaimSpec, effect: float, boot: Iterable[float], *, n_runs: int, what: str,
+                        we_measured: str, why: str = "") -> Verdict:
+    """Judge a signed effect from a bootstrap distribution made elsewhere (e.g. two groups resampled independently).
+
+    The interval is the percentile interval of ``boot`` at ``spec.confidence_level``; the outcome is
+    that of :func:`difference` (:func:`tcpmodels.stats.outcomes.interval_outcome` at
+    ``smallest_effect``), ``pvalue`` by inverting the percentile interval at the boundary the label
+    rests on, ``statistic`` the effect.
+
+    Parameters
+    ----------
+    spec : ClaimSpec
+    effect : float
+        The statistic on the data, in the unit of ``spec.quantity``.
+    boot : iterable of float
+        The statistic on each resample (NaN ignored; fewer than 2 finite: no interval).
+    n_runs : int
+        Units behind the statistic, for the row.
+    what : str
+        How the resamples were drawn, for ``test`` and ``method``.
+    we_measured, why : str
+        Text for the row.
+
+    Returns
+    -------
+    Verdict
+        The row; ``runs_needed`` is NaN (no power analysis for a resampled statistic of two groups).
+    """
+    b = np.asarray(list(boot), dtype=float)
+    b = b[np.isfinite(b)]
+    enough = len(b) >= 2
+    tail = spec.alpha / 2
+    lo, hi = (float(q) for q in np.quantile(b, [tail, 1 - tail])) if enough else (-math.inf, math.inf)
+    s, delta = spec.direction, spec.smallest_effect
+    verdict, reason = decide(spec, lo, hi, enough)
+    p, stat = label_test(verdict, (percentile_pvalue(b, s * delta), effect), (percentile_pvalue(b, 0.0), effect))
+    test = (f"{spec.confidence_level:.0%} percentile interval of {what} ({len(b)} resamples); claimed {spec.quantity} "
+            f"{'>' if s > 0 else '<'} 0, smallest effect {fmt_number(delta)} ({spec.effect_source})")
+    return verdict_row(spec, we_measured=we_measured, effect=float(effect), ci_low=lo, ci_high=hi, n_runs=int(n_runs),
+                       test=test, method=f"percentile bootstrap ({what}), p by inverting the interval", statistic=stat,
+                       pvalue=p, verdict=verdict, runs_needed=math.nan, why=_text(why, reason))

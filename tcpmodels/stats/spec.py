@@ -378,7 +378,8 @@ def label_test(verdict: str, at_delta: tuple[float, float], at_null: tuple[float
 def ttest_1samp(x: np.ndarray, popmean: float, level: float) -> tuple[float, float, float, float, float]:
     """``(statistic, pvalue, df, low, high)`` of scipy's one-sample t test of ``mean(x) = popmean`` and its CI.
 
-    A constant sample (no spread) is exact: the CI is the point, p is 0 unless the point is ``popmean`` (1).
+    A constant sample (no spread, or a spread below 1e-12 of its largest value: rounding) is exact: the CI is
+    the point, p is 0 unless the point is ``popmean`` (1).
 
     Parameters
     ----------
@@ -395,8 +396,8 @@ def ttest_1samp(x: np.ndarray, popmean: float, level: float) -> tuple[float, flo
         t statistic [-], two-sided p-value [-], degrees of freedom, interval low and high [unit of ``x``].
     """
     n = len(x)
-    if np.ptp(x) == 0:
-        m = float(x[0])
+    if np.ptp(x) <= 1e-12 * float(np.abs(x).max()):  # equal up to rounding: scipy would warn of precision loss
+        m = float(x.mean())
         return (math.copysign(math.inf, m - popmean) if m != popmean else 0.0), float(m == popmean), n - 1.0, m, m
     res = sps.ttest_1samp(x, popmean)
     ci = res.confidence_interval(level)
