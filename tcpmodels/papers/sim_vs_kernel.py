@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence_ind
 
-__all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS", "claims",
+__all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS", "claims", "answer", "headline",
            "compared_scenarios"]
 
 #: ns-3 scenarios of the phase-effect comparison and their column labels ({j}: jitter in packets).
@@ -241,4 +241,47 @@ def claims(frame: pd.DataFrame, prov: dict[str, Any]) -> pd.DataFrame:
         ns3, kern = util.loc["ns3"].to_numpy(float), util.loc["kernel"].to_numpy(float)
         out.append(equivalence_ind(spec, ns3, kern, why=unit,
                                    we_measured=f"utilisation ns-3 {ns3.mean():.3f} vs kernel {kern.mean():.3f}"))
-    return claims_table(out)
+    return claims_table(out, family="ns-3 vs kernel")
+
+
+def headline(verdicts: pd.DataFrame) -> pd.Series:
+    """Mask of the headline rows: every part (a few per scenario).
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    pandas.Series of bool
+        All True, aligned with ``verdicts``.
+    """
+    return pd.Series(True, index=verdicts.index)
+
+
+def answer(verdicts: pd.DataFrame) -> list[str]:
+    """The answer box: per compared scenario, how many of its parts (flows and aggregate) agree, computed from the verdicts.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    list of str
+        One sentence (or two) naming each scenario with its outcomes.
+    """
+    if not len(verdicts):
+        return ["No scenario was run on both engines: nothing to compare."]
+    per = []
+    for claim, g in verdicts.groupby("claim", sort=False):
+        name = claim.split(" ", 2)[1].rstrip(":")
+        per.append(f"{name}: " + ", ".join(f"{n} {v}" for v, n in g["verdict"].value_counts().items())
+                   + f" of {len(g)} parts")
+    worst = verdicts.loc[verdicts["effect"].abs().idxmax()]
+    return [("Do ns-3 and the kernel agree, within the tolerances stated before measuring, on each flow's share and "
+             "the aggregate utilisation? " + "; ".join(per) + "."),
+            (f"The largest difference is {worst['effect']:+.3f} ({worst['claim'].split(' ', 2)[1].rstrip(':')}, "
+             f"{worst['part']}).")]

@@ -228,7 +228,8 @@ def test_steered_testbed_runs_are_compared_pair_by_pair_and_judged_in_the_claims
     pd.testing.assert_frame_equal(v[engine != "kernel_steered"].reset_index(drop=True), p1.claims(ds, t))
     # ... and the steered rows are the steered runs judged alone, named for their testbed
     alone = p1.claims(same, {"flows": same.flows[same.flows["engine"] == "kernel_steered"].assign(engine="kernel")})
-    expected = alone.assign(claim=alone["claim"].str.replace("[kernel, ", "[kernel_steered, ", regex=False))
+    expected = alone.assign(claim=alone["claim"].str.replace("[kernel, ", "[kernel_steered, ", regex=False),
+                            family="P1 kernel_steered")  # the same Holm family size: one engine's parts
     pd.testing.assert_frame_equal(v[engine == "kernel_steered"].reset_index(drop=True), expected)
     eff = p1.testbed_effect(same.flows)
     assert tuple(eff.columns) == VERDICT_COLUMNS and len(eff) == 2 * (3 + 3) and (eff["n_runs"] == 4).all()
@@ -251,13 +252,13 @@ def test_steered_testbed_runs_are_compared_pair_by_pair_and_judged_in_the_claims
     assert p1.testbed_effect(ds.flows).empty and p1.verdicts_by_testbed(ds).empty  # no steered runs: nothing to pair
 
 
-def test_missing_engine_runs_give_inconclusive_parts():
+def test_missing_engine_runs_give_parts_not_testable_here():
     ds = synthetic(engines=("kernel",))
     flows = ds.flows[ds.flows["experiment"] == "s4"]
     short = p1.P1Dataset(flows=flows, subflows=ds.subflows, tcpinfo=ds.tcpinfo, runs=ds.runs, provenance=ds.provenance)
     v = p1.claims(short, p1.tables(short))
     missing = v[v["test"] == "not testable with this data"]
-    assert len(missing) == 2 and (missing["verdict"] == "inconclusive").all()  # C1.1, C1.2 without Section 5 runs
+    assert len(missing) == 2 and (missing["verdict"] == "not testable here").all()  # C1.1, C1.2 without Section 5 runs
     assert missing["why"].str.contains("missing").all()
 
 

@@ -120,14 +120,19 @@ def test_claims_follow_the_data():
     assert tuple(good.columns) == VERDICT_COLUMNS
     assert sorted(set(good["claim"].str[:4])) == ["C5.1", "C5.2", "C5.3", "C5.4"]
     v = _verdicts(good)
-    # 8 run pairs, loss at alpha 1.05 half that at 1.65: 0 at 8/16 clients, -2.5 and -3 points at 24/32
-    assert v["C5.1 los"] == "supported"  # mean -1.4 points, t CI [-2.5, -0.2] over the 8 pairs
+    # 8 run pairs, loss at alpha 1.05 half that at 1.65: 0 at 8/16 clients, -2.5 and -3 points at 24/32: mean
+    # -1.4 points, t CI [-2.6, -0.1]: lower loss, surely, but whether by the 1 point that matters is open
+    assert v["C5.1 los"] == "inconclusive" and "size is open" in good.loc[0, "why"]
     assert v["C5.2 (a)"] == "supported" and v["C5.2 (b)"] == "supported"
-    assert v["C5.2 (c)"] == "inconclusive"  # no small-server-queue runs: not testable
-    assert v["C5.4 med"] == "supported"
-    # G1 loss already with 8 clients -> C5.2 (a) contradicted (the 1 % is far outside the 0.1 point margin)
+    assert v["C5.2 (c)"] == "not testable here"  # no small-server-queue runs
+    assert v["C5.4 med"] == "supported" and v["C5.4 slo"] == "supported"  # H = (3 - alpha)/2 exactly, both ways
+    # G1 loss already with 8 clients -> C5.2 (a) contradicted (2-3 % far outside the 0.1 point margin); with 1-2 %
+    # the four pairs give p = 0.017, which Holm's correction over the seven ns-3 parts lifts to 0.050: inconclusive
     prop = {8: 0.01, 16: 0.02, 24: 0.03, 32: 0.04}
-    assert _verdicts(_claims(synthetic(g1_loss_by_n=prop)))["C5.2 (a)"] == "contradicted"
+    weak = _claims(synthetic(g1_loss_by_n=prop)).set_index("part").iloc[1]
+    assert weak["verdict"] == "inconclusive" and "unadjusted: contradicted" in weak["why"]
+    assert _verdicts(_claims(synthetic(g1_loss_by_n={8: 0.02, 16: 0.03, 24: 0.05, 32: 0.06})))["C5.2 (a)"] == \
+        "contradicted"
     # loss higher at alpha 1.05 than at 1.65 everywhere -> C5.1 contradicted
     everywhere = {8: 0.02, 16: 0.03, 24: 0.05, 32: 0.06}
     flipped = _claims(synthetic(g1_loss_by_n=everywhere, alpha_loss={1.05: 1.0, 1.65: 0.5}))
@@ -340,7 +345,7 @@ def test_shipped_hurst_rows_cover_every_estimator(shipped):
         assert run["capture"]["packets_captured"] == run["read_accounting"]["tcp_parsed"]
         assert not run["read_accounting"]["skipped"] and run["flows"]["errors"] == 0
     c = p5.claims(ds, t)
-    assert len(c) == 8 and c["why"].str.len().min() > 40 and c["n_runs"].ge(1).all()
+    assert len(c) == 10 and c["why"].str.len().min() > 40 and c["n_runs"].ge(1).all()  # C5.4 pooled and slope, twice
 
 
 def test_closing_tables_and_figure_grid():

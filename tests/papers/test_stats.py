@@ -413,3 +413,42 @@ def test_claims_table_applies_holm_within_each_family_and_keeps_the_interval():
     by_engine = claims_table([*parts, weak, open_], family=lambda v: "ns3" if v is weak else "kernel")
     assert by_engine["verdict"].tolist()[:3] == ["supported"] * 3
     assert set(by_engine["family"]) == {"kernel", "ns3"}
+
+
+def test_slope_equivalence_is_tost_on_statsmodels_ols_slope():
+    """H on alpha with slope -0.5 plus noise: within a 0.11 margin; with slope -0.3 the 95 % CI lies outside it;
+    the one-sided tests are those of the OLS slope's t (n - 2 df)."""
+    import statsmodels.api as sm
+
+    from tcpmodels.stats import slope_equivalence
+
+    rng = np.random.default_rng(4)
+    alpha = np.repeat([1.05, 1.35, 1.65, 1.95], 3)
+    s = spec(0.11)
+    good = slope_equivalence(s, alpha, (3 - alpha) / 2 + rng.normal(0, 0.01, 12), target=-0.5)
+    fit = sm.OLS((3 - alpha) / 2 + np.random.default_rng(4).normal(0, 0.01, 12), sm.add_constant(alpha)).fit()
+    assert good.effect == pytest.approx(fit.params[1] + 0.5) and good.df == 10
+    assert (good.ci_low, good.ci_high) == pytest.approx(tuple(fit.conf_int(alpha=0.10)[1] + 0.5))
+    t_low, t_upp = (good.effect + 0.11) / fit.bse[1], (good.effect - 0.11) / fit.bse[1]
+    assert good.pvalue == pytest.approx(max(sps.t.sf(t_low, 10), sps.t.cdf(t_upp, 10)))
+    assert good.verdict == "supported"
+    flat = slope_equivalence(s, alpha, 1.3 - 0.3 * alpha + rng.normal(0, 0.01, 12), target=-0.5)
+    assert flat.verdict == "contradicted" and flat.effect == pytest.approx(0.2, abs=0.02)
+    noisy = slope_equivalence(s, alpha, (3 - alpha) / 2 + rng.normal(0, 0.3, 12), target=-0.5)
+    assert noisy.verdict == "inconclusive" and noisy.runs_needed > 12
+    assert slope_equivalence(s, [1.0, 1.0, 1.0], [0.5, 0.6, 0.7], target=-0.5).verdict == "inconclusive"
+    with pytest.raises(ValueError, match="one value per run"):
+        slope_equivalence(s, [1.0, 2.0], [0.5], target=-0.5)
+
+
+def test_percentile_interval_decides_like_difference_on_a_given_bootstrap():
+    from tcpmodels.stats import percentile_interval
+
+    boot = np.random.default_rng(0).normal(0.03, 0.005, 4000)
+    v = percentile_interval(spec(0.01), 0.03, boot, n_runs=16, what="runs", we_measured="m")
+    assert v.verdict == "supported" and (v.ci_low, v.ci_high) == pytest.approx(tuple(np.quantile(boot, [0.025, 0.975])))
+    assert v.pvalue == 0.0  # no resample at or below 0.01
+    small = percentile_interval(spec(0.05), 0.03, boot, n_runs=16, what="runs", we_measured="m")
+    assert small.verdict == "smaller than claimed"
+    assert percentile_interval(spec(0.05), 0.0, boot - 0.03, n_runs=16, what="runs", we_measured="m").verdict == \
+        "contradicted"
