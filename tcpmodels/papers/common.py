@@ -393,7 +393,8 @@ def holm_note(table: pd.DataFrame) -> MarkdownText:
 def _short_claim(claim: str) -> str:
     """The claim's id with its ``[...]`` tags (``"C1.3 [kernel, tm_lia]"``, ``"C3.2 [reading: divide]"``)."""
     tags = re.findall(r"\[[^\]]*\]", claim)
-    return " ".join([claim.split(" ", 1)[0], *tags])
+    head = claim.split(" [", 1)[0] if " [" in claim and len(claim.split(" [", 1)[0]) <= 10 else claim.split(" ", 1)[0]
+    return " ".join([head, *tags])
 
 
 @dataclass(frozen=True)
