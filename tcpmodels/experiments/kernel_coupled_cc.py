@@ -628,7 +628,8 @@ def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) 
     """Ratio of ``test`` to ``ref`` over paired (interleaved) repetitions with a t confidence interval.
 
     The ratio is the geometric mean of the per-pair ratios test_i / ref_i, its interval
-    exp(mean log-ratio +- t_{n-1} s / sqrt(n)) (scipy.stats.t).
+    exp of scipy's one-sample t interval of the log-ratios (``ttest_1samp(...).confidence_interval``,
+    i.e. mean +- t_{n-1} s / sqrt(n)).
 
     Parameters
     ----------
@@ -648,9 +649,13 @@ def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) 
     if a.shape != b.shape or a.size < 2 or (a <= 0).any() or (b <= 0).any():
         raise ValueError("need at least two positive pairs of equal length")
     d = np.log(a / b)
-    half = stats.t.ppf(0.5 + confidence / 2, d.size - 1) * d.std(ddof=1) / np.sqrt(d.size)
-    return {"ratio": float(np.exp(d.mean())), "ci_low": float(np.exp(d.mean() - half)),
-            "ci_high": float(np.exp(d.mean() + half)), "n_pairs": int(d.size), "confidence": confidence}
+    if np.ptp(d) <= 1e-12 * float(np.abs(d).max()):  # equal ratios (up to rounding): the interval is the point
+        lo = hi = float(d.mean())
+    else:
+        ci = stats.ttest_1samp(d, 0.0).confidence_interval(confidence)
+        lo, hi = float(ci.low), float(ci.high)
+    return {"ratio": float(np.exp(d.mean())), "ci_low": float(np.exp(lo)), "ci_high": float(np.exp(hi)),
+            "n_pairs": int(d.size), "confidence": confidence}
 
 
 def pairs_to_decide(test: ArrayLike, ref: ArrayLike, tolerance: float, *, confidence: float = 0.95,

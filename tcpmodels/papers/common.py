@@ -37,7 +37,7 @@ from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS
 __all__ = [
     "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "read_frames", "check_claims",
     "claims_summary", "claims_full", "verdict_badge", "verdict_slug", "human", "table_view", "answer_box",
-    "holm_note", "count_sentence", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
+    "holm_note", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
 ]
 
 #: Columns of :func:`comparison_frame`, in order.
@@ -330,26 +330,6 @@ def claims_full(table: pd.DataFrame) -> Styler:
         view[col] = [_num(x) for x in table[col]]
     return _styled(view, {"claim": "14em", "paper_says": "16em", "we_measured": "18em", "test": "16em",
                           "why": "22em"})
-
-
-def count_sentence(table: pd.DataFrame) -> str:
-    """One sentence counting the outcomes of a claims table, e.g. ``"Of 14 parts, 3 are supported, 4 smaller than claimed ..."``.
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        A claims table (at least ``verdict``).
-
-    Returns
-    -------
-    str
-        The sentence, outcomes in :data:`tcpmodels.stats.VERDICTS` order, absent ones left out.
-    """
-    counts = table["verdict"].value_counts()
-    parts = [f"{int(counts[v])} {v}" for v in VERDICTS if counts.get(v, 0)]
-    if len(parts) > 1:
-        parts[-1] = "and " + parts[-1]
-    return f"Of {len(table)} claim parts, " + (", " if len(parts) > 2 else " ").join(parts) + "."
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -80,11 +81,11 @@ def test_check_claims_badges_and_summary_views():
     assert claims_full(t).to_html().count('class="verdict ') == 3
 
 
-def test_answer_box_count_sentence_and_holm_note():
-    from tcpmodels.papers.common import answer_box, count_sentence, holm_note
+def test_answer_box_and_holm_note():
+    from tcpmodels.papers.common import answer_box, holm_note
 
     t = _table()
-    assert count_sentence(t) == "Of 3 claim parts, 1 supported, 1 smaller than claimed, and 1 not testable here."
+    assert t["verdict"].tolist() == ["supported", "smaller than claimed", "not testable here"]
     note = str(holm_note(t))
     assert "kernel 2" in note and "changed no label" in note
     box = answer_box(["One.", "Two"])
@@ -107,3 +108,18 @@ def test_a_rerun_takes_over_only_once_it_replaces_every_unsteered_cell():
     assert rerun_once_caught_up(pd.concat([old, rerun(["a", "a", "b"], "steered")]), ["cell"], "pinned") == "reordering"
     # a rerun at a setting with no unsteered sample replaces nothing
     assert rerun_once_caught_up(rerun(["a", "b"]), ["cell"], "pinned") == "reordering"
+
+
+def test_holm_note_names_the_parts_the_correction_made_inconclusive():
+    from tcpmodels.papers.common import holm_note
+    from tcpmodels.stats import ClaimSpec, claims_table, difference
+
+    def spec(claim, part):
+        return ClaimSpec(claim=claim, part=part, paper_says="p", quantity="q", smallest_effect=0.1, effect_source="t")
+
+    rng = np.random.default_rng(5)
+    rows = [difference(spec("C1.3 [kernel, tm_lia] x", "a"), rng.normal(1.0, 0.5, 40)),
+            difference(spec("Fig. 7 [kernel, tm_lia] y", "b"), [0.05, 0.6, 0.35, 0.9, 0.5, 0.1, 0.45]),  # p = 0.027
+            difference(spec("C1.1 [kernel, tm_lia] z", "c"), [-0.2, 0.5, 0.1, 0.3])]
+    note = str(holm_note(claims_table(rows, family="P1 kernel")))
+    assert "P1 kernel 3" in note and "It made 1 decided label(s) inconclusive: Fig. 7 [kernel, tm_lia] / b." in note
