@@ -374,3 +374,21 @@ def test_load_sensitivity_finds_fct_that_follows_the_load():
     tcp_med = runs[(runs["experiment"] == "s4") & (runs["protocol"] == "tcp")]["load_avg_1m"].median()
     assert f"TCP {tcp_med:.1f}" in t.loc["s4", "load_by_background"]
     assert p1.load_sensitivity(ds).empty and "spearman_rho" in p1.load_sensitivity(ds).columns
+
+
+def test_answer_box_names_the_engines_that_disagree():
+    """The kernel's MPTCP background slows the 70 KB flows, ns-3's speeds them up: the answer box (computed from
+    the verdicts, at most three sentences) gives C1.3's outcome on one and names the other as disagreeing."""
+    kernel, ns3 = synthetic(engines=("kernel",)), synthetic(engines=("ns3",), mptcp_hurts=False, seed=1)
+    ds = p1.P1Dataset(flows=pd.concat([kernel.flows, ns3.flows], ignore_index=True), subflows=kernel.subflows,
+                      tcpinfo=kernel.tcpinfo, runs=kernel.runs, provenance=kernel.provenance)
+    v = p1.claims(ds, p1.tables(ds))
+    mean = v[v["part"] == "mean higher with MPTCP background"].set_index("family")["verdict"]
+    assert mean.to_dict() == {"P1 kernel": "supported", "P1 ns3": "contradicted"}
+    from tcpmodels.papers.common import answer_box
+
+    sentences = p1.answer(v)
+    assert 1 <= len(sentences) <= 3 and str(answer_box(sentences)).startswith(sentences[0])
+    assert "Supported on kernel uncoupled." in sentences[0]
+    assert sentences[1].startswith("The engines that disagree: contradicted on ns3 lia")
+    assert p1.headline(v).sum() == 2  # C1.3's mean on each engine (no coupling rows without coupled controls)
