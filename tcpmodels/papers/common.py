@@ -410,11 +410,15 @@ def answer_box(sentences: Sequence[str]) -> AnswerBox:
     Raises
     ------
     ValueError
-        If there are no sentences or more than three, or one is empty.
+        If there are no sentences or more than three, one is empty, or one holds more than one sentence (a full
+        stop, question or exclamation mark followed by a capital letter).
     """
     items = [str(x).strip() for x in sentences]
     if not 1 <= len(items) <= 3 or not all(items):
         raise ValueError(f"an answer box holds 1 to 3 non-empty sentences; got {len(items)}: {items!r}")
+    several = [x for x in items if re.search(r"[.?!]\s+[A-Z]", x.rstrip(".?!"))]
+    if several:
+        raise ValueError(f"each item of an answer box must be one sentence; got {several[0]!r}")
     return AnswerBox(" ".join(x if x.endswith(".") else x + "." for x in items))
 
 

@@ -281,7 +281,7 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
         per.append(f"{name}: " + ", ".join(f"{n} {v}" for v, n in g["verdict"].value_counts().items())
                    + f" of {len(g)} parts")
     worst = verdicts.loc[verdicts["effect"].abs().idxmax()]
-    return [("Do ns-3 and the kernel agree, within the tolerances stated before measuring, on each flow's share and "
-             "the aggregate utilisation? " + "; ".join(per) + "."),
+    return [("Whether ns-3 and the kernel agree, within the tolerances stated before measuring, on each flow's share "
+             "and the aggregate utilisation: " + "; ".join(per) + "."),
             (f"The largest difference is {worst['effect']:+.3f} ({worst['claim'].split(' ', 2)[1].rstrip(':')}, "
              f"{worst['part']}).")]

@@ -389,6 +389,6 @@ def test_answer_box_names_the_engines_that_disagree():
 
     sentences = p1.answer(v)
     assert 1 <= len(sentences) <= 3 and str(answer_box(sentences)).startswith(sentences[0])
-    assert "Supported on kernel uncoupled." in sentences[0]
+    assert sentences[0].endswith("is supported on kernel uncoupled.")
     assert sentences[1].startswith("The engines that disagree: contradicted on ns3 lia")
     assert p1.headline(v).sum() == 2  # C1.3's mean on each engine (no coupling rows without coupled controls)

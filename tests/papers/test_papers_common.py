@@ -94,6 +94,9 @@ def test_answer_box_and_holm_note():
         answer_box(["a.", "b.", "c.", "d."])
     with pytest.raises(ValueError, match="1 to 3"):
         answer_box([])
+    with pytest.raises(ValueError, match="one sentence"):
+        answer_box(["Does it hold? Yes, on 2 of 3 engines.", "Two."])
+    assert str(answer_box(["A mean of 0.05 [0.01, 0.09] (C3.1) holds, e.g. on the kernel."])).count(".") == 7
 
 
 def test_a_rerun_takes_over_only_once_it_replaces_every_unsteered_cell():

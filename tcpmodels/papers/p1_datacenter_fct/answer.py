@@ -83,8 +83,8 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     counts = mean["verdict"].value_counts()
     top = counts.index[0]
     agree = mean[mean["verdict"] == top]
-    first = (f"Do 70 KB flows finish at least 10 % later beside MPTCP than beside TCP background (C1.3, mean FCT)? "
-             f"{top.capitalize()} on {_names(agree)}.")
+    first = (f"That 70 KB flows finish at least 10 % later beside MPTCP than beside TCP background (C1.3, mean FCT) "
+             f"is {top} on {_names(agree)}.")
     other = mean[mean["verdict"] != top]
     second = ("The engines that disagree: " + "; ".join(
         f"{v} on {_names(other[other['verdict'] == v])} (mean "

@@ -242,8 +242,9 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     mean = verdicts[verdicts["part"].str.contains("mean dJ over runs")]
     c31 = mean[mean["claim"].str.startswith("C3.1")]
     if len(c31):
-        out.append("Does the proposal greatly improve fairness (C3.1, mean dJ at least +0.05)? " + "; ".join(
-            f"{_engine(p)} {c[c.index('[reading: ') + 10:-1]}: {v} ({e:+.3f})" for c, p, v, e in
+        out.append("The proposal's \"greatly improves fairness\" (C3.1, mean dJ at least +0.05), per engine and "
+                   "reading: " + "; ".join(
+            f"{_engine(p)} {c[c.index('[reading: ') + 10:-1]} {v} ({e:+.3f})" for c, p, v, e in
             zip(c31["claim"], c31["part"], c31["verdict"], c31["effect"])) + ".")
     gains = mean[mean["claim"].str.startswith(("C3.1", "C3.2"))]
     if len(gains):

@@ -261,7 +261,8 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
             bits.append(f"its slope on alpha ({eng}) is {slope:+.2f} against -0.5: {r.verdict}")
         else:
             bits.append(f"H within ±{HURST_MARGIN:g} of (3 - alpha)/2 pooled over alphas ({eng}): {r.verdict}")
-    first = ("Does H follow (3 - alpha)/2? " + "; ".join(bits) + ".") if bits else "No Hurst runs: C5.4 is not judged."
+    first = ("Whether H follows (3 - alpha)/2 (C5.4): " + "; ".join(bits) + ".") if bits else \
+        "No Hurst runs: C5.4 is not judged."
     c51 = verdicts[verdicts["claim"].str.startswith("C5.1")]
     second = (f"Lower loss near alpha 1 (C5.1, at least 1 point): {c51['verdict'].iloc[0]} (mean "
               f"{c51['effect'].iloc[0]:+.2f} points [{c51['ci_low'].iloc[0]:+.2f}, {c51['ci_high'].iloc[0]:+.2f}])."
