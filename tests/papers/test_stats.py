@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import NormalIndPower, TTestPower
