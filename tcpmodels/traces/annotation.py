@@ -171,10 +171,17 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     irtt = _initial_rtt_ns(f, order, t, syn, ackf)
     # duplicates: the same packet twice, close in time (DUPLICATE_MAX_GAP_*)
     key_cols = ["ip_id", "seq", "ack", "flags", "window", "payload_bytes", "tsval", "tsecr", "sack_left"]
-    dkey = packets[key_cols].iloc[order].reset_index(drop=True)
-    dkey["flow"] = f
-    copy_group = dkey.groupby(list(dkey.columns), sort=False).ngroup().to_numpy()
-    prev_copy_t = pd.Series(t, dtype="float64").groupby(copy_group).shift(1).to_numpy()
+    # only rows whose quick hash repeats can be copies; the exact grouping runs on those
+    h = f.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    for c in key_cols:
+        h = (h ^ packets[c].to_numpy()[order].astype(np.uint64)) * np.uint64(0x100000001B3)
+    maybe = np.flatnonzero(pd.Series(h).duplicated(keep=False).to_numpy())
+    prev_copy_t = np.full(n, np.nan)
+    if len(maybe):
+        dkey = packets[key_cols].iloc[order[maybe]].reset_index(drop=True)
+        dkey["flow"] = f[maybe]
+        copy_group = dkey.groupby(list(dkey.columns), sort=False).ngroup().to_numpy()
+        prev_copy_t[maybe] = pd.Series(t[maybe], dtype="float64").groupby(copy_group).shift(1).to_numpy()
     max_gap = np.where(np.isnan(irtt), DUPLICATE_MAX_GAP_NS, DUPLICATE_MAX_GAP_OF_INITIAL_RTT * irtt)
     dup = ~np.isnan(prev_copy_t) & (t - prev_copy_t < max_gap)
     # the highest sequence number sent so far: set by segments that occupy sequence space (payload, SYN or
@@ -212,7 +219,7 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
                                                   retrans, payload, dupack, peer)
     expert = _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ack, ack, seq_u, nxt, dup,
                      peer)
-    expert["is_acked_unseen"] = _acked_unseen(order, f, ackf, ack, ack_u, seq_u, seq_end, dup, zw_probe, dupack,
+    expert["is_acked_unseen"] = _acked_unseen(order, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack,
                                               expert["is_previous_segment_not_captured"], expert["is_acked_unseen"])
     res = {
         "connection_id": f // 2, "flow_id": f, "is_initiator": (f % 2) == 0, "seq_u": seq_u, "seq_end_u": seq_end,
@@ -260,15 +267,20 @@ def _peer_state(f, pos, t, ackf, ack_u, win, dup, seeds, seq_end, fstart) -> dic
     gid = np.cumsum(fstart)
     own_next = pd.Series(np.where(seeds, seq_end, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
     own_max_ack = pd.Series(np.where(ackf & ~dup, ack_u, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
-    peer = pd.DataFrame({"pos": pos, "key": f, "peer_ack": np.where(ackf, ack_u, -1), "peer_t": t.astype(float),
-                         "peer_win": win, "peer_next": np.nan_to_num(own_next, nan=-1.0),
-                         "peer_max_ack": np.nan_to_num(own_max_ack, nan=-1.0), "row_p": np.arange(n)})[~dup]
-    me = pd.DataFrame({"pos": pos, "key": f ^ 1, "row": np.arange(n)})
-    m = pd.merge_asof(me.sort_values("pos"), peer.sort_values("pos"), on="pos", by="key", direction="backward",
-                      allow_exact_matches=False).sort_values("row")
-    return {"ack": m["peer_ack"].fillna(-1).to_numpy(np.int64), "t": m["peer_t"].to_numpy(float),
-            "win": m["peer_win"].fillna(-1).to_numpy(np.int64), "next_seq": m["peer_next"].fillna(-1).to_numpy(),
-            "row": m["row_p"].fillna(-1).to_numpy(np.int64), "max_ack": m["peer_max_ack"].fillna(-1).to_numpy()}
+    # rows are sorted by flow, then capture position: flow * (n + 1) + position is sorted; the peer's last packet
+    # before a row is the last key of the peer flow below (peer flow, row's position)
+    stride = np.int64(n + 1)
+    key = f.astype(np.int64) * stride + pos
+    speaking = np.flatnonzero(~dup)
+    j = np.searchsorted(key[speaking], (f ^ 1).astype(np.int64) * stride + pos, side="left") - 1
+    hit = j >= 0
+    prow = np.where(hit, speaking[np.maximum(j, 0)], -1)
+    hit &= (prow >= 0) & (f[np.maximum(prow, 0)] == (f ^ 1))
+    prow = np.where(hit, prow, -1)
+    r = np.maximum(prow, 0)
+    return {"ack": np.where(hit & ackf[r], ack_u[r], -1), "t": np.where(hit, t[r].astype(float), np.nan),
+            "win": np.where(hit, win[r], -1), "next_seq": np.where(hit, np.nan_to_num(own_next[r], nan=-1.0), -1.0),
+            "row": prow, "max_ack": np.where(hit, np.nan_to_num(own_max_ack[r], nan=-1.0), -1.0)}
 
 
 def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hmax, seeds, retrans, payload,
@@ -328,6 +340,8 @@ def _after_mptcp_signal(subtype, f, pos, fstart) -> np.ndarray:
     corpora: MP_JOIN, ADD_ADDR, REMOVE_ADDR or MP_FASTCLOSE on earlier packets do not suppress the flag."""
     n = len(f)
     op = subtype == 0
+    if not op.any():
+        return np.zeros(n, bool)
     conn = f // 2
     corder = np.lexsort((pos, conn))
     cum = np.zeros(n + 1, np.int64)
@@ -380,7 +394,7 @@ def _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ac
             "is_previous_segment_not_captured": not_captured, "is_acked_unseen": acked_unseen}
 
 
-def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, dup, zw_probe, dupack, not_captured, beyond):
+def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack, not_captured, beyond):
     """Wireshark's "ACKed segment that wasn't captured", per row (rows sorted by flow, then capture order).
 
     As tshark 4.0 flags ``tcp.analysis.ack_lost_segment``: per direction, the sequence number up to which the
@@ -398,9 +412,46 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, dup, zw_probe, dupac
     """
     out = np.zeros(len(f), bool)
     conn = f // 2
-    candidates = np.unique(conn[not_captured | beyond])
+    # elsewhere the contiguous mark equals the highest sequence number (a segment that starts below it and ends
+    # beyond it, a repacketized retransmission, would leave the mark behind: those connections run the loop too)
+    extends = (seq_u < nxt) & (seq_end > nxt) & ~dup
+    candidates = np.unique(conn[not_captured | beyond | extends])
     if len(candidates) == 0:
         return out
+    rows = np.flatnonzero(np.isin(conn, candidates) & ~dup)
+    rows = rows[np.lexsort((pos[rows], conn[rows]))]
+    # plain Python values: the loop reads each once
+    cl, dl = conn[rows].tolist(), (f[rows] & 1).tolist()
+    ackl, ackul = ack[rows].tolist(), ack_u[rows].tolist()
+    ackfl, zwl, dupal = ackf[rows].tolist(), zw_probe[rows].tolist(), dupack[rows].tolist()
+    seql, endl = seq_u[rows].tolist(), seq_end[rows].tolist()
+    flagged = []
+    current = None
+    for i in range(len(rows)):
+        c, d = cl[i], dl[i]
+        if c != current:  # per direction: next seq, contiguous mark, last raw ack, duplicate-ACK counter
+            current, nxt, mx, last, dupn = c, [None, None], [None, None], [None, None], [0, 0]
+        e = 1 - d
+        a = ackl[i]
+        if dupal[i]:
+            dupn[d] = 1 if dupn[d] == -1 else dupn[d] + 1
+        if a != last[d]:
+            dupn[d] = 0
+        m = mx[e]
+        if ackfl[i] and m is not None and ackul[i] > m:
+            if dupn[e] == 0:
+                flagged.append(i)
+            mx[e] = nxt[e]
+            dupn[e] = -1
+        if not zwl[i]:
+            end = endl[i]
+            if nxt[d] is None or end > nxt[d]:
+                nxt[d] = end
+            if mx[d] is None or seql[i] == mx[d]:
+                mx[d] = nxt[d]
+        last[d] = a
+    out[rows[flagged]] = True
+    return out
     rows = np.flatnonzero(np.isin(conn, candidates) & ~dup)
     rows = rows[np.lexsort((pos[rows], conn[rows]))]
     state: dict[int, tuple[list, list, list, list]] = {}

@@ -159,6 +159,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
         **{name: an[col].to_numpy() for name, col in _EXPERT_COUNTS.items()},
+        **_span_columns(p, an),
     })
     g = df.groupby("flow_id", sort=True)
     out = g.agg(connection_id=("connection_id", "first"), is_initiator=("is_initiator", "first"),
@@ -170,7 +171,8 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                 fast_retransmissions=("fast", "sum"), spurious_retransmissions=("spurious", "sum"),
                 out_of_order_packets=("ooo", "sum"),
                 duplicate_packets=("dup", "sum"), duplicate_acks=("dupack", "sum"),
-                first_seq=("seq_u", "min"), last_end=("end_u", "max"),
+                first_seq=("seq_u", "min"), last_end=("end_u", "max"), span_lo=("span_lo", "min"),
+                span_hi=("span_hi", "max"), span_fin=("span_fin", "min"),
                 **{name: (name, "sum") for name in _EXPERT_COUNTS})
     first_rows = pd.Series(np.arange(len(p))).groupby(df["flow_id"].to_numpy()).first()
     ident = p.iloc[first_rows.to_numpy()]
@@ -179,9 +181,10 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     out["duration_s"] = out["last_time_s"] - out["first_time_s"]
     out["first_time_s"] += ns0 / 1e9
     out["last_time_s"] += ns0 / 1e9
-    cov = sequence_coverage(p, an)
-    out["unique_payload_bytes"] = cov["unique_payload_bytes"].reindex(out.index, fill_value=0).astype(np.int64)
-    out["bytes_not_captured"] = cov["bytes_not_captured"].reindex(out.index, fill_value=0).astype(np.int64)
+    covered = _covered_bytes(df.loc[data & ~df["dup"].to_numpy(), ["flow_id", "seq_u", "end_u"]])
+    out["unique_payload_bytes"] = covered.reindex(out.index, fill_value=0).astype(np.int64)
+    out["bytes_not_captured"] = _not_captured(out["span_lo"], out["span_hi"], out["span_fin"],
+                                              out["unique_payload_bytes"])
     # RTT summaries
     samples = rtt_samples(p, an, time_origin_ns=ns0)
     for method, prefix in (("seq", "rtt"), ("ts", "rtt_ts")):
@@ -203,6 +206,24 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     return out[FLOW_COLUMNS]
 
 
+def _span_columns(packets: pd.DataFrame, an: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per packet, what it shows of its direction's sequence space (NaN where it shows nothing): ``span_lo`` its
+    seq (after a SYN: the byte after it), ``span_hi`` its seq plus payload, ``span_fin`` that on a FIN. RSTs,
+    duplicates and keep-alives (whose seq is one below the data) show nothing."""
+    seq_u = an["seq_u"].to_numpy()
+    payload = packets["payload_bytes"].to_numpy(np.int64)
+    shows = ~packets["rst"].to_numpy() & ~an["is_duplicate"].to_numpy() & ~an["is_keepalive"].to_numpy()
+    return {"span_lo": np.where(shows, seq_u + packets["syn"].to_numpy(), np.nan),
+            "span_hi": np.where(shows, seq_u + payload, np.nan),
+            "span_fin": np.where(shows & packets["fin"].to_numpy(), seq_u + payload, np.nan)}
+
+
+def _not_captured(lo: pd.Series, hi: pd.Series, fin: pd.Series, unique: pd.Series) -> pd.Series:
+    """Bytes not captured from the per-flow extremes of :func:`_span_columns` and the unique bytes."""
+    top = np.fmin(hi, fin)  # a pure ACK after the FIN is one past the data
+    return ((top - lo).fillna(0).clip(lower=0) - unique).clip(lower=0).astype(np.int64)
+
+
 def sequence_coverage(packets: pd.DataFrame, annotated: pd.DataFrame | None = None,
                       flow_ids: list[int] | np.ndarray | None = None) -> pd.DataFrame:
     """How much of each flow's sequence space the capture holds: bytes carried by captured segments, and holes.
@@ -222,29 +243,23 @@ def sequence_coverage(packets: pd.DataFrame, annotated: pd.DataFrame | None = No
         Indexed by ``flow_id``: ``unique_payload_bytes`` (the union of the captured data segments' sequence
         ranges) and ``bytes_not_captured`` (the rest of the sequence space the direction's packets show: from
         the byte after the SYN, or the first sequence number seen, to the highest one a data segment, pure ACK
-        or FIN reaches -- RSTs, duplicates and keep-alives not counted, as tcptrace's "missed data") [bytes].
+        or FIN reaches -- RSTs, duplicates and keep-alives not counted, as tcptrace's "missed data") [bytes];
+        the same as :func:`flows` gives.
     """
     an = annotate(packets) if annotated is None else annotated
     fl = an["flow_id"].to_numpy()
     sel = np.ones(len(fl), bool) if flow_ids is None else np.isin(fl, np.asarray(flow_ids))
-    payload = packets["payload_bytes"].to_numpy(np.int64)
-    seq_u = an["seq_u"].to_numpy()
-    dup = an["is_duplicate"].to_numpy()
-    data = sel & (payload > 0) & ~dup
-    covered = _covered_bytes(pd.DataFrame({"flow_id": fl[data], "seq_u": seq_u[data],
+    p, a = packets[sel], an[sel]
+    payload = p["payload_bytes"].to_numpy(np.int64)
+    data = (payload > 0) & ~a["is_duplicate"].to_numpy()
+    seq_u = a["seq_u"].to_numpy()
+    covered = _covered_bytes(pd.DataFrame({"flow_id": fl[sel][data], "seq_u": seq_u[data],
                                            "end_u": seq_u[data] + payload[data]}))
-    spans = sel & ~packets["rst"].to_numpy() & ~dup & ~an["is_keepalive"].to_numpy()
-    syn = packets["syn"].to_numpy()
-    fin = packets["fin"].to_numpy()
-    d = pd.DataFrame({"flow_id": fl[spans], "lo": (seq_u + syn)[spans], "hi": (seq_u + payload)[spans],
-                      "fin_at": np.where(fin, seq_u + payload, np.nan)[spans]})
-    g = d.groupby("flow_id")
-    hi = np.fmin(g["hi"].max(), g["fin_at"].min())  # a pure ACK after the FIN is one past the data
-    span = (hi - g["lo"].min()).clip(lower=0)
+    g = pd.DataFrame({"flow_id": fl[sel], **_span_columns(p, a)}).groupby("flow_id")
     out = pd.DataFrame(index=pd.Index(np.unique(fl[sel]), name="flow_id"))
     out["unique_payload_bytes"] = covered.reindex(out.index, fill_value=0).astype(np.int64)
-    out["bytes_not_captured"] = (span.reindex(out.index, fill_value=0) - out["unique_payload_bytes"]).clip(
-        lower=0).astype(np.int64)
+    out["bytes_not_captured"] = _not_captured(g["span_lo"].min(), g["span_hi"].max(), g["span_fin"].min(),
+                                              out["unique_payload_bytes"])
     return out
 
 
