@@ -305,6 +305,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=str(REPO / "data" / "datasets"))
     p.add_argument("--note", default="")
     p.add_argument("--allow-dirty", action="store_true")
+    p = sub.add_parser("fixtures", help="small trimmed sender captures of one tuning seed -> tests/data/limits")
+    p.add_argument("--runs", default=str(REPO / "runs" / "limits"))
+    p.add_argument("--out", default=str(REPO / "tests" / "data" / "limits"))
+    p.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     with campaign_errors("limits"):
         if args.cmd == "run":
@@ -312,6 +316,10 @@ def main(argv: list[str] | None = None) -> int:
                              seeds=tuple(args.seeds or TUNING_SEEDS + TEST_SEEDS), progress=not args.no_progress,
                              limit=args.limit)
             print(json.dumps({"ran": n, "runs": args.runs}))
+        elif args.cmd == "fixtures":
+            from tcpmodels.experiments.limits.dataset import write_fixtures
+
+            print(json.dumps({"fixtures": len(write_fixtures(args.runs, args.out, seed=args.seed))}))
         else:
             from tcpmodels.experiments.limits.dataset import build_dataset
 
