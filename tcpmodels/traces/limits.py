@@ -190,6 +190,39 @@ def _capacity_bps(t: np.ndarray, nbytes: np.ndarray, busy: np.ndarray, gap_max_s
     return float(np.median(rates[rates >= np.median(rates)]))
 
 
+def _group_median(keys: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Median of ``values`` per integer key in ``[0, n)`` (NaN where a key has none)."""
+    out = np.full(n, np.nan)
+    if not len(keys):
+        return out
+    order = np.lexsort((values, keys))
+    k, v = keys[order], values[order]
+    starts = np.flatnonzero(np.concatenate([[True], k[1:] != k[:-1]]))
+    counts = np.diff(np.append(starts, len(k)))
+    out[k[starts]] = (v[starts + (counts - 1) // 2] + v[starts + counts // 2]) / 2
+    return out
+
+
+def _rolling(x: np.ndarray, window: int, how: str) -> np.ndarray:
+    """Trailing rolling ``max``, ``min`` or ``mean`` over ``window`` values (NaN until the window is full)."""
+    n = len(x)
+    out = np.full(n, np.nan)
+    if n < window:
+        return out
+    view = np.lib.stride_tricks.sliding_window_view(x, window)
+    out[window - 1:] = {"max": np.max, "min": np.min, "mean": np.mean}[how](view, axis=1)
+    return out
+
+
+def _ffill(x: np.ndarray) -> np.ndarray:
+    """Forward fill of NaN (leading NaN stay)."""
+    idx = np.where(np.isnan(x), 0, np.arange(len(x)))
+    np.maximum.accumulate(idx, out=idx)
+    out = x[idx]
+    out[np.isnan(x) & (np.cumsum(~np.isnan(x)) == 0)] = np.nan
+    return out
+
+
 def _owd_variation(t: np.ndarray, tsval: np.ndarray) -> np.ndarray | None:
     """Queueing delay variation from the sender's TCP timestamps: ``(t - tsval * tick) - min`` [s], or None.
 
@@ -214,7 +247,7 @@ def _owd_variation(t: np.ndarray, tsval: np.ndarray) -> np.ndarray | None:
 
 
 def _flow_intervals(fid: int, fl: _Flow, pos: str, d_base_s: float, scale: float, rtt_t: np.ndarray,
-                    rtt_v: np.ndarray, interval_s: float | None, origin_s: float | None) -> tuple[pd.DataFrame, dict]:
+                    rtt_v: np.ndarray, interval_s: float | None, origin_s: float | None) -> tuple[dict, dict]:
     """Intervals of one flow with data and ACKs; ``d_base_s`` is the capture-to-sender round trip (0 at the sender)."""
     at_sender = pos == "sender"
     # --- delay D(t) from the capture point to the sender and back; the RTT the flow sees
@@ -227,7 +260,7 @@ def _flow_intervals(fid: int, fl: _Flow, pos: str, d_base_s: float, scale: float
         rtt_t, rtt_v = q_t, d_base_s + q_v
         rtt_min = float(d_base_s)
     if not np.isfinite(rtt_min) or rtt_min <= 0:
-        return pd.DataFrame(), {"reason": "no RTT sample: no data segment was acknowledged in the capture"}
+        return {}, {"reason": "no RTT sample: no data segment was acknowledged in the capture"}
     step = interval_s if interval_s is not None else max(0.1, 2 * rtt_min)
     # --- events in capture order: highest sequence sent (incl. the SYN), highest ACK, window's right edge
     t_hs = np.concatenate([[fl.t_syn], fl.t_d]) if np.isfinite(fl.t_syn) else fl.t_d
@@ -309,7 +342,7 @@ def _flow_intervals(fid: int, fl: _Flow, pos: str, d_base_s: float, scale: float
     rt_tau = (rtt_t - (d_base_s / 2 if not at_sender else 0.0)) if len(rtt_t) else rtt_t
     rk = np.floor((rt_tau - origin) / step).astype(np.int64) - k0
     okr = (rk >= 0) & (rk < n_int)
-    rtt_med = pd.Series(rtt_v[okr]).groupby(rk[okr]).median().reindex(np.arange(n_int)).to_numpy()
+    rtt_med = _group_median(rk[okr], rtt_v[okr], n_int)
     # losses: retransmitted data segments, in sender time
     rtx_tau = fl.t_d[fl.rtx_d] - d_base_s / 2
     lk = np.floor((rtx_tau - origin) / step).astype(np.int64) - k0
@@ -325,12 +358,13 @@ def _flow_intervals(fid: int, fl: _Flow, pos: str, d_base_s: float, scale: float
         new = ~fl.rtx_d
         capacity = _capacity_bps(fl.t_d[new], fl.pay_d[new].astype(float), np.ones(int(new.sum()), bool),
                                  rtt_min / 4)
-    ev = pd.DataFrame({"flow_id": fid, "interval": np.arange(n_int) + k0, "start_s": starts, "end_s": ends,
-                       "position": pos, "active_share": active / step, "idle_share": idle_share,
-                       "window_share": window_share, "flight_bytes": flight_mean, "window_bytes": win_mean,
-                       "rate_bps": rate, "capacity_bps": capacity, "rtt_s": rtt_med, "rtt_min_s": rtt_min,
-                       "retransmissions": retrans.astype(np.int64)})
-    ev = ev[count > 0].reset_index(drop=True)
+    keep = count > 0
+    ev = {"flow_id": np.full(n_int, fid, np.int64), "interval": np.arange(n_int) + k0, "start_s": starts,
+          "end_s": ends, "position": np.full(n_int, pos, dtype=object), "active_share": active / step,
+          "idle_share": idle_share, "window_share": window_share, "flight_bytes": flight_mean,
+          "window_bytes": win_mean, "rate_bps": rate, "capacity_bps": np.full(n_int, capacity),
+          "rtt_s": rtt_med, "rtt_min_s": np.full(n_int, rtt_min), "retransmissions": retrans.astype(np.int64)}
+    ev = {k: v[keep] for k, v in ev.items()}
     facts = {"rtt_min_s": rtt_min, "interval_s": step, "mss_bytes": mss, "capacity_bps": capacity,
              "scale_known": np.isfinite(scale), "data_s": last - first_data,
              "retransmissions": int(fl.rtx_d.sum()), "bytes": float(hs_v[-1] - hs_v[0]),
@@ -338,45 +372,44 @@ def _flow_intervals(fid: int, fl: _Flow, pos: str, d_base_s: float, scale: float
     return ev, facts
 
 
-def _classify(ev: pd.DataFrame, facts: dict) -> pd.DataFrame:
+def _classify(ev: dict, facts: dict) -> dict:
     """The decision rules of :func:`limit_intervals`, applied to one flow's intervals."""
-    n = len(ev)
+    n = len(ev["interval"])
     step = facts["interval_s"]
     rtt = facts["rtt_min_s"]
-    loss = ev["retransmissions"].to_numpy() > 0
+    loss = ev["retransmissions"] > 0
     memory = max(1, int(math.ceil(max(LOSS_MEMORY_RTTS * rtt, LOSS_MEMORY_S) / step)))
-    recent_loss = pd.Series(loss.astype(float)).rolling(memory, min_periods=1).max().to_numpy() > 0
-    flight = ev["flight_bytes"].to_numpy()
+    recent_loss = np.convolve(loss.astype(float), np.ones(memory), mode="full")[:n] > 0
+    flight = ev["flight_bytes"]
     span = max(2, int(math.ceil(PLATEAU_RTTS * rtt / step)))
-    fmax = pd.Series(flight).rolling(span, min_periods=span).max().to_numpy()
-    fmin = pd.Series(flight).rolling(span, min_periods=span).min().to_numpy()
+    fmin = _rolling(flight, span, "min")
     half = max(1, span // 2)
-    early = pd.Series(flight).shift(span - half).rolling(half, min_periods=half).mean().to_numpy()
-    late = pd.Series(flight).rolling(half, min_periods=half).mean().to_numpy()
+    late = _rolling(flight, half, "mean")
+    early = np.concatenate([np.full(min(span - half, n), np.nan), late[:max(n - (span - half), 0)]])
     first = early
     with np.errstate(invalid="ignore", divide="ignore"):
         trend = late / early
         flat = (fmin > 0) & (trend <= PLATEAU_RATIO) & (trend >= 1 / PLATEAU_RATIO)
         growing = (early > 0) & (trend > PLATEAU_RATIO)
-        rtt_grow = ev["rtt_s"].ffill().to_numpy() / rtt
+        rtt_grow = _ffill(ev["rtt_s"]) / rtt
     cap = facts["capacity_bps"]
-    rate = ev["rate_bps"].to_numpy()
+    rate = ev["rate_bps"]
     at_cap = np.isfinite(cap) & (rate >= BANDWIDTH_SHARE * cap)
-    idle = ev["idle_share"].to_numpy() >= IDLE_SHARE
+    idle = ev["idle_share"] >= IDLE_SHARE
     # ran out of data: nothing outstanding for at least one RTT (and a tenth of the interval) without a loss
-    idle_run = ev["idle_share"].to_numpy() * step >= max(rtt, 0.1 * step)
+    idle_run = ev["idle_share"] * step >= max(rtt, 0.1 * step)
     near_idle = idle_run.copy()
     near_idle[1:] |= idle_run[:-1]
     near_idle[:-1] |= idle_run[1:]
     ran_out = near_idle & ~loss
     first_loss = int(np.flatnonzero(loss)[0]) if loss.any() else n
     slow_start = np.arange(n) < min(first_loss, span)
-    win = ev["window_share"].to_numpy() >= WINDOW_SHARE
+    win = ev["window_share"] >= WINDOW_SHARE
     queue_steady = ~(rtt_grow > 1.25)
     opportunity = (facts["retransmissions"] == 0) and facts["data_s"] <= OPPORTUNITY_RTTS * rtt
     limit = np.full(n, "undecided", dtype=object)
     reason = np.full(n, "", dtype=object)
-    short_active = ev["active_share"].to_numpy() <= 0
+    short_active = ev["active_share"] <= 0
     rules = [
         (idle, "application", "nothing outstanding {idle:.0%} of the interval"),
         (win, "receiver_window", "at the receiver's advertised window {win:.0%} of the interval"),
@@ -400,8 +433,8 @@ def _classify(ev: pd.DataFrame, facts: dict) -> pd.DataFrame:
     for cond, name, text in rules:
         take = cond & ~decided & ~short_active
         for i in np.flatnonzero(take):
-            reason[i] = text.format(idle=ev["idle_share"].iat[i], win=ev["window_share"].iat[i],
-                                    rtts=facts["data_s"] / rtt, idle_ms=ev["idle_share"].iat[i] * step * 1e3,
+            reason[i] = text.format(idle=ev["idle_share"][i], win=ev["window_share"][i],
+                                    rtts=facts["data_s"] / rtt, idle_ms=ev["idle_share"][i] * step * 1e3,
                                     rate=rate[i] / 1e6,
                                     cap=cap / 1e6 if np.isfinite(cap) else float("nan"), mem=memory,
                                     flight=flight[i] / 1e3, span=span, grow=trend[i],
@@ -422,7 +455,7 @@ def _classify(ev: pd.DataFrame, facts: dict) -> pd.DataFrame:
         reason[~keep & (limit != "undecided")] = ("window scale unknown (a SYN was not captured): the receiver's "
                                                   "window cannot be ruled out")
         limit[~keep] = "undecided"
-    return ev.assign(limit=limit, reason=reason)
+    return {**ev, "limit": limit, "reason": reason}
 
 
 def _empty_intervals() -> pd.DataFrame:
@@ -509,10 +542,12 @@ def limit_intervals(packets: pd.DataFrame, annotated: pd.DataFrame | None = None
             rows.append(_undecided_row(fid, pos, why, float(fl.t_d[0]) if fl is not None and len(fl.t_d) else np.nan))
             continue
         ev, facts = _flow_intervals(fid, fl, pos, d_base, scale, rtt_t, rtt_v, interval_s, origin_s)
-        if not len(ev):
+        if not ev:
             rows.append(_undecided_row(fid, pos, facts["reason"], float(fl.t_d[0])))
             continue
         frames.append(_classify(ev, facts))
+    if frames:
+        frames = [pd.DataFrame({c: np.concatenate([f[c] for f in frames]) for c in _INTERVAL_COLUMNS})]
     if rows:
         frames.append(pd.DataFrame(rows))
     if not frames:
