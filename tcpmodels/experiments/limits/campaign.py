@@ -27,8 +27,9 @@ cycle. ``TUNING_SEEDS`` and ``TEST_SEEDS`` split the runs before any was scored.
 
 Usage (root; about 15 minutes for the default plan)::
 
-    python -m tcpmodels.experiments.limits.campaign run --runs runs/limits
-    python -m tcpmodels.experiments.limits.campaign dataset --runs runs/limits --out data/datasets
+    python -m tcpmodels.experiments.limits run --runs runs/limits
+    python -m tcpmodels.experiments.limits dataset --runs runs/limits --out data/datasets
+    python -m tcpmodels.experiments.limits fixtures --runs runs/limits --out tests/data/limits
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import numpy as np
 from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now
 
 __all__ = ["SCENARIOS", "TUNING_SEEDS", "TEST_SEEDS", "split_of", "path_of", "scenario_plan", "run_scenario",
-           "run_campaign", "main"]
+           "run_campaign"]
 
 REPO = Path(__file__).resolve().parents[3]
 #: scenario -> the class the design expects (the kernel's label is what is scored)
@@ -275,58 +276,3 @@ def run_campaign(runs_dir: str | Path, *, scenarios: tuple[str, ...] = tuple(SCE
     return run_samples(JsonlRecords(runs_dir / "records.jsonl", KEY_FIELDS), plan,
                        lambda s, _session: {**run_scenario(s["scenario"], s["seed"], runs_dir), "git": code},
                        desc="limits", progress=progress, lock_timeout_s=3600.0, unit="run", limit=limit)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tcpmodels.experiments.limits.campaign {run,dataset} ...``.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments; None: ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        0 (a one-line JSON summary is printed); expected failures exit through
-        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
-    """
-    from tcpmodels.experiments.campaign import campaign_errors, campaign_parser
-
-    parser, sub = campaign_parser("limits.campaign", __doc__)
-    p = sub.add_parser("run", help="the labelled runs (root; resumable)")
-    p.add_argument("--runs", default=str(REPO / "runs" / "limits"))
-    p.add_argument("--scenarios", nargs="+", choices=sorted(SCENARIOS))
-    p.add_argument("--seeds", type=int, nargs="+")
-    p.add_argument("--limit", type=int)
-    p.add_argument("--no-progress", action="store_true")
-    p = sub.add_parser("dataset", help="captures + tcp_info -> data/datasets/limits_* + provenance")
-    p.add_argument("--runs", default=str(REPO / "runs" / "limits"))
-    p.add_argument("--out", default=str(REPO / "data" / "datasets"))
-    p.add_argument("--note", default="")
-    p.add_argument("--allow-dirty", action="store_true")
-    p = sub.add_parser("fixtures", help="small trimmed sender captures of one tuning seed -> tests/data/limits")
-    p.add_argument("--runs", default=str(REPO / "runs" / "limits"))
-    p.add_argument("--out", default=str(REPO / "tests" / "data" / "limits"))
-    p.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    with campaign_errors("limits"):
-        if args.cmd == "run":
-            n = run_campaign(args.runs, scenarios=tuple(args.scenarios or SCENARIOS),
-                             seeds=tuple(args.seeds or TUNING_SEEDS + TEST_SEEDS), progress=not args.no_progress,
-                             limit=args.limit)
-            print(json.dumps({"ran": n, "runs": args.runs}))
-        elif args.cmd == "fixtures":
-            from tcpmodels.experiments.limits.dataset import write_fixtures
-
-            print(json.dumps({"fixtures": len(write_fixtures(args.runs, args.out, seed=args.seed))}))
-        else:
-            from tcpmodels.experiments.limits.dataset import build_dataset
-
-            prov = build_dataset(args.runs, args.out, note=args.note, allow_dirty=args.allow_dirty)
-            print(json.dumps({"runs": len(prov["runs"]), "out": args.out}))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

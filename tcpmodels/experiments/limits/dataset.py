@@ -134,8 +134,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, *, note: str = "", 
             fh.write(json.dumps(slim, default=str) + "\n")
     prov = {
         "dataset": "limits", "written_utc": utc_now(), "generator": "tcpmodels.experiments.limits.dataset",
-        "command": "python -m tcpmodels.experiments.limits.campaign run && "
-                   "python -m tcpmodels.experiments.limits.campaign dataset",
+        "command": "python -m tcpmodels.experiments.limits run && python -m tcpmodels.experiments.limits dataset",
         "git": git, **records_git_summary(recs), "note": note,
         "engine": "Linux kernel TCP (CUBIC) in network namespaces: dumbbell, tbf bottleneck queue on the router, "
                   "AF_PACKET delay element on the access links, offloads off; tcpdump at the sender and receiver",
