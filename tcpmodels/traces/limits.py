@@ -638,7 +638,9 @@ def congestion_signature(packets: pd.DataFrame, annotated: pd.DataFrame | None =
     capture-to-sender round trip of the handshake plus the queueing delay read from the sender's
     TCP timestamps. Features: coefficient of variation ``std / mean`` and normalised max-min
     ``(max - min) / max`` of those samples. A flow with at least ``min_samples`` of them is
-    ``"self-induced"`` when ``norm_diff`` reaches the threshold, else ``"external"``.
+    ``"self-induced"`` when ``norm_diff`` reaches the threshold, else ``"external"``: its RTT did not grow
+    in slow start, so it met a queue it did not build (the signature, like the paper's, presumes the flow
+    met congestion; losses without any queue, e.g. random loss, also read "external").
 
     Parameters
     ----------
@@ -691,7 +693,9 @@ def congestion_signature(packets: pd.DataFrame, annotated: pd.DataFrame | None =
                            congestion="self-induced" if self_induced else "external",
                            reason=(f"slow-start RTT {v.min() * 1e3:.0f} -> {v.max() * 1e3:.0f} ms "
                                    f"(normalised max-min {nd:.2f} {'>=' if self_induced else '<'} "
-                                   f"{th['norm_diff']:.2f}, CoV {cov:.2f})"))
+                                   f"{th['norm_diff']:.2f}, CoV {cov:.2f})"
+                                   + ("" if self_induced else ": the flow did not build the queue it met (or "
+                                      "lost packets without queueing)")))
         out[fid] = row
     cols = ["slow_start_s", "samples", "rtt_min_s", "rtt_max_s", "cov", "norm_diff", "congestion", "reason"]
     return pd.DataFrame.from_dict(out, orient="index", columns=cols).rename_axis("flow_id")
@@ -736,6 +740,7 @@ def limit_summary(intervals: pd.DataFrame, signature: pd.DataFrame | None = None
     tab = tab.reindex(columns=list(CLASSES), fill_value=0.0)
     tab = tab.div(tab.sum(axis=1), axis=0)
     out = tab.add_prefix("share_")
+    out.columns.name = None
     main = tab.idxmax(axis=1)
     out["limit"] = main
     num = ["window_bytes", "flight_bytes", "rate_bps", "idle_share", "rtt_s", "rtt_min_s"]

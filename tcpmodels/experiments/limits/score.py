@@ -21,11 +21,15 @@ The diagnosis's classes map onto the kernel's four: ``opportunity``, ``congestio
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
 __all__ = ["KERNEL_CLASSES", "INTERVAL_S", "KERNEL_SCORED_SCENARIOS", "CLAIMED_SHARE", "CLAIM_SPECS", "kernel_intervals",
-           "kernel_class_of", "agrees", "match_intervals", "tune_signature", "claims", "confusion", "design_table"]
+           "kernel_class_of", "agrees", "match_intervals", "tune_signature", "claims", "confusion", "design_table",
+           "load_dataset", "agreement_table", "signature_table", "plot_confusion"]
 
 #: the kernel's four labels
 KERNEL_CLASSES = ("network", "receiver_window", "send_buffer", "application")
@@ -317,3 +321,99 @@ def design_table(intervals: pd.DataFrame, flows: pd.DataFrame, *, split: str = "
         columns=list(CLASSES), fill_value=0.0)
     tab["expected"] = [SCENARIOS[s] for s, _ in tab.index]
     return tab
+
+
+def load_dataset(data_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """The shipped dataset: ``(intervals, flows, provenance)``.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The folder holding ``datasets/limits_*`` (the repository's ``data``).
+
+    Returns
+    -------
+    tuple
+        ``limits_intervals.parquet``, ``limits_flows.parquet`` (DataFrames) and the provenance (dict).
+
+    Raises
+    ------
+    FileNotFoundError
+        Naming the missing file and the command that writes it.
+    """
+    d = Path(data_dir) / "datasets"
+    files = [d / "limits_intervals.parquet", d / "limits_flows.parquet", d / "limits_provenance.json"]
+    for f in files:
+        if not f.exists():
+            raise FileNotFoundError(f"{f} is missing: python -m tcpmodels.experiments.limits dataset writes it")
+    return pd.read_parquet(files[0]), pd.read_parquet(files[1]), json.loads(files[2].read_text())
+
+
+def agreement_table(intervals: pd.DataFrame) -> pd.DataFrame:
+    """Share of intervals that agree with the kernel, per scenario, capture point and split.
+
+    Parameters
+    ----------
+    intervals : pandas.DataFrame
+        ``limits_intervals.parquet``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows scenario, columns (split, point): the share that agrees [-] (``short`` included, though
+        not scored by the claims).
+    """
+    return intervals.pivot_table(index="scenario", columns=["split", "point"], values="agree", aggfunc="mean")
+
+
+def signature_table(flows: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
+    """Sundaresan's features and verdicts of the self and cross flows of one split.
+
+    Parameters
+    ----------
+    flows : pandas.DataFrame
+        ``limits_flows.parquet``.
+    split : {"test", "tuning"}
+
+    Returns
+    -------
+    pandas.DataFrame
+        scenario, seed, point, flow, slow-start samples, ``rtt_min_s``, ``rtt_max_s``, ``cov``,
+        ``norm_diff``, ``congestion`` and ``truth_congestion``.
+    """
+    f = flows[(flows["split"] == split) & flows["scenario"].isin(("self", "cross"))]
+    return f[["scenario", "seed", "point", "flow", "samples", "rtt_min_s", "rtt_max_s", "cov", "norm_diff",
+              "congestion", "truth_congestion"]].reset_index(drop=True)
+
+
+def plot_confusion(intervals: pd.DataFrame, *, split: str = "test"):
+    """The confusion matrices of both capture points side by side, each row normalised (share of the kernel's class).
+
+    Parameters
+    ----------
+    intervals : pandas.DataFrame
+        ``limits_intervals.parquet``.
+    split : {"test", "tuning"}
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Two heat maps (sender, receiver) with the counts written in the cells.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4), constrained_layout=True, sharey=True)
+    for ax, point in zip(axes, ("sender", "receiver")):
+        tab = confusion(intervals, split=split, point=point).drop(columns="agree")
+        share = tab.div(tab.sum(axis=1).replace(0, np.nan), axis=0).fillna(0.0)
+        ax.imshow(share.to_numpy(), cmap="Blues", vmin=0, vmax=1, aspect="auto")
+        for (i, j), n in np.ndenumerate(tab.to_numpy()):
+            if n:
+                ax.text(j, i, str(n), ha="center", va="center", fontsize=8,
+                        color="white" if share.iat[i, j] > 0.6 else "black")
+        ax.set_xticks(range(tab.shape[1]), [c.replace("_", "\n") for c in tab.columns], fontsize=8)
+        ax.set_yticks(range(tab.shape[0]), [c.replace("_", " ") for c in tab.index])
+        ax.set_title(f"captured at the {point} ({split} runs)")
+        ax.set_xlabel("diagnosis from the capture")
+    axes[0].set_ylabel("kernel (tcp_info)")
+    return fig
