@@ -56,6 +56,7 @@ References
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -64,8 +65,8 @@ from scipy.ndimage import minimum_filter1d
 from .annotation import annotate
 from .rtt import rtt_samples
 
-__all__ = ["CLASSES", "NETWORK_CLASSES", "SIGNATURE_THRESHOLDS", "capture_position", "limit_intervals",
-           "congestion_signature", "limit_summary"]
+__all__ = ["CLASSES", "NETWORK_CLASSES", "SIGNATURE_THRESHOLDS", "LimitDiagnosis", "capture_position", "diagnose",
+           "limit_intervals", "congestion_signature", "limit_summary"]
 
 #: the classes of :func:`limit_intervals`, in the order figures and tables show them
 CLASSES = ("opportunity", "receiver_window", "send_buffer", "application", "congestion", "bandwidth", "undecided")
@@ -729,11 +730,12 @@ def limit_summary(intervals: pd.DataFrame, signature: pd.DataFrame | None = None
         Indexed by ``flow_id``: ``share_<class>`` for every class of :data:`CLASSES` [-] (weighted by
         the time inside the transfer; they sum to 1), ``limit`` (the class with the largest share),
         ``sentence``, ``model`` (which model applies), ``mathis_meaningful`` (bool: congestion-limited
-        for at least half of the time).
+        for at least half of the time), ``position`` (capture point) and, with ``signature``,
+        ``congestion`` (self-induced, external or undecided).
     """
     if not len(intervals):
         return pd.DataFrame(columns=[f"share_{c}" for c in CLASSES] + ["limit", "sentence", "model",
-                                                                       "mathis_meaningful"])
+                                                                       "mathis_meaningful", "position"])
     w = intervals["active_share"].fillna(0).clip(lower=0).to_numpy()
     w = np.where(intervals["limit"].to_numpy() == "undecided", np.maximum(w, 1e-9), w)
     tab = pd.crosstab(intervals["flow_id"], intervals["limit"], values=w, aggfunc="sum").fillna(0.0)
@@ -759,6 +761,9 @@ def limit_summary(intervals: pd.DataFrame, signature: pd.DataFrame | None = None
     out["sentence"] = sentences
     out["model"] = [_MODEL[m] for m in main]
     out["mathis_meaningful"] = tab["congestion"].to_numpy() >= 0.5
+    out["position"] = intervals.groupby("flow_id")["position"].first().reindex(out.index)
+    if signature is not None:
+        out["congestion"] = signature["congestion"].reindex(out.index)
     return out
 
 
@@ -796,3 +801,60 @@ def _sentence(lim: str, share: float, med: dict, flow: dict, why, sig) -> str:
         return (f"opportunity-limited: the transfer ended in slow start ({rtt_min * 1e3:.0f} ms RTT, no loss); too "
                 "short to reach the path's rate")
     return f"undecided {head}: {why if isinstance(why, str) else 'no interval'}"
+
+
+# --------------------------------------------------------------------------- one call for analyze
+@dataclass(frozen=True, kw_only=True)
+class LimitDiagnosis:
+    """Everything :func:`diagnose` finds: the intervals, Sundaresan's signature and the per-flow summary."""
+
+    #: :func:`limit_intervals`
+    intervals: pd.DataFrame
+    #: :func:`congestion_signature`
+    signature: pd.DataFrame
+    #: :func:`limit_summary` (shares, limit, sentence, model, capture point, congestion)
+    summary: pd.DataFrame
+
+    def to_dict(self) -> dict[str, pd.DataFrame]:
+        """The three tables by name.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+            ``intervals``, ``signature``, ``summary``.
+        """
+        return {"intervals": self.intervals, "signature": self.signature, "summary": self.summary}
+
+
+def diagnose(packets: pd.DataFrame, annotated: pd.DataFrame | None = None, *,
+             flow_ids: list[int] | np.ndarray | None = None, interval_s: float | None = None) -> LimitDiagnosis:
+    """Why each flow was slow: :func:`limit_intervals`, :func:`congestion_signature` and :func:`limit_summary` at once.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    flow_ids : list of int or numpy.ndarray, optional
+        The flows (directions); default every flow that carries payload.
+    interval_s : float, optional
+        Interval length [s]; default per flow (see :func:`limit_intervals`).
+
+    Returns
+    -------
+    LimitDiagnosis
+        The intervals, the signature and the summary (one row per flow: shares of time per class, the
+        main limit, one sentence with the numbers, the model that applies).
+
+    Examples
+    --------
+    >>> from tcpmodels.traces import read_pcap
+    >>> d = diagnose(read_pcap("data/captures/fit_single-reno-50ms-r0.5-r0-pa.pcap.gz"))  # doctest: +SKIP
+    >>> d.summary.loc[0, "limit"]  # doctest: +SKIP
+    'congestion'
+    """
+    an = annotate(packets) if annotated is None else annotated
+    intervals = limit_intervals(packets, an, flow_ids=flow_ids, interval_s=interval_s)
+    signature = congestion_signature(packets, an, flow_ids=flow_ids)
+    return LimitDiagnosis(intervals=intervals, signature=signature, summary=limit_summary(intervals, signature))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 import numpy as np
 import pandas as pd
@@ -80,7 +81,7 @@ def plot_limit_band(intervals: pd.DataFrame, flow_id: int, ax: Axes | None = Non
 
 
 def plot_time_sequence_with_limits(packets: pd.DataFrame, flow_id: int, intervals: pd.DataFrame | None = None,
-                                   annotated: pd.DataFrame | None = None):
+                                   annotated: pd.DataFrame | None = None) -> Figure:
     """A flow's time-sequence graph with its limitation band underneath, on one time axis.
 
     Parameters

@@ -32,20 +32,21 @@ def transfer(*, rtt_s=0.05, duration_s=3.0, mss_bytes=1000, cwnd=10_000, window_
 
     Parameters
     ----------
-    view : {"sender", "receiver"}
-        Where the capture is: at the sender data leaves at its send time and ACKs arrive a round trip
-        later; at the receiver data arrives half a round trip after it was sent and is acknowledged at once.
+    view : {"sender", "receiver"} or float
+        Where the capture is, as the fraction of the one-way path from A it sits at (``"sender"`` 0,
+        ``"receiver"`` 1, e.g. 0.5 mid-path): a packet A sends at t passes it at ``t + x * rtt_s / 2``
+        (after the bottleneck when ``x > 0``), one B sends at t at ``t + (1 - x) * rtt_s / 2``.
     handshake, acks : bool
         Leave the handshake (or every packet of B) out, for the bad-input cases.
     """
     isn_a, isn_b = 1000, 5000
     half = rtt_s / 2
-    shift = 0.0 if view == "sender" else half  # capture time of a packet A sends at t (handshake)
+    x = {"sender": 0.0, "receiver": 1.0}.get(view, view)
     rows = []
     if handshake:
-        rows.append(_row(shift, A, B, isn_a, 0, 0x02, 65535, 0, ws=SCALE))
-        rows.append(_row(half + (half if view == "sender" else 0.0), B, A, isn_b, isn_a + 1, 0x12, 65535, 0, ws=SCALE))
-        rows.append(_row(rtt_s + shift, A, B, isn_a + 1, isn_b + 1, 0x10, 65535 >> SCALE, 0))
+        rows.append(_row(x * half, A, B, isn_a, 0, 0x02, 65535, 0, ws=SCALE))
+        rows.append(_row(half + (1 - x) * half, B, A, isn_b, isn_a + 1, 0x12, 65535, 0, ws=SCALE))
+        rows.append(_row(rtt_s + x * half, A, B, isn_a + 1, isn_b + 1, 0x10, 65535 >> SCALE, 0))
     t = rtt_s
     next_seq, acked, sent = isn_a + 1, isn_a + 1, 0
     written = np.inf if burst is None else 0
@@ -72,12 +73,11 @@ def transfer(*, rtt_s=0.05, duration_s=3.0, mss_bytes=1000, cwnd=10_000, window_
             depart = max(t, bottleneck_free) + gap_s
             bottleneck_free = depart
             at_b = depart + half
-            rows.append(_row(t if view == "sender" else at_b, A, B, seq, isn_b + 1, 0x10, 65535 >> SCALE,
+            rows.append(_row(t if x == 0 else depart + x * half, A, B, seq, isn_b + 1, 0x10, 65535 >> SCALE,
                              mss_bytes, tsval=1 + int(t * 1000)))
             a = next_seq  # cumulative: in order, or a retransmission of bytes B already holds
             if acks:
-                rows.append(_row(at_b + half if view == "sender" else at_b + 1e-6, B, A, isn_b + 1, a, 0x10,
-                                 win >> SCALE, 0))
+                rows.append(_row(at_b + 1e-6 + (1 - x) * half, B, A, isn_b + 1, a, 0x10, win >> SCALE, 0))
             heapq.heappush(arrivals, (at_b + half, a))
             t += 1e-5
         else:

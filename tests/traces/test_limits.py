@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.traces import TraceWarning, annotate, read_pcap
-from tcpmodels.traces.limits import (CLASSES, NETWORK_CLASSES, capture_position, congestion_signature,
+from tcpmodels.traces.limits import (CLASSES, NETWORK_CLASSES, capture_position, congestion_signature, diagnose,
                                      limit_intervals, limit_summary)
 
 from limits_synth import transfer
@@ -32,7 +32,7 @@ def _shares(iv: pd.DataFrame) -> pd.Series:
 
 
 # ------------------------------------------------------------------ known answers on synthetic transfers
-@pytest.mark.parametrize("view", ["sender", "receiver"])
+@pytest.mark.parametrize("view", ["sender", "middle", "receiver"])
 @pytest.mark.parametrize("kw, expected", [
     (dict(window_bytes=10_000), "receiver_window"),
     (dict(burst=5, every_s=0.3), "application"),
@@ -40,7 +40,7 @@ def _shares(iv: pd.DataFrame) -> pd.Series:
     (dict(gap_s=1e-3, cwnd=200), "bandwidth"),
 ], ids=["receiver_window", "application", "congestion", "bandwidth"])
 def test_synthetic_transfer_gets_its_class(view, kw, expected):
-    packets = transfer(view=view, **kw)
+    packets = transfer(view=0.5 if view == "middle" else view, **kw)
     assert capture_position(packets).loc[0, "position"] == view
     iv = limit_intervals(packets)
     assert set(iv["flow_id"]) == {0}
@@ -63,6 +63,15 @@ def test_congestion_limited_flow_is_where_mathis_applies():
     row = limit_summary(limit_intervals(transfer(cwnd=20, rtx_every=40))).loc[0]
     assert row["limit"] == "congestion" and row["mathis_meaningful"]
     assert "Mathis/PFTK apply" in row["sentence"]
+
+
+def test_diagnose_gives_the_three_tables_for_analyze():
+    d = diagnose(transfer(cwnd=20, rtx_every=40, duration_s=1.0))
+    assert set(d.to_dict()) == {"intervals", "signature", "summary"}
+    row = d.summary.loc[0]
+    assert row["position"] == "sender" and row["limit"] == "congestion" and row["congestion"] in (
+        "self-induced", "external", "undecided")
+    assert row["congestion"] in row["sentence"] or row["congestion"] == "undecided"
 
 
 def test_shares_sum_to_one_and_cover_every_class():

@@ -65,7 +65,23 @@ KEY_FIELDS = ("scenario", "seed")
 
 
 def split_of(seed: int) -> str:
-    """``"tuning"`` or ``"test"`` for a run seed (``ValueError`` for a seed in neither)."""
+    """Which set a run seed belongs to.
+
+    Parameters
+    ----------
+    seed : int
+        Run seed.
+
+    Returns
+    -------
+    str
+        ``"tuning"`` or ``"test"``.
+
+    Raises
+    ------
+    ValueError
+        For a seed in neither :data:`TUNING_SEEDS` nor :data:`TEST_SEEDS`.
+    """
     if seed in TUNING_SEEDS:
         return "tuning"
     if seed in TEST_SEEDS:
@@ -74,7 +90,18 @@ def split_of(seed: int) -> str:
 
 
 def path_of(seed: int) -> dict:
-    """Bottleneck rate [bit/s], base RTT [s] and BDP [bytes] of a seed (a fixed cycle over 3 x 3 settings)."""
+    """The path of a seed: a fixed cycle over three rates and three RTTs.
+
+    Parameters
+    ----------
+    seed : int
+        Run seed (>= 0).
+
+    Returns
+    -------
+    dict
+        ``rate_bps`` (10, 20 or 30 Mbit/s) [bit/s], ``rtt_s`` (20, 40 or 60 ms) [s], ``bdp_bytes`` [bytes].
+    """
     rate_bps = (10e6, 20e6, 30e6)[seed % 3]
     rtt_s = (0.02, 0.04, 0.06)[(seed + seed // 3) % 3]
     return {"rate_bps": rate_bps, "rtt_s": rtt_s, "bdp_bytes": int(rate_bps * rtt_s / 8)}

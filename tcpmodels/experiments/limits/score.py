@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from matplotlib.figure import Figure
 import numpy as np
 import pandas as pd
 
@@ -46,12 +47,37 @@ _DIAGNOSIS_TO_KERNEL = {"opportunity": "network", "congestion": "network", "band
 
 
 def kernel_class_of(limit: str) -> str:
-    """The kernel's label a diagnosis class corresponds to (``"undecided"`` stays undecided)."""
+    """The kernel's label a diagnosis class corresponds to.
+
+    Parameters
+    ----------
+    limit : str
+        A class of :data:`tcpmodels.traces.limits.CLASSES`.
+
+    Returns
+    -------
+    str
+        One of :data:`KERNEL_CLASSES`, or ``"undecided"``.
+    """
     return _DIAGNOSIS_TO_KERNEL[limit]
 
 
 def agrees(limit: pd.Series, kernel: pd.Series) -> pd.Series:
-    """True where a diagnosis class matches the kernel's label (``opportunity`` matches network and application)."""
+    """Where a diagnosis class matches the kernel's label.
+
+    Parameters
+    ----------
+    limit : pandas.Series
+        Diagnosis classes.
+    kernel : pandas.Series
+        The kernel's labels (:data:`KERNEL_CLASSES`), aligned with ``limit``.
+
+    Returns
+    -------
+    pandas.Series
+        Bool: the class maps to the label (:func:`kernel_class_of`), or it is ``opportunity`` and the label
+        ``application`` (a transfer that ran out of data is both).
+    """
     mapped = limit.map(_DIAGNOSIS_TO_KERNEL)
     return (mapped == kernel) | ((limit == "opportunity") & (kernel == "application"))
 
@@ -386,7 +412,7 @@ def signature_table(flows: pd.DataFrame, *, split: str = "test") -> pd.DataFrame
               "congestion", "truth_congestion"]].reset_index(drop=True)
 
 
-def plot_confusion(intervals: pd.DataFrame, *, split: str = "test"):
+def plot_confusion(intervals: pd.DataFrame, *, split: str = "test") -> Figure:
     """The confusion matrices of both capture points side by side, each row normalised (share of the kernel's class).
 
     Parameters
