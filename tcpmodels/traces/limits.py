@@ -173,21 +173,34 @@ def _step(t_events: np.ndarray, values: np.ndarray, t: np.ndarray, before: float
     return out.astype(float)
 
 
-def _capacity_bps(t: np.ndarray, nbytes: np.ndarray, busy: np.ndarray, gap_max_s: float) -> float:
-    """Bottleneck rate from the dispersion of consecutive arrivals inside busy periods [bit/s] (NaN if < 10 pairs).
+#: dispersion trains: gaps per train, and the shortest gap limit (a path of ~0 ms RTT still has ACK spacing) [s]
+TRAIN_GAPS = 4
+GAP_FLOOR_S = 2e-3
 
-    Pairs closer than ``gap_max_s`` whose first member arrived with data outstanding; the median of the upper
-    half of their rates (``nbytes`` of the second over the gap): queued packets leave the bottleneck back to
-    back, so their spacing is its rate, while gaps inside a window-limited or paced flight only lower a pair's
-    rate (the upper half discards them), and a token bucket's burst after idleness is a few packets.
+
+def _capacity_bps(t: np.ndarray, nbytes: np.ndarray, busy: np.ndarray, gap_max_s: float) -> float:
+    """Bottleneck rate from the dispersion of trains of arrivals inside busy periods [bit/s] (NaN if < 10 trains).
+
+    A train is ``TRAIN_GAPS`` consecutive gaps, each shorter than ``max(gap_max_s, GAP_FLOOR_S)``, whose
+    first arrival came with data outstanding; its rate is the bytes of its last ``TRAIN_GAPS`` arrivals over
+    its span. The estimate is the median of the upper half of the train rates: queued packets leave the
+    bottleneck back to back, so a train's span is their service time, while gaps inside a window-limited or
+    paced flight only lower a train's rate (the upper half discards them); ACKs or packets bunched on the way
+    (ACK compression, a token bucket's burst) shorten one gap but not a whole train.
     """
-    if len(t) < 3:
+    k = TRAIN_GAPS
+    if len(t) < k + 2:
         return math.nan
     dt = np.diff(t)
-    ok = (dt > 0) & (dt < gap_max_s) & busy[:-1] & (nbytes[1:] > 0)
+    good = (dt > 0) & (dt < max(gap_max_s, GAP_FLOOR_S)) & busy[:-1]
+    ok = np.lib.stride_tricks.sliding_window_view(good, k).all(axis=1)
+    span = t[k:] - t[:-k]
+    got = np.cumsum(np.concatenate([[0.0], nbytes[1:]]))
+    sent = got[k:] - got[:-k]
+    ok &= (span > 0) & (sent > 0)
     if ok.sum() < 10:
         return math.nan
-    rates = 8.0 * nbytes[1:][ok] / dt[ok]
+    rates = 8.0 * sent[ok] / span[ok]
     return float(np.median(rates[rates >= np.median(rates)]))
 
 
@@ -692,7 +705,7 @@ def congestion_signature(packets: pd.DataFrame, annotated: pd.DataFrame | None =
                 self_induced = nd >= th["norm_diff"]
                 row.update(rtt_min_s=float(v.min()), rtt_max_s=float(v.max()), cov=cov, norm_diff=nd,
                            congestion="self-induced" if self_induced else "external",
-                           reason=(f"slow-start RTT {v.min() * 1e3:.0f} -> {v.max() * 1e3:.0f} ms "
+                           reason=(f"slow-start RTT {v.min() * 1e3:.3g} -> {v.max() * 1e3:.3g} ms "
                                    f"(normalised max-min {nd:.2f} {'>=' if self_induced else '<'} "
                                    f"{th['norm_diff']:.2f}, CoV {cov:.2f})"
                                    + ("" if self_induced else ": the flow did not build the queue it met (or "
@@ -779,11 +792,11 @@ def _sentence(lim: str, share: float, med: dict, flow: dict, why, sig) -> str:
     head = f"{share:.0%} of the time"
     if lim == "receiver_window":
         wb = med["window_bytes"]
-        return (f"limited by the receiver's window {head}: {wb / 1024:.0f} KiB advertised at {rtt * 1e3:.0f} ms RTT "
+        return (f"limited by the receiver's window {head}: {wb / 1024:.0f} KiB advertised at {rtt * 1e3:.3g} ms RTT "
                 f"caps it at {_mbit(8 * wb / rtt)}")
     if lim == "send_buffer":
         return (f"limited by the sender {head}: {med['flight_bytes'] / 1024:.0f} KiB in flight, flat, without loss "
-                f"or queueing, at {rtt * 1e3:.0f} ms RTT gives {_mbit(med['rate_bps'])} (the send buffer, or an "
+                f"or queueing, at {rtt * 1e3:.3g} ms RTT gives {_mbit(med['rate_bps'])} (the send buffer, or an "
                 "application writing just as fast)")
     if lim == "application":
         return (f"limited by the application {head}: nothing outstanding {med['idle_share']:.0%} of those "
@@ -796,9 +809,9 @@ def _sentence(lim: str, share: float, med: dict, flow: dict, why, sig) -> str:
         return text
     if lim == "bandwidth":
         return (f"limited by the bottleneck {head}: {_mbit(med['rate_bps'])} of about {_mbit(cap)} (packet "
-                f"dispersion), RTT {rtt_min * 1e3:.0f} -> {rtt * 1e3:.0f} ms with the queue")
+                f"dispersion), RTT {rtt_min * 1e3:.3g} -> {rtt * 1e3:.3g} ms with the queue")
     if lim == "opportunity":
-        return (f"opportunity-limited: the transfer ended in slow start ({rtt_min * 1e3:.0f} ms RTT, no loss); too "
+        return (f"opportunity-limited: the transfer ended in slow start ({rtt_min * 1e3:.3g} ms RTT, no loss); too "
                 "short to reach the path's rate")
     return f"undecided {head}: {why if isinstance(why, str) else 'no interval'}"
 

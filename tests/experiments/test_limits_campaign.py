@@ -17,10 +17,11 @@ DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 def test_seeds_are_split_before_scoring_and_every_seed_belongs_to_one_split():
-    assert not set(campaign.TUNING_SEEDS) & set(campaign.TEST_SEEDS)
-    assert [campaign.split_of(s) for s in (0, 3, 4, 7)] == ["tuning", "tuning", "test", "test"]
+    seeds = [set(campaign.TUNING_SEEDS), set(campaign.TEST_SEEDS), set(campaign.TEST2_SEEDS)]
+    assert not (seeds[0] & seeds[1] or seeds[0] & seeds[2] or seeds[1] & seeds[2])
+    assert [campaign.split_of(s) for s in (0, 3, 4, 7, 8, 11)] == ["tuning", "tuning", "test", "test", "test2", "test2"]
     with pytest.raises(ValueError, match="seed must be one of"):
-        campaign.split_of(8)
+        campaign.split_of(12)
 
 
 def test_scenario_plans_limit_what_they_say():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from tcpmodels.experiments.limits.campaign import REPO, SCENARIOS, TEST_SEEDS, TUNING_SEEDS, run_campaign
+from tcpmodels.experiments.limits.campaign import REPO, SCENARIOS, TEST2_SEEDS, TEST_SEEDS, TUNING_SEEDS, run_campaign
 
 __all__ = ["main"]
 
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     with campaign_errors("limits"):
         if args.cmd == "run":
             n = run_campaign(args.runs, scenarios=tuple(args.scenarios or SCENARIOS),
-                             seeds=tuple(args.seeds or TUNING_SEEDS + TEST_SEEDS), progress=not args.no_progress,
+                             seeds=tuple(args.seeds or TUNING_SEEDS + TEST_SEEDS + TEST2_SEEDS), progress=not args.no_progress,
                              limit=args.limit)
             print(json.dumps({"ran": n, "runs": args.runs}))
         elif args.cmd == "fixtures":

@@ -111,7 +111,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, *, note: str = "", 
     ValueError
         When the runs folder holds no records.
     """
-    from tcpmodels.experiments.limits.campaign import SCENARIOS, TEST_SEEDS, TUNING_SEEDS
+    from tcpmodels.experiments.limits.campaign import SCENARIOS, TEST2_SEEDS, TEST_SEEDS, TUNING_SEEDS
     from tcpmodels.experiments.limits.score import INTERVAL_S, KERNEL_SCORED_SCENARIOS
     from tcpmodels.traces import limits
 
@@ -141,6 +141,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, *, note: str = "", 
         "ground_truth": "the sender's TCP_INFO every 10 ms (chrono counters, delivery-rate app-limited bit) and the "
                         "application's time blocked in send(); see tcpmodels.experiments.limits.score",
         "scenarios": SCENARIOS, "tuning_seeds": list(TUNING_SEEDS), "test_seeds": list(TEST_SEEDS),
+        "test2_seeds": list(TEST2_SEEDS),
         "interval_s": INTERVAL_S, "kernel_scored_scenarios": list(KERNEL_SCORED_SCENARIOS),
         "signature_thresholds": limits.SIGNATURE_THRESHOLDS,
         "runs": [{k: r.get(k) for k in ("scenario", "seed", "split", "started_utc", "finished_utc", "wall_s",

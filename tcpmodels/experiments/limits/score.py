@@ -255,8 +255,8 @@ def claims(intervals: pd.DataFrame, flows: pd.DataFrame, *, split: str = "test")
         ``limits_intervals.parquet`` (:func:`tcpmodels.experiments.limits.dataset.build_dataset`).
     flows : pandas.DataFrame
         ``limits_flows.parquet``.
-    split : {"test", "tuning"}
-        Which runs to judge.
+    split : {"test", "test2", "tuning"}
+        Which runs to judge (``test2``: the second held-out set, :data:`~tcpmodels.experiments.limits.campaign.TEST2_SEEDS`).
 
     Returns
     -------
@@ -265,8 +265,8 @@ def claims(intervals: pd.DataFrame, flows: pd.DataFrame, *, split: str = "test")
     """
     from tcpmodels.stats import bootstrap_statistic, claims_table, not_testable
 
-    if split not in ("test", "tuning"):
-        raise ValueError(f"split must be 'test' or 'tuning'; got {split!r}")
+    if split not in ("test", "test2", "tuning"):
+        raise ValueError(f"split must be 'test', 'test2' or 'tuning'; got {split!r}")
     iv = intervals[(intervals["split"] == split) & intervals["scenario"].isin(KERNEL_SCORED_SCENARIOS)]
     fl = flows[(flows["split"] == split) & flows["scenario"].isin(("self", "cross"))]
     out = []
@@ -303,7 +303,7 @@ def confusion(intervals: pd.DataFrame, *, split: str = "test", point: str = "sen
     ----------
     intervals : pandas.DataFrame
         ``limits_intervals.parquet``.
-    split : {"test", "tuning"}
+    split : {"test", "test2", "tuning"}
     point : {"sender", "receiver"}
 
     Returns
@@ -331,7 +331,7 @@ def design_table(intervals: pd.DataFrame, flows: pd.DataFrame, *, split: str = "
         ``limits_intervals.parquet``.
     flows : pandas.DataFrame
         ``limits_flows.parquet`` (for the short transfers: the share of flows called opportunity-limited).
-    split : {"test", "tuning"}
+    split : {"test", "test2", "tuning"}
 
     Returns
     -------
@@ -399,7 +399,7 @@ def signature_table(flows: pd.DataFrame, *, split: str = "test") -> pd.DataFrame
     ----------
     flows : pandas.DataFrame
         ``limits_flows.parquet``.
-    split : {"test", "tuning"}
+    split : {"test", "test2", "tuning"}
 
     Returns
     -------
@@ -419,7 +419,7 @@ def plot_confusion(intervals: pd.DataFrame, *, split: str = "test") -> Figure:
     ----------
     intervals : pandas.DataFrame
         ``limits_intervals.parquet``.
-    split : {"test", "tuning"}
+    split : {"test", "test2", "tuning"}
 
     Returns
     -------
