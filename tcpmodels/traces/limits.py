@@ -382,8 +382,7 @@ def _flow_intervals(fid: int, fl: _Flow, pos: str, d_base_s: float, scale: float
     ev = {k: v[keep] for k, v in ev.items()}
     facts = {"rtt_min_s": rtt_min, "interval_s": step, "mss_bytes": mss, "capacity_bps": capacity,
              "scale_known": np.isfinite(scale), "data_s": last - first_data,
-             "retransmissions": int(fl.rtx_d.sum()), "bytes": float(hs_v[-1] - hs_v[0]),
-             "rtt_t": rtt_t, "rtt_v": rtt_v, "first_data_s": first_data, "d_base_s": d_base_s}
+             "retransmissions": int(fl.rtx_d.sum())}
     return ev, facts
 
 
@@ -401,7 +400,6 @@ def _classify(ev: dict, facts: dict) -> dict:
     half = max(1, span // 2)
     late = _rolling(flight, half, "mean")
     early = np.concatenate([np.full(min(span - half, n), np.nan), late[:max(n - (span - half), 0)]])
-    first = early
     with np.errstate(invalid="ignore", divide="ignore"):
         trend = late / early
         flat = (fmin > 0) & (trend <= PLATEAU_RATIO) & (trend >= 1 / PLATEAU_RATIO)
