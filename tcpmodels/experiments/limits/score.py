@@ -291,9 +291,29 @@ def claims(intervals: pd.DataFrame, flows: pd.DataFrame, *, split: str = "test")
             out.append(not_testable(spec, we_measured=what, why=f"{runs} run(s) hold such intervals; the bootstrap "
                                                                 "over runs needs 3", n_runs=runs))
             continue
-        out.append(bootstrap_statistic(spec, [agree], share, unit="run", clusters=clusters,
-                                       we_measured=f"{what}: share {agree.mean():.3f} over {runs} runs"))
+        v = bootstrap_statistic(spec, [agree], share, unit="run", clusters=clusters,
+                                we_measured=f"{what}: share {agree.mean():.3f} over {runs} runs")
+        out.append(_runs_at_observed_share(v))
     return claims_table(out)
+
+
+def _runs_at_observed_share(v):
+    """An inconclusive bound's ``runs_needed`` at the share observed, not at the 0.1-point resolution.
+
+    The smallest effect of these claims only makes the verdict a plain comparison with 90 %; planned on it the
+    power analysis asks for 10^5 runs. The runs that would separate the observed share from 90 % with 80 %
+    power, from the bootstrap's per-run spread: ``((1.96 + 0.84) * sd_run / |share - 0.90|)^2``.
+    """
+    import dataclasses
+    import math
+
+    if v.verdict != "inconclusive" or not (v.n_runs > 0 and np.isfinite(v.effect) and v.effect != 0):
+        return v
+    sd_run = (v.ci_high - v.ci_low) / (2 * 1.96) * math.sqrt(v.n_runs)
+    needed = float(math.ceil(((1.96 + 0.84) * sd_run / abs(v.effect)) ** 2))
+    return dataclasses.replace(v, runs_needed=needed, why=v.why + (
+        f"; {needed:.0f} runs would separate the observed share from 90 % (80 % power, the per-run spread "
+        "implied by the bootstrap)"))
 
 
 def confusion(intervals: pd.DataFrame, *, split: str = "test", point: str = "sender") -> pd.DataFrame:
