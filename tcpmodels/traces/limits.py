@@ -579,6 +579,9 @@ def _flows_of(packets: pd.DataFrame, an: pd.DataFrame, flow_ids, min_data_packet
         flow_ids = np.unique(fl_all[pay > 0])
     flow_ids = np.asarray(flow_ids, dtype=np.int64)
     where = capture_position(packets, an)
+    positions = dict(zip(where.index.tolist(), where["position"].tolist()))
+    scales = dict(zip(where.index.tolist(), where["window_scale"].tolist()))
+    sender_side = dict(zip(where.index.tolist(), where["sender_side_rtt_s"].tolist()))
     t = packets["timestamp_s"].to_numpy()
     order = np.lexsort((packets["frame_index"].to_numpy(), fl_all))
     f_sorted = fl_all[order]
@@ -592,7 +595,7 @@ def _flows_of(packets: pd.DataFrame, an: pd.DataFrame, flow_ids, min_data_packet
     samples = None
     for fid in flow_ids:
         fid = int(fid)
-        pos = str(where["position"].get(fid, "unknown"))
+        pos = str(positions.get(fid, "unknown"))
         lo, hi = np.searchsorted(f_sorted, [fid, fid + 1])
         rows = order[lo:hi]
         data = rows[(pay[rows] > 0) & ~dup[rows]]
@@ -620,7 +623,7 @@ def _flows_of(packets: pd.DataFrame, an: pd.DataFrame, flow_ids, min_data_packet
         if not (fl.ack_a.max() > fl.end_d.min() - fl.pay_d[0]):
             yield fid, fl, pos, math.nan, math.nan, None, None, "too short: no data segment was acknowledged"
             continue
-        scale = float(where["window_scale"].get(fid ^ 1, math.nan))
+        scale = float(scales.get(fid ^ 1, math.nan))
         if pos == "sender":
             if samples is None:
                 samples = rtt_samples(packets, an)
@@ -635,7 +638,7 @@ def _flows_of(packets: pd.DataFrame, an: pd.DataFrame, flow_ids, min_data_packet
                 continue
             yield fid, fl, pos, 0.0, scale, s_t[mine], s_r[mine], ""
         else:
-            d_base = float(where["sender_side_rtt_s"].get(fid))
+            d_base = float(sender_side[fid])
             yield fid, fl, pos, d_base, scale, np.array([fl.t_d[0]]), np.array([d_base]), ""
 
 
@@ -764,11 +767,13 @@ def limit_summary(intervals: pd.DataFrame, signature: pd.DataFrame | None = None
     und = intervals[intervals["limit"] == "undecided"]
     why = und.groupby("flow_id")["reason"].agg(lambda r: r.value_counts().index[0]) if len(und) else pd.Series(
         dtype=object)
-    sentences = []
-    for fid, lim in main.items():
-        m = med.loc[(fid, lim)].to_dict() if (fid, lim) in med.index else dict.fromkeys(num, np.nan)
-        sig = signature.loc[fid] if signature is not None and fid in signature.index else None
-        sentences.append(_sentence(lim, float(tab.at[fid, lim]), m, per_flow.loc[fid].to_dict(), why.get(fid), sig))
+    med_d = med.to_dict("index")
+    flow_d = per_flow.to_dict("index")
+    why_d = why.to_dict()
+    sig_d = signature[["congestion", "reason"]].to_dict("index") if signature is not None else {}
+    share_d = {fid: float(tab.at[fid, lim]) for fid, lim in main.items()}
+    sentences = [_sentence(lim, share_d[fid], med_d.get((fid, lim), dict.fromkeys(num, np.nan)), flow_d[fid],
+                           why_d.get(fid), sig_d.get(fid)) for fid, lim in main.items()]
     out["sentence"] = sentences
     out["model"] = [_MODEL[m] for m in main]
     out["mathis_meaningful"] = tab["congestion"].to_numpy() >= 0.5
