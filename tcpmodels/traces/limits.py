@@ -280,7 +280,9 @@ def _flow_intervals(fid: int, fl: _Flow, pos: str, d_base_s: float, scale: float
     t_hs = np.concatenate([[fl.t_syn], fl.t_d]) if np.isfinite(fl.t_syn) else fl.t_d
     hs_v = np.maximum.accumulate(np.concatenate([[fl.syn_end], fl.end_d]) if np.isfinite(fl.t_syn) else fl.end_d)
     ha_v = np.maximum.accumulate(fl.ack_a)
-    edge_v = np.maximum.accumulate(fl.ack_a + fl.win_a * (2.0 ** scale)) if np.isfinite(scale) else None
+    # the right edge the latest ACK gives (RFC 9293, 3.10.7.4: the sender takes SND.UNA + SND.WND of the last
+    # window update, also when a receiver shrinks its window)
+    edge_v = fl.ack_a + fl.win_a * (2.0 ** scale) if np.isfinite(scale) else None
     # --- grid in the sender's time: from the first data segment to the ACK of the last byte
     first_data = fl.t_d[0] - d_base_s / 2
     done = np.flatnonzero(fl.ack_a >= fl.end_d.max())

@@ -27,7 +27,8 @@ def _row(t, src, dst, seq, ack, flags, window, payload, ws=-1, tsval=0):
 
 
 def transfer(*, rtt_s=0.05, duration_s=3.0, mss_bytes=1000, cwnd=10_000, window_bytes=1 << 22, gap_s=1e-4,
-             burst=None, every_s=None, rtx_every=None, view="sender", handshake=True, acks=True):
+             burst=None, every_s=None, rtx_every=None, view="sender", handshake=True, acks=True,
+             sender_opens=True):
     """The packet table of one transfer (see the module docstring).
 
     Parameters
@@ -38,16 +39,23 @@ def transfer(*, rtt_s=0.05, duration_s=3.0, mss_bytes=1000, cwnd=10_000, window_
         (after the bottleneck when ``x > 0``), one B sends at t at ``t + (1 - x) * rtt_s / 2``.
     handshake, acks : bool
         Leave the handshake (or every packet of B) out, for the bad-input cases.
+    sender_opens : bool
+        A (the data sender) opens the connection (an upload); False: B does (a download), and A starts
+        sending when B's third ACK reaches it.
     """
     isn_a, isn_b = 1000, 5000
     half = rtt_s / 2
     x = {"sender": 0.0, "receiver": 1.0}.get(view, view)
     rows = []
-    if handshake:
+    if handshake and sender_opens:
         rows.append(_row(x * half, A, B, isn_a, 0, 0x02, 65535, 0, ws=SCALE))
         rows.append(_row(half + (1 - x) * half, B, A, isn_b, isn_a + 1, 0x12, 65535, 0, ws=SCALE))
-        rows.append(_row(rtt_s + x * half, A, B, isn_a + 1, isn_b + 1, 0x10, 65535 >> SCALE, 0))
-    t = rtt_s
+        rows.append(_row(rtt_s + x * half + 1e-6, A, B, isn_a + 1, isn_b + 1, 0x10, 65535 >> SCALE, 0))
+    elif handshake:
+        rows.append(_row((1 - x) * half, B, A, isn_b, 0, 0x02, 65535, 0, ws=SCALE))
+        rows.append(_row(half + x * half, A, B, isn_a, isn_b + 1, 0x12, 65535, 0, ws=SCALE))
+        rows.append(_row(rtt_s + (1 - x) * half + 1e-6, B, A, isn_b + 1, isn_a + 1, 0x10, 65535 >> SCALE, 0))
+    t = rtt_s if sender_opens else rtt_s + half
     next_seq, acked, sent = isn_a + 1, isn_a + 1, 0
     written = np.inf if burst is None else 0
     next_write = t

@@ -47,6 +47,16 @@ def test_synthetic_transfer_gets_its_class(view, kw, expected):
     assert _shares(iv).get(expected, 0) >= 0.9, _shares(iv)
 
 
+@pytest.mark.parametrize("view", ["sender", "receiver"])
+def test_a_download_is_diagnosed_in_the_responders_direction(view):
+    # B opened the connection, A (the responder) sends: flow 1 carries the data
+    packets = transfer(view=view, sender_opens=False, window_bytes=10_000, duration_s=1.5)
+    where = capture_position(packets)
+    assert where.loc[1, "position"] == view and where.loc[1, "window_scale"] == 7
+    iv = limit_intervals(packets)
+    assert set(iv["flow_id"]) == {1} and _shares(iv).get("receiver_window", 0) >= 0.9
+
+
 def test_receiver_window_sentence_names_the_window_rtt_and_cap():
     # 10 000 B window (9.8 KiB) at 50 ms: 8 * 10 000 / 0.05 = 1.6 Mbit/s
     iv = limit_intervals(transfer(window_bytes=10_000))
