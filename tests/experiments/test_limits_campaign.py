@@ -85,3 +85,16 @@ def test_one_short_run_on_the_testbed(testbed_available, tmp_path):
     intervals, flows = diagnose_run(json.loads(json.dumps(rec)), tmp_path)
     assert (flows["limit"] == "opportunity").all()
     assert set(intervals["point"]) == {"sender", "receiver"}
+
+
+def test_drops_are_split_by_where():
+    from tcpmodels.experiments.limits.dataset import drops
+
+    def counters(bn, elsewhere):
+        return {"ra:bn": {"qdisc_drops": bn, "rx_dropped": 0}, "s0:a0": {"qdisc_drops": 0, "rx_dropped": elsewhere}}
+
+    rec = {"counters": {"before": counters(5, 0), "after": counters(12, 3)},
+           "delay_elements": {"a0": {"a_to_b": {"dropped_loss": 4, "dropped_queue_full": 1, "send_errors": 0},
+                                     "b_to_a": {"dropped_loss": 2}}}}
+    assert drops(rec) == {"bottleneck_queue": 7, "random_loss": 6,
+                          "elsewhere": {"s0:a0 rx_dropped": 3, "a0:a_to_b dropped_queue_full": 1}}

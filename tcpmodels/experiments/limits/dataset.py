@@ -19,7 +19,7 @@ import pandas as pd
 
 from tcpmodels.records import host_facts, records_git_summary, reproducible_gzip_writer, shipped_git_state, utc_now
 
-__all__ = ["build_dataset", "diagnose_run", "write_fixtures"]
+__all__ = ["build_dataset", "diagnose_run", "drops", "write_fixtures"]
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -34,6 +34,42 @@ def _flow_ids(packets: pd.DataFrame, annotated: pd.DataFrame, flows: list[dict])
             raise ValueError(f"no data segment from port {port} in the capture")
         out.append(int(annotated["flow_id"].to_numpy()[mine][0]))
     return out
+
+
+def drops(record: dict) -> dict:
+    """Where a run lost packets: the bottleneck's queue, the delay elements' random loss, and anywhere else.
+
+    Parameters
+    ----------
+    record : dict
+        A run record (its interface and qdisc ``counters`` before and after, and ``delay_elements``).
+
+    Returns
+    -------
+    dict
+        ``bottleneck_queue`` and ``random_loss`` [packets] (the drops the scenario made), and
+        ``elsewhere`` (``"node:link"`` or ``"link:direction"`` -> drops of any other kind: none expected).
+    """
+    after, before = record["counters"]["after"], record["counters"]["before"]
+
+    def moved(key, field):
+        return (after[key].get(field) or 0) - (before[key].get(field) or 0)
+
+    elsewhere = {}
+    for key in after:
+        for field in ("qdisc_drops", "rx_dropped", "tx_dropped"):
+            if (key, field) != ("ra:bn", "qdisc_drops") and moved(key, field):
+                elsewhere[f"{key} {field}"] = moved(key, field)
+    random_loss = 0
+    for link, stats in record.get("delay_elements", {}).items():
+        for direction in ("a_to_b", "b_to_a"):
+            for field, n in stats.get(direction, {}).items():
+                if field == "dropped_loss":
+                    random_loss += n
+                elif field.startswith("dropped") or field == "send_errors":
+                    if n:
+                        elsewhere[f"{link}:{direction} {field}"] = n
+    return {"bottleneck_queue": moved("ra:bn", "qdisc_drops"), "random_loss": random_loss, "elsewhere": elsewhere}
 
 
 def diagnose_run(record: dict, runs_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -146,8 +182,10 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, *, note: str = "", 
         "signature_thresholds": limits.SIGNATURE_THRESHOLDS,
         "runs": [{k: r.get(k) for k in ("scenario", "seed", "split", "started_utc", "finished_utc", "wall_s",
                                         "load_avg", "lock_wait_s", "testbed_run_id")}
-                 | {"captures": {p: {k: v for k, v in c.items() if k != "node"} for p, c in r["captures"].items()}}
+                 | {"captures": {p: {k: v for k, v in c.items() if k != "node"} for p, c in r["captures"].items()},
+                    "drops": drops(r)}
                  for r in recs],
+        "runs_with_drops_elsewhere": sum(bool(drops(r)["elsewhere"]) for r in recs),
         "sum_wall_s": float(sum(r.get("wall_s", 0) for r in recs)),
         "host": recs[-1].get("host", host_facts()),
         "files": ["limits_intervals.parquet", "limits_flows.parquet", "limits_records.jsonl.gz"],
