@@ -51,7 +51,7 @@ def test_tune_signature_finds_the_gap():
 def test_claims_on_the_shipped_dataset():
     intervals, flows, prov = score.load_dataset(DATA)
     assert prov["tuning_seeds"] == list(campaign.TUNING_SEEDS) and prov["test_seeds"] == list(campaign.TEST_SEEDS)
-    assert set(intervals["split"]) == {"tuning", "test"}
+    assert set(intervals["split"]) == {"tuning", "test", "test2"}
     table = score.claims(intervals, flows)
     assert len(table) == len(score.CLAIM_SPECS) and table["verdict"].isin(VERDICTS).all()
     # every run of the test seeds is in the dataset, each with both capture points
