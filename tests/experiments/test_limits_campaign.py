@@ -4,6 +4,7 @@ dataset, and one short real run on the testbed."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -76,8 +77,11 @@ def test_kernel_label_refinement_by_the_app_limited_bit():
 @pytest.mark.testbed
 def test_one_short_run_on_the_testbed(testbed_available, tmp_path):
     from tcpmodels.experiments.limits.dataset import diagnose_run
+    from tcpmodels.testbed.hostlock import host_lock
 
-    rec = campaign.run_scenario("short", 0, tmp_path)
+    # tests/experiments has no autouse lock fixture (tests/testbed has): hold the host lock like a campaign sample
+    with host_lock(timeout_s=900, holder=f"pytest test_one_short_run_on_the_testbed pid {os.getpid()}"):
+        rec = campaign.run_scenario("short", 0, tmp_path)
     assert len(rec["flows"]) == 8 and all(f["bytes"] == f["size_bytes"] for f in rec["flows"])
     assert all(len(f["samples"]) >= 2 for f in rec["flows"])
     for point in ("sender", "receiver"):
