@@ -670,6 +670,13 @@ def congestion_signature(packets: pd.DataFrame, annotated: pd.DataFrame | None =
     thresholds : dict, optional
         ``norm_diff`` [-] and ``min_samples`` [samples]; default :data:`SIGNATURE_THRESHOLDS`.
 
+    Notes
+    -----
+    Sundaresan et al. take the RTT samples of slow start proper. Linux's HyStart can end slow start on
+    a rising delay before any loss; the window here (to the first retransmission) then also holds the
+    congestion avoidance before the first loss, in which a self-induced queue keeps growing and an
+    external one stays put, so the signature keeps its sense. The threshold was tuned on such windows.
+
     Returns
     -------
     pandas.DataFrame
