@@ -35,23 +35,29 @@ import json
 import os
 import shutil
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
 import pandas as pd
 
 from tcpmodels.fit import flow_estimates, group_loss_events
 from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
 from tcpmodels.traces import (CaptureFileError, TraceWarning, annotate, bytes_in_flight, flows, mptcp_subflows,
                               read_pcap, rtt_samples, throughput_series)
+from tcpmodels.traces import ReadAccounting
+from tcpmodels.traces.limits import LimitDiagnosis, diagnose
+from tcpmodels.traces.limits_plot import CLASS_COLOURS, plot_limit_band
 from tcpmodels.traces.plots import (TIME_LABEL, plot_mptcp_data_sequence, plot_subflow_shares_over_time)
 from tcpmodels.traces.pcapfile import iter_batches
 from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
 
 __all__ = ["read_capture", "connection_table", "select_flows", "capture_point", "model_predictions", "plot_flow",
-           "plot_mptcp_connection", "connection_views", "expert_table", "reader_notes", "capture_point_notes", "summary_markdown",
+           "plot_mptcp_connection", "connection_views", "expert_table", "report_inputs", "ReportInputs",
+           "limit_notes", "reader_notes", "capture_point_notes", "summary_markdown",
            "consistency_notes",
            "analyze", "analyze_streaming", "StreamingRun", "check_capture", "NOTEBOOK", "STREAMING_THRESHOLD_BYTES"]
 
@@ -100,6 +106,96 @@ def _loss_events(packets: pd.DataFrame, an: pd.DataFrame, rtt_median: pd.Series)
         rtt = FALLBACK_RTT_S if not np.isfinite(rtt) or rtt <= 0 else float(rtt)
         out[int(f)] = int(group_loss_events(times, rtt).max()) + 1
     return pd.Series(out, dtype=np.int64)
+
+
+@dataclass
+class ReportInputs:
+    """Everything the report notebook shows, computed once (:func:`report_inputs`).
+
+    Attributes
+    ----------
+    packets, annotated, samples : pandas.DataFrame
+        The packet table, :func:`~tcpmodels.traces.annotate` and :func:`~tcpmodels.traces.rtt_samples` of it.
+    t0_s : float
+        The capture's first packet, time zero of every panel (absolute). [s]
+    connections, expert, where : pandas.DataFrame
+        :func:`connection_table` (filtered), :func:`expert_table` of its flows, :func:`capture_point`.
+    info, warnings : list of str
+        :func:`reader_notes`.
+    top : list of int
+        The flows shown in detail, largest first.
+    predictions : pandas.DataFrame
+        :func:`model_predictions` of the top flows.
+    limits : tcpmodels.traces.limits.LimitDiagnosis
+        Why each flow shown was slow (:func:`tcpmodels.traces.limits.diagnose`).
+    """
+
+    packets: pd.DataFrame
+    annotated: pd.DataFrame
+    samples: pd.DataFrame
+    t0_s: float
+    connections: pd.DataFrame
+    expert: pd.DataFrame
+    where: pd.DataFrame
+    info: list
+    warnings: list
+    top: list
+    predictions: pd.DataFrame
+    limits: LimitDiagnosis
+
+
+def report_inputs(capture: str | os.PathLike, flow_filter: str = "", top_flows: int = 3) -> ReportInputs:
+    """Read a capture and compute what the ``analyze`` report shows.
+
+    Parameters
+    ----------
+    capture : str or path-like
+        The capture file.
+    flow_filter : str
+        Only flows with an endpoint ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (see :func:`select_flows`).
+    top_flows : int
+        Flows shown in detail (largest first).
+
+    Returns
+    -------
+    ReportInputs
+    """
+    packets, reader_warnings = read_capture(capture)
+    an = annotate(packets)
+    connections = select_flows(connection_table(packets, an), flow_filter)
+    info, warns = reader_notes(packets.attrs["accounting"], reader_warnings)
+    top = [int(f) for f in connections.index[:top_flows]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        limits = diagnose(packets, an, flow_ids=list(connections.index))
+    predictions = model_predictions(packets, top, an)
+    if len(predictions):
+        predictions["model_applies"] = limits.summary["mathis_meaningful"].reindex(predictions.index).fillna(False)
+    return ReportInputs(packets=packets, annotated=an, samples=rtt_samples(packets, an),
+                        t0_s=float(packets["timestamp_s"].min()) if len(packets) else 0.0, connections=connections,
+                        expert=expert_table(packets, connections.index, an), where=capture_point(packets, an),
+                        info=info, warnings=warns, top=top, predictions=predictions, limits=limits)
+
+
+def limit_notes(limits: LimitDiagnosis, flow_ids: Sequence[int]) -> str:
+    """One line per flow shown: what limited it (the diagnosis' sentence) and which model applies.
+
+    Parameters
+    ----------
+    limits : tcpmodels.traces.limits.LimitDiagnosis
+        :func:`tcpmodels.traces.limits.diagnose` of the capture.
+    flow_ids : sequence of int
+        The flows.
+
+    Returns
+    -------
+    str
+        Markdown bullets.
+    """
+    s = limits.summary
+    rows = [f"- flow {f}: {s.loc[f, 'sentence'].rstrip('.')}. *Model:* {s.loc[f, 'model']}." for f in flow_ids
+            if f in s.index]
+    return "\n".join(rows) or "No flow to diagnose."
 
 
 def _duration_text(seconds: float) -> str:
@@ -344,8 +440,10 @@ def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | 
 
 
 def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None,
-              samples: pd.DataFrame | None = None, t0_s: float | None = None) -> plt.Figure:
-    """Four panels for one flow on one time axis: time-sequence graph, throughput, RTT samples, bytes in flight.
+              samples: pd.DataFrame | None = None, t0_s: float | None = None,
+              limits: pd.DataFrame | None = None) -> plt.Figure:
+    """Four panels for one flow on one time axis: time-sequence graph (with what limited the flow as a coloured
+    band under it, when ``limits`` is given), throughput, RTT samples, bytes in flight.
 
     Parameters
     ----------
@@ -359,6 +457,8 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
         :func:`~tcpmodels.traces.rtt_samples` of ``packets`` if already computed.
     t0_s : float, optional
         Time zero of every panel (absolute) [s]; default the capture's first packet.
+    limits : pandas.DataFrame, optional
+        :func:`tcpmodels.traces.limits.limit_intervals` (``LimitDiagnosis.intervals``) of the capture.
 
     Returns
     -------
@@ -368,9 +468,28 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
     an = annotate(packets) if annotated is None else annotated
     samples = rtt_samples(packets, an) if samples is None else samples
     t0 = float(packets["timestamp_s"].min()) if t0_s is None else float(t0_s)
-    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5), constrained_layout=True, sharex=True)
+    band = limits is not None and (limits["flow_id"] == flow_id).any()
+    fig = plt.figure(figsize=(12, 8.3 if band else 7.5), constrained_layout=True)
+    grid = fig.add_gridspec(3 if band else 2, 2, height_ratios=[5, 1.1, 5] if band else [1, 1])
+    first = fig.add_subplot(grid[0, 0])
+    axes = np.array([[first, fig.add_subplot(grid[0, 1], sharex=first)],
+                     [fig.add_subplot(grid[-1, 0], sharex=first), fig.add_subplot(grid[-1, 1], sharex=first)]])
     plot_time_sequence(packets, flow_id, ax=axes[0, 0], annotated=an, t0_s=t0)
     axes[0, 0].set_title("time-sequence graph")
+    if band:
+        strip = fig.add_subplot(grid[1, 0], sharex=first)
+        plot_limit_band(limits, flow_id, ax=strip, t0_s=t0, legend=False)
+        strip.set_xlabel("")
+        strip.set_title("what limited it (traces.limits)", fontsize="small")
+        shares = limits[limits["flow_id"] == flow_id].groupby("limit")["active_share"].sum()
+        text = ", ".join(f"{k.replace('_', ' ')} {v / shares.sum():.0%}" for k, v in
+                         shares.sort_values(ascending=False).items() if shares.sum() > 0 and v > 0)
+        key = fig.add_subplot(grid[1, 1])
+        key.axis("off")
+        present = [c for c in CLASS_COLOURS if c in shares.index]
+        key.legend(handles=[Patch(color=CLASS_COLOURS[c], label=c.replace("_", " ")) for c in present],
+                   loc="upper left", ncol=4, fontsize="small", frameon=False)
+        key.text(0, 0.05, f"share of the transfer: {text}", fontsize="small", transform=key.transAxes)
     t = packets["timestamp_s"].to_numpy()[an["flow_id"].to_numpy() == flow_id]
     span = float(t.max() - t.min()) if len(t) else 0.0
     bin_s = max(span / 100, 1e-3)
@@ -469,7 +588,8 @@ def connection_views(connections: pd.DataFrame, where: pd.DataFrame) -> dict[str
     return {name: t[list(cols)].rename(columns=cols) for name, cols in CONNECTION_VIEWS.items()}
 
 
-def expert_table(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+def expert_table(packets: pd.DataFrame, flow_ids: Sequence[int],
+                 annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per flow, the counts Wireshark's Expert Info gives, and the bytes the capture missed.
 
     Parameters
@@ -494,7 +614,7 @@ def expert_table(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame | None
     return out.fillna(0).astype(np.int64)
 
 
-def reader_notes(accounting, reader_warnings: list[str]) -> tuple[list[str], list[str]]:
+def reader_notes(accounting: ReadAccounting, reader_warnings: list[str]) -> tuple[list[str], list[str]]:
     """The reader's messages split into information (records that are simply not TCP) and warnings.
 
     Parameters
@@ -533,7 +653,7 @@ def reader_notes(accounting, reader_warnings: list[str]) -> tuple[list[str], lis
     return info, warn
 
 
-def capture_point_notes(where: pd.DataFrame, flow_ids) -> list[str]:
+def capture_point_notes(where: pd.DataFrame, flow_ids: Sequence[int]) -> list[str]:
     """One bullet per capture position that needs a caution, with the flows it concerns (not one per flow).
 
     Parameters
@@ -569,7 +689,7 @@ def capture_point_notes(where: pd.DataFrame, flow_ids) -> list[str]:
 
 
 def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFrame, expert: pd.DataFrame,
-                     n_warnings: int, top: int = 3) -> str:
+                     n_warnings: int, top: int = 3, limits: LimitDiagnosis | None = None) -> str:
     """The report's first screen: what the capture holds and where to look.
 
     Parameters
@@ -586,6 +706,8 @@ def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFr
         Number of reader warnings.
     top : int
         Largest flows listed.
+    limits : tcpmodels.traces.limits.LimitDiagnosis, optional
+        The diagnosis: each listed flow then says what limited it.
 
     Returns
     -------
@@ -611,7 +733,9 @@ def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFr
         lines.append(f"- flow {fid} `{r['flow']}`: {int(r['bytes']):,} bytes at {r['throughput_bps'] / 1e6:.3g} "
                      f"Mbit/s, {rtx} retransmission{'s' if rtx != 1 else ''}"
                      + (f" in {int(r['loss_events'])} loss event{'s' if r['loss_events'] != 1 else ''}" if rtx else "")
-                     + (f", median RTT {_duration_text(rtt)}" if np.isfinite(rtt) else ", no RTT sample"))
+                     + (f", median RTT {_duration_text(rtt)}" if np.isfinite(rtt) else ", no RTT sample")
+                     + (f". {limits.summary.loc[fid, 'sentence']}" if limits is not None
+                        and fid in limits.summary.index else ""))
     look = []
     holes = expert["bytes not captured"]
     if (holes > 0).any():
@@ -630,7 +754,7 @@ def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFr
 
 
 def consistency_notes(connections: pd.DataFrame, samples: pd.DataFrame, predictions: pd.DataFrame,
-                      flow_ids) -> list[str]:
+                      flow_ids: Sequence[int]) -> list[str]:
     """One sentence per flow where two numbers of the report that look alike differ, saying why.
 
     - the table's median RTT (sequence/ACK samples, Karn's rule) against the timestamp-echo samples of the
