@@ -493,12 +493,13 @@ def analyze_streaming(capture: str | os.PathLike, output_dir: str | os.PathLike,
         The files written and the printed summary.
     """
     from tcpmodels.traces.cluster import large_capture_flows
-    from tcpmodels.traces.dataset import METADATA_FILE
+    from tcpmodels.traces.dataset import METADATA_FILE, open_dataset
 
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     ds_dir = out / "packets.parquet"
-    if (ds_dir / METADATA_FILE).exists():  # ours, from an earlier run
+    if (ds_dir / METADATA_FILE).exists():
+        open_dataset(ds_dir)  # a complete dataset of an earlier run, nothing else in the folder (else DatasetError)
         shutil.rmtree(ds_dir)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)

@@ -16,11 +16,12 @@ __all__ = ["add_subcommand"]
 def _cmd(args: argparse.Namespace) -> int:
     from tcpmodels.analyze import analyze
     from tcpmodels.traces import CaptureFileError
+    from tcpmodels.traces.dataset import DatasetError
 
     try:
         runs = analyze(args.captures, args.output_dir, args.flow or "", args.top,
                        streaming=True if args.streaming else None, scheduler=args.scheduler)
-    except (CaptureFileError, FileNotFoundError, IsADirectoryError) as exc:
+    except (CaptureFileError, DatasetError, FileNotFoundError, IsADirectoryError) as exc:
         print(f"tcpmodels analyze: {exc}", file=sys.stderr)
         return 2
     failed = 0

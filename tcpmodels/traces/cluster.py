@@ -123,6 +123,12 @@ def _gather(client, futures: list, progress: bool, label: str, keep: Callable | 
     return out
 
 
+def _partition_task(path: str, partition: int) -> pd.DataFrame:
+    """One partition's flows on a worker: the dataset was verified whole by the caller; the partition's own files
+    are checked again as they are read (:meth:`~tcpmodels.traces.dataset.PacketDataset.read_partition`)."""
+    return partition_flows(open_dataset(path, verify=False), partition)
+
+
 def _capture_task(path: str) -> tuple[pd.DataFrame, dict]:
     table = read_pcap(path)
     return flows(table), table.attrs["accounting"].to_dict()
@@ -175,11 +181,16 @@ def dataset_flows(dataset: PacketDataset | str | os.PathLike, *, scheduler: str 
     -------
     pandas.DataFrame
         Equal to ``flows(read_parquet_dataset(dataset))`` (and to ``flows(read_pcap(capture))``).
+
+    Raises
+    ------
+    tcpmodels.traces.dataset.DatasetError
+        If a file of the dataset is missing, not listed in its metadata, or damaged (naming the file).
     """
     ds = open_dataset(dataset)
     path = os.path.abspath(ds.path)
     with _using(scheduler, client) as c:
-        futures = [c.submit(_recording, partition_flows, path, i, pure=False) for i in ds.nonempty()]
+        futures = [c.submit(_recording, _partition_task, path, i, pure=False) for i in ds.nonempty()]
         parts = _gather(c, futures, progress, "partitions", keep=PartitionFlows)
     return combine_partition_flows(parts)
 
