@@ -65,10 +65,13 @@ def dask_client(scheduler: str | None = None, *, n_workers: int | None = None, p
         return
     workers = n_workers or max(1, min(os.cpu_count() or 1, 4))
     # no dashboard; the scheduler's HTTP server (health, metrics) on a free port: by default it takes
-    # 8787 and, when another cluster on the machine has it, warns (an error under the test suite)
+    # 8787 and, when another cluster on the machine has it, warns (an error under the test suite).
+    # Every socket on 127.0.0.1: worker processes bind the host (127.0.0.1 by default); worker threads
+    # (processes=False, inproc) would serve their HTTP endpoint on every interface unless given an address.
+    loopback = {} if processes else {"worker_dashboard_address": "127.0.0.1:0"}
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
                       scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
-                      memory_limit=memory_limit if memory_limit is not None else 0) as cluster, \
+                      memory_limit=memory_limit if memory_limit is not None else 0, **loopback) as cluster, \
             Client(cluster) as client:
         yield client
 

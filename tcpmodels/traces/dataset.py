@@ -49,7 +49,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .pcapfile import MAX_GZIP_EXPANSION
+from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES
 from .decode import TUNNELS
 from .reader import ChunkedCapture, assemble_table, warn_accounting
 from .schema import COLUMNS, ReadAccounting, conform, empty_table
@@ -433,7 +433,8 @@ def _read_files(files: list[tuple[Path, DatasetFile | None]], root: Path) -> pd.
 
 def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_bytes: int = 32 << 20,
                partitions: int = DEFAULT_PARTITIONS, max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
-               progress: Callable[[int], object] | None = None) -> PacketDataset:
+               progress: Callable[[int], object] | None = None,
+               max_record_bytes: int = MAX_RECORD_BYTES) -> PacketDataset:
     """Read a capture chunk by chunk into a Parquet dataset partitioned by connection hash.
 
     Parameters
@@ -455,6 +456,8 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
     progress : callable, optional
         Called after each chunk with the number of (decompressed) file bytes just read [bytes]
         (e.g. a ``tqdm`` bar's ``update``).
+    max_record_bytes : int
+        As for :func:`~tcpmodels.traces.read_pcap`. [bytes]
 
     Returns
     -------
@@ -484,7 +487,7 @@ def to_parquet(capture: str | os.PathLike, out_dir: str | os.PathLike, *, chunk_
     out.parent.mkdir(parents=True, exist_ok=True)
     work = _partial_folder(out)
     try:
-        files = _write(capture, work, chunk_bytes, partitions, max_gzip_expansion, progress)
+        _write(capture, work, chunk_bytes, partitions, max_gzip_expansion, progress, max_record_bytes)
         _publish(work, out)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -533,9 +536,10 @@ def _publish(work: Path, out: Path) -> None:
 
 
 def _write(capture, work: Path, chunk_bytes: int, partitions: int, max_gzip_expansion: float | None,
-           progress: Callable[[int], object] | None) -> list[DatasetFile]:
+           progress: Callable[[int], object] | None, max_record_bytes: int) -> list[DatasetFile]:
     """Write the partitions and the metadata into ``work``; the files written."""
-    reading = ChunkedCapture(capture, chunk_bytes, max_gzip_expansion, on_batch=progress)
+    reading = ChunkedCapture(capture, chunk_bytes, max_gzip_expansion, on_batch=progress,
+                             max_record_bytes=max_record_bytes)
     sink = _PartitionSink(work, buffer_bytes=4 * int(chunk_bytes))
     rows = np.zeros(partitions, np.int64)
     t_min: int | None = None
