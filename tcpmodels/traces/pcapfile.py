@@ -211,6 +211,7 @@ class _State:
     unrepresentable_timestamps: int = 0
     records_over_limit: int = 0
     unknown_blocks: dict = field(default_factory=dict)  # pcapng block type -> count
+    malformed_blocks: dict = field(default_factory=dict)  # pcapng block type -> count (content that does not parse)
     link_types: set = field(default_factory=set)
     # pcapng
     interfaces: list = field(default_factory=list)  # (link_type, snaplen, resol_num, resol_den_pow, offset_s)
@@ -356,8 +357,8 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
     state_out : dict, optional
         Filled at the end with ``records``, ``truncated_tail_bytes``,
         ``longer_than_snaplen``, ``wire_shorter_than_captured``,
-        ``unrepresentable_timestamps``, ``records_over_limit``, ``unknown_blocks``
-        (pcapng block type -> count) and ``link_types``.
+        ``unrepresentable_timestamps``, ``records_over_limit``, ``unknown_blocks`` and
+        ``malformed_blocks`` (pcapng block type -> count) and ``link_types``.
     chunk_bytes : int
         Bytes of (decompressed) file handled at once; at least :data:`MIN_CHUNK_BYTES`. [bytes]
     max_gzip_expansion : float or None
@@ -439,6 +440,7 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
                          wire_shorter_than_captured=st.wire_shorter_than_captured,
                          unrepresentable_timestamps=st.unrepresentable_timestamps,
                          records_over_limit=st.records_over_limit, unknown_blocks=dict(st.unknown_blocks),
+                         malformed_blocks=dict(st.malformed_blocks),
                          link_types=tuple(sorted(st.link_types)))
 
 
@@ -754,6 +756,8 @@ def _pcapng(fh, magic: bytes, st: _State, chunk_bytes: int,
                         f"section defines only {len(st.interfaces) - st.section_first_if} interface(s)")
                 blocks.append((pos, gif, btype, numbered))
                 numbered += 1
+            elif btype == 4 and not _nrb_well_formed(mv, pos + 8, pos + blen - 4, st.endian):
+                st.malformed_blocks[btype] = st.malformed_blocks.get(btype, 0) + 1
             elif btype not in PCAPNG_QUIET_BLOCKS:
                 st.unknown_blocks[btype] = st.unknown_blocks.get(btype, 0) + 1
             pos += blen
@@ -781,6 +785,26 @@ def _pcapng(fh, magic: bytes, st: _State, chunk_bytes: int,
         if got == 0:
             st.truncated_tail_bytes = pending
             return
+
+
+def _nrb_well_formed(mv, start: int, end: int, endian: str) -> bool:
+    """Whether a name resolution block's body (``mv[start:end]``) parses: records up to ``nrb_record_end``, then
+    options up to ``opt_endofopt`` or the end, nothing after. A packet block whose type lost a bit (6 -> 4)
+    does not: its interface id reads as the end of the records, and its packet bytes are left over."""
+    pos = start
+    while True:  # the records
+        if pos + 4 > end:
+            return False
+        code, length = struct.unpack_from(endian + "HH", mv, pos)
+        pos += 4 + ((length + 3) & ~3)
+        if code == 0:
+            break
+    while pos + 4 <= end:  # the options
+        code, length = struct.unpack_from(endian + "HH", mv, pos)
+        pos += 4 + ((length + 3) & ~3)
+        if code == 0:
+            break
+    return pos == end
 
 
 def _check_trailer(st: _State, offset: int, btype: int, blen: int, trailer: int) -> None:

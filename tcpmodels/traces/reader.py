@@ -29,6 +29,8 @@ ENGINES = ("native", "tshark", "pyshark")
 
 #: Prefix of the accounting notes counting pcapng blocks of a type the reader does not know (type in hex after it).
 UNKNOWN_BLOCK_NOTE = "unknown_pcapng_block_"
+#: Prefix of the notes counting pcapng blocks of a known type whose content does not parse as that type.
+MALFORMED_BLOCK_NOTE = "malformed_pcapng_block_"
 
 #: Timestamps after this (2100-01-01T00:00:00Z) are flagged as implausible (kept, counted). [ns]
 _YEAR_2100_NS = 4_102_444_800 * 1_000_000_000
@@ -181,6 +183,8 @@ class ChunkedCapture:
             skipped["record_over_limit"] = state["records_over_limit"]
         for btype, count in sorted(state.get("unknown_blocks", {}).items()):
             notes[f"{UNKNOWN_BLOCK_NOTE}{btype:#x}"] = count
+        for btype, count in sorted(state.get("malformed_blocks", {}).items()):
+            notes[f"{MALFORMED_BLOCK_NOTE}{btype:#x}"] = count
         return ReadAccounting(path=os.fspath(self.path), engine="native", records_read=state.get("records", 0),
                               tcp_parsed=self._parsed, skipped=skipped,
                               truncated_tail_bytes=state.get("truncated_tail_bytes", 0),
@@ -308,6 +312,10 @@ def warn_accounting(acc: ReadAccounting) -> None:
               "wire_shorter_than_captured": "records whose wire length is shorter than their captured length "
                                             "(wire length raised to the captured length)"}
     for key, count in acc.notes.items():
+        if key.startswith(MALFORMED_BLOCK_NOTE):
+            msgs.append(f"{count} pcapng block(s) of type {key[len(MALFORMED_BLOCK_NOTE):]} skipped whose content "
+                        "does not parse as that type (a corrupt packet block?)")
+            continue
         if key.startswith(UNKNOWN_BLOCK_NOTE):
             msgs.append(f"{count} pcapng block(s) of unknown type {key[len(UNKNOWN_BLOCK_NOTE):]} skipped (not a "
                         "block this reader reads: a corrupt packet block, or another tool's block?)")

@@ -123,7 +123,7 @@ def _pcapng(blocks: list[tuple[int, bytes]], e="<") -> bytes:
     return out
 
 
-@pytest.mark.parametrize("bit", [3, 8, 17, 31])
+@pytest.mark.parametrize("bit", [0, 3, 8, 17, 31])
 def test_a_pcapng_block_with_a_flipped_type_bit_is_counted_and_said(tmp_path, bit):
     btype = 6 ^ (1 << bit)
     p = tmp_path / "flip.pcapng"
@@ -131,6 +131,21 @@ def test_a_pcapng_block_with_a_flipped_type_bit_is_counted_and_said(tmp_path, bi
     t, acc, text = _read(p)
     assert len(t) == 2 and acc.notes == {f"unknown_pcapng_block_{btype:#x}": 1}
     assert f"1 pcapng block(s) of unknown type {btype:#x} skipped" in text
+
+
+def test_a_packet_block_that_became_a_name_resolution_block_is_said(tmp_path):
+    """Bit 1 of type 6 flipped gives 4, a name resolution block: a quiet type, but an EPB's body does not parse
+    as one (its interface id reads as the end of the records, its packet is left over)."""
+    p = tmp_path / "nrb.pcapng"
+    p.write_bytes(_pcapng([(6, seg(1000)), (4, seg(2000)), (6, seg(3000))]))
+    t, acc, text = _read(p)
+    assert len(t) == 2 and acc.notes == {"malformed_pcapng_block_0x4": 1}
+    assert "1 pcapng block(s) of type 0x4 skipped whose content does not parse as that type" in text
+    # a real one (an IPv4 record, its end, no options) stays quiet
+    record = struct.pack("<HH", 1, 8) + bytes([10, 0, 0, 1]) + b"h1\0\0" + struct.pack("<HH", 0, 0)
+    p.write_bytes(_pcapng([(6, seg(1000))]) + _block(4, record, "<"))
+    t, acc, text = _read(p)
+    assert len(t) == 1 and not acc.notes and text == ""
 
 
 def test_quiet_pcapng_blocks_stay_quiet(tmp_path):
