@@ -42,9 +42,12 @@ sys.path.insert(0, str(HERE / "tests" / "traces"))
 
 RESULTS: dict[str, dict[str, int]] = {}
 EXAMPLES: dict[str, list[str]] = {}
+VERBOSE = [False]
 
 
 def record(group: str, outcome: str, label: str = "") -> None:
+    if VERBOSE[0]:
+        print(f"[{group}] {outcome}: {label[:200]}", flush=True)
     RESULTS.setdefault(group, {})
     RESULTS[group][outcome] = RESULTS[group].get(outcome, 0) + 1
     if outcome != "ok" and len(EXAMPLES.setdefault(group, [])) < 6:
@@ -200,7 +203,7 @@ def group_records(tmp: Path) -> None:
                                                                                     0xFFFFFFF0)
                                     + bytes(zeros_mb << 20), compresslevel=6))
         try:
-            done = subprocess.run([sys.executable, "-c", _CHILD, str(p), str(chunk)], capture_output=True,
+            done = subprocess.run([sys.executable, "-c", _CHILD, str(p), str(chunk)], capture_output=True, cwd=tmp,
                                   text=True, timeout=budget_s, env=env)
             verdict, seconds, peak_mb = (done.stdout.split() + ["?", "?", "?"])[:3] if done.stdout else ("crash", 0, 0)
             # bounds: the import of numpy and pandas is about 100 MiB; a record buffered whole is hundreds
@@ -529,7 +532,9 @@ GROUPS = [group_datasets, group_records, group_analyze, group_dask, group_models
 def main_(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", type=Path, help="also write the counts and examples here")
+    ap.add_argument("--verbose", action="store_true", help="print every case as it ends")
     args = ap.parse_args(argv)
+    VERBOSE[0] = args.verbose
     import tcpmodels
 
     start = time.perf_counter()
