@@ -33,7 +33,6 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 HERE = Path(__file__).resolve().parents[1]
 CAPTURES = HERE / "data" / "captures"
@@ -193,8 +192,9 @@ def _seg(seq: int) -> bytes:
 
 def group_records(tmp: Path) -> None:
     header = lambda snaplen: struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, snaplen, 1)  # noqa: E731
-    rec = lambda frame, incl=None: struct.pack("<IIII", 1_700_000_000, 0, len(frame) if incl is None else incl,  # noqa: E731
-                                               len(frame)) + frame
+    def rec(frame: bytes) -> bytes:
+        return struct.pack("<IIII", 1_700_000_000, 0, len(frame), len(frame)) + frame
+
     env = dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", ""))
     # the memory bomb: a 4 GiB record claim after a snaplen of 0xFFFFFFFF, zeros behind it, in gzip
     for zeros_mb, chunk, budget_s in ((300, 32 << 20, 60), (60, 4096, 60), (60, 1 << 16, 60)):
@@ -448,7 +448,6 @@ def group_testbed(tmp: Path) -> None:
 
     import tcpmodels.testbed.netns as netns
     from tcpmodels.cli import main
-    from tcpmodels.testbed import kernel_cc
     from tcpmodels.testbed.kernel_cc import loader, mapread
 
     registry: list[str] = []

@@ -561,7 +561,7 @@ def _check_output_dir(output_dir: Path) -> None:
 def analyze(captures: list[str | os.PathLike], output_dir: str | os.PathLike = "analysis", flow_filter: str = "",
             top_flows: int = 3, timeout_s: float = 1800, *, streaming: bool | None = None,
             scheduler: str | None = None) -> list:
-    """Report on each capture into its own folder of ``output_dir``: the notebook, or for big files the streamed flow table.
+    """Report on each capture into its own folder of ``output_dir``: the notebook, or for big files the flow table.
 
     Everything is checked before any capture is analysed: the captures, the options, the
     report folders (:func:`report_folders`), the output directory and, with a flow filter,

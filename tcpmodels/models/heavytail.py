@@ -132,9 +132,9 @@ def pareto_mean(scale: Numeric, alpha: Numeric) -> Numeric:
         out = np.where(a > 1, a * xm / (a - 1.0), np.inf)
     overflow = (a > 1) & np.isinf(out) & np.isfinite(xm)
     if overflow.any():
-        i = np.argwhere(np.broadcast_to(overflow, out.shape))[0] if out.ndim else ()
-        raise ValueError(f"pareto_mean: the mean overflows a 64-bit float for scale="
-                         f"{np.broadcast_to(xm, out.shape)[tuple(i)]:g}, alpha={np.broadcast_to(a, out.shape)[tuple(i)]:g} "
+        i = tuple(np.argwhere(np.broadcast_to(overflow, out.shape))[0]) if out.ndim else ()
+        xm_i, a_i = np.broadcast_to(xm, out.shape)[i], np.broadcast_to(a, out.shape)[i]
+        raise ValueError(f"pareto_mean: the mean overflows a 64-bit float for scale={xm_i:g}, alpha={a_i:g} "
                          "(check the unit of scale)")
     out = np.where(np.isnan(a) | np.isnan(xm), np.nan, out)
     return wrap(out, kind)
