@@ -13,7 +13,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 PYTEST_ARGS ?=
 # Debian packages the tests and the testbed need (installed only when root and missing);
 # gcc and python3.11-dev build the compiled pcap kernel (tcpmodels.traces.ckernel, optional).
-SYSTEM_PACKAGES := tshark tcpdump ethtool iperf3 iproute2 chromium gcc python3.11-dev clang llvm libbpf-dev bpftool
+SYSTEM_PACKAGES := tshark tcptrace tcpdump ethtool iperf3 iproute2 chromium gcc python3.11-dev clang llvm libbpf-dev bpftool
 
 .PHONY: help venv venv-full system-deps report test test-fast lab clean
 

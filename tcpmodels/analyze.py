@@ -48,12 +48,15 @@ from tcpmodels.fit import flow_estimates, group_loss_events
 from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
 from tcpmodels.traces import (CaptureFileError, TraceWarning, annotate, bytes_in_flight, flows, mptcp_subflows,
                               read_pcap, rtt_samples, throughput_series)
+from tcpmodels.traces.plots import (TIME_LABEL, plot_mptcp_data_sequence, plot_subflow_shares_over_time)
 from tcpmodels.traces.pcapfile import iter_batches
 from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
 
-__all__ = ["read_capture", "connection_table", "select_flows", "parse_flow_filter", "capture_point",
-           "model_predictions", "plot_flow", "analyze", "analyze_streaming", "StreamingRun", "check_capture",
-           "report_folders", "report_notebook", "NOTEBOOK_NAME", "STREAMING_THRESHOLD_BYTES"]
+__all__ = ["read_capture", "connection_table", "select_flows", "parse_flow_filter", "capture_point", "model_predictions",
+           "plot_flow", "plot_mptcp_connection", "connection_views", "expert_table", "reader_notes",
+           "capture_point_notes", "summary_markdown", "consistency_notes", "analyze", "analyze_streaming",
+           "StreamingRun", "check_capture", "report_folders", "report_notebook", "NOTEBOOK_NAME",
+           "STREAMING_THRESHOLD_BYTES"]
 
 #: The report notebook, in the shipped notebooks (:func:`tcpmodels.project.shipped_root`).
 NOTEBOOK_NAME = "analyze_capture.ipynb"
@@ -104,6 +107,15 @@ def _loss_events(packets: pd.DataFrame, an: pd.DataFrame, rtt_median: pd.Series)
         rtt = FALLBACK_RTT_S if not np.isfinite(rtt) or rtt <= 0 else float(rtt)
         out[int(f)] = int(group_loss_events(times, rtt).max()) + 1
     return pd.Series(out, dtype=np.int64)
+
+
+def _duration_text(seconds: float) -> str:
+    """A duration in the unit that reads best: µs below 1 ms, ms below 1 s, else s."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
 
 
 def _host(addr: str) -> str:
@@ -400,7 +412,9 @@ def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | 
     rows = {}
     for fid in flow_ids:
         try:
-            est = flow_estimates(packets, int(fid), an)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TraceWarning)  # holes: said in the caution column instead
+                est = flow_estimates(packets, int(fid), an)
         except ValueError:
             continue
         if not est.loss_events or not np.isfinite(est.rtt_mean_s) or est.loss_event_rate <= 0:
@@ -417,15 +431,18 @@ def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | 
                           "measured_bps": est.throughput_bps, "mathis_bps": mathis, "pftk_bps": pftk,
                           "mathis_ratio": mathis / est.throughput_bps if est.throughput_bps > 0 else np.nan,
                           "pftk_ratio": pftk / est.throughput_bps if est.throughput_bps > 0 else np.nan,
-                          "caution": where["caution"].get(int(fid), "")}
+                          "caution": "; ".join(c for c in (
+                              where["caution"].get(int(fid), ""),
+                              f"{est.bytes_not_captured:,} bytes of the flow were never captured: p counts the "
+                              "captured segments only" if est.bytes_not_captured else "") if c)}
     cols = ["p", "rtt_s", "t0_s", "t0_observed", "b", "w_max_segments", "mss_bytes", "measured_bps", "mathis_bps",
             "pftk_bps", "mathis_ratio", "pftk_ratio", "caution"]
     return pd.DataFrame.from_dict(rows, orient="index", columns=cols).rename_axis("flow_id")
 
 
 def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None,
-              samples: pd.DataFrame | None = None) -> plt.Figure:
-    """Four panels for one flow: time-sequence graph, throughput and RTT over time, bytes in flight.
+              samples: pd.DataFrame | None = None, t0_s: float | None = None) -> plt.Figure:
+    """Four panels for one flow on one time axis: time-sequence graph, throughput, RTT samples, bytes in flight.
 
     Parameters
     ----------
@@ -437,6 +454,8 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
         :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
     samples : pandas.DataFrame, optional
         :func:`~tcpmodels.traces.rtt_samples` of ``packets`` if already computed.
+    t0_s : float, optional
+        Time zero of every panel (absolute) [s]; default the capture's first packet.
 
     Returns
     -------
@@ -445,29 +464,315 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
     """
     an = annotate(packets) if annotated is None else annotated
     samples = rtt_samples(packets, an) if samples is None else samples
-    fig, axes = plt.subplots(2, 2, figsize=(12, 7), constrained_layout=True)
-    plot_time_sequence(packets, flow_id, ax=axes[0, 0], annotated=an)
+    t0 = float(packets["timestamp_s"].min()) if t0_s is None else float(t0_s)
+    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5), constrained_layout=True, sharex=True)
+    plot_time_sequence(packets, flow_id, ax=axes[0, 0], annotated=an, t0_s=t0)
+    axes[0, 0].set_title("time-sequence graph")
     t = packets["timestamp_s"].to_numpy()[an["flow_id"].to_numpy() == flow_id]
     span = float(t.max() - t.min()) if len(t) else 0.0
     bin_s = max(span / 100, 1e-3)
     rate = throughput_series(packets, flow_id, bin_s, an)
-    axes[0, 1].plot(rate.index, rate.to_numpy() / 1e6, drawstyle="steps-post")
-    axes[0, 1].set(xlabel="time [s]", ylabel="throughput [Mbit/s]", title=f"throughput ({bin_s * 1e3:.3g} ms bins)")
+    axes[0, 1].plot(rate.index - t0, rate.to_numpy() / 1e6, drawstyle="steps-post")
+    axes[0, 1].set(xlabel=TIME_LABEL, ylabel="throughput [Mbit/s]", title=f"throughput ({bin_s * 1e3:.3g} ms bins)")
     if (samples["flow_id"] == flow_id).any():
-        plot_rtt_samples(samples, flow_id, ax=axes[1, 0])
+        plot_rtt_samples(samples, flow_id, ax=axes[1, 0], t0_s=t0)
+        axes[1, 0].set_title("RTT samples (seq: data segment to its ACK; ts: timestamp echo)")
     else:
         axes[1, 0].text(0.5, 0.5, "no RTT sample: no ACK of this flow's data was captured",
                         ha="center", va="center", transform=axes[1, 0].transAxes)
-        axes[1, 0].set(title="RTT samples", xticks=[], yticks=[])
+        axes[1, 0].set(title="RTT samples", yticks=[])
     flight = bytes_in_flight(packets, flow_id, an)
     if len(flight):
-        plot_bytes_in_flight(flight, ax=axes[1, 1])
+        plot_bytes_in_flight(flight, ax=axes[1, 1], t0_s=t0)
+        axes[1, 1].set_title("bytes in flight at the capture point")
     else:
         axes[1, 1].text(0.5, 0.5, "no bytes in flight: no data segment of this flow", ha="center", va="center",
                         transform=axes[1, 1].transAxes)
-        axes[1, 1].set(title="bytes in flight", xticks=[], yticks=[])
+        axes[1, 1].set(title="bytes in flight", yticks=[])
+    for ax in axes[0]:
+        ax.tick_params(labelbottom=True)
     fig.suptitle(f"flow {flow_id}")
     return fig
+
+
+def plot_mptcp_connection(mappings: pd.DataFrame, mptcp_id: int, t0_s: float) -> plt.Figure:
+    """Two panels for one MPTCP connection: the data-level sequence graph (subflows coloured, reinjections
+    marked) and each subflow's share of the data over time, on the capture's time axis.
+
+    Parameters
+    ----------
+    mappings : pandas.DataFrame
+        :func:`~tcpmodels.traces.mptcp_mappings` of the packet table.
+    mptcp_id : int
+        The MPTCP connection.
+    t0_s : float
+        Time zero (absolute): the capture's first packet. [s]
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The figure.
+    """
+    m = mappings[mappings["mptcp_id"] == mptcp_id]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 3.8), constrained_layout=True, sharex=True)
+    plot_mptcp_data_sequence(mappings, mptcp_id, ax=axes[0], t0_s=t0_s)
+    axes[0].set_title("data-level sequence (DSN) by subflow")
+    span = float(m["time_s"].max() - m["time_s"].min())
+    plot_subflow_shares_over_time(mappings, mptcp_id, max(span / 40, 1e-3), ax=axes[1], t0_s=t0_s)
+    axes[1].set_title("each subflow's share of the data")
+    fig.suptitle(f"MPTCP connection {mptcp_id}")
+    return fig
+
+
+#: Expert Info columns of :func:`expert_table` -> the :func:`~tcpmodels.traces.flows` column each shows.
+EXPERT_COLUMNS = {"duplicate ACKs": "duplicate_acks", "zero window": "zero_window_packets",
+                  "zero-window probes": "zero_window_probes", "window updates": "window_update_packets",
+                  "window full": "window_full_packets", "keep-alives": "keepalive_packets",
+                  "previous segment not captured": "previous_segment_not_captured",
+                  "ACKed unseen segment": "acked_unseen_packets", "bytes not captured": "bytes_not_captured",
+                  "packets captured twice": "duplicate_packets"}
+
+
+#: The two halves of the connection table as the report shows them: readable headers (with units), narrow
+#: enough together for a 1400 px page.
+CONNECTION_VIEWS = {
+    "flows": {"connection_id": "connection", "flow": "flow", "tunnel": "tunnel", "position": "captured at",
+              "duration_s": "duration [s]", "bytes": "bytes", "throughput_bps": "throughput [bit/s]",
+              "rtt_min_s": "RTT min [s]", "rtt_median_s": "RTT median [s]", "rtt_p95_s": "RTT p95 [s]",
+              "mptcp_id": "MPTCP connection", "mptcp_subflow": "MPTCP subflow", "mptcp_share": "MPTCP share"},
+    "losses": {"flow": "flow", "retransmissions": "retrans- missions", "fast_retransmissions": "fast",
+               "spurious_retransmissions": "spurious", "out_of_order_packets": "out-of- order",
+               "plain_retransmissions": "plain", "loss_events": "loss events", "loss_event_rate": "loss-event rate"},
+}
+
+
+def connection_views(connections: pd.DataFrame, where: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The connection table split in two for reading (:data:`CONNECTION_VIEWS`): flows and their rates, then
+    their retransmissions and loss events.
+
+    Parameters
+    ----------
+    connections : pandas.DataFrame
+        :func:`connection_table`.
+    where : pandas.DataFrame
+        :func:`capture_point`.
+
+    Returns
+    -------
+    dict
+        ``"flows"`` and ``"losses"``: DataFrames indexed by ``flow_id`` with the headers of :data:`CONNECTION_VIEWS`.
+    """
+    t = connections.join(where[["position"]])
+    return {name: t[list(cols)].rename(columns=cols) for name, cols in CONNECTION_VIEWS.items()}
+
+
+def expert_table(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per flow, the counts Wireshark's Expert Info gives, and the bytes the capture missed.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_ids : sequence of int
+        The flows (rows, in this order).
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``flow_id``, one column per entry of :data:`EXPERT_COLUMNS` (counts of packets sent by the
+        flow; ``bytes not captured`` in bytes). Definitions: :mod:`tcpmodels.traces.flows`.
+    """
+    an = annotate(packets) if annotated is None else annotated
+    ft = flows(packets, an)
+    out = ft.reindex(list(flow_ids))[list(EXPERT_COLUMNS.values())]
+    out.columns = list(EXPERT_COLUMNS)
+    return out.fillna(0).astype(np.int64)
+
+
+def reader_notes(accounting, reader_warnings: list[str]) -> tuple[list[str], list[str]]:
+    """The reader's messages split into information (records that are simply not TCP) and warnings.
+
+    Parameters
+    ----------
+    accounting : tcpmodels.traces.ReadAccounting
+        The capture's accounting.
+    reader_warnings : list of str
+        The messages of :func:`read_capture` (one per warning raised, possibly repeated).
+
+    Returns
+    -------
+    tuple of list of str
+        (information, warnings), each without repeats: skipped records of kinds a TCP capture normally holds
+        (``not_ip``, ``not_tcp``, ``ip_fragment_reassembled``) are information; the rest (truncated or bad
+        headers, unknown link types, fragments never reassembled, notes) are warnings.
+    """
+    benign = ("not_ip", "not_tcp", "ip_fragment_reassembled")
+    info = []
+    skipped = accounting.skipped
+    plain = {k: v for k, v in skipped.items() if k in benign}
+    if plain:
+        names = {"not_ip": "not IP (ARP, LLDP, ...)", "not_tcp": "IP but not TCP (UDP, ICMP, ...)",
+                 "ip_fragment_reassembled": "IP fragments reassembled into the segment of their last fragment"}
+        info.append(f"{sum(plain.values()):,} of {accounting.records_read:,} records are no TCP segment of the table: "
+                    + ", ".join(f"{v:,} {names[k]}" for k, v in plain.items()))
+    warn = []
+    for w in reader_warnings:
+        text = w.split("): ", 1)[1] if "): " in w else w
+        parts = [x for x in text.split("; ") if x and not x.startswith("skipped ")]
+        other = {k: v for k, v in skipped.items() if k not in benign}
+        if other and any(x.startswith("skipped ") for x in text.split("; ")):
+            parts.insert(0, f"skipped {sum(other.values()):,} records: " + ", ".join(f"{v:,} {k}" for k, v in other.items()))
+        for x in parts:
+            if x not in warn:
+                warn.append(x)
+    return info, warn
+
+
+def capture_point_notes(where: pd.DataFrame, flow_ids) -> list[str]:
+    """One bullet per capture position that needs a caution, with the flows it concerns (not one per flow).
+
+    Parameters
+    ----------
+    where : pandas.DataFrame
+        :func:`capture_point` of the packet table.
+    flow_ids : sequence of int
+        The flows the report shows.
+
+    Returns
+    -------
+    list of str
+        Markdown bullets; empty when there is no flow; "every flow ... at its sender" when none needs one.
+    """
+    w = where.reindex([f for f in flow_ids if f in where.index])
+    if len(w) == 0:
+        return ["No flow carried payload: nothing to place."]
+    generic = {"receiver": "RTT samples miss the sender's side and segments lost before the capture point show as "
+                           "holes, not retransmissions; p and RTT are unreliable",
+               "middle": "RTT samples cover only the part of the path beyond the capture point; losses before it "
+                         "are not seen",
+               "unknown": "the handshake was not captured, so the capture point is unknown: RTT samples may miss "
+                          "part of the path and losses before the capture point would not show"}
+    out = []
+    for pos, text in generic.items():
+        fl = w.index[w["position"] == pos].tolist()
+        if fl:
+            shown = ", ".join(map(str, fl[:8])) + (", ..." if len(fl) > 8 else "")
+            label = {"unknown": "capture point unknown"}.get(pos, f"captured {'near the' if pos == 'receiver' else ''}"
+                                                                   f"{' receiver' if pos == 'receiver' else 'mid-path'}")
+            out.append(f"- **{label}**: {len(fl)} flow{'s' if len(fl) > 1 else ''} ({shown}): {text}.")
+    return out or ["- Every flow was captured at (or within 1 ms of) its sender: RTT and loss are the sender's."]
+
+
+def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFrame, expert: pd.DataFrame,
+                     n_warnings: int, top: int = 3) -> str:
+    """The report's first screen: what the capture holds and where to look.
+
+    Parameters
+    ----------
+    capture : str
+        The file's name or path.
+    packets : pandas.DataFrame
+        Its packet table.
+    connections : pandas.DataFrame
+        :func:`connection_table` (possibly filtered).
+    expert : pandas.DataFrame
+        :func:`expert_table` of the same flows.
+    n_warnings : int
+        Number of reader warnings.
+    top : int
+        Largest flows listed.
+
+    Returns
+    -------
+    str
+        Markdown.
+    """
+    acc = packets.attrs["accounting"]
+    n_conn = connections["connection_id"].nunique() if len(connections) else 0
+    n_mptcp = connections.loc[connections["mptcp_id"] >= 0, "mptcp_id"].nunique() if len(connections) else 0
+    span = float(packets["timestamp_s"].max() - packets["timestamp_s"].min()) if len(packets) else 0.0
+    lines = [f"**{Path(str(capture)).name}**: {acc.records_read:,} records, {acc.tcp_parsed:,} TCP packets over "
+             f"{span:.3g} s; {len(connections)} direction{'s' if len(connections) != 1 else ''} carried payload in "
+             f"{n_conn} connection{'s' if n_conn != 1 else ''}"
+             + (f", {n_mptcp} of them MPTCP" if n_mptcp else "") + "."]
+    if len(connections) == 0:
+        lines.append("There is no TCP payload to analyse" + (" (see the reader's warnings below)." if n_warnings
+                                                              else "."))
+        return "\n\n".join(lines)
+    lines.append("Largest flows:")
+    for fid, r in connections.head(top).iterrows():
+        rtx = int(r["retransmissions"])
+        rtt = r["rtt_median_s"]
+        lines.append(f"- flow {fid} `{r['flow']}`: {int(r['bytes']):,} bytes at {r['throughput_bps'] / 1e6:.3g} "
+                     f"Mbit/s, {rtx} retransmission{'s' if rtx != 1 else ''}"
+                     + (f" in {int(r['loss_events'])} loss event{'s' if r['loss_events'] != 1 else ''}" if rtx else "")
+                     + (f", median RTT {_duration_text(rtt)}" if np.isfinite(rtt) else ", no RTT sample"))
+    look = []
+    holes = expert["bytes not captured"]
+    if (holes > 0).any():
+        look.append(f"{int((holes > 0).sum())} flow(s) miss {int(holes.sum()):,} bytes the capture never held "
+                    "(Expert Info): their counts are of what was captured")
+    if n_warnings:
+        look.append(f"{n_warnings} reader warning{'s' if n_warnings > 1 else ''} (below the accounting)")
+    lossy = connections.index[connections["loss_events"] > 0][:top].tolist()
+    if lossy:
+        look.append(f"the models against the measured rate for the lossy flow(s) {', '.join(map(str, lossy))}")
+    if n_mptcp:
+        look.append("the MPTCP section: data-level sequence and each subflow's share")
+    if look:
+        lines.append("Where to look: " + "; ".join(look) + ".")
+    return "\n\n".join(lines)
+
+
+def consistency_notes(connections: pd.DataFrame, samples: pd.DataFrame, predictions: pd.DataFrame,
+                      flow_ids) -> list[str]:
+    """One sentence per flow where two numbers of the report that look alike differ, saying why.
+
+    - the table's median RTT (sequence/ACK samples, Karn's rule) against the timestamp-echo samples of the
+      graph, when they differ by more than a factor of two: timestamp echoes include the receiver's ACK delay
+      and the sender's timestamp clock granularity (1 ms on Linux), sequence samples taken near a receiver
+      miss the sender's side;
+    - the table's loss-event rate (the whole flow) against the model's p (the steady window after the first
+      loss event), when they differ by more than 20 %.
+
+    Parameters
+    ----------
+    connections : pandas.DataFrame
+        :func:`connection_table`.
+    samples : pandas.DataFrame
+        :func:`~tcpmodels.traces.rtt_samples`.
+    predictions : pandas.DataFrame
+        :func:`model_predictions`.
+    flow_ids : sequence of int
+        The flows shown.
+
+    Returns
+    -------
+    list of str
+        Markdown bullets (empty when nothing differs).
+    """
+    out = []
+    ts = samples[samples["method"] == "ts"].groupby("flow_id")["rtt_s"].median()
+    for fid in flow_ids:
+        if fid not in connections.index:
+            continue
+        seq_med = connections.loc[fid, "rtt_median_s"]
+        ts_med = ts.get(fid, np.nan)
+        if np.isfinite(seq_med) and np.isfinite(ts_med) and seq_med > 0 and not 0.5 <= ts_med / seq_med <= 2:
+            out.append(f"- flow {fid}: the table's median RTT ({_duration_text(seq_med)}) is from data segments and "
+                       f"their ACKs (Karn's rule); the timestamp echoes in the graph have median "
+                       f"{_duration_text(ts_med)}: they also time the receiver's delayed ACKs and the sender's 1 ms "
+                       "timestamp clock, and include segments whose ACK was ambiguous.")
+        if fid in predictions.index:
+            p_model = predictions.loc[fid, "p"]
+            p_table = connections.loc[fid, "loss_event_rate"]
+            if np.isfinite(p_table) and p_table > 0 and not 0.8 <= p_model / p_table <= 1.25:
+                out.append(f"- flow {fid}: the table's loss-event rate ({p_table:.3g}) covers the whole flow; the "
+                           f"models' p ({p_model:.3g}) is measured in its steady window, after the first loss "
+                           "event (slow start left out), as the models assume.")
+    return out
 
 
 def report_notebook() -> Path:
