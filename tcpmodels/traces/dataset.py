@@ -22,8 +22,9 @@ Layout of ``out_dir``::
 the same.)
 
 A dataset is a unit. :func:`to_parquet` writes it into a fresh hidden folder beside ``out_dir``
-and renames that folder into place only when every file and the metadata are written: an
-interrupted run leaves no dataset (and removes its partial folder unless killed outright), and it
+(``.NAME.partial-HOST-PID-*``) and renames that folder into place only when every file and the
+metadata are written: an interrupted run leaves no dataset (it removes its partial folder; one
+killed outright leaves it, and the next run into ``out_dir`` on that host removes it), and it
 never writes into a folder that holds anything. Every read checks the folder against the file list
 of the metadata: a file missing, a file not listed (a foreign Parquet file, a stale one), a file
 whose size, CRC-32 or row count differs is a :class:`DatasetError` naming the file.
@@ -36,11 +37,13 @@ dask, DuckDB, Spark) reads them. :func:`read_parquet_dataset` gives back the tab
 
 from __future__ import annotations
 
+import glob
 import ipaddress
 import json
 import os
 import secrets
 import shutil
+import socket
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -516,14 +519,31 @@ def _check_target(out: Path) -> None:
 
 
 def _partial_folder(out: Path) -> Path:
-    """A new hidden folder beside ``out`` to write into (the umask's permissions, not mkdtemp's 0700)."""
+    """A new hidden folder beside ``out`` to write into (the umask's permissions, not mkdtemp's 0700), named by this
+    host and process; the partial folders of ``out`` that processes of this host left when killed are removed."""
+    host = socket.gethostname()
+    for stale in out.parent.glob(f".{glob.escape(out.name)}.partial-{glob.escape(host)}-*"):
+        pid = stale.name[len(f".{out.name}.partial-{host}-"):].split("-")[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(stale, ignore_errors=True)
     while True:
-        work = out.parent / f".{out.name}.partial-{os.getpid()}-{secrets.token_hex(4)}"
+        work = out.parent / f".{out.name}.partial-{host}-{os.getpid()}-{secrets.token_hex(4)}"
         try:
             work.mkdir()
             return work
         except FileExistsError:  # pragma: no cover - 32 random bits
             continue
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` exists on this host (one we may not signal exists too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _publish(work: Path, out: Path) -> None:

@@ -167,3 +167,43 @@ def test_analyze_streaming_refuses_a_dataset_folder_it_did_not_write(tmp_path, c
     err = capsys.readouterr().err
     assert code == 2 and "part=0003" in err and "Traceback" not in err, err
     assert not (report / "flows.csv").exists()
+
+
+KILLED_WRITER = """
+import sys, time, warnings
+from tcpmodels.traces import to_parquet
+seen = []
+def progress(nbytes):
+    seen.append(nbytes)
+    if len(seen) == 8:  # some partitions written by now (4 chunks of rows buffered at most)
+        print("chunk", flush=True)
+        time.sleep(60)  # killed here, in the middle of the dataset
+warnings.simplefilter("ignore")
+to_parquet(sys.argv[1], sys.argv[2], chunk_bytes=1 << 14, partitions=4, progress=progress)
+"""
+
+
+def test_a_killed_run_leaves_no_dataset_and_the_next_run_removes_its_folder(tmp_path, truth):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "ds"
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    child = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, str(CAPTURE), str(out)], stdout=subprocess.PIPE,
+                             text=True, env=env)
+    try:
+        assert child.stdout.readline().strip() == "chunk"
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait(30)
+        child.stdout.close()
+    assert not out.exists()
+    (partial,) = tmp_path.glob(".ds.partial-*")  # what SIGKILL left: hidden, beside, never the dataset
+    assert any(partial.rglob("*.parquet"))
+    table, want = truth
+    ds = _quiet(to_parquet, CAPTURE, out, partitions=PARTS)
+    assert sum(ds.rows) == len(table) and not partial.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["ds"]
+    pd.testing.assert_frame_equal(_quiet(flows, out), want, check_exact=True)
