@@ -67,7 +67,9 @@ def _horizon_s(w_max_segments: float, c: float, beta_cubic: float, rtt_s: float,
 
 
 def _dt_s(rtt_s: float, duration_s: float) -> float:
-    return max(min(rtt_s / 4.0, duration_s / 1500.0), duration_s / _MAX_STEPS)
+    """Step of the window trajectories: a quarter RTT, or duration/1500 if shorter, but at most _MAX_STEPS steps,
+    and never above 1 s (the trajectories' limit; reached at W_max = 10^4 and RTT = 1 s)."""
+    return min(max(min(rtt_s / 4.0, duration_s / 1500.0), duration_s / _MAX_STEPS), 1.0)
 
 
 def cubic_vs_reno_summary(

