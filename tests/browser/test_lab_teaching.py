@@ -36,7 +36,7 @@ LECTURE_WIDTH_PX = round(LECTURE_WIDTH_IN * LECTURE_DPI)
 #: Longest redraw allowed, from the key press or the menu choice to the new figures decoded in the page. [s]
 REDRAW_LIMIT_S = 0.5
 #: Moves of one control, the best of which must be under the limit (another process may hold both cores).
-REDRAW_ATTEMPTS = 3
+REDRAW_ATTEMPTS = 5
 #: Frames watched after the figures were replaced (a late collapse would show there). [ms]
 SETTLE_MS = 300
 NOTEBOOKS_DIR = REPO / "notebooks"
@@ -194,7 +194,7 @@ def _panels(page):
 MONITOR_JS = """([index, settleMs]) => {
   const panel = document.querySelectorAll('.%s')[index];
   const images = () => Array.from(panel.querySelectorAll('img.widget-image')).filter(im => im.style.display !== 'none');
-  const before = images().map(im => im.src);
+  const before = images().map(im => { im.dataset.tmSeen = '1'; return im.src; });
   const height0 = panel.getBoundingClientRect().height;
   const run = {t0: null, done: null, empty: [], frames: 0, before: before.length};
   window.__tmRun = run;
@@ -208,7 +208,9 @@ MONITOR_JS = """([index, settleMs]) => {
     const tall = panel.getBoundingClientRect().height >= 0.8 * height0;
     if (run.t0 !== null) {
       run.frames += 1;
-      if (!shown || !tall) run.empty.push({t: Math.round(now - run.t0), images: list.length, tall});
+      if (!shown || !tall) run.empty.push({t: Math.round(now - run.t0), tall, images: list.map(im => ({
+        naturalWidth: im.naturalWidth, complete: im.complete, height: Math.round(im.getBoundingClientRect().height),
+        same: im.dataset.tmSeen === '1'}))});
       const replaced = list.length === before.length && list.every((im, k) => im.src !== before[k] && im.complete && im.naturalWidth > 0);
       if (replaced && run.done === null) run.done = now;
     }
@@ -351,7 +353,8 @@ def test_lecture_runs_in_lecture_mode_at_1024x768_and_every_control_redraws_in_p
                         break
                 moved.append(f"panel {i} {kind} {what}: {best:.3f} s")
                 times.append(best)
-                assert best < REDRAW_LIMIT_S, f"panel {i}, {kind} {what}: redraw took {best:.3f} s (best of {REDRAW_ATTEMPTS})"
+                assert best < REDRAW_LIMIT_S, (f"panel {i}, {kind} {what}: redraw took {best:.3f} s (best of {REDRAW_ATTEMPTS}; "
+                                               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         _assert_no_errors(page)
 
         first = panels.first if panels.count() else page.locator(".jp-RenderedImage img").first
