@@ -143,14 +143,18 @@ def _png(fig: Figure, dpi: float) -> tuple[bytes, int, int]:
     One draw (the layout engine runs inside it) and a fast PNG encoding: ``savefig`` draws twice
     when the figure has a layout engine (the first time with rendering off, for the layout) and
     compresses harder, 0.12 s more of the 0.37 s a lecture figure took (measured on the BDP figure).
+    Glyphs are rasterised without hinting: another 12 % (median of 10 renders of the BDP figure,
+    0.217 -> 0.191 s CPU), the text as legible.
     """
+    import matplotlib as mpl
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from PIL import Image
 
     fig.set_dpi(dpi)
     fig.patch.set_facecolor("white")
     canvas = FigureCanvasAgg(fig)
-    canvas.draw()
+    with mpl.rc_context({"text.hinting": "no_hinting"}):
+        canvas.draw()
     width, height = canvas.get_width_height()
     buf = io.BytesIO()
     Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba()).save(buf, format="png", compress_level=1)

@@ -211,6 +211,7 @@ MONITOR_JS = """([index, settleMs]) => {
       if (!shown || !tall) run.empty.push({t: Math.round(now - run.t0), tall, images: list.map(im => ({
         naturalWidth: im.naturalWidth, complete: im.complete, height: Math.round(im.getBoundingClientRect().height),
         same: im.dataset.tmSeen === '1'}))});
+      if (run.arrived === undefined && list.some((im, k) => im.src !== before[k])) run.arrived = now;
       const replaced = list.length === before.length && list.every((im, k) => im.src !== before[k] && im.complete && im.naturalWidth > 0);
       if (replaced && run.done === null) run.done = now;
     }
@@ -221,7 +222,8 @@ MONITOR_JS = """([index, settleMs]) => {
 
 
 def _measure(page, panel_index: int, move, timeout_s: float = 60.0) -> tuple[float, list, str]:
-    """Move a control with ``move()`` and return (redraw seconds, empty frames, what moved)."""
+    """Move a control with ``move()`` and return (redraw seconds, empty frames, what moved); what moved ends
+    with the share of the redraw spent before the first new image arrived in the page (kernel and transport)."""
     page.evaluate(MONITOR_JS, [panel_index, SETTLE_MS])
     what = move()
     deadline = time.monotonic() + timeout_s
@@ -229,9 +231,41 @@ def _measure(page, panel_index: int, move, timeout_s: float = 60.0) -> tuple[flo
         run = page.evaluate("() => window.__tmRun")
         if run.get("finished"):
             assert run["t0"] is not None, f"moving {what} sent no keydown or change event"
-            return (run["done"] - run["t0"]) / 1e3, run["empty"], what
+            arrived = (run.get("arrived", run["done"]) - run["t0"]) / 1e3
+            return (run["done"] - run["t0"]) / 1e3, run["empty"], f"{what} (arrived after {arrived:.3f} s)"
         time.sleep(0.2)
     raise AssertionError(f"the panel's figures were not replaced within {timeout_s} s of moving {what}: {run}")
+
+
+def _cpu_busy(interval_s: float = 0.5) -> float:
+    """Fraction of all CPUs busy over ``interval_s`` (/proc/stat), or 0 where that is not available."""
+    def sample():
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # total, idle + iowait
+
+    try:
+        total0, idle0 = sample()
+        time.sleep(interval_s)
+        total1, idle1 = sample()
+    except OSError:
+        return 0.0
+    return 1.0 - (idle1 - idle0) / max(total1 - total0, 1)
+
+
+class _QuietWait:
+    """Before a timed move, wait (at most ``budget_s`` over the whole test) until a CPU is free: the redraw
+    time is this code's, not that of whatever else the shared machine runs. Returns what it found."""
+
+    def __init__(self, budget_s: float = 120.0) -> None:
+        self.left_s = budget_s
+
+    def __call__(self) -> float:
+        busy = _cpu_busy()
+        while busy > 0.5 and self.left_s > 0:
+            self.left_s -= 0.5
+            busy = _cpu_busy()
+        return busy
 
 
 def _move_slider(page, slider, direction: str = "ArrowRight") -> str:
@@ -327,6 +361,7 @@ def test_lecture_runs_in_lecture_mode_at_1024x768_and_every_control_redraws_in_p
             page.wait_for_selector(f".{LECTURE_CLASS} img.widget-image", timeout=60_000)
             assert panels.count() >= 1, "no widget panel in lecture mode"
         times: list[float] = []
+        quiet = _QuietWait()
         for i in range(panels.count()):
             panel = panels.nth(i)
             panel.scroll_into_view_if_needed()
@@ -345,6 +380,7 @@ def test_lecture_runs_in_lecture_mode_at_1024x768_and_every_control_redraws_in_p
                 for attempt in range(REDRAW_ATTEMPTS):
                     # every attempt a value not drawn before (onwards in one direction), so nothing is a repeat
                     mover = (lambda: _move_slider(page, control)) if kind == "slider" else (lambda: _move_dropdown(control))
+                    busy = quiet()
                     seconds, empty, what = _measure(page, i, mover)
                     assert not empty, f"panel {i}, {kind} {what}: frames without the figure (ms after the move): {empty[:5]}"
                     _assert_no_errors(page)
@@ -354,7 +390,8 @@ def test_lecture_runs_in_lecture_mode_at_1024x768_and_every_control_redraws_in_p
                 moved.append(f"panel {i} {kind} {what}: {best:.3f} s")
                 times.append(best)
                 assert best < REDRAW_LIMIT_S, (f"panel {i}, {kind} {what}: redraw took {best:.3f} s (best of {REDRAW_ATTEMPTS}; "
-                                               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
+                                               f"CPUs {busy:.0%} busy before the last move, load average "
+                                               f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         _assert_no_errors(page)
 
         first = panels.first if panels.count() else page.locator(".jp-RenderedImage img").first
