@@ -313,8 +313,8 @@ def _assert_no_errors(page) -> None:
     )  # fmt: skip
     texts = [errors.nth(i).text_content()[:500] for i in range(errors.count())]
     assert not texts, f"cells show errors or warnings: {texts}"
-    widget_text = page.locator(".widget-output [data-mime-type='application/vnd.jupyter.stdout']")
-    assert widget_text.count() == 0, f"a widget printed a message: {widget_text.first.text_content()}"
+    lines = [t for t in page.locator(".tm-message").all_text_contents() if t.strip()]
+    assert not lines, f"a panel shows an error line instead of its figure: {lines}"
     body = page.locator("#main").text_content()
     assert "Error displaying widget" not in body and "Traceback" not in body
 
