@@ -141,8 +141,9 @@ def test_lecture_panel_has_one_wide_control_per_row_and_larger_controls(monkeypa
 
 
 def test_a_redraw_replaces_each_figure_in_place_with_one_message(monkeypatch):
-    """Moving a control sends one state message per figure (the new bytes, as a binary buffer, and any new
-    size together) to the same Image: nothing is cleared first, the panel's children stay the same widgets."""
+    """Moving a control sends one state message per figure (the new image as a data: URL, in a binary buffer,
+    and any new size together) to the same Image: nothing is cleared first, the panel's children stay the same
+    widgets."""
     monkeypatch.setenv(LECTURE_ENV, "0")
     panel = heavytail.pareto_widget(n_samples=1000)
     (image,), message = panel.children[1].children[:-1], panel.children[1].children[-1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import base64
 import io
 from pathlib import Path
 
@@ -121,7 +122,7 @@ def test_widget_redraws_the_figure_on_every_control(monkeypatch):
 
     def shown():
         assert message.value == "" and image.layout.display is None  # the figure, no error line
-        png = bytes(image.value)
+        png = base64.b64decode(bytes(image.value).removeprefix(b"data:image/png;base64,"))
         assert png.startswith(b"\x89PNG") and png not in images  # replaced in place by a new figure
         images.append(png)
         buf = io.BytesIO()
