@@ -3,7 +3,7 @@
 The notebooks may not define functions, so every ipywidgets callback lives here.
 :func:`figure_widget` observes a dict of controls and calls :func:`render` on every
 change; :func:`render` calls each plot function with the slider values it accepts and puts
-the returned figure, as PNG bytes, into an :class:`ipywidgets.Image` of the panel (or, for a
+the returned figure, as a PNG, into an :class:`ipywidgets.Image` of the panel (or, for a
 ``ValueError``, its message into the panel's message line, so that an out-of-domain slider
 combination reads as a sentence in the lecture, not as a traceback).
 
@@ -15,9 +15,10 @@ new ``<img>`` has no height until it is decoded.) The value is a ``data:`` URL, 
 ipywidgets shows bytes through a blob URL, and Chromium swapping one blob URL for another left
 the image without pixels for one frame in 6 of 60 swaps (4 of 30 with the old URL revoked, as
 ipywidgets does, 2 of 30 without), against 0 of 60 for data URLs (a test page in Debian's
-Chromium; the browser test saw the same frames in the heavy-tails lecture). The images also need no front end at all:
-under papermill/nbclient the panel is widget state only (capturing displays into an Output
-under nbclient intermittently never finished the cell: nbclient #312, nbconvert #1921).
+Chromium; the browser test saw the same frames in the heavy-tails lecture). The images also
+need no front end at all: under papermill/nbclient the panel is widget state only (capturing
+displays into an Output under nbclient intermittently never finished the cell: nbclient #312,
+nbconvert #1921).
 
 Lecture mode (:func:`lecture_mode`, the environment variable ``TCPMODELS_LECTURE=1``, e.g.
 ``TCPMODELS_LECTURE=1 make lab``) puts the controls in one column as wide as the notebook with
@@ -41,8 +42,8 @@ import ipywidgets as widgets
 from matplotlib.figure import Figure
 
 
-__all__ = ["LECTURE_CLASS", "LECTURE_DPI", "LECTURE_ENV", "REPORT_DPI", "dropdown", "figure_dpi", "figure_widget", "float_slider", "int_slider",
-           "lecture_mode", "log_slider", "render", "save_figure"]  # fmt: skip
+__all__ = ["LECTURE_CLASS", "LECTURE_DPI", "LECTURE_ENV", "REPORT_DPI", "dropdown", "figure_dpi", "figure_widget",
+           "float_slider", "int_slider", "lecture_mode", "log_slider", "render", "save_figure"]  # fmt: skip
 
 #: Prefix of a panel image's value (see the module docstring).
 _DATA_URL = b"data:image/png;base64,"
