@@ -10,6 +10,8 @@ lecture figure at its own size at 1024x768, so these are the boxes on the screen
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from matplotlib.figure import Figure
 
@@ -18,7 +20,12 @@ from tcpmodels.teaching_plots import bdp, heavytail, mptcp, throughput, traces
 from tcpmodels.teaching_plots.style import LECTURE_FONT_PT, LECTURE_WIDTH_IN, text_overlaps
 from tcpmodels.widgets import LECTURE_CLASS, LECTURE_DPI, LECTURE_ENV, lecture_mode
 
-from tests.test_teaching_plots import DATA, needs_capture  # noqa: F401  (the shipped captures)
+REPO = Path(__file__).resolve().parents[1]
+DATA = REPO / "data"
+NOTEBOOKS = REPO / "notebooks"
+LECTURES = sorted(p.stem for p in NOTEBOOKS.glob("teach_*.ipynb"))
+needs_capture = pytest.mark.skipif(not (DATA / "captures" / "cubic_bulk.pcap.gz").is_file(),
+                                   reason="data/captures/cubic_bulk.pcap.gz not shipped")  # fmt: skip
 
 #: Visible height of JupyterLab's notebook at 1024x768 (menu, toolbar and status bar take the rest). [px]
 SCREEN_HEIGHT_PX = 640
@@ -178,3 +185,22 @@ def test_an_impossible_combination_reads_as_one_line_in_the_panel(monkeypatch):
     assert image.layout.display == "none" and "plot: x [-] must be &gt;= 0; got -0.5" in message.value
     slider.value = 0.5
     assert image.layout.display is None and message.value == "" and message.layout.display == "none"
+
+
+def test_lecture_code_cells_are_hideable_in_jupyterlab_and_nbconvert():
+    """Every code cell but the parameters is collapsed in JupyterLab (``jupyter.source_hidden``) and tagged
+    ``hide-input``, which nbconvert's TagRemovePreprocessor removes: a page with the text and no code."""
+    import nbformat
+    from nbconvert import HTMLExporter
+    from traitlets.config import Config
+
+    for name in LECTURES:
+        nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code" and "parameters" not in c.metadata.get("tags", [])]
+        assert code and all("hide-input" in c.metadata.get("tags", []) and c.metadata.get("jupyter", {}).get("source_hidden")
+                            for c in code), name  # fmt: skip
+    config = Config({"TagRemovePreprocessor": {"enabled": True, "remove_input_tags": {"hide-input"}}})
+    nb = nbformat.read(NOTEBOOKS / "teach_bdp_window_scaling.ipynb", as_version=4)
+    html, _ = HTMLExporter(config=config).from_notebook_node(nb)
+    assert "bdp_widget" not in html and "plot_bdp_window" not in html  # the code is gone
+    assert "Try it" in html and "rate_gbps" in html  # the text and the parameters stay
