@@ -67,8 +67,9 @@ class Param:
         what = {"int": "an integer", "float": "a number", "str": "a string"}[self.kind]
         if self.low is None and self.high is None:
             return what + unit
-        lo = "-inf" if self.low is None else f"{self.low:g}"
-        hi = "inf" if self.high is None else f"{self.high:g}"
+        fmt = (lambda v: f"{int(v)}") if self.kind == "int" else (lambda v: f"{v:g}")
+        lo = "-inf" if self.low is None else fmt(self.low)
+        hi = "inf" if self.high is None else fmt(self.high)
         return f"{what} in {'(' if self.low_open or self.low is None else '['}{lo}, {hi}{')' if self.high_open or self.high is None else ']'}{unit}"
 
     def problem(self, value: Any) -> str | None:

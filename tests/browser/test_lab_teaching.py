@@ -257,7 +257,7 @@ class _QuietWait:
     """Before a timed move, wait (at most ``budget_s`` over the whole test) until a CPU is free: the redraw
     time is this code's, not that of whatever else the shared machine runs. Returns what it found."""
 
-    def __init__(self, budget_s: float = 120.0) -> None:
+    def __init__(self, budget_s: float = 60.0) -> None:
         self.left_s = budget_s
 
     def __call__(self) -> float:
