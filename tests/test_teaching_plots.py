@@ -338,9 +338,10 @@ def test_trace_figure_zooms_and_rejects_bad_choices():
 
     fig = plot_trace("cubic_bulk.pcap.gz", flow_rank=0, zoom_fraction=0.25, data_dir=DATA)
     duration = float(data_flows("cubic_bulk.pcap.gz", DATA).iloc[0].duration_s)
-    assert len(fig.axes) == 3
+    assert len(fig.axes) == 4  # time-sequence, the limitation band, RTT, bytes in flight
     for ax in fig.axes:
         assert ax.get_xlim() == pytest.approx((0.0, 0.25 * duration))
+    assert fig.axes[1].get_title().startswith("what limited the flow: ")
     assert "6,000,000 B" in fig.axes[0].get_title()
     n = len(data_flows("cubic_bulk.pcap.gz", DATA))
     with pytest.raises(ValueError, match=rf"flow_rank \[-\] must be an integer in \[0, {n - 1}\]"):

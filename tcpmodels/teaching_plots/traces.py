@@ -92,6 +92,17 @@ def _analysed(path: str, mtime_ns: int):
     return packets, annotated, flows(packets, annotated), rtt_samples(packets, annotated), notes
 
 
+@functools.lru_cache(maxsize=64)
+def _limits(path: str, mtime_ns: int, flow_id: int):
+    """The limitation intervals of one flow of one file (:func:`tcpmodels.traces.limits.limit_intervals`, cached)."""
+    from tcpmodels.traces.limits import limit_intervals
+
+    packets, annotated, *_ = _analysed(path, mtime_ns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return limit_intervals(packets, annotated, flow_ids=[flow_id])
+
+
 def _load(capture: str, data_dir: str | Path):
     path = _captures_dir(data_dir) / capture
     if not path.is_file():
@@ -207,11 +218,14 @@ def plot_trace(
     Returns
     -------
     matplotlib.figure.Figure
-        Top: sequence number against time with retransmissions and the peer's ACKs. Below (beside
-        each other in the report, stacked in lecture mode): RTT samples (sequence/ACK matching with
-        Karn's rule, and timestamp echoes) and bytes in flight at the capture point.
+        Top: sequence number against time with retransmissions and the peer's ACKs, and under it a band of
+        what limited the flow in each interval (:mod:`tcpmodels.traces.limits`: window, application, congestion,
+        ...). Below (beside each other in the report, stacked in lecture mode): RTT samples (sequence/ACK
+        matching with Karn's rule, and timestamp echoes) and bytes in flight at the capture point. Every panel
+        counts time from the flow's first packet.
     """
     from tcpmodels.traces import bytes_in_flight
+    from tcpmodels.traces.limits_plot import plot_limit_band
     from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
 
     check_range("zoom_fraction", zoom_fraction, unit="-", low=0, high=1, low_open=True)
@@ -224,25 +238,45 @@ def plot_trace(
     flow_id = int(table.index[int(flow_rank)])
     row = table.iloc[int(flow_rank)]
 
-    fig = new_figure(11, 7.0, lecture_height_in=6.2)
+    fig = new_figure(11, 7.4, lecture_height_in=6.4)
     if lecture_mode():
-        ax_seq, ax_rtt, ax_fl = fig.subplots(3, 1, height_ratios=[1.3, 1, 1])
+        ax_seq, ax_band, ax_rtt, ax_fl = fig.subplots(4, 1, height_ratios=[1.3, 0.16, 1, 1])
     else:
-        grid = fig.add_gridspec(2, 2, height_ratios=[1.25, 1])
+        grid = fig.add_gridspec(3, 2, height_ratios=[1.25, 0.14, 1])
         ax_seq = fig.add_subplot(grid[0, :])
-        ax_rtt = fig.add_subplot(grid[1, 0])
-        ax_fl = fig.add_subplot(grid[1, 1])
-    plot_time_sequence(packets, flow_id, ax=ax_seq, annotated=annotated)
+        ax_band = fig.add_subplot(grid[1, :])
+        ax_rtt = fig.add_subplot(grid[2, 0])
+        ax_fl = fig.add_subplot(grid[2, 1])
+    t0 = float(packets["timestamp_s"].to_numpy()[annotated["flow_id"].to_numpy() == flow_id].min())
+    plot_time_sequence(packets, flow_id, ax=ax_seq, annotated=annotated, t0_s=t0)
+    ax_seq.set_xlabel("time since the flow's first packet [s]")
+    ax_seq.legend(loc="upper left", ncol=2, fontsize="small")
+    path = _captures_dir(data_dir) / capture
+    intervals = _limits(str(path.resolve()), path.stat().st_mtime_ns, flow_id)
+    if (intervals["flow_id"] == flow_id).any():
+        plot_limit_band(intervals, flow_id, ax=ax_band, t0_s=t0, legend=False)
+        shares = intervals.groupby("limit")["active_share"].sum()
+        shares = shares[shares > 0] / max(float(shares.sum()), 1e-12)
+        ax_band.set_xlabel("")
+        ax_band.set_xticks([])
+        ax_band.set_ylabel("limit", fontsize="small", rotation=0, ha="right", va="center")
+        ax_band.set_title("what limited the flow: " + ", ".join(
+            f"{k.replace('_', ' ')} {v:.0%}" for k, v in shares.sort_values(ascending=False).items()),
+            fontsize="small")
+    else:
+        ax_band.axis("off")
     if (samples["flow_id"] == flow_id).any():
-        plot_rtt_samples(samples, flow_id, ax=ax_rtt)
+        plot_rtt_samples(samples, flow_id, ax=ax_rtt, t0_s=t0)
     else:
         ax_rtt.text(0.5, 0.5, "no RTT samples for this flow", ha="center", va="center", transform=ax_rtt.transAxes)
-    plot_bytes_in_flight(bytes_in_flight(packets, flow_id, annotated=annotated), ax=ax_fl)
+    plot_bytes_in_flight(bytes_in_flight(packets, flow_id, annotated=annotated), ax=ax_fl, t0_s=t0)
+    for ax in (ax_rtt, ax_fl):
+        ax.set_xlabel("time since the flow's first packet [s]")
     duration = float(row["duration_s"])
     span = duration * zoom_fraction
     if span > 0:
         start = min(duration * zoom_start_fraction, duration - span)
-        for ax in (ax_seq, ax_rtt, ax_fl):
+        for ax in (ax_seq, ax_band, ax_rtt, ax_fl):
             ax.set_xlim(start, start + span)
     rtt_ms = float(row["rtt_median_s"]) * 1e3
     title(ax_seq,
