@@ -26,13 +26,14 @@ import numpy as np
 import pandas as pd
 from ipywidgets import VBox
 from matplotlib.figure import Figure
+from matplotlib.ticker import FormatStrFormatter, MultipleLocator
 
 from tcpmodels._arrays import check_range
 from tcpmodels.models.heavytail import Pareto, hurst_from_alpha, onoff_aggregate_rate, onoff_mean_rate
 from tcpmodels.models.hurst import METHODS, estimate_all, hurst_aggvar
 
 from tcpmodels.notebook_params import flag, folder, integer, real
-from tcpmodels.teaching_plots.style import legend, new_figure, panels, suptitle, teaching_figure, title
+from tcpmodels.teaching_plots.style import legend, new_figure, panels, reuse_layout, suptitle, teaching_figure, title
 from tcpmodels.widgets import figure_widget, float_slider, int_slider
 
 __all__ = [
@@ -280,8 +281,12 @@ def plot_self_similarity(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
             for ax in axes[row]:
                 ax.axvspan(sub * BIN_S, (sub + width // 10) * BIN_S, color="C2", alpha=0.2, lw=0)
             start = sub
+    # y ticks chosen here, not by the locator, so that the labels' width (and the layout) follows from the step
+    y_step = 1.0 if 1.05 * ymax > 2.0 else 0.5
     for ax in axes.ravel():
         ax.set_ylim(0, 1.05 * ymax)
+        ax.yaxis.set_major_locator(MultipleLocator(y_step))
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%.0f" if y_step == 1.0 else "%.1f"))
     h = float(hurst_from_alpha(alpha)) if alpha < 2 else 0.5
     axes[0, 0].set_title(f"ON/OFF, alpha = {alpha:.3g} (H = {h:.3g})")
     axes[0, 1].set_title("Poisson (H = 0.5)")
@@ -291,7 +296,8 @@ def plot_self_similarity(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
         ax.tick_params(labelleft=False)  # shared y axis: the left column's labels are enough
     suptitle(fig, f"{int(n_sources)} ON/OFF sources with Pareto periods and Poisson packets of the same mean rate, "
                   "as rate / mean rate; each row zooms into the shaded tenth of the row above")  # fmt: skip
-    return fig
+    # the margins depend on the grid, the y labels' step and width and the title's length: laid out once per combination
+    return reuse_layout(fig, ("plot_self_similarity", n_scales, y_step, len(f"{1.05 * ymax:.0f}"), len(str(int(n_sources)))))
 
 
 def hurst_table(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> pd.DataFrame:

@@ -43,6 +43,7 @@ __all__ = [
     "log_tick_label",
     "new_figure",
     "figure_wide",
+    "reuse_layout",
     "panels",
     "suptitle",
     "teaching_figure",
@@ -103,6 +104,50 @@ def new_figure(width_in: float, height_in: float, *, lecture_height_in: float | 
         height = lecture_height_in if lecture_height_in is not None else height_in * LECTURE_WIDTH_IN / width_in
         return Figure(figsize=(LECTURE_WIDTH_IN, height), dpi=LECTURE_DPI, layout="constrained")
     return Figure(figsize=(width_in, height_in), layout="constrained")
+
+
+#: Axes and title positions of figures laid out once, by :func:`reuse_layout` key.
+_LAYOUTS: dict[tuple, tuple[list[tuple[float, float, float, float]], tuple[float, float] | None]] = {}
+
+
+def reuse_layout(fig: Figure, key: tuple) -> Figure:
+    """Lay ``fig`` out as the first figure with the same ``key`` was, without running the layout engine again.
+
+    Constrained layout measures every tick label and title twice per draw: on the six axes of
+    :func:`tcpmodels.teaching_plots.heavytail.plot_self_similarity` that was 0.12-0.26 s of a
+    0.4 s redraw in lecture mode (2026-12-06), and a widget must redraw in under 0.5 s. The first
+    figure of a key is laid out by the engine (one draw without rendering); the positions of its
+    axes and of its figure title are kept and set on every later figure of that key, whose layout
+    engine is then switched off.
+
+    Parameters
+    ----------
+    fig : matplotlib.figure.Figure
+        A figure with constrained layout, complete (every label and title set).
+    key : tuple
+        Everything that decides the layout besides the figure's size, dpi and the mode, which are
+        added here: the axes grid, and whatever changes the width of a tick label or the number of
+        lines of a title. Two figures of one key must need the same margins.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``fig``, laid out.
+    """
+    full_key = (key, lecture_mode(), tuple(fig.get_size_inches()), fig.dpi, len(fig.axes))
+    saved = _LAYOUTS.get(full_key)
+    if saved is None:
+        fig.draw_without_rendering()
+        title = fig._suptitle.get_position() if fig._suptitle is not None else None
+        _LAYOUTS[full_key] = ([ax.get_position().bounds for ax in fig.axes], title)
+        return fig
+    positions, title = saved
+    fig.set_layout_engine("none")
+    for ax, bounds in zip(fig.axes, positions):
+        ax.set_position(bounds)
+    if title is not None and fig._suptitle is not None:
+        fig._suptitle.set_position(title)
+    return fig
 
 
 def panels(fig: Figure, n: int, **gridspec: Any) -> list[Axes]:

@@ -53,18 +53,25 @@ def test_rtt_reproduced_at_1_10_60_150_ms():
 
     The plain link's RTT (the stack's own, about 0.05 ms) is subtracted: what the
     delay element must reproduce is the configured delay on top of it.
+
+    It holds a CPU latency request (:mod:`tcpmodels.testbed.cpu_latency`), as the rate tests do: the
+    element releases each echo from a timed sleep, and a halted vCPU woke it about a millisecond late
+    on CI once (2026-12-06: +1.02 ms at 1 ms, +0.61 ms at 60 ms, median of 30 pings; +0.03-0.13 ms
+    in every run before and after, idle or with both CPUs busy).
     """
     rtts_s = [0.001, 0.010, 0.060, 0.150]
     links = [Link(name=f"p{i}", a="c", b="s", a_addrs=(f"10.0.{i + 1}.1/24",), b_addrs=(f"10.0.{i + 1}.2/24",),
                   delay_s=rtt / 2) for i, rtt in enumerate(rtts_s)]
     links.append(Link(name="p9", a="c", b="s", a_addrs=("10.0.9.1/24",), b_addrs=("10.0.9.2/24",), offloads=False))
     topo = Topology(name="rtt", nodes=(Node(name="c"), Node(name="s")), links=tuple(links))
-    with Testbed(topo) as tb:
+    with hold_cpu_latency() as held, Testbed(topo) as tb:
+        assert held, "no CPU latency request: the RTT would measure the vCPU's wake-ups"
         base = np.median(wl.ping_rtt(tb, "c", "10.0.9.2", count=30, interval_s=0.005))
         measured = [np.median(wl.ping_rtt(tb, "c", f"10.0.{i + 1}.2", count=30, interval_s=0.005))
                     for i in range(len(rtts_s))]
     report = {f"{r * 1e3:g} ms": f"{(m - r) * 1e3:+.3f} ms raw, {(m - base - r) * 1e3:+.3f} ms net"
               for r, m in zip(rtts_s, measured)}
+    report["load average"] = f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     print("RTT error:", report, f"stack RTT {base * 1e3:.3f} ms")
     assert base < 0.5e-3
     for r, m in zip(rtts_s, measured):
