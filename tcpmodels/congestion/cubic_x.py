@@ -33,6 +33,7 @@ CUBIC_X = register(CongestionControl(
     ns3_compiled_by="tcpmodels.sim.cc",
     bpf_program="tm_cubic_x",
     validated_by=("tcpmodels.experiments.kernel_coupled_cc (tm_cubic_x against the kernel's cubic)",
+                  "tests/testbed/test_cubic_x_vs_kernel.py (slow-start exit, restart after idle)",
                   "tcpmodels.experiments.p3"),
     references=("T. Kozu, S. Yamaguchi, FIT2013, eq. (4)", "RFC 9438"),
 ))
