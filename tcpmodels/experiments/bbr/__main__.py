@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     parser, sub = campaign_parser("bbr", package_doc)
     p = add_run_command(sub, "pilot", "run or resume the run-length pilot (root; 2 x 180 s)")
     p = add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
-    p.add_argument("--warmup-s", type=float, help=f"default {DEFAULT_CONFIG.warmup_s}")
+    p.add_argument("--warmup-rtts", type=float, help=f"default {DEFAULT_CONFIG.warmup_rtts}")
     p.add_argument("--measure-s", type=float, help=f"default {DEFAULT_CONFIG.measure_s}")
     p = add_run_command(sub, "ns3", "run or resume the ns-3 TcpBbr grid (no root)", reps=True)
     p = sub.add_parser("dataset", help="records -> Parquet + provenance")
@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
             from tcpmodels.experiments.bbr.kernel import run_kernel_campaign
 
             cfg = DEFAULT_CONFIG
-            for name in ("reps", "warmup_s", "measure_s"):
+            for name in ("reps", "warmup_rtts", "measure_s"):
                 if getattr(args, name, None):
                     cfg = replace(cfg, **{name: getattr(args, name)})
             n = run_kernel_campaign(args.records, cfg, limit=args.limit, progress=not args.no_progress)

@@ -85,8 +85,12 @@ class BbrConfig:
         Base RTT l (the sender's access link delay element). [s]
     packet_bytes : int
         Packet size on the wire for c in packets/s and the buffer in packets. [bytes]
-    warmup_s, measure_s : float
-        Time left out after the flows start, and the measurement window after it. [s]
+    warmup_rtts : float
+        Time left out after the flows start, in round trips at a full buffer, ``l (1 + X)``: the pilot
+        (2026-12-06, 1 BBR against 1 CUBIC, 180 s) saw BBR's share settle after about 25 s at X = 4
+        and 80 s at X = 16, both about 120 such round trips. [-]
+    measure_s : float
+        The measurement window after the warm-up: 60 s holds six ProbeRTT periods. [s]
     start_jitter_s : float
         Each flow starts at a uniform offset in [0, start_jitter_s). [s]
     sample_interval_s : float
@@ -103,7 +107,7 @@ class BbrConfig:
     rate_bps: float = 10e6
     base_rtt_s: float = 0.040
     packet_bytes: int = 1500
-    warmup_s: float = 20.0
+    warmup_rtts: float = 120.0
     measure_s: float = 60.0
     start_jitter_s: float = 0.5
     sample_interval_s: float = 0.02
@@ -121,15 +125,40 @@ class BbrConfig:
         """c l, the bandwidth-delay product. [packets]"""
         return self.rate_pps * self.base_rtt_s
 
-    @property
-    def duration_s(self) -> float:
-        """How long every flow sends. [s]"""
-        return self.warmup_s + self.measure_s + self.start_jitter_s
+    def warmup_s(self, queue_bdp: float) -> float:
+        """The warm-up of a run with a buffer of X BDPs: ``warmup_rtts`` round trips of ``l (1 + X)``. [s]
+
+        Parameters
+        ----------
+        queue_bdp : float
+            X. [-]
+
+        Returns
+        -------
+        float
+            The warm-up, rounded to 0.1 s. [s]
+        """
+        return round(self.warmup_rtts * self.base_rtt_s * (1.0 + float(queue_bdp)), 1)
+
+    def duration_s(self, queue_bdp: float) -> float:
+        """How long every flow of a run with a buffer of X BDPs sends: warm-up, window, start jitter. [s]
+
+        Parameters
+        ----------
+        queue_bdp : float
+            X. [-]
+
+        Returns
+        -------
+        float
+            [s]
+        """
+        return self.warmup_s(queue_bdp) + self.measure_s + self.start_jitter_s
 
 
 DEFAULT_CONFIG = BbrConfig()
 #: the pilot: 180 s per run, one repetition, to see where the share settles
-PILOT_CONFIG = BbrConfig(campaign="bbr_pilot", warmup_s=0.0, measure_s=180.0, reps=1, grid=PILOT_GRID)
+PILOT_CONFIG = BbrConfig(campaign="bbr_pilot", warmup_rtts=0.0, measure_s=180.0, reps=1, grid=PILOT_GRID)
 
 
 def buffer_packets(config: BbrConfig, queue_bdp: float) -> int:
@@ -185,8 +214,8 @@ def kernel_plan(config: BbrConfig) -> list[dict]:
     Returns
     -------
     list of dict
-        One per sample: the :data:`KEY` fields, ``group``, ``order``, ``buffer_packets`` and
-        ``start_s`` (one offset per flow, BBR flows first). [s]
+        One per sample: the :data:`KEY` fields, ``group``, ``order``, ``buffer_packets``,
+        ``warmup_s`` and ``measure_s`` [s], and ``start_s`` (one offset per flow, BBR flows first). [s]
     """
     rng = np.random.default_rng(config.seed)
     plan = []
@@ -202,5 +231,6 @@ def kernel_plan(config: BbrConfig) -> list[dict]:
                 plan.append({"campaign": config.campaign, "rep": rep, "group": p.group, "competitor": p.competitor,
                              "n_loss": p.n_loss, "queue_bdp": float(p.queue_bdp), "n_bbr": p.n_bbr,
                              "order": len(plan), "buffer_packets": buffer_packets(config, p.queue_bdp),
+                             "warmup_s": config.warmup_s(p.queue_bdp), "measure_s": config.measure_s,
                              "start_s": [round(float(s), 4) for s in starts]})
     return plan

@@ -62,7 +62,7 @@ class KernelSession(ServerTestbed):
         return replace(topo, nodes=nodes)
 
     def run(self, sample: dict) -> dict:
-        """One sample: its flows from ``s0`` to ``d`` for ``config.duration_s`` each, from their start offsets.
+        """One sample: its flows from ``s0`` to ``d`` for ``config.duration_s(X)`` each, from their start offsets.
 
         Parameters
         ----------
@@ -96,12 +96,13 @@ class KernelSession(ServerTestbed):
         dst = tb.topology.meta["receiver_addr"]
         ping = float(np.median(wl.ping_rtt(tb, "s0", dst, count=10, interval_s=0.05))) * 1e3
         roles = flows_of(sample)
-        flows = [wl.bulk_flow(flow_id=i + 1, dst=dst, port=self.port, duration_s=cfg.duration_s, cc=cc,
+        duration_s = cfg.duration_s(sample["queue_bdp"])
+        flows = [wl.bulk_flow(flow_id=i + 1, dst=dst, port=self.port, duration_s=duration_s, cc=cc,
                               direction="upload", sample_interval_s=cfg.sample_interval_s,
                               start_s=float(sample["start_s"][i]))
                  for i, (_, cc) in enumerate(roles)]
         counters0, elements0 = tb.counters(), tb.delay_counters()
-        recs = wl.collect_flows(wl.launch_flows(tb, "s0", flows), timeout_s=cfg.duration_s + 120)
+        recs = wl.collect_flows(wl.launch_flows(tb, "s0", flows), timeout_s=duration_s + 120)
         drops = cpu_loss(counters0, tb.counters(), delay_counter_delta(elements0, tb.delay_counters()))
         by_id = {r["flow_id"]: r for r in recs}
         out = []
@@ -151,9 +152,11 @@ def run_kernel_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CO
     tcpmodels.testbed.TestbedError
         After three failed samples in a row.
     """
-    from tcpmodels.records import JsonlRecords
+    from tcpmodels.experiments.bbr.config import REPO
+    from tcpmodels.records import JsonlRecords, git_state
 
     records = JsonlRecords(records_path, KEY)
+    git = git_state(REPO)  # the code that runs, in every record
 
     def session_for(sample: dict, session: KernelSession | None) -> KernelSession:
         if session is not None and session.buffer_packets == sample["buffer_packets"]:
@@ -163,8 +166,10 @@ def run_kernel_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CO
         return KernelSession(config, sample["buffer_packets"]).__enter__()
 
     def measure(sample: dict, session: KernelSession) -> dict:
-        return {"schema": 1, "config": {k: getattr(config, k) for k in (
-            "rate_bps", "base_rtt_s", "packet_bytes", "warmup_s", "measure_s", "sample_interval_s")},
+        return {"schema": 1, "git": git, "config": {
+            **{k: getattr(config, k) for k in ("rate_bps", "base_rtt_s", "packet_bytes", "measure_s",
+                                               "sample_interval_s", "warmup_rtts")},
+            "warmup_s": config.warmup_s(sample["queue_bdp"])},
             **session.run(sample)}
 
     return run_samples(records, plan if plan is not None else kernel_plan(config), measure,
