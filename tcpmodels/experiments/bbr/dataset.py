@@ -10,7 +10,9 @@
 ``bbr_series.parquet``
     BBR's share in consecutive 5 s windows and since the start, per run (where it settles).
 ``bbr_probertt.parquet``
-    One row per ProbeRTT episode of a BBR flow inside the window.
+    One row per ProbeRTT episode of a BBR flow inside the window: a stretch at cwnd <= 4 packets
+    lasting at least 200 ms (the kernel's and ns-3's ProbeRTT holds 4 packets that long; shorter
+    stretches are loss recovery, which ns-3's TcpBbr enters hundreds of times a run).
 ``bbr_provenance.json``
     What ran, where, with which code, how long it took; the pilot's choice of run length.
 """
@@ -96,7 +98,8 @@ def run_rows(record: dict, engine: str) -> tuple[dict, list[dict], list[dict], l
         for f_i, f in enumerate(flows):
             if f["role"] == "bbr":
                 for d in metrics.probe_rtt_episodes_s(f, t0, t1, interval):
-                    episodes.append({"engine": engine, **key, "flow": f_i, "duration_s": d})
+                    if d >= BBR_PROBE_RTT_DURATION_S:
+                        episodes.append({"engine": engine, **key, "flow": f_i, "duration_s": d})
         base = float(record["ping_rtt_ms"]) / 1e3
         queue_delay = metrics.standing_queue_s(flows, t0, t1, base)
         run.update(ping_rtt_ms=record["ping_rtt_ms"], queue_drops=record["drops"]["queue_drops"],
@@ -116,7 +119,7 @@ def run_rows(record: dict, engine: str) -> tuple[dict, list[dict], list[dict], l
             t += SERIES_WINDOW_S
         for f_i, f in enumerate(flows):
             for a, b in f["probe_rtt"]:
-                if a > t0 and b < t1:
+                if a > t0 and b < t1 and b - a >= BBR_PROBE_RTT_DURATION_S:
                     episodes.append({"engine": engine, **key, "flow": f_i, "duration_s": b - a})
         qe = np.asarray(record["queue_bin_end_s"], dtype=float)
         qp = np.asarray(record["queue_packets"], dtype=float)
