@@ -12,7 +12,9 @@
 ``bbr_probertt.parquet``
     One row per ProbeRTT episode of a BBR flow inside the window: a stretch at cwnd <= 4 packets
     lasting at least 200 ms (the kernel's and ns-3's ProbeRTT holds 4 packets that long; shorter
-    stretches are loss recovery, which ns-3's TcpBbr enters hundreds of times a run).
+    stretches are loss recovery, which ns-3's TcpBbr enters hundreds of times a run). ns-3's cwnd trace
+    flickers above 4 packets for single ACKs inside ProbeRTT, so its stretches less than
+    :data:`NS3_EPISODE_GAP_S` apart are one episode.
 ``bbr_provenance.json``
     What ran, where, with which code, how long it took; the pilot's choice of run length.
 """
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -36,13 +39,44 @@ from tcpmodels.models.bbr import (
     ware_loss_based_share,
 )
 
-__all__ = ["FILES", "SERIES_WINDOW_S", "run_rows", "build_dataset"]
+__all__ = ["FILES", "SERIES_WINDOW_S", "NS3_EPISODE_GAP_S", "merge_episodes", "run_rows", "build_dataset"]
 
 #: the files :func:`build_dataset` writes
 FILES = ("bbr_runs.parquet", "bbr_flows.parquet", "bbr_series.parquet", "bbr_probertt.parquet", "bbr_provenance.json")
+#: ns-3 stretches at cwnd <= 4 packets closer than this are one ProbeRTT episode. [s]
+NS3_EPISODE_GAP_S = 0.1
 #: window of the share series. [s]
 SERIES_WINDOW_S = 5.0
 _POINT = ("group", "competitor", "n_loss", "queue_bdp", "n_bbr", "buffer_packets")
+
+
+def merge_episodes(stretches: list[list[float]], gap_s: float = NS3_EPISODE_GAP_S) -> list[list[float]]:
+    """Join ``[start, end]`` stretches less than ``gap_s`` apart into one. [s]
+
+    Parameters
+    ----------
+    stretches : list of [float, float]
+        Sorted by start. [s]
+    gap_s : float
+        Largest gap inside one episode. [s]
+
+    Returns
+    -------
+    list of [float, float]
+        The merged stretches.
+
+    Examples
+    --------
+    >>> merge_episodes([[1.0, 1.05], [1.1, 1.3], [5.0, 5.2]])
+    [[1.0, 1.3], [5.0, 5.2]]
+    """
+    out: list[list[float]] = []
+    for a, b in stretches:
+        if out and a - out[-1][1] < gap_s:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
 
 
 def _ns3_flow_bytes(flow: dict, t0: float, t1: float) -> float:
@@ -118,7 +152,7 @@ def run_rows(record: dict, engine: str) -> tuple[dict, list[dict], list[dict], l
                            "share_since_start": _ns3_share(flows, 0.0, t)[0]})
             t += SERIES_WINDOW_S
         for f_i, f in enumerate(flows):
-            for a, b in f["probe_rtt"]:
+            for a, b in merge_episodes(f["probe_rtt"]):
                 if a > t0 and b < t1 and b - a >= BBR_PROBE_RTT_DURATION_S:
                     episodes.append({"engine": engine, **key, "flow": f_i, "duration_s": b - a})
         qe = np.asarray(record["queue_bin_end_s"], dtype=float)
@@ -144,7 +178,7 @@ def run_rows(record: dict, engine: str) -> tuple[dict, list[dict], list[dict], l
     return run, flows_out, series, episodes
 
 
-def _read(paths, engine: str) -> list[dict]:
+def _read(paths: Sequence[str | Path], engine: str) -> list[dict]:
     from tcpmodels.records import JsonlRecords
 
     recs = []
@@ -153,7 +187,8 @@ def _read(paths, engine: str) -> list[dict]:
     return recs
 
 
-def build_dataset(*, kernel_records=(), ns3_records=(), pilot_records=(), out_dir: str | Path, note: str = "",
+def build_dataset(*, kernel_records: Sequence[str | Path] = (), ns3_records: Sequence[str | Path] = (),
+                  pilot_records: Sequence[str | Path] = (), out_dir: str | Path, note: str = "",
                   allow_dirty: bool = False) -> dict:
     """Write the tables of :data:`FILES` into ``out_dir`` from the records; return the provenance.
 

@@ -15,11 +15,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from tcpmodels import congestion
 from tcpmodels.experiments.bbr.config import KEY, BbrConfig, DEFAULT_CONFIG, kernel_plan
 from tcpmodels.experiments.campaign import run_samples
 from tcpmodels.models.bbr import BBR_PROBE_RTT_CWND_PACKETS
+from tcpmodels.sim.config import Dumbbell
 
 __all__ = ["ns3_plan", "ns3_scenario", "run_ns3_campaign", "BIN_S"]
 
@@ -45,7 +47,7 @@ def ns3_plan(config: BbrConfig) -> list[dict]:
             for s in kernel_plan(replace(config, campaign="bbr_ns3"))]
 
 
-def ns3_scenario(config: BbrConfig, sample: dict):
+def ns3_scenario(config: BbrConfig, sample: dict) -> Dumbbell:
     """The :class:`~tcpmodels.sim.config.Dumbbell` of one sample.
 
     Parameters
@@ -80,7 +82,7 @@ def ns3_scenario(config: BbrConfig, sample: dict):
                                    rcvbuf_bytes=max(big, 4 << 20)))
 
 
-def _episodes(cwnd, flow_index: int, mss: int, end_s: float) -> list[list[float]]:
+def _episodes(cwnd: pd.DataFrame, flow_index: int, mss: int, end_s: float) -> list[list[float]]:
     """``[start_s, end_s]`` of the connection's stretches at cwnd <= 4 packets (ProbeRTT)."""
     c = cwnd[(cwnd["flow_index"] == flow_index) & (cwnd["what"] == "cwnd_bytes")].sort_values("t_s")
     out, start = [], None
