@@ -26,7 +26,8 @@ BBR = register(CongestionControl(
                   bbr_standing_queue_packets),
     ns3_type_id="TcpBbr",
     kernel_name="bbr",
-    validated_by=("tcpmodels.experiments.bbr", "notebooks/bbr_coexistence.ipynb"),
+    validated_by=("tcpmodels.experiments.bbr (campaign)", "tcpmodels.papers.bbr_coexistence (claims, verdicts)",
+                  "notebooks/bbr_coexistence.ipynb"),
     references=("N. Cardwell et al., ACM Queue 14(5), 2016", "Ware et al., IMC 2019",
                 "Hock, Bless, Zitterbart, ICNP 2017"),
 ))

@@ -19,6 +19,9 @@ def main(argv: list[str] | None = None) -> int:
     p = add_run_command(sub, "kernel", "run or resume the kernel grid (root; host lock per sample)", reps=True)
     p.add_argument("--warmup-rtts", type=float, help=f"default {DEFAULT_CONFIG.warmup_rtts}")
     p.add_argument("--measure-s", type=float, help=f"default {DEFAULT_CONFIG.measure_s}")
+    p.add_argument("--w2-only", action="store_true",
+                   help="only the points of claim W2 (1 BBR flow against 1, 2 and 4 CUBIC flows at X = 4 and 16): "
+                        "more repetitions where the pilot's power analysis asks for them")
     p = add_run_command(sub, "ns3", "run or resume the ns-3 TcpBbr grid (no root)", reps=True)
     p = sub.add_parser("dataset", help="records -> Parquet + provenance")
     p.add_argument("--kernel-records", nargs="+", default=[])
@@ -40,7 +43,12 @@ def main(argv: list[str] | None = None) -> int:
             for name in ("reps", "warmup_rtts", "measure_s"):
                 if getattr(args, name, None):
                     cfg = replace(cfg, **{name: getattr(args, name)})
-            n = run_kernel_campaign(args.records, cfg, limit=args.limit, progress=not args.no_progress)
+            plan = None
+            if args.w2_only:
+                from tcpmodels.experiments.bbr.config import kernel_plan, w2_points
+
+                plan = [s for s in kernel_plan(cfg) if w2_points(s)]
+            n = run_kernel_campaign(args.records, cfg, limit=args.limit, progress=not args.no_progress, plan=plan)
         elif args.cmd == "ns3":
             from tcpmodels.experiments.bbr.ns3 import run_ns3_campaign
 

@@ -10,7 +10,7 @@ import numpy as np
 from tcpmodels import congestion
 from tcpmodels.models.bbr import queue_packets_for_bdp, rate_pps
 
-__all__ = ["REPO", "SCHEMA", "KEY", "GridPoint", "DEFAULT_GRID", "PILOT_GRID", "BbrConfig", "DEFAULT_CONFIG",
+__all__ = ["w2_points", "REPO", "SCHEMA", "KEY", "GridPoint", "DEFAULT_GRID", "PILOT_GRID", "BbrConfig", "DEFAULT_CONFIG",
            "PILOT_CONFIG", "buffer_packets", "kernel_plan", "flows_of"]
 
 REPO = Path(__file__).resolve().parents[3]
@@ -234,3 +234,21 @@ def kernel_plan(config: BbrConfig) -> list[dict]:
                              "warmup_s": config.warmup_s(p.queue_bdp), "measure_s": config.measure_s,
                              "start_s": [round(float(s), 4) for s in starts]})
     return plan
+
+
+def w2_points(sample: dict) -> bool:
+    """Whether a plan entry serves claim W2: 1 BBR flow against M CUBIC flows at a buffer where M varies.
+
+    Parameters
+    ----------
+    sample : dict
+        A plan entry.
+
+    Returns
+    -------
+    bool
+        True for the ``many_cubic`` points and the ``vs_cubic`` points with N = 1 at their buffers.
+    """
+    xs = {p.queue_bdp for p in DEFAULT_GRID if p.group == "many_cubic"}
+    return sample["group"] == "many_cubic" or (sample["group"] == "vs_cubic" and sample["n_bbr"] == 1
+                                                and sample["queue_bdp"] in xs)

@@ -110,8 +110,15 @@ def pilot_settling(dataset: BbrDataset, band: float = 0.05) -> pd.DataFrame:
     -------
     pandas.DataFrame
         Per pilot run: ``queue_bdp``, ``settled_s`` [s], ``share_after`` (share from there to the end,
-        mean of the 5 s windows) and ``window_sd`` (spread of the 5 s windows after it).
+        mean of the 5 s windows), ``window_sd`` (spread of the 5 s windows after it), and the power
+        analysis it allows: ``sd_60s`` (the spread of a 60 s measurement, ``window_sd / sqrt(12)``,
+        if the windows were independent) and ``runs_for_w2`` (runs per group for TOST with W2's margin
+        0.05 to have 80 % power when the shares are equal: statsmodels ``TTestIndPower``, one-sided).
     """
+    from statsmodels.stats.power import TTestIndPower
+
+    from tcpmodels.papers.bbr_coexistence.claims import SPECS
+
     s = dataset.series.merge(dataset.runs[["engine", "campaign", "rep", "queue_bdp", "n_bbr", "competitor",
                                            "n_loss"]].drop_duplicates(),
                              on=["engine", "campaign", "rep", "queue_bdp", "n_bbr", "competitor", "n_loss"])
@@ -130,8 +137,13 @@ def pilot_settling(dataset: BbrDataset, band: float = 0.05) -> pd.DataFrame:
                 settled = t[i] - 5.0
                 break
         after = sh[t > settled]
+        sd60 = float(after.std(ddof=1)) / np.sqrt(60.0 / 5.0)
+        margin = SPECS["b"].smallest_effect
+        n = TTestIndPower().solve_power(effect_size=margin / sd60, alpha=SPECS["b"].alpha, power=0.8,
+                                        alternative="larger") if sd60 > 0 else np.nan
         rows.append({"queue_bdp": x, "settled_s": settled, "share_after": float(after.mean()),
-                     "window_sd": float(after.std(ddof=1))})
+                     "window_sd": float(after.std(ddof=1)), "sd_60s": sd60,
+                     "runs_for_w2": float(np.ceil(max(float(np.atleast_1d(n)[0]), 2.0)))})
     return pd.DataFrame(rows)
 
 
