@@ -22,7 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--w2-only", action="store_true",
                    help="only the points of claim W2 (1 BBR flow against 1, 2 and 4 CUBIC flows at X = 4 and 16): "
                         "more repetitions where the pilot's power analysis asks for them")
-    p = add_run_command(sub, "ns3", "run or resume the ns-3 TcpBbr grid (no root)", reps=True)
+    p = add_run_command(sub, "ns3", "run or resume the ns-3 TcpBbr grid (no root; run it at nice 19)", reps=True)
+    p.add_argument("--host-lock", action="store_true", help="take the host lock for each simulation")
     p = sub.add_parser("dataset", help="records -> Parquet + provenance")
     p.add_argument("--kernel-records", nargs="+", default=[])
     p.add_argument("--ns3-records", nargs="+", default=[])
@@ -43,17 +44,18 @@ def main(argv: list[str] | None = None) -> int:
             for name in ("reps", "warmup_rtts", "measure_s"):
                 if getattr(args, name, None):
                     cfg = replace(cfg, **{name: getattr(args, name)})
-            plan = None
-            if args.w2_only:
-                from tcpmodels.experiments.bbr.config import kernel_plan, w2_points
+            from tcpmodels.experiments.bbr.config import kernel_plan, prioritized, w2_points
 
-                plan = [s for s in kernel_plan(cfg) if w2_points(s)]
+            plan = prioritized(kernel_plan(cfg))
+            if args.w2_only:
+                plan = [s for s in plan if w2_points(s)]
             n = run_kernel_campaign(args.records, cfg, limit=args.limit, progress=not args.no_progress, plan=plan)
         elif args.cmd == "ns3":
             from tcpmodels.experiments.bbr.ns3 import run_ns3_campaign
 
             cfg = replace(DEFAULT_CONFIG, reps=args.reps) if args.reps else DEFAULT_CONFIG
-            n = run_ns3_campaign(args.records, cfg, limit=args.limit, progress=not args.no_progress)
+            n = run_ns3_campaign(args.records, cfg, limit=args.limit, progress=not args.no_progress,
+                                 host_lock=args.host_lock)
         else:
             from tcpmodels.experiments.bbr.dataset import build_dataset
 

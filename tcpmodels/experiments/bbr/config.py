@@ -10,7 +10,7 @@ import numpy as np
 from tcpmodels import congestion
 from tcpmodels.models.bbr import queue_packets_for_bdp, rate_pps
 
-__all__ = ["w2_points", "REPO", "SCHEMA", "KEY", "GridPoint", "DEFAULT_GRID", "PILOT_GRID", "BbrConfig", "DEFAULT_CONFIG",
+__all__ = ["w2_points", "prioritized", "REPO", "SCHEMA", "KEY", "GridPoint", "DEFAULT_GRID", "PILOT_GRID", "BbrConfig", "DEFAULT_CONFIG",
            "PILOT_CONFIG", "buffer_packets", "kernel_plan", "flows_of"]
 
 REPO = Path(__file__).resolve().parents[3]
@@ -252,3 +252,28 @@ def w2_points(sample: dict) -> bool:
     xs = {p.queue_bdp for p in DEFAULT_GRID if p.group == "many_cubic"}
     return sample["group"] == "many_cubic" or (sample["group"] == "vs_cubic" and sample["n_bbr"] == 1
                                                 and sample["queue_bdp"] in xs)
+
+
+def prioritized(plan: list[dict]) -> list[dict]:
+    """The plan reordered for a campaign that may stop early: repetition 0 of every point, then the
+    further repetitions of the points whose claims are judged per run (W2's and BBR alone, W4), then the rest.
+
+    Keys, offsets and seeds are those of the plan (only the order changes), so a campaign begun in one
+    order resumes in the other.
+
+    Parameters
+    ----------
+    plan : list of dict
+        :func:`kernel_plan`'s entries.
+
+    Returns
+    -------
+    list of dict
+        The same entries, reordered (stable within each tier).
+    """
+    def tier(s: dict) -> int:
+        if s["rep"] == 0:
+            return 0
+        return 1 if w2_points(s) or s["group"] == "alone" else 2
+
+    return sorted(plan, key=lambda s: (tier(s), s["rep"], s["order"]))

@@ -4,8 +4,9 @@ The same grid points as the kernel (:func:`~tcpmodels.experiments.bbr.config.ker
 ``bbr_ns3``): a :class:`~tcpmodels.sim.config.Dumbbell` whose BBR sender runs N bulk connections and
 whose loss-based sender runs M, both on an access link of half the base RTT one way, into a bottleneck
 of ``rate_bps`` with a drop-tail queue of X BDPs. The ns-3 congestion controls are the registry's
-(:mod:`tcpmodels.congestion`). A simulation takes the host lock too, so that it never runs beside a
-kernel sample (the machine has two cores; a simulation beside a kernel run would disturb its timing).
+(:mod:`tcpmodels.congestion`). Run it at ``nice 19`` beside kernel campaigns (as P3's ns-3 grid was);
+``host_lock=True`` makes every simulation take the host lock instead, so that none runs beside a kernel
+sample (with other campaigns on the lock, that doubles everyone's waits).
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ def _episodes(cwnd: pd.DataFrame, flow_index: int, mss: int, end_s: float) -> li
 
 
 def run_ns3_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CONFIG, *, limit: int | None = None,
-                     progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None) -> int:
+                     progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
+                     host_lock: bool = False) -> int:
     """Run (or resume) the ns-3 grid; return the number of samples simulated in this call.
 
     Each record holds, per connection, its role, ns-3 congestion control, start, the bytes its sink
@@ -118,6 +120,8 @@ def run_ns3_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CONFI
         Longest wait for the host lock per sample. [s]
     plan : list of dict, optional
         Samples to run instead of :func:`ns3_plan`.
+    host_lock : bool
+        Take the host lock for each simulation.
 
     Returns
     -------
@@ -165,4 +169,5 @@ def run_ns3_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CONFI
             "queue_bin_end_s": [round(float(v), 6) for v in q.get("t_end_s", [])] if len(q) else []}
 
     return run_samples(records, plan if plan is not None else ns3_plan(config), measure, desc="bbr ns3",
-                       limit=limit, progress=progress, lock_timeout_s=lock_timeout_s, yield_s=0.5)
+                       on_host=lambda sample: host_lock, limit=limit, progress=progress,
+                       lock_timeout_s=lock_timeout_s, yield_s=0.5 if host_lock else 0.0)
