@@ -178,12 +178,22 @@ def run_rows(record: dict, engine: str) -> tuple[dict, list[dict], list[dict], l
     return run, flows_out, series, episodes
 
 
-def _read(paths: Sequence[str | Path], engine: str) -> list[dict]:
+def _read(paths: Sequence[str | Path]) -> list[dict]:
+    """Records from JSONL files (``runs/...jsonl``) or shipped stems (``data/datasets/bbr_kernel_records``)."""
+    import json
+
     from tcpmodels.records import JsonlRecords
+    from tcpmodels.records_parts import shipped_record_lines
 
     recs = []
     for p in paths:
-        recs += [r for r in JsonlRecords(p, KEY).read()]
+        if str(p).endswith(".jsonl"):
+            recs += JsonlRecords(p, KEY).read()
+        else:
+            lines = shipped_record_lines(p)
+            if not lines:
+                raise ValueError(f"no records shipped under {p} (expected {p}.jsonl.gz)")
+            recs += [json.loads(line) for line in lines]
     return recs
 
 
@@ -195,7 +205,8 @@ def build_dataset(*, kernel_records: Sequence[str | Path] = (), ns3_records: Seq
     Parameters
     ----------
     kernel_records, ns3_records, pilot_records : sequence of path
-        JSONL files of the kernel grid, the ns-3 grid and the pilot (engine ``kernel``).
+        Records of the kernel grid, the ns-3 grid and the pilot (engine ``kernel``): JSONL files, or the
+        stems of shipped records (``data/datasets/bbr_kernel_records``, read part by part).
     out_dir : str or Path
         Where the files go (created if missing).
     note : str
@@ -219,8 +230,7 @@ def build_dataset(*, kernel_records: Sequence[str | Path] = (), ns3_records: Seq
 
     git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)
     t_start = time.monotonic()
-    sources = {"kernel": _read(kernel_records, "kernel"), "ns3": _read(ns3_records, "ns3"),
-               "pilot": _read(pilot_records, "kernel")}
+    sources = {"kernel": _read(kernel_records), "ns3": _read(ns3_records), "pilot": _read(pilot_records)}
     if not any(sources.values()):
         raise ValueError("no records given (--kernel-records, --ns3-records, --pilot-records)")
     runs, flows, series, episodes = [], [], [], []
