@@ -13,14 +13,14 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 PYTEST_ARGS ?=
 # Debian packages the tests and the testbed need (installed only when root and missing);
 # gcc and python3.11-dev build the compiled pcap kernel (tcpmodels.traces.ckernel, optional).
-SYSTEM_PACKAGES := tshark tcpdump ethtool iperf3 iproute2 chromium gcc python3.11-dev clang llvm libbpf-dev bpftool
+SYSTEM_PACKAGES := tshark tcptrace tcpdump ethtool iperf3 iproute2 chromium gcc python3.11-dev clang llvm libbpf-dev bpftool
 
 .PHONY: help venv venv-full system-deps report test test-fast lab clean
 
 help:
 	@echo "make report  execute every notebook on data/ -> reports/index.html, figures/"
 	@echo "make test    system packages (when root), .venv with all extras, the whole test suite"
-	@echo "make lab     JupyterLab on 127.0.0.1 with a token, notebooks/ open"
+	@echo "make lab     JupyterLab on 127.0.0.1 with a token, on a working copy in lab/ (made by tcpmodels init)"
 
 $(VENV)/.base: setup.cfg setup.py pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -59,10 +59,18 @@ test: system-deps $(VENV)/.full
 test-fast: $(VENV)/.full
 	$(BIN)/python -m pytest -m "not testbed and not sim and not browser" $(PYTEST_ARGS)
 
+# The Lab opens a working copy written by `tcpmodels init` ($(LAB_DIR), ignored by git), never the tracked
+# notebooks/: JupyterLab saves outputs and widget state into the notebooks it runs. `rm -rf $(LAB_DIR)` (or
+# `make lab LAB_DIR=...`) for fresh copies; `make lab LAB_ARGS=--students` makes them without the answers.
+# Lecture mode for a projector: TCPMODELS_LECTURE=1 make lab.
 # Token: $JUPYTER_TOKEN if set, else a random one that Jupyter prints in the URL (one it did not generate is masked as "...").
 # Only on 127.0.0.1. As root (--allow-root) the browser terminals are switched off: a shell in a tab would be a root shell.
+LAB_DIR ?= lab
+LAB_ARGS ?=
 lab: $(VENV)/.base
-	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir=notebooks \
+	@test -d "$(LAB_DIR)/notebooks" || $(BIN)/tcpmodels init "$(LAB_DIR)" $(LAB_ARGS)
+	@echo "JupyterLab on the working copy $(LAB_DIR)/notebooks (rm -rf $(LAB_DIR) for fresh copies of the notebooks)"
+	$(BIN)/jupyter lab --ip=127.0.0.1 --no-browser --notebook-dir="$(LAB_DIR)/notebooks" \
 	  $$([ "$$(id -u)" = 0 ] && echo --allow-root --ServerApp.terminals_enabled=False)
 
 clean:

@@ -1,11 +1,11 @@
-"""Build hooks: the compiled pcap kernel, and the wheel also carries notebooks/ and data/ (for ``tcpmodels init``).
+"""Build hooks: the compiled pcap kernel, and the wheel also carries notebooks/, data/ and examples/ (for ``tcpmodels init``).
 
 ``tcpmodels.traces.ckernel`` is a small C extension (only Python's own headers and a C compiler, gcc
 from the Makefile's system packages): the per-record loops of the native pcap reader. It is optional:
 where it cannot be built the install goes on and the reader uses its numpy path (same results).
 
-All metadata is in setup.cfg. ``build_py`` copies ``notebooks/*.ipynb``, ``notebooks/README.md``
-and ``data/`` into ``tcpmodels/_shipped/`` of the build, so an installed wheel can write a
+All metadata is in setup.cfg. ``build_py`` copies ``notebooks/`` (the notebooks and their README),
+``data/`` and ``examples/`` (testbed configurations) into ``tcpmodels/_shipped/`` of the build, so an installed wheel can write a
 ready working folder (``tcpmodels.project.init_project``) without the repository. An editable
 install skips the copy: there the checkout's own folders are used.
 """
@@ -17,7 +17,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).resolve().parent
-SHIPPED = ("notebooks", "data")
+SHIPPED = ("notebooks", "data", "examples")
 IGNORE = shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.pyc", ".DS_Store")
 
 

@@ -12,10 +12,13 @@ the claims contract (issue 16), so the verdicts "before" are what that commit it
     python scripts/verdict_tables.py compare /tmp/v_before /tmp/v_after \\
         --rename '[kernel]=[kernel, uncoupled]' '[ns3]=[ns3, lia]'
 
-``compare`` prints, per paper, a Markdown table ``claim | part | before | after`` with each cell as
+``compare`` prints first the number of parts of each outcome per paper, before -> after (:func:`counts`),
+then, per paper, a Markdown table ``claim | part | before | after`` with each cell as
 ``effect [95 % CI] verdict (runs needed), n=<runs>``; a claim part present on one side only shows ``—``
 on the other. ``--rename OLD=NEW`` rewrites a label in the before table's claim names first (engines were
-relabelled when more congestion controls were added).
+relabelled when more congestion controls were added). Outcomes are shortened: ``sup.`` supported,
+``smaller`` smaller than claimed, ``contr.`` contradicted, ``inc.`` inconclusive, ``n.t.`` not testable here
+(the five outcomes of issue 54; dumps of older commits hold the first, third and fourth only).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from pathlib import Path
 import pandas as pd
 
 PAPERS = ("p1", "p2", "p3", "p4", "p5")
-SHORT_VERDICT = {"supported": "sup.", "contradicted": "contr.", "inconclusive": "inc."}
+SHORT_VERDICT = {"supported": "sup.", "smaller than claimed": "smaller", "contradicted": "contr.",
+                 "inconclusive": "inc.", "not testable here": "n.t."}
 
 
 def _p1(data_dir: str) -> pd.DataFrame:
@@ -115,6 +119,20 @@ def short_claim(claim: str) -> str:
     return head
 
 
+def counts(before_dir: Path, after_dir: Path, papers: list[str]) -> str:
+    """A Markdown table: per paper, the parts of each outcome before -> after (``-`` where a dump is missing)."""
+    lines = ["| paper | parts | " + " | ".join(SHORT_VERDICT) + " |", "|---" * (2 + len(SHORT_VERDICT)) + "|"]
+    for paper in papers:
+        sides = []
+        for folder in (before_dir, after_dir):
+            path = folder / f"{paper}.csv"
+            sides.append(pd.read_csv(path)["verdict"].value_counts() if path.exists() else None)
+        total = [("-" if c is None else str(int(c.sum()))) for c in sides]
+        cells = [" -> ".join("-" if c is None else str(int(c.get(v, 0))) for c in sides) for v in SHORT_VERDICT]
+        lines.append(f"| {paper.upper()} | {' -> '.join(total)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def compare(before_dir: Path, after_dir: Path, renames: list[str], papers: list[str]) -> str:
     """Markdown tables, one per paper, of the before and after verdicts matched on (claim, part)."""
     pairs = [r.split("=", 1) for r in renames]
@@ -159,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "dump":
         return 1 if dump(args.out_dir, args.data_dir, args.papers) else 0
+    print(counts(args.before_dir, args.after_dir, args.papers) + "\n")
     print(compare(args.before_dir, args.after_dir, args.rename, args.papers))
     return 0
 

@@ -186,15 +186,22 @@ def _failing_cell(nb_path: Path) -> tuple[int | None, str]:
     return None, ""
 
 
+#: Notebook metadata key: when true, its HTML shows outputs only (as ``jupyter nbconvert --no-input``), for a
+#: report read by someone who did not write it (the ``tcpmodels analyze`` report); the notebook keeps its code.
+HIDE_INPUT_KEY = "tcpmodels_report_hide_input"
+
+
 def _to_html(nb_path: Path, exporter: Any = None) -> Path:
     """Render an executed notebook to HTML beside it (``exporter``: an nbconvert ``HTMLExporter`` to reuse)."""
     import nbformat
 
-    if exporter is None:
+    nb = nbformat.read(nb_path, as_version=4)
+    if exporter is None or nb.metadata.get(HIDE_INPUT_KEY):
         from nbconvert import HTMLExporter
 
-        exporter = HTMLExporter()
-    body, _ = exporter.from_notebook_node(nbformat.read(nb_path, as_version=4))
+        exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True) \
+            if nb.metadata.get(HIDE_INPUT_KEY) else HTMLExporter()
+    body, _ = exporter.from_notebook_node(nb)
     out = nb_path.with_suffix(".html")
     out.write_text(body, encoding="utf-8")
     return out

@@ -2,8 +2,9 @@
 
 For every run of :func:`tcpmodels.report.run_notebook` the row shows the notebook's
 one-line description (its title), quick or full mode and the parameters papermill
-injected, the counts of supported / contradicted / inconclusive claims (the verdict
-badges of the cell tagged ``claims-table``, see :func:`tcpmodels.papers.common.claims_full`),
+injected, the counts of claim parts per outcome (supported, smaller than claimed, contradicted,
+inconclusive, not testable here: the verdict badges of the cell tagged ``claims-table``, see
+:func:`tcpmodels.papers.common.claims_full`),
 a thumbnail of its main figure (the first image it shows), links to the HTML and to
 the executed ``.ipynb``, its run time, and, for a failed run, the cell and the error.
 """
@@ -20,8 +21,10 @@ from typing import Protocol, Sequence
 
 __all__ = ["notebook_summary", "write_index", "VERDICT_CLASSES"]
 
-#: The verdicts counted, with their badge colours (as in tcpmodels.papers.common).
-VERDICT_CLASSES = {"supported": "#1a7f37", "contradicted": "#cf222e", "inconclusive": "#9a6700"}
+#: The verdicts counted, with their badge colours (as in tcpmodels.papers.common; the badge's class is the
+#: verdict with hyphens for spaces, ``verdict-smaller-than-claimed``).
+VERDICT_CLASSES = {"supported": "#1a7f37", "smaller than claimed": "#bc4c00", "contradicted": "#cf222e",
+                   "inconclusive": "#9a6700", "not testable here": "#57606a"}
 _THUMB_WIDTH_PX = 360
 
 
@@ -101,7 +104,7 @@ def notebook_summary(executed_ipynb: str | Path) -> dict:
     if tables:
         text = "".join(_outputs_text(c) for c in tables)
         if text:
-            counts = {v: len(re.findall(rf'class="verdict verdict-{v}"', text)) for v in VERDICT_CLASSES}
+            counts = {v: len(re.findall(rf'class="verdict verdict-{"-".join(v.split())}"', text)) for v in VERDICT_CLASSES}
     return {"description": _description(nb), "parameters": params, "mode": mode, "counts": counts,
             "image": _first_image(nb)}
 

@@ -28,9 +28,28 @@ from tcpmodels.models.cubic import (
     reno_window_segments,
 )
 from tcpmodels.models.window_dynamics import cubic_window_trajectory, reno_window_trajectory
+from tcpmodels.notebook_params import choice, flag, folder, real
+from tcpmodels.teaching_plots.style import legend, new_figure, panels, teaching_figure, title
 from tcpmodels.widgets import save_figure
 
-__all__ = ["bottleneck_table", "cubic_vs_reno_summary", "cubic_vs_reno_widget", "plot_cubic_vs_reno", "save_figure"]
+__all__ = ["PARAMETERS", "bottleneck_table", "cubic_vs_reno_summary", "cubic_vs_reno_widget", "plot_cubic_vs_reno",
+           "save_figure"]  # fmt: skip
+
+#: Ranges of the sliders and parameters: W_max [segments], C [segments/s^3], beta_cubic [-], RTT [s].
+W_MAX_SEGMENTS_RANGE = (3.0, 1e4)
+C_RANGE = (0.05, 4.0)
+BETA_CUBIC_RANGE = (0.5, 0.9)
+RTT_S_RANGE = (1e-3, 1.0)
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+PARAMETERS = {
+    "quick": flag(),
+    "w_max_segments": real(*W_MAX_SEGMENTS_RANGE, "segments"),
+    "c": real(*C_RANGE, "segments/s^3"),
+    "beta_cubic": real(*BETA_CUBIC_RANGE),
+    "rtt_s": real(*RTT_S_RANGE, "s"),
+    "x_reading": choice(X_READINGS),
+    "figures_dir": folder(),
+}
 
 _MAX_STEPS = 15_000
 
@@ -48,7 +67,9 @@ def _horizon_s(w_max_segments: float, c: float, beta_cubic: float, rtt_s: float,
 
 
 def _dt_s(rtt_s: float, duration_s: float) -> float:
-    return max(min(rtt_s / 4.0, duration_s / 1500.0), duration_s / _MAX_STEPS)
+    """Step of the window trajectories: a quarter RTT, or duration/1500 if shorter, but at most _MAX_STEPS steps,
+    and never above 1 s (the trajectories' limit; reached at W_max = 10^4 and RTT = 1 s)."""
+    return min(max(min(rtt_s / 4.0, duration_s / 1500.0), duration_s / _MAX_STEPS), 1.0)
 
 
 def cubic_vs_reno_summary(
@@ -103,6 +124,7 @@ def cubic_vs_reno_summary(
     return pd.DataFrame(rows, columns=["quantity", "value", "unit", "formula"])
 
 
+@teaching_figure
 def plot_cubic_vs_reno(
     w_max_segments: float = 100.0,
     c: float = 0.4,
@@ -153,8 +175,8 @@ def plot_cubic_vs_reno(
     horizon = _horizon_s(w_max_segments, c, beta_cubic, rtt_s, k_mod)
     t = np.linspace(0.0, horizon, 600)
 
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
-    ax, ax2 = fig.subplots(1, 2)
+    fig = new_figure(11, 4.2, lecture_height_in=6.4)
+    ax, ax2 = panels(fig, 2)
 
     # -- left: one epoch
     ax.plot(t, cubic_window_segments(t, w_max_segments, c, beta_cubic), color="C0", lw=1, ls="--", label="W_cubic(t) (bare curve)")
@@ -166,7 +188,8 @@ def plot_cubic_vs_reno(
     ax.plot(t, cubic_reno_friendly_window_segments(t, w_max_segments, rtt_s, beta_cubic), color="C2", lw=1.2, ls=":", label="W_est (Reno-friendly)")
     ax.plot(t, reno_window_segments(t, w_max_segments, rtt_s), color="C3", lw=1.8, label="Reno (W_max/2 + t/RTT)")
     ax.axvline(k, color="C0", lw=0.8, ls="-.")
-    ax.annotate(f"K = {k:.3g} s", (k, beta_cubic * w_max_segments), xytext=(4, 0), textcoords="offset points", color="C0", fontsize=9)
+    ax.annotate(f"K = {k:.3g} s", (k, 1.32 * w_max_segments), xytext=(4, 0), textcoords="offset points", color="C0",
+                fontsize="small", va="top")  # fmt: skip
     if x_reading != "none":
         mod = cubic_window_trajectory(
             rtt_s=rtt_s, duration_s=horizon, w_max_segments=w_max_segments, loss_interval_s=10 * horizon,
@@ -174,14 +197,15 @@ def plot_cubic_vs_reno(
         )  # fmt: skip
         ax.plot(mod.t_s, mod.cwnd_segments, color="C1", lw=2, label=f"Kozu-Yamaguchi cwnd ({x_reading} x)")
         ax.axvline(k_mod, color="C1", lw=0.8, ls="-.")
-        ax.annotate(f"K' = {k_mod:.3g} s", (k_mod, 0.9 * beta_cubic * w_max_segments), xytext=(4, 0), textcoords="offset points", color="C1", fontsize=9)
+        ax.annotate(f"K' = {k_mod:.3g} s", (k_mod, 1.32 * w_max_segments), xytext=(4 if k_mod >= k else -4, -15),
+                    textcoords="offset points", color="C1", fontsize="small", va="top", ha="left" if k_mod >= k else "right")  # fmt: skip
     ax.axhline(w_max_segments, color="0.5", lw=0.8)
     ax.set_xlim(0, horizon)
     ax.set_ylim(0, 1.35 * w_max_segments)  # at small RTT the linear laws leave the plot: that is the lesson
     ax.set_xlabel("time since the loss [s]")
-    ax.set_ylabel("congestion window [segments]")
-    ax.set_title(f"One epoch: W_max = {w_max_segments:.4g}, C = {c:g}, beta_cubic = {beta_cubic:g}, RTT = {rtt_s * 1e3:.3g} ms", fontsize=10)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.set_ylabel("cwnd [segments]")
+    title(ax, f"One epoch: W_max = {w_max_segments:.4g}, C = {c:g}, beta_cubic = {beta_cubic:g}, RTT = {rtt_s * 1e3:.3g} ms")
+    legend(ax, loc="lower right", lecture_columns=2)
 
     # -- right: repeated losses at the cap W_max
     # cycle lengths: Reno (W_max/2) RTT; CUBIC K, unless W_est gets back to W_max first
@@ -203,9 +227,9 @@ def plot_cubic_vs_reno(
     ax2.axhline(w_max_segments, color="0.5", lw=0.8)
     ax2.set_ylim(0, 1.15 * w_max_segments)
     ax2.set_xlabel("time [s]")
-    ax2.set_ylabel("congestion window [segments]")
-    ax2.set_title(f"Loss at cwnd = {w_max_segments:.4g}; CUBIC Reno-friendly {friendly:.0%} of the time", fontsize=10)
-    ax2.legend(fontsize=8, loc="lower right")
+    ax2.set_ylabel("cwnd [segments]")
+    title(ax2, f"Loss at cwnd = {w_max_segments:.4g}; CUBIC Reno-friendly {friendly:.0%} of the time")
+    legend(ax2, loc="lower right")
     return fig
 
 
@@ -241,18 +265,15 @@ def cubic_vs_reno_widget(
         The panel of :func:`tcpmodels.widgets.figure_widget`; it redraws the figure on every change
         (the figure is built without pyplot, so ``ipywidgets.interactive`` would show nothing).
     """
-    import ipywidgets as widgets
-
-    from tcpmodels.widgets import figure_widget, float_slider, log_slider
+    from tcpmodels.widgets import dropdown, figure_widget, float_slider, log_slider
 
     _check_reading(x_reading)
     controls = {
-        "w_max_segments": log_slider("W_max [segments]", w_max_segments, 3.0, 1e4),
-        "c": float_slider("C [segments/s^3]", c, 0.05, 4.0, 0.05),
-        "beta_cubic": float_slider("beta_cubic [-]", beta_cubic, 0.5, 0.9, 0.05),
-        "rtt_s": log_slider("RTT [s]", rtt_s, 1e-3, 1.0),
-        "x_reading": widgets.Dropdown(options=list(X_READINGS), value=x_reading, description="x(RTT) reading",
-                                      style={"description_width": "13em"}, layout={"width": "34em"}),  # fmt: skip
+        "w_max_segments": log_slider("W_max [segments]", w_max_segments, *W_MAX_SEGMENTS_RANGE),
+        "c": float_slider("C [segments/s^3]", c, *C_RANGE, 0.05),
+        "beta_cubic": float_slider("beta_cubic [-]", beta_cubic, *BETA_CUBIC_RANGE, 0.05),
+        "rtt_s": log_slider("RTT [s]", rtt_s, *RTT_S_RANGE),
+        "x_reading": dropdown("x(RTT) reading", X_READINGS, x_reading),
     }
     return figure_widget(plot_cubic_vs_reno, controls, fixed={"cycles": cycles})
 

@@ -301,7 +301,8 @@ def test_index_shows_description_mode_counts_thumbnail_links_and_failures(tmp_pa
     bad = _executed(tmp_path / "bad.ipynb", with_claims=False)
     info = notebook_summary(good)
     assert info["description"] == "P9 — a paper" and info["mode"] == "quick"
-    assert info["counts"] == {"supported": 2, "contradicted": 0, "inconclusive": 1}
+    assert info["counts"] == {"supported": 2, "smaller than claimed": 0, "contradicted": 0, "inconclusive": 1,
+                              "not testable here": 0}
     assert notebook_summary(bad)["counts"] is None
     runs = [NotebookRun(name="p9", status="ok", seconds=1.5, output_ipynb=good, output_html=tmp_path / "p9.html"),
             NotebookRun(name="bad", status="failed", seconds=0.2, output_ipynb=bad, output_html=None,

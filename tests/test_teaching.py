@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import base64
 import io
 from pathlib import Path
 
@@ -102,7 +103,7 @@ def test_widget_redraws_the_figure_on_every_control(monkeypatch):
     """The lecture's panel shows a figure at once and a new one after each control moves.
 
     (The old ``widgets.interactive`` over a function returning a pyplot-free Figure displayed
-    nothing in JupyterLab: the figure must be written into the Output, as figure_widget does.)
+    nothing in JupyterLab: the figure must be written into the panel's Image, as figure_widget does.)
     """
     widgets = pytest.importorskip("ipywidgets")
     drawn = []
@@ -115,12 +116,15 @@ def test_widget_redraws_the_figure_on_every_control(monkeypatch):
     monkeypatch.setattr(teaching, "plot_cubic_vs_reno", recording_plot)
     panel = teaching.cubic_vs_reno_widget(100.0, 0.4, 0.7, 0.1, "none", cycles=1)
     controls = [w for row in panel.children[0].children for w in row.children]
-    out = panel.children[1]
-    assert isinstance(out, widgets.Output)
+    image, message = panel.children[1].children
+    assert isinstance(image, widgets.Image)
+    images = []
 
     def shown():
-        kinds = [o["output_type"] for o in out.outputs]
-        assert kinds == ["display_data"], out.outputs  # one figure, no error line
+        assert message.value == "" and image.layout.display is None  # the figure, no error line
+        png = base64.b64decode(bytes(image.value).removeprefix(b"data:image/png;base64,"))
+        assert png.startswith(b"\x89PNG") and png not in images  # replaced in place by a new figure
+        images.append(png)
         buf = io.BytesIO()
         drawn[-1].savefig(buf, format="png", dpi=40)
         return buf.getvalue()
@@ -146,8 +150,8 @@ def test_notebook_layout():
     assert len(params) == 1
     assigned = {}
     for node in ast.parse(params[0].source).body:
-        assert isinstance(node, ast.Assign)
-        assigned[node.targets[0].id] = ast.literal_eval(node.value)
+        assert isinstance(node, ast.AnnAssign)  # typed, for papermill --help-notebook
+        assigned[node.target.id] = ast.literal_eval(node.value)
     assert assigned == {
         "quick": False,
         "w_max_segments": 100.0,

@@ -34,6 +34,7 @@ from tcpmodels.teaching_plots.heavytail import (
     plot_pareto_samples,
     pareto_widget,
     plot_self_similarity,
+    hurst_widget,
     self_similarity_widget,
 )
 from tcpmodels.teaching_plots.mptcp import lia_table, lia_widget, plot_lia_two_paths
@@ -268,7 +269,9 @@ def test_figure_widget_redraws_when_a_control_changes():
     with redirect_stdout(io.StringIO()):
         panel = figure_widget(plot, {"x": slider}, fixed={"n_points": 9})
         slider.value = 2.5
-    assert isinstance(panel.children[1], widgets.Output)
+    image, message = panel.children[1].children
+    assert isinstance(image, widgets.Image) and message.value == ""
+    assert image.format == "url" and bytes(image.value).startswith(b"data:image/png;base64,iVBORw0KGgo")  # a PNG
     assert calls == [(1.0, 9), (2.5, 9)]
     with pytest.raises(ValueError, match="plot_fns"):
         figure_widget((), {"x": slider})
@@ -276,8 +279,8 @@ def test_figure_widget_redraws_when_a_control_changes():
 
 @pytest.mark.parametrize(
     "make",
-    [throughput_widget, bdp_widget, lia_widget, self_similarity_widget, pareto_widget],
-    ids=["throughput", "bdp", "lia", "self_similarity", "pareto"],
+    [throughput_widget, bdp_widget, lia_widget, self_similarity_widget, hurst_widget, pareto_widget],
+    ids=["throughput", "bdp", "lia", "self_similarity", "hurst", "pareto"],
 )
 def test_every_panel_has_sliders_named_like_the_plot_arguments(make, monkeypatch):
     import ipywidgets as widgets
@@ -358,26 +361,26 @@ def test_trace_widget_flow_range_follows_the_capture():
     from tcpmodels.teaching_plots.traces import data_flows, trace_widget
 
     panel = trace_widget("cubic_bulk.pcap.gz", flow_rank=1, data_dir=DATA)
-    menu, flow, zoom = [w for row in panel.children[0].children for w in row.children]
-    out = panel.children[1]
+    menu, flow, zoom, start = [w for row in panel.children[0].children for w in row.children]
+    image, message = panel.children[1].children
     assert (flow.min, flow.max, flow.value) == (0, len(data_flows("cubic_bulk.pcap.gz", DATA)) - 1, 1)
     for name in menu.options:
         menu.value = name
         assert flow.max == max(len(data_flows(name, DATA)) - 1, 0), name
         assert flow.value <= flow.max
         # the figure, never an error line: every reachable slider value is a valid flow
-        assert [o["output_type"] for o in out.outputs] == ["display_data"], (name, out.outputs)
+        assert message.value == "" and image.layout.display is None, (name, message.value)
     flow.value = flow.max
-    assert [o["output_type"] for o in out.outputs] == ["display_data"]
-    assert 0.05 <= zoom.min and zoom.max == 1.0
+    assert message.value == "" and image.layout.display is None
+    assert 0.05 <= zoom.min and zoom.max == 1.0 and (start.min, start.max) == (0.0, 1.0)
 
 
 def test_docstring_examples_of_the_teaching_modules():
     import doctest
     import importlib
 
-    names = [f"tcpmodels.teaching_plots.{n}" for n in ("throughput", "bdp", "mptcp", "heavytail", "traces")]
-    for name in names + ["tcpmodels.widgets"]:
+    names = [f"tcpmodels.teaching_plots.{n}" for n in ("throughput", "bdp", "mptcp", "heavytail", "traces", "style")]
+    for name in names + ["tcpmodels.widgets", "tcpmodels.notebook_params"]:
         module = importlib.import_module(name)
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"

@@ -53,3 +53,16 @@ def test_a_point_value_has_no_interval_and_a_missing_dump_names_its_file(vt, tmp
         vt.compare(tmp_path / "nothere", after, [], ["p1"])
     with pytest.raises(SystemExit, match="OLD=NEW"):
         vt.compare(after, after, ["no-equals-sign"], ["p1"])
+
+
+def test_counts_table_and_the_new_outcomes_are_shortened(vt, tmp_path):
+    before = _dump(tmp_path / "b", [_row("C3.2 x", "divide", 0.0091, 0.0002, 0.018, 30, "supported"),
+                                    _row("C2.3 y", "gain", 0.04, 0.02, 0.06, 256, "contradicted")])
+    after = _dump(tmp_path / "a", [_row("C3.2 x", "divide", 0.0091, 0.0002, 0.018, 30, "inconclusive", 5603),
+                                   _row("C2.3 y", "gain", 0.04, 0.02, 0.06, 256, "not testable here")])
+    table = vt.counts(before, after, ["p1", "p2"]).splitlines()
+    assert table[0] == "| paper | parts | supported | smaller than claimed | contradicted | inconclusive | not testable here |"
+    assert table[2] == "| P1 | 2 -> 2 | 1 -> 0 | 0 -> 0 | 1 -> 0 | 0 -> 1 | 0 -> 1 |"
+    assert table[3] == "| P2 | - -> - | - -> - | - -> - | - -> - | - -> - | - -> - |"
+    assert vt.cell(_row("C", "p", 0.04, 0.02, 0.06, 256, "not testable here")) == "+0.04 [+0.02, +0.06] n.t., n=256"
+    assert vt.cell(_row("C", "p", 0.02, 0.01, 0.03, 9, "smaller than claimed")) == "+0.02 [+0.01, +0.03] smaller, n=9"

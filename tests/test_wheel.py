@@ -114,3 +114,56 @@ def test_help_and_report_work_outside_the_repository(venv, tmp_path):
     shipped = Path(_run([str(venv / "bin" / "python"), "-c", "import tcpmodels.project as p; print(p.shipped_root())"],
                         cwd=tmp_path, env=env).strip())  # fmt: skip
     assert shipped.is_relative_to(venv) and not (shipped / "reports").exists() and not (shipped / "figures").exists()
+
+
+def test_analyze_works_outside_the_repository(venv, tmp_path):
+    """``tcpmodels analyze`` from the installed wheel finds its report notebook in the package (it looked for
+    ``site-packages/notebooks/analyze_capture.ipynb``, built from the repository's layout: issue 49)."""
+    env = _clean_env(venv)
+    exe = str(venv / "bin" / "tcpmodels")
+    capture = tmp_path / "bulk.pcap.gz"
+    shutil.copy(REPO / "data" / "captures" / "reno_bulk.pcap.gz", capture)
+    done = subprocess.run([exe, "analyze", str(capture), "--output-dir", "out", "--top", "1"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done
+    report = tmp_path / "out" / "bulk"
+    assert (report / "analyze_capture.ipynb").is_file() and (report / "analyze_capture.html").is_file()
+    assert done.stdout.split() == ["out/bulk/analyze_capture.html"]
+    assert "site-packages" not in done.stderr, done.stderr
+
+
+# --------------------------------------------------------------------------- a course from the wheel (issue 55)
+
+
+def test_a_course_runs_from_the_wheel_students_copies_and_a_lecture_in_lecture_mode(venv, tmp_path):
+    """`tcpmodels init course --students` outside the repository, then a lecture executed by `tcpmodels report`
+    in lecture mode: student copies without answers, the examples, the lecture's report and figure."""
+    env = dict(_clean_env(venv), TCPMODELS_LECTURE="1")
+    exe = str(venv / "bin" / "tcpmodels")
+    out = _run([exe, "init", "course", "--students"], cwd=tmp_path, env=env)
+    course = tmp_path / "course"
+    assert "student copies" in out and (course / "examples" / "two_path.toml").is_file()
+    lecture = (course / "notebooks" / "teach_bdp_window_scaling.ipynb").read_text()
+    assert "<details>" not in lecture and "## Exercises" in lecture
+    done = subprocess.run([exe, "report", "teach_bdp_window_scaling", "-p", "quick", "True", "--no-progress"], cwd=course,
+                          env=env, capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0 and "ok" in done.stdout, done
+    assert (course / "reports" / "teach_bdp_window_scaling.html").is_file()
+    from PIL import Image
+
+    with Image.open(course / "figures" / "teach_bdp_window_scaling.png") as png:  # the lecture-mode figure: 6 in wide
+        assert png.size[0] == 6 * 120, png.size
+
+
+@pytest.mark.testbed
+@pytest.mark.timeout(600)
+def test_the_testbed_example_runs_from_an_init_folder(venv, tmp_path, testbed_available):
+    """`tcpmodels testbed run examples/two_path.toml` in a folder made by `init`, with the wheel's executable
+    (as `sudo .venv/bin/tcpmodels ...` runs it): captures on both paths."""
+    env = _clean_env(venv)
+    exe = str(venv / "bin" / "tcpmodels")
+    _run([exe, "init", "work"], cwd=tmp_path, env=env)
+    out = _run([exe, "testbed", "run", "examples/two_path.toml", "--no-progress"], cwd=tmp_path / "work", env=env, timeout_s=540)
+    assert "0 failed" in out, out
+    captures = list((tmp_path / "work" / "runs").rglob("*.pcap*"))
+    assert len(captures) >= 2 and all(c.stat().st_size > 0 for c in captures), captures

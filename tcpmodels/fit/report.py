@@ -508,7 +508,7 @@ def claims(data: dict, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`.
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`.
     """
     from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
 

@@ -32,6 +32,7 @@ segment; a flow without any loss event is analysed whole and has ``p = 0``.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -39,7 +40,8 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.fit.events import group_loss_events
-from tcpmodels.traces import annotate, rtt_samples
+from tcpmodels.traces import TraceWarning, annotate, rtt_samples
+from tcpmodels.traces.flows import sequence_coverage
 
 __all__ = ["FlowEstimates", "flow_estimates", "retransmissions", "LINUX_RTO_MIN_S"]
 
@@ -93,6 +95,10 @@ class FlowEstimates:
         Time-averaged bytes in flight in the window, in MSS. [segments]
     throughput_bps : float
         Acknowledged payload per second in the window (goodput). [bit/s]
+    bytes_not_captured : int
+        Bytes of the flow's sequence space no captured segment carried
+        (:func:`tcpmodels.traces.flows.sequence_coverage`): when above 0, p and the segment counts are of what
+        was captured only (a warning says so). [bytes]
     events : pandas.DataFrame
         One row per loss event of the whole flow (``start_s``, ``end_s``,
         ``retransmissions``, ``is_timeout`` (any of its retransmissions was a timeout,
@@ -125,6 +131,7 @@ class FlowEstimates:
     w_max_bytes: float
     flight_mean_segments: float
     throughput_bps: float
+    bytes_not_captured: int = 0
     events: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -402,8 +409,13 @@ def flow_estimates(packets: pd.DataFrame, flow_id: int | None = None, annotated:
     else:
         ev["flight_before_segments"] = pd.Series(dtype=float)
 
+    missing = int(sequence_coverage(packets, an, [fid])["bytes_not_captured"].iloc[0])
+    if missing:
+        warnings.warn(f"flow {fid}: {missing} bytes of its sequence space were never captured (capture drops, or "
+                      "a capture of part of the path's traffic): p, the segment counts and the RTT samples are of "
+                      "the captured segments only", TraceWarning, stacklevel=2)
     return FlowEstimates(
-        flow_id=fid, mss_bytes=mss, window_start_s=w_start, window_end_s=w_end, duration_s=w_end - w_start,
+        flow_id=fid, mss_bytes=mss, bytes_not_captured=missing, window_start_s=w_start, window_end_s=w_end, duration_s=w_end - w_start,
         data_segments=n_seg, retransmissions=n_rtx, loss_events=n_ev, timeouts=n_to, loss_event_rate=p,
         retransmission_rate=n_rtx / n_seg if n_seg else np.nan, rtt_mean_s=rtt_mean, rtt_median_s=rtt_median,
         rtt_min_s=rtt_min, rtt_samples=int(len(rv)), t0_s=t0, t0_observed=int(len(to_gaps)),

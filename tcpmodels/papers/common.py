@@ -5,20 +5,18 @@ The contract every ``tcpmodels.papers.pN_*`` module (and ``tcpmodels.fit.report`
 * ``load_dataset(data_dir) -> <Paper>Dataset`` (through :func:`read_frames`);
 * ``tables(dataset, *, quick=False, seed=0) -> dict[str, DataFrame]``;
 * ``claims(dataset, tables) -> DataFrame`` with the columns of
-  :data:`tcpmodels.stats.CLAIM_COLUMNS`, each row judged by :mod:`tcpmodels.stats`.
+  :data:`tcpmodels.stats.VERDICT_COLUMNS`, each row judged by :mod:`tcpmodels.stats`
+  (Holm's adjustment within each family: one paper's parts on one engine).
 
-Notebooks show the verdicts with :func:`claims_summary` (first: claim, coloured
-verdict badge, effect with its CI, one line of why) and :func:`claims_full`
-(last: every column, left-aligned, wrapped). :func:`comparison_frame` gives
-printed-versus-reproduced numbers. :class:`Claim` / :func:`claims_frame` are
-the old boolean ``holds`` verdicts, kept for before/after comparisons.
+Notebooks open with :func:`answer_box` (at most three sentences computed from the verdicts by the
+paper module's ``answer``) and :func:`claims_summary` of the headline parts (claim, coloured verdict
+badge, effect with its CI, one line of why), and end with :func:`claims_full` (every column,
+left-aligned, wrapped). :func:`comparison_frame` gives printed-versus-reproduced numbers.
 
 Examples
 --------
->>> c = Claim(claim="C4.1", paper_says="29 Gbit/s", we_measured="29.02 Gbit/s",
-...           holds=True, why="window / RTT")
->>> list(claims_frame([c]).columns)
-['claim', 'paper_says', 'we_measured', 'holds', 'why']
+>>> comparison_frame([Comparison(quantity="rate", paper=29, ours=29.02, unit="Gbit/s")]).columns.tolist()
+['quantity', 'paper', 'ours', 'unit', 'rel_diff', 'note']
 """
 
 from __future__ import annotations
@@ -26,92 +24,24 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from tcpmodels.stats import CLAIM_COLUMNS as VERDICT_COLUMNS
-from tcpmodels.stats import VERDICTS
+from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS
 
 __all__ = [
-    "rerun_once_caught_up",
-    "Claim", "claims_frame", "Comparison", "comparison_frame", "CLAIM_COLUMNS", "COMPARISON_COLUMNS",
-    "VERDICT_COLUMNS", "read_frames", "check_claims", "claims_summary", "claims_full", "verdict_badge",
-    "before_after", "human", "table_view", "from_old_verdicts",
+    "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "read_frames", "check_claims",
+    "claims_summary", "claims_full", "verdict_badge", "verdict_slug", "human", "table_view", "answer_box",
+    "holm_note", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
 ]
 
-#: Columns of the old :func:`claims_frame` (boolean ``holds``), in order.
-CLAIM_COLUMNS = ("claim", "paper_says", "we_measured", "holds", "why")
 #: Columns of :func:`comparison_frame`, in order.
 COMPARISON_COLUMNS = ("quantity", "paper", "ours", "unit", "rel_diff", "note")
-
-
-@dataclass(frozen=True, kw_only=True)
-class Claim:
-    """One claim of a paper and our verdict on it.
-
-    Parameters
-    ----------
-    claim : str
-        Short id and wording, e.g. ``"C4.1 standard TCP is limited to 29 Gbit/s"``.
-    paper_says : str
-        What the paper states, with its numbers as printed.
-    we_measured : str
-        What our data or computation gives, with numbers and units.
-    holds : bool or None
-        ``True`` supported, ``False`` contradicted, ``None`` cannot be decided
-        from what we have (say why).
-    why : str
-        The reasoning behind the verdict, including caveats.
-    """
-
-    claim: str
-    paper_says: str
-    we_measured: str
-    holds: bool | None
-    why: str
-
-    def __post_init__(self) -> None:
-        if self.holds not in (True, False, None):
-            raise ValueError(f"holds must be True, False or None; got {self.holds!r}")
-        for name in ("claim", "paper_says", "we_measured", "why"):
-            if not isinstance(getattr(self, name), str) or not getattr(self, name).strip():
-                raise ValueError(f"{name} must be a non-empty string; got {getattr(self, name)!r}")
-
-    def to_dict(self) -> dict[str, object]:
-        """The fields as a plain dict (keys in :data:`CLAIM_COLUMNS` order).
-
-        Returns
-        -------
-        dict of str to object
-            ``claim, paper_says, we_measured, holds, why``.
-        """
-        return asdict(self)
-
-
-def claims_frame(claims: Iterable[Claim]) -> pd.DataFrame:
-    """Table of claim verdicts, one row per claim.
-
-    Parameters
-    ----------
-    claims : iterable of Claim
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``claim, paper_says, we_measured, holds, why``; ``holds`` has
-        pandas' nullable ``boolean`` dtype (``<NA>`` for undecided).
-    """
-    rows = list(claims)
-    for row in rows:
-        if not isinstance(row, Claim):
-            raise TypeError(f"claims must be Claim instances; got {type(row).__name__}")
-    frame = pd.DataFrame([row.to_dict() for row in rows], columns=list(CLAIM_COLUMNS))
-    frame["holds"] = pd.array([row.holds for row in rows], dtype="boolean")
-    return frame
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -265,20 +195,37 @@ def check_claims(table: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ display
 #: Badge colours (background, text) per verdict.
-BADGE_COLOURS = {"supported": ("#1a7f37", "#ffffff"), "contradicted": ("#cf222e", "#ffffff"),
-                 "inconclusive": ("#9a6700", "#ffffff")}
+BADGE_COLOURS = {"supported": ("#1a7f37", "#ffffff"), "smaller than claimed": ("#bc4c00", "#ffffff"),
+                 "contradicted": ("#cf222e", "#ffffff"), "inconclusive": ("#9a6700", "#ffffff"),
+                 "not testable here": ("#57606a", "#ffffff")}
 _LEFT = [{"selector": "th", "props": [("text-align", "left"), ("vertical-align", "top")]},
          {"selector": "td", "props": [("text-align", "left"), ("vertical-align", "top"),
                                       ("white-space", "normal"), ("word-break", "break-word")]}]
 
 
-def verdict_badge(verdict: str) -> str:
-    """HTML badge for one verdict (class ``verdict verdict-<verdict>``, which the reports index counts).
+def verdict_slug(verdict: str) -> str:
+    """The verdict as a CSS class suffix: ``"smaller than claimed"`` -> ``"smaller-than-claimed"``.
 
     Parameters
     ----------
     verdict : str
-        ``"supported"``, ``"contradicted"`` or ``"inconclusive"``; any other text gets a grey badge.
+        One of :data:`tcpmodels.stats.VERDICTS` (any text is accepted).
+
+    Returns
+    -------
+    str
+        Lower case, spaces as hyphens.
+    """
+    return "-".join(verdict.lower().split())
+
+
+def verdict_badge(verdict: str) -> str:
+    """HTML badge for one verdict (class ``verdict verdict-<slug>``, which the reports index counts).
+
+    Parameters
+    ----------
+    verdict : str
+        One of :data:`tcpmodels.stats.VERDICTS`; any other text gets a grey badge.
 
     Returns
     -------
@@ -286,7 +233,7 @@ def verdict_badge(verdict: str) -> str:
         An HTML ``<span>`` with the (escaped) verdict, coloured by :data:`BADGE_COLOURS`.
     """
     bg, fg = BADGE_COLOURS.get(verdict, ("#6e7781", "#ffffff"))
-    return (f'<span class="verdict verdict-{html.escape(verdict)}" style="background:{bg};color:{fg};'
+    return (f'<span class="verdict verdict-{html.escape(verdict_slug(verdict))}" style="background:{bg};color:{fg};'
             f'padding:1px 7px;border-radius:9px;font-weight:600;white-space:nowrap">{html.escape(verdict)}</span>')
 
 
@@ -317,21 +264,24 @@ def _styled(frame: pd.DataFrame, widths: dict[str, str]):
     return frame.style.hide(axis="index").set_table_styles(styles)
 
 
-def claims_summary(table: pd.DataFrame) -> Styler:
-    """The opening table of a notebook: claim, part, coloured verdict, effect [CI], runs needed, one line of why.
+def claims_summary(table: pd.DataFrame, rows: Sequence[int] | pd.Series | None = None) -> Styler:
+    """The opening table of a notebook: claim, part, coloured verdict, effect [CI], p (Holm), runs, one line of why.
 
-    The *why* shown is the last clause of the ``why`` column (the rule that decided); the
-    full text is in :func:`claims_full`.
+    The *why* shown is the last clause of the ``why`` column (the rule that decided, or Holm's
+    adjustment); the full text is in :func:`claims_full`.
 
     Parameters
     ----------
     table : pandas.DataFrame
         A claims table (columns :data:`VERDICT_COLUMNS`).
+    rows : sequence of int or boolean Series, optional
+        The rows to show (positions, or a mask aligned with ``table``), e.g. a paper's headline parts;
+        default all.
 
     Returns
     -------
     pandas.io.formats.style.Styler
-        Columns ``claim, part, verdict, effect [CI], runs, runs needed, why (deciding rule)``,
+        Columns ``claim, part, verdict, effect [CI], p (Holm), runs, runs needed, why (deciding rule)``,
         left-aligned, wrapped, without index; numbers to 3 significant digits.
 
     Raises
@@ -340,11 +290,14 @@ def claims_summary(table: pd.DataFrame) -> Styler:
         If ``table`` is not a claims table (see :func:`check_claims`).
     """
     check_claims(table)
+    if rows is not None:
+        table = table[rows] if isinstance(rows, pd.Series) else table.iloc[list(rows)]
     view = pd.DataFrame({
         "claim": table["claim"],
         "part": table["part"],
         "verdict": [verdict_badge(v) for v in table["verdict"]],
         "effect [CI]": [_effect_ci(r) for r in table.itertuples()],
+        "p (Holm)": [_num(x) for x in table["pvalue_holm"]],
         "runs": table["n_runs"].astype(str),
         "runs needed": [_num(x) for x in table["runs_needed"]],
         "why (deciding rule)": [_first_sentence(w) for w in table["why"]],
@@ -373,51 +326,100 @@ def claims_full(table: pd.DataFrame) -> Styler:
     check_claims(table)
     view = table.copy()
     view["verdict"] = [verdict_badge(v) for v in table["verdict"]]
-    for col in ("effect", "ci_low", "ci_high", "runs_needed"):
+    for col in ("effect", "ci_low", "ci_high", "statistic", "df", "pvalue", "pvalue_holm", "runs_needed"):
         view[col] = [_num(x) for x in table[col]]
     return _styled(view, {"claim": "14em", "paper_says": "16em", "we_measured": "18em", "test": "16em",
                           "why": "22em"})
 
 
-def before_after(before: pd.DataFrame, after: pd.DataFrame, *, key_chars: int = 4) -> pd.DataFrame:
-    """Old boolean verdicts beside the new ones, per claim id (the first ``key_chars`` characters of ``claim``).
+@dataclass(frozen=True)
+class MarkdownText:
+    """A paragraph a notebook shows as Markdown (``str()`` gives the text)."""
 
-    ``before`` has the old ``holds`` column (one or more rows per id); ``after`` is a claims
-    table (one row per part).
+    text: str
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def holm_note(table: pd.DataFrame) -> MarkdownText:
+    """What Holm's adjustment did to a claims table, as a Markdown paragraph computed from it.
 
     Parameters
     ----------
-    before : pandas.DataFrame
-        Old verdicts, with ``claim`` and ``holds`` columns (as :func:`claims_frame`).
-    after : pandas.DataFrame
-        New verdicts, with ``claim`` and ``verdict`` columns (a claims table).
-    key_chars : int
-        Length of the claim id at the start of ``claim``, e.g. 4 for ``"C3.1"``.
+    table : pandas.DataFrame
+        A claims table (``family``, ``pvalue``, ``pvalue_holm``, ``why``).
 
     Returns
     -------
-    pandas.DataFrame
-        One row per id (sorted): ``id``, ``before`` and ``after`` (the distinct verdicts of the
-        id's rows, comma-separated; ``"—"`` when the id is absent on that side) and ``changed`` (bool).
+    MarkdownText
+        The families with their sizes (parts with a p-value), and the parts whose label Holm's
+        adjustment made inconclusive (claim and part), or that none was.
     """
-    from tcpmodels.stats import holds_to_verdict
+    fam = table[table["pvalue_holm"].notna()].groupby("family", sort=False).size()
+    sizes = ", ".join(f"{name or 'all'} {n}" for name, n in fam.items())
+    changed = table[table["why"].str.contains("after Holm's adjustment", regex=False)]
+    head = ("Labels are after Holm's correction within each family (one paper's parts on one engine; parts with a "
+            f"p-value: {sizes or 'none'}); the intervals are the unadjusted ones. ")
+    if not len(changed):
+        return MarkdownText(head + "The correction changed no label.")
+    names = "; ".join(f"{_short_claim(c)} / {p}" for c, p in zip(changed["claim"], changed["part"]))
+    return MarkdownText(head + f"It made {len(changed)} decided label(s) inconclusive: {names}.")
 
-    def verdicts(frame, column, convert):
-        out: dict[str, list[str]] = {}
-        for claim, value in zip(frame["claim"], frame[column]):
-            v = convert(value)
-            out.setdefault(str(claim)[:key_chars], [])
-            if v not in out[str(claim)[:key_chars]]:
-                out[str(claim)[:key_chars]].append(v)
-        return out
 
-    b = verdicts(before, "holds", holds_to_verdict)
-    a = verdicts(after, "verdict", str)
-    rows = []
-    for key in sorted(set(b) | set(a)):
-        bv, av = ", ".join(b.get(key, ["—"])), ", ".join(a.get(key, ["—"]))
-        rows.append({"id": key, "before": bv, "after": av, "changed": bv != av})
-    return pd.DataFrame(rows)
+def _short_claim(claim: str) -> str:
+    """The claim's id with its ``[...]`` tags (``"C1.3 [kernel, tm_lia]"``, ``"C3.2 [reading: divide]"``)."""
+    tags = re.findall(r"\[[^\]]*\]", claim)
+    head = claim.split(" [", 1)[0] if " [" in claim and len(claim.split(" [", 1)[0]) <= 10 else claim.split(" ", 1)[0]
+    return " ".join([head, *tags])
+
+
+@dataclass(frozen=True)
+class AnswerBox:
+    """The answer to a paper's question, shown boxed at the top of its notebook (HTML and Markdown)."""
+
+    text: str
+
+    def _repr_html_(self) -> str:
+        return ('<div class="answer" style="border:2px solid #0969da;border-radius:6px;padding:8px 12px;'
+                f'margin:4px 0;font-size:1.05em"><b>Answer.</b> {html.escape(self.text)}</div>')
+
+    def _repr_markdown_(self) -> str:
+        return f"> **Answer.** {self.text}"
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def answer_box(sentences: Sequence[str]) -> AnswerBox:
+    """At most three sentences, computed from the verdicts by a paper's ``answer``, as the notebook's answer box.
+
+    Parameters
+    ----------
+    sentences : sequence of str
+        One to three sentences, each ending with a full stop.
+
+    Returns
+    -------
+    AnswerBox
+        Shown boxed by Jupyter (``_repr_html_``); ``str()`` gives the text.
+
+    Raises
+    ------
+    ValueError
+        If there are no sentences or more than three, one is empty, or one holds more than one sentence (a full
+        stop, question or exclamation mark followed by a capital letter).
+    """
+    items = [str(x).strip() for x in sentences]
+    if not 1 <= len(items) <= 3 or not all(items):
+        raise ValueError(f"an answer box holds 1 to 3 non-empty sentences; got {len(items)}: {items!r}")
+    several = [x for x in items if re.search(r"[.?!]\s+[A-Z]", x.rstrip(".?!"))]
+    if several:
+        raise ValueError(f"each item of an answer box must be one sentence; got {several[0]!r}")
+    return AnswerBox(" ".join(x if x.endswith(".") else x + "." for x in items))
 
 
 def human(value: float, unit: str) -> str:
@@ -461,38 +463,6 @@ def human(value: float, unit: str) -> str:
             return f"{x:.4g} s"
         return f"{x * 1e3:.4g} ms"
     return f"{x:.4g}" + ("" if unit in ("-", "") else f" {unit}")
-
-
-def from_old_verdicts(frame: pd.DataFrame, *, n_runs: int, reason: str) -> pd.DataFrame:
-    """An old ``holds`` table (:func:`claims_frame`) in the verdict columns, for claims not yet restated as tests.
-
-    ``holds`` True / False / NA become supported / contradicted / inconclusive; ``effect`` and the CI are
-    NaN; ``test`` says the verdict is the old fixed-threshold rule (``reason`` says why it was not yet
-    restated), so a reader can tell these rows from the ones :mod:`tcpmodels.stats` judged.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        An old claims table (columns :data:`CLAIM_COLUMNS`).
-    n_runs : int
-        Runs behind the old verdicts, put in every row.
-    reason : str
-        Why the claims are not yet restated as tests, put in the ``test`` column.
-
-    Returns
-    -------
-    pandas.DataFrame
-        A claims table (columns :data:`VERDICT_COLUMNS`), one row per old claim, part ``"whole claim"``.
-    """
-    from tcpmodels.stats import holds_to_verdict
-
-    out = pd.DataFrame({
-        "claim": frame["claim"], "part": "whole claim", "paper_says": frame["paper_says"],
-        "we_measured": frame["we_measured"], "effect": math.nan, "ci_low": math.nan, "ci_high": math.nan,
-        "n_runs": int(n_runs), "test": f"old fixed-threshold rule, not yet a statistical test ({reason})",
-        "verdict": [holds_to_verdict(h) for h in frame["holds"]], "runs_needed": math.nan, "why": frame["why"],
-    })
-    return check_claims(out[list(VERDICT_COLUMNS)])
 
 
 def table_view(frame: pd.DataFrame) -> Styler:

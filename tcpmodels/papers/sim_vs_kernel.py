@@ -9,8 +9,6 @@ engines, each flow's share of the bottleneck rate and the aggregate utilisation,
 kernel, by TOST on Welch's t over the runs (the unit of replication is the run: one repetition of
 the scenario on one engine; the engines' runs are independent), with the margins the campaign
 stated before measuring (``tolerance_share``, ``tolerance_utilisation`` in its provenance).
-:func:`old_claims` gives the old fixed-rule verdict per scenario (``|mean difference| <= tolerance``)
-for the before/after comparison.
 """
 
 from __future__ import annotations
@@ -23,7 +21,7 @@ from matplotlib.figure import Figure
 
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence_ind
 
-__all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS", "claims", "old_claims",
+__all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS", "claims", "answer", "headline",
            "compared_scenarios"]
 
 #: ns-3 scenarios of the phase-effect comparison and their column labels ({j}: jitter in packets).
@@ -203,7 +201,7 @@ def _claim_id(i: int, name: str) -> str:
 
 
 def claims(frame: pd.DataFrame, prov: dict[str, Any]) -> pd.DataFrame:
-    """The claims table (:data:`tcpmodels.stats.CLAIM_COLUMNS`): per compared scenario, one row per flow and
+    """The claims table (:data:`tcpmodels.stats.VERDICT_COLUMNS`): per compared scenario, one row per flow and
     one for the aggregate utilisation, ns-3 minus kernel, judged by :func:`tcpmodels.stats.equivalence_ind`.
 
     Parameters
@@ -243,27 +241,47 @@ def claims(frame: pd.DataFrame, prov: dict[str, Any]) -> pd.DataFrame:
         ns3, kern = util.loc["ns3"].to_numpy(float), util.loc["kernel"].to_numpy(float)
         out.append(equivalence_ind(spec, ns3, kern, why=unit,
                                    we_measured=f"utilisation ns-3 {ns3.mean():.3f} vs kernel {kern.mean():.3f}"))
-    return claims_table(out)
+    return claims_table(out, family="ns-3 vs kernel")
 
 
-def old_claims(frame: pd.DataFrame, prov: dict[str, Any]) -> pd.DataFrame:
-    """The old verdicts (``claim, holds, why``): one per compared scenario, every |mean difference| within the
-    tolerance, as the campaign recorded them in its provenance.
+def headline(verdicts: pd.DataFrame) -> pd.Series:
+    """Mask of the headline rows: every part (a few per scenario).
 
     Parameters
     ----------
-    frame : pandas.DataFrame
-        The dataset (which scenarios were run on both engines).
-    prov : dict
-        Its provenance (``scenarios[name]["verdict"]`` holds ``holds`` and ``why``).
+    verdicts : pandas.DataFrame
+        :func:`claims`.
 
     Returns
     -------
-    pandas.DataFrame
-        Columns ``claim, holds, why``, one row per compared scenario (``holds`` None where none was recorded).
+    pandas.Series of bool
+        All True, aligned with ``verdicts``.
     """
-    rows = []
-    for i, name in enumerate(compared_scenarios(frame)):
-        v = prov["scenarios"][name].get("verdict") or {}
-        rows.append({"claim": _claim_id(i, name), "holds": v.get("holds"), "why": v.get("why", "")})
-    return pd.DataFrame(rows, columns=["claim", "holds", "why"])
+    return pd.Series(True, index=verdicts.index)
+
+
+def answer(verdicts: pd.DataFrame) -> list[str]:
+    """The answer box: per compared scenario, how many of its parts (flows and aggregate) agree, computed from the verdicts.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    list of str
+        One sentence (or two) naming each scenario with its outcomes.
+    """
+    if not len(verdicts):
+        return ["No scenario was run on both engines: nothing to compare."]
+    per = []
+    for claim, g in verdicts.groupby("claim", sort=False):
+        name = claim.split(" ", 2)[1].rstrip(":")
+        per.append(f"{name}: " + ", ".join(f"{n} {v}" for v, n in g["verdict"].value_counts().items())
+                   + f" of {len(g)} parts")
+    worst = verdicts.loc[verdicts["effect"].abs().idxmax()]
+    return [("Whether ns-3 and the kernel agree, within the tolerances stated before measuring, on each flow's share "
+             "and the aggregate utilisation: " + "; ".join(per) + "."),
+            (f"The largest difference is {worst['effect']:+.3f} ({worst['claim'].split(' ', 2)[1].rstrip(':')}, "
+             f"{worst['part']}).")]

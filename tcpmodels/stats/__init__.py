@@ -1,12 +1,13 @@
 """Claim evaluation on scipy and statsmodels (see :mod:`tcpmodels.stats.claims`)."""
 
 from tcpmodels.stats.claims import (
-    CLAIM_COLUMNS,
     POWER,
+    VERDICT_COLUMNS,
     VERDICTS,
     ClaimSpec,
     Verdict,
     arithmetic,
+    attainable_outcome,
     bootstrap_statistic,
     claims_table,
     difference,
@@ -14,13 +15,18 @@ from tcpmodels.stats.claims import (
     distribution,
     equivalence,
     equivalence_ind,
-    holds_to_verdict,
+    equivalence_outcome,
+    holm,
     inequality,
+    interval_outcome,
     not_testable,
+    percentile_interval,
+    slope_equivalence,
     verdict_counts,
 )
 
 __all__ = [
-    "CLAIM_COLUMNS", "POWER", "VERDICTS", "ClaimSpec", "Verdict", "arithmetic", "bootstrap_statistic", "claims_table", "difference",
-    "direction_count", "distribution", "equivalence", "equivalence_ind", "holds_to_verdict", "inequality", "not_testable", "verdict_counts",
+    "POWER", "VERDICTS", "VERDICT_COLUMNS", "ClaimSpec", "Verdict", "arithmetic", "attainable_outcome",
+    "bootstrap_statistic", "claims_table", "difference", "direction_count", "distribution", "equivalence",
+    "equivalence_ind", "equivalence_outcome", "holm", "inequality", "interval_outcome", "not_testable", "percentile_interval", "slope_equivalence", "verdict_counts",
 ]

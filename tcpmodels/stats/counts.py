@@ -10,7 +10,8 @@ from itertools import combinations
 import numpy as np
 from scipy import stats as sps
 
-from tcpmodels.stats.spec import POWER, ClaimSpec, Verdict, finite_values, fmt_number, verdict_row
+from tcpmodels.stats.outcomes import interval_outcome
+from tcpmodels.stats.spec import POWER, ClaimSpec, Verdict, finite_values, fmt_number, percentile_pvalue, verdict_row
 
 __all__ = ["direction_count", "distribution", "arithmetic", "inequality", "not_testable"]
 
@@ -46,9 +47,11 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
     -------
     Verdict
         ``effect`` is the share k/n of units moving in ``direction``, with the exact
-        (Clopper-Pearson) CI of scipy's ``binomtest``. Supported if the CI lies above 0.5 (the
-        sign test rejects "no preferred direction"); contradicted if it lies below
-        ``smallest_effect`` (the share the claim needs, e.g. 0.5 for "most"); else inconclusive
+        (Clopper-Pearson) CI of scipy's ``binomtest``; the outcome is
+        :func:`tcpmodels.stats.outcomes.interval_outcome` with null 1/2 and ``smallest_effect`` the share
+        the claim needs (0.5 for "most": supported once the sign test rejects "no preferred direction";
+        contradicted if the CI lies below it); ``statistic`` is k and ``pvalue`` the binomial test's at the
+        boundary the label rests on; else inconclusive
         with ``runs_needed`` the number of *units* a one-sample proportion test
         (statsmodels ``NormalIndPower``, ``ratio=0``) needs for 80 % power at the observed share, or at
         ``power_share`` when the observed share is below it. If the units at hand already reach that
@@ -59,19 +62,28 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
     x = x[x != 0]
     n = len(x)
     k = int((np.sign(x) == spec.direction).sum())
+    need = spec.smallest_effect
+    null = min(0.5, need)
     if n:
         res = sps.binomtest(k, n, 0.5, alternative="two-sided")
         ci = res.proportion_ci(confidence_level=spec.confidence_level, method="exact")
         share, lo, hi, p = k / n, float(ci.low), float(ci.high), float(res.pvalue)
+        p_need = p if need == 0.5 else float(sps.binomtest(k, n, need, alternative="two-sided").pvalue)
+        verdict = interval_outcome(lo, hi, need, null=null)
     else:
-        share, lo, hi, p = math.nan, 0.0, 1.0, math.nan
-    if n and hi < spec.smallest_effect:
-        verdict, reason = "contradicted", f"the CI of the share lies below {spec.smallest_effect:g}"
-    elif n and lo > 0.5:
-        verdict, reason = "supported", f"sign test p = {p:.3g}: more than half move the paper's way"
+        share, lo, hi, p, p_need, verdict = math.nan, 0.0, 1.0, math.nan, math.nan, "inconclusive"
+    if verdict == "supported":
+        reason = f"sign test p = {p:.3g}: the CI of the share lies above {need:g}"
+    elif verdict == "smaller than claimed":
+        reason = f"sign test p = {p:.3g}: more than half move the paper's way, but the CI of the share lies below {need:g}"
+    elif verdict == "contradicted":
+        reason = f"the CI of the share lies below {need:g}" + ("" if lo > 0.5 else " and holds 0.5" if hi >= 0.5 else
+                                                               ": most move the other way")
     else:
-        verdict, reason = "inconclusive", (f"sign test p = {p:.3g}: the CI of the share holds 0.5" if n
-                                           else "no units with a non-zero change")
+        reason = (f"sign test p = {p:.3g}: the CI of the share holds {need:g}" if n
+                  else "no units with a non-zero change")
+    label_p = max(p, p_need) if verdict == "smaller than claimed" else p if verdict == "supported" and need == 0.5 \
+        else p_need
     needed = math.nan
     if verdict == "inconclusive" and n:
         needed = _units_needed(max(share, power_share, spec.smallest_effect), spec.alpha)
@@ -86,6 +98,7 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
             f"claimed share >= {spec.smallest_effect:g} ({spec.effect_source})")
     return verdict_row(spec, we_measured=we_measured or f"{k} of {n} units move the paper's way ({spec.quantity})",
                 effect=share, ci_low=lo, ci_high=hi, n_runs=int(n if n_runs is None else n_runs), test=test,
+                method="sign test (scipy.stats.binomtest), Clopper-Pearson CI", statistic=float(k), pvalue=label_p,
                 verdict=verdict, runs_needed=needed, why=(why + "; " if why else "") + reason)
 
 
@@ -115,9 +128,9 @@ def distribution(spec: ClaimSpec, runs_a: Sequence[Iterable[float]], runs_b: Seq
     reassigning whole runs to A and B (every split when there are at most
     ``max_permutations``, else that many seeded random splits), so flows of one run
     are never treated as independent. The CI of D is a percentile bootstrap over
-    runs within each group. Contradicted if the CI lies below ``smallest_effect``
-    (a distance that matters); supported if the permutation p < alpha; else
-    inconclusive, with ``runs_needed`` the smallest number of runs per group for
+    runs within each group. Supported if the permutation p < alpha and the CI lies above
+    ``smallest_effect`` (a distance that matters); smaller than claimed if p < alpha but the CI lies
+    below it; contradicted if the CI lies below it and p >= alpha; else inconclusive, with ``runs_needed`` the smallest number of runs per group for
     which a permutation p below alpha is possible at all (a lower bound: the
     permutation test has no closed-form power). The flow-level KS p-value is
     given in ``why`` for comparison only.
@@ -165,13 +178,19 @@ def distribution(spec: ClaimSpec, runs_a: Sequence[Iterable[float]], runs_b: Seq
                      for _ in range(500)])
     lo, hi = (float(v) for v in np.quantile(boot, [spec.alpha / 2, 1 - spec.alpha / 2]))
     p_flows = float(sps.ks_2samp(np.concatenate(a), np.concatenate(b)).pvalue)
-    if hi < spec.smallest_effect:
-        verdict, reason = "contradicted", f"the CI of D lies below {fmt_number(spec.smallest_effect)}"
-    elif p < spec.alpha:
-        verdict, reason = "supported", f"run-permutation p = {p:.3g} < {spec.alpha:g}"
+    delta = spec.smallest_effect
+    p_delta = percentile_pvalue(boot, delta)
+    if p < spec.alpha and lo > delta:
+        verdict, reason = "supported", f"run-permutation p = {p:.3g} < {spec.alpha:g} and the CI of D lies above {fmt_number(delta)}"
+    elif hi < delta:
+        verdict = "smaller than claimed" if p < spec.alpha else "contradicted"
+        reason = (f"run-permutation p = {p:.3g} < {spec.alpha:g} but " if p < spec.alpha else "") + \
+            f"the CI of D lies below {fmt_number(delta)}"
     else:
         verdict = "inconclusive"
-        reason = f"run-permutation p = {p:.3g} (smallest possible with {na}+{nb} runs: {1 / math.comb(n, na):.3g})"
+        reason = (f"run-permutation p = {p:.3g} (smallest possible with {na}+{nb} runs: {1 / math.comb(n, na):.3g}); "
+                  f"the CI of D holds {fmt_number(delta)}")
+    label_p = max(p, p_delta) if verdict in ("supported", "smaller than claimed") else p_delta
     needed = math.nan
     if verdict == "inconclusive":
         k = 1
@@ -182,7 +201,8 @@ def distribution(spec: ClaimSpec, runs_a: Sequence[Iterable[float]], runs_b: Seq
             f"bootstrap CI over runs; smallest D {fmt_number(spec.smallest_effect)} ({spec.effect_source})")
     return verdict_row(spec, we_measured=we_measured or f"D = {d_obs:.3f} ({na} vs {nb} runs, "
                 f"{sum(map(len, a))} vs {sum(map(len, b))} samples)", effect=d_obs, ci_low=lo, ci_high=hi,
-                n_runs=n, test=test, verdict=verdict, runs_needed=needed,
+                n_runs=n, test=test, method="two-sample KS distance, run-permutation test and run bootstrap",
+                statistic=d_obs, pvalue=label_p, verdict=verdict, runs_needed=needed,
                 why=(why + "; " if why else "") + reason + f"; flow-level KS p = {p_flows:.2g} (pseudo-replicated, "
                 "not used)")
 
@@ -215,14 +235,18 @@ def arithmetic(spec: ClaimSpec, ours: float, paper: float, *, we_measured: str,
               f"{fmt_number(spec.smallest_effect)} ({spec.effect_source})")
     return verdict_row(spec, we_measured=we_measured, effect=diff, ci_low=lo - float(paper), ci_high=hi - float(paper),
                 n_runs=0, test="arithmetic from the printed numbers (no sampling); range from their printing "
-                "precision", verdict=verdict, runs_needed=math.nan, why=(why + "; " if why else "") + reason)
+                "precision", method="exact computation", verdict=verdict, runs_needed=math.nan, why=(why + "; " if why else "") + reason)
 
 
-def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str, why: str = "") -> Verdict:
+def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str, why: str = "",
+               null: float | None = None) -> Verdict:
     """Judge "value exceeds bound" (``direction=+1``) or "value is below bound" (``-1``), computed exactly.
 
     ``effect`` is ``value`` (the CI is the point); supported if ``direction * (value - bound) > 0``,
-    else contradicted; ``smallest_effect`` is not used by the rule (put a margin into ``bound``).
+    else contradicted, or, with ``null`` given (the value of "no effect"), *smaller than claimed* when
+    the value lies on the claimed side of ``null`` but not beyond ``bound`` (the rule of
+    :func:`tcpmodels.stats.outcomes.interval_outcome` on a point). ``smallest_effect`` is not used by
+    the rule (put a margin into ``bound``).
 
     Parameters
     ----------
@@ -236,24 +260,38 @@ def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str,
         What we computed, for the row.
     why : str
         Put before the comparison in the row's ``why``.
+    null : float, optional
+        "No effect", between the claimed side and ``bound`` excluded (e.g. 0 for a change claimed to
+        exceed +0.05).
 
     Returns
     -------
     Verdict
-        ``effect = ci_low = ci_high = value``, ``n_runs`` 0, supported or contradicted.
+        ``effect = ci_low = ci_high = value``, ``n_runs`` 0, no p-value (exact).
     """
     value, bound = float(value), float(bound)
     diff = value - bound
-    ok = spec.direction * diff > 0
+    s = spec.direction
+    if s * diff > 0:
+        verdict = "supported"
+    elif null is not None and s * (value - float(null)) > 0:
+        verdict = "smaller than claimed"
+    else:
+        verdict = "contradicted"
     reason = f"{fmt_number(value)} {'>' if diff > 0 else '<=' if diff <= 0 else '?'} {fmt_number(bound)}"
+    if verdict == "smaller than claimed":
+        reason += f", on the claimed side of {fmt_number(float(null))}"
     return verdict_row(spec, we_measured=we_measured, effect=value, ci_low=value, ci_high=value, n_runs=0,
-                test=f"exact comparison ({spec.quantity} {'>' if spec.direction > 0 else '<'} {fmt_number(bound)}), "
-                     "no sampling", verdict="supported" if ok else "contradicted", runs_needed=math.nan,
+                test=f"exact comparison ({spec.quantity} {'>' if s > 0 else '<'} {fmt_number(bound)}), "
+                     "no sampling", method="exact comparison", verdict=verdict, runs_needed=math.nan,
                 why=(why + "; " if why else "") + reason)
 
 
 def not_testable(spec: ClaimSpec, *, we_measured: str, why: str, n_runs: int = 0) -> Verdict:
-    """A part our data cannot reach: inconclusive, with ``runs_needed`` NaN and the reason in ``why``.
+    """A part this setting cannot reach (no data of its kind here): *not testable here*, the reason in ``why``.
+
+    For a part whose setting is known before the data to leave too little room for the claimed
+    effect, give the spec an ``attainable_effect`` instead: every test then says *not testable here*.
 
     Parameters
     ----------
@@ -262,17 +300,15 @@ def not_testable(spec: ClaimSpec, *, we_measured: str, why: str, n_runs: int = 0
     we_measured : str
         What data we do have, for the row.
     why : str
-        Why the data cannot reach the claim.
+        Why the data cannot reach the claim (and what setting would).
     n_runs : int
         Runs that exist, for the row.
 
     Returns
     -------
     Verdict
-        An inconclusive row with NaN effect, interval and ``runs_needed``.
+        A *not testable here* row with NaN effect, interval, p-value and ``runs_needed``.
     """
     return verdict_row(spec, we_measured=we_measured, effect=math.nan, ci_low=math.nan, ci_high=math.nan,
-                n_runs=int(n_runs), test="not testable with this data", verdict="inconclusive",
-                runs_needed=math.nan, why=why)
-
-
+                n_runs=int(n_runs), test="not testable with this data", method="none",
+                verdict="not testable here", runs_needed=math.nan, why=why)

@@ -31,9 +31,12 @@ from tcpmodels._arrays import check_range
 from tcpmodels.models.heavytail import Pareto, hurst_from_alpha, onoff_aggregate_rate, onoff_mean_rate
 from tcpmodels.models.hurst import METHODS, estimate_all, hurst_aggvar
 
+from tcpmodels.notebook_params import flag, folder, integer, real
+from tcpmodels.teaching_plots.style import legend, new_figure, panels, suptitle, teaching_figure, title
 from tcpmodels.widgets import figure_widget, float_slider, int_slider
 
 __all__ = [
+    "PARAMETERS",
     "BIN_S",
     "MEAN_PERIOD_S",
     "PEAK_RATE_PPS",
@@ -45,6 +48,7 @@ __all__ = [
     "plot_hurst_estimates",
     "pareto_widget",
     "self_similarity_widget",
+    "hurst_widget",
 ]
 
 #: Width of the finest time bin. [s]
@@ -55,6 +59,27 @@ MEAN_PERIOD_S = 1.0
 PEAK_RATE_PPS = 100.0
 #: Points drawn per panel (bins at that panel's time scale).
 POINTS_PER_PANEL = 100
+#: Ranges of the sliders and parameters: alpha [-], mean size [KB], files [-], sources [-], seed.
+ALPHA_RANGE = (1.05, 2.5)
+MEAN_KB_RANGE = (1.0, 100.0)
+N_SAMPLES_RANGE = (1_000, 200_000)
+N_SOURCES_RANGE = (1, 200)
+SEED_RANGE = (0, 2**32 - 1)
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+PARAMETERS = {
+    "quick": flag(),
+    "figures_dir": folder(),
+    "alpha": real(*ALPHA_RANGE),
+    "mean_kb": real(*MEAN_KB_RANGE, "KB"),
+    "n_samples": integer(*N_SAMPLES_RANGE),
+    "n_sources": integer(*N_SOURCES_RANGE),
+    "seed": integer(*SEED_RANGE),
+}
+
+
+def _seed_slider(seed: int):
+    """Seeds 0 ... 20, or up to the given seed if it is larger."""
+    return int_slider("seed", int(seed), 0, max(20, int(seed)))
 
 
 def _check_alpha(alpha: float) -> None:
@@ -69,6 +94,7 @@ def _check_scales(n_scales: int) -> None:
 # --------------------------------------------------------------------------- Pareto samples
 
 
+@teaching_figure
 def plot_pareto_samples(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20_000, seed: int = 0) -> Figure:
     """Pareto file sizes with a given mean: their tail and their running mean, against the exponential.
 
@@ -98,8 +124,8 @@ def plot_pareto_samples(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: in
     dist = Pareto.from_mean(mean_kb * 1e3, alpha)
     x = dist.sample(int(n_samples), rng)
     expo = rng.exponential(mean_kb * 1e3, int(n_samples))
-    fig = Figure(figsize=(11, 4.2), layout="constrained")
-    ax_t, ax_m = fig.subplots(1, 2)
+    fig = new_figure(11, 4.2, lecture_height_in=6.3)
+    ax_t, ax_m = panels(fig, 2)
 
     xs = np.sort(x)
     ccdf = 1.0 - np.arange(xs.size) / xs.size
@@ -115,8 +141,8 @@ def plot_pareto_samples(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: in
     ax_t.set_xlabel("file size x [KB]")
     ax_t.set_ylabel("P(X > x) [-]")
     top = xs[-max(1, xs.size // 100) :].sum() / xs.sum()
-    ax_t.set_title(f"alpha = {alpha:.3g}: the largest 1% of files carry {top:.0%} of the bytes", fontsize=9.5)
-    ax_t.legend(fontsize=7.5, loc="lower left")
+    title(ax_t, f"alpha = {alpha:.3g}: the largest 1% of files carry {top:.0%} of the bytes")
+    legend(ax_t, loc="lower left")
 
     n = np.arange(1, x.size + 1)
     ax_m.plot(n, np.cumsum(x) / n / 1e3, color="C0", lw=1.3, label="Pareto running mean")
@@ -126,11 +152,10 @@ def plot_pareto_samples(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: in
     ax_m.set_xlabel("number of files n [-]")
     ax_m.set_ylabel("mean of the first n files [KB]")
     ax_m.set_ylim(0, 3 * mean_kb)
-    ax_m.set_title(f"sample mean {x.mean() / 1e3:.3g} KB (true {mean_kb:.3g}); variance {'infinite' if alpha <= 2 else 'finite'}", fontsize=9.5)
-    ax_m.legend(fontsize=7.5, loc="upper right")
+    title(ax_m, f"sample mean {x.mean() / 1e3:.3g} KB (true {mean_kb:.3g}); variance {'infinite' if alpha <= 2 else 'finite'}")
+    legend(ax_m, loc="upper right")
     for ax in (ax_t, ax_m):
         ax.grid(True, lw=0.3)
-        ax.minorticks_off()
     return fig
 
 
@@ -154,10 +179,10 @@ def pareto_widget(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20
         The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
     """
     controls = {
-        "alpha": float_slider("tail index alpha [-]", alpha, 1.05, 2.5, 0.05),
-        "mean_kb": float_slider("mean file size [KB]", mean_kb, 1.0, 100.0, 1.0),
-        "n_samples": int_slider("files drawn [-]", int(n_samples), 1_000, 200_000, 1_000),
-        "seed": int_slider("seed", int(seed), 0, 20),
+        "alpha": float_slider("tail index alpha [-]", alpha, *ALPHA_RANGE, 0.05),
+        "mean_kb": float_slider("mean file size [KB]", mean_kb, *MEAN_KB_RANGE, 1.0),
+        "n_samples": int_slider("files drawn [-]", int(n_samples), *N_SAMPLES_RANGE, 1_000),
+        "seed": _seed_slider(seed),
     }
     return figure_widget(plot_pareto_samples, controls)
 
@@ -214,6 +239,7 @@ def _block_means(x: np.ndarray, m: int) -> np.ndarray:
     return x[: k * m].reshape(k, m).mean(axis=1)
 
 
+@teaching_figure
 def plot_self_similarity(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> Figure:
     """ON/OFF aggregate and Poisson traffic at ``n_scales`` time scales, each row zooming into the one above.
 
@@ -233,7 +259,7 @@ def plot_self_similarity(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
     data = aggregate_series(alpha, n_sources, seed, n_scales=n_scales)
     mean = float(onoff_mean_rate(int(n_sources), MEAN_PERIOD_S, MEAN_PERIOD_S, PEAK_RATE_PPS))
     pick = np.random.default_rng([int(seed), 1]).integers(0, 10, size=n_scales)
-    fig = Figure(figsize=(11, 1.55 * n_scales + 0.8), layout="constrained")
+    fig = new_figure(11, 1.45 * n_scales + 0.8, lecture_height_in=1.25 * n_scales + 0.9)
     axes = fig.subplots(n_scales, 2, sharey=True, squeeze=False)
     start = 0  # first finest bin of the window shown in the current row
     ymax = 0.0
@@ -247,8 +273,7 @@ def plot_self_similarity(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
             ax.step(t, y, where="post", lw=0.9, color="C0" if col == 0 else "C1")
             ax.axhline(1.0, color="0.5", lw=0.6)
             ax.set_xlim(start * BIN_S, (start + width) * BIN_S)
-            ax.set_ylabel(f"bin {m * BIN_S:g} s", fontsize=8)
-            ax.tick_params(labelsize=7)
+            ax.set_ylabel(f"bin {m * BIN_S:g} s", fontsize="small")
             ymax = max(ymax, float(y.max()))
         if row + 1 < n_scales:
             sub = start + int(pick[row]) * (width // 10)
@@ -258,11 +283,14 @@ def plot_self_similarity(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
     for ax in axes.ravel():
         ax.set_ylim(0, 1.05 * ymax)
     h = float(hurst_from_alpha(alpha)) if alpha < 2 else 0.5
-    axes[0, 0].set_title(f"{int(n_sources)} ON/OFF sources, Pareto periods alpha = {alpha:.3g} (H = {h:.3g})", fontsize=9.5)
-    axes[0, 1].set_title("Poisson packets, same mean rate (H = 0.5)", fontsize=9.5)
+    axes[0, 0].set_title(f"ON/OFF, alpha = {alpha:.3g} (H = {h:.3g})")
+    axes[0, 1].set_title("Poisson (H = 0.5)")
     axes[-1, 0].set_xlabel("time [s]")
     axes[-1, 1].set_xlabel("time [s]")
-    fig.suptitle("rate / mean rate; each row zooms into the shaded tenth of the row above", fontsize=9)
+    for ax in axes[:, 1]:
+        ax.tick_params(labelleft=False)  # shared y axis: the left column's labels are enough
+    suptitle(fig, f"{int(n_sources)} ON/OFF sources with Pareto periods and Poisson packets of the same mean rate, "
+                  "as rate / mean rate; each row zooms into the shaded tenth of the row above")  # fmt: skip
     return fig
 
 
@@ -296,6 +324,7 @@ def hurst_table(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_sca
     return table[["series", "method", "hurst", "ci95_low", "ci95_high", "stderr_kind", "theory"]]
 
 
+@teaching_figure
 def plot_hurst_estimates(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> Figure:
     """Variance-time plot of both series and the six Hurst estimates with 95% intervals.
 
@@ -314,8 +343,8 @@ def plot_hurst_estimates(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
     """
     data = aggregate_series(alpha, n_sources, seed, n_scales=n_scales)
     table = hurst_table(alpha, n_sources, seed, n_scales=n_scales)
-    fig = Figure(figsize=(11, 4.0), layout="constrained")
-    ax_v, ax_h = fig.subplots(1, 2)
+    fig = new_figure(11, 4.0, lecture_height_in=6.3)
+    ax_v, ax_h = panels(fig, 2)
     for label, col, colour in (("ON/OFF", "onoff_pps", "C0"), ("Poisson", "poisson_pps", "C1")):
         x = data[col].to_numpy()
         fit = hurst_aggvar(x / x.mean())
@@ -326,9 +355,9 @@ def plot_hurst_estimates(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
     xs = np.array([x0, ref.get_xdata()[-1]])
     ax_v.plot(xs, y0 - (xs - x0), color="0.4", lw=0.8, ls=":", label="slope -1 (short-range dependence)")
     ax_v.set_xlabel("log10 block size m [bins]")
-    ax_v.set_ylabel("log10 variance of block means [-]")
-    ax_v.set_title("variance-time plot (rate / mean)", fontsize=9.5)
-    ax_v.legend(fontsize=7.5)
+    ax_v.set_ylabel("log10 variance [-]")
+    title(ax_v, "variance-time plot (rate / mean)")
+    legend(ax_v, loc="lower left")
 
     methods = list(METHODS)
     pos = np.arange(len(methods))
@@ -340,16 +369,16 @@ def plot_hurst_estimates(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
     ax_h.set_xticks(pos, methods)
     ax_h.set_ylabel("Hurst parameter H [-]")
     h = table.loc[table.series == "ON/OFF", "theory"].iloc[0]
-    ax_h.set_title(f"estimates with 95% intervals; dashed: theory ({h:.3g} and 0.5)", fontsize=9.5)
+    title(ax_h, f"estimates with 95% intervals; dashed: theory ({h:.3g} and 0.5)")
     ax_h.set_ylim(0.3, 1.1)
-    ax_h.legend(fontsize=7.5, loc="upper right")
+    legend(ax_h, loc="lower right", lecture_columns=2)
     for ax in (ax_v, ax_h):
         ax.grid(True, lw=0.3)
     return fig
 
 
 def self_similarity_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> VBox:
-    """Sliders for alpha, the number of sources and the seed above both aggregate figures.
+    """Sliders for alpha, the number of sources and the seed above :func:`plot_self_similarity`.
 
     Parameters
     ----------
@@ -367,9 +396,34 @@ def self_similarity_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 
     ipywidgets.VBox
         The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
     """
-    controls = {
-        "alpha": float_slider("tail index alpha [-]", alpha, 1.05, 2.5, 0.05),
-        "n_sources": int_slider("ON/OFF sources [-]", int(n_sources), 1, 200),
-        "seed": int_slider("seed", int(seed), 0, 20),
+    return figure_widget(plot_self_similarity, _traffic_controls(alpha, n_sources, seed), fixed={"n_scales": n_scales})
+
+
+def hurst_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> VBox:
+    """Sliders for alpha, the number of sources and the seed above :func:`plot_hurst_estimates`.
+
+    Parameters
+    ----------
+    alpha : float
+        Initial tail index of the ON and OFF periods. [-]
+    n_sources : int
+        Initial number of ON/OFF sources. [-]
+    seed : int
+        Initial seed of the random generator.
+    n_scales : int
+        Sets the series length, as in :func:`aggregate_series` (fixed). [-]
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+    """
+    return figure_widget(plot_hurst_estimates, _traffic_controls(alpha, n_sources, seed), fixed={"n_scales": n_scales})
+
+
+def _traffic_controls(alpha: float, n_sources: int, seed: int) -> dict:
+    return {
+        "alpha": float_slider("tail index alpha [-]", alpha, *ALPHA_RANGE, 0.05),
+        "n_sources": int_slider("ON/OFF sources [-]", int(n_sources), *N_SOURCES_RANGE),
+        "seed": _seed_slider(seed),
     }
-    return figure_widget((plot_self_similarity, plot_hurst_estimates), controls, fixed={"n_scales": n_scales})

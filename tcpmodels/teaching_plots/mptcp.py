@@ -16,9 +16,26 @@ from matplotlib.figure import Figure
 from tcpmodels._arrays import check_range
 from tcpmodels.models.mptcp import lia_equilibrium
 
+from tcpmodels.notebook_params import flag, folder, integer, real
+from tcpmodels.teaching_plots.style import legend, new_figure, panels, teaching_figure, title
 from tcpmodels.widgets import figure_widget, log_slider
 
-__all__ = ["plot_lia_two_paths", "lia_table", "lia_widget"]
+__all__ = ["PARAMETERS", "plot_lia_two_paths", "lia_table", "lia_widget"]
+
+#: Range of the RTT sliders and parameters. [ms]
+RTT_MS_RANGE = (1.0, 1000.0)
+#: Range of the loss-rate sliders and parameters. [-]
+LOSS_RATE_RANGE = (1e-5, 0.2)
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+PARAMETERS = {
+    "quick": flag(),
+    "figures_dir": folder(),
+    "rtt1_ms": real(*RTT_MS_RANGE, "ms"),
+    "rtt2_ms": real(*RTT_MS_RANGE, "ms"),
+    "loss_rate1": real(*LOSS_RATE_RANGE),
+    "loss_rate2": real(*LOSS_RATE_RANGE),
+    "mss_bytes": integer(100, 65535, "bytes"),
+}
 
 
 def _check(rtt1_ms, rtt2_ms, loss_rate1, loss_rate2) -> None:
@@ -73,6 +90,7 @@ def lia_table(
     return table
 
 
+@teaching_figure
 def plot_lia_two_paths(
     rtt1_ms: float = 20.0,
     rtt2_ms: float = 80.0,
@@ -106,8 +124,8 @@ def plot_lia_two_paths(
     if int(n_points) < 5:
         raise ValueError(f"n_points [-] must be >= 5; got {n_points}")
     table = lia_table(rtt1_ms, rtt2_ms, loss_rate1, loss_rate2, mss_bytes)
-    fig = Figure(figsize=(11, 4.3), layout="constrained")
-    ax_b, ax_s = fig.subplots(1, 2, width_ratios=[1, 1.2])
+    fig = new_figure(11, 4.3, lecture_height_in=6.4)
+    ax_b, ax_s = panels(fig, 2, width_ratios=[1, 1.2])
 
     x = np.arange(3)
     width = 0.38
@@ -118,21 +136,21 @@ def plot_lia_two_paths(
         bars = ax_b.bar(x + offset, table[col], width, color=colour, label=label)
         for bar, w in zip(bars, table[wcol]):
             ax_b.annotate(f"w={w:.3g}", (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, 2),
-                          textcoords="offset points", ha="center", fontsize=7)  # fmt: skip
+                          textcoords="offset points", ha="center", fontsize="small")  # fmt: skip
     best = table.attrs["best_single_path_mbps"]
     ax_b.axhline(best, color="C3", lw=1.2, ls="--", zorder=3, label=f"best single path {best:.3g} Mbit/s")
     ax_b.set_xticks(x, [f"path 1\n{rtt1_ms:.3g} ms, p={loss_rate1:.2g}", f"path 2\n{rtt2_ms:.3g} ms, p={loss_rate2:.2g}", "total"])
     ax_b.set_ylabel("rate [Mbit/s]")
     ax_b.set_ylim(0, 1.2 * max(table["tcp_mbps"].max(), table["lia_mbps"].max()))
-    ax_b.set_title(f"alpha = {table.attrs['alpha']:.3g}; LIA total {table.loc['total', 'lia_mbps']:.3g} Mbit/s "
-                   f"vs uncoupled {table.loc['total', 'tcp_mbps']:.3g}", fontsize=9.5)  # fmt: skip
-    ax_b.legend(fontsize=7.5, loc="upper left")
+    title(ax_b, f"alpha = {table.attrs['alpha']:.3g}; LIA total {table.loc['total', 'lia_mbps']:.3g} Mbit/s "
+                f"vs uncoupled {table.loc['total', 'tcp_mbps']:.3g}")  # fmt: skip
+    legend(ax_b, loc="upper left")
 
     p2 = np.logspace(-4, -1, int(n_points))
-    rows = [lia_table(rtt1_ms, rtt2_ms, loss_rate1, q, mss_bytes) for q in p2]
-    lia1 = np.array([r.loc["path 1", "lia_mbps"] for r in rows])
-    lia2 = np.array([r.loc["path 2", "lia_mbps"] for r in rows])
-    tcp2 = np.array([r.loc["path 2", "tcp_mbps"] for r in rows])
+    # the equilibria themselves, not lia_table's frames: a third of a redraw's time went into 60 DataFrames
+    sweep = [lia_equilibrium([rtt1_ms / 1e3, rtt2_ms / 1e3], [loss_rate1, q], mss_bytes=mss_bytes) for q in p2]
+    lia1, lia2 = (np.array([eq.rates_bps[k] / 1e6 for eq in sweep]) for k in (0, 1))
+    tcp2 = np.array([eq.uncoupled_rates_bps[1] / 1e6 for eq in sweep])
     ax_s.plot(p2, lia1 + lia2, color="C0", lw=2.4, label="LIA total")
     ax_s.plot(p2, lia1, color="C0", lw=1.2, ls="--", label="LIA on path 1")
     ax_s.plot(p2, lia2, color="C0", lw=1.2, ls=":", label="LIA on path 2")
@@ -141,12 +159,11 @@ def plot_lia_two_paths(
     ax_s.axvline(loss_rate2, color="k", lw=0.7)
     ax_s.set_xscale("log")
     ax_s.set_yscale("log")
-    ax_s.minorticks_off()
     ax_s.grid(True, lw=0.3)
     ax_s.set_xlabel("loss rate of path 2 [-]")
     ax_s.set_ylabel("rate [Mbit/s]")
-    ax_s.set_title(f"path 1 fixed at {rtt1_ms:.3g} ms, p={loss_rate1:.2g}; path 2 at {rtt2_ms:.3g} ms", fontsize=9.5)
-    ax_s.legend(fontsize=7.5, loc="lower left")
+    title(ax_s, f"path 1 fixed at {rtt1_ms:.3g} ms, p={loss_rate1:.2g}; path 2 at {rtt2_ms:.3g} ms")
+    legend(ax_s, loc="lower left", lecture_columns=2)
     return fig
 
 
@@ -178,9 +195,9 @@ def lia_widget(
         The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
     """
     controls = {
-        "rtt1_ms": log_slider("path 1 RTT [ms]", rtt1_ms, 1.0, 1000.0),
-        "rtt2_ms": log_slider("path 2 RTT [ms]", rtt2_ms, 1.0, 1000.0),
-        "loss_rate1": log_slider("path 1 loss rate [-]", loss_rate1, 1e-5, 0.2),
-        "loss_rate2": log_slider("path 2 loss rate [-]", loss_rate2, 1e-5, 0.2),
+        "rtt1_ms": log_slider("path 1 RTT [ms]", rtt1_ms, *RTT_MS_RANGE),
+        "rtt2_ms": log_slider("path 2 RTT [ms]", rtt2_ms, *RTT_MS_RANGE),
+        "loss_rate1": log_slider("path 1 loss rate [-]", loss_rate1, *LOSS_RATE_RANGE),
+        "loss_rate2": log_slider("path 2 loss rate [-]", loss_rate2, *LOSS_RATE_RANGE),
     }
     return figure_widget(plot_lia_two_paths, controls, fixed={"n_points": n_points, "mss_bytes": mss_bytes})

@@ -27,9 +27,29 @@ from tcpmodels.models.throughput import (
 )
 
 from tcpmodels._typing import Numeric
-from tcpmodels.widgets import figure_widget, float_slider, int_slider, log_slider
+from tcpmodels.notebook_params import choice, flag, folder, integer, real
+from tcpmodels.teaching_plots.style import legend, new_figure, panels, teaching_figure, title
+from tcpmodels.widgets import dropdown, figure_widget, float_slider, int_slider, log_slider
 
-__all__ = ["REGIMES", "pftk_regime", "plot_throughput_models", "throughput_table", "throughput_widget"]
+__all__ = ["PARAMETERS", "REGIMES", "pftk_regime", "plot_throughput_models", "throughput_table", "throughput_widget"]
+
+#: Ranges of the sliders and parameters: loss rate [-], RTT [ms], MSS [bytes], T0 [ms], W_max [segments].
+LOSS_RATE_RANGE = (1e-6, 0.5)
+RTT_MS_RANGE = (1.0, 2000.0)
+MSS_BYTES_RANGE = (500, 9000)
+T0_MS_RANGE = (0.0, 3000.0)
+W_MAX_SEGMENTS_RANGE = (1.0, 1e5)
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+PARAMETERS = {
+    "quick": flag(),
+    "figures_dir": folder(),
+    "loss_rate": real(*LOSS_RATE_RANGE),
+    "rtt_ms": real(*RTT_MS_RANGE, "ms"),
+    "mss_bytes": integer(*MSS_BYTES_RANGE, "bytes"),
+    "t0_ms": real(*T0_MS_RANGE, "ms"),
+    "w_max_segments": real(*W_MAX_SEGMENTS_RANGE, "segments"),
+    "b": choice((1, 2)),
+}
 
 #: Region names, in the order used for codes 0, 1, 2 of :func:`pftk_regime`.
 REGIMES = ("window limit", "triple-dup losses (1/sqrt p)", "timeouts")
@@ -115,10 +135,11 @@ def _shade(ax, x: np.ndarray, codes: np.ndarray) -> None:
             ax.axvspan(lo, hi, color=_REGIME_COLOURS[code], zorder=0, lw=0)
             if hi / lo > 3:
                 ax.text(np.sqrt(lo * hi), 0.97, REGIMES[code], transform=ax.get_xaxis_transform(), ha="center",
-                        va="top", fontsize=8, color="0.25")  # fmt: skip
+                        va="top", fontsize="small", color="0.25")  # fmt: skip
             start = i
 
 
+@teaching_figure
 def plot_throughput_models(
     loss_rate: float = 0.01,
     rtt_ms: float = 100.0,
@@ -165,8 +186,8 @@ def plot_throughput_models(
     p_grid = np.logspace(-6, np.log10(0.5), int(n_points))
     rtt_grid = np.logspace(-3, np.log10(2.0), int(n_points))
 
-    fig = Figure(figsize=(11, 4.3), layout="constrained")
-    ax_p, ax_r = fig.subplots(1, 2)
+    fig = new_figure(11, 4.3, lecture_height_in=6.2)
+    ax_p, ax_r = panels(fig, 2)
     here = _curves(mss_bytes, rtt_s, loss_rate, t0_s, w_max_segments, b)
     for ax, x, curves, x_here, xlabel in (
         (ax_p, p_grid, _curves(mss_bytes, rtt_s, p_grid, t0_s, w_max_segments, b), loss_rate, "loss-event rate p [-]"),
@@ -182,16 +203,13 @@ def plot_throughput_models(
         ax.set_xlabel(xlabel)
         ax.set_ylabel("throughput [Mbit/s]")
         ax.grid(True, which="major", lw=0.3)
-        ax.minorticks_off()  # log minor ticks cost most of the drawing time on a busy machine
     _shade(ax_p, p_grid, np.asarray(pftk_regime(rtt_s, p_grid, t0_s, w_max_segments, b)))
     _shade(ax_r, rtt_grid * 1e3, np.asarray(pftk_regime(rtt_grid, loss_rate, t0_s, w_max_segments, b)))
     regime = REGIMES[int(pftk_regime(rtt_s, loss_rate, t0_s, w_max_segments, b))]
-    ax_p.set_title(f"RTT {rtt_ms:.3g} ms, T0 {t0_ms:.3g} ms, W_max {w_max_segments:.3g} seg, MSS {mss_bytes:.0f} B, b {b}", fontsize=9.5)
-    ax_r.set_title(
-        f"p = {loss_rate:.3g}: Mathis {here['Mathis (C = sqrt(3/2b))'] / 1e6:.3g}, "
-        f"PFTK {here['PFTK full (eq. 31)'] / 1e6:.3g} Mbit/s ({regime})", fontsize=9.5,
-    )  # fmt: skip
-    ax_p.legend(fontsize=8, loc="lower left")
+    title(ax_p, f"RTT {rtt_ms:.3g} ms, T0 {t0_ms:.3g} ms, W_max {w_max_segments:.3g} seg, MSS {mss_bytes:.0f} B, b = {b}")
+    title(ax_r, f"p = {loss_rate:.3g}: Mathis {here['Mathis (C = sqrt(3/2b))'] / 1e6:.3g}, "
+                f"PFTK {here['PFTK full (eq. 31)'] / 1e6:.3g} Mbit/s ({regime})")  # fmt: skip
+    legend(ax_p, loc="lower left", lecture_columns=2)
     return fig
 
 
@@ -271,15 +289,12 @@ def throughput_widget(
     ipywidgets.VBox
         The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
     """
-    import ipywidgets as widgets
-
     controls = {
-        "loss_rate": log_slider("loss rate p [-]", loss_rate, 1e-6, 0.5),
-        "rtt_ms": log_slider("RTT [ms]", rtt_ms, 1.0, 2000.0),
-        "mss_bytes": int_slider("MSS [bytes]", int(mss_bytes), 500, 9000, 20),
-        "t0_ms": float_slider("T0 [ms]", t0_ms, 0.0, 3000.0, 50.0),
-        "w_max_segments": log_slider("W_max [segments]", w_max_segments, 1.0, 1e5),
-        "b": widgets.Dropdown(options=[1, 2], value=int(b), description="segments per ACK b",
-                              style={"description_width": "13em"}),
-    }  # fmt: skip
+        "loss_rate": log_slider("loss rate p [-]", loss_rate, *LOSS_RATE_RANGE),
+        "rtt_ms": log_slider("RTT [ms]", rtt_ms, *RTT_MS_RANGE),
+        "mss_bytes": int_slider("MSS [bytes]", int(mss_bytes), *MSS_BYTES_RANGE, 20),
+        "t0_ms": float_slider("T0 [ms]", t0_ms, *T0_MS_RANGE, 50.0),
+        "w_max_segments": log_slider("W_max [segments]", w_max_segments, *W_MAX_SEGMENTS_RANGE),
+        "b": dropdown("segments per ACK b", [1, 2], int(b)),
+    }
     return figure_widget(plot_throughput_models, controls, fixed={"n_points": n_points})

@@ -19,11 +19,26 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
+from tcpmodels.notebook_params import flag, folder, integer, real, text
+from tcpmodels.teaching_plots.style import figure_wide, new_figure, teaching_figure, title
+from tcpmodels.widgets import dropdown, figure_widget, float_slider, int_slider, lecture_mode
 
-from tcpmodels.widgets import figure_widget, float_slider, int_slider
+__all__ = ["CAPTURE_SUFFIXES", "PARAMETERS", "shipped_captures", "data_flows", "flows_table", "capture_provenance",
+           "plot_trace", "trace_widget"]  # fmt: skip
 
-__all__ = ["CAPTURE_SUFFIXES", "shipped_captures", "data_flows", "flows_table", "capture_provenance", "plot_trace",
-           "trace_widget"]
+#: Smallest zoom: the window shows at least this fraction of the flow's duration. [-]
+MIN_ZOOM_FRACTION = 0.05
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`;
+#: the capture name and the flow rank are checked against the capture by :func:`plot_trace`).
+PARAMETERS = {
+    "quick": flag(),
+    "data_dir": folder(),
+    "figures_dir": folder(),
+    "capture": text(),
+    "flow_rank": integer(0, None),
+    "zoom_fraction": real(MIN_ZOOM_FRACTION, 1.0),
+    "zoom_start_fraction": real(0.0, 1.0),
+}
 
 #: File names the explorer offers.
 CAPTURE_SUFFIXES = (".pcap", ".pcapng", ".pcap.gz", ".pcapng.gz")
@@ -61,7 +76,7 @@ def shipped_captures(data_dir: str | Path = "../data") -> list[str]:
     return names
 
 
-@functools.lru_cache(maxsize=6)
+@functools.lru_cache(maxsize=16)
 def _analysed(path: str, mtime_ns: int):
     """Packet table, per-packet analysis, flow table, RTT samples and reader warnings of one file (cached)."""
     from tcpmodels.traces import TraceWarning, annotate, flows, read_pcap, rtt_samples
@@ -165,11 +180,13 @@ def capture_provenance(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+@teaching_figure
 def plot_trace(
     capture: str = "cubic_bulk.pcap.gz",
     flow_rank: int = 0,
     zoom_fraction: float = 1.0,
     data_dir: str | Path = "../data",
+    zoom_start_fraction: float = 0.0,
 ) -> Figure:
     """Time-sequence graph, RTT samples and bytes in flight of one flow of a shipped capture.
 
@@ -180,21 +197,25 @@ def plot_trace(
     flow_rank : int
         Which payload-carrying flow direction: 0 the one with the most bytes, 1 the next, ... [-]
     zoom_fraction : float
-        Show the first this fraction of the flow's duration, in (0, 1]. [-]
+        Width of the time window shown, as a fraction of the flow's duration, in (0, 1]. [-]
     data_dir : str or Path
         Folder holding ``captures/``.
+    zoom_start_fraction : float
+        Where the window starts, as a fraction of the flow's duration, in [0, 1]; a window that
+        would run past the end is moved back to end there. [-]
 
     Returns
     -------
     matplotlib.figure.Figure
-        Top: sequence number against time with retransmissions and the peer's ACKs. Bottom
-        left: RTT samples (sequence/ACK matching with Karn's rule, and timestamp echoes).
-        Bottom right: bytes in flight at the capture point.
+        Top: sequence number against time with retransmissions and the peer's ACKs. Below (beside
+        each other in the report, stacked in lecture mode): RTT samples (sequence/ACK matching with
+        Karn's rule, and timestamp echoes) and bytes in flight at the capture point.
     """
     from tcpmodels.traces import bytes_in_flight
     from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
 
     check_range("zoom_fraction", zoom_fraction, unit="-", low=0, high=1, low_open=True)
+    check_range("zoom_start_fraction", zoom_start_fraction, unit="-", low=0, high=1)
     packets, annotated, _, samples, notes = _load(capture, data_dir)
     table = data_flows(capture, data_dir)
     if int(flow_rank) != flow_rank or not 0 <= flow_rank < len(table):
@@ -203,39 +224,51 @@ def plot_trace(
     flow_id = int(table.index[int(flow_rank)])
     row = table.iloc[int(flow_rank)]
 
-    fig = Figure(figsize=(11, 7.0), layout="constrained")
-    grid = fig.add_gridspec(2, 2, height_ratios=[1.25, 1])
-    ax_seq = fig.add_subplot(grid[0, :])
-    ax_rtt = fig.add_subplot(grid[1, 0])
-    ax_fl = fig.add_subplot(grid[1, 1])
+    fig = new_figure(11, 7.0, lecture_height_in=6.2)
+    if lecture_mode():
+        ax_seq, ax_rtt, ax_fl = fig.subplots(3, 1, height_ratios=[1.3, 1, 1])
+    else:
+        grid = fig.add_gridspec(2, 2, height_ratios=[1.25, 1])
+        ax_seq = fig.add_subplot(grid[0, :])
+        ax_rtt = fig.add_subplot(grid[1, 0])
+        ax_fl = fig.add_subplot(grid[1, 1])
     plot_time_sequence(packets, flow_id, ax=ax_seq, annotated=annotated)
     if (samples["flow_id"] == flow_id).any():
         plot_rtt_samples(samples, flow_id, ax=ax_rtt)
     else:
         ax_rtt.text(0.5, 0.5, "no RTT samples for this flow", ha="center", va="center", transform=ax_rtt.transAxes)
     plot_bytes_in_flight(bytes_in_flight(packets, flow_id, annotated=annotated), ax=ax_fl)
-    span = float(row["duration_s"]) * zoom_fraction
+    duration = float(row["duration_s"])
+    span = duration * zoom_fraction
     if span > 0:
+        start = min(duration * zoom_start_fraction, duration - span)
         for ax in (ax_seq, ax_rtt, ax_fl):
-            ax.set_xlim(0, span)
+            ax.set_xlim(start, start + span)
     rtt_ms = float(row["rtt_median_s"]) * 1e3
-    ax_seq.set_title(
-        f"{capture}, flow {flow_id}: {row['src_addr']}:{row['src_port']} -> {row['dst_addr']}:{row['dst_port']}; "
-        f"{int(row['unique_payload_bytes']):,} B in {float(row['duration_s']):.3g} s "
-        f"({float(row['throughput_bps']) / 1e6:.3g} Mbit/s), {int(row['retransmitted_packets'])} retransmitted, "
-        f"median RTT {rtt_ms:.3g} ms", fontsize=9,
-    )  # fmt: skip
-    ax_rtt.set_title("RTT samples", fontsize=9)
-    ax_fl.set_title("bytes in flight at the capture point", fontsize=9)
+    title(ax_seq,
+          f"{capture}, flow {flow_id}: {row['src_addr']}:{row['src_port']} -> {row['dst_addr']}:{row['dst_port']}; "
+          f"{int(row['unique_payload_bytes']):,} B in {duration:.3g} s "
+          f"({float(row['throughput_bps']) / 1e6:.3g} Mbit/s), {int(row['retransmitted_packets'])} retransmitted, "
+          f"median RTT {rtt_ms:.3g} ms", fontsize="small")  # fmt: skip
+    ax_rtt.set_title("RTT samples", fontsize="small")
+    ax_fl.set_title("bytes in flight at the capture point", fontsize="small")
     where = capture_provenance(capture, data_dir).get("capture_point")
     footer = "; ".join(([f"captured at: {where}"] if where else []) + list(notes))
     if footer:
-        fig.supxlabel(footer, fontsize=7.5, color="0.35")
+        fig.supxlabel(figure_wide(footer, scale=0.83), fontsize="small", color="0.35")
     return fig
 
 
-def trace_widget(capture: str = "cubic_bulk.pcap.gz", flow_rank: int = 0, zoom_fraction: float = 1.0, data_dir: str | Path = "../data") -> VBox:
-    """A capture menu, a flow-rank slider and a zoom slider above :func:`plot_trace`.
+def trace_widget(
+    capture: str = "cubic_bulk.pcap.gz",
+    flow_rank: int = 0,
+    zoom_fraction: float = 1.0,
+    data_dir: str | Path = "../data",
+    zoom_start_fraction: float = 0.0,
+    *,
+    preload: bool = True,
+) -> VBox:
+    """A capture menu, a flow-rank slider and two zoom sliders (width, start) above :func:`plot_trace`.
 
     The flow slider's range comes from the data: it runs from 0 to the number of
     payload-carrying flow directions of the chosen capture minus one, and follows the
@@ -248,22 +281,28 @@ def trace_widget(capture: str = "cubic_bulk.pcap.gz", flow_rank: int = 0, zoom_f
     flow_rank : int
         Initial flow: 0 the one with the most bytes. [-]
     zoom_fraction : float
-        Initial fraction of the flow's duration shown, in [0.05, 1]. [-]
+        Initial width of the time window, as a fraction of the flow's duration, in [0.05, 1]. [-]
     data_dir : str or Path
         Folder holding ``captures/``.
+    zoom_start_fraction : float
+        Initial start of the window, as a fraction of the flow's duration, in [0, 1]. [-]
+    preload : bool
+        Read and analyse every capture of the menu now (2 s for the ten shipped ones), so that
+        choosing one in the lecture redraws in a fraction of a second instead of reading it then
+        (1.2 s for a 12-s capture in the browser test).
 
     Returns
     -------
     ipywidgets.VBox
         The panel of :func:`tcpmodels.widgets.figure_widget`.
     """
-    import ipywidgets as widgets
-
     names = shipped_captures(data_dir)
+    if preload:
+        for name in names:
+            _load(name, data_dir)
     capture = capture if capture in names else names[0]
     n_flows = _flow_count(capture, data_dir)
-    menu = widgets.Dropdown(options=names, value=capture, description="capture",
-                            style={"description_width": "13em"}, layout={"width": "34em"})  # fmt: skip
+    menu = dropdown("capture", names, capture)
     flow = int_slider("flow (0 = most bytes)", min(max(int(flow_rank), 0), n_flows - 1), 0, max(n_flows - 1, 0))
     flow.disabled = n_flows <= 1
     # registered before figure_widget's observer, so the range is right when the figure is redrawn
@@ -271,7 +310,9 @@ def trace_widget(capture: str = "cubic_bulk.pcap.gz", flow_rank: int = 0, zoom_f
     controls = {
         "capture": menu,
         "flow_rank": flow,
-        "zoom_fraction": float_slider("show first fraction [-]", min(max(zoom_fraction, 0.05), 1.0), 0.05, 1.0, 0.05),
+        "zoom_fraction": float_slider("window: fraction of the flow [-]", min(max(zoom_fraction, MIN_ZOOM_FRACTION), 1.0),
+                                      MIN_ZOOM_FRACTION, 1.0, 0.05),
+        "zoom_start_fraction": float_slider("window starts at [-]", min(max(zoom_start_fraction, 0.0), 1.0), 0.0, 1.0, 0.05),
     }
     return figure_widget(plot_trace, controls, fixed={"data_dir": str(data_dir)})
 

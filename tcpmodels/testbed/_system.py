@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 from importlib import resources
@@ -85,8 +86,17 @@ def require_privileges() -> None:
         raise PrivilegeError(
             "the testbed needs root (or these capabilities) and tools; missing: "
             + "; ".join(missing)
-            + ". Run as root, e.g. `sudo tcpmodels testbed run CONFIG`."
+            + f". Run as root, e.g. `sudo {_tcpmodels_executable()} testbed run CONFIG` (sudo resets PATH, so name "
+            "the executable of your virtual environment)."
         )
+
+
+def _tcpmodels_executable() -> str:
+    """The ``tcpmodels`` beside the running Python (a virtual environment's ``bin/``), else plain ``tcpmodels``."""
+    import sys
+
+    beside = Path(sys.executable).with_name("tcpmodels")
+    return shlex.quote(str(beside)) if beside.is_file() else "tcpmodels"
 
 
 def run(cmd: list[str], *, check: bool = True, timeout: float = 60.0, input_text: str | None = None

@@ -16,9 +16,9 @@
 """
 
 from .annotation import annotate
-from .dataset import PacketDataset, open_dataset, read_parquet_dataset, to_parquet
+from .dataset import DatasetError, PacketDataset, open_dataset, read_parquet_dataset, to_parquet
 from .flows import flows
-from .mptcp import mptcp_idsn, mptcp_subflows, mptcp_token
+from .mptcp import mptcp_idsn, mptcp_mappings, mptcp_subflows, mptcp_token
 from .patterns import PATTERNS, classify_short_flows
 from .pcapfile import CaptureFileError
 from .reader import TraceWarning, read_pcap
@@ -26,6 +26,6 @@ from .rtt import rtt_samples
 from .schema import COLUMNS, ReadAccounting
 from .series import bytes_in_flight, link_rate_series, throughput_series, time_sequence
 
-__all__ = ["read_pcap", "to_parquet", "read_parquet_dataset", "open_dataset", "PacketDataset", "CaptureFileError", "TraceWarning", "COLUMNS", "ReadAccounting", "flows", "annotate",
-           "rtt_samples", "mptcp_subflows", "mptcp_token", "mptcp_idsn", "classify_short_flows", "PATTERNS",
+__all__ = ["read_pcap", "to_parquet", "read_parquet_dataset", "open_dataset", "PacketDataset", "DatasetError", "CaptureFileError", "TraceWarning", "COLUMNS", "ReadAccounting", "flows", "annotate",
+           "rtt_samples", "mptcp_subflows", "mptcp_mappings", "mptcp_token", "mptcp_idsn", "classify_short_flows", "PATTERNS",
            "throughput_series", "bytes_in_flight", "link_rate_series", "time_sequence"]

@@ -4,12 +4,17 @@ Input is a :class:`~tcpmodels.traces.pcapfile.RecordBatch`; output is the
 packet-table columns for the records that are TCP segments, and the number of
 records skipped for each reason (see :mod:`tcpmodels.traces.schema`).
 
-Link types (numbers from the tcpdump.org LINKTYPE list): 1 Ethernet (with any
-number up to three of 802.1Q / 802.1ad / QinQ tags), 9 PPP and 50 PPP in HDLC-like
-framing (what ns-3's point-to-point devices write), 113 Linux cooked (SLL),
+Link types (numbers from the tcpdump.org LINKTYPE list): 1 Ethernet, 9 PPP and 50 PPP
+in HDLC-like framing (what ns-3's point-to-point devices write), 113 Linux cooked (SLL),
 276 Linux cooked v2 (SLL2, ``tcpdump -i any``), 101 / 12 / 14 raw IP, 228 raw
 IPv4, 229 raw IPv6, 0 BSD loopback (host byte order), 108 OpenBSD loopback
-(network byte order).
+(network byte order), 239 Linux netfilter log (NFLOG: the packet is the
+``NFULA_PAYLOAD`` TLV, TLV lengths and types in the capturing host's byte order).
+Below the link layer (and inside a bridged tunnel's Ethernet frame), up to eight of:
+802.1Q / 802.1ad / QinQ tags, a PPPoE session header (ethertype 0x8864, RFC 2516)
+with its PPP protocol, and an MPLS label stack (0x8847 / 0x8848, RFC 3032) whose
+payload is IPv4 or IPv6 (first nibble 4 or 6), or a pseudowire control word and an
+Ethernet frame (first nibble 0, RFC 4385 / RFC 4448).
 
 IPv6 extension headers are followed (at most 8), including the hop-by-hop Jumbo
 Payload option that gives the length of a jumbogram (Linux BIG TCP). TCP inside
@@ -26,13 +31,16 @@ References
 .. [1] tcpdump.org, "Link-layer header types" (LINKTYPE_ values, SLL and SLL2 layouts).
 .. [2] RFC 791 (IPv4), RFC 8200 (IPv6 and its extension headers), RFC 9293 (TCP).
 .. [3] RFC 2675 (IPv6 jumbograms), RFC 1661 (PPP), RFC 2784 / 2890 (GRE), RFC 2637 (PPTP's GRE),
-   RFC 7348 (VXLAN), RFC 8926 (Geneve).
+   RFC 7348 (VXLAN), RFC 8926 (Geneve), RFC 2516 (PPPoE), RFC 3032 (MPLS label stack), RFC 4385 / 4448
+   (MPLS pseudowire control word, Ethernet over MPLS).
+.. [4] netfilter, ``linux/netfilter/nfnetlink_log.h`` (NFLOG attributes; NFULA_PAYLOAD = 9).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .fragments import Fragment
 from .options import parse_options, u8, u16, u32
 from .pcapfile import RecordBatch, active_kernel, compiled_kernel
 
@@ -40,8 +48,17 @@ __all__ = ["decode_batch", "LINK_TYPES", "TUNNELS"]
 
 LINK_TYPES = {0: "BSD loopback", 1: "Ethernet", 9: "PPP", 50: "PPP in HDLC-like framing", 12: "raw IP", 14: "raw IP",
               101: "raw IP", 108: "OpenBSD loopback",
-              113: "Linux cooked (SLL)", 228: "raw IPv4", 229: "raw IPv6", 276: "Linux cooked v2 (SLL2)"}
+              113: "Linux cooked (SLL)", 228: "raw IPv4", 229: "raw IPv6", 239: "Linux netfilter log (NFLOG)",
+              276: "Linux cooked v2 (SLL2)"}
 VLAN_TPIDS = (0x8100, 0x88A8, 0x9100)
+ETH_PPPOE_SESSION = 0x8864
+ETH_MPLS = (0x8847, 0x8848)
+#: Layers of VLAN tags, PPPoE and MPLS labels followed below a link-layer header (more: ``bad_header``).
+MAX_L2_LAYERS = 8
+LINKTYPE_NFLOG = 239
+NFULA_PAYLOAD = 9
+#: NFLOG attributes (TLVs) looked at before the payload one (the kernel writes about ten).
+MAX_NFLOG_TLVS = 32
 ETH_IPV4, ETH_IPV6 = 0x0800, 0x86DD
 PPP_IPV4, PPP_IPV6 = 0x0021, 0x0057
 ETH_BRIDGE = 0x6558  # transparent Ethernet bridging (GRE, Geneve)
@@ -73,14 +90,7 @@ def _link_layer(buf, start, cap, link, reason):
     # Ethernet + VLAN tags
     e = need(link == 1, 14)
     proto[e] = u16(buf, start[e] + 12)
-    off[e] = 14
-    for _ in range(3):
-        v = e & np.isin(proto, VLAN_TPIDS) & (reason == 0)
-        if not v.any():
-            break
-        v = need(v, off + 4)
-        proto[v] = u16(buf, start[v] + off[v] + 2)
-        off[v] += 4
+    off[e] = 14  # VLAN tags, PPPoE and MPLS below it: _below_link
     # Linux cooked v1: protocol at 14, header 16 bytes; v2: protocol at 0, header 20 bytes
     s = need(link == 113, 16)
     proto[s], off[s] = u16(buf, start[s] + 14), 16
@@ -105,9 +115,111 @@ def _link_layer(buf, start, cap, link, reason):
     fam = np.where(link[lo] == 108, fam_be, np.where(fam_le < 65536, fam_le, fam_be))
     proto[lo] = np.where(fam == 2, ETH_IPV4, np.where(np.isin(fam, (10, 23, 24, 28, 30)), ETH_IPV6, 0))
     off[lo] = 4
+    _nflog(buf, start, cap, link, proto, off, reason)
+    ok = (reason == 0) & (off >= 0)
+    if ok.any():
+        rows = np.flatnonzero(ok)
+        pos = start[rows] + off[rows]
+        p2, pos2 = _below_link(buf, rows, pos, proto[rows], start + cap, reason)
+        proto[rows] = p2
+        off[rows] = np.where(pos2 >= 0, pos2 - start[rows], -1)
     notip = (reason == 0) & ~np.isin(proto, (ETH_IPV4, ETH_IPV6))
     reason[notip] = _NOT_IP
     return proto, off
+
+
+def _nflog(buf, start, cap, link, proto, off, reason) -> None:
+    """LINKTYPE_NFLOG: the IP packet is the value of the NFULA_PAYLOAD attribute (in place: proto, off, reason).
+
+    The 4-byte header gives the address family (2 IPv4, 10 IPv6); the attributes follow, each a length
+    (header included) and a type in the capturing host's byte order (little-endian tried first; big-endian
+    when little-endian gives an impossible length), padded to 4 bytes.
+    """
+    rows = np.flatnonzero((link == LINKTYPE_NFLOG) & (reason == 0))
+    if len(rows) == 0:
+        return
+    short = cap[rows] < 8
+    reason[rows[short]] = _TRUNC
+    rows = rows[~short]
+    fam = u8(buf, start[rows])
+    end = start[rows] + cap[rows]
+    pos = start[rows] + 4
+    b0, b1 = u8(buf, pos), u8(buf, pos + 1)
+    little = ((b0 | (b1 << 8)) >= 4) & ((b0 | (b1 << 8)) <= cap[rows] - 4)
+    found = np.full(len(rows), -1, np.int64)
+    live = np.ones(len(rows), bool)
+    for _ in range(MAX_NFLOG_TLVS):
+        live &= (found < 0) & (pos + 4 <= end)
+        if not live.any():
+            break
+        a, b, c, d = u8(buf, pos), u8(buf, pos + 1), u8(buf, pos + 2), u8(buf, pos + 3)
+        length = np.where(little, a | (b << 8), (a << 8) | b)
+        kind = np.where(little, c | (d << 8), (c << 8) | d) & 0x7FFF  # top bit: NLA_F_NESTED
+        hit = live & (kind == NFULA_PAYLOAD) & (length >= 4)
+        found[hit] = pos[hit] + 4
+        bad = live & ~hit & (length < 4)
+        live &= ~bad
+        pos = np.where(live & ~hit, pos + ((length + 3) & ~3), pos)
+    missing = found < 0
+    reason[rows[missing]] = _NOT_IP
+    rows, found, fam = rows[~missing], found[~missing], fam[~missing]
+    proto[rows] = np.where(fam == 2, ETH_IPV4, np.where(fam == 10, ETH_IPV6, 0))
+    off[rows] = found - start[rows]
+
+
+def _below_link(buf, rows, pos, proto, cap_end, reason) -> tuple[np.ndarray, np.ndarray]:
+    """Follow VLAN tags, a PPPoE session and MPLS label stacks below a link-layer header.
+
+    ``pos`` is where the payload of ``proto`` starts (absolute). Returns the network protocol (ethertype)
+    and where its header starts (-1 where the record ends first: ``truncated_headers``; or more than
+    :data:`MAX_L2_LAYERS` layers: ``bad_header``).
+    """
+    proto = proto.astype(np.int64).copy()
+    pos = pos.astype(np.int64).copy()
+    for _ in range(MAX_L2_LAYERS):
+        vlan = np.isin(proto, VLAN_TPIDS)
+        pppoe = proto == ETH_PPPOE_SESSION
+        mpls = np.isin(proto, ETH_MPLS)
+        todo = (vlan | pppoe | mpls) & (pos >= 0)
+        if not todo.any():
+            return proto, pos
+        need = np.where(vlan, 4, np.where(pppoe, 8, 4))
+        cut = todo & (cap_end[rows] < pos + need)
+        reason[rows[cut & (reason[rows] == 0)]] = _TRUNC
+        pos[cut], proto[cut] = -1, 0
+        todo &= ~cut
+        v = np.flatnonzero(todo & vlan)
+        proto[v], pos[v] = u16(buf, pos[v] + 2), pos[v] + 4
+        # PPPoE session: version/type, code, session id, length (6 bytes), then the PPP protocol: 2 bytes, or
+        # 1 when its first byte is odd (protocol field compression, RFC 1661 Sec. 6.5)
+        q = np.flatnonzero(todo & pppoe)
+        first = u8(buf, pos[q] + 6)
+        short_field = (first & 1) == 1
+        ppp = np.where(short_field, first, u16(buf, pos[q] + 6))
+        proto[q] = np.where(ppp == PPP_IPV4, ETH_IPV4, np.where(ppp == PPP_IPV6, ETH_IPV6, 0))
+        pos[q] += np.where(short_field, 7, 8)
+        # MPLS: 4-byte label entries until the bottom-of-stack bit; then the payload's first nibble decides
+        m = np.flatnonzero(todo & mpls)
+        bottom = (u8(buf, pos[m] + 2) & 1) == 1
+        nxt = pos[m] + 4
+        inner = m[bottom]
+        after = nxt[bottom]
+        pos[m[~bottom]] = nxt[~bottom]  # another label: proto stays MPLS
+        if len(inner):
+            room = cap_end[rows[inner]] >= after + 1
+            nib = np.where(room, u8(buf, after) >> 4, -1)
+            cw = nib == 0  # pseudowire control word, then an Ethernet frame
+            eth_ok = cw & (cap_end[rows[inner]] >= after + 4 + 14)
+            proto[inner] = np.where(nib == 4, ETH_IPV4, np.where(nib == 6, ETH_IPV6,
+                                    np.where(eth_ok, u16(buf, np.where(eth_ok, after + 16, 0)), 0)))
+            pos[inner] = np.where(eth_ok, after + 18, after)
+            short = ~room | (cw & ~eth_ok)
+            reason[rows[inner[short]][reason[rows[inner[short]]] == 0]] = _TRUNC
+            pos[inner[short]], proto[inner[short]] = -1, 0
+    deep = np.isin(proto, VLAN_TPIDS + (ETH_PPPOE_SESSION,) + ETH_MPLS) & (pos >= 0)
+    reason[rows[deep & (reason[rows] == 0)]] = _BAD
+    pos[deep], proto[deep] = -1, 0
+    return proto, pos
 
 
 #: Outputs of the compiled kernel after the record index, in its order: (column, dtype).
@@ -127,7 +239,7 @@ _BATCH_COLUMNS = (("frame_index", "frame_index"), ("interface_id", "interface_id
                   ("wire_bytes", "wire_bytes"), ("captured_bytes", "captured_bytes"))
 
 
-def decode_batch(batch: RecordBatch, kernel: str | None = None
+def decode_batch(batch: RecordBatch, kernel: str | None = None, fragments: list | None = None
                  ) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
     """Decode one batch of records.
 
@@ -155,11 +267,11 @@ def decode_batch(batch: RecordBatch, kernel: str | None = None
         frame held on the wire (payload counted up to the frame's end).
     """
     if active_kernel(kernel) == "c":
-        return _decode_compiled(batch)
-    return _decode_numpy(batch)
+        return _decode_compiled(batch, fragments)
+    return _decode_numpy(batch, fragments)
 
 
-def _decode_compiled(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
+def _decode_compiled(batch: RecordBatch, fragments: list | None = None) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
     """The compiled kernel on every record, the numpy path on the records it leaves; merged in file order."""
     n = len(batch)
     snap = batch.snap_bytes if len(batch.snap_bytes) == n else np.zeros(n, np.uint32)
@@ -182,7 +294,7 @@ def _decode_compiled(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[st
                           timestamp_ns=batch.timestamp_ns[left], interface_id=batch.interface_id[left],
                           link_type=batch.link_type[left], frame_index=batch.frame_index[left],
                           snap_bytes=snap[left])
-        more, skipped, more_notes = _decode_numpy(sub)
+        more, skipped, more_notes = _decode_numpy(sub, fragments)
         for k in notes:
             notes[k] += more_notes[k]
         if len(more["seq"]):
@@ -193,7 +305,7 @@ def _decode_compiled(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[st
     return cols, skipped, notes
 
 
-def _decode_numpy(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
+def _decode_numpy(batch: RecordBatch, fragments: list | None = None) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
     """:func:`decode_batch` with numpy array operations only (the reference)."""
     buf = batch.buf
     n = len(batch)
@@ -267,9 +379,48 @@ def _decode_numpy(batch: RecordBatch) -> tuple[dict[str, np.ndarray], dict[str, 
         "payload_bytes": payload.astype(np.uint32),
     }
     cols.update(parse_options(buf, t + 20, opt_end))
+    if fragments is not None:
+        fragments.extend(_fragments(batch, buf, np.flatnonzero(reason == _FRAG), ip, cap_end, tunnel, st))
     counts = np.bincount(reason, minlength=8)
     skipped = {REASON_CODES[k]: int(counts[k]) for k in REASON_CODES if counts[k]}
     return cols, skipped, notes
+
+
+def _fragments(batch: RecordBatch, buf, rows, ip, cap_end, tunnel, st: "_IpState") -> list:
+    """A :class:`~tcpmodels.traces.fragments.Fragment` for each fragment record (few: a Python loop)."""
+    out = []
+
+    def raw(lo: int, hi: int) -> bytes:
+        return buf[lo:max(hi, lo)].tobytes()
+
+    def be(lo: int, n: int) -> int:
+        return int.from_bytes(raw(lo, lo + n), "big")
+
+    for r in rows.tolist():
+        p, end = int(ip[r]), int(cap_end[r])
+        if st.is4[r]:
+            ihl = (int(buf[p]) & 0x0F) * 4
+            frag = be(p + 6, 2)
+            key = (raw(p + 12, p + 16), raw(p + 16, p + 20), int(buf[p + 9]), be(p + 4, 2))
+            header, nh_at, start, stop = raw(p, min(p + ihl, end)), -1, p + ihl, p + be(p + 2, 2)
+            offset, more, version = (frag & 0x1FFF) * 8, bool(frag & 0x2000), 4
+        else:
+            fh = int(st.l4[r]) - 8
+            fo = be(fh + 2, 2)
+            key = (raw(p + 8, p + 24), raw(p + 24, p + 40), int(buf[fh]), be(fh + 4, 4))
+            header = bytearray(raw(p, min(fh, end)))
+            nh_at = int(st.frag_nh_at[r]) - p
+            if 0 <= nh_at < len(header):
+                header[nh_at] = int(buf[fh])
+            header = bytes(header)
+            start, stop = fh + 8, p + 40 + be(p + 4, 2)
+            offset, more, version = fo & 0xFFF8, bool(fo & 1), 6
+        out.append(Fragment(frame_index=int(batch.frame_index[r]), timestamp_ns=int(batch.timestamp_ns[r]),
+                            interface_id=int(batch.interface_id[r]), wire_bytes=int(batch.wire_bytes[r]),
+                            captured_bytes=int(batch.captured_bytes[r]), tunnel=int(tunnel[r]), version=version,
+                            key=key, offset_bytes=offset, more=more, header=header, next_header_at=nh_at,
+                            data=raw(start, min(stop, end)), data_len=max(stop - start, 0)))
+    return out
 
 
 class _IpState:
@@ -281,6 +432,8 @@ class _IpState:
         self.l4 = np.zeros(n, np.int64)  # where the transport header starts
         self.l4_total = np.zeros(n, np.int64)  # bytes from there to the end of the IP datagram
         self.nh = np.zeros(n, np.int64)
+        self.nh_at = np.zeros(n, np.int64)  # IPv6: where the byte naming the current next header is
+        self.frag_nh_at = np.zeros(n, np.int64)  # IPv6 fragment: where the byte naming the fragment header is
         self.ip_id = np.zeros(n, np.int64)
         self.src_hi = np.zeros(n, np.uint64)
         self.src_lo = np.zeros(n, np.uint64)
@@ -335,6 +488,7 @@ def _ip_layer(buf, rows, ip, proto, cap_end, wire_end, reason, st: _IpState) -> 
     for k, arr in ((8, st.src_hi), (16, st.src_lo), (24, st.dst_hi), (32, st.dst_lo)):
         arr[i6] = (u32(buf, p + k).astype(np.uint64) << np.uint64(32)) | u32(buf, p + k + 4).astype(np.uint64)
     st.l4[i6] = p + 40
+    st.nh_at[i6] = p + 6
     st.l4_total[i6] = plen  # minus extension headers, below
     # extension headers (at most 8 followed); a hop-by-hop Jumbo Payload option (RFC 2675, Linux BIG TCP)
     # gives the length when the payload length field is 0
@@ -353,11 +507,13 @@ def _ip_layer(buf, rows, ip, proto, cap_end, wire_end, reason, st: _IpState) -> 
         q = st.l4[hops]
         hdr_len = np.where(h == 44, 8, np.where(h == 51, (u8(buf, q + 1) + 2) * 4, (u8(buf, q + 1) + 1) * 8))
         fr = (h == 44) & ((u16(buf, q + 2) & 0xFFF9) != 0)  # offset or M flag set
+        st.frag_nh_at[hops[fr]] = st.nh_at[hops[fr]]
         reason[hops[fr]] = _FRAG
         jb = (h == 0) & (st.l4_total[hops] == 0) & (u8(buf, q + 2) == JUMBO_OPTION) & (u8(buf, q + 3) == 4)
         st.l4_total[hops[jb]] = u32(buf, q[jb] + 4)
         jumbo[hops[jb]] = True
         st.nh[hops] = u8(buf, q)
+        st.nh_at[hops] = q
         st.l4[hops] += hdr_len
         st.l4_total[hops] -= hdr_len
     st.is4[is4] = True
@@ -372,16 +528,9 @@ def _ethernet(buf, rows, pos, cap_end, reason) -> tuple[np.ndarray, np.ndarray]:
     reason[rows[~ok]] = _TRUNC
     proto[ok] = u16(buf, pos[ok] + 12)
     nxt[ok] = pos[ok] + 14
-    for _ in range(3):
-        v = ok & np.isin(proto, VLAN_TPIDS)
-        if not v.any():
-            break
-        cut = v & (cap_end[rows] < nxt + 4)
-        reason[rows[cut]] = _TRUNC
-        ok &= ~cut
-        v &= ~cut
-        proto[v] = u16(buf, nxt[v] + 2)
-        nxt[v] += 4
+    p2, n2 = _below_link(buf, rows[ok], nxt[ok], proto[ok], cap_end, reason)
+    proto[ok], nxt[ok] = p2, n2
+    ok &= nxt >= 0
     return np.where(ok, proto, 0), np.where(ok, nxt, -1)
 
 

@@ -2,8 +2,11 @@
 
 The tshark engine is the cross-check of the native one: it asks Wireshark's
 dissectors for every column of the packet table (``-E occurrence=f``: the first
-occurrence of each field, as the native engine keeps) with relative sequence
-numbers and IP reassembly off, so both engines describe the same bytes.
+occurrence of each field, as the native engine keeps) with absolute sequence
+numbers and IP reassembly on, as the native engine reassembles: a reassembled
+segment is the row of the frame that completed it, with the frame lengths of all
+its fragments summed, and the other fragments are counted as
+``ip_fragment_reassembled``.
 
 The pyshark engine gives Wireshark's full dissection packet by packet for users
 who want to inspect more fields; it is slow (pyshark parses tshark's PDML/JSON in
@@ -51,6 +54,8 @@ TSHARK_FIELDS = {
     "ip_frag_offset": "ip.frag_offset",
     "ip6_frag": "ipv6.fraghdr.offset",
     "ip6_more": "ipv6.fraghdr.more",
+    "ip_fragments": "ip.fragment",
+    "ip6_fragments": "ipv6.fragment",
     "src_port": "tcp.srcport",
     "dst_port": "tcp.dstport",
     "seq": "tcp.seq_raw",
@@ -78,7 +83,7 @@ TSHARK_FIELDS = {
     "mptcp_data_ack": "tcp.options.mptcp.rawdataack",
 }
 TSHARK_PREFS = ["tcp.relative_sequence_numbers:FALSE", "tcp.analyze_sequence_numbers:FALSE",
-                "ip.defragment:FALSE", "ipv6.defragment:FALSE", "tcp.desegment_tcp_streams:FALSE",
+                "ip.defragment:TRUE", "ipv6.defragment:TRUE", "tcp.desegment_tcp_streams:FALSE",
                 "mptcp.analyze_mptcp:FALSE", "mptcp.relative_sequence_numbers:FALSE"]
 
 
@@ -234,8 +239,15 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
         Frames not in the table, by reason (``not_ip``, ``ip_fragment``, ``not_tcp``).
     """
     raw = raw.copy()
+    # reassembled datagrams: the frame that completed one lists its fragments' frame numbers
+    members: dict[int, list[int]] = {}
+    for col in ("ip_fragments", "ip6_fragments"):
+        if col in raw:
+            for num, lst in zip(raw["frame_number"], raw[col]):
+                if lst:
+                    members.setdefault(int(num), []).extend(int(x) for x in lst.split(","))
     for col in raw.columns:
-        if col == "protocols":
+        if col in ("protocols", "ip_fragments", "ip6_fragments"):
             continue
         multi = raw[col].str.contains(",", regex=False)
         if multi.any():
@@ -253,14 +265,28 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     is_ip = is4 | is6
     frag = is4 & ((raw["ip_mf"].isin(["1", "True"])) | ~raw["ip_frag_offset"].isin(["", "0"]))
     frag |= is6 & (raw["ip6_more"].isin(["1", "True"]) | ~raw["ip6_frag"].isin(["", "0"]))
-    tcp = is_ip & ~frag & (raw["src_port"] != "")
-    skipped = {"not_ip": int((~is_ip).sum()), "ip_fragment": int((is_ip & frag).sum()),
-               "not_tcp": int((is_ip & ~frag & (raw["src_port"] == "")).sum())}
+    nums = raw["frame_number"].astype(np.int64)
+    merged = {m for num, lst in members.items() for m in lst if m != num}
+    in_other = nums.isin(list(merged)).to_numpy()
+    completing = nums.isin(list(members)).to_numpy()
+    frag = frag.to_numpy() & ~completing
+    tcp = is_ip.to_numpy() & ~frag & (raw["src_port"] != "").to_numpy()
+    is_ip = is_ip.to_numpy()
+    skipped = {"not_ip": int((~is_ip).sum()), "ip_fragment": int((is_ip & frag & ~in_other).sum()),
+               "ip_fragment_reassembled": int((is_ip & frag & in_other).sum()),
+               "not_tcp": int((is_ip & ~frag & (raw["src_port"] == "").to_numpy()).sum())}
     skipped = {k: v for k, v in skipped.items() if v}
-    r = raw[tcp.to_numpy()]
+    if members:  # a reassembled row carries the frame lengths of all its fragments
+        length = dict(zip(nums.tolist(), raw["wire_bytes"].astype(np.int64).tolist()))
+        cap_length = dict(zip(nums.tolist(), raw["captured_bytes"].astype(np.int64).tolist()))
+        for num, lst in members.items():
+            row = raw.index[nums.to_numpy() == num][0]
+            raw.loc[row, "wire_bytes"] = str(sum(length[m] for m in set(lst)))
+            raw.loc[row, "captured_bytes"] = str(sum(cap_length[m] for m in set(lst)))
+    r = raw[tcp]
     if len(r) == 0:
         return empty_table(), skipped
-    r6 = is6[tcp.to_numpy()].to_numpy()
+    r6 = is6[tcp].to_numpy()
     flags = _int(r["flags"], "int")
     cols = {
         "frame_index": r["frame_number"].astype(np.int64).to_numpy() - 1,

@@ -14,23 +14,54 @@ Definitions (per direction, in capture order)
 ---------------------------------------------
 - *Duplicate packet*: identical to an earlier packet of the same flow in IP ID,
   sequence, acknowledgment, flags, window, payload length and timestamps
-  option (a packet captured twice); never counted as a retransmission.
+  option, and captured less than half the connection's initial RTT after it
+  (1 ms when the handshake was not captured): a packet captured twice, or
+  duplicated by a link; never counted as a retransmission. Wireshark has no such
+  class (the second copy is a "retransmission"); the time bound is what keeps a
+  real retransmission, which can only follow its original by about a round trip
+  or more, out of it (IPv6 has no IP ID, and IPv4 senders may send ID 0 or reuse
+  an ID): see :data:`~tcpmodels.traces.annotation.DUPLICATE_MAX_GAP_OF_INITIAL_RTT`.
 - *Retransmission*: a segment that occupies sequence space (payload, SYN or FIN)
   and starts below the highest sequence number already sent in this direction
-  (Wireshark's criterion, [1]_), excluding duplicates and keep-alives (one byte
-  or none at ``highest - 1``). A RST without payload never sets the highest
-  sequence number (one with seq 0 before a SYN/ACK would make it a retransmission). Split as
-  Wireshark's ``tcp.analysis`` flags do, in its order of tests: *fast
-  retransmission* (after two or more duplicate ACKs for this sequence number,
-  within 20 ms of the last ACK), *out-of-order* (within the connection's initial
-  RTT of the segment that set the highest sequence number), *spurious* (payload
-  already acknowledged), and plain retransmission; ``retransmitted_packets`` counts
-  all four.
+  (Wireshark's criterion, [1]_), excluding duplicates, keep-alives and zero-window
+  probes. Only segments that occupy sequence space set the highest sequence
+  number: a pure ACK or a RST without payload never does (Wireshark lets a pure ACK
+  set it, so a reordered first copy captured after a pure ACK whose seq ran ahead is
+  a "retransmission" there and not here). Split as Wireshark's ``tcp.analysis`` flags
+  do, in its order of tests: *fast retransmission* (after two or more duplicate ACKs
+  for this sequence number, within 20 ms of the last ACK), *out-of-order* (within
+  the connection's initial RTT of the segment that set the highest sequence number),
+  *spurious* (payload already acknowledged), and plain retransmission;
+  ``retransmitted_packets`` counts all four.
+- *Initial RTT*: as Wireshark's ``tcp.analysis.initial_rtt``, from the most recent
+  SYN to the first ACK after the SYN/ACK (after a retransmitted SYN, from the SYN
+  that was answered); 3 ms where the out-of-order test needs it and the handshake
+  was not captured.
+- *Keep-alive*: no payload or one byte, starting one below the highest sequence
+  number, on a byte the peer has already acknowledged (when the peer's ACKs were
+  captured). Wireshark omits the last condition, so a one-byte segment re-sent
+  after an RTO and never acknowledged is a keep-alive there and a retransmission
+  here (and gives no RTT sample: Karn's rule).
+- *Zero-window probe*: one byte, at or one below the highest sequence number, while
+  the peer's last advertised window is zero; not a retransmission.
 - *Duplicate ACK*: a pure ACK (no payload, SYN, FIN or RST) with the same
   acknowledgment number, window and sequence number as the previous packet of
   the direction, and a non-zero window ([1]_).
-- *Loss rate*: retransmitted segments / data segments (an upper estimate of the
-  segment loss rate seen by the sender; spurious retransmissions count).
+- *Expert Info* (Wireshark's names, [1]_): *zero window* (window 0, no SYN/FIN/RST),
+  *window update* (no payload, a new non-zero window, same seq and ack as before),
+  *window full* (payload ending exactly at the peer's advertised window edge; needs
+  the handshake for the window scale), *previous segment not captured* (a segment
+  starting beyond the highest sequence number seen so far), *ACKed unseen segment*
+  (an ACK beyond the highest sequence number seen from the peer).
+- *Unique payload bytes*: bytes of the direction's sequence space carried by at least
+  one captured data segment; *bytes not captured*: the rest of the sequence space the
+  direction's packets show (from the byte after the SYN, or the first sequence number
+  seen, to the highest one a data segment, pure ACK or FIN reaches; RSTs, copies and
+  keep-alives not counted) that no captured segment carried: capture drops, or a capture that saw
+  only part of the traffic; tcptrace's "missed data". A flow with such holes has counts
+  (retransmissions, loss rate) of what was captured only.
+- *Loss rate*: retransmitted data segments / data segments, duplicates not counted (an
+  upper estimate of the segment loss rate seen by the sender; spurious retransmissions count).
 - *FCT*: from the connection's first SYN to the first ACK from the peer that
   covers the direction's last data byte.
 
@@ -54,7 +85,7 @@ from .dataset import PacketDataset, open_dataset
 from .rtt import rtt_samples
 from .schema import TraceWarning
 
-__all__ = ["annotate", "flows", "partition_flows", "combine_partition_flows", "PartitionFlows"]  # annotate: re-exported, old imports
+__all__ = ["annotate", "flows", "sequence_coverage", "partition_flows", "combine_partition_flows", "PartitionFlows"]  # annotate: re-exported, old imports
 
 
 def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: pd.DataFrame | None = None, *,
@@ -83,14 +114,16 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         ``src_addr, src_port, dst_addr, dst_port, ip_version``, ``first_time_s``,
         ``last_time_s``, ``duration_s`` [s], ``syn_seen, fin_seen, rst_seen``,
         ``packets``, ``data_packets``, ``payload_bytes``, ``wire_bytes``,
-        ``unique_payload_bytes`` [bytes] (highest sequence reached minus the first,
-        SYN and FIN excluded), ``retransmitted_packets``, ``retransmitted_bytes``
+        ``unique_payload_bytes`` [bytes] (sequence space carried by captured data segments),
+        ``bytes_not_captured`` [bytes] (holes below the highest captured data byte), ``retransmitted_packets``, ``retransmitted_bytes``
         [bytes], ``fast_retransmissions``, ``spurious_retransmissions``, ``out_of_order_packets``
         (the classes of ``retransmitted_packets``; the rest are plain retransmissions), ``duplicate_packets``,
-        ``duplicate_acks`` (sent by this direction),
+        ``duplicate_acks`` (sent by this direction), and the other Expert Info counts: ``keepalive_packets``,
+        ``zero_window_packets``, ``zero_window_probes``, ``window_update_packets``, ``window_full_packets``,
+        ``previous_segment_not_captured``, ``acked_unseen_packets``,
         ``rtt_samples``, ``rtt_min_s``, ``rtt_median_s``, ``rtt_mean_s`` (data segment ->
         ACK, Karn's rule), ``rtt_ts_samples``, ``rtt_ts_median_s`` (timestamp echoes),
-        ``loss_rate`` [-] (retransmitted data segments / data segments, in [0, 1]), ``throughput_bps`` (unique payload over the direction's
+        ``loss_rate`` [-] (retransmitted data segments / data segments that are no duplicates, in [0, 1]), ``throughput_bps`` (unique payload over the direction's
         duration) [bit/s], ``fct_s`` [s] (NaN when the SYN or the final ACK was not captured).
 
     Warns
@@ -122,8 +155,11 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         "spurious": an["is_spurious_retransmission"].to_numpy(), "ooo": an["is_out_of_order"].to_numpy(),
         "rtx_bytes": np.where(an["is_retransmission"], payload, 0),
         "rtx_data": an["is_retransmission"].to_numpy() & data,
+        "sent_data": data & ~an["is_duplicate"].to_numpy(),
         "dup": an["is_duplicate"].to_numpy(), "dupack": an["is_dup_ack"].to_numpy(),
         "seq_u": np.where(data, an["seq_u"], np.nan), "end_u": np.where(data, an["seq_u"] + payload, np.nan),
+        **{name: an[col].to_numpy() for name, col in _EXPERT_COUNTS.items()},
+        **_span_columns(p, an),
     })
     g = df.groupby("flow_id", sort=True)
     out = g.agg(connection_id=("connection_id", "first"), is_initiator=("is_initiator", "first"),
@@ -131,11 +167,13 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                 fin_seen=("fin", "any"), rst_seen=("rst", "any"), packets=("t", "size"),
                 data_packets=("data", "sum"), payload_bytes=("payload", "sum"), wire_bytes=("wire", "sum"),
                 retransmitted_packets=("rtx", "sum"), retransmitted_bytes=("rtx_bytes", "sum"),
-                retransmitted_data_packets=("rtx_data", "sum"),
+                retransmitted_data_packets=("rtx_data", "sum"), sent_data_packets=("sent_data", "sum"),
                 fast_retransmissions=("fast", "sum"), spurious_retransmissions=("spurious", "sum"),
                 out_of_order_packets=("ooo", "sum"),
                 duplicate_packets=("dup", "sum"), duplicate_acks=("dupack", "sum"),
-                first_seq=("seq_u", "min"), last_end=("end_u", "max"))
+                first_seq=("seq_u", "min"), last_end=("end_u", "max"), span_lo=("span_lo", "min"),
+                span_hi=("span_hi", "max"), span_fin=("span_fin", "min"),
+                **{name: (name, "sum") for name in _EXPERT_COUNTS})
     first_rows = pd.Series(np.arange(len(p))).groupby(df["flow_id"].to_numpy()).first()
     ident = p.iloc[first_rows.to_numpy()]
     for c in ("src_addr", "src_port", "dst_addr", "dst_port", "ip_version"):
@@ -143,7 +181,10 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
     out["duration_s"] = out["last_time_s"] - out["first_time_s"]
     out["first_time_s"] += ns0 / 1e9
     out["last_time_s"] += ns0 / 1e9
-    out["unique_payload_bytes"] = (out["last_end"] - out["first_seq"]).fillna(0).astype(np.int64)
+    covered = _covered_bytes(df.loc[data & ~df["dup"].to_numpy(), ["flow_id", "seq_u", "end_u"]])
+    out["unique_payload_bytes"] = covered.reindex(out.index, fill_value=0).astype(np.int64)
+    out["bytes_not_captured"] = _not_captured(out["span_lo"], out["span_hi"], out["span_fin"],
+                                              out["unique_payload_bytes"])
     # RTT summaries
     samples = rtt_samples(p, an, time_origin_ns=ns0)
     for method, prefix in (("seq", "rtt"), ("ts", "rtt_ts")):
@@ -155,14 +196,87 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
             out["rtt_mean_s"] = s.mean().reindex(out.index)
     with np.errstate(divide="ignore", invalid="ignore"):
         # retransmitted data segments over data segments: in [0, 1] (SYN/FIN retransmissions carry no data)
-        out["loss_rate"] = np.where(out["data_packets"] > 0,
+        out["loss_rate"] = np.where(out["sent_data_packets"] > 0,
                                     out["retransmitted_data_packets"]
-                                    / out["data_packets"].where(out["data_packets"] > 0), np.nan)
+                                    / out["sent_data_packets"].where(out["sent_data_packets"] > 0), np.nan)
         out["throughput_bps"] = np.where(out["duration_s"] > 0,
                                          8.0 * out["unique_payload_bytes"] / out["duration_s"].where(out["duration_s"] > 0),
                                          np.nan)
     out["fct_s"] = _fct(df, an, out)
     return out[FLOW_COLUMNS]
+
+
+def _span_columns(packets: pd.DataFrame, an: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per packet, what it shows of its direction's sequence space (NaN where it shows nothing): ``span_lo`` its
+    seq (after a SYN: the byte after it), ``span_hi`` its seq plus payload, ``span_fin`` that on a FIN. RSTs,
+    duplicates and keep-alives (whose seq is one below the data) show nothing."""
+    seq_u = an["seq_u"].to_numpy()
+    payload = packets["payload_bytes"].to_numpy(np.int64)
+    shows = ~packets["rst"].to_numpy() & ~an["is_duplicate"].to_numpy() & ~an["is_keepalive"].to_numpy()
+    return {"span_lo": np.where(shows, seq_u + packets["syn"].to_numpy(), np.nan),
+            "span_hi": np.where(shows, seq_u + payload, np.nan),
+            "span_fin": np.where(shows & packets["fin"].to_numpy(), seq_u + payload, np.nan)}
+
+
+def _not_captured(lo: pd.Series, hi: pd.Series, fin: pd.Series, unique: pd.Series) -> pd.Series:
+    """Bytes not captured from the per-flow extremes of :func:`_span_columns` and the unique bytes."""
+    top = np.fmin(hi, fin)  # a pure ACK after the FIN is one past the data
+    return ((top - lo).fillna(0).clip(lower=0) - unique).clip(lower=0).astype(np.int64)
+
+
+def sequence_coverage(packets: pd.DataFrame, annotated: pd.DataFrame | None = None,
+                      flow_ids: list[int] | np.ndarray | None = None) -> pd.DataFrame:
+    """How much of each flow's sequence space the capture holds: bytes carried by captured segments, and holes.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`annotate` of ``packets`` if already computed.
+    flow_ids : sequence of int, optional
+        Only these flows (default: every flow).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Indexed by ``flow_id``: ``unique_payload_bytes`` (the union of the captured data segments' sequence
+        ranges) and ``bytes_not_captured`` (the rest of the sequence space the direction's packets show: from
+        the byte after the SYN, or the first sequence number seen, to the highest one a data segment, pure ACK
+        or FIN reaches -- RSTs, duplicates and keep-alives not counted, as tcptrace's "missed data") [bytes];
+        the same as :func:`flows` gives.
+    """
+    an = annotate(packets) if annotated is None else annotated
+    fl = an["flow_id"].to_numpy()
+    sel = np.ones(len(fl), bool) if flow_ids is None else np.isin(fl, np.asarray(flow_ids))
+    p, a = packets[sel], an[sel]
+    payload = p["payload_bytes"].to_numpy(np.int64)
+    data = (payload > 0) & ~a["is_duplicate"].to_numpy()
+    seq_u = a["seq_u"].to_numpy()
+    covered = _covered_bytes(pd.DataFrame({"flow_id": fl[sel][data], "seq_u": seq_u[data],
+                                           "end_u": seq_u[data] + payload[data]}))
+    g = pd.DataFrame({"flow_id": fl[sel], **_span_columns(p, a)}).groupby("flow_id")
+    out = pd.DataFrame(index=pd.Index(np.unique(fl[sel]), name="flow_id"))
+    out["unique_payload_bytes"] = covered.reindex(out.index, fill_value=0).astype(np.int64)
+    out["bytes_not_captured"] = _not_captured(g["span_lo"].min(), g["span_hi"].max(), g["span_fin"].min(),
+                                              out["unique_payload_bytes"])
+    return out
+
+
+def _covered_bytes(seg: pd.DataFrame) -> pd.Series:
+    """Per flow, the length of the union of the data segments' sequence intervals ``[seq_u, end_u)``. [bytes]"""
+    if len(seg) == 0:
+        return pd.Series(dtype="int64")
+    seg = seg.sort_values(["flow_id", "seq_u"], kind="stable")
+    fl = seg["flow_id"].to_numpy()
+    start = seg["seq_u"].to_numpy(np.int64)
+    end = seg["end_u"].to_numpy(np.int64)
+    first = np.ones(len(fl), bool)
+    first[1:] = fl[1:] != fl[:-1]
+    reach = pd.Series(end.astype(float)).groupby(np.cumsum(first)).cummax().shift(1).to_numpy().copy()  # furthest end so far
+    reach[first] = -np.inf
+    new = np.maximum(end - np.maximum(start, reach), 0)
+    return pd.Series(new).groupby(fl).sum()
 
 
 def _fct(df: pd.DataFrame, an: pd.DataFrame, out: pd.DataFrame) -> np.ndarray:
@@ -184,11 +298,19 @@ def _fct(df: pd.DataFrame, an: pd.DataFrame, out: pd.DataFrame) -> np.ndarray:
     return fct
 
 
+#: Expert Info counts of the flow table -> the annotation column they count.
+_EXPERT_COUNTS = {"keepalive_packets": "is_keepalive", "zero_window_packets": "is_zero_window",
+                  "zero_window_probes": "is_zero_window_probe", "window_update_packets": "is_window_update",
+                  "window_full_packets": "is_window_full",
+                  "previous_segment_not_captured": "is_previous_segment_not_captured",
+                  "acked_unseen_packets": "is_acked_unseen"}
+
 FLOW_COLUMNS = ["connection_id", "is_initiator", "src_addr", "src_port", "dst_addr", "dst_port", "ip_version",
                 "first_time_s", "last_time_s", "duration_s", "syn_seen", "fin_seen", "rst_seen", "packets",
-                "data_packets", "payload_bytes", "wire_bytes", "unique_payload_bytes", "retransmitted_packets",
-                "retransmitted_bytes", "fast_retransmissions", "spurious_retransmissions",
-                "out_of_order_packets", "duplicate_packets", "duplicate_acks", "rtt_samples", "rtt_min_s",
+                "data_packets", "payload_bytes", "wire_bytes", "unique_payload_bytes", "bytes_not_captured",
+                "retransmitted_packets", "retransmitted_bytes", "fast_retransmissions", "spurious_retransmissions",
+                "out_of_order_packets", "duplicate_packets", "duplicate_acks", *_EXPERT_COUNTS,
+                "rtt_samples", "rtt_min_s",
                 "rtt_median_s", "rtt_mean_s", "rtt_ts_samples", "rtt_ts_median_s", "loss_rate", "throughput_bps",
                 "fct_s"]
 

@@ -17,6 +17,7 @@ References
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 
 import numpy as np
@@ -25,7 +26,7 @@ import pandas as pd
 from .annotation import annotate
 from .flows import flows
 
-__all__ = ["mptcp_token", "mptcp_idsn", "mptcp_subflows"]
+__all__ = ["mptcp_token", "mptcp_idsn", "mptcp_subflows", "mptcp_mappings"]
 
 _HASHES = {0: hashlib.sha1, 1: hashlib.sha256}
 
@@ -100,7 +101,8 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
         subflow ``initiator_key`` / ``responder_key`` and ``data_level_bytes``: the
         forward data sequence space covered by DSS mappings over all subflows
         (including one for DATA_FIN), measured from the initiator's IDSN. [bytes]
-        A subflow whose MPTCP connection's handshake was not captured (an MP_JOIN
+        A connection whose SYN/ACK carries no MP_CAPABLE fell back to regular TCP (RFC 8684
+        Sec. 3.7) and is not listed. A subflow whose MPTCP connection's handshake was not captured (an MP_JOIN
         with an unknown token, or MPTCP options without MP_CAPABLE or MP_JOIN SYN)
         belongs to an MPTCP connection of its own (joins with the same token share
         one), with ``version = -1``, as Wireshark's ``mptcp.stream`` groups them;
@@ -113,8 +115,12 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
     p = packets.assign(connection_id=annotated["connection_id"].to_numpy(),
                        is_initiator=annotated["is_initiator"].to_numpy())
     cap = p[p["mptcp_subtype"] == 0]
-    # initial subflows: an MP_CAPABLE SYN from the initiator
-    init_syn = cap[cap["syn"] & ~cap["ack_flag"]].groupby("connection_id")["timestamp_s"].min()
+    # initial subflows: an MP_CAPABLE SYN from the initiator, unless the connection fell back to TCP: a SYN/ACK
+    # was captured and none carries MP_CAPABLE (RFC 8684 Sec. 3.7)
+    synack = p[p["syn"] & p["ack_flag"]]
+    fell_back = set(synack["connection_id"]) - set(synack[synack["mptcp_subtype"] == 0]["connection_id"])
+    init_syn = cap[cap["syn"] & ~cap["ack_flag"] & ~cap["connection_id"].isin(fell_back)]
+    init_syn = init_syn.groupby("connection_id")["timestamp_s"].min()
     rows = []
     for conn, syn_t in init_syn.sort_values().items():
         c = cap[cap["connection_id"] == conn]
@@ -154,7 +160,7 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
             done, version = initial["handshake_done_s"].iloc[mid], int(initial["version"].iloc[mid])
         out.append({"mptcp_id": mid, "version": version, "token": int(r["token"]), "connection_id": conn,
                     "syn_time_s": r["syn_time_s"], "join_delay_s": r["syn_time_s"] - done})
-    grouped = set(initial["connection_id"]) | set(joins.index)
+    grouped = set(initial["connection_id"]) | set(joins.index) | fell_back
     rest = p[(p["mptcp_subtype"] >= 0) & ~p["connection_id"].isin(grouped)]
     for conn, t0 in rest.groupby("connection_id")["timestamp_s"].min().sort_values().items():
         mid = unknown.setdefault(("conn", int(conn)), len(initial) + len(unknown))
@@ -205,3 +211,124 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
     start = sub.groupby("mptcp_id")["syn_time_s"].min().sort_values(kind="stable")
     sub["mptcp_id"] = sub["mptcp_id"].map(dict(zip(start.index, range(len(start))))).astype(np.int64)
     return sub.sort_values(["mptcp_id", "subflow"]).reset_index(drop=True)[cols]
+
+
+def mptcp_mappings(packets: pd.DataFrame, subflows: pd.DataFrame | None = None,
+                   annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Every data packet an MPTCP connection's initiator sent, on every subflow, at its data-level sequence number.
+
+    Parameters
+    ----------
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    subflows, annotated : pandas.DataFrame, optional
+        :func:`mptcp_subflows` and :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per forward data packet covered by a DSS mapping (the mapping it carries, or the last one its
+        subflow carried), in capture order: ``mptcp_id``, ``subflow``, ``connection_id``, ``time_s``
+        (absolute) [s], ``data_seq_bytes`` (the packet's first byte at the data level, relative to the
+        connection's initial data sequence number, or to its first mapping when the handshake was not
+        captured) [bytes], ``data_len_bytes`` [bytes], ``is_reinjection`` (the packet carries data the
+        connection had already sent on a subflow, and is no retransmission on its own subflow: data sent
+        again at the connection level, as Wireshark's ``mptcp.reinjection_of``).
+
+    Notes
+    -----
+    A DSS mapping (RFC 8684 Sec. 3.3.1) maps ``data_len`` bytes from the subflow's relative sequence number
+    ``subflow_seq`` to the data sequence number ``dsn``; a packet inside it sits at
+    ``dsn + (its relative subflow sequence number - subflow_seq)``.
+    """
+    cols = ["mptcp_id", "subflow", "connection_id", "time_s", "data_seq_bytes", "data_len_bytes", "is_reinjection"]
+    empty = pd.DataFrame({c: pd.Series(dtype="float64" if c == "time_s" else "bool" if c == "is_reinjection"
+                                       else "int64") for c in cols})
+    an = annotate(packets) if annotated is None else annotated
+    sub = mptcp_subflows(packets, annotated=an) if subflows is None else subflows
+    if len(sub) == 0:
+        return empty
+    conn = an["connection_id"].to_numpy()
+    fwd = an["is_initiator"].to_numpy() & ~an["is_duplicate"].to_numpy() & np.isin(conn, sub["connection_id"].to_numpy())
+    rows = np.flatnonzero(fwd & (packets["has_mptcp_dsn"].to_numpy() | (packets["payload_bytes"].to_numpy() > 0)))
+    implicit_dsn = -1
+    if len(rows) == 0:
+        return empty
+    rows = rows[np.argsort(packets["frame_index"].to_numpy()[rows], kind="stable")]
+    which = dict(zip(sub["connection_id"], zip(sub["mptcp_id"], sub["subflow"])))
+    keys = sub[sub["subflow"] == 0].set_index("mptcp_id")
+    # the subflow's initial sequence number: its SYN, else its first packet's seq - 1
+    isn = pd.Series(an["seq_u"].to_numpy()[fwd]).groupby(conn[fwd]).min() - 1
+    syn_isn = pd.Series(an["seq_u"].to_numpy()[fwd & packets["syn"].to_numpy()]).groupby(
+        conn[fwd & packets["syn"].to_numpy()]).min()
+    isn.update(syn_isn)
+    has_map = packets["has_mptcp_dsn"].to_numpy()
+    # RFC 8684 Sec. 3.1: the first data of a v1 connection may ride on MP_CAPABLE with a data-level length and
+    # no DSN: its data sequence number is IDSN + 1 (relative 0), at relative subflow sequence number 1
+    implicit = ((packets["mptcp_subtype"].to_numpy() == 0) & (packets["mptcp_data_len"].to_numpy() > 0)
+                & ~packets["syn"].to_numpy())
+    dsn_all = packets["mptcp_dsn"].to_numpy()
+    sseq = packets["mptcp_subflow_seq"].to_numpy()
+    payload = packets["payload_bytes"].to_numpy()
+    seq_u = an["seq_u"].to_numpy()
+    rtx = an["is_retransmission"].to_numpy()
+    t = packets["timestamp_s"].to_numpy()
+    current: dict[int, tuple[int, int]] = {}  # connection -> (dsn, subflow_seq) of its last mapping
+    idsn_of: dict[int, int | None] = {}
+    first_dsn: dict[int, int] = {}
+    covered: dict[int, list] = {}  # mptcp_id -> sorted disjoint [start, end) intervals sent so far
+    out = []
+    for r in rows.tolist():
+        c = int(conn[r])
+        mid, sf = which[c]
+        if has_map[r]:
+            current[c] = (int(dsn_all[r]), int(sseq[r]))
+        elif implicit[r]:
+            current[c] = (implicit_dsn, 1)
+        if payload[r] == 0 or c not in current:
+            continue
+        dsn, map_sseq = current[c]
+        if mid not in idsn_of:
+            ikey = int(keys["initiator_key"].get(mid, 0)) if mid in keys.index else 0
+            version = int(keys["version"].get(mid, -1)) if mid in keys.index else -1
+            idsn_of[mid] = mptcp_idsn(ikey, version) + 1 if ikey and version in _HASHES else None
+        idsn = idsn_of[mid]
+        if dsn == implicit_dsn:
+            rel = 0
+        elif idsn is None:
+            base = first_dsn.setdefault(mid, dsn)
+            rel = ((dsn - base + (1 << 31)) % (1 << 32)) - (1 << 31)
+        else:
+            wide = (dsn - idsn) % (1 << 64)
+            rel = wide if wide < (1 << 40) else (dsn - idsn) % (1 << 32)  # a 4-byte DSN: the low 32 bits
+        start = rel + ((int(seq_u[r]) - int(isn[c]) - map_sseq) % (1 << 32))
+        end = start + int(payload[r])
+        spans = covered.setdefault(mid, [])
+        again = _overlaps(spans, start, end)
+        _insert(spans, start, end)
+        out.append((mid, sf, c, float(t[r]), start, int(payload[r]), again and not rtx[r]))
+    if not out:
+        return empty
+    return pd.DataFrame(out, columns=cols).astype({"mptcp_id": "int64", "subflow": "int64", "connection_id": "int64",
+                                                   "data_seq_bytes": "int64", "data_len_bytes": "int64"})
+
+
+def _overlaps(spans: list, start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of the sorted disjoint intervals ``spans``."""
+    i = bisect.bisect_right(spans, [start, float("inf")])
+    if i > 0 and spans[i - 1][1] > start:
+        return True
+    return i < len(spans) and spans[i][0] < end
+
+
+def _insert(spans: list, start: int, end: int) -> None:
+    """Add [start, end) to the sorted disjoint intervals ``spans``, merging what it touches."""
+    i = bisect.bisect_left(spans, [start, -1])
+    if i > 0 and spans[i - 1][1] >= start:
+        i -= 1
+        start = spans[i][0]
+    j = i
+    while j < len(spans) and spans[j][0] <= end:
+        end = max(end, spans[j][1])
+        j += 1
+    spans[i:j] = [[start, end]]

@@ -1,6 +1,8 @@
-"""Figures for captured traces: time-sequence (Stevens) graph, RTT samples, bytes in flight, MPTCP subflow shares.
+"""Figures for captured traces: time-sequence (Stevens) graph, RTT samples, bytes in flight, MPTCP data level.
 
-Each function draws on ``ax`` (a new figure if None) and returns the Axes.
+Each function draws on ``ax`` (a new figure if None) and returns the Axes. Times are seconds since ``t0_s``
+(absolute seconds; default: the first time drawn), so that panels given the same ``t0_s`` -- e.g. the
+capture's first packet -- share one time axis.
 """
 
 from __future__ import annotations
@@ -10,9 +12,16 @@ from matplotlib.axes import Axes
 import numpy as np
 import pandas as pd
 
-from .series import time_sequence
+from .series import SEGMENT_KINDS, time_sequence
 
-__all__ = ["plot_time_sequence", "plot_rtt_samples", "plot_bytes_in_flight", "plot_subflow_shares"]
+__all__ = ["plot_time_sequence", "plot_rtt_samples", "plot_bytes_in_flight", "plot_subflow_shares",
+           "plot_mptcp_data_sequence", "plot_subflow_shares_over_time", "TIME_LABEL"]
+
+#: The x label of every panel drawn against ``t0_s``.
+TIME_LABEL = "time since the capture's first packet [s]"
+#: Marker and colour of each retransmission class on the time-sequence graph.
+_KIND_STYLE = {"fast retransmission": ("v", "C3"), "out-of-order": ("^", "C1"),
+               "spurious retransmission": ("x", "C4"), "retransmission": ("o", "red")}
 
 
 def _ax(ax):
@@ -22,8 +31,9 @@ def _ax(ax):
 
 
 def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = None,
-                       annotated: pd.DataFrame | None = None) -> Axes:
-    """Stevens graph: sequence number of each segment over time, retransmissions in red, the peer's ACKs as a line.
+                       annotated: pd.DataFrame | None = None, t0_s: float | None = None) -> Axes:
+    """Stevens graph: each data segment as a bar over its bytes, retransmissions marked by class, the peer's
+    cumulative ACK, its advertised window edge and its SACK blocks.
 
     Parameters
     ----------
@@ -35,6 +45,8 @@ def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = No
         Where to draw (a new figure if None).
     annotated : pandas.DataFrame, optional
         :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    t0_s : float, optional
+        Time zero of the x axis (absolute) [s]; default the flow's first segment or ACK.
 
     Returns
     -------
@@ -43,21 +55,35 @@ def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = No
     """
     ax = _ax(ax)
     ts = time_sequence(packets, flow_id, annotated)
-    seg, acks = ts["segments"], ts["acks"]
-    t0 = min(seg["time_s"].min() if len(seg) else np.inf, acks["time_s"].min() if len(acks) else np.inf)
-    new = seg[~seg["is_retransmission"]]
-    rtx = seg[seg["is_retransmission"]]
-    ax.vlines(new["time_s"] - t0, new["seq_bytes"] / 1e6, new["end_bytes"] / 1e6, lw=1, color="C0", label="segment")
-    ax.plot(rtx["time_s"] - t0, rtx["seq_bytes"] / 1e6, "r.", ms=4, label=f"retransmission ({len(rtx)})")
+    seg, acks, sacks = ts["segments"], ts["acks"], ts["sacks"]
+    if t0_s is None:
+        t0_s = min(seg["time_s"].min() if len(seg) else np.inf, acks["time_s"].min() if len(acks) else np.inf)
+    mb = 1e6
     if len(acks):
-        ax.step(acks["time_s"] - t0, acks["ack_bytes"] / 1e6, where="post", color="C2", lw=0.8, label="ACK")
-    ax.set_xlabel("time since first packet [s]")
+        ax.step(acks["time_s"] - t0_s, acks["ack_bytes"] / mb, where="post", color="C2", lw=0.8, label="ACK",
+                zorder=2)
+        edge = acks["window_edge_bytes"]
+        scaled = bool(acks["window_scaled"].iloc[0])
+        ax.step(acks["time_s"] - t0_s, edge / mb, where="post", color="C7", lw=0.8, ls="--", zorder=1,
+                label="advertised window edge" + ("" if scaled else " (scale unknown: unscaled)"))
+    if len(sacks):
+        ax.vlines(sacks["time_s"] - t0_s, sacks["left_bytes"] / mb, sacks["right_bytes"] / mb, color="C9", lw=2,
+                  alpha=0.6, zorder=2, label=f"SACK block ({len(sacks)})")
+    ax.vlines(seg["time_s"] - t0_s, seg["seq_bytes"] / mb, seg["end_bytes"] / mb, lw=1.2, color="C0",
+              label="data segment", zorder=3)
+    for kind in SEGMENT_KINDS[1:]:
+        k = seg[seg["kind"] == kind]
+        if len(k):
+            marker, colour = _KIND_STYLE[kind]
+            ax.plot(k["time_s"] - t0_s, k["seq_bytes"] / mb, marker, color=colour, ms=4, ls="none", zorder=4,
+                    mfc="none" if marker != "x" else colour, label=f"{kind} ({len(k)})")
+    ax.set_xlabel(TIME_LABEL)
     ax.set_ylabel("relative sequence [MB]")
     ax.legend(loc="upper left", fontsize="small")
     return ax
 
 
-def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax: Axes | None = None) -> Axes:
+def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax: Axes | None = None, t0_s: float | None = None) -> Axes:
     """RTT samples of one flow over time, by method (sequence/ACK matching and timestamp echoes).
 
     Parameters
@@ -68,6 +94,8 @@ def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax: Axes | None = None
         The flow (it must have samples).
     ax : matplotlib.axes.Axes, optional
         Where to draw (a new figure if None).
+    t0_s : float, optional
+        Time zero of the x axis (absolute) [s]; default the first sample's time.
 
     Returns
     -------
@@ -78,17 +106,17 @@ def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax: Axes | None = None
     s = samples[samples["flow_id"] == flow_id]
     if len(s) == 0:
         raise ValueError(f"no RTT samples for flow_id {flow_id}")
-    t0 = s["timestamp_s"].min()
+    t0 = s["timestamp_s"].min() if t0_s is None else t0_s
     for method, marker in (("seq", "."), ("ts", "x")):
         m = s[s["method"] == method]
         ax.plot(m["timestamp_s"] - t0, m["rtt_s"] * 1e3, marker, ms=3, ls="none", label=f"{method} ({len(m)})")
-    ax.set_xlabel("time [s]")
+    ax.set_xlabel(TIME_LABEL if t0_s is not None else "time since the first sample [s]")
     ax.set_ylabel("RTT [ms]")
     ax.legend(fontsize="small")
     return ax
 
 
-def plot_bytes_in_flight(flight: pd.Series, ax: Axes | None = None) -> Axes:
+def plot_bytes_in_flight(flight: pd.Series, ax: Axes | None = None, t0_s: float | None = None) -> Axes:
     """Bytes in flight over time (from :func:`~tcpmodels.traces.series.bytes_in_flight`).
 
     Parameters
@@ -97,6 +125,8 @@ def plot_bytes_in_flight(flight: pd.Series, ax: Axes | None = None) -> Axes:
         Bytes in flight indexed by time [bytes, s].
     ax : matplotlib.axes.Axes, optional
         Where to draw (a new figure if None).
+    t0_s : float, optional
+        Time zero of the x axis (absolute) [s]; default the first time of ``flight``.
 
     Returns
     -------
@@ -105,8 +135,8 @@ def plot_bytes_in_flight(flight: pd.Series, ax: Axes | None = None) -> Axes:
     """
     ax = _ax(ax)
     t = flight.index.to_numpy()
-    ax.step(t - t[0], flight.to_numpy() / 1e3, where="post", lw=0.8)
-    ax.set_xlabel("time [s]")
+    ax.step(t - (t[0] if t0_s is None else t0_s), flight.to_numpy() / 1e3, where="post", lw=0.8)
+    ax.set_xlabel(TIME_LABEL if t0_s is not None else "time since the first event [s]")
     ax.set_ylabel("bytes in flight [KB]")
     return ax
 
@@ -138,4 +168,85 @@ def plot_subflow_shares(subflows: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ax.set_ylabel("share of bytes [-]")
     ax.set_xticks(sorted(bottom))
     ax.legend(fontsize="small")
+    return ax
+
+
+def plot_mptcp_data_sequence(mappings: pd.DataFrame, mptcp_id: int, ax: Axes | None = None,
+                             t0_s: float | None = None) -> Axes:
+    """Data-level sequence graph of one MPTCP connection: each data packet at its data sequence number, coloured
+    by subflow, reinjections marked.
+
+    Parameters
+    ----------
+    mappings : pandas.DataFrame
+        :func:`~tcpmodels.traces.mptcp_mappings` of a packet table.
+    mptcp_id : int
+        The MPTCP connection.
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+    t0_s : float, optional
+        Time zero of the x axis (absolute) [s]; default the connection's first data packet.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
+    ax = _ax(ax)
+    m = mappings[mappings["mptcp_id"] == mptcp_id]
+    if len(m) == 0:
+        raise ValueError(f"MPTCP connection {mptcp_id} has no mapped data packets")
+    t0 = m["time_s"].min() if t0_s is None else t0_s
+    for sf, g in m.groupby("subflow"):
+        ax.vlines(g["time_s"] - t0, g["data_seq_bytes"] / 1e6, (g["data_seq_bytes"] + g["data_len_bytes"]) / 1e6,
+                  color=f"C{int(sf) % 10}", lw=1.2, label=f"subflow {int(sf)} ({len(g)} packets)")
+    re = m[m["is_reinjection"]]
+    if len(re):
+        ax.plot(re["time_s"] - t0, re["data_seq_bytes"] / 1e6, "o", mfc="none", color="red", ms=5,
+                label=f"reinjection ({len(re)})")
+    ax.set_xlabel(TIME_LABEL if t0_s is not None else "time since the first data packet [s]")
+    ax.set_ylabel("data sequence [MB]")
+    ax.legend(loc="upper left", fontsize="small")
+    return ax
+
+
+def plot_subflow_shares_over_time(mappings: pd.DataFrame, mptcp_id: int, bin_s: float, ax: Axes | None = None,
+                                  t0_s: float | None = None) -> Axes:
+    """Each subflow's share of one MPTCP connection's data bytes in time bins (stacked).
+
+    Parameters
+    ----------
+    mappings : pandas.DataFrame
+        :func:`~tcpmodels.traces.mptcp_mappings` of a packet table.
+    mptcp_id : int
+        The MPTCP connection.
+    bin_s : float
+        Bin width. [s]
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+    t0_s : float, optional
+        Time zero of the x axis (absolute) [s]; default the connection's first data packet.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+        The axes drawn on.
+    """
+    if not bin_s > 0:
+        raise ValueError(f"bin_s [s] must be > 0; got {bin_s!r}")
+    ax = _ax(ax)
+    m = mappings[mappings["mptcp_id"] == mptcp_id]
+    if len(m) == 0:
+        raise ValueError(f"MPTCP connection {mptcp_id} has no mapped data packets")
+    t0 = m["time_s"].min() if t0_s is None else t0_s
+    b = np.floor((m["time_s"].to_numpy() - t0) / bin_s).astype(np.int64)
+    table = pd.crosstab(b, m["subflow"].to_numpy(), values=m["data_len_bytes"].to_numpy(), aggfunc="sum").fillna(0)
+    share = table.div(table.sum(axis=1), axis=0)
+    x = table.index.to_numpy() * bin_s
+    ax.stackplot(x, share.T.to_numpy(), step="post", labels=[f"subflow {int(c)}" for c in share.columns],
+                 colors=[f"C{int(c) % 10}" for c in share.columns], alpha=0.8)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel(TIME_LABEL if t0_s is not None else "time since the first data packet [s]")
+    ax.set_ylabel(f"share of data bytes per {bin_s:.3g} s [-]")
+    ax.legend(loc="upper right", fontsize="small")
     return ax

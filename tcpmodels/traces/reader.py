@@ -19,7 +19,8 @@ import pandas as pd
 
 from . import engines
 from .decode import LINK_TYPES, TUNNELS, decode_batch
-from .pcapfile import MAX_GZIP_EXPANSION, PAD_BYTES, iter_batches
+from .fragments import Datagram, Reassembler
+from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES, PAD_BYTES, RecordBatch, iter_batches
 from .schema import ReadAccounting, TraceWarning, conform, empty_table
 
 __all__ = ["read_pcap", "TraceWarning", "ENGINES"]
@@ -27,12 +28,18 @@ __all__ = ["read_pcap", "TraceWarning", "ENGINES"]
 ENGINES = ("native", "tshark", "pyshark")
 
 
+#: Prefix of the accounting notes counting pcapng blocks of a type the reader does not know (type in hex after it).
+UNKNOWN_BLOCK_NOTE = "unknown_pcapng_block_"
+#: Prefix of the notes counting pcapng blocks of a known type whose content does not parse as that type.
+MALFORMED_BLOCK_NOTE = "malformed_pcapng_block_"
+
 #: Timestamps after this (2100-01-01T00:00:00Z) are flagged as implausible (kept, counted). [ns]
 _YEAR_2100_NS = 4_102_444_800 * 1_000_000_000
 
 
 def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: int = 32 << 20,
-              max_gzip_expansion: float | None = MAX_GZIP_EXPANSION) -> pd.DataFrame:
+              max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
+              max_record_bytes: int = MAX_RECORD_BYTES) -> pd.DataFrame:
     """Read a capture file into the packet table (one row per TCP segment).
 
     Parameters
@@ -50,6 +57,9 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     max_gzip_expansion : float or None
         Native engine: refuse a gzip file that decompresses to more than this many times its
         size (a decompression bomb); ``None`` reads it anyway. [-]
+    max_record_bytes : int
+        Native engine: largest record read; a longer one is skipped without being buffered and
+        counted (``record_over_limit``); a file header's snap length does not raise it. [bytes]
 
     Returns
     -------
@@ -76,7 +86,7 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
     if engine == "native":
-        table, acc = _read_native(path, chunk_bytes, max_gzip_expansion)
+        table, acc = _read_native(path, chunk_bytes, max_gzip_expansion, max_record_bytes)
     else:
         table, acc = engines.read_with_wireshark(path, engine)
     warn_accounting(acc)
@@ -101,14 +111,17 @@ class ChunkedCapture:
         As for :func:`read_pcap`. [-]
     on_batch : callable, optional
         Called with the number of decompressed file bytes of each chunk as it is read [bytes].
+    max_record_bytes : int
+        As for :func:`read_pcap`. [bytes]
     """
 
     def __init__(self, path: str | os.PathLike, chunk_bytes: int = 32 << 20,
                  max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
-                 on_batch: Callable[[int], object] | None = None) -> None:
+                 on_batch: Callable[[int], object] | None = None, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
         self.path = path
         self.chunk_bytes = chunk_bytes
         self.max_gzip_expansion = max_gzip_expansion
+        self.max_record_bytes = max_record_bytes
         self.on_batch = on_batch
         self._state: dict = {}
         self._skipped: dict[str, int] = {}
@@ -116,6 +129,7 @@ class ChunkedCapture:
                        "timestamps_before_1970_or_after_2100": 0}
         self._parsed = 0
         self._last_ts: int | None = None
+        self._reassembler = Reassembler()
 
     def decoded(self) -> Iterator[dict[str, np.ndarray]]:
         """Decoded columns of each chunk that holds TCP segments, in file order.
@@ -128,13 +142,51 @@ class ChunkedCapture:
             code); :func:`assemble_table` turns one into a packet table.
         """
         for batch in iter_batches(self.path, self._state, chunk_bytes=self.chunk_bytes,
-                                  max_gzip_expansion=self.max_gzip_expansion):
+                                  max_gzip_expansion=self.max_gzip_expansion,
+                                  max_record_bytes=self.max_record_bytes):
             if self.on_batch is not None:
                 self.on_batch(max(int(len(batch.buf)) - PAD_BYTES, 0))
-            cols, sk, nt = decode_batch(batch)
+            fragments: list = []
+            cols, sk, nt = decode_batch(batch, fragments=fragments)
+            if fragments:
+                cols = self._reassemble(fragments, cols, sk, nt)
             self._count(sk, nt, cols["timestamp_ns"])
             if len(cols["seq"]):
                 yield cols
+
+    def _reassemble(self, fragments: list, cols: dict[str, np.ndarray], sk: dict[str, int],
+                    nt: dict[str, int]) -> dict[str, np.ndarray]:
+        """Feed this chunk's fragment records to the reassembler; the chunk's columns with the datagrams they
+        completed decoded and placed at their completing record (file order kept). Accounting: a completed
+        datagram's fragment records leave ``ip_fragment``: the completing one becomes the row (or the skip
+        reason of what the datagram held), the others ``ip_fragment_reassembled``."""
+        parts = [cols]
+        while fragments:
+            done: list[Datagram] = [d for d in map(self._reassembler.add, fragments) if d is not None]
+            fragments = []
+            if not done:
+                break
+            for d in done:
+                sk["ip_fragment"] = sk.get("ip_fragment", 0) - d.fragments
+                sk["ip_fragment_reassembled"] = sk.get("ip_fragment_reassembled", 0) + d.fragments - 1
+            more, more_sk, more_nt = decode_batch(_datagram_batch(done), kernel="numpy", fragments=fragments)
+            for k, v in more_sk.items():
+                sk[k] = sk.get(k, 0) + v
+            for k in nt:
+                nt[k] += more_nt.get(k, 0)
+            if len(more["seq"]):
+                by_frame = {d.last.frame_index: d for d in done}
+                hit = [by_frame[int(i)] for i in more["frame_index"]]
+                more["wire_bytes"] = np.array([d.wire_bytes for d in hit], np.uint32)
+                more["captured_bytes"] = np.array([d.captured_bytes for d in hit], np.uint32)
+                outer = np.array([d.last.tunnel for d in hit], np.int8)
+                more["tunnel"] = np.where(outer != 0, outer, more["tunnel"]).astype(np.int8)
+                parts.append(more)
+        if len(parts) == 1:
+            return cols
+        order = np.argsort(np.concatenate([p["frame_index"] for p in parts]), kind="stable")
+        return {k: np.concatenate([np.asarray(p[k]).astype(cols[k].dtype, copy=False) for p in parts])[order]
+                for k in cols}
 
     def _count(self, sk: dict[str, int], nt: dict[str, int], ts: np.ndarray) -> None:
         for k, v in sk.items():
@@ -166,14 +218,43 @@ class ChunkedCapture:
         notes["wire_shorter_than_captured"] = state.get("wire_shorter_than_captured", 0)
         if state.get("unrepresentable_timestamps"):
             skipped["unrepresentable_timestamp"] = state["unrepresentable_timestamps"]
+        if state.get("records_over_limit"):
+            skipped["record_over_limit"] = state["records_over_limit"]
+        for btype, count in sorted(state.get("unknown_blocks", {}).items()):
+            notes[f"{UNKNOWN_BLOCK_NOTE}{btype:#x}"] = count
+        for btype, count in sorted(state.get("malformed_blocks", {}).items()):
+            notes[f"{MALFORMED_BLOCK_NOTE}{btype:#x}"] = count
+        skipped = {k: v for k, v in skipped.items() if v}
+        for why, count in self._reassembler.dropped.items():
+            notes[f"ip_fragments_dropped_{why}"] = count
         return ReadAccounting(path=os.fspath(self.path), engine="native", records_read=state.get("records", 0),
                               tcp_parsed=self._parsed, skipped=skipped,
                               truncated_tail_bytes=state.get("truncated_tail_bytes", 0),
                               notes={k: v for k, v in notes.items() if v}, link_types=state.get("link_types", ()))
 
 
-def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None) -> tuple[pd.DataFrame, ReadAccounting]:
-    reading = ChunkedCapture(path, chunk_bytes, max_gzip_expansion)
+def _datagram_batch(done: list[Datagram]) -> RecordBatch:
+    """Reassembled datagrams as a batch of raw-IP records (LINKTYPE_RAW), each at its completing record."""
+    offsets, chunks, pos = [], [], 0
+    for d in done:
+        offsets.append(pos)
+        chunks.append(d.ip_bytes)
+        pos += len(d.ip_bytes)
+    buf = np.frombuffer(b"".join(chunks) + bytes(PAD_BYTES), np.uint8)
+    last = [d.last for d in done]
+    return RecordBatch(buf=buf, data_offset=np.array(offsets, np.int64),
+                       captured_bytes=np.array([d.captured_prefix_bytes for d in done], np.uint32),
+                       wire_bytes=np.array([len(d.ip_bytes) for d in done], np.uint32),
+                       timestamp_ns=np.array([f.timestamp_ns for f in last], np.int64),
+                       interface_id=np.array([f.interface_id for f in last], np.uint16),
+                       link_type=np.full(len(done), 101, np.int32),
+                       frame_index=np.array([f.frame_index for f in last], np.int64),
+                       snap_bytes=np.zeros(len(done), np.uint32))
+
+
+def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None,
+                 max_record_bytes: int = MAX_RECORD_BYTES) -> tuple[pd.DataFrame, ReadAccounting]:
+    reading = ChunkedCapture(path, chunk_bytes, max_gzip_expansion, max_record_bytes=max_record_bytes)
     parts = list(reading.decoded())
     if not parts:
         table = empty_table()
@@ -273,6 +354,9 @@ def warn_accounting(acc: ReadAccounting) -> None:
             if reason == "unknown_link_type":
                 unknown = [lt for lt in acc.link_types if lt not in LINK_TYPES]
                 text += f" (link type(s) {unknown}; supported: {sorted(LINK_TYPES)})"
+            elif reason == "record_over_limit":
+                text += (f" (longer than max_record_bytes, {MAX_RECORD_BYTES} unless raised; not read into memory: "
+                         "pass a larger max_record_bytes to read them)")
             parts.append(text)
         msgs.append(f"skipped {sum(acc.skipped.values())} of {acc.records_read} records: " + ", ".join(parts))
     if acc.records_read == 0:
@@ -287,8 +371,19 @@ def warn_accounting(acc: ReadAccounting) -> None:
               "timestamps_before_1970_or_after_2100": "records timestamped before 1970 or after 2100 (kept; "
                                                       "a corrupt header or an unset clock?)",
               "wire_shorter_than_captured": "records whose wire length is shorter than their captured length "
-                                            "(wire length raised to the captured length)"}
+                                            "(wire length raised to the captured length)",
+              "ip_fragments_dropped_timed_out": "IP fragments of datagrams incomplete after the reassembly timeout",
+              "ip_fragments_dropped_memory": "IP fragments dropped when the reassembly held too many bytes",
+              "ip_fragments_dropped_too_long": "IP fragments of datagrams longer than an IP packet can be"}
     for key, count in acc.notes.items():
+        if key.startswith(MALFORMED_BLOCK_NOTE):
+            msgs.append(f"{count} pcapng block(s) of type {key[len(MALFORMED_BLOCK_NOTE):]} skipped whose content "
+                        "does not parse as that type (a corrupt packet block?)")
+            continue
+        if key.startswith(UNKNOWN_BLOCK_NOTE):
+            msgs.append(f"{count} pcapng block(s) of unknown type {key[len(UNKNOWN_BLOCK_NOTE):]} skipped (not a "
+                        "block this reader reads: a corrupt packet block, or another tool's block?)")
+            continue
         msgs.append(f"{count} {labels.get(key, key)}")
     if msgs:
         warnings.warn(f"{acc.path} ({acc.engine}): " + "; ".join(msgs), TraceWarning, stacklevel=3)

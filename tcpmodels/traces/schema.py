@@ -69,7 +69,11 @@ is checked before the table is returned.
 
 Skip reasons: ``not_ip`` (e.g. ARP), ``not_tcp`` (UDP, ICMP, ...), ``ip_fragment``
 (IPv4 fragments and IPv6 fragment headers with a non-zero offset or more-fragments
-set; the reassembled TCP segment is not reconstructed), ``truncated_headers`` (the
+set, whose datagram was never completed: a fragment missing, or dropped by the
+reassembly's time or memory bound, see :mod:`~tcpmodels.traces.fragments`),
+``ip_fragment_reassembled`` (the fragments of a reassembled datagram other than the
+one that completed it: the datagram is the row of that record, its ``wire_bytes``
+and ``captured_bytes`` summed over all its fragments), ``truncated_headers`` (the
 captured bytes end before the 20-byte TCP header is complete), ``bad_header`` (an
 IP or TCP header field is impossible, e.g. IHL < 5), ``unknown_link_type`` (a
 link type this reader does not decode; the warning names it), ``ipsec_esp``
@@ -138,7 +142,7 @@ COLUMNS: dict[str, str] = {
 #: Flag bits of the ``flags`` column.
 FIN, SYN, RST, PSH, ACK, URG, ECE, CWR, AE = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x100
 
-SKIP_REASONS = ("not_ip", "not_tcp", "ip_fragment", "truncated_headers", "bad_header",
+SKIP_REASONS = ("not_ip", "not_tcp", "ip_fragment", "ip_fragment_reassembled", "truncated_headers", "bad_header",
                 "unknown_link_type", "ipsec_esp", "unrepresentable_timestamp")
 
 #: Sentinel for absent integer options.

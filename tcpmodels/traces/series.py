@@ -13,7 +13,7 @@ from tcpmodels._arrays import check_range
 
 from .annotation import annotate
 
-__all__ = ["throughput_series", "bytes_in_flight", "link_rate_series", "time_sequence"]
+__all__ = ["throughput_series", "bytes_in_flight", "link_rate_series", "time_sequence", "SEGMENT_KINDS"]
 
 
 def _bins(t: np.ndarray, bin_s: float, t0_s: float | None, t_end_s: float | None) -> tuple[np.ndarray, np.ndarray]:
@@ -131,8 +131,12 @@ def link_rate_series(packets: pd.DataFrame, bin_s: float, *, interface_id: int |
     return pd.Series(8.0 * b / bin_s, index=pd.Index(starts, name="time_s"), name="rate_bps")
 
 
+#: Retransmission classes of :func:`time_sequence`, in the order Wireshark tests them.
+SEGMENT_KINDS = ("new", "fast retransmission", "out-of-order", "spurious retransmission", "retransmission")
+
+
 def time_sequence(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
-    """Data for a time-sequence (Stevens) graph of one flow: segments, retransmissions and the peer's ACKs.
+    """Data for a time-sequence (Stevens) graph of one flow: segments, the peer's ACKs, window and SACK blocks.
 
     Parameters
     ----------
@@ -146,8 +150,13 @@ def time_sequence(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame |
     Returns
     -------
     dict
-        ``segments`` (time_s, seq_bytes, end_bytes, is_retransmission) and ``acks``
-        (time_s, ack_bytes), sequence numbers relative to the flow's first [bytes].
+        ``segments`` (time_s, seq_bytes, end_bytes, is_retransmission, ``kind``: one of
+        :data:`SEGMENT_KINDS`); ``acks`` (time_s, ack_bytes, ``window_edge_bytes``: the
+        acknowledgment plus the peer's advertised window, scaled by the window scale both SYNs
+        agreed -- NaN on a SYN, and unscaled, flagged by ``window_scaled`` False, when the
+        handshake was not captured); ``sacks`` (time_s, left_bytes, right_bytes: the first SACK
+        block of each peer ACK that carries one, the most recent, RFC 2018). Sequence numbers
+        relative to the flow's first [bytes]; times absolute [s].
     """
     an = annotate(packets) if annotated is None else annotated
     fl = an["flow_id"].to_numpy()
@@ -155,10 +164,47 @@ def time_sequence(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame |
     if not (fl == flow_id).any():
         raise ValueError(f"flow_id {flow_id} has no packets")
     base = an["seq_u"].to_numpy()[fl == flow_id].min()
+    kind = np.select([an["is_fast_retransmission"].to_numpy(), an["is_out_of_order"].to_numpy(),
+                      an["is_spurious_retransmission"].to_numpy(), an["is_retransmission"].to_numpy()],
+                     list(SEGMENT_KINDS[1:]), default=SEGMENT_KINDS[0])
     seg = pd.DataFrame({"time_s": packets["timestamp_s"].to_numpy()[mine],
                         "seq_bytes": an["seq_u"].to_numpy()[mine] - base,
                         "end_bytes": an["seq_end_u"].to_numpy()[mine] - base,
-                        "is_retransmission": an["is_retransmission"].to_numpy()[mine]})
+                        "is_retransmission": an["is_retransmission"].to_numpy()[mine],
+                        "kind": kind[mine]})
     peer = (fl == (flow_id ^ 1)) & (an["ack_u"].to_numpy() >= 0)
-    acks = pd.DataFrame({"time_s": packets["timestamp_s"].to_numpy()[peer], "ack_bytes": an["ack_u"].to_numpy()[peer] - base})
-    return {"segments": seg, "acks": acks}
+    ack_rel = an["ack_u"].to_numpy()[peer] - base
+    syn = packets["syn"].to_numpy()
+    shift, scaled = _window_shift(packets, fl, flow_id)
+    window = packets["window"].to_numpy()[peer].astype(np.float64) * (2.0 ** shift)
+    acks = pd.DataFrame({"time_s": packets["timestamp_s"].to_numpy()[peer], "ack_bytes": ack_rel,
+                         "window_edge_bytes": np.where(syn[peer], np.nan, ack_rel + window),
+                         "window_scaled": scaled})
+    has_sack = peer & (packets["sack_count"].to_numpy() > 0)
+    if has_sack.any():
+        # SACK edges are in this flow's sequence space: unwrap them near the ACK
+        ack_raw = packets["ack"].to_numpy(np.int64)[has_sack]
+        ack_u = an["ack_u"].to_numpy()[has_sack]
+        edges = [ack_u + ((packets[c].to_numpy(np.int64)[has_sack] - ack_raw + (1 << 31)) % (1 << 32) - (1 << 31))
+                 - base for c in ("sack_left", "sack_right")]
+        sacks = pd.DataFrame({"time_s": packets["timestamp_s"].to_numpy()[has_sack], "left_bytes": edges[0],
+                              "right_bytes": edges[1]})
+    else:
+        sacks = pd.DataFrame({"time_s": pd.Series(dtype=float), "left_bytes": pd.Series(dtype=np.int64),
+                              "right_bytes": pd.Series(dtype=np.int64)})
+    return {"segments": seg, "acks": acks, "sacks": sacks}
+
+
+def _window_shift(packets: pd.DataFrame, fl: np.ndarray, flow_id: int) -> tuple[int, bool]:
+    """Window scale shift of the peer of ``flow_id`` (RFC 7323: both SYNs must offer it), and whether it is known."""
+    syn = packets["syn"].to_numpy()
+    ws = packets["window_scale"].to_numpy()
+    offered = {}
+    for f in (flow_id, flow_id ^ 1):
+        sel = syn & (fl == f)
+        if not sel.any():
+            return 0, False
+        offered[f] = int(ws[sel].max())
+    if offered[flow_id] < 0 or offered[flow_id ^ 1] < 0:
+        return 0, True
+    return min(offered[flow_id ^ 1], 14), True

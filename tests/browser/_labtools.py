@@ -1,7 +1,7 @@
 """Helpers for driving real JupyterLab: a server on 127.0.0.1 with a random token, and Debian's Chromium.
 
-The server runs on a temporary copy of ``notebooks/`` (so executing and autosaving a notebook
-never writes into the repository), with user settings that follow JupyterLab's own UI tests
+The server runs on a working copy made by ``tcpmodels init`` in a temporary folder (so executing
+and autosaving a notebook never writes into the repository), in lecture mode, with user settings that follow JupyterLab's own UI tests
 (galata): no news/update notifications, no notebook windowing (so every cell is in the DOM) and
 the notebook's kernel started without the kernel-selection dialog.
 It runs in its own process group, killed at teardown together with its kernels.
@@ -109,6 +109,6 @@ def isolated_env(base: Path) -> dict[str, str]:
     for name in ("runtime", "config"):
         (base / name).mkdir(exist_ok=True)
     env.update(JUPYTER_RUNTIME_DIR=str(base / "runtime"), JUPYTER_CONFIG_DIR=str(base / "config"))
-    for name in ("JUPYTER_TOKEN", "JUPYTER_PORT", "MPLBACKEND"):  # the top-level conftest sets Agg for pytest only
+    for name in ("JUPYTER_TOKEN", "JUPYTER_PORT", "MPLBACKEND", "TCPMODELS_LECTURE"):  # conftest sets Agg for pytest only
         env.pop(name, None)
     return env

@@ -1,10 +1,9 @@
-"""Fixtures: a JupyterLab server on a temporary copy of notebooks/ and Debian's Chromium (see _labtools)."""
+"""Fixtures: a JupyterLab server in lecture mode on a working copy made by `tcpmodels init`, and Debian's Chromium (see _labtools)."""
 
 from __future__ import annotations
 
 import json
 import secrets
-import shutil
 import subprocess
 import sys
 
@@ -13,7 +12,6 @@ from _labtools import (
     BIN,
     CHROMIUM,
     LAB_SETTINGS,
-    REPO,
     LabServer,
     free_port,
     isolated_env,
@@ -22,6 +20,8 @@ from _labtools import (
     wait_for_status,
 )
 
+from tcpmodels.widgets import LECTURE_ENV
+
 
 @pytest.fixture(scope="module")
 def lab_server(tmp_path_factory):
@@ -29,13 +29,11 @@ def lab_server(tmp_path_factory):
     jupyter = BIN / "jupyter"
     if not jupyter.exists():
         pytest.skip(f"no jupyter executable beside {sys.executable}")
+    from tcpmodels.project import init_project
+
     base = tmp_path_factory.mktemp("lab")
+    init_project(base / "work")  # what `make lab` opens: a working copy, never the tracked notebooks
     root = base / "work" / "notebooks"
-    root.mkdir(parents=True)
-    (base / "work" / "figures").mkdir()
-    (base / "work" / "data").symlink_to(REPO / "data", target_is_directory=True)  # read only: captures, datasets
-    for nb in sorted((REPO / "notebooks").glob("*.ipynb")):
-        shutil.copy2(nb, root / nb.name)
     settings = base / "settings"
     for rel, value in LAB_SETTINGS.items():
         path = settings / rel
@@ -49,8 +47,10 @@ def lab_server(tmp_path_factory):
         f"--LabApp.user_settings_dir={settings}", f"--LabApp.workspaces_dir={base / 'workspaces'}",
         "--LabApp.extension_manager=readonly", *root_flag(),
     ]  # fmt: skip
+    env = isolated_env(base)
+    env[LECTURE_ENV] = "1"  # the kernels inherit it: projector-sized figures and controls
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(cmd, cwd=root, env=isolated_env(base), stdout=log, stderr=subprocess.STDOUT,
+        process = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     server = LabServer(f"http://127.0.0.1:{port}", token, root, log_path, process)
     try:

@@ -1,14 +1,18 @@
-"""The lecture experience in a real browser: JupyterLab + ipywidgets + a teaching notebook in Chromium.
+"""The lecture experience in a real browser: JupyterLab + ipywidgets + every lecture in Chromium, as on a projector.
 
-Selectors follow JupyterLab's UI tests (galata): ``.jp-Notebook``, the execution indicator
-``.jp-Notebook-ExecutionIndicator[data-status]``, input prompts ``.jp-InputArea-prompt``,
-outputs ``.jp-OutputArea-output[data-mime-type=...]``, images ``.jp-RenderedImage img``;
-ipywidgets 8 renders sliders as ``.widget-slider`` with a noUiSlider handle ``.noUi-handle``
-and its Output widget as ``.widget-output``. Runs all cells through the menu (what galata's
-``page.notebook.run()`` does) of every teaching notebook, moves every slider (keyboard) and
-dropdown of every widget panel once, and checks after each move that the panel's figure was
-redrawn and no cell shows an error; the exercise answers must stay in a closed ``<details>``.
-A screenshot per notebook goes to ``reports/browser_<name>.png``.
+The server runs in lecture mode (``TCPMODELS_LECTURE=1``) on a working copy made by ``tcpmodels init``;
+the page is 1024x768 with the file browser open. Selectors follow JupyterLab's UI tests (galata):
+``.jp-Notebook``, the execution indicator ``.jp-Notebook-ExecutionIndicator[data-status]``, input
+prompts ``.jp-InputArea-prompt``, outputs ``.jp-OutputArea-output[data-mime-type=...]``, images
+``.jp-RenderedImage img``; ipywidgets 8 renders sliders as ``.widget-slider`` with a noUiSlider handle
+``.noUi-handle`` and an Image widget as ``img.widget-image``. Runs all cells through the menu (what
+galata's ``page.notebook.run()`` does), then moves every slider (keyboard) and dropdown of every panel
+while a requestAnimationFrame loop in the page watches the panel: the time from the key press to the
+new figures decoded is the redraw time (under :data:`REDRAW_LIMIT_S`), and no frame may show the panel
+without its figures. The answers must stay in a closed ``<details>``. A screenshot per notebook goes
+to ``reports/browser_<name>.png``. (That labels never collide at this size is checked on the figures
+themselves, with matplotlib's text boxes, in tests/test_lecture_mode.py: here the figures must be shown
+at their own size, so that what was checked is what is seen.)
 """
 
 from __future__ import annotations
@@ -23,8 +27,18 @@ import pytest
 
 from _labtools import BIN, REPO, api_get, free_port, stop_process_group, wait_for_status
 
+from tcpmodels.teaching_plots.style import LECTURE_WIDTH_IN
+from tcpmodels.widgets import LECTURE_CLASS, LECTURE_DPI
+
 WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
-WIDGET_IMG = ".widget-output .jp-RenderedImage img"
+#: A lecture-mode figure's width in pixels.
+LECTURE_WIDTH_PX = round(LECTURE_WIDTH_IN * LECTURE_DPI)
+#: Longest redraw allowed, from the key press or the menu choice to the new figures decoded in the page. [s]
+REDRAW_LIMIT_S = 0.5
+#: Moves of one control, the best of which must be under the limit (another process may hold both cores).
+REDRAW_ATTEMPTS = 5
+#: Frames watched after the figures were replaced (a late collapse would show there). [ms]
+SETTLE_MS = 300
 NOTEBOOKS_DIR = REPO / "notebooks"
 #: Every lecture notebook, plus the capture-analysis notebook once it exists (another branch adds it).
 BROWSER_NOTEBOOKS = sorted(p.stem for p in NOTEBOOKS_DIR.glob("teach_*.ipynb")) + [
@@ -46,48 +60,60 @@ def test_widget_extension_is_enabled():
     assert "enabled" in lines[0] and "OK" in lines[0], lines[0]
 
 
-def test_make_lab_arguments_keep_localhost_and_token_and_drop_terminals_as_root(tmp_path):
-    """`make lab` passes JupyterLab 127.0.0.1 and no token override; as root also --allow-root and no terminals.
-
-    Runs the real Makefile recipe with a stand-in `jupyter` that prints its arguments."""
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
+def _fake_bin(tmp_path):
+    """Stand-ins for `jupyter` (writes its arguments to jupyter.args) and `tcpmodels` (records the call, makes DIR/notebooks)."""
     fake = tmp_path / "bin"
     fake.mkdir()
-    (fake / "jupyter").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
-    (fake / "jupyter").chmod(0o755)
-    done = subprocess.run(["make", "-s", "-o", ".venv/.base", "lab", f"BIN={fake}"], cwd=REPO, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    args = done.stdout.split()
-    assert args[:2] == ["lab", "--ip=127.0.0.1"] and "--no-browser" in args and "--notebook-dir=notebooks" in args
-    assert not [a for a in args if "token" in a.lower() or "password" in a.lower()], args  # Jupyter's random token
-    if os.geteuid() == 0:
-        assert "--allow-root" in args and "--ServerApp.terminals_enabled=False" in args, args
-    else:
-        assert "--allow-root" not in args
+    (fake / "jupyter").write_text(f'#!/bin/sh\nfor a in "$@"; do echo "$a"; done > {tmp_path}/jupyter.args\n')
+    (fake / "tcpmodels").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/tcpmodels.calls\nmkdir -p "$2/notebooks"\n')
+    for exe in fake.iterdir():
+        exe.chmod(0o755)
+    return fake
+
+
+def test_make_lab_opens_a_working_copy_on_localhost_with_a_token_and_no_terminals_as_root(tmp_path):
+    """`make lab` writes a working copy with `tcpmodels init` once (never opening the tracked notebooks/),
+    and passes JupyterLab 127.0.0.1 and no token override; as root also --allow-root and no terminals.
+
+    Runs the real Makefile recipe with stand-ins for `jupyter` and `tcpmodels`."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    fake, lab = _fake_bin(tmp_path), tmp_path / "copy"
+    for run in range(2):
+        done = subprocess.run(["make", "-s", "-o", ".venv/.base", "lab", f"BIN={fake}", f"LAB_DIR={lab}"], cwd=REPO,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert (tmp_path / "tcpmodels.calls").read_text().splitlines() == [f"init {lab}"], "init runs once, when the copy is missing"
+        args = (tmp_path / "jupyter.args").read_text().split()
+        assert args[:2] == ["lab", "--ip=127.0.0.1"] and "--no-browser" in args and f"--notebook-dir={lab}/notebooks" in args
+        assert not [a for a in args if "token" in a.lower() or "password" in a.lower()], args  # Jupyter's random token
+        if os.geteuid() == 0:
+            assert "--allow-root" in args and "--ServerApp.terminals_enabled=False" in args, args
+        else:
+            assert "--allow-root" not in args
+    assert not [a for a in args if a.rstrip("/").endswith("=notebooks")], "the tracked notebooks/ must not be opened"
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(180)
-def test_make_lab_serves_the_notebooks_folder_on_localhost_with_a_printed_token(tmp_path):
-    """`make lab` (without reinstalling the venv) starts a server on 127.0.0.1 rooted at notebooks/,
-    protected by a random token that it prints in the URL a lecturer copies into the browser."""
+@pytest.mark.timeout(300)
+def test_make_lab_serves_a_working_copy_on_localhost_with_a_printed_token(tmp_path):
+    """`make lab` (without reinstalling the venv) writes a working copy and starts a server on 127.0.0.1 rooted
+    at its notebooks, protected by a random token that it prints in the URL a lecturer copies into the browser."""
     pytest.importorskip("jupyterlab", reason="JupyterLab is not installed (the `lab` extra)")
     if not (REPO / ".venv" / "bin" / "jupyter").exists():
         pytest.skip("make lab needs the project's .venv (make venv)")
-    port = free_port()
+    port, lab = free_port(), tmp_path / "lab"
     env = dict(os.environ, JUPYTER_PORT=str(port), JUPYTER_RUNTIME_DIR=str(tmp_path))
     for name in ("JUPYTER_TOKEN", "MPLBACKEND"):
         env.pop(name, None)
     log_path = tmp_path / "make_lab.log"
     with open(log_path, "wb") as log:
         # -o .venv/.base: never reinstall the environment from a test
-        process = subprocess.Popen(["make", "-o", ".venv/.base", "lab"], cwd=REPO, env=env, stdout=log,
+        process = subprocess.Popen(["make", "-o", ".venv/.base", "lab", f"LAB_DIR={lab}"], cwd=REPO, env=env, stdout=log,
                                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
+        deadline = time.monotonic() + 150
         match = None
         while match is None and time.monotonic() < deadline and process.poll() is None:
             time.sleep(0.5)
@@ -95,6 +121,7 @@ def test_make_lab_serves_the_notebooks_folder_on_localhost_with_a_printed_token(
         assert match, f"make lab printed no usable URL with a token:\n{log_path.read_text(errors='replace')[-3000:]}"
         token = match.group(1)
         wait_for_status(base, token, process, log_path)
+        assert (lab / "notebooks" / "teach_throughput_models.ipynb").is_file() and (lab / "data").is_dir()
         assert api_get(base, "/api/status", None)[0] == 403, "the server answers without a token"
         assert api_get(base, "/api/status", "wrong" + token)[0] == 403
         if os.geteuid() == 0:  # a browser terminal would be a root shell
@@ -156,41 +183,103 @@ def _wait_until_idle_and_all_run(page, timeout_s: float) -> None:
 
 
 def _panels(page):
-    """Each widget panel: the VBox whose children are the controls and the Output with the figure."""
-    return page.locator(".widget-output").locator("xpath=..")
+    """Each widget panel in lecture mode: the VBox with the lecture class (controls, figure area, style sheet)."""
+    return page.locator(f".{LECTURE_CLASS}")
 
 
-def _panel_src(panel) -> str | None:
-    img = panel.locator(".widget-output .jp-RenderedImage img")
-    return img.first.get_attribute("src") if img.count() else None
+#: Watches one panel frame by frame (requestAnimationFrame) from the moment a control is moved
+#: (the first keydown or change event) until its figures have all been replaced and decoded, and for
+#: SETTLE_MS after: a frame is empty when a figure of the panel is missing, hidden, not decoded
+#: (naturalWidth 0) or without height, or when the panel is less than 80 % of its height before.
+MONITOR_JS = """([index, settleMs]) => {
+  const panel = document.querySelectorAll('.%s')[index];
+  const images = () => Array.from(panel.querySelectorAll('img.widget-image')).filter(im => im.style.display !== 'none');
+  const before = images().map(im => { im.dataset.tmSeen = '1'; return im.src; });
+  const height0 = panel.getBoundingClientRect().height;
+  const run = {t0: null, done: null, empty: [], frames: 0, before: before.length};
+  window.__tmRun = run;
+  const start = () => { if (run.t0 === null) run.t0 = performance.now(); };
+  document.addEventListener('keydown', start, {capture: true, once: true});
+  document.addEventListener('change', start, {capture: true, once: true});
+  const tick = () => {
+    const now = performance.now();
+    const list = images();
+    const shown = list.length > 0 && list.every(im => im.naturalWidth > 0 && im.getBoundingClientRect().height > 0);
+    const tall = panel.getBoundingClientRect().height >= 0.8 * height0;
+    if (run.t0 !== null) {
+      run.frames += 1;
+      if (!shown || !tall) run.empty.push({t: Math.round(now - run.t0), tall, images: list.map(im => ({
+        naturalWidth: im.naturalWidth, complete: im.complete, height: Math.round(im.getBoundingClientRect().height),
+        same: im.dataset.tmSeen === '1'}))});
+      if (run.arrived === undefined && list.some((im, k) => im.src !== before[k])) run.arrived = now;
+      const replaced = list.length === before.length && list.every((im, k) => im.src !== before[k] && im.complete && im.naturalWidth > 0);
+      if (replaced && run.done === null) run.done = now;
+    }
+    if (run.done === null || now - run.done < settleMs) requestAnimationFrame(tick); else run.finished = true;
+  };
+  requestAnimationFrame(tick);
+}""" % LECTURE_CLASS
 
 
-def _wait_for_panel_change(page, panel, old: str | None, settle_s: float = 1.0, timeout_s: float = 90) -> str:
-    """The panel's figure once it differs from ``old``, has not changed for ``settle_s`` and the kernel is idle."""
+def _measure(page, panel_index: int, move, timeout_s: float = 60.0) -> tuple[float, list, str]:
+    """Move a control with ``move()`` and return (redraw seconds, empty frames, what moved); what moved ends
+    with the share of the redraw spent before the first new image arrived in the page (kernel and transport)."""
+    page.evaluate(MONITOR_JS, [panel_index, SETTLE_MS])
+    what = move()
     deadline = time.monotonic() + timeout_s
-    last, since = None, time.monotonic()
     while time.monotonic() < deadline:
-        src = _panel_src(panel)
-        status = page.eval_on_selector(".jp-Notebook-ExecutionIndicator", "e => e.dataset.status")
-        if src != last:
-            last, since = src, time.monotonic()
-        elif src and src != old and status == "idle" and time.monotonic() - since >= settle_s:
-            return src
-        time.sleep(0.5)
-    raise AssertionError(f"the panel's figure did not change within {timeout_s} s (still {str(last)[:60]}...)")
+        run = page.evaluate("() => window.__tmRun")
+        if run.get("finished"):
+            assert run["t0"] is not None, f"moving {what} sent no keydown or change event"
+            arrived = (run.get("arrived", run["done"]) - run["t0"]) / 1e3
+            return (run["done"] - run["t0"]) / 1e3, run["empty"], f"{what} (arrived after {arrived:.3f} s)"
+        time.sleep(0.2)
+    raise AssertionError(f"the panel's figures were not replaced within {timeout_s} s of moving {what}: {run}")
 
 
-def _move_slider(page, slider) -> str:
-    """Move a slider one keyboard step (right, or left at the maximum); returns 'old -> new' readouts."""
+def _cpu_busy(interval_s: float = 0.5) -> float:
+    """Fraction of all CPUs busy over ``interval_s`` (/proc/stat), or 0 where that is not available."""
+    def sample():
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        return sum(values), values[3] + values[4]  # total, idle + iowait
+
+    try:
+        total0, idle0 = sample()
+        time.sleep(interval_s)
+        total1, idle1 = sample()
+    except OSError:
+        return 0.0
+    return 1.0 - (idle1 - idle0) / max(total1 - total0, 1)
+
+
+class _QuietWait:
+    """Before a timed move, wait (at most ``budget_s`` over the whole test) until a CPU is free: the redraw
+    time is this code's, not that of whatever else the shared machine runs. Returns what it found."""
+
+    def __init__(self, budget_s: float = 60.0) -> None:
+        self.left_s = budget_s
+
+    def __call__(self) -> float:
+        busy = _cpu_busy()
+        while busy > 0.5 and self.left_s > 0:
+            self.left_s -= 0.5
+            busy = _cpu_busy()
+        return busy
+
+
+def _move_slider(page, slider, direction: str = "ArrowRight") -> str:
+    """Move a slider one keyboard step (``direction``, or the other way at the end); returns 'label: old -> new'."""
     readout = slider.locator(".widget-readout")
     before = readout.text_content()
     handle = slider.locator(".noUi-handle")
     handle.scroll_into_view_if_needed()
     handle.focus()
-    for key in ("ArrowRight", "ArrowLeft"):
+    other = "ArrowLeft" if direction == "ArrowRight" else "ArrowRight"
+    for key in (direction, other):
         page.keyboard.press(key)
         if readout.text_content() != before:
-            return f"{before} -> {readout.text_content()}"
+            return f"{slider.locator('.widget-label').first.text_content()}: {before} -> {readout.text_content()}"
     raise AssertionError(f"the slider {slider.text_content()!r} did not move")
 
 
@@ -203,6 +292,20 @@ def _move_dropdown(select) -> str:
     return f"{options[before]} -> {options[(before + 1) % len(options)]}"
 
 
+def _check_projector_layout(page, panel) -> None:
+    """Figures shown at their own size (576 px: never scaled down, so the text is as drawn), wide slider
+    tracks and projector-sized labels, one control per row."""
+    sizes = panel.locator("img.widget-image").evaluate_all(
+        "els => els.filter(e => e.style.display !== 'none').map(e => [e.naturalWidth, e.getBoundingClientRect().width])")
+    assert sizes and all(natural == LECTURE_WIDTH_PX and shown >= natural - 1 for natural, shown in sizes), sizes
+    tracks = panel.locator(".widget-slider .noUi-target").evaluate_all("els => els.map(e => e.getBoundingClientRect().width)")
+    assert all(w >= 150 for w in tracks), f"slider tracks narrower than 150 px: {tracks}"
+    fonts = panel.locator(".widget-label").evaluate_all("els => els.map(e => parseFloat(getComputedStyle(e).fontSize))")
+    assert fonts and min(fonts) >= 16, f"control labels smaller than 16 px: {fonts}"
+    rows = panel.locator(".widget-hbox").evaluate_all("els => els.map(e => e.children.length)")
+    assert rows and max(rows) == 1, f"more than one control per row: {rows}"
+
+
 def _assert_no_errors(page) -> None:
     errors = page.locator(
         '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"], '
@@ -210,67 +313,93 @@ def _assert_no_errors(page) -> None:
     )  # fmt: skip
     texts = [errors.nth(i).text_content()[:500] for i in range(errors.count())]
     assert not texts, f"cells show errors or warnings: {texts}"
-    widget_text = page.locator(".widget-output [data-mime-type='application/vnd.jupyter.stdout']")
-    assert widget_text.count() == 0, f"a widget printed a message: {widget_text.first.text_content()}"
+    lines = [t for t in page.locator(".tm-message").all_text_contents() if t.strip()]
+    assert not lines, f"a panel shows an error line instead of its figure: {lines}"
     body = page.locator("#main").text_content()
     assert "Error displaying widget" not in body and "Traceback" not in body
 
 
 @pytest.mark.browser
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", BROWSER_NOTEBOOKS)
-def test_teaching_notebook_runs_and_every_control_redraws_in_chromium(name, lab_server, chromium_browser):
-    """Run All as the lecture says, then move every slider and dropdown of every panel once: each
-    move must give a new figure and no error; the answers stay collapsed; a screenshot is saved."""
-    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+def test_lecture_runs_in_lecture_mode_at_1024x768_and_every_control_redraws_in_place(name, lab_server, chromium_browser):
+    """A projector: 1024x768 with the file browser open, lecture mode. Run All as the lecture says, then move
+    every slider and dropdown of every panel: each move replaces the panel's figures in place (no frame without
+    a figure, the panel never collapses) within REDRAW_LIMIT_S (best of REDRAW_ATTEMPTS moves, so that a busy
+    neighbour on the machine does not decide), and no cell shows an error; the answers stay in a closed
+    <details>, the code inputs are collapsed, the figures are shown at their own size. A screenshot is saved."""
+    context = chromium_browser.new_context(viewport={"width": 1024, "height": 768})
     page = context.new_page()
     page.set_default_timeout(90_000)
     shot = REPO / "reports" / f"browser_{name}.png"
     moved: list[str] = []
     try:
-        # a fresh workspace (?reset): only this notebook open, whatever earlier tests left
+        # a fresh workspace (?reset): only this notebook open, whatever earlier tests left; the file browser open
         page.goto(lab_server.url(f"lab/tree/{name}.ipynb", "reset"))
         page.wait_for_selector(".jp-Notebook .jp-Cell")
         _accept_kernel_dialog(page)
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']")
+        assert page.locator(".jp-FileBrowser").first.is_visible(), "the file browser should be open, as in a lecture"
 
         _run_all_cells(page)
         _wait_until_idle_and_all_run(page, timeout_s=RUN_ALL_TIMEOUT_S)
-        n_static = page.locator(".jp-RenderedImage img").count() - page.locator(WIDGET_IMG).count()
+        n_static = page.locator(".jp-RenderedImage img").count()
         assert n_static >= 1, "no static figure in the cell outputs"
 
-        # answers: rendered by Run All, but inside a closed <details>
-        opened = page.eval_on_selector_all(".jp-RenderedMarkdown details", "els => els.map(e => e.open)")
         if name.startswith("teach_"):
+            # answers: rendered by Run All, but inside a closed <details>
+            opened = page.eval_on_selector_all(".jp-RenderedMarkdown details", "els => els.map(e => e.open)")
             assert opened == [False], f"expected one closed answers block, found open flags {opened}"
             assert not page.locator(".jp-RenderedMarkdown details li").first.is_visible(), "answers are visible"
+            # code inputs collapsed (jupyter.source_hidden): the lecture reads as text, figures and controls
+            assert page.locator(".jp-InputPlaceholder").count() >= 3, "code inputs are not collapsed"
 
         panels = _panels(page)
         if name in NO_WIDGETS:
             assert panels.count() == 0
         else:
-            page.wait_for_selector(WIDGET_IMG, timeout=60_000)
-            assert panels.count() >= 1, "no widget panel"
+            page.wait_for_selector(f".{LECTURE_CLASS} img.widget-image", timeout=60_000)
+            assert panels.count() >= 1, "no widget panel in lecture mode"
+        times: list[float] = []
+        quiet = _QuietWait()
         for i in range(panels.count()):
             panel = panels.nth(i)
-            src = _wait_for_panel_change(page, panel, None)
-            assert src.startswith("data:image/png;base64,")
+            panel.scroll_into_view_if_needed()
+            page.wait_for_function("([i, c]) => Array.from(document.querySelectorAll('.' + c)[i].querySelectorAll('img.widget-image')).some(im => im.naturalWidth > 0)",
+                                   arg=[i, LECTURE_CLASS])  # fmt: skip
+            _check_projector_layout(page, panel)
             # sliders first: a dropdown may change what a slider offers (the trace explorer's flows)
             controls = [("slider", s) for s in panel.locator(".widget-slider").all()]
             controls += [("dropdown", d) for d in panel.locator(".widget-dropdown select").all()]
             assert controls, f"panel {i} has no control"
+            if name == "teach_trace_explorer":
+                flow_max = panel.locator(".widget-slider").nth(0).evaluate("e => e.querySelector('.noUi-handle').getAttribute('aria-valuemax')")
+                assert float(flow_max) >= 1, f"the flow slider offers only flow 0 (max {flow_max})"
             for kind, control in controls:
-                what = _move_slider(page, control) if kind == "slider" else _move_dropdown(control)
-                src = _wait_for_panel_change(page, panel, src)
-                moved.append(f"panel {i} {kind}: {what}")
-                _assert_no_errors(page)
+                best = None
+                for attempt in range(REDRAW_ATTEMPTS):
+                    # every attempt a value not drawn before (onwards in one direction), so nothing is a repeat
+                    mover = (lambda: _move_slider(page, control)) if kind == "slider" else (lambda: _move_dropdown(control))
+                    busy = quiet()
+                    seconds, empty, what = _measure(page, i, mover)
+                    assert not empty, f"panel {i}, {kind} {what}: frames without the figure (ms after the move): {empty[:5]}"
+                    _assert_no_errors(page)
+                    best = seconds if best is None else min(best, seconds)
+                    if best < REDRAW_LIMIT_S:
+                        break
+                moved.append(f"panel {i} {kind} {what}: {best:.3f} s")
+                times.append(best)
+                assert best < REDRAW_LIMIT_S, (f"panel {i}, {kind} {what}: redraw took {best:.3f} s (best of {REDRAW_ATTEMPTS}; "
+                                               f"CPUs {busy:.0%} busy before the last move, load average "
+                                               f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
         _assert_no_errors(page)
 
-        first = page.locator(".widget-output").first if panels.count() else page.locator(".jp-RenderedImage img").first
+        first = panels.first if panels.count() else page.locator(".jp-RenderedImage img").first
         first.scroll_into_view_if_needed()
         shot.parent.mkdir(exist_ok=True)
         page.screenshot(path=str(shot))
-        print(f"{name}: moved {len(moved)} controls: {moved}")
+        if times:
+            print(f"{name}: {len(times)} controls, redraw median {sorted(times)[len(times) // 2]:.3f} s, max {max(times):.3f} s: {moved}")
     except Exception:
         shot.parent.mkdir(exist_ok=True)
         page.screenshot(path=str(shot.with_name(f"browser_{name}_failure.png")))

@@ -44,10 +44,13 @@ def test_parameters_cell_holds_only_literals(path):
     assert len(tagged) == 1, f"{path.name}: expected exactly one cell tagged 'parameters', found {len(tagged)}"
     tree = ast.parse(_python_source(tagged[0]))
     names = set()
-    for node in tree.body:
-        assert isinstance(node, ast.Assign), f"{path.name}: parameters cell may only assign literals"
+    for node in tree.body:  # `name = literal` or, typed for papermill --help-notebook, `name: type = literal`
+        assert isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None, (
+            f"{path.name}: parameters cell may only assign literals"
+        )
         ast.literal_eval(node.value)  # raises if not a literal
-        names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
     assert "quick" in names, f"{path.name}: parameters cell must define `quick`"
 
 

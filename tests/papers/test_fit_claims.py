@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.fit import report
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -27,7 +27,7 @@ def _flows(c: float, n: int = 20, seed: int = 0) -> pd.DataFrame:
 
 def test_per_segment_constant_is_supported_and_delayed_ack_contradicted():
     good = report.claims({}, {"flows": _flows(1.22)})
-    assert tuple(good.columns) == CLAIM_COLUMNS and (good["verdict"] == "supported").all()
+    assert tuple(good.columns) == VERDICT_COLUMNS and (good["verdict"] == "supported").all()
     delayed = report.claims({}, {"flows": _flows(0.87)})
     assert delayed["verdict"].tolist() == ["contradicted", "contradicted", "contradicted"]
     assert (good["n_runs"] == 20).all()

@@ -10,7 +10,7 @@ import pytest
 
 from tcpmodels.models.mptcp import lia_alpha
 from tcpmodels.papers import p1_datacenter_fct as p1
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 QUERY = (1000, 2000, 4000, 8000, 16000)
@@ -146,7 +146,7 @@ def _v(v, claim, part):
 def test_claims_supported_when_the_mechanism_is_present(synth):
     ds, t = synth
     v = p1.claims(ds, t)
-    assert tuple(v.columns) == CLAIM_COLUMNS and len(v) == 22  # 11 parts per engine
+    assert tuple(v.columns) == VERDICT_COLUMNS and len(v) == 22  # 11 parts per engine
     tagged = p1.claims_with_cc(v)
     assert set(zip(tagged["engine"], tagged["cc"])) == {("kernel", "uncoupled"), ("ns3", "lia")}
     assert (v["n_runs"] >= 4).all()  # four seeds: the run, not the flow, is the unit
@@ -228,10 +228,11 @@ def test_steered_testbed_runs_are_compared_pair_by_pair_and_judged_in_the_claims
     pd.testing.assert_frame_equal(v[engine != "kernel_steered"].reset_index(drop=True), p1.claims(ds, t))
     # ... and the steered rows are the steered runs judged alone, named for their testbed
     alone = p1.claims(same, {"flows": same.flows[same.flows["engine"] == "kernel_steered"].assign(engine="kernel")})
-    expected = alone.assign(claim=alone["claim"].str.replace("[kernel, ", "[kernel_steered, ", regex=False))
+    expected = alone.assign(claim=alone["claim"].str.replace("[kernel, ", "[kernel_steered, ", regex=False),
+                            family="P1 kernel_steered")  # the same Holm family size: one engine's parts
     pd.testing.assert_frame_equal(v[engine == "kernel_steered"].reset_index(drop=True), expected)
     eff = p1.testbed_effect(same.flows)
-    assert tuple(eff.columns) == CLAIM_COLUMNS and len(eff) == 2 * (3 + 3) and (eff["n_runs"] == 4).all()
+    assert tuple(eff.columns) == VERDICT_COLUMNS and len(eff) == 2 * (3 + 3) and (eff["n_runs"] == 4).all()
     assert (eff["verdict"] == "supported").all(), eff[["claim", "part", "why"]].to_string()
     both = p1.verdicts_by_testbed(same)
     assert len(both) == 11 and not both["moved"].any() and (both["n_runs"] >= 4).all()
@@ -251,13 +252,13 @@ def test_steered_testbed_runs_are_compared_pair_by_pair_and_judged_in_the_claims
     assert p1.testbed_effect(ds.flows).empty and p1.verdicts_by_testbed(ds).empty  # no steered runs: nothing to pair
 
 
-def test_missing_engine_runs_give_inconclusive_parts():
+def test_missing_engine_runs_give_parts_not_testable_here():
     ds = synthetic(engines=("kernel",))
     flows = ds.flows[ds.flows["experiment"] == "s4"]
     short = p1.P1Dataset(flows=flows, subflows=ds.subflows, tcpinfo=ds.tcpinfo, runs=ds.runs, provenance=ds.provenance)
     v = p1.claims(short, p1.tables(short))
     missing = v[v["test"] == "not testable with this data"]
-    assert len(missing) == 2 and (missing["verdict"] == "inconclusive").all()  # C1.1, C1.2 without Section 5 runs
+    assert len(missing) == 2 and (missing["verdict"] == "not testable here").all()  # C1.1, C1.2 without Section 5 runs
     assert missing["why"].str.contains("missing").all()
 
 
@@ -373,3 +374,21 @@ def test_load_sensitivity_finds_fct_that_follows_the_load():
     tcp_med = runs[(runs["experiment"] == "s4") & (runs["protocol"] == "tcp")]["load_avg_1m"].median()
     assert f"TCP {tcp_med:.1f}" in t.loc["s4", "load_by_background"]
     assert p1.load_sensitivity(ds).empty and "spearman_rho" in p1.load_sensitivity(ds).columns
+
+
+def test_answer_box_names_the_engines_that_disagree():
+    """The kernel's MPTCP background slows the 70 KB flows, ns-3's speeds them up: the answer box (computed from
+    the verdicts, at most three sentences) gives C1.3's outcome on one and names the other as disagreeing."""
+    kernel, ns3 = synthetic(engines=("kernel",)), synthetic(engines=("ns3",), mptcp_hurts=False, seed=1)
+    ds = p1.P1Dataset(flows=pd.concat([kernel.flows, ns3.flows], ignore_index=True), subflows=kernel.subflows,
+                      tcpinfo=kernel.tcpinfo, runs=kernel.runs, provenance=kernel.provenance)
+    v = p1.claims(ds, p1.tables(ds))
+    mean = v[v["part"] == "mean higher with MPTCP background"].set_index("family")["verdict"]
+    assert mean.to_dict() == {"P1 kernel": "supported", "P1 ns3": "contradicted"}
+    from tcpmodels.papers.common import answer_box
+
+    sentences = p1.answer(v)
+    assert 1 <= len(sentences) <= 3 and str(answer_box(sentences)).startswith(sentences[0])
+    assert sentences[0].endswith("is supported on kernel uncoupled.")
+    assert sentences[1].startswith("The engines that disagree: contradicted on ns3 lia")
+    assert p1.headline(v).sum() == 2  # C1.3's mean on each engine (no coupling rows without coupled controls)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.papers import p2_mptcp_prediction as p2
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 RTTS = np.arange(120.0, 181.0, 6.0)  # 11 x 11 grid, twice: 242 samples of 121 RTT pairs
@@ -92,7 +92,7 @@ def test_mechanism_in_synthetic_data_is_recovered(synth_tables):
 def test_claims_are_judged_per_part_by_statistics(synth_tables):
     ds = synthetic()
     v = p2.claims(ds, synth_tables)
-    assert tuple(v.columns) == CLAIM_COLUMNS
+    assert tuple(v.columns) == VERDICT_COLUMNS
     assert sorted(set(v["claim"].str[:4])) == ["C2.1", "C2.2", "C2.3", "C2.4", "C2.5"]
     # 242 samples: two repetitions of 121 RTT pairs, the pair is the unit
     assert len(v) == 14 and (v["n_runs"] == 121).all() and v["why"].str.contains("unit: the RTT pair").all()
@@ -270,3 +270,27 @@ def test_fig4_against_the_papers_share_reads_the_sweep_and_the_nearest_data_tran
     near = p2.fig4_against_paper(synth_tables["fig4"], coarse).iloc[0]
     assert near["data_pairs_ms"] == [(144.0, 120.0), (156.0, 120.0)] and near["data_n"] == 4
     assert p2.fig4_note(p2.fig4_against_paper(synth_tables["fig4"].iloc[:0], coarse)) == "No Fig. 4 sweep in the dataset."
+
+
+def test_rpe_headroom_is_what_a_predictor_without_probe_leaves():
+    # nine pairs at 100 and one at 130: the mean (103) is within 10 % of the nine, not of the tenth
+    y = np.array([100.0] * 9 + [130.0])
+    assert p2.rpe_headroom(y, np.arange(10)) == pytest.approx(0.1)
+    # a pair's repetitions are averaged first: the mean 107.5 hits pairs 0 and 1, and pair 2 once in two (1/2)
+    assert p2.rpe_headroom(np.array([100.0, 100.0, 100.0, 130.0]), np.array([0, 1, 2, 2])) == pytest.approx(1 / 6)
+
+
+def test_fraction_of_rpe_parts_are_not_testable_where_a_predictor_without_probe_already_saturates(synth_tables):
+    """Decided from the data throughputs alone: a spread-out campaign keeps the five Fraction-of-RPE parts
+    testable; the same campaign with the MPTCP throughput within 1 % of its mean makes them all not testable."""
+    ds = synthetic()
+    rpe_parts = lambda v: v[v["part"].str.contains("Fraction of RPE") & ~v["claim"].str.startswith("C2.5")]  # noqa: E731
+    spread = rpe_parts(p2.claims(ds, synth_tables))
+    assert len(spread) == 5 and not (spread["verdict"] == "not testable here").any()
+    flat = ds.samples.copy()
+    flat["mptcp_data_Bps"] = 1e6 * np.exp(np.random.default_rng(3).normal(0, 0.01, len(flat)))
+    sat = p2.P2Dataset(samples=flat, fig4=ds.fig4, provenance=ds.provenance)
+    v = rpe_parts(p2.claims(sat, p2.tables(sat, quick=True)))
+    assert (v["verdict"] == "not testable here").all() and len(v) == 5
+    assert v["why"].str.contains("not testable here: this setting allows at most 0 ").all()
+    assert v["runs_needed"].isna().all() and v["pvalue_holm"].isna().all()

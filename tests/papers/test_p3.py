@@ -15,7 +15,7 @@ import pytest
 
 from tcpmodels.experiments.p3 import jain_index
 from tcpmodels.papers import p3_cubic_fairness as p3
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 PAIRS = [(r, c) for r in (1.0, 4.0, 16.0) for c in (1.0, 4.0, 16.0, 64.0)]
@@ -79,10 +79,11 @@ def _by(v):
 
 
 def test_paper_like_reading_supports_every_claim_and_a_null_proposal_none():
+    # eight seeds: with three, the sign tests of 9-12 runs do not survive Holm's correction over the 14 ns-3 parts
     ds = synthetic(proposal_share={"multiply": lambda r, c: 0.5 if r == c else (0.2 if c > r else 0.7),
-                                   "divide": paper_like})
+                                   "divide": paper_like}, seeds=8)
     v = _claims(ds)
-    assert tuple(v.columns) == CLAIM_COLUMNS
+    assert tuple(v.columns) == VERDICT_COLUMNS
     by = _by(v)
     assert all(verdict == "supported" for (key, _), verdict in by.items() if key == "C3.0")
     for c in ("C3.2/divide", "C3.3/divide"):
@@ -224,7 +225,7 @@ def test_shipped_dataset_builds_every_table_and_verdict():
     # ns-3 ran over the whole grid at two seeds: every ns-3 part has runs, every fluid part a value
     parts = v[~v["part"].str.startswith(("fluid", "kernel"))]
     assert (parts["n_runs"] >= 2).all() and v.loc[~kernel_parts, "effect"].notna().all()
-    assert set(v["verdict"]) <= {"supported", "contradicted", "inconclusive", "undecided"}
+    assert set(v["verdict"]) <= set(VERDICTS)
     xv = tabs["cross_validation"]
     assert len(xv) == 12 and xv["agree"].sum() >= 9, xv[["reno_rtt_ms", "cubic_rtt_ms", "kernel_J", "ns3_J"]]
     eng = tabs["engines"]

@@ -10,7 +10,7 @@ import pytest
 
 from tcpmodels.papers import p4_lftcp as p4
 from tcpmodels.papers.common import COMPARISON_COLUMNS, claims_full, claims_summary
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "published"
 
@@ -118,14 +118,14 @@ def _verdicts(claims):
 
 def test_claims_verdicts():
     claims = _claims()
-    assert tuple(claims.columns) == CLAIM_COLUMNS
+    assert tuple(claims.columns) == VERDICT_COLUMNS
     assert (claims.n_runs == 0).all()  # nothing is sampled
     v = _verdicts(claims)
     assert v[("C4.1", "29 Gbit/s = largest window / RTT")] == "supported"
     assert v[("C4.2", "in flight at 29 Gbit/s = largest TCP window")] == "supported"
     # window / RTT gives 98.2-101.7 % for 28.5-29.5 Gbit/s: 97.7 % is outside; other readings undecidable
     assert v[("C4.3", "window / RTT reading")] == "contradicted"
-    assert v[("C4.3", "some reading the text allows")] == "inconclusive"
+    assert v[("C4.3", "some reading the text allows")] == "not testable here"
     assert v[("C4.4", "73 Gbit/s needs more than the largest window")] == "supported"
     assert v[("C4.4", "73 Gbit/s is more than twice the limit")] == "supported"
     assert v[("C4.5", "exceeds a signed 32-bit byte count")] == "supported"
@@ -227,7 +227,7 @@ def _measured_frame(ratio_shift=0.0, n_reps=3):
 def test_measured_claims_and_findings_follow_the_rows():
     good = _measured_frame()
     v = p4.measured_claims(good)
-    assert list(v.columns) == list(CLAIM_COLUMNS)
+    assert list(v.columns) == list(VERDICT_COLUMNS)
     assert list(v.verdict) == ["supported", "supported", "supported", "contradicted"]
     text = p4.measured_findings(good)
     assert "12 transfers of the 12 planned" in text and "4 (cap, RTT) cells with 3-3 transfers" in text

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 
 from tcpmodels.papers import p5_selfsimilar as p5
-from tcpmodels.stats import CLAIM_COLUMNS
+from tcpmodels.stats import VERDICT_COLUMNS
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 METHODS = ("whittle", "wavelet", "periodogram", "dfa", "rs", "aggvar")
 
 
-def synthetic(*, g1_loss_by_n=None, alpha_loss=None, hurst_offset=0.0) -> p5.P5Dataset:
+def synthetic(*, g1_loss_by_n=None, alpha_loss=None, hurst_offset=0.0, hurst_slope=-0.5) -> p5.P5Dataset:
     """Main runs at 5 Mbit/s (2 alphas x 4 client counts x 2 seeds, 2 s in 0.1 s bins) with chosen losses.
 
     In every bin G1 accepts 10,000 bytes and drops ``g1_loss_by_n[n] * alpha_loss[alpha]`` of them
@@ -50,7 +50,7 @@ def synthetic(*, g1_loss_by_n=None, alpha_loss=None, hurst_offset=0.0) -> p5.P5D
     for a in (1.05, 1.35, 1.65, 1.95):
         pred = (3 - a) / 2
         for m in METHODS:
-            h = pred + hurst_offset + rng.normal(0, 0.01)
+            h = 0.75 + hurst_slope * (a - 1.5) + hurst_offset + rng.normal(0, 0.01)  # (3 - a) / 2 at -0.5
             hurst.append({"method": m, "hurst": h, "stderr": 0.02, "stderr_kind": "asymptotic",
                           "ci95_low": h - 0.04, "ci95_high": h + 0.04, "n": 60_000, "run_id": f"long-{a}",
                           "case": "long", "alpha": a, "n_clients": 32, "backbone_mbps": 10.0, "seed": 0,
@@ -117,17 +117,22 @@ def _verdicts(c):
 
 def test_claims_follow_the_data():
     good = _claims(synthetic())
-    assert tuple(good.columns) == CLAIM_COLUMNS
+    assert tuple(good.columns) == VERDICT_COLUMNS
     assert sorted(set(good["claim"].str[:4])) == ["C5.1", "C5.2", "C5.3", "C5.4"]
     v = _verdicts(good)
-    # 8 run pairs, loss at alpha 1.05 half that at 1.65: 0 at 8/16 clients, -2.5 and -3 points at 24/32
-    assert v["C5.1 los"] == "supported"  # mean -1.4 points, t CI [-2.5, -0.2] over the 8 pairs
+    # 8 run pairs, loss at alpha 1.05 half that at 1.65: 0 at 8/16 clients, -2.5 and -3 points at 24/32: mean
+    # -1.4 points, t CI [-2.6, -0.1]: lower loss, surely, but whether by the 1 point that matters is open
+    assert v["C5.1 los"] == "inconclusive" and "size is open" in good.loc[0, "why"]
     assert v["C5.2 (a)"] == "supported" and v["C5.2 (b)"] == "supported"
-    assert v["C5.2 (c)"] == "inconclusive"  # no small-server-queue runs: not testable
-    assert v["C5.4 med"] == "supported"
-    # G1 loss already with 8 clients -> C5.2 (a) contradicted (the 1 % is far outside the 0.1 point margin)
+    assert v["C5.2 (c)"] == "not testable here"  # no small-server-queue runs
+    assert v["C5.4 med"] == "supported" and v["C5.4 slo"] == "supported"  # H = (3 - alpha)/2 exactly, both ways
+    # G1 loss already with 8 clients -> C5.2 (a) contradicted (2-3 % far outside the 0.1 point margin); with 1-2 %
+    # the four pairs give p = 0.017, which Holm's correction over the seven ns-3 parts lifts to 0.050: inconclusive
     prop = {8: 0.01, 16: 0.02, 24: 0.03, 32: 0.04}
-    assert _verdicts(_claims(synthetic(g1_loss_by_n=prop)))["C5.2 (a)"] == "contradicted"
+    weak = _claims(synthetic(g1_loss_by_n=prop)).set_index("part").iloc[1]
+    assert weak["verdict"] == "inconclusive" and "unadjusted: contradicted" in weak["why"]
+    assert _verdicts(_claims(synthetic(g1_loss_by_n={8: 0.02, 16: 0.03, 24: 0.05, 32: 0.06})))["C5.2 (a)"] == \
+        "contradicted"
     # loss higher at alpha 1.05 than at 1.65 everywhere -> C5.1 contradicted
     everywhere = {8: 0.02, 16: 0.03, 24: 0.05, 32: 0.06}
     flipped = _claims(synthetic(g1_loss_by_n=everywhere, alpha_loss={1.05: 1.0, 1.65: 0.5}))
@@ -135,6 +140,15 @@ def test_claims_follow_the_data():
     assert _verdicts(_claims(synthetic(g1_loss_by_n=everywhere)))["C5.1 los"] == "supported"
     # H far from (3 - alpha)/2 -> C5.4 contradicted
     assert _verdicts(_claims(synthetic(hurst_offset=0.2)))["C5.4 med"] == "contradicted"
+    # H through the model at mid-grid with half its slope: residuals of at most ±0.11, which the pooled test of four
+    # runs cannot tell from the model (inconclusive), but the slope -0.25 lies outside -0.5 ± 0.11 (0.1 over the
+    # alpha grid 1.05-1.95): the slope part says so, Holm's correction over the seven ns-3 parts included (with
+    # -0.33, p = 0.020 becomes 0.079 over four runs: inconclusive)
+    from tcpmodels.papers.p5_selfsimilar.claims import slope_margin
+
+    flat = _verdicts(_claims(synthetic(hurst_slope=-0.25)))
+    assert flat["C5.4 med"] != "contradicted" and flat["C5.4 slo"] == "contradicted"
+    assert slope_margin([1.05, 1.35, 1.65, 1.95, 1.05]) == pytest.approx(0.1 / 0.9)
 
 
 def test_size_note_computes_the_alpha_a_2_5_kb_median_implies():
@@ -340,7 +354,7 @@ def test_shipped_hurst_rows_cover_every_estimator(shipped):
         assert run["capture"]["packets_captured"] == run["read_accounting"]["tcp_parsed"]
         assert not run["read_accounting"]["skipped"] and run["flows"]["errors"] == 0
     c = p5.claims(ds, t)
-    assert len(c) == 8 and c["why"].str.len().min() > 40 and c["n_runs"].ge(1).all()
+    assert len(c) == 10 and c["why"].str.len().min() > 40 and c["n_runs"].ge(1).all()  # C5.4 pooled and slope, twice
 
 
 def test_closing_tables_and_figure_grid():

@@ -1,57 +1,18 @@
-"""tcpmodels.papers.common: Claim / claims_frame and Comparison / comparison_frame."""
+"""tcpmodels.papers.common: Comparison / comparison_frame, the claims views and the answer box."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from tcpmodels.papers.common import (
-    CLAIM_COLUMNS,
     COMPARISON_COLUMNS,
-    Claim,
     Comparison,
-    claims_frame,
     comparison_frame,
 )
-
-
-def _claim(holds):
-    return Claim(claim="C1", paper_says="x is 2", we_measured="x = 2.1", holds=holds, why="rounding")
-
-
-def test_claims_frame_columns_and_nullable_verdicts():
-    frame = claims_frame([_claim(True), _claim(False), _claim(None)])
-    assert tuple(frame.columns) == CLAIM_COLUMNS == ("claim", "paper_says", "we_measured", "holds", "why")
-    assert str(frame["holds"].dtype) == "boolean"
-    assert frame["holds"].iloc[0] is True or frame["holds"].iloc[0] == True  # noqa: E712
-    assert frame["holds"].iloc[1] == False  # noqa: E712
-    assert frame["holds"].isna().tolist() == [False, False, True]
-
-
-def test_claims_frame_empty_keeps_columns():
-    frame = claims_frame([])
-    assert tuple(frame.columns) == CLAIM_COLUMNS and len(frame) == 0
-
-
-def test_claim_is_frozen_keyword_only_and_validated():
-    c = _claim(True)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        c.holds = False
-    with pytest.raises(TypeError):
-        Claim("C1", "a", "b", True, "c")  # positional arguments are refused
-    with pytest.raises(ValueError, match="holds must be True, False or None; got 'yes'"):
-        _claim("yes")
-    with pytest.raises(ValueError, match="why must be a non-empty string"):
-        Claim(claim="C1", paper_says="a", we_measured="b", holds=None, why=" ")
-    assert c.to_dict() == {"claim": "C1", "paper_says": "x is 2", "we_measured": "x = 2.1", "holds": True, "why": "rounding"}
-
-
-def test_claims_frame_rejects_other_rows():
-    with pytest.raises(TypeError, match="claims must be Claim instances; got dict"):
-        claims_frame([{"claim": "C1"}])
 
 
 def test_comparison_frame_relative_difference():
@@ -94,21 +55,47 @@ def test_read_frames_accepts_data_or_datasets_dir_and_names_the_command(tmp_path
         read_frames(tmp_path, "px", ("runs", "bins"), command="make px")
 
 
-def test_check_claims_badges_and_before_after():
-    from tcpmodels.papers.common import before_after, check_claims, from_old_verdicts, verdict_badge
-    from tcpmodels.stats import CLAIM_COLUMNS
+def _table():
+    from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
 
-    old = claims_frame([Claim(claim="C9.1 x", paper_says="p", we_measured="m", holds=True, why="w"),
-                        Claim(claim="C9.2 y", paper_says="p", we_measured="m", holds=None, why="w")])
-    new = from_old_verdicts(old, n_runs=3, reason="test")
-    assert tuple(new.columns) == CLAIM_COLUMNS and new["verdict"].tolist() == ["supported", "inconclusive"]
-    assert check_claims(new) is new
+    spec = ClaimSpec(claim="C9.1 x", part="p", paper_says="p", quantity="q", smallest_effect=0.1, effect_source="t")
+    return claims_table([difference(spec, [0.5, 0.6, 0.55]), difference(spec, [0.01, 0.02, 0.015]),
+                         not_testable(spec, we_measured="m", why="no data here")], family="kernel")
+
+
+def test_check_claims_badges_and_summary_views():
+    from tcpmodels.papers.common import check_claims, claims_full, claims_summary, verdict_badge
+    from tcpmodels.stats import VERDICT_COLUMNS
+
+    t = _table()
+    assert tuple(t.columns) == VERDICT_COLUMNS and check_claims(t) is t
     with pytest.raises(ValueError, match="unknown verdicts"):
-        check_claims(new.assign(verdict="holds"))
-    changed = new.assign(verdict=["contradicted", "inconclusive"])
-    ba = before_after(old, changed)
-    assert ba.set_index("id")["changed"].to_dict() == {"C9.1": True, "C9.2": False}
+        check_claims(t.assign(verdict="holds"))
+    with pytest.raises(ValueError, match="columns"):
+        check_claims(t.drop(columns="pvalue_holm"))
     assert 'class="verdict verdict-supported"' in verdict_badge("supported")
+    assert 'class="verdict verdict-smaller-than-claimed"' in verdict_badge("smaller than claimed")
+    head = claims_summary(t, rows=[0]).to_html()
+    assert "p (Holm)" in head and head.count('class="verdict ') == 1
+    assert claims_full(t).to_html().count('class="verdict ') == 3
+
+
+def test_answer_box_and_holm_note():
+    from tcpmodels.papers.common import answer_box, holm_note
+
+    t = _table()
+    assert t["verdict"].tolist() == ["supported", "smaller than claimed", "not testable here"]
+    note = str(holm_note(t))
+    assert "kernel 2" in note and "changed no label" in note
+    box = answer_box(["One.", "Two"])
+    assert str(box) == "One. Two." and "Answer." in box._repr_html_()
+    with pytest.raises(ValueError, match="1 to 3"):
+        answer_box(["a.", "b.", "c.", "d."])
+    with pytest.raises(ValueError, match="1 to 3"):
+        answer_box([])
+    with pytest.raises(ValueError, match="one sentence"):
+        answer_box(["Does it hold? Yes, on 2 of 3 engines.", "Two."])
+    assert str(answer_box(["A mean of 0.05 [0.01, 0.09] (C3.1) holds, e.g. on the kernel."])).count(".") == 7
 
 
 def test_a_rerun_takes_over_only_once_it_replaces_every_unsteered_cell():
@@ -123,3 +110,18 @@ def test_a_rerun_takes_over_only_once_it_replaces_every_unsteered_cell():
     assert rerun_once_caught_up(pd.concat([old, rerun(["a", "a", "b"], "steered")]), ["cell"], "pinned") == "reordering"
     # a rerun at a setting with no unsteered sample replaces nothing
     assert rerun_once_caught_up(rerun(["a", "b"]), ["cell"], "pinned") == "reordering"
+
+
+def test_holm_note_names_the_parts_the_correction_made_inconclusive():
+    from tcpmodels.papers.common import holm_note
+    from tcpmodels.stats import ClaimSpec, claims_table, difference
+
+    def spec(claim, part):
+        return ClaimSpec(claim=claim, part=part, paper_says="p", quantity="q", smallest_effect=0.1, effect_source="t")
+
+    rng = np.random.default_rng(5)
+    rows = [difference(spec("C1.3 [kernel, tm_lia] x", "a"), rng.normal(1.0, 0.5, 40)),
+            difference(spec("Fig. 7 [kernel, tm_lia] y", "b"), [0.05, 0.6, 0.35, 0.9, 0.5, 0.1, 0.45]),  # p = 0.027
+            difference(spec("C1.1 [kernel, tm_lia] z", "c"), [-0.2, 0.5, 0.1, 0.3])]
+    note = str(holm_note(claims_table(rows, family="P1 kernel")))
+    assert "P1 kernel 3" in note and "It made 1 decided label(s) inconclusive: Fig. 7 [kernel, tm_lia] / b." in note

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 from scipy import stats as sps
 from statsmodels.stats.power import NormalIndPower, TTestPower
@@ -13,7 +12,7 @@ from statsmodels.stats.proportion import proportion_effectsize
 from statsmodels.stats.weightstats import DescrStatsW
 
 from tcpmodels.stats import (
-    CLAIM_COLUMNS,
+    VERDICT_COLUMNS,
     VERDICTS,
     ClaimSpec,
     Verdict,
@@ -23,7 +22,6 @@ from tcpmodels.stats import (
     direction_count,
     distribution,
     equivalence,
-    holds_to_verdict,
     not_testable,
     verdict_counts,
 )
@@ -43,21 +41,37 @@ def test_difference_t_interval_is_scipys():
 
 
 def test_difference_verdicts():
-    assert difference(spec(1.0), [1.1, 1.3, 0.9, 1.2]).verdict == "supported"
-    assert difference(spec(1.0), [0.1, 0.2, 0.15, 0.12]).verdict == "contradicted"  # real but too small
+    assert difference(spec(1.0), [2.1, 2.3, 1.9, 2.2]).verdict == "supported"
+    # the paper's direction, surely, but short of the size that matters
+    assert difference(spec(1.0), [0.1, 0.2, 0.15, 0.12]).verdict == "smaller than claimed"
     assert difference(spec(1.0), [-1.0, -1.2, -0.9]).verdict == "contradicted"  # opposite sign
-    assert difference(spec(1.0, direction=-1), [-1.0, -1.2, -0.9]).verdict == "supported"
+    assert difference(spec(1.0), [-0.1, 0.2, 0.05, 0.1]).verdict == "contradicted"  # no effect, delta excluded
+    assert difference(spec(1.0, direction=-1), [-2.0, -2.2, -1.9]).verdict == "supported"
     v = difference(spec(1.0), [-0.5, 1.5, 0.2])
     assert v.verdict == "inconclusive" and v.runs_needed >= 3
+    opened = difference(spec(1.0), [1.1, 1.3, 0.9, 1.2])  # above 0, but the CI holds delta: size open
+    assert opened.verdict == "inconclusive" and "size is open" in opened.why
     one = difference(spec(1.0), [2.0])
     assert one.verdict == "inconclusive" and math.isnan(one.runs_needed)
 
 
-def test_runs_needed_is_statsmodels_power():
+def test_difference_carries_scipys_test_at_the_boundary_of_its_label():
+    x = np.array([2.1, 2.3, 1.9, 2.2])
+    v = difference(spec(1.0), x)
+    ref = sps.ttest_1samp(x, 1.0)
+    assert (v.statistic, v.pvalue, v.df) == pytest.approx((ref.statistic, ref.pvalue, 3))
+    assert v.confidence_interval() == (v.ci_low, v.ci_high) and "ttest_1samp" in v.method
+    small = difference(spec(1.0), [0.1, 0.2, 0.15, 0.12])  # smaller than claimed: the larger of the two p-values
+    p0, pd_ = sps.ttest_1samp([0.1, 0.2, 0.15, 0.12], 0.0).pvalue, sps.ttest_1samp([0.1, 0.2, 0.15, 0.12], 1.0).pvalue
+    assert small.pvalue == pytest.approx(max(p0, pd_))
+
+
+def test_runs_needed_is_statsmodels_power_at_the_distance_to_delta():
     x = np.array([-0.5, 1.5, 0.2, 0.9])
     v = difference(spec(0.5), x)
-    n = TTestPower().solve_power(effect_size=0.5 / x.std(ddof=1), alpha=0.05, power=0.8, alternative="two-sided")
-    assert v.runs_needed == math.ceil(n)
+    n = TTestPower().solve_power(effect_size=abs(x.mean() - 0.5) / x.std(ddof=1), alpha=0.05, power=0.8,
+                                 alternative="two-sided")
+    assert v.verdict == "inconclusive" and v.runs_needed == math.ceil(n)
 
 
 def test_runs_needed_gives_80_percent_power():
@@ -110,6 +124,7 @@ def test_direction_count_clopper_pearson():
     es = proportion_effectsize(0.75, 0.5)  # observed 4 / 6 is below the default power_share
     assert w.runs_needed == math.ceil(NormalIndPower().solve_power(effect_size=es, alpha=0.05, power=0.8, ratio=0))
     assert direction_count(spec(0.5), [-1.0] * 10).verdict == "contradicted"
+    assert v.pvalue == pytest.approx(sps.binomtest(8, 8, 0.5).pvalue) and v.statistic == 8
     assert direction_count(spec(0.5, direction=-1), [-1.0] * 10).verdict == "supported"
     assert direction_count(spec(0.5), [0.0, np.nan]).verdict == "inconclusive"  # zeros carry no direction
 
@@ -138,11 +153,15 @@ def test_distribution_uses_runs_not_flows():
     far_b = [rng.normal(3, 1, 200) for _ in range(4)]
     v = distribution(spec(0.1), far_a, far_b)
     assert v.verdict == "supported" and v.effect > 0.8 and v.n_runs == 8
+    assert distribution(spec(0.95), far_a, far_b).verdict == "smaller than claimed"  # differ, but by less
     # two runs per side: 6 splits, the smallest p is 1/3 however many flows each run has
     few = distribution(spec(0.1), far_a[:2], far_b[:2])
     assert few.verdict == "inconclusive" and few.runs_needed == 4
     same = distribution(spec(0.5), [rng.normal(0, 1, 300) for _ in range(4)], [rng.normal(0, 1, 300) for _ in range(4)])
-    assert same.verdict == "contradicted"  # D's CI stays below 0.5
+    # D's CI stays below 0.5: the claimed distance is excluded; a permutation p below alpha (these draws: p = 0.029
+    # of 70 splits) shows a difference all the same, so it is smaller than claimed rather than contradicted
+    assert same.ci_high < 0.5
+    assert same.verdict == ("smaller than claimed" if "< 0.05" in same.why else "contradicted")
 
 
 @pytest.mark.parametrize("sizes_a, sizes_b, ties, n_large", [
@@ -166,7 +185,7 @@ def test_arithmetic_and_not_testable():
     assert arithmetic(spec(0.5), 29.02, 29, we_measured="x").verdict == "supported"
     assert arithmetic(spec(0.5), 30.0, 29, we_measured="x").verdict == "contradicted"
     v = not_testable(spec(), we_measured="nothing", why="no data")
-    assert v.verdict == "inconclusive" and math.isnan(v.effect)
+    assert v.verdict == "not testable here" and math.isnan(v.effect) and math.isnan(v.pvalue)
 
 
 def test_spec_and_verdict_validation():
@@ -180,12 +199,11 @@ def test_spec_and_verdict_validation():
 
 
 def test_claims_table_columns_and_counts():
-    t = claims_table([difference(spec(), [1.1, 1.2, 1.3]), not_testable(spec(), we_measured="m", why="w")])
-    assert tuple(t.columns) == CLAIM_COLUMNS
+    t = claims_table([difference(spec(), [2.1, 2.2, 2.3]), not_testable(spec(), we_measured="m", why="w")])
+    assert tuple(t.columns) == VERDICT_COLUMNS
     assert set(t["verdict"]) <= set(VERDICTS)
-    assert verdict_counts(t) == {"supported": 1, "contradicted": 0, "inconclusive": 1}
-    assert [holds_to_verdict(h) for h in (True, False, pd.NA, None)] == [
-        "supported", "contradicted", "inconclusive", "inconclusive"]
+    assert verdict_counts(t) == {"supported": 1, "smaller than claimed": 0, "contradicted": 0, "inconclusive": 0,
+                                 "not testable here": 1}
 
 
 def test_welch_two_sample_is_scipys():
@@ -194,11 +212,14 @@ def test_welch_two_sample_is_scipys():
     ci = sps.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
     assert (v.ci_low, v.ci_high) == pytest.approx((ci.low, ci.high))
     assert v.verdict == "supported" and v.n_runs == 7
+    ref = sps.ttest_ind(a - 0.05, b, equal_var=False)  # the test at delta, the boundary of "supported"
+    assert (v.statistic, v.pvalue, v.df) == pytest.approx((ref.statistic, ref.pvalue, ref.df))
     w = difference(spec(0.05), [0.5, 0.6], baseline=[0.45, 0.62])
     sd = math.sqrt((np.var([0.5, 0.6], ddof=1) + np.var([0.45, 0.62], ddof=1)) / 2)
     from statsmodels.stats.power import TTestIndPower
     assert w.verdict == "inconclusive"
-    assert w.runs_needed == math.ceil(TTestIndPower().solve_power(effect_size=0.05 / sd, alpha=0.05, power=0.8))
+    dist = abs(np.mean([0.5, 0.6]) - np.mean([0.45, 0.62]) - 0.05)
+    assert w.runs_needed == math.ceil(TTestIndPower().solve_power(effect_size=dist / sd, alpha=0.05, power=0.8))
 
 
 def test_doctests():
@@ -227,10 +248,10 @@ def test_bootstrap_statistic_judges_a_difference_of_correlations():
     spec = ClaimSpec(claim="Cx", part="drop", paper_says="rho falls", quantity="rho drop", smallest_effect=0.2,
                      effect_source="test")
     v = bootstrap_statistic(spec, [x, strong, weak], drop, unit="unit", n_resamples=499)
-    assert v.verdict == "supported" and v.ci_low > 0 and v.n_runs == 200
+    assert v.verdict == "supported" and v.ci_low > 0.2 and v.n_runs == 200 and v.pvalue < 0.05
     big = ClaimSpec(claim="Cx", part="drop", paper_says="rho falls", quantity="rho drop", smallest_effect=0.9,
                     effect_source="test")
-    assert bootstrap_statistic(big, [x, strong, weak], drop, n_resamples=499).verdict == "contradicted"
+    assert bootstrap_statistic(big, [x, strong, weak], drop, n_resamples=499).verdict == "smaller than claimed"
     few = bootstrap_statistic(spec, [x[:8], strong[:8], (x + 0.5 * rng.normal(size=200))[:8]], drop, n_resamples=499)
     assert few.verdict == "inconclusive" and few.runs_needed > 8
     with pytest.raises(ValueError, match="equal length"):
@@ -287,3 +308,146 @@ def test_equivalence_ind_matches_statsmodels_tost_and_decides_by_the_margin():
     assert noisy.verdict == "inconclusive" and noisy.runs_needed > 3
     assert equivalence_ind(spec, [0.5, 0.5], [0.5, 0.5]).verdict == "supported"  # constant: exact, no warning
     assert equivalence_ind(spec, [0.5], [0.5, 0.4]).verdict == "inconclusive"
+
+
+# ------------------------------------------------------------------ the outcomes, one known answer each
+@pytest.mark.parametrize("lo, hi, delta, null, outcome", [
+    (0.12, 0.30, 0.10, 0.0, "supported"),             # the whole CI beyond delta: the claimed size
+    (0.02, 0.08, 0.10, 0.0, "smaller than claimed"),  # the paper's side of 0, short of delta
+    (-0.30, -0.10, 0.10, 0.0, "contradicted"),        # the opposite side
+    (-0.02, 0.08, 0.10, 0.0, "contradicted"),         # no direction, delta excluded
+    (-0.02, 0.20, 0.10, 0.0, "inconclusive"),         # holds 0 and delta
+    (0.02, 0.20, 0.10, 0.0, "inconclusive"),          # direction shows, size open
+    (0.55, 0.70, 0.50, 0.5, "supported"),             # a share: above one half ("most")
+    (0.30, 0.45, 0.50, 0.5, "contradicted"),
+    (0.55, 0.70, 0.75, 0.5, "smaller than claimed"),  # most, but not the three in four claimed
+    (math.nan, math.nan, 0.1, 0.0, "inconclusive"),
+])
+def test_interval_outcome_known_answers(lo, hi, delta, null, outcome):
+    from tcpmodels.stats import interval_outcome
+
+    assert interval_outcome(lo, hi, delta, null=null) == outcome
+
+
+def test_interval_outcome_rejects_bad_input():
+    from tcpmodels.stats import interval_outcome
+
+    with pytest.raises(ValueError, match="delta"):
+        interval_outcome(0.0, 1.0, 0.0)
+    with pytest.raises(ValueError, match="lo <= hi"):
+        interval_outcome(1.0, 0.0, 0.5)
+    with pytest.raises(ValueError, match="null"):
+        interval_outcome(0.0, 1.0, 0.3, null=0.5)
+
+
+@pytest.mark.parametrize("ci90, ci95, outcome", [
+    ((-0.02, 0.03), (-0.03, 0.04), "supported"),
+    ((0.06, 0.08), (0.055, 0.09), "contradicted"),
+    ((0.02, 0.07), (0.01, 0.08), "inconclusive"),
+])
+def test_equivalence_outcome_known_answers(ci90, ci95, outcome):
+    from tcpmodels.stats import equivalence_outcome
+
+    assert equivalence_outcome(*ci90, *ci95, 0.05) == outcome
+
+
+def saturated(delta=0.264):
+    # P2's Fraction of RPE: a predictor that uses no probe at all already scores 96.7 %, so no probe can add more
+    # than 3.3 points; the paper's smallest gain is 26.4 points
+    return spec(delta, attainable_effect=1 - 0.967, attainable_source="headroom above the constant predictor",
+                testable_when="where a predictor without probe scores below 73.6 %")
+
+
+def test_each_outcome_is_reachable_through_the_tests():
+    """Every outcome of VERDICTS comes out of the public tests on suitable data (and only these)."""
+    got = {
+        difference(spec(1.0), [2.1, 2.3, 1.9, 2.2]).verdict,
+        difference(spec(1.0), [0.1, 0.2, 0.15, 0.12]).verdict,
+        difference(spec(1.0), [-1.0, -1.2, -0.9]).verdict,
+        difference(spec(1.0), [-0.5, 1.5, 0.2]).verdict,
+        difference(saturated(), [0.04, 0.03, 0.05]).verdict,
+    }
+    assert got == set(VERDICTS)
+
+
+def test_a_saturated_part_is_not_testable_before_any_data():
+    from tcpmodels.stats import attainable_outcome, bootstrap_statistic, equivalence_ind
+
+    s = saturated()
+    assert not s.testable and attainable_outcome(s.attainable_effect, s.smallest_effect) == "not testable here"
+    for v in (difference(s, []), difference(s, [0.9, 0.95, 0.99]), equivalence(s, [0.0, 0.01, -0.01]),
+              equivalence_ind(s, [], []), direction_count(s, [])):
+        assert v.verdict == "not testable here" and math.isnan(v.runs_needed)
+        assert "not testable here: this setting allows at most 0.033" in v.why and "testable where" in v.why
+    assert bootstrap_statistic(s, [[1.0, 2.0, 3.0]], np.mean).verdict == "not testable here"
+    with pytest.raises(ValueError, match="attainable_source"):
+        spec(0.2, attainable_effect=0.1)
+    assert spec(0.2, attainable_effect=0.3, attainable_source="x", testable_when="y").testable
+
+
+def test_holm_within_families_known_answer():
+    from statsmodels.stats.multitest import multipletests
+
+    from tcpmodels.stats import holm
+
+    p = [0.001, 0.02, 0.03, 0.2]
+    assert holm(p).tolist() == pytest.approx(multipletests(p, method="holm")[1].tolist())
+    assert holm(p).round(3).tolist() == [0.004, 0.06, 0.06, 0.2]  # 4 * 0.001, max(3 * 0.02, 2 * 0.03), 0.2
+
+
+def test_claims_table_applies_holm_within_each_family_and_keeps_the_interval():
+    """Two clear parts, a supported one with p = 0.027 and an inconclusive one on one engine: alone the weak part
+    stands, in the family of four it is third in Holm's order (threshold 0.05 / 2) and falls to inconclusive,
+    its interval unchanged; in a family of its own it stands."""
+    rng = np.random.default_rng(5)
+    parts = [difference(spec(0.1), rng.normal(1.0, 0.5, 40)) for _ in range(2)]
+    weak = difference(spec(0.1), [0.05, 0.6, 0.35, 0.9, 0.5, 0.1, 0.45])
+    open_ = difference(spec(0.1), [-0.2, 0.5, 0.1, 0.3])
+    assert weak.verdict == "supported" and 0.025 < weak.pvalue < 0.05 and open_.verdict == "inconclusive"
+    t = claims_table([*parts, weak, open_], family="kernel")
+    assert t["verdict"].tolist() == ["supported", "supported", "inconclusive", "inconclusive"]
+    assert (t.loc[2, "ci_low"], t.loc[2, "ci_high"]) == (weak.ci_low, weak.ci_high)
+    assert t.loc[2, "pvalue_holm"] >= 0.05 > t.loc[2, "pvalue"] == weak.pvalue
+    assert "after Holm's adjustment" in t.loc[2, "why"] and t.loc[2, "runs_needed"] > 7
+    by_engine = claims_table([*parts, weak, open_], family=lambda v: "ns3" if v is weak else "kernel")
+    assert by_engine["verdict"].tolist()[:3] == ["supported"] * 3
+    assert set(by_engine["family"]) == {"kernel", "ns3"}
+
+
+def test_slope_equivalence_is_tost_on_statsmodels_ols_slope():
+    """H on alpha with slope -0.5 plus noise: within a 0.11 margin; with slope -0.3 the 95 % CI lies outside it;
+    the one-sided tests are those of the OLS slope's t (n - 2 df)."""
+    import statsmodels.api as sm
+
+    from tcpmodels.stats import slope_equivalence
+
+    rng = np.random.default_rng(4)
+    alpha = np.repeat([1.05, 1.35, 1.65, 1.95], 3)
+    s = spec(0.11)
+    good = slope_equivalence(s, alpha, (3 - alpha) / 2 + rng.normal(0, 0.01, 12), target=-0.5)
+    fit = sm.OLS((3 - alpha) / 2 + np.random.default_rng(4).normal(0, 0.01, 12), sm.add_constant(alpha)).fit()
+    assert good.effect == pytest.approx(fit.params[1] + 0.5) and good.df == 10
+    assert (good.ci_low, good.ci_high) == pytest.approx(tuple(fit.conf_int(alpha=0.10)[1] + 0.5))
+    t_low, t_upp = (good.effect + 0.11) / fit.bse[1], (good.effect - 0.11) / fit.bse[1]
+    assert good.pvalue == pytest.approx(max(sps.t.sf(t_low, 10), sps.t.cdf(t_upp, 10)))
+    assert good.verdict == "supported"
+    flat = slope_equivalence(s, alpha, 1.3 - 0.3 * alpha + rng.normal(0, 0.01, 12), target=-0.5)
+    assert flat.verdict == "contradicted" and flat.effect == pytest.approx(0.2, abs=0.02)
+    noisy = slope_equivalence(s, alpha, (3 - alpha) / 2 + rng.normal(0, 0.3, 12), target=-0.5)
+    assert noisy.verdict == "inconclusive" and noisy.runs_needed > 12
+    assert slope_equivalence(s, [1.0, 1.0, 1.0], [0.5, 0.6, 0.7], target=-0.5).verdict == "inconclusive"
+    with pytest.raises(ValueError, match="one value per run"):
+        slope_equivalence(s, [1.0, 2.0], [0.5], target=-0.5)
+
+
+def test_percentile_interval_decides_like_difference_on_a_given_bootstrap():
+    from tcpmodels.stats import percentile_interval
+
+    boot = np.random.default_rng(0).normal(0.03, 0.005, 4000)
+    v = percentile_interval(spec(0.01), 0.03, boot, n_runs=16, what="runs", we_measured="m")
+    assert v.verdict == "supported" and (v.ci_low, v.ci_high) == pytest.approx(tuple(np.quantile(boot, [0.025, 0.975])))
+    assert v.pvalue == 0.0  # no resample at or below 0.01
+    small = percentile_interval(spec(0.05), 0.03, boot, n_runs=16, what="runs", we_measured="m")
+    assert small.verdict == "smaller than claimed"
+    assert percentile_interval(spec(0.05), 0.0, boot - 0.03, n_runs=16, what="runs", we_measured="m").verdict == \
+        "contradicted"

@@ -1,5 +1,5 @@
 """The estimators of the kernel_cc validation on synthetic data (no kernel, no root): K from a
-cwnd trajectory, the paired ratio with its confidence interval, and the verdict."""
+cwnd trajectory, the paired ratio with its confidence interval, and the claims judged through ClaimSpec."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcpmodels.experiments.kernel_coupled_cc import mean_ratio_ci, observed_k, pairs_to_decide, verdict
+from tcpmodels.experiments.kernel_coupled_cc import mean_ratio_ci, observed_k, pairs_to_decide
 
 
 def _cubic_trajectory(*, c=0.4, beta=0.7, cap=235, k_scale=1.0, dt=0.02, epochs=7, seed=0):
@@ -80,14 +80,20 @@ def test_the_moment_fit_picks_the_k_and_c_of_the_direct_least_squares_fit():
         assert best == direct and c_fit == pytest.approx(cf[direct], rel=1e-12)
 
 
-def test_mean_ratio_ci_and_verdict():
+def _within(ci, tol):   # the 95 % interval within 1 +- tol (what pairs_to_decide plans for)
+    return ci["ci_low"] >= 1 - tol and ci["ci_high"] <= 1 + tol
+
+
+def test_mean_ratio_ci_is_scipys_t_interval_on_the_log_scale():
+    from scipy import stats
+
     ref = np.array([10.0, 12.0, 9.0, 11.0, 10.5, 9.5])
-    same = mean_ratio_ci(ref * np.array([1.01, 0.99, 1.0, 1.02, 0.98, 1.0]), ref)
-    assert same["ci_low"] < 1.0 < same["ci_high"] and verdict(same, 0.05) == "met"
+    test = ref * np.array([1.01, 0.99, 1.0, 1.02, 0.98, 1.0])
+    same = mean_ratio_ci(test, ref)
+    ci = stats.ttest_1samp(np.log(test / ref), 0.0).confidence_interval(0.95)
+    assert (same["ci_low"], same["ci_high"]) == pytest.approx((np.exp(ci.low), np.exp(ci.high)))
     lower = mean_ratio_ci(ref * np.array([0.80, 0.82, 0.79, 0.81, 0.80, 0.78]), ref)
-    assert lower["ratio"] == pytest.approx(0.80, abs=0.01) and verdict(lower, 0.05) == "contradicted"
-    noisy = mean_ratio_ci(ref * np.array([0.8, 1.2, 0.9, 1.15, 0.85, 1.1]), ref)
-    assert verdict(noisy, 0.05) == "undecided"
+    assert lower["ratio"] == pytest.approx(0.80, abs=0.01) and lower["ci_high"] < 0.95
     with pytest.raises(ValueError):
         mean_ratio_ci([1.0], [1.0])
 
@@ -106,9 +112,11 @@ def test_summarize_gives_each_item4_number():
         rows.append({"experiment": "shared", "variant": "tm_lia", "rep": rep, "rate_bps": 1e7 * (1 + 0.1 * rep),
                      "tcp_rate_bps": 1e7, "ratio_mptcp_tcp": 1 + 0.1 * rep})
     out = summarize(pd.DataFrame(rows))
-    assert out["reno_rate_bps_ratio"]["verdict"] == "contradicted"
-    assert out["reno_rate_bps_ratio"]["ratio"] == pytest.approx(0.7, rel=1e-9)
-    assert out["reno_retransmits_ratio"]["verdict"] == "met"
+    assert out["reno_rate_bps_ratio"]["ratio"] == pytest.approx(0.7, rel=1e-9) and "verdict" not in out["reno_rate_bps_ratio"]
+    from tcpmodels.experiments.kernel_coupled_cc import claims
+
+    v = claims(pd.DataFrame(rows)).set_index("part")["verdict"]
+    assert v["rate ratio within ±5%"] == "contradicted" and v["retransmits ratio within ±10%"] == "supported"
     k = out["cubic_divide_tm_cubic_x_k_ratio"]
     assert k["n_epochs"] == 2 and not k["within_10pct"] and k["max"] == pytest.approx(4.2 / 4.4)
     shared = out["shared_tm_lia_ratio_mptcp_tcp"]
@@ -130,7 +138,7 @@ def test_pairs_to_decide_matches_the_interval():
         z = 0.01 + 0.08 * (z - z.mean()) / z.std(ddof=1)
         return mean_ratio_ci(np.exp(z), np.ones(k))
 
-    assert verdict(ci_of(n), 0.05) == "met" and verdict(ci_of(n - 1), 0.05) == "undecided"
+    assert _within(ci_of(n), 0.05) and not _within(ci_of(n - 1), 0.05)
     assert pairs_to_decide(np.exp(d - 0.01 + np.log(1.05)), ref, 0.05) is None   # mean on the bound
     assert pairs_to_decide(np.exp(0.2 + 0.01 * (d - 0.01) / 0.08), ref, 0.05) == 8   # already contradicted
 
@@ -155,20 +163,10 @@ def test_ratio_table_loss_events_and_clamp_from_rows():
     assert olia_loss_events(rows.drop(columns=["loss_events"])).empty
 
 
-def test_threshold_verdict_sides():
-    from tcpmodels.experiments.kernel_coupled_cc import threshold_verdict
-
-    assert threshold_verdict({"ci_low": 0.8, "ci_high": 1.4}, 1.5, below=True) == "supported"
-    assert threshold_verdict({"ci_low": 1.6, "ci_high": 2.4}, 1.5, below=True) == "contradicted"
-    assert threshold_verdict({"ci_low": 1.2, "ci_high": 1.8}, 1.5, below=True) == "undecided"
-    assert threshold_verdict({"ci_low": 1.6, "ci_high": 2.4}, 1.5, below=False) == "supported"
-    assert threshold_verdict({"ci_low": 0.8, "ci_high": 1.4}, 1.5, below=False) == "contradicted"
-
-
-def test_goal_verdicts_from_rows():
+def test_goal_claims_from_rows():
     """Coupled about one TCP flow, uncoupled about two, coupled shares above the uncoupled ones of the
     same repetition; a repeated map snapshot (same token and ACK count) counts once."""
-    from tcpmodels.experiments.kernel_coupled_cc import goal_verdicts
+    from tcpmodels.experiments.kernel_coupled_cc import claims, goal_ratios
 
     rows = []
     for rep, f in enumerate([0.95, 1.05, 1.0, 0.9, 1.1]):
@@ -180,17 +178,22 @@ def test_goal_verdicts_from_rows():
     rows += [{"experiment": "olia_incr", "token": 8, "acks": 5, "incr_rel_error_of_terms": 0.15},
              {"experiment": "olia_incr", "token": 8, "acks": 5, "incr_rel_error_of_terms": 0.15},
              {"experiment": "olia_incr", "token": 8, "acks": 9, "incr_rel_error_of_terms": 1e-6}]
-    out = goal_verdicts(pd.DataFrame(rows))
-    assert out["goal_a_tm_lia"]["verdict"] == "supported" and out["goal_a_tm_olia"]["verdict"] == "supported"
-    assert out["goal_a_reno"]["verdict"] == "supported" and out["goal_a_reno"]["claim"] == "above"
-    assert out["goal_1_tm_olia"]["verdict"] == "contradicted" and out["goal_1_reno"]["verdict"] == "supported"
-    assert out["goal_1_tm_lia"]["verdict"] == "undecided"
-    assert out["goal_b_tm_lia"]["verdict"] == "supported"
+    out = goal_ratios(pd.DataFrame(rows))
+    assert out["goal_a_reno"]["claim"] == "above" and "verdict" not in out["goal_a_reno"]
     assert out["goal_b_tm_lia"]["ratio"] == pytest.approx(0.9 / 0.78, rel=1e-6)
     assert out["goal_c_alpha_tm_lia"] == pytest.approx({"max": 1e-5, "median": 1e-5, "n_snapshots": 3, "n_distinct": 1,
-                                                        "within": 1.0, "tolerance": 0.02, "verdict": "met"})
+                                                        "within": 1.0, "tolerance": 0.02})
     c = out["goal_c_incr_tm_olia"]
-    assert c["n_distinct"] == 2 and c["within"] == 0.5 and c["verdict"] == "not met"
+    assert c["n_distinct"] == 2 and c["within"] == 0.5
+    v = claims(pd.DataFrame(rows))
+    got = {(r.claim.split(" [")[0], r.claim[r.claim.index("[") + 1:r.claim.index("]")]): r.verdict for r in v.itertuples()}
+    assert got[("Goal (a)", "kernel, tm_lia")] == got[("Goal (a)", "kernel, tm_olia")] == "supported"
+    assert got[("Goal (a)", "kernel, reno")] == "supported"   # the uncoupled contrast above 1.5
+    assert got[("Goal 1", "kernel, tm_olia")] == "contradicted" and got[("Goal 1", "kernel, reno")] == "supported"
+    assert got[("Goal 1", "kernel, tm_lia")] == "inconclusive"   # 0.9-1.1 around par: neither side of 0.95 and 1
+    assert got[("Goal (b)", "kernel, tm_lia")] == "supported"
+    assert set(v["family"]) == {"kernel"} and v["pvalue"].notna().sum() == len(v) - 0  # single reads: no goal (c) row
+    assert (v["method"] != "").all()
 
 
 def test_build_from_records_joins_invocations(tmp_path):
@@ -304,7 +307,7 @@ def test_build_from_records_ignores_an_invocation_without_rows(tmp_path):
 
 def test_reps_to_exclude_matches_the_interval():
     """The number returned is where an interval with the same mean and scatter first excludes the threshold."""
-    from tcpmodels.experiments.kernel_coupled_cc import reps_to_exclude, threshold_verdict
+    from tcpmodels.experiments.kernel_coupled_cc import reps_to_exclude
 
     rng = np.random.default_rng(5)
 
@@ -314,6 +317,5 @@ def test_reps_to_exclude_matches_the_interval():
 
     n = reps_to_exclude(*pairs(4), 1.5)
     assert n is not None and n > 4
-    assert threshold_verdict(mean_ratio_ci(*pairs(n)), 1.5, below=True) == "supported"
-    assert threshold_verdict(mean_ratio_ci(*pairs(n - 1)), 1.5, below=True) == "undecided"
+    assert mean_ratio_ci(*pairs(n))["ci_high"] < 1.5 <= mean_ratio_ci(*pairs(n - 1))["ci_high"]
     assert reps_to_exclude(*pairs(4, mean=np.log(1.5)), 1.5) is None

@@ -106,3 +106,31 @@ def test_plot_flow_without_acks_or_data(tmp_path):
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
     assert any("no RTT sample" in t for t in texts) and any("no bytes in flight" in t for t in texts)
     plt.close(fig)
+
+
+def test_report_sections_say_what_they_mean(tmp_path):
+    from tcpmodels.analyze import (capture_point_notes, consistency_notes, expert_table, reader_notes,
+                                   summary_markdown)
+    from tcpmodels.traces import rtt_samples
+    p = read_capture(CAPTURES / "mptcp_2path.pcapng.gz")[0]
+    an = annotate(p)
+    conn = connection_table(p, an)
+    ex = expert_table(p, conn.index, an)
+    assert list(ex.index) == list(conn.index) and "previous segment not captured" in ex.columns
+    assert ex.loc[1, "duplicate ACKs"] == flows(p, an).loc[1, "duplicate_acks"] > 0
+    # the same message twice is one bullet; records that are just not TCP are information, not warnings
+    acc = p.attrs["accounting"]
+    info, warns = reader_notes(acc, ["x.pcap (native): skipped 4 of 7710 records: 4 not_ip; 19 records with a "
+                                     "timestamp earlier than the previous one (file order kept)"] * 2)
+    assert len(info) == 1 and "not IP" in info[0]
+    assert warns == ["19 records with a timestamp earlier than the previous one (file order kept)"]
+    where = capture_point(p, an)
+    assert capture_point_notes(where, []) == ["No flow carried payload: nothing to place."]
+    where.loc[:, "position"] = "receiver"
+    notes = capture_point_notes(where, conn.index)
+    assert len(notes) == 1 and f"{len(conn)} flows" in notes[0]  # one bullet for all of them
+    text = summary_markdown("mptcp_2path.pcapng.gz", p, conn, ex, 0)
+    assert "1 of them MPTCP" in text and "flow 0" in text and "µs" in text
+    assert "no TCP payload" in summary_markdown("x", p, conn.iloc[:0], ex.iloc[:0], 1)
+    notes = consistency_notes(conn, rtt_samples(p, an), model_predictions(p, [0], an), [0])
+    assert any("timestamp echoes" in n for n in notes) and any("steady window" in n for n in notes)

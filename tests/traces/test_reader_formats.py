@@ -139,7 +139,7 @@ def test_token_is_sha256_prefix():
 def test_fragments_and_non_tcp_are_counted(tmp_path):
     frames = [ether(ipv4(segment())),
               ether(ipv4(segment(), frag=0x2000)),  # first fragment (MF)
-              ether(ipv4(segment(), frag=0x0010)),  # later fragment
+              ether(ipv4(segment(), frag=0x0010, ip_id=2)),  # a later fragment of another datagram
               ether(ipv4(segment(), proto=17)),  # UDP
               ether(ipv6(segment(), ext=[(44, b"\x00\x00\x00\x09\x00\x00\x00\x01")])),  # v6 fragment, offset 1
               ether(b"\x00" * 28, ethertype=0x0806)]  # ARP

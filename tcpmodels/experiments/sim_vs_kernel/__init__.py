@@ -22,7 +22,8 @@ for every flow, the mean over repetitions of its share of the bottleneck
 rate differs between the engines by at most 0.10 (5 Mbit/s at 50 Mbit/s), and
 the engines' mean aggregate utilisations differ by at most 0.05. The spread
 between repetitions of one engine is reported beside it, so a difference can
-be read against the engine's own run-to-run variation.
+be read against the engine's own run-to-run variation. The verdicts (TOST on Welch's t over the
+runs, these tolerances the margins) are made by :func:`tcpmodels.papers.sim_vs_kernel.claims`.
 
 Known differences between the engines (not modelled away): the kernel delays
 ACKs (quick-ACK heuristics, about one ACK per two segments in steady state)
@@ -68,7 +69,7 @@ References
    Research and Experience 3(3), 1992.
 """
 
-from tcpmodels.experiments.sim_vs_kernel.compare import agreement, flow_frame, verdict
+from tcpmodels.experiments.sim_vs_kernel.compare import agreement, flow_frame
 from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, KEY, NS3_VARIANT, SCENARIOS, SCHEMA, SvkConfig
 from tcpmodels.experiments.sim_vs_kernel.dataset import build_dataset, load_dataset
 from tcpmodels.experiments.sim_vs_kernel.runs import (
@@ -81,7 +82,7 @@ from tcpmodels.experiments.sim_vs_kernel.runs import (
 )
 
 __all__ = ["SvkConfig", "DEFAULT_CONFIG", "plan", "ns3_config", "summarize_flows", "run_kernel_sample",
-           "run_ns3_sample", "run_campaign", "flow_frame", "agreement", "verdict", "build_dataset", "load_dataset",
+           "run_ns3_sample", "run_campaign", "flow_frame", "agreement", "build_dataset", "load_dataset",
            "NS3_VARIANT", "SCENARIOS", "KEY", "SCHEMA", "main"]
 
 

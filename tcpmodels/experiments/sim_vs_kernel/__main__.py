@@ -44,7 +44,9 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps({"measured": n, "records": args.records}))
         else:
             prov = build_dataset(args.records, args.out, note=args.note, allow_dirty=args.allow_dirty)
-            print(json.dumps({k: v["verdict"] for k, v in prov["scenarios"].items()}))
+            print(json.dumps({k: {"largest_abs_diff_share": max((abs(r["diff_share"]) for r in v["agreement"]
+                                                                 if r["diff_share"] is not None), default=None)}
+                              for k, v in prov["scenarios"].items()}))
     return 0
 
 

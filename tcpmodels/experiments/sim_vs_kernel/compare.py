@@ -1,4 +1,9 @@
-"""The two engines side by side: per-flow table, agreement within the tolerance, the verdict."""
+"""The two engines side by side: per-flow table and the differences beside the tolerance.
+
+The verdicts are not made here: :func:`tcpmodels.papers.sim_vs_kernel.claims` judges the agreement of
+each flow and of the aggregate through :class:`tcpmodels.stats.ClaimSpec` (TOST on Welch's t over the runs,
+the margins being this campaign's tolerances), as every other claim of the project is judged.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import pandas as pd
 
 from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, SvkConfig
 
-__all__ = ["flow_frame", "agreement", "verdict"]
+__all__ = ["flow_frame", "agreement"]
 
 
 def flow_frame(records: list[dict]) -> pd.DataFrame:
@@ -41,7 +46,7 @@ def flow_frame(records: list[dict]) -> pd.DataFrame:
 
 
 def agreement(frame: pd.DataFrame, config: SvkConfig = DEFAULT_CONFIG) -> pd.DataFrame:
-    """Per flow, both engines side by side, and whether they agree within :attr:`SvkConfig.tolerance_share`.
+    """Per flow, both engines side by side, and their difference beside :attr:`SvkConfig.tolerance_share`.
 
     Parameters
     ----------
@@ -55,8 +60,8 @@ def agreement(frame: pd.DataFrame, config: SvkConfig = DEFAULT_CONFIG) -> pd.Dat
     pandas.DataFrame
         One row per flow plus a ``total`` row: ``flow, cc, rtt_ms``, per engine the mean and standard
         deviation over repetitions of the throughput [Mbit/s] and the number of repetitions,
-        ``diff_share`` (ns-3 minus kernel mean share, [-]), ``tolerance`` [-] and ``agrees``
-        (None where an engine has no sample).
+        ``diff_share`` (ns-3 minus kernel mean share, [-]; NaN where an engine has no sample) and
+        ``tolerance`` [-], the margin the verdicts use.
 
     Raises
     ------
@@ -89,40 +94,5 @@ def agreement(frame: pd.DataFrame, config: SvkConfig = DEFAULT_CONFIG) -> pd.Dat
             row[f"{e}_n"] = len(x)
         row["diff_share"] = (row["ns3_mbps"] - row["kernel_mbps"]) * 1e6 / config.rate_bps
         row["tolerance"] = tol
-        row["agrees"] = bool(abs(row["diff_share"]) <= tol) if np.isfinite(row["diff_share"]) else None
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def verdict(table: pd.DataFrame) -> dict:
-    """Overall verdict from :func:`agreement`: ``holds`` (True/False/None) and ``why`` (naming the failing rows).
-
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        What :func:`agreement` returned.
-
-    Returns
-    -------
-    dict
-        ``holds``: True if every row agrees, False if one does not, None if an engine
-        has no samples; ``why``: a sentence with the largest difference or the failing
-        rows (throughputs [Mbit/s], differences as a share of the bottleneck rate).
-    """
-    if table["agrees"].isna().any():
-        absent = [e for e in ("kernel", "ns3") if (table[f"{e}_n"] == 0).all()]
-        if absent:
-            return {"holds": None, "why": f"not run on {' or '.join(absent)}: nothing to compare"}
-        missing = table.loc[table["agrees"].isna(), "flow"].tolist()
-        return {"holds": None, "why": f"no samples of one engine for {missing}"}
-    bad = table[~table["agrees"].astype(bool)]
-    if bad.empty:
-        worst = table.loc[table["diff_share"].abs().idxmax()]
-        return {"holds": True, "why": f"every flow within tolerance; largest difference {worst['diff_share']:+.3f} "
-                                      f"of the bottleneck rate (flow {worst['flow']})"}
-    parts = [f"flow {r['flow']} ({r['cc']}, {r['rtt_ms']:g} ms): ns-3 {r['ns3_mbps']:.1f} vs kernel "
-             f"{r['kernel_mbps']:.1f} Mbit/s, difference {r['diff_share']:+.3f} > {r['tolerance']:.2f}"
-             if r["flow"] != "total" else
-             f"total: ns-3 {r['ns3_mbps']:.1f} vs kernel {r['kernel_mbps']:.1f} Mbit/s, difference "
-             f"{r['diff_share']:+.3f} > {r['tolerance']:.2f}" for _, r in bad.iterrows()]
-    return {"holds": False, "why": "; ".join(parts)}

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.experiments.sim_vs_kernel.compare import agreement, flow_frame, verdict
+from tcpmodels.experiments.sim_vs_kernel.compare import agreement, flow_frame
 from tcpmodels.experiments.sim_vs_kernel.config import KEY, REPO, SvkConfig, config_from_record
 
 __all__ = ["build_dataset", "load_dataset", "engine_versions"]
@@ -38,7 +38,8 @@ def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str
     dict
         The provenance: per scenario its config, per-engine sample counts, times [s] and
         loads, the kernel's effective congestion controls and ping RTTs [ms], the criterion,
-        the :func:`verdict` and the :func:`agreement` table; tool versions, host, git state.
+        the :func:`agreement` table (the verdicts are the papers layer's,
+        :func:`tcpmodels.papers.sim_vs_kernel.claims`); tool versions, host, git state.
 
     Raises
     ------
@@ -87,7 +88,7 @@ def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str
             "ns3_variants": ns3[0]["variants"] if ns3 else None,
             "criterion": f"|mean share(ns-3) - mean share(kernel)| <= {config.tolerance_share} per flow, "
                          f"aggregate utilisation within {config.tolerance_utilisation}",
-            "verdict": verdict(table), "agreement": json.loads(table.to_json(orient="records")),
+            "agreement": json.loads(table.to_json(orient="records")),
         }
     frame = pd.concat(frames, ignore_index=True)
     out_dir = Path(out_dir)

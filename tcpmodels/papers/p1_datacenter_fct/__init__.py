@@ -45,6 +45,7 @@ References
 .. [4] M. Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010 (the query / short-message classes).
 """
 
+from tcpmodels.papers.p1_datacenter_fct.answer import answer, headline
 from tcpmodels.papers.p1_datacenter_fct.claims import claims, claims_with_cc, coupling_claims, verdicts_by_cc
 from tcpmodels.papers.p1_datacenter_fct.coupling import coupling_answer
 from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
@@ -93,5 +94,5 @@ __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TA
            "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3", "table4",
            "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
            "campaign_table", "load_sensitivity", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
-           "SPLIT_IN_DATASET", "split_comparison", "claims_with_cc", "verdicts_by_cc", "coupling_claims", "CC_LABELS",
+           "SPLIT_IN_DATASET", "split_comparison", "claims_with_cc", "verdicts_by_cc", "coupling_claims", "answer", "headline", "CC_LABELS",
            "with_cc", "mptcp_ccs", "background_label", "backgrounds", "coupling_answer", "busy_seeds", "testbed_effect", "testbed_pairs", "verdicts_by_testbed", "engines_in"]

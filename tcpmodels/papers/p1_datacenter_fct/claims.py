@@ -52,6 +52,7 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     mptcp_ccs,
     with_cc,
 )
+from tcpmodels.papers.p1_datacenter_fct.answer import family
 from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
@@ -301,8 +302,10 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS` (tests in the module docstring); each claim
-        names its ``[engine, cc]`` (:func:`claims_with_cc` makes them columns).
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS` (tests in the module docstring); each claim
+        names its ``[engine, cc]`` (:func:`claims_with_cc` makes them columns). Holm's adjustment is
+        applied within each engine (family ``"P1 <engine>"``: both kernel testbeds and ns-3 are families of
+        their own, all controls and the coupling parts of an engine in one).
     """
     flows = with_cc(tables.get("flows", dataset.flows))
     rows = []
@@ -317,7 +320,7 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
             rows += part
     for eng in (e for e in engines if e in KERNEL_ENGINES):
         rows += coupling_claims(flows, eng)
-    return claims_table(rows)
+    return claims_table(rows, family=family)
 
 
 def claims_with_cc(verdicts: pd.DataFrame) -> pd.DataFrame:

@@ -273,8 +273,8 @@ def fct_summary(fct_s: npt.ArrayLike, *, confidence_level: float = CONFIDENCE_LE
     mean = float(x.mean())
     std = float(x.std(ddof=1)) if n > 1 else math.nan
     if n > 1 and std > 0:
-        half = float(stats.t.ppf(0.5 + confidence_level / 2, n - 1)) * std / math.sqrt(n)
-        mean_ci = (mean - half, mean + half)
+        ci = stats.ttest_1samp(x, 0.0).confidence_interval(confidence_level)  # scipy's t interval of the mean
+        mean_ci = (float(ci.low), float(ci.high))
     else:
         mean_ci = nan2
     p95 = float(np.percentile(x, 95))

@@ -148,7 +148,7 @@ def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
     Returns
     -------
     pandas.DataFrame
-        A claims table (:data:`tcpmodels.stats.CLAIM_COLUMNS`), one row per experiment, background and
+        A claims table (:data:`tcpmodels.stats.VERDICT_COLUMNS`), one row per experiment, background and
         statistic: the per-run mean FCT as ``log(steered / unsteered)`` (Section 4 also the 95th
         percentile, and the share of 70 KB flows with loss as steered minus unsteered), judged by
         :func:`tcpmodels.stats.equivalence`. Empty when no run was measured on both testbeds.
@@ -188,7 +188,7 @@ def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
                 rows.append(equivalence(spec, change.to_numpy(), we_measured=shown,
                                         why="paired by seed: the two runs of a pair share their schedule"
                                             + left_out))
-    return claims_table(rows)
+    return claims_table(rows, family="P1 kernel vs kernel_steered")
 
 
 def verdicts_by_testbed(dataset: P1Dataset, tables: dict[str, pd.DataFrame] | None = None, *,

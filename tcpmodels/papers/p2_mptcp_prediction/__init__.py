@@ -15,8 +15,7 @@ C2.1-C2.5 part by part with :mod:`tcpmodels.stats` (unit of replication: the RTT
 pair of the campaign's one repetition, see :mod:`.claims`).
 
 Modules: :mod:`.data` (printed values, dataset, model inputs), :mod:`.tables`,
-:mod:`.claims` (and :mod:`.old_claims`, the fixed-threshold verdicts kept for
-the before/after comparison), :mod:`.plots`, :mod:`.captures`.
+:mod:`.claims` (the verdicts and the answer box), :mod:`.plots`, :mod:`.captures`.
 
 Predictors are the project's estimators (:mod:`tcpmodels.predict`): the existing
 method is :class:`~tcpmodels.predict.SingleProbeSVR` (one MPTCP or TCP probe ->
@@ -37,7 +36,7 @@ References
 """
 
 from tcpmodels.papers.p2_mptcp_prediction.captures import capture_shares
-from tcpmodels.papers.p2_mptcp_prediction.claims import UNIT, claims, sample_errors
+from tcpmodels.papers.p2_mptcp_prediction.claims import HEADLINE, UNIT, answer, claims, headline, rpe_headroom, sample_errors
 from tcpmodels.papers.p2_mptcp_prediction.data import (
     CITATION,
     KB_BYTES,
@@ -58,7 +57,6 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
     load_dataset,
     rtt_relation,
 )
-from tcpmodels.papers.p2_mptcp_prediction.old_claims import old_claims
 from tcpmodels.papers.p2_mptcp_prediction.plots import plot_fig4, plot_per_path_surface, plot_probe_vs_data
 from tcpmodels.papers.p2_mptcp_prediction.tables import (
     campaign_table,
@@ -71,7 +69,7 @@ from tcpmodels.papers.p2_mptcp_prediction.tables import (
 __all__ = [
     "CITATION", "KB_BYTES", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_TABLE6",
     "PAPER_SPEARMAN", "PAPER_FIG4_SHARE_150_120_256MB", "PAPER_N_SAMPLES", "RTT_RELATIONS", "MPTCP_PROBES",
-    "PROBE_TOTALS", "P2Dataset", "load_dataset", "tables", "claims", "UNIT", "sample_errors", "fit_training_error",
+    "PROBE_TOTALS", "P2Dataset", "load_dataset", "tables", "claims", "UNIT", "sample_errors", "answer", "headline", "HEADLINE", "rpe_headroom", "fit_training_error",
     "rtt_relation", "plot_fig4", "plot_probe_vs_data", "plot_per_path_surface", "capture_shares", "scaling_table",
-    "campaign_table", "old_claims", "conditions_table", "fig4_against_paper", "fig4_note",
+    "campaign_table", "conditions_table", "fig4_against_paper", "fig4_note",
 ]

@@ -13,8 +13,16 @@ The unit of replication
     this campaign, narrower than CIs over repeated campaigns would be.
 
 The smallest effect that matters is the paper's own printed effect (the weakest end of a range)
-wherever it prints one: a CI wholly below it is *contradicted* (the paper's size is excluded),
-a CI above zero that still holds it is *supported*.
+wherever it prints one: a CI wholly beyond it is *supported*, a CI on the paper's side of zero but
+wholly below it is *smaller than claimed*, a CI that holds zero and excludes it *contradicted*.
+
+Saturation (decided before the comparison, from the setting): the Fraction of RPE counts the
+predictions within 10 %. Where the data throughput spreads so little that a predictor using no probe
+at all (always the training mean) already hits within 10 % for a share F of the RTT pairs, a fitted
+predictor (an SVR can represent a constant) scores about F or more, so no probe can add more than
+``1 - F`` to it, nor take more than that from it: the Fraction-of-RPE parts whose smallest effect
+exceeds that headroom (C2.2's fall, C2.3's gains, C2.4's equivalence, which could not fail) are *not
+testable here* (:func:`rpe_headroom`). F uses the targets only, never a probe or a prediction.
 """
 
 from __future__ import annotations
@@ -38,7 +46,10 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
 from tcpmodels.predict import PerPathProbeSVR, SingleProbeSVR, rpe
 from tcpmodels.stats import ClaimSpec, bootstrap_statistic, claims_table, difference, equivalence
 
-__all__ = ["claims", "UNIT", "sample_errors"]
+__all__ = ["claims", "UNIT", "sample_errors", "rpe_headroom", "answer", "headline", "FAMILY"]
+
+#: The Holm family of every P2 part: one paper on one engine.
+FAMILY = "P2 kernel"
 
 #: The unit of replication, as every row's ``why`` states it.
 UNIT = ("unit: the RTT pair ({n} pairs, {samples} samples: a pair's repetitions are averaged, or resampled together "
@@ -177,9 +188,42 @@ def _rmse_cut(y, p_new, p_old) -> float:
     return 1.0 - _rmse(y, p_new) / _rmse(y, p_old)
 
 
-def _spec(claim, part, says, quantity, effect, source, direction=1):
+def rpe_headroom(y_bps: np.ndarray, pair: np.ndarray) -> float:
+    """``1 - F``: the largest change of the Fraction of RPE a probe can make in this setting.
+
+    F is the Fraction of RPE (share of RTT pairs, each pair's repetitions averaged) of the predictor that
+    uses no probe at all and always predicts the training mean of the targets: computed from the data
+    throughputs alone, before any probe or fitted prediction is looked at.
+
+    Parameters
+    ----------
+    y_bps : numpy.ndarray
+        The measured data throughput of each sample. [bit/s]
+    pair : numpy.ndarray
+        The RTT pair of each sample (the unit).
+
+    Returns
+    -------
+    float
+        ``1 - F``, a share in [0, 1]. [-]
+    """
+    y = np.asarray(y_bps, dtype=float)
+    hits = _hit(y, np.full(len(y), y.mean()))
+    return float(1.0 - pd.Series(hits).groupby(pair, sort=True).mean().mean())
+
+
+def _spec(claim, part, says, quantity, effect, source, direction=1, headroom=None):
+    extra = {}
+    if headroom is not None:
+        extra = {"attainable_effect": headroom,
+                 "attainable_source": f"1 - F, F = {1 - headroom:.1%}: the Fraction of RPE of always predicting the "
+                                      "training mean, no probe at all (targets only)",
+                 "testable_when": f"where the data throughput spreads so that always predicting its mean hits within "
+                                  f"10 % for fewer than {1 - effect:.0%} of the RTT pairs (the paper's internet paths: "
+                                  "Fraction of RPE 55.7 % for the existing MPTCP probe), e.g. window-limited transfers "
+                                  "whose rate follows the RTTs"}
     return ClaimSpec(claim=claim, part=part, paper_says=says, quantity=quantity, direction=direction,
-                     smallest_effect=effect, effect_source=source)
+                     smallest_effect=effect, effect_source=source, **extra)
 
 
 def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
@@ -199,7 +243,7 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        The claims table (columns :data:`tcpmodels.stats.CLAIM_COLUMNS`); its texts say
+        The claims table (columns :data:`tcpmodels.stats.VERDICT_COLUMNS`); its texts say
         "RTT pairs" where the tests' defaults say "runs".
     """
     df = check_dataset(dataset)
@@ -207,6 +251,7 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     pair = (e["rtt1_ms"].map("{:g}".format) + "-" + e["rtt2_ms"].map("{:g}".format)).to_numpy()
     n_pairs = len(set(pair))
     unit = UNIT.format(n=n_pairs, samples=len(e))
+    headroom = rpe_headroom(e["y_mptcp"].to_numpy(float), pair)
 
     def per_pair(values) -> np.ndarray:
         """Mean over the repetitions of each RTT pair (the unit): one value per pair."""
@@ -249,7 +294,7 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     fall = PAPER_TABLE2["TCP transfer"][1] - PAPER_TABLE2["MPTCP transfer"][1]
     out.append(difference(
         _spec(c, "Fraction of RPE falls", says, "hit within 10 %: TCP - MPTCP, per sample [-]", fall,
-              "the paper's 94.3 - 55.7 points"),
+              "the paper's 94.3 - 55.7 points", headroom=headroom),
         per_pair(_hit(e["y_tcp"], e["p_tcp"]) - _hit(e["y_mptcp"], e["p_exist_64KB"])), why=unit))
 
     c = "C2.3 per-path probes beat one MPTCP probe of the same total size"
@@ -265,7 +310,7 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         out.append(difference(
             _spec(c, f"Fraction of RPE gain at {total}", says,
                   f"hit within 10 %: proposed - existing, {total}, per sample [-]", gain,
-                  "the paper's smallest gain, 26.4 points"),
+                  "the paper's smallest gain, 26.4 points", headroom=headroom),
             per_pair(_hit(e["y_mptcp"], e[f"p_prop_{total}"]) - _hit(e["y_mptcp"], e[f"p_exist_{total}"])),
             why=unit))
 
@@ -274,7 +319,7 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     big = tables["table4"].set_index("probe_size").loc["128MB", "ours_probe_bytes"]
     out.append(equivalence(
         _spec(c, "Fraction of RPE equal", says, "hit within 10 %: proposed 128 KB - existing largest, per sample [-]",
-              0.05, "argued: 5 points; the paper's own gap is 2.1 points"),
+              0.05, "argued: 5 points; the paper's own gap is 2.1 points", headroom=headroom),
         per_pair(_hit(e["y_mptcp"], e["p_prop_128KB"]) - _hit(e["y_mptcp"], e["p_exist_128MB"])),
         why=f"{unit}; our largest probe is {big} bytes, standing for 128 MB"))
     sq = (e["p_prop_128KB"] - e["y_mptcp"]) ** 2 - (e["p_exist_128MB"] - e["y_mptcp"]) ** 2
@@ -302,7 +347,72 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         we_measured=f"Fraction of RPE {hits[lt].mean():.1%} ({lt.sum()} pairs with RTT1 < RTT2) vs "
                     f"{hits[~lt].mean():.1%} ({(~lt).sum()} with RTT1 >= RTT2)",
         why=f"{unit}; Welch over the two groups of RTT pairs; {mech}"))
-    table = claims_table(out)
+    table = claims_table(out, family=FAMILY)
     for col in ("we_measured", "test"):  # the tests' default texts say "runs"; here the unit is the RTT pair
         table[col] = table[col].str.replace(r"\bruns\b", "RTT pairs", regex=True)
     return table
+
+
+#: The headline parts of the answer box and the opening table: (claim id, part).
+HEADLINE = (("C2.2", "Spearman rho falls"), ("C2.2", "Fraction of RPE falls"), ("C2.3", "RMSE cut at 128KB"),
+            ("C2.3", "Fraction of RPE gain at 128KB"), ("C2.4", "RMSE not more than 10 % higher (non-inferiority)"),
+            ("C2.5", "Fraction of RPE lower for RTT1 >= RTT2"))
+
+
+def headline(verdicts: pd.DataFrame) -> pd.Series:
+    """Mask of the headline parts (:data:`HEADLINE`) in a claims table of :func:`claims`.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    pandas.Series of bool
+        True for the rows the notebook opens with.
+    """
+    keys = set(HEADLINE)
+    return pd.Series([(c[:4], p) in keys for c, p in zip(verdicts["claim"], verdicts["part"])], index=verdicts.index)
+
+
+def _label(verdicts: pd.DataFrame, claim_id: str, part: str) -> str:
+    row = verdicts[(verdicts["claim"].str[:4] == claim_id) & (verdicts["part"] == part)]
+    return str(row["verdict"].iloc[0]) if len(row) else "absent"
+
+
+def answer(verdicts: pd.DataFrame) -> list[str]:
+    """The answer box of the P2 notebook: at most three sentences computed from the verdicts.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    list of str
+        Per-path probes against one MPTCP probe (C2.3's RMSE cut at 128 KB, and C2.2's collapse); the
+        Fraction-of-RPE parts (not testable here when saturated, with the headroom); the existing
+        method's RTT dependence (C2.5).
+    """
+    rmse = verdicts[(verdicts["claim"].str[:4] == "C2.3") & verdicts["part"].str.startswith("RMSE cut")]
+    cut = rmse["verdict"].value_counts()
+    rho = _label(verdicts, "C2.2", "Spearman rho falls")
+    first = (f"Per-path probes cut the RMSE of the predicted MPTCP throughput against one MPTCP probe of the same size: "
+             f"{', '.join(f'{n} {v}' for v, n in cut.items())} of {len(rmse)} probe sizes (mean cut "
+             f"{rmse['effect'].mean():.0%}), and the probe/data rank correlation falling for MPTCP is {rho}.")
+    rpe = verdicts[verdicts["part"].str.contains("Fraction of RPE") & ~verdicts["claim"].str.startswith("C2.5")]
+    nt = rpe[rpe["verdict"] == "not testable here"]
+    if len(nt):
+        head = nt["why"].str.extract(r"allows at most ([0-9.]+)")[0].astype(float).iloc[0]
+        second = (f"{len(nt)} of the {len(rpe)} Fraction-of-RPE parts are not testable here: a predictor with no probe "
+                  f"already hits within 10 % so often that no probe can move the share by more than {head:.1%}, far "
+                  "below the paper's 26-39 points.")
+    else:
+        second = ("The Fraction-of-RPE parts: " + ", ".join(f"{p} {v}" for p, v in zip(rpe["part"], rpe["verdict"]))
+                  + ".")
+    c25 = verdicts[verdicts["claim"].str.startswith("C2.5")]
+    third = (f"That the existing method degrades when RTT1 >= RTT2 is {c25['verdict'].iloc[0]} "
+             f"({c25['we_measured'].iloc[0]}).") if len(c25) else ""
+    return [x for x in (first, second, third) if x]

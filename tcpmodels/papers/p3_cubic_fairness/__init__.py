@@ -63,7 +63,7 @@ References
 .. [3] R. Jain, D. Chiu, W. Hawe, DEC-TR-301 (1984): the fairness index.
 """
 
-from tcpmodels.papers.p3_cubic_fairness.claims import claims, reading_summary
+from tcpmodels.papers.p3_cubic_fairness.claims import answer, claims, headline, reading_summary
 from tcpmodels.papers.p3_cubic_fairness.data import (
     CITATION,
     PAPER_DIRECTION,
@@ -113,7 +113,7 @@ from tcpmodels.papers.p3_cubic_fairness.tables import (
 __all__ = ["TESTBEDS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "testbed_comparison", "kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
            "ns3_runs", "ns3_rate_bps", "ns3_settings", "ns3_duration_s", "kernel_rate_bps", "fluid_at", "fluid_rates_bps", "LEGACY_NS3_RATE_BPS",
            "P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
-           "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "tables", "plot_figure", "plot_exponent_fairness",
+           "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "answer", "headline", "tables", "plot_figure", "plot_exponent_fairness",
            "exponent_widget", "available_exponents", "reading_summary", "cpu_loss_sensitivity", "without_cpu_loss",
            "with_cpu_loss_repeated",
            "CITATION", "PAPER_DIRECTION", "READINGS"]

@@ -36,9 +36,9 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, cell_stats, kernel_runs, ns3_duration_s
-from tcpmodels.stats import ClaimSpec, claims_table, difference, direction_count, inequality, not_testable
+from tcpmodels.stats import ClaimSpec, Verdict, claims_table, difference, direction_count, inequality, not_testable
 
-__all__ = ["claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
+__all__ = ["family", "headline", "answer", "claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
 
 #: smallest dJ that counts as "greatly improves" (C3.1); argued in the module docstring. [-]
 GREAT_DJ = 0.05
@@ -142,7 +142,7 @@ def _fluid_part(fairness: pd.DataFrame, reading: str, reno: float) -> object:
         return not_testable(spec, we_measured="fluid model incomplete", why="the fluid table lacks pairs of this row")
     return inequality(spec, float(d.mean()), direction * delta,
                       we_measured="; ".join(f"{r}: dJ {x:+.3f}" for r, x in zip(t["ratio"], d)),
-                      why="fluid model (proportional losses)")
+                      why="fluid model (proportional losses)", null=0.0)
 
 
 def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: float | None = None) -> pd.DataFrame:
@@ -160,7 +160,7 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS` (tests in the module docstring).
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS` (tests in the module docstring).
     """
     rows = _premise(dataset)
     expo = _expo(dataset, exponent)
@@ -178,7 +178,82 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
     for reading in READINGS:
         for reno in _RULES:
             rows.append(_fluid_part(tables[f"fairness_reno{reno:g}"], reading, reno))
-    return claims_table(rows)
+    return claims_table(rows, family=family)
+
+
+def family(verdict: Verdict) -> str:
+    """The Holm family of a P3 row: ``"P3 kernel"``, ``"P3 fluid model"`` or ``"P3 ns-3"`` (from the part's prefix).
+
+    Parameters
+    ----------
+    verdict : Verdict
+        A row of :func:`claims`.
+
+    Returns
+    -------
+    str
+        The family's name.
+    """
+    for prefix in ("kernel", "fluid model"):
+        if verdict.part.startswith(prefix):
+            return f"P3 {prefix}"
+    return "P3 ns-3"
+
+
+def _engine(part: str) -> str:
+    return "kernel" if part.startswith("kernel") else "fluid model" if part.startswith("fluid") else "ns-3"
+
+
+def headline(verdicts: pd.DataFrame) -> pd.Series:
+    """Mask of the headline rows: the premise (C3.0) and every mean-dJ part of C3.1-C3.3 (ns-3 and kernel).
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    pandas.Series of bool
+        Aligned with ``verdicts``.
+    """
+    return verdicts["claim"].str.startswith("C3.0") | verdicts["part"].str.contains("mean dJ over runs")
+
+
+def answer(verdicts: pd.DataFrame) -> list[str]:
+    """The answer box of the P3 notebook: at most three sentences computed from the verdicts.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    list of str
+        (1) the premise on the kernel; (2) C3.1's "greatly improves" per engine and reading; (3) the
+        largest mean gain in fairness any engine and reading shows, with its label.
+    """
+    out = []
+    pre = verdicts[verdicts["claim"].str.startswith("C3.0")]
+    if len(pre):
+        out.append(f"The premise (CUBIC with the larger RTT gets less beside Reno) on the kernel: "
+                   + ", ".join(f"{n} {v}" for v, n in pre["verdict"].value_counts().items()) + f" of {len(pre)} Reno RTTs.")
+    mean = verdicts[verdicts["part"].str.contains("mean dJ over runs")]
+    c31 = mean[mean["claim"].str.startswith("C3.1")]
+    if len(c31):
+        out.append("The proposal's \"greatly improves fairness\" (C3.1, mean dJ at least +0.05), per engine and "
+                   "reading: " + "; ".join(
+            f"{_engine(p)} {c[c.index('[reading: ') + 10:-1]} {v} ({e:+.3f})" for c, p, v, e in
+            zip(c31["claim"], c31["part"], c31["verdict"], c31["effect"])) + ".")
+    gains = mean[mean["claim"].str.startswith(("C3.1", "C3.2"))]
+    if len(gains):
+        best = gains.loc[gains["effect"].idxmax()]
+        reading = best["claim"][best["claim"].index("[reading: ") + 10:-1]
+        out.append(f"The largest mean gain of fairness any engine and reading shows is {best['effect']:+.3f} "
+                   f"[{best['ci_low']:+.3f}, {best['ci_high']:+.3f}] ({_engine(best['part'])}, {reading} reading, "
+                   f"{best['claim'][:4]}: {best['verdict']}).")
+    return out[:3]
 
 
 def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:

@@ -19,7 +19,7 @@ measured on the kernel by :mod:`tcpmodels.experiments.p4` and judged by
 :mod:`tcpmodels.papers.p4_lftcp.measured` (claim C4.7).
 """
 
-from tcpmodels.papers.p4_lftcp.claims import claims
+from tcpmodels.papers.p4_lftcp.claims import answer, claims, headline
 from tcpmodels.papers.p4_lftcp.constants import (
     CITATION,
     IN_FLIGHT_LIMIT_BYTES,
@@ -54,7 +54,7 @@ from tcpmodels.papers.p4_lftcp.tables import (
 __all__ = [
     "CITATION", "LINK_RATE_BPS", "RTT_S", "ROUND_TRIP_DISTANCE_M", "STANDARD_TCP_RATE_BPS",
     "STANDARD_TCP_FRACTION_OF_THEORY", "LFTCP_RATE_BPS", "IN_FLIGHT_LIMIT_BYTES", "P4Dataset", "load_dataset",
-    "tables", "claims", "views", "ratio_candidates", "in_flight_table", "path_table", "plot_ceiling_vs_rtt",
+    "tables", "claims", "answer", "headline", "views", "ratio_candidates", "in_flight_table", "path_table", "plot_ceiling_vs_rtt",
     "plot_sizing", "RATIO_MARGIN", "load_measured", "measured_table", "measured_claims", "measured_findings",
     "plot_measured", "measured_testbed", "testbed_comparison",
 ]

@@ -48,7 +48,7 @@ def claims(dataset: P4Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`.
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`.
     """
     link_rate_bps, rtt_s = dataset.link_rate_bps, dataset.rtt_s
     window14 = max_window_bytes(WSCALE_SHIFT_MAX)
@@ -141,4 +141,50 @@ def claims(dataset: P4Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
                          f"{link_rate_bps / 1e9:g} Gbit/s"),
             why="the window ceiling is below the link rate whatever the congestion control does"),
     ]
-    return claims_table(rows)
+    return claims_table(rows, family="P4 arithmetic")
+
+
+def headline(verdicts: pd.DataFrame) -> pd.Series:
+    """Mask of the headline rows: C4.1 (the 29 Gbit/s limit), C4.4 and C4.7's measured window-limited rate.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`, with :func:`~tcpmodels.papers.p4_lftcp.measured_claims` appended when measured.
+
+    Returns
+    -------
+    pandas.Series of bool
+        Aligned with ``verdicts``.
+    """
+    return verdicts["claim"].str.startswith(("C4.1", "C4.4", "C4.7")) & ~verdicts["part"].str.startswith("contrast")
+
+
+def answer(verdicts: pd.DataFrame) -> list[str]:
+    """The answer box of the P4 notebook: at most three sentences computed from the verdicts.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`, with the measured C4.7 rows appended when there are any.
+
+    Returns
+    -------
+    list of str
+        (1) the release's arithmetic (C4.1-C4.6) by outcome; (2) the parts no computation can decide;
+        (3) C4.7 on the kernel.
+    """
+    arith = verdicts[~verdicts["claim"].str.startswith("C4.7")]
+    decided = arith[arith["verdict"] != "not testable here"]
+    first = ("The release's arithmetic (C4.1-C4.6): " + ", ".join(
+        f"{n} {v}" for v, n in decided["verdict"].value_counts().items()) + f" of {len(decided)} parts; "
+        + "; ".join(f"{c[:4]} {p}: {v}" for c, p, v in zip(decided["claim"], decided["part"], decided["verdict"])
+                    if v != "supported") + ".")
+    nt = arith[arith["verdict"] == "not testable here"]
+    second = (f"Not testable here: " + "; ".join(f"{c[:4]} {p}" for c, p in zip(nt["claim"], nt["part"]))
+              + " (the release leaves the reading open).") if len(nt) else ""
+    c47 = verdicts[verdicts["claim"].str.startswith("C4.7") & verdicts["part"].str.contains("all cells")]
+    third = (f"Measured on the kernel (C4.7), a window-limited connection carries one advertised window per RTT: "
+             f"{c47['verdict'].iloc[0]} (ratio - 1 = {c47['effect'].iloc[0]:+.3f}, {c47['n_runs'].iloc[0]} runs).") \
+        if len(c47) else ""
+    return [x for x in (first, second, third) if x]

@@ -185,7 +185,7 @@ def measured_claims(df: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`: all runs and the 296 ms runs against
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`: all runs and the 296 ms runs against
         ``window / RTT`` (TOST on measured/model - 1, margin :data:`RATIO_MARGIN`), the window
         (not the link) limits (largest rate / link rate < 1), and the contrast with the receive-buffer
         cap taken as the window (same TOST on measured / (cap / RTT) - 1).
@@ -226,7 +226,7 @@ def measured_claims(df: pd.DataFrame) -> pd.DataFrame:
                         if n else "no transfers"),
         why="Linux advertises only part of the receive buffer (tcp_win_from_space: scaling_ratio), so the model "
             "needs the advertised window, not the buffer size"))
-    return claims_table(rows)
+    return claims_table(rows, family="P4 kernel")
 
 
 def _kib(x: float) -> str:

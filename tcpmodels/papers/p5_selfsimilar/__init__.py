@@ -29,7 +29,7 @@ References
    protocols, and self-similar network traffic", ICNP 1996.
 """
 
-from tcpmodels.papers.p5_selfsimilar.claims import claims
+from tcpmodels.papers.p5_selfsimilar.claims import answer, claims, headline
 from tcpmodels.papers.p5_selfsimilar.plots import plot_counts_scales, plot_figures, plot_hurst_vs_alpha, plot_over_time
 from tcpmodels.papers.p5_selfsimilar.data import (
     BELLCORE_FULL_TRACE_H,
@@ -54,7 +54,7 @@ from tcpmodels.papers.p5_selfsimilar.tables import (
 
 __all__ = [
     "CITATION", "PAPER_FIGURES", "FIGURE_CASES", "P5Dataset", "load_dataset", "over_time", "loss_table",
-    "tables", "claims", "hurst_aggregated", "closing_tables", "plot_over_time", "plot_figures",
+    "tables", "claims", "answer", "headline", "hurst_aggregated", "closing_tables", "plot_over_time", "plot_figures",
     "plot_hurst_vs_alpha", "plot_counts_scales", "BELLCORE_FULL_TRACE_H", "size_note", "zero_panels", "zero_note", "onset_note",
     "provenance_table",
 ]

@@ -21,18 +21,40 @@ The tests, stated before the data is seen:
   predictions of neighbouring alphas, 0.15, would confuse shapes; 0.1 keeps them apart);
   the unit is the run (each long run has its own seed; with one run per alpha the unit is
   the alpha). Separately for the ns-3 long runs and the kernel testbed.
+* **C5.4 slope**, beside the pooled residuals (which a line through the model at mid-grid with
+  half its slope would pass): the least-squares slope of the per-run median H on alpha, TOST
+  against the model's -0.5 with margin ``HURST_MARGIN / (alpha_max - alpha_min)`` of the
+  configured alpha grid (0.1 / 0.9 = 0.11 for 1.05-1.95), argued before computing it: the pooled
+  test tolerates a constant offset of ±0.1 at every alpha; the trend must not drift by more than
+  that same 0.1 from one end of the grid to the other, else "follows (3 - alpha)/2" holds at one
+  end only (:func:`tcpmodels.stats.slope_equivalence`, one point per run).
+
+Holm's adjustment runs within each engine (family ``"P5 ns-3"``: C5.1-C5.3 and the ns-3 C5.4
+parts; ``"P5 kernel"``: the kernel testbed's C5.4 parts).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from tcpmodels.models.heavytail import hurst_from_alpha
 from tcpmodels.papers.p5_selfsimilar.data import P5Dataset
-from tcpmodels.stats import ClaimSpec, claims_table, difference, direction_count, equivalence, not_testable
+from tcpmodels.stats import (
+    Verdict,
+    ClaimSpec,
+    claims_table,
+    difference,
+    direction_count,
+    equivalence,
+    not_testable,
+    slope_equivalence,
+)
 
-__all__ = ["claims", "LOSS_EFFECT_PCT", "G1_MARGIN_PCT", "DOMINANCE_EFFECT", "HURST_MARGIN"]
+__all__ = ["claims", "LOSS_EFFECT_PCT", "G1_MARGIN_PCT", "DOMINANCE_EFFECT", "HURST_MARGIN", "MODEL_SLOPE",
+           "slope_margin", "family", "answer", "headline"]
 
 #: smallest difference in whole-run loss that matters for C5.1. [percentage points]
 LOSS_EFFECT_PCT = 1.0
@@ -42,6 +64,26 @@ G1_MARGIN_PCT = 0.1
 DOMINANCE_EFFECT = 0.05
 #: equivalence margin of measured H around (3 - alpha)/2 (C5.4). [-]
 HURST_MARGIN = 0.1
+#: d H / d alpha of H = (3 - alpha)/2. [-]
+MODEL_SLOPE = -0.5
+
+
+def slope_margin(alphas: Sequence[float] | np.ndarray) -> float:
+    """The margin of the C5.4 slope test: ``HURST_MARGIN / (alpha_max - alpha_min)`` of the configured grid.
+
+    Parameters
+    ----------
+    alphas : iterable of float
+        The alphas the runs were configured with (the setting, not a measurement). [-]
+
+    Returns
+    -------
+    float
+        The largest slope error whose drift over the grid stays within ``HURST_MARGIN``; NaN for fewer
+        than two alphas. [-]
+    """
+    a = np.unique(np.asarray(list(alphas), dtype=float))
+    return HURST_MARGIN / float(a.max() - a.min()) if len(a) > 1 else float("nan")
 
 _C51 = "C5.1 alpha close to 1 (more self-similar) gives lower loss rates"
 _C52 = ("C5.2 bottleneck loss is not proportional to the client count; it appears only with many clients and "
@@ -150,6 +192,90 @@ def _c54(h: pd.DataFrame, run_key: str, claim: str, series: str) -> object:
                            "spread is not a replication); runs at different alphas pooled as residuals")
 
 
+def _c54_slope(h: pd.DataFrame, run_key: str, claim: str, series: str) -> object:
+    margin = slope_margin(h["alpha"]) if not h.empty else float("nan")
+    spec = _spec(claim, f"slope of H on alpha equals {MODEL_SLOPE:g} ({series})",
+                 "(model, PAPERS.md) H = (3 - alpha)/2: d H / d alpha = -0.5",
+                 "least-squares slope of the per-run median H on alpha, minus -0.5 [-]",
+                 margin if margin == margin else HURST_MARGIN,
+                 f"argued before computing: the pooled margin {HURST_MARGIN:g} of H as the largest drift over the "
+                 "configured alpha grid, 0.1 / (alpha_max - alpha_min)")
+    if h.empty or margin != margin:
+        return not_testable(spec, we_measured="fewer than two alphas", why=f"no slope from the {series}")
+    med = h.groupby(["alpha", run_key])["hurst"].median().reset_index()
+    return slope_equivalence(spec, med["alpha"], med["hurst"], target=MODEL_SLOPE, unit="run",
+                             we_measured=f"slope of H on alpha over {len(med)} runs "
+                                         f"({med['alpha'].nunique()} alphas, {med['alpha'].min():g}-{med['alpha'].max():g})",
+                             why="the unit is the run (median H over the six estimators); beside the pooled "
+                                 "residuals, which a line with another slope through the model at mid-grid passes")
+
+
+def family(verdict: Verdict) -> str:
+    """The Holm family of a P5 row: ``"P5 kernel"`` for the kernel testbed's parts, else ``"P5 ns-3"``.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        A row of :func:`claims`.
+
+    Returns
+    -------
+    str
+        The family's name.
+    """
+    return "P5 kernel" if "[kernel testbed]" in verdict.claim else "P5 ns-3"
+
+
+def headline(verdicts: pd.DataFrame) -> pd.Series:
+    """Mask of the headline rows: every C5.4 part (pooled and slope, each engine) and C5.1.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    pandas.Series of bool
+        Aligned with ``verdicts``.
+    """
+    return verdicts["claim"].str.startswith(("C5.4", "C5.1"))
+
+
+def answer(verdicts: pd.DataFrame) -> list[str]:
+    """The answer box of the P5 notebook: at most three sentences computed from the verdicts.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+
+    Returns
+    -------
+    list of str
+        (1) C5.4 pooled and slope per engine; (2) C5.1; (3) the count of the others.
+    """
+    c54 = verdicts[verdicts["claim"].str.startswith("C5.4")]
+    bits = []
+    for r in c54.itertuples():
+        eng = "kernel" if "[kernel testbed]" in r.claim else "ns-3"
+        if r.part.startswith("slope"):
+            slope = r.effect + MODEL_SLOPE
+            bits.append(f"its slope on alpha ({eng}) is {slope:+.2f} against -0.5: {r.verdict}")
+        else:
+            bits.append(f"H within ±{HURST_MARGIN:g} of (3 - alpha)/2 pooled over alphas ({eng}): {r.verdict}")
+    first = ("Whether H follows (3 - alpha)/2 (C5.4): " + "; ".join(bits) + ".") if bits else \
+        "No Hurst runs: C5.4 is not judged."
+    c51 = verdicts[verdicts["claim"].str.startswith("C5.1")]
+    second = (f"Lower loss near alpha 1 (C5.1, at least 1 point): {c51['verdict'].iloc[0]} (mean "
+              f"{c51['effect'].iloc[0]:+.2f} points [{c51['ci_low'].iloc[0]:+.2f}, {c51['ci_high'].iloc[0]:+.2f}])."
+              if len(c51) else "")
+    rest = verdicts[~verdicts["claim"].str.startswith(("C5.4", "C5.1"))]
+    third = ("C5.2-C5.3: " + ", ".join(f"{n} {v}" for v, n in rest["verdict"].value_counts().items())
+             + f" of {len(rest)} parts.") if len(rest) else ""
+    return [x for x in (first, second, third) if x]
+
+
 def claims(dataset: P5Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """Verdicts on C5.1-C5.4, part by part (tests in the module docstring).
 
@@ -163,15 +289,15 @@ def claims(dataset: P5Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns of :data:`tcpmodels.stats.CLAIM_COLUMNS`.
+        Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`.
     """
     rows = _c51(dataset.runs) + _c52(dataset.runs, tables["onset_altq"]) + _c53(tables["finish"])
     long = dataset.hurst[dataset.hurst["case"] == "long"]
-    rows.append(_c54(long, "run_id", "C5.4 measured H of the bottleneck traffic follows (3 - alpha)/2",
-                     "300 s ns-3 runs"))
+    c54 = "C5.4 measured H of the bottleneck traffic follows (3 - alpha)/2"
+    rows += [_c54(long, "run_id", c54, "300 s ns-3 runs"), _c54_slope(long, "run_id", c54, "300 s ns-3 runs")]
     tb = dataset.testbed_hurst
     if not tb.empty:  # the kernel testbed part is optional
         tb = tb if "seed" in tb.columns else tb.assign(seed=0)
-        rows.append(_c54(tb, "seed", "C5.4 [kernel testbed] H of heavy-tailed TCP downloads follows "
-                         "(3 - alpha)/2", "real-kernel testbed runs"))
-    return claims_table(rows)
+        c54k = "C5.4 [kernel testbed] H of heavy-tailed TCP downloads follows (3 - alpha)/2"
+        rows += [_c54(tb, "seed", c54k, "real-kernel testbed runs"), _c54_slope(tb, "seed", c54k, "real-kernel testbed runs")]
+    return claims_table(rows, family=family)
