@@ -27,10 +27,24 @@ from tcpmodels.models.bbr import (
     ware_rtt_estimate_s,
     ware_simple_inflight_cap_packets,
 )
+from tcpmodels.notebook_params import flag, folder, integer, real
 from tcpmodels.widgets import figure_widget, int_slider, log_slider
 
-__all__ = ["queueing_delay_table", "bbr_numbers", "shipped_runs", "plot_bufferbloat", "bufferbloat_widget",
+__all__ = ["PARAMETERS", "queueing_delay_table", "bbr_numbers", "shipped_runs", "plot_bufferbloat", "bufferbloat_widget",
            "live_or_shipped"]
+
+
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+PARAMETERS = {
+    "quick": flag(),
+    "figures_dir": folder(),
+    "data_dir": folder(),
+    "rate_mbps": real(1.0, 1000.0, "Mbit/s"),
+    "base_rtt_ms": real(5.0, 300.0, "ms"),
+    "queue_bdp": real(0.25, 64.0, "BDP"),
+    "n_bbr": integer(1, 32),
+    "live_run": flag(),
+}
 
 
 def _check(rate_mbps: float, base_rtt_ms: float, queue_bdp: float, n_bbr: int) -> None:

@@ -19,13 +19,13 @@ C = float(rate_pps(10e6))
 
 
 def _dataset(error: float, probe_scale: float = 1.0, queue_bdp_alone: float = 1.0) -> bc.BbrDataset:
-    """Runs of the whole grid whose BBR share is the model's plus ``error`` (two reps, +-0.01 apart)."""
+    """Runs of the whole grid whose BBR share is the model's plus ``error`` (two reps, +-0.002 apart)."""
     rows = []
     for s in kernel_plan(DEFAULT_CONFIG):
         q, n = s["buffer_packets"], s["n_bbr"]
         alone = s["competitor"] == "none"
         model = np.nan if alone else float(ware_bbr_share(C, 0.04, q, n))
-        jitter = 0.01 if s["rep"] == 0 else -0.01
+        jitter = 0.002 if s["rep"] == 0 else -0.002
         probe = q / C + 0.24
         rows.append({"engine": "kernel", **{k: s[k] for k in ("campaign", "rep", "group", "competitor", "n_loss",
                                                                 "queue_bdp", "n_bbr", "buffer_packets", "order")},

@@ -69,7 +69,8 @@ def claims(dataset: BbrDataset) -> pd.DataFrame:
     pandas.DataFrame
         The claims table (:func:`tcpmodels.stats.claims_table`): W1 per engine and competitor
         (bootstrap over grid points), W2 per engine, X and M (TOST on Welch's t), W3 (episode time:
-        TOST over runs; slope: bootstrap over runs) and W4 per engine (TOST over runs).
+        TOST over runs; slope: bootstrap over runs) and W4 per engine (TOST over runs); Holm's adjustment
+        within each engine's parts (the family is the engine).
     """
     rows = []
     pts = points(dataset)
@@ -112,4 +113,4 @@ def claims(dataset: BbrDataset) -> pd.DataFrame:
                                     we_measured=f"standing queue {alone['standing_queue_bdp'].mean():.2f} BDP (model "
                                                 f"{alone['model_standing_queue_bdp'].mean():.2f}) over {len(diff)} runs, "
                                                 f"N = {sorted(int(n) for n in alone['n_bbr'].unique())}"))
-    return claims_table(rows)
+    return claims_table(rows, family=lambda v: "ns-3" if v.claim.startswith("[ns-3]") else "kernel")
