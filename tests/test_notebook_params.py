@@ -21,6 +21,7 @@ LECTURES = {
     "teach_heavy_tails": "tcpmodels.teaching_plots.heavytail",
     "teach_trace_explorer": "tcpmodels.teaching_plots.traces",
     "teach_cubic_vs_reno": "tcpmodels.teaching",
+    "teach_bufferbloat_bbr": "tcpmodels.teaching_plots.bufferbloat",
 }
 
 

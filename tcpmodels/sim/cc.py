@@ -32,7 +32,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["CUBIC_X_CPP", "load_cubic_x", "configure_cubic_x", "check_cubic_x_params"]
+from tcpmodels import congestion
+
+__all__ = ["CUBIC_X_CPP", "CUBIC_X_DEFAULTS", "load_cubic_x", "configure_cubic_x", "check_cubic_x_params"]
 
 CUBIC_X_CPP = r"""
 #include <algorithm>
@@ -210,6 +212,8 @@ class TcpCubicX : public TcpCongestionOps {
 """
 
 _READINGS = {"none": 0, "multiply": 1, "divide": 2}
+#: ``cc_params`` of ``TcpCubicX`` and their defaults: the ns-3 parameters of :mod:`tcpmodels.congestion.cubic_x`
+CUBIC_X_DEFAULTS = congestion.get("cubic_x").defaults("ns3")
 
 
 def check_cubic_x_params(params: dict) -> None:
@@ -233,10 +237,10 @@ def check_cubic_x_params(params: dict) -> None:
         ``x_power_law``, a table row or power-law value that is not a finite positive
         number, ``c`` not > 0 or ``beta_cubic`` outside (0, 1).
     """
-    unknown = set(params) - {"reading", "x_table", "x_power_law", "c", "beta_cubic"}
+    unknown = set(params) - set(CUBIC_X_DEFAULTS)
     if unknown:
         raise ValueError(f"unknown TcpCubicX cc_params {sorted(unknown)}; "
-                         "valid: reading, x_table, x_power_law, c, beta_cubic")
+                         f"valid: {', '.join(CUBIC_X_DEFAULTS)}")
     if params.get("reading", "none") not in _READINGS:
         raise ValueError(f"reading must be one of {sorted(_READINGS)}; got {params.get('reading')!r}")
     if "x_table" in params and "x_power_law" in params:
@@ -246,8 +250,8 @@ def check_cubic_x_params(params: dict) -> None:
             raise ValueError(f"x_table rows must be [rtt_s, x] with both > 0 (RTT [s], x [-]); got {row!r}")
     pl = params.get("x_power_law", {})
     for k in pl:
-        if k not in ("rtt1_s", "x1", "rtt2_s", "x2"):
-            raise ValueError(f"x_power_law keys are rtt1_s, x1, rtt2_s, x2; got {k!r}")
+        if k not in CUBIC_X_DEFAULTS["x_power_law"]:
+            raise ValueError(f"x_power_law keys are {', '.join(CUBIC_X_DEFAULTS['x_power_law'])}; got {k!r}")
         if not (isinstance(pl[k], (int, float)) and pl[k] > 0 and math.isfinite(pl[k])):
             raise ValueError(f"x_power_law {k} must be > 0; got {pl[k]!r}")
     if "c" in params and not params["c"] > 0:
@@ -279,8 +283,8 @@ def configure_cubic_x(ns: Any, **params: Any) -> None:
         The ``ns`` namespace of the ns-3 Python bindings (cppyy).
     **params
         The ``cc_params`` of :func:`check_cubic_x_params`; absent keys take the
-        defaults reading ``"none"``, power law (1 ms, 10), (1 s, 1), ``c`` = 0.4
-        [segments/s^3], ``beta_cubic`` = 0.7 [-].
+        defaults of :data:`CUBIC_X_DEFAULTS` (the registry's: reading ``"none"``, power law
+        (1 ms, 10), (1 s, 1), ``c`` = 0.4 [segments/s^3], ``beta_cubic`` = 0.7 [-]).
 
     Raises
     ------
@@ -288,12 +292,13 @@ def configure_cubic_x(ns: Any, **params: Any) -> None:
         If ``params`` fails :func:`check_cubic_x_params`.
     """
     check_cubic_x_params(params)
+    p = {**CUBIC_X_DEFAULTS, **params}
     cfg = ns.Config
-    cfg.SetDefault("ns3::TcpCubicX::XReading", ns.UintegerValue(_READINGS[params.get("reading", "none")]))
-    table = ",".join(f"{r!r}:{x!r}" for r, x in params.get("x_table", []))
+    cfg.SetDefault("ns3::TcpCubicX::XReading", ns.UintegerValue(_READINGS[p["reading"]]))
+    table = ",".join(f"{r!r}:{x!r}" for r, x in p["x_table"])
     cfg.SetDefault("ns3::TcpCubicX::XTable", ns.StringValue(table))
-    pl = {"rtt1_s": 0.001, "x1": 10.0, "rtt2_s": 1.0, "x2": 1.0, **params.get("x_power_law", {})}
+    pl = {**CUBIC_X_DEFAULTS["x_power_law"], **params.get("x_power_law", {})}
     for attr, key in (("XRtt1", "rtt1_s"), ("X1", "x1"), ("XRtt2", "rtt2_s"), ("X2", "x2")):
         cfg.SetDefault(f"ns3::TcpCubicX::{attr}", ns.DoubleValue(float(pl[key])))
-    cfg.SetDefault("ns3::TcpCubicX::C", ns.DoubleValue(float(params.get("c", 0.4))))
-    cfg.SetDefault("ns3::TcpCubicX::Beta", ns.DoubleValue(float(params.get("beta_cubic", 0.7))))
+    cfg.SetDefault("ns3::TcpCubicX::C", ns.DoubleValue(float(p["c"])))
+    cfg.SetDefault("ns3::TcpCubicX::Beta", ns.DoubleValue(float(p["beta_cubic"])))

@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from tcpmodels import congestion
 from tcpmodels.testbed._system import TestbedError
 from tcpmodels.testbed.netns import Testbed
 
@@ -27,8 +28,9 @@ __all__ = ["Server", "start_server", "run_flows", "socket_report", "measure_rtt"
            "flow_sizes_bytes", "CONGESTION_CONTROLS"]
 
 #: the kernel's own, and the BPF ones of :mod:`tcpmodels.testbed.kernel_cc` (registered with
-#: ``tcpmodels testbed cc load NAME`` or ``kernel_cc.congestion_control(NAME)`` before the run)
-CONGESTION_CONTROLS = ("reno", "cubic", "bbr", "tm_reno", "tm_cubic_x", "tm_lia", "tm_olia")
+#: ``tcpmodels testbed cc load NAME`` or ``kernel_cc.congestion_control(NAME)`` before the run),
+#: as :mod:`tcpmodels.congestion` names them
+CONGESTION_CONTROLS = congestion.kernel_congestion_controls()
 _PKG_PARENT = str(Path(__file__).resolve().parents[2])
 
 

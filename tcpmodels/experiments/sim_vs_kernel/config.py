@@ -7,6 +7,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tcpmodels import congestion
+
 
 
 __all__ = ["SvkConfig", "DEFAULT_CONFIG", "SCENARIOS", "NS3_VARIANT", "KEY", "SCHEMA", "REPO", "config_from_record"]
@@ -17,8 +19,8 @@ __all__ = ["SvkConfig", "DEFAULT_CONFIG", "SCENARIOS", "NS3_VARIANT", "KEY", "SC
 
 REPO = Path(__file__).resolve().parents[3]
 SCHEMA = 1
-#: ns-3 congestion control standing for each kernel one
-NS3_VARIANT = {"reno": "TcpLinuxReno", "cubic": "TcpCubic"}
+#: ns-3 congestion control standing for each kernel one (:mod:`tcpmodels.congestion`)
+NS3_VARIANT = {name: congestion.by_kernel_name(name).ns3_type_id for name in ("reno", "cubic")}
 KEY = ("campaign", "engine", "rep")
 
 

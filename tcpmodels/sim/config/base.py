@@ -14,11 +14,12 @@ import json
 import math
 from typing import Any
 
-__all__ = ["TCP_VARIANTS", "positive", "check_subflow_cc", "coerce", "canonical_json"]
+from tcpmodels import congestion
 
-#: ns-3 congestion controls accepted by name (``ns3::`` prefix optional), plus the
-#: run-time compiled ones from :mod:`tcpmodels.sim.cc`.
-TCP_VARIANTS = (
+__all__ = ["TCP_VARIANTS", "NS3_SHIPPED_VARIANTS", "positive", "check_subflow_cc", "coerce", "canonical_json"]
+
+#: the congestion controls ns-3 3.44 ships, accepted by name (``ns3::`` prefix optional)
+NS3_SHIPPED_VARIANTS = (
     "TcpLinuxReno",
     "TcpNewReno",
     "TcpCubic",
@@ -35,8 +36,11 @@ TCP_VARIANTS = (
     "TcpLp",
     "TcpDctcp",
     "TcpBbr",
-    "TcpCubicX",
 )
+#: ns-3 congestion controls a single-path sender may name: those ns-3 ships, plus the
+#: single-path ones :mod:`tcpmodels.congestion` says are compiled at run time (``TcpCubicX``,
+#: :mod:`tcpmodels.sim.cc`)
+TCP_VARIANTS = NS3_SHIPPED_VARIANTS + congestion.ns3_type_ids(compiled=True, multipath=False)
 
 
 def positive(name: str, value: float, unit: str, *, allow_zero: bool = False) -> None:
@@ -77,14 +81,14 @@ def check_subflow_cc(conn: Any) -> None:
     Raises
     ------
     ValueError
-        If ``coupled`` is not a bool, or ``variant`` is not in :data:`TCP_VARIANTS` or is
-        ``TcpCubicX`` (not available for subflows).
+        If ``coupled`` is not a bool, or ``variant`` is not one ns-3 ships
+        (:data:`NS3_SHIPPED_VARIANTS`; the run-time compiled ``TcpCubicX`` is not available for subflows).
     """
     if not isinstance(conn.coupled, bool):
         raise ValueError(f"coupled must be True or False; got {conn.coupled!r}")
     v = conn.variant.removeprefix("ns3::")
-    if v not in TCP_VARIANTS or v == "TcpCubicX":
-        raise ValueError(f"variant must be one of {', '.join(TCP_VARIANTS[:-1])}; got {conn.variant!r}")
+    if v not in NS3_SHIPPED_VARIANTS:
+        raise ValueError(f"variant must be one of {', '.join(NS3_SHIPPED_VARIANTS)}; got {conn.variant!r}")
     object.__setattr__(conn, "variant", v)
 
 

@@ -1,0 +1,35 @@
+"""One registry of congestion controls: each algorithm named once, with its parameters and defaults,
+its closed-form and window/fluid models, its ns-3 TypeId and its kernel name or BPF program.
+
+>>> from tcpmodels import congestion
+>>> congestion.names()
+('reno', 'cubic', 'cubic_x', 'lia', 'olia', 'bbr')
+>>> congestion.get("cubic_x").defaults("kernel")["hystart"]
+1
+>>> congestion.bpf_programs()
+('tm_reno', 'tm_cubic_x', 'tm_lia', 'tm_olia')
+
+The engines derive their tables from it: :data:`tcpmodels.testbed.kernel_cc.loader.PROGRAMS` and
+``PARAMETERS``, :data:`tcpmodels.testbed.workload.CONGESTION_CONTROLS`, the run-time compiled part
+of :data:`tcpmodels.sim.config.TCP_VARIANTS`, the defaults and keys of ``TcpCubicX``'s
+``cc_params`` (:mod:`tcpmodels.sim.cc`). Add an algorithm as a module here that calls
+:func:`register`, and import it below.
+"""
+
+from __future__ import annotations
+
+from tcpmodels.congestion.base import ENGINES, CongestionControl, Parameter
+from tcpmodels.congestion.registry import (
+    all_controls,
+    bpf_programs,
+    by_kernel_name,
+    get,
+    kernel_congestion_controls,
+    names,
+    ns3_type_ids,
+    register,
+)
+from tcpmodels.congestion import reno, cubic, cubic_x, lia, olia, bbr  # noqa: F401,E402  (they register)
+
+__all__ = ["ENGINES", "CongestionControl", "Parameter", "register", "get", "names", "all_controls",
+           "by_kernel_name", "bpf_programs", "kernel_congestion_controls", "ns3_type_ids"]

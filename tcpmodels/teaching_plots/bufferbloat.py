@@ -1,0 +1,306 @@
+"""Teaching figures: bufferbloat, and BBR's share against CUBIC as the buffer grows (``teach_bufferbloat_bbr``).
+
+The model numbers come from :mod:`tcpmodels.models.bbr` (Ware et al., IMC 2019); the measured points
+from the shipped BBR dataset (:mod:`tcpmodels.papers.bbr_coexistence`, runs on this machine's kernel and
+in ns-3); a live run from :func:`tcpmodels.experiments.bbr.live.live_run` when the notebook runs as root.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from ipywidgets import VBox
+from matplotlib.figure import Figure
+
+from tcpmodels._arrays import check_range
+from tcpmodels.models.bbr import (
+    BBR_PROBE_RTT_DURATION_S,
+    bbr_standing_queue_packets,
+    queue_packets_for_bdp,
+    rate_pps,
+    ware_bbr_share,
+    ware_inflight_cap_packets,
+    ware_loss_based_share,
+    ware_rtt_estimate_s,
+    ware_simple_inflight_cap_packets,
+)
+from tcpmodels.notebook_params import flag, folder, integer, real
+from tcpmodels.widgets import figure_widget, int_slider, log_slider
+
+__all__ = ["PARAMETERS", "queueing_delay_table", "bbr_numbers", "shipped_runs", "plot_bufferbloat", "bufferbloat_widget",
+           "live_or_shipped"]
+
+
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+PARAMETERS = {
+    "quick": flag(),
+    "figures_dir": folder(),
+    "data_dir": folder(),
+    "rate_mbps": real(1.0, 1000.0, "Mbit/s"),
+    "base_rtt_ms": real(5.0, 300.0, "ms"),
+    "queue_bdp": real(0.25, 64.0, "BDP"),
+    "n_bbr": integer(1, 32),
+    "live_run": flag(),
+}
+
+
+def _check(rate_mbps: float, base_rtt_ms: float, queue_bdp: float, n_bbr: int) -> None:
+    check_range("rate_mbps", rate_mbps, unit="Mbit/s", low=0, low_open=True, high=10_000)
+    check_range("base_rtt_ms", base_rtt_ms, unit="ms", low=0, low_open=True, high=10_000)
+    check_range("queue_bdp", queue_bdp, unit="-", low=0, low_open=True, high=1024)
+    if int(n_bbr) != n_bbr or not 1 <= n_bbr <= 64:
+        raise ValueError(f"n_bbr [-] must be a whole number in [1, 64]; got {n_bbr}")
+
+
+def queueing_delay_table(rates_mbps: tuple[float, ...] = (1.0, 10.0, 100.0, 1000.0),
+                         buffers_kb: tuple[float, ...] = (64.0, 256.0, 1024.0, 4096.0)) -> pd.DataFrame:
+    """The delay a full buffer adds, B / C, for a few link rates and buffer sizes. [ms]
+
+    Parameters
+    ----------
+    rates_mbps : tuple of float
+        Link rates C. [Mbit/s]
+    buffers_kb : tuple of float
+        Buffer sizes B. [KB = 1000 bytes]
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows: buffer [KB]; columns: rate [Mbit/s]; values: ``B * 8 / C`` [ms].
+
+    Examples
+    --------
+    >>> float(queueing_delay_table((10.0,), (1000.0,)).iloc[0, 0])   # 1 MB at 10 Mbit/s: 0.8 s
+    800.0
+    """
+    for r in rates_mbps:
+        check_range("rates_mbps", r, unit="Mbit/s", low=0, low_open=True)
+    for b in buffers_kb:
+        check_range("buffers_kb", b, unit="KB", low=0)
+    data = {f"{r:g} Mbit/s": [b * 1e3 * 8 / (r * 1e6) * 1e3 for b in buffers_kb] for r in rates_mbps}
+    return pd.DataFrame(data, index=pd.Index([f"{b:g} KB" for b in buffers_kb], name="buffer"))
+
+
+def bbr_numbers(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, n_bbr: int = 1,
+                packet_bytes: int = 1500) -> pd.DataFrame:
+    """Ware et al.'s model, step by step, for one setting: ``quantity, value, unit`` rows.
+
+    Parameters
+    ----------
+    rate_mbps : float
+        Bottleneck rate. [Mbit/s]
+    base_rtt_ms : float
+        Base RTT. [ms]
+    queue_bdp : float
+        X, the buffer in BDPs. [-]
+    n_bbr : int
+        N, BBR flows. [-]
+    packet_bytes : int
+        Packet size. [bytes]
+
+    Returns
+    -------
+    pandas.DataFrame
+        BDP, buffer, the queueing delay of a full buffer, p (eq. 9), RTT_est (eq. 7), the in-flight cap
+        (eq. 8), one ProbeRTT (eq. 11), BBR's share (eq. 10), and the standing queue of N BBR flows alone.
+    """
+    _check(rate_mbps, base_rtt_ms, queue_bdp, n_bbr)
+    c = float(rate_pps(rate_mbps * 1e6, packet_bytes))
+    l = base_rtt_ms / 1e3
+    q = float(queue_packets_for_bdp(queue_bdp, c, l))
+    rows = [
+        ("BDP c l", c * l, "packets"),
+        ("buffer q = X c l", q, "packets"),
+        ("queueing delay of a full buffer q / c", q / c * 1e3, "ms"),
+        ("loss-based flows' share p (eq. 9)", float(ware_loss_based_share(c, l, q, n_bbr)), "-"),
+        ("BBR's RTT estimate (eq. 7)", float(ware_rtt_estimate_s(c, l, q, n_bbr)) * 1e3, "ms"),
+        ("BBR's in-flight cap, all N flows (eq. 8)", float(ware_inflight_cap_packets(c, l, q, n_bbr)), "packets"),
+        ("one ProbeRTT: q/c + 0.2 s + l (eq. 11)", (q / c + BBR_PROBE_RTT_DURATION_S + l) * 1e3, "ms"),
+        ("BBR's share of the link (eq. 10)", float(ware_bbr_share(c, l, q, n_bbr)), "-"),
+        ("standing queue of the N BBR flows alone", float(bbr_standing_queue_packets(c, l, n_bbr, q)), "packets"),
+    ]
+    return pd.DataFrame(rows, columns=["quantity", "value", "unit"])
+
+
+def shipped_runs(data_dir: str | Path) -> pd.DataFrame | None:
+    """The shipped kernel and ns-3 runs of the BBR campaign (``bbr_runs.parquet``), or None if absent.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The project's ``data`` directory.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        One row per run (see :mod:`tcpmodels.experiments.bbr.dataset`), without the pilot.
+    """
+    d = Path(data_dir)
+    path = d / "datasets" / "bbr_runs.parquet" if (d / "datasets").is_dir() else d / "bbr_runs.parquet"
+    if not path.exists():
+        return None
+    runs = pd.read_parquet(path)
+    return runs[runs["campaign"] != "bbr_pilot"]
+
+
+def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, n_bbr: int = 1,
+                     *, runs: pd.DataFrame | None = None, n_points: int = 200) -> Figure:
+    """Three panels: the RTT a full buffer costs, the simple model's in-flight cap, BBR's share against X.
+
+    Parameters
+    ----------
+    rate_mbps : float
+        Bottleneck rate. [Mbit/s]
+    base_rtt_ms : float
+        Base RTT. [ms]
+    queue_bdp : float
+        X, the marked buffer. [-]
+    n_bbr : int
+        N. [-]
+    runs : pandas.DataFrame, optional
+        :func:`shipped_runs` (measured points at 10 Mbit/s x 40 ms; drawn only at that setting).
+    n_points : int
+        Points per curve (>= 10).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        Left: RTT with a full buffer, ``l + q/c``, against X, with the median RTT the kernel flows saw
+        (with a CUBIC flow: it fills the buffer; BBR alone: about a BDP of queue). Middle: one BBR flow
+        against loss-based flows in a deep buffer: its data in flight ``(1 - p) q`` and its cap
+        ``2 q p (1 - p)``, which meet at p = 1/2 (eq. 5). Right: BBR's share (eq. 10) for N and for
+        N = 1 against X, with the kernel's and ns-3's runs.
+    """
+    _check(rate_mbps, base_rtt_ms, queue_bdp, n_bbr)
+    if int(n_points) < 10:
+        raise ValueError(f"n_points [-] must be >= 10; got {n_points}")
+    c = float(rate_pps(rate_mbps * 1e6))
+    l = base_rtt_ms / 1e3
+    xs = np.geomspace(0.25, 64, int(n_points))
+    measured = runs is not None and np.isclose(rate_mbps, 10.0) and np.isclose(base_rtt_ms, 40.0)
+    fig = Figure(figsize=(13, 4.2), layout="constrained")
+    ax_d, ax_c, ax_s = fig.subplots(1, 3)
+
+    # -- left: the delay of a full buffer
+    ax_d.plot(xs, (l + xs * l) * 1e3, color="C3", lw=2, label="l + q/c: a loss-based flow fills the buffer")
+    ax_d.axhline(base_rtt_ms, color="0.4", ls="--", lw=1, label="base RTT l")
+    alone = float(bbr_standing_queue_packets(c, l, max(int(n_bbr), 2), np.inf)) / c
+    ax_d.axhline((l + alone) * 1e3, color="C0", lw=1.5, label=f"BBR alone (N = {max(int(n_bbr), 2)}): l + standing queue")
+    if measured:
+        k = runs[runs["engine"] == "kernel"]
+        withc = k[k["competitor"] != "none"]
+        ax_d.plot(withc["queue_bdp"], (l + withc["queue_delay_s"]) * 1e3, "o", color="C3", alpha=0.5,
+                  label="kernel: median RTT with a CUBIC/Reno flow")
+        bbr_alone = k[k["competitor"] == "none"]
+        ax_d.plot(bbr_alone["queue_bdp"], (l + bbr_alone["queue_delay_s"]) * 1e3, "s", color="C0",
+                  label="kernel: BBR flows alone")
+    ax_d.axvline(queue_bdp, color="0.6", lw=0.8)
+    ax_d.set_xscale("log", base=2)
+    ax_d.set_yscale("log")
+    ax_d.set_xlabel("buffer X [BDP]")
+    ax_d.set_ylabel("RTT [ms]")
+    ax_d.set_title(f"bufferbloat at {rate_mbps:g} Mbit/s x {base_rtt_ms:g} ms: X = {queue_bdp:.3g} adds "
+                   f"{queue_bdp * base_rtt_ms:.0f} ms", fontsize=9)
+    ax_d.legend(fontsize=7)
+
+    # -- middle: the simple model (one BBR flow, q >> c l)
+    q = float(queue_packets_for_bdp(queue_bdp, c, l))
+    p = np.linspace(0, 1, int(n_points))
+    ax_c.plot(p, (1 - p) * q, color="C0", lw=2, label="BBR's data in flight (1 - p) q")
+    ax_c.plot(p, ware_simple_inflight_cap_packets(q, p), color="C2", lw=2, label="in-flight cap 2 q p (1 - p)")
+    ax_c.plot([0.5], [0.5 * q], "ko")
+    ax_c.annotate("they meet at p = 1/2", (0.5, 0.5 * q), xytext=(8, 8), textcoords="offset points", fontsize=8)
+    ax_c.set_xlabel("p, the loss-based flows' share of the queue [-]")
+    ax_c.set_ylabel("packets")
+    ax_c.set_title(f"why one BBR flow stops at half (eq. 5), q = {q:.0f} packets", fontsize=9)
+    ax_c.legend(fontsize=7)
+
+    # -- right: the share against X
+    curves = [(int(n_bbr), "-", "C0", 2.0)] + ([(1, ":", "0.4", 1.0)] if int(n_bbr) != 1 else [])
+    for n, style, colour, width in curves:
+        share = ware_bbr_share(c, l, queue_packets_for_bdp(xs, c, l), n)
+        ax_s.plot(xs, share, style, color=colour, lw=width, label=f"model (eq. 10), N = {n}")
+    if measured:
+        for eng, mark in (("kernel", "o"), ("ns3", "x")):
+            pts = runs[(runs["engine"] == eng) & (runs["n_bbr"] == int(n_bbr)) & (runs["n_loss"] == 1)
+                       & (runs["competitor"] == "cubic")]
+            ax_s.plot(pts["queue_bdp"], pts["share_bbr"], mark, color="C1" if eng == "kernel" else "C2", ms=7,
+                      label=f"{'kernel bbr' if eng == 'kernel' else 'ns-3 TcpBbr'} vs 1 CUBIC, N = {n_bbr}")
+    mark = float(ware_bbr_share(c, l, q, int(n_bbr)))
+    ax_s.plot([queue_bdp], [mark], "ko")
+    ax_s.axhline(0.5, color="0.7", lw=0.8, ls="--")
+    ax_s.set_xscale("log", base=2)
+    ax_s.set_ylim(0, 1.02)
+    ax_s.set_xlabel("buffer X [BDP]")
+    ax_s.set_ylabel("BBR's share of the link [-]")
+    ax_s.set_title(f"N = {n_bbr} BBR vs CUBIC: model {mark:.2f} at X = {queue_bdp:.3g}", fontsize=9)
+    ax_s.legend(fontsize=7)
+    return fig
+
+
+def bufferbloat_widget(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, n_bbr: int = 1,
+                       *, runs: pd.DataFrame | None = None, n_points: int = 200) -> VBox:
+    """Sliders on X, N, the rate and the base RTT above :func:`plot_bufferbloat`.
+
+    Parameters
+    ----------
+    rate_mbps, base_rtt_ms, queue_bdp, n_bbr : float, float, float, int
+        Initial slider values (see :func:`plot_bufferbloat`). [Mbit/s], [ms], [-], [-]
+    runs : pandas.DataFrame, optional
+        Measured runs (fixed).
+    n_points : int
+        Points per curve (fixed).
+
+    Returns
+    -------
+    ipywidgets.VBox
+        The panel of :func:`tcpmodels.widgets.figure_widget`.
+    """
+    controls = {
+        "queue_bdp": log_slider("buffer X [BDP]", queue_bdp, 0.25, 64.0),
+        "n_bbr": int_slider("BBR flows N [-]", int(n_bbr), 1, 32),
+        "rate_mbps": log_slider("rate [Mbit/s]", rate_mbps, 1.0, 1000.0),
+        "base_rtt_ms": log_slider("base RTT [ms]", base_rtt_ms, 5.0, 300.0),
+    }
+    return figure_widget(plot_bufferbloat, controls, fixed={"runs": runs, "n_points": n_points})
+
+
+def live_or_shipped(data_dir: str | Path, queue_bdp: float, n_bbr: int, *, live: bool) -> pd.DataFrame:
+    """A run of N BBR flows against one CUBIC flow: live on the testbed (root, ``live``) or the shipped ones.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The project's ``data`` directory.
+    queue_bdp : float
+        X. [-]
+    n_bbr : int
+        N. [-]
+    live : bool
+        Run it now (about 30 s plus set-up) if the process is root; otherwise, or if False, show the
+        shipped kernel runs at the grid point nearest (X, N).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``source`` (``live run`` or ``shipped``), ``queue_bdp``, ``n_bbr``, ``share_bbr``, ``model_share_bbr``,
+        ``queue_delay_s`` [s], ``warmup_s``, ``measure_s`` [s]; empty if neither is available.
+    """
+    cols = ["source", "engine", "queue_bdp", "n_bbr", "share_bbr", "model_share_bbr", "queue_delay_s", "warmup_s",
+            "measure_s"]
+    if live and os.geteuid() == 0:
+        from tcpmodels.experiments.bbr.live import live_run
+
+        return live_run(queue_bdp, int(n_bbr))[cols]
+    runs = shipped_runs(data_dir)
+    if runs is None:
+        return pd.DataFrame(columns=cols)
+    k = runs[(runs["engine"] == "kernel") & (runs["competitor"] == "cubic") & (runs["n_loss"] == 1)].copy()
+    if k.empty:
+        return pd.DataFrame(columns=cols)
+    dist = (np.log2(k["queue_bdp"]) - np.log2(queue_bdp)).abs() + (k["n_bbr"] - n_bbr).abs()
+    near = k[dist == dist.min()].assign(source="shipped")
+    return near[cols].reset_index(drop=True)
