@@ -80,6 +80,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from . import connpass
 from .annotation import annotate
 from .dataset import PacketDataset, open_dataset
 from .rtt import rtt_samples
@@ -137,13 +138,17 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         return combine_partition_flows([PartitionFlows(partition_flows(ds, i)) for i in ds.nonempty()])
     if len(packets) == 0:
         return _empty_flows()
-    if annotated is None:
-        annotated = annotate(packets)
     p = packets
-    an = annotated
-    data = (p["payload_bytes"] > 0).to_numpy()
     # times relative to the first packet keep nanosecond precision
     ns0 = int(p["timestamp_ns"].min()) if time_origin_ns is None else int(time_origin_ns)
+    if connpass.use_compiled_pass():
+        res = connpass.run_table(p, ns0, rows=False, samples=False)
+        ident = p.iloc[res.flows["first_row"]]
+        return flow_table(res.flows, ns0, {c: ident[c].to_numpy() for c in _IDENT}, res.negative_rtt)
+    if annotated is None:
+        annotated = annotate(packets)
+    an = annotated
+    data = (p["payload_bytes"] > 0).to_numpy()
     payload = p["payload_bytes"].to_numpy(np.int64)
     df = pd.DataFrame({
         "flow_id": an["flow_id"].to_numpy(), "connection_id": an["connection_id"].to_numpy(),
@@ -176,7 +181,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                 **{name: (name, "sum") for name in _EXPERT_COUNTS})
     first_rows = pd.Series(np.arange(len(p))).groupby(df["flow_id"].to_numpy()).first()
     ident = p.iloc[first_rows.to_numpy()]
-    for c in ("src_addr", "src_port", "dst_addr", "dst_port", "ip_version"):
+    for c in _IDENT:
         out[c] = ident[c].to_numpy()
     out["duration_s"] = out["last_time_s"] - out["first_time_s"]
     out["first_time_s"] += ns0 / 1e9
@@ -203,6 +208,73 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                                          8.0 * out["unique_payload_bytes"] / out["duration_s"].where(out["duration_s"] > 0),
                                          np.nan)
     out["fct_s"] = _fct(df, an, out)
+    return out[FLOW_COLUMNS]
+
+
+#: Columns of the flow table taken from the flow's first packet.
+_IDENT = ("src_addr", "src_port", "dst_addr", "dst_port", "ip_version")
+
+
+def flow_table(records: np.ndarray, ns0: int, ident: dict[str, np.ndarray], negative_rtt: int = 0) -> pd.DataFrame:
+    """:func:`flows`' table from the compiled pass's flow records (:data:`.connpass.FLOW_DTYPE`).
+
+    Parameters
+    ----------
+    records : numpy.ndarray
+        One record per flow (any order), connection ids as the table numbers them.
+    ns0 : int
+        The time origin of relative times. [ns]
+    ident : dict
+        ``src_addr, src_port, dst_addr, dst_port, ip_version`` of each record's flow (its first packet), in
+        the records' order.
+    negative_rtt : int
+        RTT samples dropped as negative (the clock went backwards): warned about, as :func:`rtt_samples` does.
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`flows` (the same columns, dtypes and row order).
+    """
+    if negative_rtt:
+        total = int(records["rtt_n"].sum() + records["rtt_ts_n"].sum()) + negative_rtt
+        warnings.warn(f"{negative_rtt} of {total} RTT samples dropped: negative, because capture "
+                      "timestamps go backwards between the segment and its ACK", TraceWarning, stacklevel=3)
+    if len(records) == 0:
+        return _empty_flows()
+    order = np.lexsort((records["dir"], records["conn"]))
+    r = records[order]
+    out = pd.DataFrame(index=pd.Index(connpass.flow_ids(r["conn"], r["dir"]), name="flow_id"))
+    out["connection_id"] = r["conn"].copy()
+    out["is_initiator"] = r["dir"] == 0
+    for c in _IDENT:
+        out[c] = np.asarray(ident[c])[order]
+    first, last = connpass.relative_s(r["first_ns"], ns0), connpass.relative_s(r["last_ns"], ns0)
+    out["first_time_s"] = first + ns0 / 1e9
+    out["last_time_s"] = last + ns0 / 1e9
+    out["duration_s"] = last - first
+    for c in ("syn_seen", "fin_seen", "rst_seen"):
+        out[c] = r[c] != 0
+    named = {"packets": "packets", "data_packets": "data_packets", "payload_bytes": "payload_bytes",
+             "wire_bytes": "wire_bytes", "unique_payload_bytes": "unique_bytes",
+             "bytes_not_captured": "not_captured_bytes", "retransmitted_packets": "rtx",
+             "retransmitted_bytes": "rtx_bytes", "fast_retransmissions": "fast", "spurious_retransmissions": "spur",
+             "out_of_order_packets": "ooo", "duplicate_packets": "dup", "duplicate_acks": "dupack",
+             "keepalive_packets": "ka", "zero_window_packets": "zw", "zero_window_probes": "zwp",
+             "window_update_packets": "wu", "window_full_packets": "wf", "previous_segment_not_captured": "nc",
+             "acked_unseen_packets": "au", "rtt_samples": "rtt_n", "rtt_min_s": "rtt_min",
+             "rtt_median_s": "rtt_median", "rtt_mean_s": "rtt_mean", "rtt_ts_samples": "rtt_ts_n",
+             "rtt_ts_median_s": "rtt_ts_median", "fct_s": "fct"}
+    for c, field in named.items():
+        out[c] = r[field].copy()
+    sent = pd.Series(r["sent_data"], index=out.index)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["loss_rate"] = np.where(sent > 0, r["rtx_data"] / sent.where(sent > 0), np.nan)
+        out["throughput_bps"] = np.where(out["duration_s"] > 0, 8.0 * out["unique_payload_bytes"]
+                                         / out["duration_s"].where(out["duration_s"] > 0), np.nan)
+    negative_fct = int(r["fct_negative"].sum())
+    if negative_fct:
+        warnings.warn(f"{negative_fct} flow completion times set to NaN: negative, because capture "
+                      "timestamps go backwards between the SYN and the last ACK", TraceWarning, stacklevel=3)
     return out[FLOW_COLUMNS]
 
 
