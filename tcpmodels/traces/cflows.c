@@ -88,6 +88,7 @@ typedef struct { int64_t seq, end, t, order; } Rtx;
 typedef struct { int64_t v, t; } Point;                       /* ACK (own space, k = 0 basis), time */
 typedef struct { int64_t s, e; } Ival;
 typedef struct { uint32_t key; uint32_t used; int64_t t, frame; } TsSlot;
+typedef struct { uint32_t key; int64_t t; } TsEnt;    /* timestamp value, time of its first packet */
 
 typedef struct {
     int seen, has_row;
@@ -128,7 +129,8 @@ typedef struct {
     SeqSample *ss; int64_t n_ss, cap_ss;
     TsSample *ts; int64_t n_ts, cap_ts;
     Rtx *rt; int64_t n_rt, cap_rt;
-    TsSlot *tsm; int64_t n_tsm, cap_tsm; /* open addressing, cap a power of two */
+    TsEnt *tsa; int64_t n_tsa, cap_tsa;  /* values in arrival order, rising (serial arithmetic) */
+    TsSlot *tsm; int64_t n_tsm, cap_tsm; /* the others: open addressing, cap a power of two */
 } Flow;
 
 typedef struct Conn {
@@ -158,22 +160,23 @@ typedef struct { int64_t conn, dir, method, frame; double t_ack, rtt; } SampleOu
 
 /* ------------------------------------------------------------------ duplicate table */
 
+/* Every packet is recorded in a ring in arrival order (the order it expires in) and indexed by an open-
+   addressing table of (hash, ring position); a packet seen again replaces its index entry (the reference
+   compares a copy with the *previous* packet of the same key). The ring's oldest entries are dropped once no
+   later packet can be within their duplicate window. */
 typedef struct {
     uint64_t h;
     int64_t flow, t;
     double gap;
-    uint32_t ipid, seq, ack, payload, tsval, tsecr, sackl, gen;
+    uint32_t ipid, seq, ack, payload, tsval, tsecr, sackl;
     uint16_t flags, win;
-    int32_t next;
 } DupEntry;
 
-typedef struct { int32_t idx; uint32_t gen; } QItem;
+typedef struct { uint64_t h; int64_t pos; } Slot; /* h == 0: empty */
 
 typedef struct {
-    DupEntry *e; int64_t n_e, cap_e;
-    int32_t free_head;
-    int32_t *bucket; int64_t nb; int64_t live;
-    QItem *q; int64_t q_head, q_n, cap_q; /* ring */
+    DupEntry *ring; int64_t cap_ring, head, tail;   /* positions head..tail-1 live, index pos & (cap - 1) */
+    Slot *slot; int64_t nslot, used;
 } DupTable;
 
 /* ------------------------------------------------------------------ tuple table */
@@ -220,115 +223,108 @@ static inline double rel_s(const Ctx *x, int64_t ns) {
 
 static int dup_init(DupTable *d) {
     memset(d, 0, sizeof *d);
-    d->free_head = -1;
-    d->nb = 1024;
-    d->bucket = malloc(sizeof(int32_t) * d->nb);
-    if (!d->bucket) return -1;
-    for (int64_t i = 0; i < d->nb; i++) d->bucket[i] = -1;
-    return 0;
+    d->cap_ring = 1024;
+    d->ring = malloc(sizeof(DupEntry) * (size_t)d->cap_ring);
+    d->nslot = 2048;
+    d->slot = calloc((size_t)d->nslot, sizeof(Slot));
+    return d->ring && d->slot ? 0 : -1;
 }
 
 static void dup_free(DupTable *d) {
-    free(d->e); free(d->bucket); free(d->q);
+    free(d->ring); free(d->slot);
     memset(d, 0, sizeof *d);
 }
 
-static int dup_rehash(DupTable *d) {
-    int64_t nb = d->nb * 2;
-    if (nb > (1LL << 30)) return 0;
-    int32_t *b = malloc(sizeof(int32_t) * nb);
-    if (!b) return -1;
-    for (int64_t i = 0; i < nb; i++) b[i] = -1;
-    for (int64_t i = 0; i < d->nb; i++) {
-        int32_t j = d->bucket[i];
-        while (j >= 0) {
-            int32_t nx = d->e[j].next;
-            int64_t k = (int64_t)(d->e[j].h & (uint64_t)(nb - 1));
-            d->e[j].next = b[k];
-            b[k] = j;
-            j = nx;
-        }
+static int dup_grow_slots(DupTable *d) {
+    int64_t ns = d->nslot * 2;
+    Slot *s = calloc((size_t)ns, sizeof(Slot));
+    if (!s) return -1;
+    for (int64_t i = 0; i < d->nslot; i++) {
+        if (!d->slot[i].h) continue;
+        uint64_t k = d->slot[i].h & (uint64_t)(ns - 1);
+        while (s[k].h) k = (k + 1) & (uint64_t)(ns - 1);
+        s[k] = d->slot[i];
     }
-    free(d->bucket);
-    d->bucket = b;
-    d->nb = nb;
+    free(d->slot);
+    d->slot = s;
+    d->nslot = ns;
     return 0;
 }
 
-static int dup_queue_push(DupTable *d, int32_t idx, uint32_t gen) {
-    if (d->q_n == d->cap_q) {
-        int64_t nc = d->cap_q ? d->cap_q * 2 : 1024;
-        QItem *q = malloc(sizeof(QItem) * nc);
-        if (!q) return -1;
-        for (int64_t i = 0; i < d->q_n; i++) q[i] = d->q[(d->q_head + i) % d->cap_q];
-        free(d->q);
-        d->q = q; d->cap_q = nc; d->q_head = 0;
-    }
-    d->q[(d->q_head + d->q_n) % d->cap_q] = (QItem){idx, gen};
-    d->q_n++;
+static int dup_grow_ring(DupTable *d) {
+    int64_t nc = d->cap_ring * 2;
+    DupEntry *r = malloc(sizeof(DupEntry) * (size_t)nc);
+    if (!r) return -1;
+    for (int64_t q = d->head; q < d->tail; q++) r[q & (nc - 1)] = d->ring[q & (d->cap_ring - 1)];
+    free(d->ring);
+    d->ring = r;
+    d->cap_ring = nc;
     return 0;
+}
+
+static void dup_unindex(DupTable *d, uint64_t h, int64_t pos) {
+    /* remove the slot pointing at ring position pos (if the key was not seen again since), shifting back */
+    uint64_t mask = (uint64_t)(d->nslot - 1), k = h & mask;
+    while (d->slot[k].h) {
+        if (d->slot[k].pos == pos) break;
+        k = (k + 1) & mask;
+    }
+    if (!d->slot[k].h) return;
+    uint64_t hole = k;
+    d->slot[hole].h = 0;
+    d->used--;
+    for (uint64_t j = (hole + 1) & mask; d->slot[j].h; j = (j + 1) & mask) {
+        uint64_t home = d->slot[j].h & mask;
+        /* move j into the hole when its home is not in (hole, j] cyclically */
+        int between = hole <= j ? (home > hole && home <= j) : (home > hole || home <= j);
+        if (!between) {
+            d->slot[hole] = d->slot[j];
+            d->slot[j].h = 0;
+            hole = j;
+        }
+    }
 }
 
 static void dup_expire(DupTable *d, double lower_t) {
-    while (d->q_n) {
-        QItem it = d->q[d->q_head];
-        DupEntry *e = &d->e[it.idx];
-        if (e->gen == it.gen) {
-            if (!(lower_t - (double)e->t >= e->gap)) break;
-            int64_t k = (int64_t)(e->h & (uint64_t)(d->nb - 1));
-            int32_t *pp = &d->bucket[k];
-            while (*pp != it.idx) pp = &d->e[*pp].next;
-            *pp = e->next;
-            e->gen++;
-            e->next = d->free_head;
-            d->free_head = it.idx;
-            d->live--;
-        }
-        d->q_head = (d->q_head + 1) % d->cap_q;
-        d->q_n--;
+    while (d->head < d->tail) {
+        DupEntry *e = &d->ring[d->head & (d->cap_ring - 1)];
+        if (!(lower_t - (double)e->t >= e->gap)) break;
+        dup_unindex(d, e->h, d->head);
+        d->head++;
     }
 }
 
-/* Time of the previous copy of p in flow `flow` (returns 1 and sets *prev_t if any), and record p. */
+/* Time of the previous copy of p in flow `flow` (sets *found, *prev_t), and record p. */
 static int dup_check(DupTable *d, int64_t flow, const Pkt *p, double gap, int *found, int64_t *prev_t) {
     uint64_t h = mix64((uint64_t)flow * 0x9E3779B97F4A7C15ULL ^ p->ipid);
     h = mix64(h ^ ((uint64_t)p->seq << 32 | p->ack));
     h = mix64(h ^ ((uint64_t)p->flags << 48 | (uint64_t)p->win << 32 | p->payload));
     h = mix64(h ^ ((uint64_t)p->tsval << 32 | p->tsecr));
-    h = mix64(h ^ p->sackl);
-    int64_t k = (int64_t)(h & (uint64_t)(d->nb - 1));
-    for (int32_t j = d->bucket[k]; j >= 0; j = d->e[j].next) {
-        DupEntry *e = &d->e[j];
-        if (e->h == h && e->flow == flow && e->ipid == p->ipid && e->seq == p->seq && e->ack == p->ack &&
-            e->flags == p->flags && e->win == p->win && e->payload == p->payload && e->tsval == p->tsval &&
-            e->tsecr == p->tsecr && e->sackl == p->sackl) {
-            *found = 1;
-            *prev_t = e->t;
-            e->t = p->t;
-            e->gap = gap;
-            e->gen++;
-            return dup_queue_push(d, j, e->gen);
-        }
-    }
+    h = mix64(h ^ p->sackl) | 1; /* 0 marks an empty slot */
+    if (d->tail - d->head == d->cap_ring && dup_grow_ring(d)) return -1;
+    if ((d->used + 1) * 2 > d->nslot && dup_grow_slots(d)) return -1;
+    int64_t pos = d->tail++;
+    DupEntry *n = &d->ring[pos & (d->cap_ring - 1)];
+    *n = (DupEntry){h, flow, p->t, gap, p->ipid, p->seq, p->ack, p->payload, p->tsval, p->tsecr, p->sackl,
+                    p->flags, p->win};
+    uint64_t mask = (uint64_t)(d->nslot - 1), k = h & mask;
     *found = 0;
-    int32_t j;
-    if (d->free_head >= 0) {
-        j = d->free_head;
-        d->free_head = d->e[j].next;
-    } else {
-        if (d->n_e >= INT32_MAX) return -1;
-        if (grow((void **)&d->e, &d->cap_e, d->n_e + 1, sizeof(DupEntry))) return -1;
-        j = (int32_t)d->n_e++;
-        d->e[j].gen = 0;
+    while (d->slot[k].h) {
+        if (d->slot[k].h == h) {
+            DupEntry *e = &d->ring[d->slot[k].pos & (d->cap_ring - 1)];
+            if (e->flow == flow && e->ipid == p->ipid && e->seq == p->seq && e->ack == p->ack &&
+                e->flags == p->flags && e->win == p->win && e->payload == p->payload && e->tsval == p->tsval &&
+                e->tsecr == p->tsecr && e->sackl == p->sackl) {
+                *found = 1;
+                *prev_t = e->t;
+                d->slot[k].pos = pos;
+                return 0;
+            }
+        }
+        k = (k + 1) & mask;
     }
-    DupEntry *e = &d->e[j];
-    uint32_t gen = e->gen + 1;
-    *e = (DupEntry){h, flow, p->t, gap, p->ipid, p->seq, p->ack, p->payload, p->tsval, p->tsecr, p->sackl, gen,
-                    p->flags, p->win, d->bucket[k]};
-    d->bucket[k] = j;
-    d->live++;
-    if (dup_queue_push(d, j, gen)) return -1;
-    if (d->live > d->nb) return dup_rehash(d);
+    d->slot[k] = (Slot){h, pos};
+    d->used++;
     return 0;
 }
 
@@ -429,7 +425,8 @@ static void tt_remove(TupleTable *t, int64_t slot) {
 /* ------------------------------------------------------------------ per-flow helpers */
 
 static void flow_free(Flow *f) {
-    free(f->iv); free(f->fr); free(f->seg); free(f->ss); free(f->ts); free(f->rt); free(f->tsm);
+    free(f->iv); free(f->fr); free(f->seg); free(f->ss); free(f->ts); free(f->rt); free(f->tsm); free(f->tsa);
+    f->tsa = NULL;
     f->iv = NULL; f->fr = NULL; f->seg = NULL; f->ss = NULL; f->ts = NULL; f->rt = NULL; f->tsm = NULL;
 }
 
@@ -520,7 +517,7 @@ static void fr_prune(Flow *f, int64_t below) { /* drop points with v < below */
     }
 }
 
-static int tsm_put(Flow *f, uint32_t key, int64_t t, int64_t frame) {
+static int tsh_put(Flow *f, uint32_t key, int64_t t, int64_t frame) {
     if ((f->n_tsm + 1) * 2 > f->cap_tsm) {
         int64_t nc = f->cap_tsm ? f->cap_tsm * 2 : 16;
         TsSlot *s = calloc((size_t)nc, sizeof(TsSlot));
@@ -537,7 +534,7 @@ static int tsm_put(Flow *f, uint32_t key, int64_t t, int64_t frame) {
     }
     uint64_t k = mix64(key) & (uint64_t)(f->cap_tsm - 1);
     while (f->tsm[k].used) {
-        if (f->tsm[k].key == key) return 0; /* the first row with this value stays */
+        if (f->tsm[k].key == key) return 0;
         k = (k + 1) & (uint64_t)(f->cap_tsm - 1);
     }
     f->tsm[k] = (TsSlot){key, 1, t, frame};
@@ -545,7 +542,7 @@ static int tsm_put(Flow *f, uint32_t key, int64_t t, int64_t frame) {
     return 0;
 }
 
-static const TsSlot *tsm_get(const Flow *f, uint32_t key) {
+static const TsSlot *tsh_get(const Flow *f, uint32_t key) {
     if (!f->cap_tsm) return NULL;
     uint64_t k = mix64(key) & (uint64_t)(f->cap_tsm - 1);
     while (f->tsm[k].used) {
@@ -553,6 +550,44 @@ static const TsSlot *tsm_get(const Flow *f, uint32_t key) {
         k = (k + 1) & (uint64_t)(f->cap_tsm - 1);
     }
     return NULL;
+}
+
+/* the time of the first packet of f carrying timestamp value key; returns 0 if none */
+static int ts_get(const Flow *f, uint32_t key, int64_t *t) {
+    int64_t n = f->n_tsa;
+    if (n) {
+        uint32_t first = f->tsa[0].key, off = key - first;
+        if (off <= (uint32_t)(f->tsa[n - 1].key - first)) {
+            int64_t lo = 0, hi = n;
+            if (n > 4 && off >= (uint32_t)(f->tsa[n - 4].key - first)) lo = n - 4; /* echoes are recent */
+            while (lo < hi) {
+                int64_t mid = (lo + hi) / 2;
+                if ((uint32_t)(f->tsa[mid].key - first) < off) lo = mid + 1; else hi = mid;
+            }
+            if (lo < n && f->tsa[lo].key == key) { *t = f->tsa[lo].t; return 1; }
+        }
+    }
+    const TsSlot *s = tsh_get(f, key);
+    if (s) { *t = s->t; return 1; }
+    return 0;
+}
+
+static int ts_put(Flow *f, uint32_t key, int64_t t, int64_t frame) {
+    int64_t n = f->n_tsa;
+    if (n) {
+        uint32_t first = f->tsa[0].key, last = f->tsa[n - 1].key;
+        if (key == last) return 0;
+        uint32_t off = key - first;
+        if (!(off > (uint32_t)(last - first) && off < 0x80000000u)) {
+            int64_t dummy;
+            if (ts_get(f, key, &dummy)) return 0; /* the first packet with this value stays */
+            return tsh_put(f, key, t, frame);
+        }
+    }
+    if (grow((void **)&f->tsa, &f->cap_tsa, n + 1, sizeof(TsEnt))) return -1;
+    f->tsa[n] = (TsEnt){key, t};
+    f->n_tsa++;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ the per-packet step */
@@ -764,7 +799,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
             }
         }
     }
-    if (has_ts && tsm_put(F, p->tsval, t, p->frame)) return -1;
+    if (has_ts && ts_put(F, p->tsval, t, p->frame)) return -1;
     /* RTT: this flow's advancing ACKs give samples of the peer's data */
     if (ackf && !dup && ack_u >= 0 && (!F->adv_has || ack_u > F->adv_max)) {
         F->adv_has = 1;
@@ -784,9 +819,9 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
             P->seg_head = lo;
             if (P->seg_head == P->n_seg) { P->seg_head = 0; P->n_seg = 0; }
             if (has_ts && p->tsecr != 0) {
-                const TsSlot *s = tsm_get(P, p->tsecr);
-                if (s) {
-                    TsSample smp = {s->t, t, p->frame};
+                int64_t t_seg;
+                if (ts_get(P, p->tsecr, &t_seg)) {
+                    TsSample smp = {t_seg, t, p->frame};
                     PUSH(P->ts, P->n_ts, P->cap_ts, smp);
                 }
             }
