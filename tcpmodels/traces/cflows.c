@@ -125,6 +125,10 @@ typedef struct {
     Point *fr; int64_t n_fr, cap_fr;
     /* RTT: candidate segments, samples, retransmissions, timestamp values (this flow as the data sender) */
     int adv_has; int64_t adv_max;        /* highest advancing ACK sent by this flow (final basis) */
+    /* before the peer's first packet the shift is unknown: the highest ACK for each possible shift
+       (-2^32, 0, +2^32) among those that would be >= 0, and whether one would be -1 (the no-ACK sentinel) */
+    int pre_has[3]; int64_t pre_max[3]; int pre_minus1[3];
+    int prev_ackf;
     Seg *seg; int64_t seg_head, n_seg, cap_seg;
     SeqSample *ss; int64_t n_ss, cap_ss;
     TsSample *ts; int64_t n_ts, cap_ts;
@@ -134,7 +138,7 @@ typedef struct {
 } Flow;
 
 typedef struct Conn {
-    int64_t id, tuple_idx, tuple_slot, first_frame, last_t;
+    int64_t id, tuple_idx, tuple_slot, first_frame, tuple_first_frame, last_t;
     uint64_t ihi, ilo; uint32_t ivp;     /* initiator endpoint */
     int pending;                         /* waiting for the initial RTT */
     int synack_seen, dirty, wf_evaluated, au_candidate, live;
@@ -148,7 +152,7 @@ typedef struct Conn {
 /* ------------------------------------------------------------------ outputs */
 
 typedef struct {
-    int64_t tuple_idx, conn, dir, first_row, conn_first_frame;
+    int64_t tuple_idx, conn, dir, first_row, conn_first_frame, tuple_first_frame;
     int64_t shi, slo, svp, dhi, dlo, dvp;
     int64_t first_ns, last_ns, syn_seen, fin_seen, rst_seen, packets, data_packets, payload_bytes, wire_bytes;
     int64_t unique_bytes, not_captured_bytes, rtx, rtx_bytes, rtx_data, sent_data, fast, spur, ooo, dup, dupack;
@@ -183,7 +187,7 @@ typedef struct {
 
 typedef struct {
     uint64_t ahi, alo, bhi, blo; uint32_t avp, bvp;
-    int64_t idx, conn, last_syn; int has_syn;
+    int64_t idx, conn, last_syn, first_frame; int has_syn;
     int32_t next;
 } Tuple;
 
@@ -207,7 +211,7 @@ typedef struct {
     /* in-memory row outputs */
     int64_t *o_conn, *o_seq, *o_end, *o_ack;
     uint16_t *o_bits;
-    double lower_t;   /* no later packet is earlier than this [ns] (duplicate expiry) */
+    int64_t now, since_scan, live;   /* stream: latest time seen [ns], packets since the idle scan, live connections */
 } Ctx;
 
 static inline uint64_t mix64(uint64_t x) {
@@ -294,13 +298,24 @@ static void dup_expire(DupTable *d, double lower_t) {
     }
 }
 
-/* Time of the previous copy of p in flow `flow` (sets *found, *prev_t), and record p. */
-static int dup_check(DupTable *d, int64_t flow, const Pkt *p, double gap, int *found, int64_t *prev_t) {
-    uint64_t h = mix64((uint64_t)flow * 0x9E3779B97F4A7C15ULL ^ p->ipid);
+/* A packet's key for the duplicate test, from the packet alone (its endpoints stand for its flow, which the
+   exact comparison checks), so that it can be computed, and its slot fetched, ahead of time. */
+static inline uint64_t dup_hash(const Pkt *p) {
+    uint64_t h = mix64(p->slo ^ ((uint64_t)p->svp << 40) ^ p->ipid);
+    h = mix64(h ^ p->dlo ^ ((uint64_t)p->dvp << 40) ^ p->shi ^ (p->dhi << 1));
     h = mix64(h ^ ((uint64_t)p->seq << 32 | p->ack));
     h = mix64(h ^ ((uint64_t)p->flags << 48 | (uint64_t)p->win << 32 | p->payload));
     h = mix64(h ^ ((uint64_t)p->tsval << 32 | p->tsecr));
-    h = mix64(h ^ p->sackl) | 1; /* 0 marks an empty slot */
+    return mix64(h ^ p->sackl) | 1; /* 0 marks an empty slot */
+}
+
+static inline void dup_prefetch(const DupTable *d, const Pkt *p) {
+    __builtin_prefetch(&d->slot[dup_hash(p) & (uint64_t)(d->nslot - 1)]);
+}
+
+/* Time of the previous copy of p in flow `flow` (sets *found, *prev_t), and record p. */
+static int dup_check(DupTable *d, int64_t flow, const Pkt *p, double gap, int *found, int64_t *prev_t) {
+    uint64_t h = dup_hash(p);
     if (d->tail - d->head == d->cap_ring && dup_grow_ring(d)) return -1;
     if ((d->used + 1) * 2 > d->nslot && dup_grow_slots(d)) return -1;
     int64_t pos = d->tail++;
@@ -350,6 +365,23 @@ static inline uint64_t tuple_hash(const Tuple *k) {
     return mix64(h ^ k->blo);
 }
 
+static inline void tuple_key(const Pkt *p, Tuple *key) {
+    int a_first = p->shi < p->dhi || (p->shi == p->dhi && (p->slo < p->dlo || (p->slo == p->dlo && p->svp <= p->dvp)));
+    if (a_first) {
+        key->ahi = p->shi; key->alo = p->slo; key->avp = p->svp; key->bhi = p->dhi; key->blo = p->dlo; key->bvp = p->dvp;
+    } else {
+        key->ahi = p->dhi; key->alo = p->dlo; key->avp = p->dvp; key->bhi = p->shi; key->blo = p->slo; key->bvp = p->svp;
+    }
+}
+
+static inline void tt_prefetch(const TupleTable *t, const Pkt *p, int deep) {
+    Tuple key;
+    tuple_key(p, &key);
+    const int32_t *b = &t->bucket[tuple_hash(&key) & (uint64_t)(t->nb - 1)];
+    if (!deep) { __builtin_prefetch(b); return; }
+    if (*b >= 0) __builtin_prefetch(&t->e[*b]);
+}
+
 static int tt_rehash(TupleTable *t) {
     int64_t nb = t->nb * 2;
     if (nb > (1LL << 30)) return 0;
@@ -376,12 +408,7 @@ static int tt_rehash(TupleTable *t) {
 static int64_t tt_get(TupleTable *t, const Pkt *p) {
     Tuple key;
     memset(&key, 0, sizeof key);
-    int a_first = p->shi < p->dhi || (p->shi == p->dhi && (p->slo < p->dlo || (p->slo == p->dlo && p->svp <= p->dvp)));
-    if (a_first) {
-        key.ahi = p->shi; key.alo = p->slo; key.avp = p->svp; key.bhi = p->dhi; key.blo = p->dlo; key.bvp = p->dvp;
-    } else {
-        key.ahi = p->dhi; key.alo = p->dlo; key.avp = p->dvp; key.bhi = p->shi; key.blo = p->slo; key.bvp = p->svp;
-    }
+    tuple_key(p, &key);
     uint64_t h = tuple_hash(&key);
     int64_t k = (int64_t)(h & (uint64_t)(t->nb - 1));
     for (int32_t j = t->bucket[k]; j >= 0; j = t->e[j].next) {
@@ -400,6 +427,7 @@ static int64_t tt_get(TupleTable *t, const Pkt *p) {
         j = (int32_t)t->n_e++;
     }
     key.idx = t->count++;
+    key.first_frame = p->frame;
     key.conn = -1;
     key.last_syn = -1;
     key.has_syn = 0;
@@ -594,13 +622,22 @@ static int ts_put(Flow *f, uint32_t key, int64_t t, int64_t frame) {
 
 static inline int64_t k_of(const Flow *f) { return f->k_known ? f->k : 0; }
 
+#define TWO32 4294967296LL
+
 static void set_k(Conn *c, Flow *f, const Flow *peer) {
     /* shift of f's acknowledgment numbers into the peer's space (annotation._unwrap_acks) */
     int64_t anchor = peer->first_seq, first = f->ack_first_raw;
     int64_t shift = (int64_t)(int32_t)(uint32_t)(first - anchor) + anchor - first;
     f->k = shift;
     f->k_known = 1;
-    if (shift != 0 && f->acks_before_peer) c->dirty = 1;
+    if (f->acks_before_peer) {
+        /* the ACKs seen so far were kept in their own space: move what depends on the shift */
+        int j = shift < 0 ? 0 : shift == 0 ? 1 : 2;
+        f->adv_has = f->pre_has[j];
+        f->adv_max = f->pre_max[j] + shift;
+        if (f->prev_ackf) f->prev_ack_u += shift;
+        if (f->pre_minus1[j]) c->dirty = 1; /* an ACK number equal to the sentinel: only a re-run is exact */
+    }
 }
 
 static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
@@ -732,6 +769,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     F->prev_win = win;
     F->prev_ack_raw = ack_raw;
     F->prev_ack_u = ack_u;
+    F->prev_ackf = ackf;
     F->run_len = run_len;
     F->mpc_before_prev = c->mpc;
     if (p->mpsub == 0) c->mpc++;
@@ -801,7 +839,13 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     }
     if (has_ts && ts_put(F, p->tsval, t, p->frame)) return -1;
     /* RTT: this flow's advancing ACKs give samples of the peer's data */
-    if (ackf && !dup && ack_u >= 0 && (!F->adv_has || ack_u > F->adv_max)) {
+    if (ackf && !F->k_known) {
+        for (int j = 0; j < 3; j++) {
+            int64_t v = u0 + (j - 1) * TWO32;
+            if (v == -1) F->pre_minus1[j] = 1;
+            if (!dup && v >= 0 && (!F->pre_has[j] || u0 > F->pre_max[j])) { F->pre_has[j] = 1; F->pre_max[j] = u0; }
+        }
+    } else if (ackf && !dup && ack_u >= 0 && (!F->adv_has || ack_u > F->adv_max)) {
         F->adv_has = 1;
         F->adv_max = ack_u;
         if (P->seen) {
@@ -942,6 +986,7 @@ static int emit_flow(Ctx *x, Conn *c, int d) {
     memset(&o, 0, sizeof o);
     o.tuple_idx = c->tuple_idx; o.conn = c->id; o.dir = d; o.first_row = F->first_row;
     o.conn_first_frame = c->first_frame;
+    o.tuple_first_frame = c->tuple_first_frame;
     o.shi = (int64_t)F->shi; o.slo = (int64_t)F->slo; o.svp = F->svp;
     o.dhi = (int64_t)F->dhi; o.dlo = (int64_t)F->dlo; o.dvp = F->dvp;
     o.first_ns = F->first_ns; o.last_ns = F->last_ns;
@@ -1069,6 +1114,7 @@ static int finish_conn(Ctx *x, int64_t ci, int release) {
         for (int d = 0; d < 2; d++) flow_free(&c->f[d]);
         if (c->tuple_slot >= 0 && x->tt.e[c->tuple_slot].conn == ci) tt_remove(&x->tt, c->tuple_slot);
         lru_unlink(x, ci);
+        x->live--;
         c->live = 0;
         c->lru_next = x->free_c;
         x->free_c = ci;
@@ -1091,6 +1137,7 @@ static int64_t new_conn(Ctx *x, int64_t tslot, const Pkt *p, int64_t *count) {
     flow_reset(&c->f[1]);
     c->id = (*count)++;
     c->tuple_idx = x->tt.e[tslot].idx;
+    c->tuple_first_frame = x->tt.e[tslot].first_frame;
     c->tuple_slot = tslot;
     c->first_frame = p->frame;
     c->last_t = p->t;
@@ -1099,7 +1146,7 @@ static int64_t new_conn(Ctx *x, int64_t tslot, const Pkt *p, int64_t *count) {
     c->pending = (p->fb & B_SYN) && !(p->fb & B_ACK);
     c->live = 1;
     c->lru_prev = c->lru_next = -1;
-    if (x->stream) lru_append(x, ci);
+    if (x->stream) { lru_append(x, ci); x->live++; }
     return ci;
 }
 
@@ -1111,6 +1158,14 @@ static int on_packet(Ctx *x, const Pkt *p, int64_t *conn_count) {
     const int syn_only = (p->fb & B_SYN) && !(p->fb & B_ACK);
     Tuple *tu = &x->tt.e[ts];
     int64_t ci = tu->conn;
+    if (x->stream && ci >= 0 && x->c[ci].last_t < p->t - x->idle_ns) {
+        /* idle past the timeout: finished, and the 4-tuple starts afresh (as if expired before this packet) */
+        if (finish_conn(x, ci, 1)) return -1;
+        ts = tt_get(&x->tt, p);
+        if (ts < 0) return -1;
+        tu = &x->tt.e[ts];
+        ci = tu->conn;
+    }
     if (ci < 0 || (syn_only && (!tu->has_syn || tu->last_syn != (int64_t)p->seq))) {
         if (ci >= 0 && x->stream) {
             /* the tuple's previous connection can get no more packets */
@@ -1126,7 +1181,6 @@ static int on_packet(Ctx *x, const Pkt *p, int64_t *conn_count) {
     if (syn_only) { tu->last_syn = p->seq; tu->has_syn = 1; }
     Conn *c = &x->c[ci];
     if (p->t > c->last_t) c->last_t = p->t;
-    if (x->stream) { lru_unlink(x, ci); lru_append(x, ci); }
     if (x->o_conn && p->row >= 0) x->o_conn[p->row] = c->id;
     if (c->pending) {
         PUSH(c->pq, c->n_pq, c->cap_pq, *p);
@@ -1212,6 +1266,22 @@ static inline void load_pkt(const Inputs *in, Py_ssize_t i, Pkt *p, int64_t row)
     p->fb = COL(uint8_t, 18)[i];
     p->ws = COL(int8_t, 19)[i];
     p->mpsub = COL(int8_t, 20)[i];
+}
+
+/* fetch ahead what later packets will need: their duplicate slot and 4-tuple bucket (16 ahead), the
+   4-tuple's entry (8 ahead, its bucket fetched by then) */
+#define AHEAD 16
+
+static inline void prefetch_ahead(const Ctx *x, const Inputs *in, Py_ssize_t i, Pkt *tmp) {
+    if (i + AHEAD < in->n) {
+        load_pkt(in, i + AHEAD, tmp, -1);
+        dup_prefetch(&x->dt, tmp);
+        tt_prefetch(&x->tt, tmp, 0);
+    }
+    if (i + AHEAD / 2 < in->n) {
+        load_pkt(in, i + AHEAD / 2, tmp, -1);
+        tt_prefetch(&x->tt, tmp, 1);
+    }
 }
 
 /* suffix minima of the timestamps per block of rows: a lower bound on every later packet's time */
@@ -1313,8 +1383,10 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
     int failed = 0;
     Py_BEGIN_ALLOW_THREADS
     Pkt p;
+    Pkt ahead;
     for (Py_ssize_t i = 0; i < n && !failed; i++) {
         if (i % BLOCK == 0) dup_expire(&x.dt, smin[i / BLOCK]);
+        prefetch_ahead(&x, &in, i, &ahead);
         load_pkt(&in, i, &p, i);
         if (on_packet(&x, &p, &count)) failed = 1;
     }
@@ -1436,10 +1508,21 @@ static int stream_check(Stream *self) {
     return 0;
 }
 
-static int64_t live_conns(const Ctx *x) {
-    int64_t n = 0;
-    for (int64_t i = x->lru_head; i >= 0; i = x->c[i].lru_next) n++;
-    return n;
+static int64_t live_conns(const Ctx *x) { return x->live; }
+
+/* every SCAN_PACKETS packets: finish the connections idle past the timeout (their memory back) */
+#define SCAN_PACKETS 65536
+
+static int expire_idle(Ctx *x) {
+    x->since_scan = 0;
+    if (x->live > x->max_live) x->max_live = x->live;
+    int64_t i = x->lru_head;
+    while (i >= 0) {
+        int64_t nx = x->c[i].lru_next;
+        if (x->c[i].last_t < x->now - x->idle_ns && finish_conn(x, i, 1)) return -1;
+        i = nx;
+    }
+    return 0;
 }
 
 /* feed(columns): packets in capture order; connections idle longer than idle_ns are finished */
@@ -1455,21 +1538,21 @@ static PyObject *stream_feed(Stream *self, PyObject *args) {
     int failed = 0;
     Py_BEGIN_ALLOW_THREADS
     Pkt p;
+    Pkt ahead;
     for (Py_ssize_t i = 0; i < in.n && !failed; i++) {
         if (i % BLOCK == 0) dup_expire(&x->dt, smin[i / BLOCK]);
+        prefetch_ahead(x, &in, i, &ahead);
         load_pkt(&in, i, &p, -1);
-        /* idle connections (capture time) */
-        while (x->lru_head >= 0 && x->c[x->lru_head].last_t < p.t - x->idle_ns)
-            if (finish_conn(x, x->lru_head, 1)) { failed = 1; break; }
-        if (!failed && on_packet(x, &p, &self->count)) failed = 1;
+        if (on_packet(x, &p, &self->count)) failed = 1;
+        if (p.t > x->now) x->now = p.t;
+        if (++x->since_scan >= SCAN_PACKETS && !failed && expire_idle(x)) failed = 1;
     }
+    if (!failed && expire_idle(x)) failed = 1;
     Py_END_ALLOW_THREADS
     free(smin);
     self->packets += in.n;
     inputs_release(&in);
     if (failed) return PyErr_NoMemory();
-    int64_t live = live_conns(x);
-    if (live > x->max_live) x->max_live = live;
     Py_RETURN_NONE;
 }
 
@@ -1488,6 +1571,7 @@ static PyObject *stream_finish(Stream *self, PyObject *unused) {
     if (stream_check(self)) return NULL;
     Ctx *x = &self->x;
     int failed = 0;
+    if (x->live > x->max_live) x->max_live = x->live;
     while (x->lru_head >= 0 && !failed) if (finish_conn(x, x->lru_head, 1)) failed = 1;
     if (failed) return PyErr_NoMemory();
     self->finished = 1;
