@@ -41,7 +41,7 @@ _I8 = "<i8"
 _F8 = "<f8"
 #: One flow (direction) of the compiled pass, as the extension packs it (``FlowOut`` in cflows.c).
 FLOW_DTYPE = np.dtype([(name, _I8) for name in (
-    "tuple_idx", "conn", "dir", "first_row", "conn_first_frame", "shi", "slo", "svp", "dhi", "dlo", "dvp",
+    "tuple_idx", "conn", "dir", "first_row", "conn_first_frame", "tuple_first_frame", "shi", "slo", "svp", "dhi", "dlo", "dvp",
     "first_ns", "last_ns", "syn_seen", "fin_seen", "rst_seen", "packets", "data_packets", "payload_bytes",
     "wire_bytes", "unique_bytes", "not_captured_bytes", "rtx", "rtx_bytes", "rtx_data", "sent_data", "fast", "spur",
     "ooo", "dup", "dupack", "ka", "zw", "zwp", "wu", "wf", "nc", "au", "rtt_n", "rtt_ts_n", "fct_negative")]

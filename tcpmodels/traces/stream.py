@@ -41,6 +41,11 @@ from .pcapfile import MAX_GZIP_EXPANSION
 from .reader import ChunkedCapture, assemble_table, read_pcap, warn_accounting
 from .schema import TraceWarning
 
+try:  # the compiled pass (connpass.compiled_pass_available() is checked before it is used)
+    from . import cflows
+except ImportError:  # pragma: no cover - depends on the install
+    cflows = None
+
 __all__ = ["stream_flows", "dask_stream_flows", "DEFAULT_IDLE_TIMEOUT_S", "connection_share"]
 
 #: A connection with no packet for this long (capture time) is finished. Longer than any TCP timer a live
@@ -140,8 +145,6 @@ def _numbered(records: np.ndarray) -> np.ndarray:
 def _stream_records(capture, *, idle_timeout_s: float, chunk_bytes: int, max_gzip_expansion, share, progress,
                     packets_parquet) -> tuple[np.ndarray, int, int | None, object, dict]:
     """Run the stream: (flow records, negative RTT samples, earliest timestamp, read accounting, pass counters)."""
-    from . import cflows  # the extension; connpass.compiled_pass_available() was checked by the caller
-
     reading = ChunkedCapture(capture, chunk_bytes, max_gzip_expansion, on_batch=progress)
     stream = None
     parts = []
