@@ -1,9 +1,9 @@
 """The modules of tcpmodels.traces form a DAG: no import cycle, no function-level imports, no private names."""
 
 import ast
+from pathlib import Path
 
 import pytest
-from pathlib import Path
 
 import tcpmodels.traces
 
