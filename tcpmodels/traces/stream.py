@@ -107,18 +107,22 @@ def _pass_columns(cols: dict[str, np.ndarray]) -> tuple:
 
 
 def _address_text(vp: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
-    """Address text of (version << 16 | port, high half, low half) triples (object array of str)."""
-    ver = (np.asarray(vp, np.int64) >> 16).astype(np.int64)
-    key = np.stack([ver, np.asarray(hi, np.int64), np.asarray(lo, np.int64)], axis=1)
-    uniq, inverse = np.unique(key, axis=0, return_inverse=True)
+    """Address text of (version << 16 | port, high half, low half) triples (object array of str); the distinct
+    addresses found by hashing (``pandas.factorize``), only those formatted."""
+    v6 = (np.asarray(vp, np.int64) >> 16) == 6
+    c_lo, u_lo = pd.factorize(np.asarray(lo, np.uint64))
+    c_hi, u_hi = pd.factorize(np.asarray(hi, np.uint64))
+    codes, u_key = pd.factorize((c_hi.astype(np.int64) * max(len(u_lo), 1) + c_lo) * 2 + v6)
+    u_key = np.asarray(u_key, np.int64)
     names = []
-    for v, a, b in uniq.tolist():
-        if v == 4:
+    for key in u_key.tolist():
+        a = int(u_hi[(key // 2) // max(len(u_lo), 1)])
+        b = int(u_lo[(key // 2) % max(len(u_lo), 1)])
+        if key % 2 == 0:
             names.append(socket.inet_ntoa((b & 0xFFFFFFFF).to_bytes(4, "big")))
         else:
-            raw = (a & (2**64 - 1)).to_bytes(8, "big") + (b & (2**64 - 1)).to_bytes(8, "big")
-            names.append(socket.inet_ntop(socket.AF_INET6, raw))
-    return np.array(names, dtype=object)[inverse.ravel()] if len(uniq) else np.zeros(0, dtype=object)
+            names.append(socket.inet_ntop(socket.AF_INET6, a.to_bytes(8, "big") + b.to_bytes(8, "big")))
+    return np.array(names, dtype=object)[codes] if len(codes) else np.zeros(0, dtype=object)
 
 
 def _idents(records: np.ndarray) -> dict[str, np.ndarray]:
@@ -131,14 +135,19 @@ def _idents(records: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def _numbered(records: np.ndarray) -> np.ndarray:
-    """Records with connection numbers as the whole-table analysis gives them: by the first packet of the
-    4-tuple, then the connection's own first packet."""
-    out = records.copy()
+    """Records (renumbered in place when writable) with connection numbers as the whole-table analysis gives
+    them: by the first packet of the 4-tuple, then the connection's own first packet (which no other
+    connection shares: both directions of a connection carry the same pair)."""
+    out = records if records.flags.writeable else records.copy()
     if len(out) == 0:
         return out
-    key = np.unique(np.stack([out["tuple_first_frame"], out["conn_first_frame"]], axis=1), axis=0,
-                    return_inverse=True)[1].ravel()
-    out["conn"] = key
+    order = np.lexsort((out["conn_first_frame"], out["tuple_first_frame"]))
+    first = out["conn_first_frame"][order]
+    new = np.ones(len(order), bool)
+    new[1:] = first[1:] != first[:-1]
+    conn = np.empty(len(order), np.int64)
+    conn[order] = np.cumsum(new) - 1
+    out["conn"] = conn
     return out
 
 
