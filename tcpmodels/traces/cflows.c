@@ -206,6 +206,7 @@ typedef struct {
     TupleTable tt;
     DupTable dt;
     FlowOut *fo; int64_t n_fo, cap_fo;
+    double *scratch; int64_t cap_scratch;   /* RTT values of the flow being emitted */
     SampleOut *so; int64_t n_so, cap_so;
     int64_t negative_rtt, inexact_conns, max_live;
     /* in-memory row outputs */
@@ -924,16 +925,32 @@ static int replay(Ctx *x, int64_t ci) {
     return 0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double u = *(const double *)a, v = *(const double *)b;
-    return (u > v) - (u < v);
+/* the k-th smallest of v[0..n) (v reordered; no NaN) */
+static double kth_smallest(double *v, int64_t n, int64_t k) {
+    int64_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        double pivot = v[lo + (hi - lo) / 2];
+        int64_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j) { double t = v[i]; v[i] = v[j]; v[j] = t; i++; j--; }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k];
+    }
+    return v[k];
 }
 
 static double median(double *v, int64_t n) {
+    /* as pandas' groupby median: the middle value, or the mean of the two middle values */
     if (n == 0) return NAN;
-    qsort(v, (size_t)n, sizeof(double), cmp_double);
-    if (n % 2) return v[n / 2];
-    return (v[n / 2] + v[n / 2 - 1]) / 2;
+    double upper = kth_smallest(v, n, n / 2);
+    if (n % 2) return upper;
+    double lower = v[0]; /* after the selection, v[0 .. n/2) are the values at or below the middle */
+    for (int64_t i = 1; i < n / 2; i++) if (v[i] > lower) lower = v[i];
+    return (upper + lower) / 2;
 }
 
 /* numpy's pairwise summation of float64 (the inner loop of np.add.reduce) */
@@ -1038,9 +1055,8 @@ static int emit_flow(Ctx *x, Conn *c, int d) {
         for (int64_t i = 0; i < nr; i++) byt[i] = (RtxT){rel_s(x, F->rt[i].t), F->rt[i].order, F->rt[i].seq};
         qsort(byt, (size_t)nr, sizeof(RtxT), cmp_rtx_t);
     }
-    int64_t cap_v = F->n_ss + F->n_ts + 1;
-    vals = malloc(sizeof(double) * (size_t)cap_v);
-    if (!vals) goto nomem;
+    if (grow((void **)&x->scratch, &x->cap_scratch, F->n_ss + F->n_ts + 1, sizeof(double))) goto nomem;
+    vals = x->scratch;
     int64_t nv = 0;
     double vmin = NAN;
     for (int64_t i = 0; i < F->n_ss; i++) {
@@ -1094,11 +1110,11 @@ static int emit_flow(Ctx *x, Conn *c, int d) {
     }
     o.rtt_ts_n = nv;
     o.rtt_ts_median = median(vals, nv);
-    free(bys); free(byt); free(maxend); free(vals);
+    free(bys); free(byt); free(maxend);
     PUSH(x->fo, x->n_fo, x->cap_fo, o);
     return 0;
 nomem:
-    free(bys); free(byt); free(maxend); free(vals);
+    free(bys); free(byt); free(maxend);
     return -1;
 }
 
@@ -1311,7 +1327,7 @@ static void ctx_free(Ctx *x) {
             free(x->c[i].pq);
         }
     }
-    free(x->c); free(x->fo); free(x->so);
+    free(x->c); free(x->fo); free(x->so); free(x->scratch);
     tt_free(&x->tt);
     dup_free(&x->dt);
     memset(x, 0, sizeof *x);

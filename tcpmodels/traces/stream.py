@@ -167,13 +167,13 @@ def _stream_records(capture, *, idle_timeout_s: float, chunk_bytes: int, max_gzi
                 writer = _write_packets(writer, packets_parquet, cols)
             if stream is None:  # times relative to the capture's first packet (the same on every worker)
                 stream = cflows.Stream(int(ts[0]), int(idle_timeout_s * 1e9), False)
-            if share is not None:
+            columns = _pass_columns(cols)
+            if share is not None:  # only the columns the pass reads, only this worker's connections
                 mine = connection_share(cols, share[1]) == share[0]
-                cols = {k: v[mine] for k, v in cols.items()}
-                if not len(cols["seq"]):
-                    continue
-            stream.feed(_pass_columns(cols))
+                columns = tuple(c[mine] for c in columns)
             del cols
+            stream.feed(columns)
+            del columns
             fo, _ = stream.take()
             if fo:
                 parts.append(np.frombuffer(fo, connpass.FLOW_DTYPE))
