@@ -24,7 +24,7 @@
    captures through it (tests/traces/test_cflows_sanitizers.py).
 
    No numpy C API: arrays come in through the buffer protocol, allocated and typed by the Python side
-   (tcpmodels/traces/fastpath.py). Build flags: no fast-math, no FP contraction (the time comparisons must
+   (tcpmodels/traces/connpass.py, stream.py). Build flags: no fast-math, no FP contraction (the time comparisons must
    round as numpy's do). */
 
 #define PY_SSIZE_T_CLEAN
@@ -1166,7 +1166,6 @@ static int64_t new_conn(Ctx *x, int64_t tslot, const Pkt *p, int64_t *count) {
     return ci;
 }
 
-typedef struct { int64_t count; } Counter;
 
 static int on_packet(Ctx *x, const Pkt *p, int64_t *conn_count) {
     int64_t ts = tt_get(&x->tt, p);
