@@ -15,17 +15,19 @@
      a decision already taken mark the connection: the in-memory analysis runs it again with the final facts
      (``analyze``); a stream (``Stream``) cannot, and counts it.
 
-   Memory per connection is bounded by its outstanding data (segments not yet acknowledged, RTT samples and
-   retransmissions kept for Karn's rule, timestamp values); duplicates are looked up in one table whose entries
-   expire once no later packet can be a copy within the duplicate window.
+   Memory per connection: what the reference's results need of it and no more. Candidate segments are
+   forgotten once acknowledged; kept to the connection's end are its RTT samples (exact medians need them all),
+   its retransmissions (Karn's rule), its distinct timestamp values (an echo may name any) and the holes in its
+   sequence space (unique bytes). Duplicates are looked up in one table whose entries expire once no later
+   packet can be a copy within the duplicate window. A stream finishes a connection idle past its timeout.
 
-   Untrusted input: every value is bounded-checked; arrays grow by doubling with overflow checks; the suite
+   Untrusted input: every index is bounds-checked; arrays grow by doubling with overflow checks; the suite
    builds this file under AddressSanitizer and UndefinedBehaviorSanitizer and runs the corpora and mutated
    captures through it (tests/traces/test_cflows_sanitizers.py).
 
    No numpy C API: arrays come in through the buffer protocol, allocated and typed by the Python side
-   (tcpmodels/traces/connpass.py, stream.py). Build flags: no fast-math, no FP contraction (the time comparisons must
-   round as numpy's do). */
+   (tcpmodels/traces/connpass.py, stream.py). Build flags: no fast-math, no FP contraction (the time
+   comparisons must round as numpy's do). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
