@@ -125,7 +125,16 @@ def table_columns(packets: pd.DataFrame) -> tuple:
         in the low half).
     """
     s, d = _endpoint_codes(packets)
-    g = packets.__getitem__
+    n = len(packets)
+    # annotate does not read these: a table without them is still annotated (as the reference does)
+    optional = {"frame_index": lambda: np.arange(n, dtype=np.int64), "wire_bytes": lambda: np.zeros(n, np.uint32),
+                "has_timestamps": lambda: np.zeros(n, bool)}
+
+    def g(name: str) -> pd.Series:
+        if name in optional and name not in packets.columns:
+            return pd.Series(optional[name]())
+        return packets[name]
+
     return (_c(g("timestamp_ns").to_numpy(), "<i8"), _c(g("frame_index").to_numpy(), "<i8"),
             None, s, _c(g("src_port").to_numpy(), "<u4"), None, d, _c(g("dst_port").to_numpy(), "<u4"),
             _c(g("seq").to_numpy(), "<u4"), _c(g("ack").to_numpy(), "<u4"), _c(g("ip_id").to_numpy(), "<u4"),

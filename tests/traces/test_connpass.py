@@ -70,6 +70,23 @@ def test_a_row_subset_keeps_the_table_index():
 
 
 @needs_pass
+def test_annotate_needs_only_the_columns_the_reference_reads():
+    """annotate does not read frame_index, wire_bytes or has_timestamps: a table without them is annotated."""
+    table = read_quietly(CAPTURES / "reno_bulk.pcap.gz").drop(columns=["frame_index", "wire_bytes",
+                                                                       "has_timestamps"])
+    from tcpmodels.traces import annotate
+
+    previous = set_kernel("numpy")
+    try:
+        want = annotate(table)
+    finally:
+        set_kernel(previous)
+    import pandas as pd
+
+    pd.testing.assert_frame_equal(annotate(table), want, check_exact=True)
+
+
+@needs_pass
 @pytest.mark.slow
 @pytest.mark.skipif(not BIG.exists(), reason=f"{BIG} not built (benchmarks/interleaved_capture.py)")
 def test_equal_on_the_1M_interleaved_capture():
