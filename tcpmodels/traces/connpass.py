@@ -16,20 +16,29 @@ per-row columns (:data:`ROW_BITS`), one record per flow (:data:`FLOW_DTYPE`) and
 
 from __future__ import annotations
 
+import socket
+import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from . import pcapfile
+from .reader import ChunkedCapture
+from .schema import TraceWarning
 
 try:  # built by the package's install (setup.py) when a C compiler is present
     from . import cflows as _cflows
 except ImportError:  # pragma: no cover - depends on the install
     _cflows = None
 
+if TYPE_CHECKING:  # pandas is imported where it is used: importing this module costs no pandas
+    import pandas as pd
+
 __all__ = ["compiled_pass_available", "use_compiled_pass", "table_columns", "run_table", "PassResult",
-           "FLOW_DTYPE", "SAMPLE_DTYPE", "ROW_BITS", "flow_ids", "relative_s"]
+           "FLOW_DTYPE", "SAMPLE_DTYPE", "ROW_BITS", "flow_ids", "relative_s", "stream_records", "StreamResult",
+           "connection_share", "decoded_columns", "number_records", "address_text", "record_idents",
+           "flow_columns", "warn_dropped"]
 
 #: Per-row flags of the compiled pass: annotation column -> bit.
 ROW_BITS = {"is_initiator": 0, "is_retransmission": 1, "is_duplicate": 2, "is_dup_ack": 3, "is_keepalive": 4,
@@ -89,6 +98,8 @@ def relative_s(ns: np.ndarray | int, ns0: int) -> np.ndarray:
 
 def _endpoint_codes(packets: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Address codes of both ends on one category list (the same addresses, the same code)."""
+    import pandas as pd
+
     src, dst = packets["src_addr"], packets["dst_addr"]
     cats = pd.Index(src.cat.categories).union(pd.Index(dst.cat.categories))
     s = cats.get_indexer(src.cat.categories).astype(np.uint64)[src.cat.codes.to_numpy()]
@@ -124,6 +135,8 @@ def table_columns(packets: pd.DataFrame) -> tuple:
         21 contiguous arrays (``None`` for the high halves of the addresses: the table's address codes fit
         in the low half).
     """
+    import pandas as pd
+
     s, d = _endpoint_codes(packets)
     n = len(packets)
     # annotate does not read these: a table without them is still annotated (as the reference does)
@@ -213,3 +226,312 @@ def run_table(packets: pd.DataFrame, ns0: int, *, rows: bool, samples: bool) -> 
 def flow_ids(conn: np.ndarray, direction: np.ndarray) -> np.ndarray:
     """``flow_id = 2 * connection_id + direction`` (0: the initiator's direction)."""
     return 2 * np.asarray(conn, np.int64) + np.asarray(direction, np.int64)
+
+
+# ------------------------------------------------------------------------------------------------- streams
+# read -> per-connection state -> flow records, in one pass over a capture (numpy only: no pandas import)
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 (wrapping arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * np.uint64(0xBF58476D1CE4E5B9)
+    x = x ^ (x >> np.uint64(27))
+    x = x * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def connection_share(cols: dict[str, np.ndarray], shares: int) -> np.ndarray:
+    """Which of ``shares`` workers analyses each packet: a hash of its unordered endpoint pair (address and
+    port of both ends), so that both directions and every connection of a 4-tuple land on the same worker.
+
+    Parameters
+    ----------
+    cols : dict
+        Decoded columns (:meth:`~tcpmodels.traces.reader.ChunkedCapture.decoded`).
+    shares : int
+        Number of workers (at least 1).
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 share of each packet, in ``[0, shares)``.
+    """
+    with np.errstate(over="ignore"):
+        def end(hi, lo, port, ver):
+            h = _mix(np.asarray(hi, np.uint64) ^ np.uint64(0x9E3779B97F4A7C15))
+            h = _mix(h ^ np.asarray(lo, np.uint64))
+            return _mix(h ^ ((np.asarray(ver, np.uint64) << np.uint64(16)) | np.asarray(port, np.uint64)))
+
+        ver = cols["ip_version"]
+        h = _mix(end(cols["src_hi"], cols["src_lo"], cols["src_port"], ver)
+                 + end(cols["dst_hi"], cols["dst_lo"], cols["dst_port"], ver))
+    return (h % np.uint64(shares)).astype(np.int64)
+
+
+def decoded_columns(cols: dict[str, np.ndarray]) -> tuple:
+    """Decoded columns (:meth:`~tcpmodels.traces.reader.ChunkedCapture.decoded`) in the order and types the
+    compiled pass reads (as :func:`table_columns` gives them from a packet table)."""
+    ver = cols["ip_version"].astype(np.uint32) << np.uint32(16)
+    flags = cols["flags"]
+    c = np.ascontiguousarray
+    return (c(cols["timestamp_ns"], "<i8"), c(cols["frame_index"], "<i8"), c(cols["src_hi"], "<u8"),
+            c(cols["src_lo"], "<u8"), ver | cols["src_port"], c(cols["dst_hi"], "<u8"), c(cols["dst_lo"], "<u8"),
+            ver | cols["dst_port"], c(cols["seq"], "<u4"), c(cols["ack"], "<u4"), c(cols["ip_id"], "<u4"),
+            c(cols["payload_bytes"], "<u4"), c(cols["tsval"], "<u4"), c(cols["tsecr"], "<u4"),
+            c(cols["sack_left"], "<u4"), c(cols["wire_bytes"], "<u4"), c(flags, "<u2"), c(cols["window"], "<u2"),
+            flag_byte((flags & 2) != 0, (flags & 16) != 0, (flags & 1) != 0, (flags & 4) != 0,
+                      cols["has_timestamps"]),
+            c(cols["window_scale"], "<i1"), c(cols["mptcp_subtype"], "<i1"))
+
+
+@dataclass
+class StreamResult:
+    """What :func:`stream_records` gives.
+
+    Attributes
+    ----------
+    records : numpy.ndarray
+        :data:`FLOW_DTYPE` records of every flow, numbered as the whole-table analysis numbers them
+        (:func:`number_records`).
+    negative_rtt : int
+        RTT samples dropped as negative (the capture's clock went backwards).
+    t_min : int or None
+        The earliest packet timestamp seen (None without packets). [ns]
+    accounting : ReadAccounting
+        The read accounting of the capture.
+    stats : dict
+        The pass's counters: packets, connections, live and largest live connections, connections a stream
+        could not analyse exactly (``inexact_connections``), negative RTT samples.
+    """
+
+    records: np.ndarray
+    negative_rtt: int
+    t_min: int | None
+    accounting: object
+    stats: dict
+
+
+_STATS = ("packets", "connections", "live_connections", "max_live_connections", "inexact_connections",
+          "negative_rtt_samples")
+
+
+def stream_records(capture, *, idle_timeout_s: float, chunk_bytes: int, max_gzip_expansion,
+                   share: tuple[int, int] | None = None, progress=None, on_chunk=None) -> StreamResult:
+    """Decode a capture chunk by chunk and run the compiled pass over it, keeping only live connections.
+
+    Parameters
+    ----------
+    capture : str or path-like
+        Classic pcap or pcapng, optionally gzip-compressed.
+    idle_timeout_s : float
+        A connection idle for longer than this (capture time) is finished. [s]
+    chunk_bytes : int
+        Bytes of decompressed file decoded at once. [bytes]
+    max_gzip_expansion : float or None
+        As for :func:`~tcpmodels.traces.read_pcap`. [-]
+    share : (int, int), optional
+        ``(i, n)``: analyse only the connections of share ``i`` of ``n`` (:func:`connection_share`).
+    progress : callable, optional
+        Called with the decompressed bytes of each chunk. [bytes]
+    on_chunk : callable, optional
+        Called with each chunk's decoded columns (all packets, before any share is taken).
+
+    Returns
+    -------
+    StreamResult
+        The flow records and what the reader and the pass counted.
+    """
+    reading = ChunkedCapture(capture, chunk_bytes, max_gzip_expansion, on_batch=progress)
+    stream = None
+    parts = []
+    t_min = None
+    for cols in reading.decoded():
+        ts = cols["timestamp_ns"]
+        t_min = int(ts.min()) if t_min is None else min(t_min, int(ts.min()))
+        if on_chunk is not None:
+            on_chunk(cols)
+        if stream is None:  # times relative to the capture's first packet (the same on every worker)
+            stream = _cflows.Stream(int(ts[0]), int(idle_timeout_s * 1e9), False)
+        columns = decoded_columns(cols)
+        if share is not None:  # only the columns the pass reads, only this worker's connections
+            mine = connection_share(cols, share[1]) == share[0]
+            columns = tuple(c[mine] for c in columns)
+        del cols
+        stream.feed(columns)
+        del columns
+        fo, _ = stream.take()
+        if fo:
+            parts.append(np.frombuffer(fo, FLOW_DTYPE))
+    stats = dict.fromkeys(_STATS, 0)
+    if stream is not None:
+        stream.finish()
+        fo, _ = stream.take()
+        parts.append(np.frombuffer(fo, FLOW_DTYPE))
+        stats = stream.stats()
+    records = np.concatenate(parts) if parts else np.zeros(0, FLOW_DTYPE)
+    return StreamResult(number_records(records), int(stats.get("negative_rtt_samples", 0)), t_min,
+                        reading.accounting(), stats)
+
+
+def number_records(records: np.ndarray) -> np.ndarray:
+    """Records (renumbered in place when writable) with connection numbers as the whole-table analysis gives
+    them: by the first packet of the 4-tuple, then the connection's own first packet (which no other
+    connection shares: both directions of a connection carry the same pair).
+
+    Parameters
+    ----------
+    records : numpy.ndarray
+        :data:`FLOW_DTYPE` records.
+
+    Returns
+    -------
+    numpy.ndarray
+        The records, ``conn`` renumbered.
+    """
+    out = records if records.flags.writeable else records.copy()
+    if len(out) == 0:
+        return out
+    order = np.lexsort((out["conn_first_frame"], out["tuple_first_frame"]))
+    first = out["conn_first_frame"][order]
+    new = np.ones(len(order), bool)
+    new[1:] = first[1:] != first[:-1]
+    conn = np.empty(len(order), np.int64)
+    conn[order] = np.cumsum(new) - 1
+    out["conn"] = conn
+    return out
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(code of each value, distinct values) by sorting."""
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return inverse.ravel().astype(np.int64), uniq
+
+
+def address_text(vp: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
+    """Address text of (version << 16 | port, high half, low half) triples as the decoder gives them.
+
+    Parameters
+    ----------
+    vp, hi, lo : numpy.ndarray
+        Version and port, high and low 64-bit halves of the address (IPv4 in ``lo``).
+
+    Returns
+    -------
+    numpy.ndarray
+        Object array of str (``"10.0.0.1"``, ``"fd00::1"``); only the distinct addresses are formatted.
+    """
+    v6 = ((np.asarray(vp, np.int64) >> 16) == 6).astype(np.int64)
+    c_lo, u_lo = _codes(np.asarray(lo, np.uint64))
+    c_hi, u_hi = _codes(np.asarray(hi, np.uint64))
+    width = max(len(u_lo), 1)
+    codes, u_key = _codes((c_hi * width + c_lo) * 2 + v6)
+    names = []
+    for key in u_key.tolist():
+        a, b = int(u_hi[(key // 2) // width]), int(u_lo[(key // 2) % width])
+        if key % 2 == 0:
+            names.append(socket.inet_ntoa((b & 0xFFFFFFFF).to_bytes(4, "big")))
+        else:
+            names.append(socket.inet_ntop(socket.AF_INET6, a.to_bytes(8, "big") + b.to_bytes(8, "big")))
+    return np.array(names, dtype=object)[codes] if len(codes) else np.zeros(0, dtype=object)
+
+
+def record_idents(records: np.ndarray) -> dict[str, np.ndarray]:
+    """The flow table's identity columns from flow records (the flow's first packet's endpoints).
+
+    Parameters
+    ----------
+    records : numpy.ndarray
+        :data:`FLOW_DTYPE` records.
+
+    Returns
+    -------
+    dict
+        ``src_addr``, ``src_port``, ``dst_addr``, ``dst_port``, ``ip_version`` in the records' order.
+    """
+    return {"src_addr": address_text(records["svp"], records["shi"], records["slo"]),
+            "src_port": (records["svp"] & 0xFFFF).astype(np.uint16),
+            "dst_addr": address_text(records["dvp"], records["dhi"], records["dlo"]),
+            "dst_port": (records["dvp"] & 0xFFFF).astype(np.uint16),
+            "ip_version": (records["svp"] >> 16).astype(np.uint8)}
+
+
+#: Flow-table column -> the record field it is.
+_COUNTS = {"packets": "packets", "data_packets": "data_packets", "payload_bytes": "payload_bytes",
+           "wire_bytes": "wire_bytes", "unique_payload_bytes": "unique_bytes",
+           "bytes_not_captured": "not_captured_bytes", "retransmitted_packets": "rtx",
+           "retransmitted_bytes": "rtx_bytes", "fast_retransmissions": "fast", "spurious_retransmissions": "spur",
+           "out_of_order_packets": "ooo", "duplicate_packets": "dup", "duplicate_acks": "dupack",
+           "keepalive_packets": "ka", "zero_window_packets": "zw", "zero_window_probes": "zwp",
+           "window_update_packets": "wu", "window_full_packets": "wf", "previous_segment_not_captured": "nc",
+           "acked_unseen_packets": "au", "rtt_samples": "rtt_n", "rtt_min_s": "rtt_min",
+           "rtt_median_s": "rtt_median", "rtt_mean_s": "rtt_mean", "rtt_ts_samples": "rtt_ts_n",
+           "rtt_ts_median_s": "rtt_ts_median"}
+
+
+def flow_columns(records: np.ndarray, ns0: int, ident: dict[str, np.ndarray]) -> tuple[np.ndarray, dict]:
+    """The flow table's columns (:func:`~tcpmodels.traces.flows`' names, dtypes and row order) from records.
+
+    Parameters
+    ----------
+    records : numpy.ndarray
+        :data:`FLOW_DTYPE` records (any order), connection ids as the table numbers them.
+    ns0 : int
+        The time origin of relative times. [ns]
+    ident : dict
+        ``src_addr, src_port, dst_addr, dst_port, ip_version`` of each record's flow, in the records' order.
+
+    Returns
+    -------
+    flow_id : numpy.ndarray
+        int64, ascending (the table's index).
+    columns : dict
+        Column name -> array in :data:`tcpmodels.traces.flows.FLOW_COLUMNS` order, rows in ``flow_id`` order.
+    """
+    order = np.lexsort((records["dir"], records["conn"]))
+    r = records[order]
+    out: dict[str, np.ndarray] = {"connection_id": r["conn"].copy(), "is_initiator": r["dir"] == 0}
+    for c in ("src_addr", "src_port", "dst_addr", "dst_port", "ip_version"):
+        out[c] = np.asarray(ident[c])[order]
+    first, last = relative_s(r["first_ns"], ns0), relative_s(r["last_ns"], ns0)
+    out["first_time_s"] = first + ns0 / 1e9
+    out["last_time_s"] = last + ns0 / 1e9
+    out["duration_s"] = last - first
+    for c in ("syn_seen", "fin_seen", "rst_seen"):
+        out[c] = r[c] != 0
+    for c, field in _COUNTS.items():
+        out[c] = r[field].copy()
+    sent, duration = r["sent_data"], out["duration_s"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out["loss_rate"] = np.where(sent > 0, r["rtx_data"] / np.where(sent > 0, sent, np.nan), np.nan)
+        out["throughput_bps"] = np.where(duration > 0, 8.0 * out["unique_payload_bytes"]
+                                         / np.where(duration > 0, duration, np.nan), np.nan)
+    out["fct_s"] = r["fct"].copy()
+    return flow_ids(r["conn"], r["dir"]), out
+
+
+def warn_dropped(records: np.ndarray, negative_rtt: int, stacklevel: int = 3) -> None:
+    """Warn as the reference does about RTT samples and flow completion times dropped as negative.
+
+    Parameters
+    ----------
+    records : numpy.ndarray
+        :data:`FLOW_DTYPE` records.
+    negative_rtt : int
+        RTT samples the pass dropped (the capture's clock went backwards between a segment and its ACK).
+    stacklevel : int
+        For :func:`warnings.warn`.
+
+    Returns
+    -------
+    None
+    """
+    if negative_rtt:
+        total = int(records["rtt_n"].sum() + records["rtt_ts_n"].sum()) + negative_rtt
+        warnings.warn(f"{negative_rtt} of {total} RTT samples dropped: negative, because capture "
+                      "timestamps go backwards between the segment and its ACK", TraceWarning,
+                      stacklevel=stacklevel + 1)
+    negative_fct = int(records["fct_negative"].sum()) if len(records) else 0
+    if negative_fct:
+        warnings.warn(f"{negative_fct} flow completion times set to NaN: negative, because capture "
+                      "timestamps go backwards between the SYN and the last ACK", TraceWarning,
+                      stacklevel=stacklevel + 1)

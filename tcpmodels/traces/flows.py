@@ -235,47 +235,11 @@ def flow_table(records: np.ndarray, ns0: int, ident: dict[str, np.ndarray], nega
     pandas.DataFrame
         As :func:`flows` (the same columns, dtypes and row order).
     """
-    if negative_rtt:
-        total = int(records["rtt_n"].sum() + records["rtt_ts_n"].sum()) + negative_rtt
-        warnings.warn(f"{negative_rtt} of {total} RTT samples dropped: negative, because capture "
-                      "timestamps go backwards between the segment and its ACK", TraceWarning, stacklevel=3)
+    connpass.warn_dropped(records, negative_rtt, stacklevel=3)
     if len(records) == 0:
         return _empty_flows()
-    order = np.lexsort((records["dir"], records["conn"]))
-    r = records[order]
-    out = pd.DataFrame(index=pd.Index(connpass.flow_ids(r["conn"], r["dir"]), name="flow_id"))
-    out["connection_id"] = r["conn"].copy()
-    out["is_initiator"] = r["dir"] == 0
-    for c in _IDENT:
-        out[c] = np.asarray(ident[c])[order]
-    first, last = connpass.relative_s(r["first_ns"], ns0), connpass.relative_s(r["last_ns"], ns0)
-    out["first_time_s"] = first + ns0 / 1e9
-    out["last_time_s"] = last + ns0 / 1e9
-    out["duration_s"] = last - first
-    for c in ("syn_seen", "fin_seen", "rst_seen"):
-        out[c] = r[c] != 0
-    named = {"packets": "packets", "data_packets": "data_packets", "payload_bytes": "payload_bytes",
-             "wire_bytes": "wire_bytes", "unique_payload_bytes": "unique_bytes",
-             "bytes_not_captured": "not_captured_bytes", "retransmitted_packets": "rtx",
-             "retransmitted_bytes": "rtx_bytes", "fast_retransmissions": "fast", "spurious_retransmissions": "spur",
-             "out_of_order_packets": "ooo", "duplicate_packets": "dup", "duplicate_acks": "dupack",
-             "keepalive_packets": "ka", "zero_window_packets": "zw", "zero_window_probes": "zwp",
-             "window_update_packets": "wu", "window_full_packets": "wf", "previous_segment_not_captured": "nc",
-             "acked_unseen_packets": "au", "rtt_samples": "rtt_n", "rtt_min_s": "rtt_min",
-             "rtt_median_s": "rtt_median", "rtt_mean_s": "rtt_mean", "rtt_ts_samples": "rtt_ts_n",
-             "rtt_ts_median_s": "rtt_ts_median", "fct_s": "fct"}
-    for c, field in named.items():
-        out[c] = r[field].copy()
-    sent = pd.Series(r["sent_data"], index=out.index)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out["loss_rate"] = np.where(sent > 0, r["rtx_data"] / sent.where(sent > 0), np.nan)
-        out["throughput_bps"] = np.where(out["duration_s"] > 0, 8.0 * out["unique_payload_bytes"]
-                                         / out["duration_s"].where(out["duration_s"] > 0), np.nan)
-    negative_fct = int(r["fct_negative"].sum())
-    if negative_fct:
-        warnings.warn(f"{negative_fct} flow completion times set to NaN: negative, because capture "
-                      "timestamps go backwards between the SYN and the last ACK", TraceWarning, stacklevel=3)
-    return out[FLOW_COLUMNS]
+    flow_id, cols = connpass.flow_columns(records, ns0, ident)
+    return pd.DataFrame(cols, index=pd.Index(flow_id, name="flow_id"))[FLOW_COLUMNS]
 
 
 def _span_columns(packets: pd.DataFrame, an: pd.DataFrame) -> dict[str, np.ndarray]:
