@@ -141,8 +141,30 @@ def _finish(records: np.ndarray, negative: int, t_min: int | None, stats: dict) 
     return flow_table(records, t_min or 0, connpass.record_idents(records), negative)
 
 
+#: glibc's mallopt parameters (malloc.h) and the values a streaming worker sets.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_WORKER_HEAP = {_M_TRIM_THRESHOLD: 256 << 20, _M_MMAP_THRESHOLD: 64 << 20}
+
+
+def _heap_for_streaming() -> None:
+    """Let a Dask worker's C heap keep and reuse the chunk buffers (glibc only; nothing elsewhere).
+
+    Dask starts its workers with ``MALLOC_TRIM_THRESHOLD_=65536``, which also fixes glibc's mmap threshold:
+    every 32 MiB chunk buffer is then mapped, zeroed and faulted in afresh, and freed memory handed back at
+    once. A stream of 3M packets took 4.0 s of CPU so against 2.5 s with glibc's defaults."""
+    try:
+        import ctypes
+
+        mallopt = ctypes.CDLL("libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return
+    for param, value in _WORKER_HEAP.items():
+        mallopt(param, value)
+
+
 def _share_task(capture: str, share: tuple[int, int], idle_timeout_s: float, chunk_bytes: int,
                 max_gzip_expansion) -> tuple[np.ndarray, int, int | None, dict, dict, list[str]]:
+    _heap_for_streaming()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         res = connpass.stream_records(capture, idle_timeout_s=idle_timeout_s, chunk_bytes=chunk_bytes,
