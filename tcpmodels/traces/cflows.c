@@ -738,7 +738,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
         c->wf_evaluated = 1;
         if (F->has_syn && P->has_syn) {
             int sh = (F->offered >= 0 && P->offered >= 0) ? (P->offered < 14 ? P->offered : 14) : 0;
-            double bytes = (double)peer_win * ldexp(1.0, sh);
+            double bytes = (double)peer_win * (double)(1 << sh); /* 2^sh exactly (sh <= 14) */
             wf = (double)(seq_u + payload) == (double)peer_ack + bytes;
         }
     }

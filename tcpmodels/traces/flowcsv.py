@@ -32,8 +32,11 @@ DEFAULT_IDLE_TIMEOUT_S = 300.0
 def _text(values: np.ndarray) -> list[str]:
     """One column as pandas' ``to_csv`` writes it: ``repr`` of floats (NaN empty), True/False, integers."""
     if values.dtype.kind == "f":
-        return ["" if math.isnan(v) else repr(v) for v in values.tolist()]
-    return [str(v) for v in values.tolist()]
+        text = list(map(repr, values.tolist()))
+        for i in np.flatnonzero(np.isnan(values)).tolist():
+            text[i] = ""
+        return text
+    return list(map(str, values.tolist()))
 
 
 def write_flow_csv(records: np.ndarray, ns0: int, out: TextIO) -> int:
