@@ -18,13 +18,16 @@ way out::
 
 from __future__ import annotations
 
+import functools
+import inspect
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ReturnKind", "broadcast", "wrap", "check_range", "check_scalar", "check_same_index"]
+__all__ = ["ReturnKind", "broadcast", "wrap", "check_range", "check_scalar", "check_same_index", "check_flag",
+           "check_magnitude", "finite_result"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +57,9 @@ def broadcast(**arrays: Any) -> tuple[dict[str, np.ndarray], ReturnKind]:
         If the shapes do not broadcast, or two Series have different indexes;
         the message names the parameters.
     TypeError
-        If an argument is not numeric.
+        If an argument is not numeric (a string included).
+
+    An integer too large for a float (``10**400``) is a ``ValueError`` naming the parameter.
     """
     kind = ReturnKind("scalar")
     converted: dict[str, np.ndarray] = {}
@@ -72,10 +77,19 @@ def broadcast(**arrays: Any) -> tuple[dict[str, np.ndarray], ReturnKind]:
         elif isinstance(value, (np.ndarray, list, tuple)) and kind.kind == "scalar":
             if np.ndim(value) > 0:
                 kind = ReturnKind("array")
+        if isinstance(value, (str, bytes)) or (isinstance(value, np.ndarray) and value.dtype.kind in "USO"
+                                                and any(isinstance(v, (str, bytes)) for v in value.ravel())):
+            raise TypeError(f"{name} must be numeric (float, array or Series); got {_short(value)}")
+        if isinstance(value, (bool, np.bool_)) or np.asarray(value).dtype.kind == "b" \
+                or (isinstance(value, (list, tuple)) and any(isinstance(v, (bool, np.bool_)) for v in value)):
+            raise TypeError(f"{name} must be numeric (float, array or Series), not a boolean; got {_short(value)}")
         try:
             converted[name] = np.asarray(value, dtype=float)
+        except OverflowError:
+            raise ValueError(f"{name} must be a number a 64-bit float holds (magnitude below 1.8e308); got "
+                             f"{_short(value)}") from None
         except (TypeError, ValueError) as exc:
-            raise TypeError(f"{name} must be numeric (float, array or Series); got {value!r}") from exc
+            raise TypeError(f"{name} must be numeric (float, array or Series); got {_short(value)}") from exc
     try:
         shaped = np.broadcast_arrays(*converted.values())
     except ValueError as exc:
@@ -121,6 +135,14 @@ def wrap(result: np.ndarray, kind: ReturnKind) -> Any:
     return result
 
 
+def _short(value: Any) -> str:
+    """A value for an error message, at most about 60 characters (an integer of 400 digits is described)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**18:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _fmt(x: float) -> str:
     return "inf" if np.isposinf(x) else "-inf" if np.isneginf(x) else f"{x:g}"
 
@@ -140,7 +162,11 @@ def check_range(
     The message reads ``"loss_rate [-] must be in (0, 1]; got 0"`` and
     names the first offending value. NaN elements pass (they propagate).
     """
-    arr = np.asarray(value, dtype=float)
+    try:
+        arr = np.asarray(value, dtype=float)
+    except OverflowError:
+        raise ValueError(f"{name} [{unit}] must be a number a 64-bit float holds (magnitude below 1.8e308); got "
+                         f"{_short(value)}") from None
     finite = arr[~np.isnan(arr)]
     if finite.size == 0:
         return
@@ -168,14 +194,110 @@ def check_scalar(name: str, value: Any, unit: str, **interval: Any) -> float:
     Raises
     ------
     TypeError
-        If ``value`` is a bool or not a scalar.
+        If ``value`` is a bool, a string or not a scalar.
     ValueError
-        If it is NaN or outside the interval; the message names the parameter and unit.
+        If it is NaN, too large for a float, or outside the interval; the message names the
+        parameter and unit.
     """
-    if isinstance(value, (bool, np.bool_)) or not np.isscalar(value):
-        raise TypeError(f"{name} [{unit}] must be a single number; got {value!r}")
-    v = float(value)
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not np.isscalar(value):
+        raise TypeError(f"{name} [{unit}] must be a single number; got {_short(value)}")
+    try:
+        v = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} [{unit}] must be a number a 64-bit float holds (magnitude below 1.8e308); got "
+                         f"{_short(value)}") from None
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} [{unit}] must be a single number; got {_short(value)}") from None
     if np.isnan(v):
         raise ValueError(f"{name} [{unit}] must be a number, not NaN")
     check_range(name, v, unit=unit, **interval)
     return v
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """Return ``value`` as a bool after checking it is one (``True``/``False``, numpy's included).
+
+    For switches (``fast_convergence``, ``log_throughput``): a string such as ``"no"`` would
+    otherwise count as true.
+
+    Raises
+    ------
+    TypeError
+        If ``value`` is not a bool; the message names the parameter.
+    """
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False; got {_short(value)}")
+    return bool(value)
+
+
+def check_magnitude(name: str, value: Any, *, max_abs: float, unit: str | None = None) -> None:
+    """Raise ``ValueError`` if any finite element of ``value`` exceeds ``max_abs`` in magnitude.
+
+    For estimators that square or sum their input: beyond ``max_abs`` the sums overflow and the
+    result would be an impossible value (or NaN) instead of an error.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, its unit, the first offending value, its index and the limit.
+    """
+    arr = np.asarray(value, dtype=float)
+    big = np.isfinite(arr) & (np.abs(arr) > max_abs)
+    if big.any():
+        where = np.argwhere(big)[0]
+        label = name if unit is None else f"{name} [{unit}]"
+        raise ValueError(f"{label} must be at most {max_abs:.3g} in magnitude here (larger values "
+                         f"overflow the sums of squares); got {arr[tuple(where)]:g} at index "
+                         f"{tuple(int(i) for i in where) if arr.ndim > 1 else int(where[0])} ({int(big.sum())} "
+                         "values): rescale the series (another unit)")
+
+
+def finite_result(fn: Callable) -> Callable:
+    """Decorate a formula whose result is finite wherever its inputs are: an overflow becomes a ValueError.
+
+    The formula runs with numpy's floating-point warnings off; then, at the first element where
+    every numeric argument is finite but the result is not (``mss_bytes=1e308`` overflows the
+    product), a ``ValueError`` names the function, the arguments' values there and the result,
+    instead of returning an infinity (or NaN) no input asked for. Results at elements with a NaN
+    or infinite input are returned as they are (NaN propagates, ``w_max_segments=inf`` means no
+    limit).
+    """
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            result = fn(*args, **kwargs)
+        try:
+            values = result.to_numpy(dtype=float) if isinstance(result, pd.Series) else np.asarray(result, dtype=float)
+        except (TypeError, ValueError):  # a result object: the function checks its own fields
+            return result
+        bad = ~np.isfinite(values)
+        if not bad.any():
+            return result
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        names, arrays = [], []
+        for name, value in bound.arguments.items():
+            if value is None or callable(value) or isinstance(value, (str, bytes, bool, np.bool_)):
+                continue
+            try:
+                arrays.append(np.asarray(value.to_numpy() if isinstance(value, pd.Series) else value, dtype=float))
+            except (TypeError, ValueError):
+                continue
+            names.append(name)
+        try:
+            *inputs, bad = np.broadcast_arrays(*arrays, bad)
+        except ValueError:  # a result not shaped like its inputs (a table): nothing to compare
+            return result
+        culprit = bad & np.all([np.isfinite(x) for x in inputs], axis=0) if inputs else bad
+        if culprit.any():
+            at = tuple(int(i) for i in np.argwhere(culprit)[0])
+            shown = ", ".join(f"{n}={x[at]:g}" for n, x in zip(names, inputs))
+            where = f" at index {at if len(at) > 1 else at[0]}" if culprit.ndim else ""
+            got = np.broadcast_to(values, culprit.shape)[at]
+            raise ValueError(f"{fn.__name__}: the result is {got} for finite inputs{where} ({shown}): they are "
+                             "beyond the range a 64-bit float can evaluate this formula in (check their units)")
+        return result
+
+    return checked

@@ -31,32 +31,43 @@ References
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import shutil
+import tempfile
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
 import pandas as pd
 
 from tcpmodels.fit import flow_estimates, group_loss_events
 from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
-from tcpmodels.traces import (CaptureFileError, TraceWarning, annotate, bytes_in_flight, flows, mptcp_subflows,
-                              read_pcap, rtt_samples, throughput_series)
+from tcpmodels.traces import (CaptureFileError, ReadAccounting, TraceWarning, annotate, bytes_in_flight, flows,
+                              mptcp_subflows, read_pcap, rtt_samples, throughput_series)
+from tcpmodels.traces.limits import LimitDiagnosis, diagnose
+from tcpmodels.traces.limits_plot import CLASS_COLOURS, plot_limit_band
 from tcpmodels.traces.plots import (TIME_LABEL, plot_mptcp_data_sequence, plot_subflow_shares_over_time)
 from tcpmodels.traces.pcapfile import iter_batches
 from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
 
-__all__ = ["read_capture", "connection_table", "select_flows", "capture_point", "model_predictions", "plot_flow",
-           "plot_mptcp_connection", "connection_views", "expert_table", "reader_notes", "capture_point_notes", "summary_markdown",
-           "consistency_notes",
-           "analyze", "analyze_streaming", "StreamingRun", "check_capture", "NOTEBOOK", "STREAMING_THRESHOLD_BYTES"]
+__all__ = ["read_capture", "connection_table", "select_flows", "parse_flow_filter", "capture_point", "model_predictions",
+           "plot_flow", "plot_mptcp_connection", "connection_views", "expert_table", "report_inputs", "ReportInputs",
+           "limit_notes", "reader_notes", "capture_point_notes", "summary_markdown", "consistency_notes", "analyze",
+           "analyze_streaming", "StreamingRun", "check_capture", "report_folders", "report_notebook", "NOTEBOOK_NAME",
+           "STREAMING_THRESHOLD_BYTES"]
 
-#: The report notebook.
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "analyze_capture.ipynb"
+#: The report notebook, in the shipped notebooks (:func:`tcpmodels.project.shipped_root`).
+NOTEBOOK_NAME = "analyze_capture.ipynb"
+#: File endings a report folder's name leaves out (``run.pcap.gz`` -> ``run``).
+CAPTURE_SUFFIXES = (".gz", ".pcapng", ".pcap", ".cap")
+#: File in each report folder naming the capture it reports on (two captures never share a folder).
+SOURCE_FILE = "capture_path.txt"
 #: RTT assumed for grouping retransmissions into loss events when a flow has no RTT sample. [s]
 FALLBACK_RTT_S = 0.2
 #: A round trip between the sender and the capture point shorter than this does not matter. [s]
@@ -100,6 +111,96 @@ def _loss_events(packets: pd.DataFrame, an: pd.DataFrame, rtt_median: pd.Series)
         rtt = FALLBACK_RTT_S if not np.isfinite(rtt) or rtt <= 0 else float(rtt)
         out[int(f)] = int(group_loss_events(times, rtt).max()) + 1
     return pd.Series(out, dtype=np.int64)
+
+
+@dataclass
+class ReportInputs:
+    """Everything the report notebook shows, computed once (:func:`report_inputs`).
+
+    Attributes
+    ----------
+    packets, annotated, samples : pandas.DataFrame
+        The packet table, :func:`~tcpmodels.traces.annotate` and :func:`~tcpmodels.traces.rtt_samples` of it.
+    t0_s : float
+        The capture's first packet, time zero of every panel (absolute). [s]
+    connections, expert, where : pandas.DataFrame
+        :func:`connection_table` (filtered), :func:`expert_table` of its flows, :func:`capture_point`.
+    info, warnings : list of str
+        :func:`reader_notes`.
+    top : list of int
+        The flows shown in detail, largest first.
+    predictions : pandas.DataFrame
+        :func:`model_predictions` of the top flows.
+    limits : tcpmodels.traces.limits.LimitDiagnosis
+        Why each flow shown was slow (:func:`tcpmodels.traces.limits.diagnose`).
+    """
+
+    packets: pd.DataFrame
+    annotated: pd.DataFrame
+    samples: pd.DataFrame
+    t0_s: float
+    connections: pd.DataFrame
+    expert: pd.DataFrame
+    where: pd.DataFrame
+    info: list
+    warnings: list
+    top: list
+    predictions: pd.DataFrame
+    limits: LimitDiagnosis
+
+
+def report_inputs(capture: str | os.PathLike, flow_filter: str = "", top_flows: int = 3) -> ReportInputs:
+    """Read a capture and compute what the ``analyze`` report shows.
+
+    Parameters
+    ----------
+    capture : str or path-like
+        The capture file.
+    flow_filter : str
+        Only flows with an endpoint ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (see :func:`select_flows`).
+    top_flows : int
+        Flows shown in detail (largest first).
+
+    Returns
+    -------
+    ReportInputs
+    """
+    packets, reader_warnings = read_capture(capture)
+    an = annotate(packets)
+    connections = select_flows(connection_table(packets, an), flow_filter)
+    info, warns = reader_notes(packets.attrs["accounting"], reader_warnings)
+    top = [int(f) for f in connections.index[:top_flows]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        limits = diagnose(packets, an, flow_ids=list(connections.index))
+    predictions = model_predictions(packets, top, an)
+    if len(predictions):
+        predictions["model_applies"] = limits.summary["mathis_meaningful"].reindex(predictions.index).fillna(False)
+    return ReportInputs(packets=packets, annotated=an, samples=rtt_samples(packets, an),
+                        t0_s=float(packets["timestamp_s"].min()) if len(packets) else 0.0, connections=connections,
+                        expert=expert_table(packets, connections.index, an), where=capture_point(packets, an),
+                        info=info, warnings=warns, top=top, predictions=predictions, limits=limits)
+
+
+def limit_notes(limits: LimitDiagnosis, flow_ids: Sequence[int]) -> str:
+    """One line per flow shown: what limited it (the diagnosis' sentence) and which model applies.
+
+    Parameters
+    ----------
+    limits : tcpmodels.traces.limits.LimitDiagnosis
+        :func:`tcpmodels.traces.limits.diagnose` of the capture.
+    flow_ids : sequence of int
+        The flows.
+
+    Returns
+    -------
+    str
+        Markdown bullets.
+    """
+    s = limits.summary
+    rows = [f"- flow {f}: {s.loc[f, 'sentence'].rstrip('.')}. *Model:* {s.loc[f, 'model']}." for f in flow_ids
+            if f in s.index]
+    return "\n".join(rows) or "No flow to diagnose."
 
 
 def _duration_text(seconds: float) -> str:
@@ -184,6 +285,57 @@ def connection_table(packets: pd.DataFrame, annotated: pd.DataFrame | None = Non
     return out[cols].sort_values("bytes", ascending=False, kind="stable")
 
 
+def parse_flow_filter(flow_filter: str) -> tuple[str, str]:
+    """The address and port of a flow filter ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (IPv6 in brackets with a port).
+
+    Parameters
+    ----------
+    flow_filter : str
+        The filter (``""``: every flow).
+
+    Returns
+    -------
+    tuple of str
+        (address as the packet table writes it, or ``""``; port as decimal text, or ``""``).
+
+    Raises
+    ------
+    ValueError
+        If the address is not an IPv4 or IPv6 address or the port not an integer in [0, 65535]; the
+        message quotes the filter and the forms expected (a bare number gets a hint: ``:PORT``).
+    """
+    f = flow_filter.strip()
+    if not f:
+        return "", ""
+    if f.startswith("["):
+        addr, close, port = f[1:].partition("]")
+        if not close or (port and not port.startswith(":")):
+            addr, port = None, None
+        else:
+            port = port[1:]
+    elif f.count(":") == 1:
+        addr, port = f.split(":")
+    else:
+        addr, port = f, ""
+    expected = ("expected ADDR, :PORT or ADDR:PORT (an IPv4 or IPv6 address, a port in [0, 65535]; IPv6 with a "
+                "port in brackets: [fd00::1]:80)")
+    hint = f"; a port is written with its colon: ':{f}'" if f.isdigit() else ""
+    if addr is None or (not addr and not port):
+        raise ValueError(f"flow filter {flow_filter!r}: {expected}{hint}")
+    if addr:
+        try:
+            addr = str(ipaddress.ip_address(addr))
+        except ValueError:
+            raise ValueError(f"flow filter {flow_filter!r}: {addr!r} is not an IP address; {expected}{hint}") \
+                from None
+    if port:
+        if not port.isdigit() or int(port) > 65535:
+            raise ValueError(f"flow filter {flow_filter!r}: port {port!r} is not an integer in [0, 65535]; "
+                             f"{expected}")
+        port = str(int(port))
+    return addr, port
+
+
 def select_flows(table: pd.DataFrame, flow_filter: str = "") -> pd.DataFrame:
     """Rows of a :func:`connection_table` whose either endpoint matches ``ADDR``, ``:PORT`` or ``ADDR:PORT``.
 
@@ -200,26 +352,65 @@ def select_flows(table: pd.DataFrame, flow_filter: str = "") -> pd.DataFrame:
     -------
     pandas.DataFrame
         The matching rows.
+
+    Raises
+    ------
+    ValueError
+        For a filter that is not one of the forms (see :func:`parse_flow_filter`).
     """
-    f = flow_filter.strip()
-    if not f:
+    addr, port = parse_flow_filter(flow_filter)
+    if not addr and not port:
         return table
-    if f.startswith("["):
-        addr, _, port = f[1:].partition("]")
-        port = port.lstrip(":")
-    elif f.count(":") == 1:
-        addr, port = f.split(":")
-    elif ":" in f:
-        addr, port = f, ""
-    else:
-        addr, port = f, ""
+    if table.empty:
+        return table
     ends = table["flow"].str.split(" > ", expand=True)
     keep = np.zeros(len(table), bool)
     for col in (0, 1):
         parts = ends[col].str.rpartition(":")
-        host, p = parts[0].str.strip("[]").to_numpy(), parts[2].to_numpy()
+        host, p = parts[0].str.strip("[]"), parts[2].to_numpy()
+        host = host.map({h: str(ipaddress.ip_address(h)) for h in host.unique()}).to_numpy()  # one spelling
         keep |= ((host == addr) if addr else True) & ((p == port) if port else True)
     return table[keep]
+
+
+def _endpoint_matches(endpoints: list[tuple[str, int]], flow_filter: str) -> bool:
+    addr, port = parse_flow_filter(flow_filter)
+    return any((not addr or a == addr) and (not port or str(p) == port) for a, p in endpoints)
+
+
+def _no_match_error(capture: Path, flow_filter: str, endpoints: list[tuple[str, int]]) -> ValueError:
+    shown = ", ".join(f"{_host(a)}:{p}" for a, p in endpoints[:6]) or "none (no TCP packet)"
+    more = f" and {len(endpoints) - 6} more" if len(endpoints) > 6 else ""
+    return ValueError(f"no flow matches --flow {flow_filter!r} in {capture}: its endpoints are {shown}{more}")
+
+
+def capture_endpoints(path: str | os.PathLike) -> list[tuple[str, int]]:
+    """The TCP endpoints (address, port) of a capture, most packets first (one pass over the file).
+
+    Parameters
+    ----------
+    path : str or path-like
+        The capture file.
+
+    Returns
+    -------
+    list of tuple
+        (address text as the packet table writes it, port), by packets sent or received, descending.
+    """
+    from tcpmodels.traces.reader import ChunkedCapture
+
+    counts: dict[tuple[str, int], int] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        for cols in ChunkedCapture(path).decoded():
+            for side in ("src", "dst"):
+                key = pd.DataFrame({"v": cols["ip_version"], "hi": cols[f"{side}_hi"], "lo": cols[f"{side}_lo"],
+                                    "port": cols[f"{side}_port"]}).value_counts()
+                for (v, hi, lo, port), n in key.items():
+                    raw = (int(hi) << 64 | int(lo)) if v == 6 else int(lo)
+                    name = str(ipaddress.ip_address(raw) if v == 4 else ipaddress.IPv6Address(raw))
+                    counts[name, int(port)] = counts.get((name, int(port)), 0) + int(n)
+    return sorted(counts, key=lambda k: -counts[k])
 
 
 def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -344,8 +535,10 @@ def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | 
 
 
 def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None,
-              samples: pd.DataFrame | None = None, t0_s: float | None = None) -> plt.Figure:
-    """Four panels for one flow on one time axis: time-sequence graph, throughput, RTT samples, bytes in flight.
+              samples: pd.DataFrame | None = None, t0_s: float | None = None,
+              limits: pd.DataFrame | None = None) -> plt.Figure:
+    """Four panels for one flow on one time axis: time-sequence graph (with what limited the flow as a coloured
+    band under it, when ``limits`` is given), throughput, RTT samples, bytes in flight.
 
     Parameters
     ----------
@@ -359,6 +552,8 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
         :func:`~tcpmodels.traces.rtt_samples` of ``packets`` if already computed.
     t0_s : float, optional
         Time zero of every panel (absolute) [s]; default the capture's first packet.
+    limits : pandas.DataFrame, optional
+        :func:`tcpmodels.traces.limits.limit_intervals` (``LimitDiagnosis.intervals``) of the capture.
 
     Returns
     -------
@@ -368,9 +563,28 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
     an = annotate(packets) if annotated is None else annotated
     samples = rtt_samples(packets, an) if samples is None else samples
     t0 = float(packets["timestamp_s"].min()) if t0_s is None else float(t0_s)
-    fig, axes = plt.subplots(2, 2, figsize=(12, 7.5), constrained_layout=True, sharex=True)
+    band = limits is not None and (limits["flow_id"] == flow_id).any()
+    fig = plt.figure(figsize=(12, 8.3 if band else 7.5), constrained_layout=True)
+    grid = fig.add_gridspec(3 if band else 2, 2, height_ratios=[5, 1.1, 5] if band else [1, 1])
+    first = fig.add_subplot(grid[0, 0])
+    axes = np.array([[first, fig.add_subplot(grid[0, 1], sharex=first)],
+                     [fig.add_subplot(grid[-1, 0], sharex=first), fig.add_subplot(grid[-1, 1], sharex=first)]])
     plot_time_sequence(packets, flow_id, ax=axes[0, 0], annotated=an, t0_s=t0)
     axes[0, 0].set_title("time-sequence graph")
+    if band:
+        strip = fig.add_subplot(grid[1, 0], sharex=first)
+        plot_limit_band(limits, flow_id, ax=strip, t0_s=t0, legend=False)
+        strip.set_xlabel("")
+        strip.set_title("what limited it (traces.limits)", fontsize="small")
+        shares = limits[limits["flow_id"] == flow_id].groupby("limit")["active_share"].sum()
+        text = ", ".join(f"{k.replace('_', ' ')} {v / shares.sum():.0%}" for k, v in
+                         shares.sort_values(ascending=False).items() if shares.sum() > 0 and v > 0)
+        key = fig.add_subplot(grid[1, 1])
+        key.axis("off")
+        present = [c for c in CLASS_COLOURS if c in shares.index]
+        key.legend(handles=[Patch(color=CLASS_COLOURS[c], label=c.replace("_", " ")) for c in present],
+                   loc="upper left", ncol=4, fontsize="small", frameon=False)
+        key.text(0, 0.05, f"share of the transfer: {text}", fontsize="small", transform=key.transAxes)
     t = packets["timestamp_s"].to_numpy()[an["flow_id"].to_numpy() == flow_id]
     span = float(t.max() - t.min()) if len(t) else 0.0
     bin_s = max(span / 100, 1e-3)
@@ -469,7 +683,8 @@ def connection_views(connections: pd.DataFrame, where: pd.DataFrame) -> dict[str
     return {name: t[list(cols)].rename(columns=cols) for name, cols in CONNECTION_VIEWS.items()}
 
 
-def expert_table(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
+def expert_table(packets: pd.DataFrame, flow_ids: Sequence[int],
+                 annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per flow, the counts Wireshark's Expert Info gives, and the bytes the capture missed.
 
     Parameters
@@ -494,7 +709,7 @@ def expert_table(packets: pd.DataFrame, flow_ids, annotated: pd.DataFrame | None
     return out.fillna(0).astype(np.int64)
 
 
-def reader_notes(accounting, reader_warnings: list[str]) -> tuple[list[str], list[str]]:
+def reader_notes(accounting: ReadAccounting, reader_warnings: list[str]) -> tuple[list[str], list[str]]:
     """The reader's messages split into information (records that are simply not TCP) and warnings.
 
     Parameters
@@ -533,7 +748,7 @@ def reader_notes(accounting, reader_warnings: list[str]) -> tuple[list[str], lis
     return info, warn
 
 
-def capture_point_notes(where: pd.DataFrame, flow_ids) -> list[str]:
+def capture_point_notes(where: pd.DataFrame, flow_ids: Sequence[int]) -> list[str]:
     """One bullet per capture position that needs a caution, with the flows it concerns (not one per flow).
 
     Parameters
@@ -569,7 +784,7 @@ def capture_point_notes(where: pd.DataFrame, flow_ids) -> list[str]:
 
 
 def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFrame, expert: pd.DataFrame,
-                     n_warnings: int, top: int = 3) -> str:
+                     n_warnings: int, top: int = 3, limits: LimitDiagnosis | None = None) -> str:
     """The report's first screen: what the capture holds and where to look.
 
     Parameters
@@ -586,6 +801,8 @@ def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFr
         Number of reader warnings.
     top : int
         Largest flows listed.
+    limits : tcpmodels.traces.limits.LimitDiagnosis, optional
+        The diagnosis: each listed flow then says what limited it.
 
     Returns
     -------
@@ -611,7 +828,9 @@ def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFr
         lines.append(f"- flow {fid} `{r['flow']}`: {int(r['bytes']):,} bytes at {r['throughput_bps'] / 1e6:.3g} "
                      f"Mbit/s, {rtx} retransmission{'s' if rtx != 1 else ''}"
                      + (f" in {int(r['loss_events'])} loss event{'s' if r['loss_events'] != 1 else ''}" if rtx else "")
-                     + (f", median RTT {_duration_text(rtt)}" if np.isfinite(rtt) else ", no RTT sample"))
+                     + (f", median RTT {_duration_text(rtt)}" if np.isfinite(rtt) else ", no RTT sample")
+                     + (f". {limits.summary.loc[fid, 'sentence']}" if limits is not None
+                        and fid in limits.summary.index else ""))
     look = []
     holes = expert["bytes not captured"]
     if (holes > 0).any():
@@ -630,7 +849,7 @@ def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFr
 
 
 def consistency_notes(connections: pd.DataFrame, samples: pd.DataFrame, predictions: pd.DataFrame,
-                      flow_ids) -> list[str]:
+                      flow_ids: Sequence[int]) -> list[str]:
     """One sentence per flow where two numbers of the report that look alike differ, saying why.
 
     - the table's median RTT (sequence/ACK samples, Karn's rule) against the timestamp-echo samples of the
@@ -678,21 +897,113 @@ def consistency_notes(connections: pd.DataFrame, samples: pd.DataFrame, predicti
     return out
 
 
+def report_notebook() -> Path:
+    """The report notebook: ``analyze_capture.ipynb`` of the shipped notebooks (a checkout's, or an installed wheel's).
+
+    Returns
+    -------
+    pathlib.Path
+        The notebook file.
+
+    Raises
+    ------
+    FileNotFoundError
+        If this installation ships no notebooks (see :func:`tcpmodels.project.shipped_root`).
+    """
+    from tcpmodels.project import shipped_root
+
+    nb = shipped_root() / "notebooks" / NOTEBOOK_NAME
+    if not nb.is_file():
+        raise FileNotFoundError(f"the report notebook {nb} is missing from this installation")
+    return nb
+
+
+def _folder_name(path: Path) -> str:
+    name = path.name
+    stripped = True
+    while stripped:
+        stripped = False
+        for suffix in CAPTURE_SUFFIXES:
+            if name.lower().endswith(suffix) and len(name) > len(suffix):
+                name, stripped = name[:-len(suffix)], True
+    return name.lstrip(".") or "capture"  # a capture named ".pcap" reports into "pcap", never the output root
+
+
+def report_folders(captures: list[str | os.PathLike], output_dir: str | os.PathLike) -> dict[Path, Path]:
+    """The report folder of each capture: ``output_dir/<file name without .pcap/.pcapng/.cap/.gz>``.
+
+    Parameters
+    ----------
+    captures : list of str or path-like
+        Capture files (the same file named twice counts once).
+    output_dir : str or path-like
+        Parent folder of the reports.
+
+    Returns
+    -------
+    dict
+        Capture (resolved path) -> its report folder, in the order given.
+
+    Raises
+    ------
+    ValueError
+        If two captures would share a folder (``a/run.pcap`` and ``b/run.pcap``, ``run.pcap`` and
+        ``run.pcapng``), or a folder holds the report of another capture from an earlier run
+        (its ``capture_path.txt``); the message names both captures.
+    """
+    out = Path(output_dir)
+    folders: dict[Path, Path] = {}
+    owner: dict[Path, Path] = {}
+    for c in captures:
+        p = Path(c).resolve()
+        if p in folders:
+            continue
+        folder = out / _folder_name(p)
+        if folder in owner:
+            raise ValueError(f"{owner[folder]} and {p} would share the report folder {folder}; analyze them "
+                             "into different --output-dir folders (or rename one)")
+        marker = folder / SOURCE_FILE
+        if marker.is_file():
+            earlier = marker.read_text().strip()
+            if earlier and Path(earlier) != p:
+                raise ValueError(f"{folder} holds the report of {earlier}; {p} would overwrite it: choose "
+                                 "another --output-dir (or remove that folder)")
+        folders[p], owner[folder] = folder, p
+    return folders
+
+
+def _check_output_dir(output_dir: Path) -> None:
+    """A folder the reports can go into: created if missing, writable; a clear error otherwise."""
+    if output_dir.exists() and not output_dir.is_dir():
+        raise NotADirectoryError(f"the output directory {output_dir} is a file, not a folder (--output-dir)")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=output_dir):
+            pass
+    except OSError as exc:
+        raise PermissionError(f"the output directory {output_dir} cannot be written (--output-dir): "
+                              f"{exc.strerror or exc}") from None
+
+
 def analyze(captures: list[str | os.PathLike], output_dir: str | os.PathLike = "analysis", flow_filter: str = "",
             top_flows: int = 3, timeout_s: float = 1800, *, streaming: bool | None = None,
             scheduler: str | None = None) -> list:
-    """Report on each capture into ``output_dir/<capture name>/``: the notebook, or for big files the streamed flow table.
+    """Report on each capture into its own folder of ``output_dir``: the notebook, or for big files the flow table.
+
+    Everything is checked before any capture is analysed: the captures, the options, the
+    report folders (:func:`report_folders`), the output directory and, with a flow filter,
+    that the filter matches an endpoint of each capture.
 
     Parameters
     ----------
     captures : list of str or path-like
         Capture files.
     output_dir : str or path-like
-        Parent folder of the reports (one folder per capture).
+        Parent folder of the reports (one folder per capture, :func:`report_folders`).
     flow_filter : str
-        Only flows with an endpoint ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (see :func:`select_flows`).
+        Only flows with an endpoint ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (see :func:`parse_flow_filter`).
     top_flows : int
-        Flows shown in detail (largest first).
+        Flows shown in detail (largest first; at least 1).
     timeout_s : float
         Per-notebook execution limit. [s]
     streaming : bool, optional
@@ -711,20 +1022,41 @@ def analyze(captures: list[str | os.PathLike], output_dir: str | os.PathLike = "
     ------
     CaptureFileError, FileNotFoundError
         Before running anything, if a file is not a readable capture.
+    ValueError
+        Before running anything: ``top_flows`` not a positive integer, ``timeout_s`` not > 0, a flow
+        filter that does not parse or matches no endpoint of a capture ("no flow matches ...", with
+        a few of its endpoints), two captures that would share a report folder.
+    NotADirectoryError, PermissionError
+        Before running anything, if ``output_dir`` is a file, or cannot be created or written.
     """
     from tcpmodels.report import run_notebook
 
+    if isinstance(top_flows, bool) or not isinstance(top_flows, (int, np.integer)) or top_flows < 1:
+        raise ValueError(f"top_flows (--top) must be a positive integer; got {top_flows!r}")
+    if not (isinstance(timeout_s, (int, float)) and timeout_s > 0):
+        raise ValueError(f"timeout_s [s] must be > 0; got {timeout_s!r}")
+    parse_flow_filter(flow_filter)
     paths = [Path(c).resolve() for c in captures]
     for p in paths:
         check_capture(p)
+    folders = report_folders(paths, output_dir)
+    _check_output_dir(Path(output_dir))
+    big = {p: p.stat().st_size > STREAMING_THRESHOLD_BYTES if streaming is None else bool(streaming) for p in folders}
+    notebook = report_notebook() if not all(big.values()) else None
+    if flow_filter.strip():
+        for p in folders:
+            if not big[p]:  # streamed captures are checked on their flow table (one pass, not two)
+                endpoints = capture_endpoints(p)
+                if not _endpoint_matches(endpoints, flow_filter):
+                    raise _no_match_error(p, flow_filter, endpoints)
     runs = []
-    for p in paths:
-        out = Path(output_dir) / p.name.split(".")[0]
-        big = p.stat().st_size > STREAMING_THRESHOLD_BYTES if streaming is None else streaming
-        if big:
+    for p, out in folders.items():
+        out.mkdir(parents=True, exist_ok=True)
+        (out / SOURCE_FILE).write_text(f"{p}\n")
+        if big[p]:
             runs.append(analyze_streaming(p, out, scheduler=scheduler, flow_filter=flow_filter, top_flows=top_flows))
         else:
-            runs.append(run_notebook(NOTEBOOK, out, {"capture": str(p), "flow_filter": flow_filter,
+            runs.append(run_notebook(notebook, out, {"capture": str(p), "flow_filter": flow_filter,
                                                      "top_flows": int(top_flows)}, timeout_s))
     return runs
 
@@ -798,12 +1130,13 @@ def analyze_streaming(capture: str | os.PathLike, output_dir: str | os.PathLike,
         The files written and the printed summary.
     """
     from tcpmodels.traces.cluster import large_capture_flows
-    from tcpmodels.traces.dataset import METADATA_FILE
+    from tcpmodels.traces.dataset import METADATA_FILE, open_dataset
 
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
     ds_dir = out / "packets.parquet"
-    if (ds_dir / METADATA_FILE).exists():  # ours, from an earlier run
+    if (ds_dir / METADATA_FILE).exists():
+        open_dataset(ds_dir)  # a complete dataset of an earlier run, nothing else in the folder (else DatasetError)
         shutil.rmtree(ds_dir)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
@@ -811,7 +1144,14 @@ def analyze_streaming(capture: str | os.PathLike, output_dir: str | os.PathLike,
     ft = ft.copy()
     ft.insert(0, "flow", [f"{_host(str(s))}:{sp} > {_host(str(d))}:{dp}" for s, sp, d, dp in
                           zip(ft["src_addr"], ft["src_port"], ft["dst_addr"], ft["dst_port"])])
-    ft = select_flows(ft, flow_filter)
+    if flow_filter.strip():
+        chosen = select_flows(ft, flow_filter)
+        if chosen.empty:
+            ends = pd.concat([ft[["src_addr", "src_port"]].set_axis(["a", "p"], axis=1),
+                              ft[["dst_addr", "dst_port"]].set_axis(["a", "p"], axis=1)]).astype({"a": str})
+            endpoints = [(str(ipaddress.ip_address(a)), int(p)) for a, p in ends.value_counts().index]
+            raise _no_match_error(Path(capture), flow_filter, endpoints)
+        ft = chosen
     csv_path = out / "flows.csv"
     ft.to_csv(csv_path)
     acc = ds.accounting.to_dict()

@@ -13,14 +13,33 @@ from pathlib import Path
 __all__ = ["add_subcommand"]
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {value}")
+    return value
+
+
+def _flow_filter(text: str) -> str:
+    from tcpmodels.analyze import parse_flow_filter
+
+    try:
+        parse_flow_filter(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _cmd(args: argparse.Namespace) -> int:
     from tcpmodels.analyze import analyze
-    from tcpmodels.traces import CaptureFileError
 
     try:
         runs = analyze(args.captures, args.output_dir, args.flow or "", args.top,
                        streaming=True if args.streaming else None, scheduler=args.scheduler)
-    except (CaptureFileError, FileNotFoundError, IsADirectoryError) as exc:
+    except (ValueError, OSError) as exc:  # CaptureFileError and DatasetError are ValueErrors
         print(f"tcpmodels analyze: {exc}", file=sys.stderr)
         return 2
     failed = 0
@@ -53,9 +72,10 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("captures", nargs="+", metavar="CAPTURE", help="capture file(s)")
     p.add_argument("--output-dir", default="analysis", type=Path,
                    help="where the reports go, one folder per capture (default: ./analysis)")
-    p.add_argument("--flow", metavar="FILTER", default="",
-                   help="only flows with an endpoint ADDR, :PORT or ADDR:PORT ([v6addr]:PORT)")
-    p.add_argument("--top", type=int, default=3, help="flows shown in detail (largest first; default 3)")
+    p.add_argument("--flow", metavar="FILTER", default="", type=_flow_filter,
+                   help="only flows with an endpoint ADDR, :PORT or ADDR:PORT ([v6addr]:PORT); an error if no "
+                        "flow matches")
+    p.add_argument("--top", type=_positive_int, default=3, help="flows shown in detail (largest first; default 3)")
     p.add_argument("--streaming", action="store_true",
                    help="stream the capture to a Parquet dataset and compute the flow table per partition on "
                         "Dask (automatic above 1 GiB): writes flows.csv and accounting.json, prints the largest "

@@ -415,6 +415,13 @@ def _rebase_paths(value: Any, old: str, new: str) -> Any:
     return value
 
 
+def _loopback_only(processes: bool) -> dict:
+    """LocalCluster arguments that keep every listening socket on 127.0.0.1: worker processes bind the host
+    (127.0.0.1 by default); threads of this process (``processes=False``, inproc) would serve their HTTP
+    endpoint on every interface unless given an address."""
+    return {} if processes else {"worker_dashboard_address": "127.0.0.1:0"}
+
+
 def _progress(total: int, enabled: bool, desc: str) -> Any:
     from tqdm.auto import tqdm  # noqa: PLC0415
 
@@ -433,6 +440,7 @@ def sweep(
     progress: bool = True,
     on_failure: str = "raise",
     desc: str = "sweep",
+    dashboard_address: str | None = "127.0.0.1:0",
 ) -> SweepResult:
     """Run ``fn(config, out_dir)`` for every config not yet cached; return all values in input order.
 
@@ -462,6 +470,10 @@ def sweep(
         listing each failed config; ``"collect"``: return them in ``.failures``.
     desc : str
         Label of the progress bar.
+    dashboard_address : str or None
+        Local cluster only: where its Dask dashboard listens; default a free port of 127.0.0.1 (the
+        dashboard has no authentication: give ``"0.0.0.0:8787"`` only on a trusted network); ``None``
+        starts none. The scheduler and the workers listen on 127.0.0.1 only.
 
     Returns
     -------
@@ -513,7 +525,9 @@ def sweep(
                     n_workers=n_workers or os.cpu_count() or 1,
                     threads_per_worker=1,
                     processes=processes,
-                    dashboard_address=":0",  # any free port: 8787 may be taken by another cluster
+                    # a free port (8787 may be taken by another cluster) of the loopback interface only
+                    dashboard_address=dashboard_address,
+                    **_loopback_only(processes),
                 )
                 client = own_client = Client(own_cluster)
         try:

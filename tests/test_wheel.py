@@ -114,3 +114,19 @@ def test_help_and_report_work_outside_the_repository(venv, tmp_path):
     shipped = Path(_run([str(venv / "bin" / "python"), "-c", "import tcpmodels.project as p; print(p.shipped_root())"],
                         cwd=tmp_path, env=env).strip())  # fmt: skip
     assert shipped.is_relative_to(venv) and not (shipped / "reports").exists() and not (shipped / "figures").exists()
+
+
+def test_analyze_works_outside_the_repository(venv, tmp_path):
+    """``tcpmodels analyze`` from the installed wheel finds its report notebook in the package (it looked for
+    ``site-packages/notebooks/analyze_capture.ipynb``, built from the repository's layout: issue 49)."""
+    env = _clean_env(venv)
+    exe = str(venv / "bin" / "tcpmodels")
+    capture = tmp_path / "bulk.pcap.gz"
+    shutil.copy(REPO / "data" / "captures" / "reno_bulk.pcap.gz", capture)
+    done = subprocess.run([exe, "analyze", str(capture), "--output-dir", "out", "--top", "1"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done
+    report = tmp_path / "out" / "bulk"
+    assert (report / "analyze_capture.ipynb").is_file() and (report / "analyze_capture.html").is_file()
+    assert done.stdout.split() == ["out/bulk/analyze_capture.html"]
+    assert "site-packages" not in done.stderr, done.stderr

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels._typing import Numeric
-from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._arrays import broadcast, check_range, finite_result, wrap
 from tcpmodels.models.throughput import window_limited_throughput_bps
 
 __all__ = [
@@ -37,6 +37,7 @@ WINDOW_FIELD_MAX_BYTES = 65_535
 WSCALE_SHIFT_MAX = 14
 
 
+@finite_result
 def bdp_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     r"""Bandwidth-delay product: the bytes in flight that keep a link busy.
 
@@ -72,6 +73,7 @@ def bdp_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     return wrap(args["rate_bps"] * args["rtt_s"] / 8.0, kind)
 
 
+@finite_result
 def window_needed_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     """Window (bytes in flight) a single connection needs to sustain ``rate_bps``.
 
@@ -149,6 +151,7 @@ def max_window_bytes(wscale_shift: Numeric) -> Numeric:
     return wrap(WINDOW_FIELD_MAX_BYTES * np.exp2(shift), kind)
 
 
+@finite_result
 def max_window_ceiling_bps(wscale_shift: Numeric, rtt_s: Numeric) -> Numeric:
     """Rate ceiling of one TCP connection whose window is the largest advertisable.
 
@@ -181,6 +184,7 @@ def max_window_ceiling_bps(wscale_shift: Numeric, rtt_s: Numeric) -> Numeric:
     return wrap(window_limited_throughput_bps(window, args["rtt_s"]), kind)
 
 
+@finite_result
 def min_wscale_shift(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     r"""Smallest window-scale shift whose largest window covers ``rate * RTT``.
 

@@ -16,13 +16,19 @@ from typing import Any
 
 import pandas as pd
 
-from tcpmodels._arrays import check_scalar
+from tcpmodels._arrays import check_flag, check_scalar
 from tcpmodels.models.window_dynamics import MAX_MSS_BYTES, MAX_RTT_S
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, PowerLawX, kozu_k_factor
 from tcpmodels.models.fairness import jain_index
 from tcpmodels.models.window_dynamics import CubicFlow, FluidFlow, RenoFlow
 
-__all__ = ["BottleneckShare", "reno_cubic_bottleneck"]
+__all__ = ["BottleneckShare", "reno_cubic_bottleneck", "MAX_CAPACITY_BPS", "MAX_BUFFER_BYTES"]
+
+#: Fastest bottleneck the model accepts: a petabit per second, far above any link (the fastest
+#: Ethernet is 1.6 Tbit/s); beyond about 1e300 the windows overflow floats. [bit/s]
+MAX_CAPACITY_BPS = 1e15
+#: Largest bottleneck buffer the model accepts: a petabyte. [bytes]
+MAX_BUFFER_BYTES = 1e15
 
 # --------------------------------------------------------------------------------------
 # Reno and CUBIC sharing a drop-tail bottleneck
@@ -104,9 +110,9 @@ def reno_cubic_bottleneck(
     Parameters
     ----------
     capacity_bps : float
-        Bottleneck rate. [bit/s]
+        Bottleneck rate, in [1, :data:`MAX_CAPACITY_BPS`]. [bit/s]
     buffer_bytes : float
-        Drop-tail buffer at the bottleneck. [bytes]
+        Drop-tail buffer at the bottleneck, in [0, :data:`MAX_BUFFER_BYTES`]. [bytes]
     reno_rtt_s, cubic_rtt_s : float
         Base (propagation) round-trip time of each flow, without queueing. [s]
     mss_bytes : float
@@ -172,21 +178,23 @@ def reno_cubic_bottleneck(
     .. [3] V. Misra, W.-B. Gong, D. Towsley, "Fluid-based analysis of a network of AQM
        routers supporting TCP flows", SIGCOMM 2000 (the fluid queue).
     """
-    cap_bps = check_scalar("capacity_bps", capacity_bps, "bit/s", low=0.0, low_open=True)
-    buf = check_scalar("buffer_bytes", buffer_bytes, "bytes", low=0.0)
+    cap_bps = check_scalar("capacity_bps", capacity_bps, "bit/s", low=1.0, high=MAX_CAPACITY_BPS)
+    buf = check_scalar("buffer_bytes", buffer_bytes, "bytes", low=0.0, high=MAX_BUFFER_BYTES)
     r_reno = check_scalar("reno_rtt_s", reno_rtt_s, "s", low=0.0, low_open=True, high=MAX_RTT_S)
     r_cubic = check_scalar("cubic_rtt_s", cubic_rtt_s, "s", low=0.0, low_open=True, high=MAX_RTT_S)
     mss = check_scalar("mss_bytes", mss_bytes, "bytes", low=0.0, low_open=True, high=MAX_MSS_BYTES)
     dur = check_scalar("duration_s", duration_s, "s", low=0.0, low_open=True)
     warm = check_scalar("warmup_s", warmup_s, "s", low=0.0, high=dur, high_open=True)
-    c_ = check_scalar("c", c, "segments/s^3", low=0.0, low_open=True)
+    c_ = check_scalar("c", c, "segments/s^3", low=0.0, low_open=True, high=math.inf, high_open=True)
     beta = check_scalar("beta_cubic", beta_cubic, "-", low=0.0, high=1.0, low_open=True, high_open=True)
+    fast_convergence = check_flag("fast_convergence", fast_convergence)
     tr_int = check_scalar("trace_interval_s", trace_interval_s, "s", low=0.0, low_open=True, high=dur)
     dt = min(r_reno, r_cubic) / 10.0 if dt_s is None else check_scalar(
         "dt_s", dt_s, "s", low=0.0, low_open=True, high=min(r_reno, r_cubic))  # the fluid rules step within an RTT
     if dur / dt > 5_000_000:
         raise ValueError(f"duration_s / dt_s must be at most 5e6 steps; got {dur / dt:.3g} (raise dt_s or shorten duration_s)")
-    max_w = math.inf if max_window_bytes is None else check_scalar("max_window_bytes", max_window_bytes, "bytes", low=2 * mss) / mss
+    max_w = math.inf if max_window_bytes is None else check_scalar(
+        "max_window_bytes", max_window_bytes, "bytes", low=2 * mss, high=math.inf, high_open=True) / mss
     k_factor = kozu_k_factor(r_cubic, x_reading, x_of_rtt)
     if loss_sharing not in ("synchronized", "proportional"):
         raise ValueError(f"loss_sharing must be 'synchronized' or 'proportional'; got {loss_sharing!r}")
@@ -196,7 +204,7 @@ def reno_cubic_bottleneck(
     b_seg = buf / mss
     flows: list[FluidFlow] = [
         RenoFlow(10.0, math.inf, max_w),
-        CubicFlow(10.0, math.inf, max_w, c=c_, beta=beta, k_factor=k_factor, fast_convergence=bool(fast_convergence)),
+        CubicFlow(10.0, math.inf, max_w, c=c_, beta=beta, k_factor=k_factor, fast_convergence=fast_convergence),
     ]
     base = (r_reno, r_cubic)
     q = 0.0

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from tcpmodels._typing import Numeric
-from tcpmodels._arrays import broadcast, check_range, check_scalar, wrap
+from tcpmodels._arrays import broadcast, check_range, check_scalar, finite_result, wrap
 
 __all__ = [
     "C_CUBIC",
@@ -144,6 +144,7 @@ def _check_c(c: np.ndarray) -> None:
 # --------------------------------------------------------------------------------------
 # closed forms
 # --------------------------------------------------------------------------------------
+@finite_result
 def cubic_k_s(w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""Time for CUBIC to grow back to W_max after a window reduction.
 
@@ -188,6 +189,7 @@ def cubic_k_s(w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = B
     return wrap(np.cbrt(w * (1.0 - b) / cc), kind)
 
 
+@finite_result
 def cubic_window_segments(t_s: Numeric, w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC, k_s: Numeric | None = None) -> Numeric:
     r"""CUBIC window growth function W_cubic(t) after a loss at W_max.
 
@@ -303,6 +305,7 @@ def cubic_alpha_reno_friendly(beta_cubic: Numeric = BETA_CUBIC) -> Numeric:
     return wrap(3.0 * (1.0 - b) / (1.0 + b), kind)
 
 
+@finite_result
 def cubic_reno_friendly_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""CUBIC's Reno-friendly window estimate W_est(t) after a loss at W_max.
 
@@ -380,6 +383,7 @@ def cubic_reno_friendly_window_unchecked(t: np.ndarray, w: np.ndarray, r: np.nda
     return np.where(np.isnan(t) | np.isnan(t1), np.nan, out)
 
 
+@finite_result
 def reno_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, beta_reno: float = 0.5) -> Numeric:
     r"""Reno's congestion-avoidance window after a loss at W_max (additive increase).
 
@@ -423,6 +427,7 @@ def reno_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, 
     return wrap(b * w + t / r, kind)
 
 
+@finite_result
 def cubic_average_window_segments(loss_rate: Numeric, rtt_s: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""CUBIC's average window under deterministic loss (response function), Reno-friendly floor included.
 
@@ -476,6 +481,7 @@ def cubic_average_window_segments(loss_rate: Numeric, rtt_s: Numeric, c: float =
     return wrap(out, kind)
 
 
+@finite_result
 def cubic_loss_rate_for_window(window_segments: Numeric, rtt_s: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""Loss rate at which CUBIC's average window equals ``window_segments`` (inverse response function).
 
@@ -650,6 +656,7 @@ def _x_factor(reading: str, x: np.ndarray) -> np.ndarray:
     raise ValueError(f"reading must be one of {X_READINGS}; got {reading!r}")
 
 
+@finite_result
 def kozu_k_s(
     w_max_segments: Numeric,
     rtt_s: Numeric,

@@ -45,9 +45,11 @@ def jain_index(rate_a_bps: Numeric, rate_b_bps: Numeric) -> Numeric:
     """
     args, kind = broadcast(rate_a_bps=rate_a_bps, rate_b_bps=rate_b_bps)
     a, b = args["rate_a_bps"], args["rate_b_bps"]
-    check_range("rate_a_bps", a, unit="bit/s", low=0.0)
-    check_range("rate_b_bps", b, unit="bit/s", low=0.0)
-    den = 2.0 * (a * a + b * b)
+    check_range("rate_a_bps", a, unit="bit/s", low=0.0, high=np.inf, high_open=True)
+    check_range("rate_b_bps", b, unit="bit/s", low=0.0, high=np.inf, high_open=True)
+    # on the shares of the larger rate, so that no square overflows (rates of 1e308 bit/s included)
+    top = np.maximum(a, b)
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.where(den > 0, (a + b) ** 2 / np.where(den > 0, den, 1.0), np.nan)
+        x, y = a / np.where(top > 0, top, 1.0), b / np.where(top > 0, top, 1.0)
+        out = np.where(top > 0, (x + y) ** 2 / (2.0 * (x * x + y * y)), np.nan)
     return wrap(out, kind)

@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
-from tcpmodels._arrays import broadcast, check_range, check_scalar, wrap
+from tcpmodels._arrays import broadcast, check_range, check_scalar, finite_result, wrap
 from tcpmodels._typing import Numeric
 
 __all__ = [
@@ -71,6 +71,7 @@ def _check_rng(rng: Any) -> None:
 # --------------------------------------------------------------------------- Pareto formulas
 
 
+@finite_result
 def pareto_scale(mean: Numeric, alpha: Numeric) -> Numeric:
     r"""Pareto scale (minimum) :math:`x_m` that gives a mean for a shape.
 
@@ -127,12 +128,19 @@ def pareto_mean(scale: Numeric, alpha: Numeric) -> Numeric:
     check_range("scale", args["scale"], unit="x", low=0, low_open=True)
     _check_alpha(args["alpha"])
     a, xm = args["alpha"], args["scale"]
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         out = np.where(a > 1, a * xm / (a - 1.0), np.inf)
+    overflow = (a > 1) & np.isinf(out) & np.isfinite(xm)
+    if overflow.any():
+        i = tuple(np.argwhere(np.broadcast_to(overflow, out.shape))[0]) if out.ndim else ()
+        xm_i, a_i = np.broadcast_to(xm, out.shape)[i], np.broadcast_to(a, out.shape)[i]
+        raise ValueError(f"pareto_mean: the mean overflows a 64-bit float for scale={xm_i:g}, alpha={a_i:g} "
+                         "(check the unit of scale)")
     out = np.where(np.isnan(a) | np.isnan(xm), np.nan, out)
     return wrap(out, kind)
 
 
+@finite_result
 def pareto_median(scale: Numeric, alpha: Numeric) -> Numeric:
     r"""Median of a Pareto distribution, :math:`x_m 2^{1/\alpha}`.
 
@@ -194,6 +202,7 @@ def pareto_alpha_from_median_ratio(median_over_mean: Numeric) -> Numeric:
     return wrap(1.0 / (1.0 - v), kind)
 
 
+@finite_result
 def hurst_from_alpha(alpha: Numeric) -> Numeric:
     r"""Hurst parameter of an aggregate of ON/OFF sources with Pareto periods.
 
@@ -395,6 +404,7 @@ class Pareto:
 # --------------------------------------------------------------------------- ON/OFF aggregate
 
 
+@finite_result
 def onoff_mean_rate(n_sources: Numeric, mean_on_s: Numeric, mean_off_s: Numeric, peak_rate: Numeric = 1.0) -> Numeric:
     r"""Long-run mean rate of N independent ON/OFF sources.
 
@@ -562,6 +572,7 @@ def _on_time_per_bin(times_s: np.ndarray, signs: np.ndarray, bin_s: float, n_bin
 # --------------------------------------------------------------------------- fractional Gaussian noise
 
 
+@finite_result
 def fgn_autocovariance(lag: Numeric, hurst: Numeric) -> Numeric:
     r"""Autocovariance of unit-variance fractional Gaussian noise.
 
@@ -663,12 +674,19 @@ def circulant_gaussian(
     return y.real[..., :n].copy()
 
 
+#: Longest fGn series :func:`fgn` draws: 2^30 samples (the circulant embedding then holds 32 GiB). [samples]
+MAX_FGN_SAMPLES = 1 << 30
+#: Largest ``sigma`` of :func:`fgn`: a Gaussian sample is below 40 sigma in magnitude, so 1e300 stays a float. [x]
+MAX_FGN_SIGMA = 1e300
+
+
 def _count(name: str, value: Any, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} [-] must be an integer >= {low}; got {value!r}")
     return int(value)
 
 
+@finite_result
 def fgn(
     n: int, hurst: float, rng: np.random.Generator, *, sigma: float = 1.0, n_series: int | None = None
 ) -> np.ndarray:
@@ -705,10 +723,12 @@ def fgn(
     .. [2] P. F. Craigmile, "Simulating a class of stationary Gaussian processes
        using the Davies--Harte algorithm", J. Time Ser. Anal. 24(5), 505--511, 2003.
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ValueError(f"n [samples] must be an integer >= 2; got {n!r}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 2 <= n <= MAX_FGN_SAMPLES:
+        shown = f"an integer of {len(str(abs(n)))} digits" if isinstance(n, int) and abs(n) > 10**18 else repr(n)
+        raise ValueError(f"n [samples] must be an integer >= 2 and at most {MAX_FGN_SAMPLES} (the embedding holds "
+                         f"2n complex numbers); got {shown}")
     hurst = check_scalar("hurst", hurst, "-", low=0, high=1, low_open=True, high_open=True)
-    sigma = check_scalar("sigma", sigma, "x", low=0, low_open=True, high=np.inf, high_open=True)
+    sigma = check_scalar("sigma", sigma, "x", low=0, low_open=True, high=MAX_FGN_SIGMA)
     # Embed n + 1 lags (circulant of size 2n: a power of two when n is) and keep n samples.
     acov = fgn_autocovariance(np.arange(n + 1, dtype=float), float(hurst))
     return sigma * circulant_gaussian(acov, rng, n_series=n_series)[..., :n]

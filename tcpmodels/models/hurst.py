@@ -57,6 +57,8 @@ from numpy.typing import ArrayLike
 import pandas as pd
 from scipy import optimize, special, stats
 
+from tcpmodels._arrays import check_magnitude
+
 __all__ = [
     "HurstResult",
     "hurst_rs",
@@ -69,7 +71,12 @@ __all__ = [
     "estimate_all",
     "METHODS",
     "BIASED_RANGES",
+    "MAX_SQUARED_SUM",
 ]
+
+#: Largest ``n * max|x|`` the estimators accept for a series of n samples: they square sums of up to n
+#: values, and (1e150)^2 stays far inside a float's range (1.8e308), with room for the sums of squares.
+MAX_SQUARED_SUM = 1e150
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -184,6 +191,8 @@ def _validate(x: Any, *, min_length: int, name: str = "x") -> np.ndarray:
         raise ValueError(f"{name} must be one series (1-D); got a DataFrame with {x.shape[1]} columns")
     try:
         arr = np.asarray(x.to_numpy() if isinstance(x, pd.Series) else x, dtype=float)
+    except OverflowError:
+        raise ValueError(f"{name} holds a number no 64-bit float holds (magnitude above 1.8e308)") from None
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{name} must be a numeric 1-D array or Series; got {type(x).__name__}") from exc
     if arr.ndim != 1:
@@ -198,6 +207,8 @@ def _validate(x: Any, *, min_length: int, name: str = "x") -> np.ndarray:
         raise ValueError(f"{name} contains infinite values")
     if arr.size < min_length:
         raise ValueError(f"{name} is too short: {arr.size} samples; this estimator needs at least {min_length}")
+    # the estimators square cumulative sums of up to n values: (n * max|x|)^2 must stay a float
+    check_magnitude(name, arr, max_abs=MAX_SQUARED_SUM / arr.size)
     if np.ptp(arr) == 0:
         raise ValueError(f"{name} is constant (all values {arr[0]:g}); H is undefined for a constant series")
     return arr

@@ -26,22 +26,33 @@ from numpy.typing import ArrayLike
 import pandas as pd
 from scipy.optimize import brentq
 
-from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._arrays import broadcast, check_range, check_scalar, finite_result, wrap
 
-__all__ = ["lia_alpha", "lia_increase_segments", "LiaEquilibrium", "lia_equilibrium"]
+__all__ = ["lia_alpha", "lia_increase_segments", "LiaEquilibrium", "lia_equilibrium", "MIN_RTT_S", "MAX_RTT_S"]
+
+#: Shortest path RTT accepted: a nanosecond (light crosses 30 cm); shorter ones only overflow w / RTT^2. [s]
+MIN_RTT_S = 1e-9
+#: Longest path RTT accepted: an hour, as for the window models. [s]
+MAX_RTT_S = 3600.0
 
 
 def _windows_rtts(windows_segments, rtts_s):
     args, kind = broadcast(windows_segments=windows_segments, rtts_s=rtts_s)
     w, r = args["windows_segments"], args["rtts_s"]
-    check_range("windows_segments", w, unit="segments", low=0.0, low_open=True)
-    check_range("rtts_s", r, unit="s", low=0.0, low_open=True)
+    if w.size == 0:
+        raise ValueError("windows_segments and rtts_s must hold at least one path; got none")
+    check_range("windows_segments", w, unit="segments", low=0.0, low_open=True, high=np.inf, high_open=True)
+    check_range("rtts_s", r, unit="s", low=MIN_RTT_S, high=MAX_RTT_S)
     if w.ndim == 0:  # a single path
         w, r = w.reshape(1), r.reshape(1)
     return w, r, kind
 
 
 def _alpha(w: np.ndarray, r: np.ndarray) -> np.ndarray:
+    # alpha is unchanged when every window, or every RTT, is scaled: computed on windows over the largest and
+    # RTTs over the smallest, no square overflows whatever the magnitudes
+    w = w / np.max(w, axis=-1, keepdims=True)
+    r = r / np.min(r, axis=-1, keepdims=True)
     total = w.sum(axis=-1)
     return total * np.max(w / r**2, axis=-1) / np.sum(w / r, axis=-1) ** 2
 
@@ -54,7 +65,7 @@ def lia_alpha(windows_segments: ArrayLike, rtts_s: ArrayLike) -> float | np.ndar
     windows_segments : array_like
         Congestion window of each subflow; subflows along the **last** axis. [segments]
     rtts_s : array_like
-        Smoothed RTT of each subflow, broadcast against ``windows_segments``. [s]
+        Smoothed RTT of each subflow, broadcast against ``windows_segments``, in [MIN_RTT_S, MAX_RTT_S]. [s]
 
     Returns
     -------
@@ -95,7 +106,7 @@ def lia_increase_segments(windows_segments: ArrayLike, rtts_s: ArrayLike) -> np.
     windows_segments : array_like
         Congestion window of each subflow; subflows along the last axis. [segments]
     rtts_s : array_like
-        RTT of each subflow, broadcast against ``windows_segments``. [s]
+        RTT of each subflow, broadcast against ``windows_segments``, in [MIN_RTT_S, MAX_RTT_S]. [s]
 
     Returns
     -------
@@ -193,13 +204,14 @@ class LiaEquilibrium:
         return out
 
 
+@finite_result
 def lia_equilibrium(rtts_s: ArrayLike, loss_rates: ArrayLike, *, mss_bytes: float = 1460.0, window_constant: float = math.sqrt(2.0)) -> LiaEquilibrium:
     r"""Windows and rates at which RFC 6356 LIA settles on paths with given RTTs and loss rates.
 
     Parameters
     ----------
     rtts_s : array_like
-        RTT of each path (1-D, one entry per subflow). [s]
+        RTT of each path (1-D, one entry per subflow), in [MIN_RTT_S, MAX_RTT_S]. [s]
     loss_rates : array_like
         Packet loss rate of each path, taken as independent of the MPTCP flow's own
         rate (paths shared with other traffic). [-]
@@ -258,14 +270,12 @@ def lia_equilibrium(rtts_s: ArrayLike, loss_rates: ArrayLike, *, mss_bytes: floa
     p = np.atleast_1d(args["loss_rates"])
     if r.ndim != 1:
         raise ValueError(f"rtts_s and loss_rates must be 1-D (one entry per path); got shape {r.shape}")
-    check_range("rtts_s", r, unit="s", low=0.0, low_open=True)
+    if r.size == 0:
+        raise ValueError("rtts_s and loss_rates must hold at least one path; got none")
+    check_range("rtts_s", r, unit="s", low=MIN_RTT_S, high=MAX_RTT_S)
     check_range("loss_rates", p, unit="-", low=0.0, high=1.0, low_open=True)
-    mss = float(mss_bytes)
-    check_range("mss_bytes", mss, unit="bytes", low=0.0, low_open=True)
-    k = float(window_constant)
-    check_range("window_constant", k, unit="-", low=0.0, low_open=True)
-    if np.isnan(mss) or np.isnan(k):
-        raise ValueError("mss_bytes [bytes] and window_constant [-] must be numbers, not NaN")
+    mss = check_scalar("mss_bytes", mss_bytes, "bytes", low=0.0, low_open=True, high=np.inf, high_open=True)
+    k = check_scalar("window_constant", window_constant, "-", low=0.0, low_open=True, high=np.inf, high_open=True)
 
     w_tcp = k / np.sqrt(p)
     to_bps = 8.0 * mss
@@ -293,11 +303,18 @@ def lia_equilibrium(rtts_s: ArrayLike, loss_rates: ArrayLike, *, mss_bytes: floa
         inv = 1.0 / p
         s_coupled = math.sqrt(float(_alpha(inv, r) / (k * k * inv.sum())))
         s_lo = 0.5 * min(float(np.min(1.0 / w_tcp)), s_coupled)
-        s = brentq(g, s_lo, s_max, xtol=1e-15, rtol=1e-13, maxiter=200)
+        try:
+            s = brentq(g, s_lo, s_max, xtol=1e-15, rtol=1e-13, maxiter=200)
+        except (ValueError, RuntimeError) as exc:
+            raise ValueError(f"lia_equilibrium: no equilibrium found for rtts_s={r.tolist()}, loss_rates="
+                             f"{p.tolist()} ({exc}): rates this far apart are beyond 64-bit floats") from None
     w = windows(s)
     alpha = float(_alpha(w, r))
     coupled = (k * k * s / p) < w_tcp * (1.0 - 1e-9)
     rates = w / r
+    if not (np.isfinite(rates * to_bps).all() and np.isfinite(w_tcp / r * to_bps).all() and math.isfinite(alpha)):
+        raise ValueError(f"lia_equilibrium: the rates overflow a 64-bit float for rtts_s={r.tolist()}, loss_rates="
+                         f"{p.tolist()}, mss_bytes={mss:g}: inputs beyond any physical range (check their units)")
     return LiaEquilibrium(
         rtts_s=r,
         loss_rates=p,

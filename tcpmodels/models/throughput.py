@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcpmodels._typing import Numeric
-from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._arrays import broadcast, check_range, finite_result, wrap
 
 __all__ = [
     "mathis_throughput_bps",
@@ -47,6 +47,7 @@ def _mathis_constant(b: np.ndarray, c: float | None) -> np.ndarray:
     return c_arr
 
 
+@finite_result
 def mathis_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, b: Numeric = 1, c: float | None = None) -> Numeric:
     r"""Mathis et al. square-root law for TCP Reno in congestion avoidance.
 
@@ -103,6 +104,7 @@ def mathis_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric
     return wrap(rate, kind)
 
 
+@finite_result
 def mathis_loss_rate(rate_bps: Numeric, mss_bytes: Numeric, rtt_s: Numeric, b: Numeric = 1, c: float | None = None) -> Numeric:
     r"""Loss rate at which the Mathis law gives ``rate_bps``.
 
@@ -172,6 +174,7 @@ def _pftk_f(p: np.ndarray) -> np.ndarray:
     return np.polynomial.polynomial.polyval(p, [1.0, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0])
 
 
+@finite_result
 def padhye_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, t0_s: Numeric, w_max_segments: Numeric, b: Numeric = 2) -> Numeric:
     r"""Padhye-Firoiu-Towsley-Kurose (PFTK) full model of TCP Reno throughput.
 
@@ -267,6 +270,7 @@ def padhye_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric
     return wrap(rate * args["mss_bytes"] * _BITS_PER_BYTE, kind)
 
 
+@finite_result
 def padhye_approx_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, t0_s: Numeric, w_max_segments: Numeric, b: Numeric = 2) -> Numeric:
     r"""Closed-form approximation of the PFTK model (eq. (32) of the ToN paper).
 
@@ -324,6 +328,7 @@ def padhye_approx_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: 
     return wrap(rate * args["mss_bytes"] * _BITS_PER_BYTE, kind)
 
 
+@finite_result
 def window_limited_throughput_bps(window_bytes: Numeric, rtt_s: Numeric) -> Numeric:
     r"""Largest rate a fixed window allows: one window per round trip.
 

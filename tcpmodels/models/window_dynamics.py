@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpmodels._arrays import check_scalar
+from tcpmodels._arrays import check_flag, check_scalar
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, kozu_k_factor
 
 __all__ = ["reno_window_trajectory", "cubic_window_trajectory", "FluidFlow", "RenoFlow", "CubicFlow", "MAX_RTT_S",
@@ -35,14 +35,29 @@ MAX_MSS_BYTES = 65535.0
 # per-flow window dynamics shared by the trajectories and the bottleneck model
 # --------------------------------------------------------------------------------------
 class FluidFlow:
-    """Mutable window state of one flow, advanced in small time steps (fluid per-ACK rules)."""
+    """Mutable window state of one flow, advanced in small time steps (fluid per-ACK rules).
+
+    Parameters
+    ----------
+    cwnd : float
+        Initial congestion window, finite and > 0. [segments]
+    ssthresh : float
+        Slow-start threshold, > 0 (``math.inf``: slow start until the first loss). [segments]
+    max_cwnd : float
+        Cap on the window (a receive window), > 0 (``math.inf``: none). [segments]
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a parameter that is not a number, NaN or out of range (naming it, its unit and the range).
+    """
 
     __slots__ = ("cwnd", "ssthresh", "max_cwnd", "last_loss_t", "losses")
 
     def __init__(self, cwnd: float, ssthresh: float, max_cwnd: float) -> None:
-        self.cwnd = cwnd
-        self.ssthresh = ssthresh
-        self.max_cwnd = max_cwnd
+        self.cwnd = check_scalar("cwnd", cwnd, "segments", low=0.0, low_open=True, high=math.inf, high_open=True)
+        self.ssthresh = check_scalar("ssthresh", ssthresh, "segments", low=0.0, low_open=True)
+        self.max_cwnd = check_scalar("max_cwnd", max_cwnd, "segments", low=0.0, low_open=True)
         self.last_loss_t = -math.inf
         self.losses = 0
 
@@ -113,7 +128,23 @@ class RenoFlow(FluidFlow):
 
 
 class CubicFlow(FluidFlow):
-    """CUBIC per RFC 9438: cubic target bounded to [cwnd, 1.5 cwnd] per RTT, Reno-friendly W_est floor."""
+    """CUBIC per RFC 9438: cubic target bounded to [cwnd, 1.5 cwnd] per RTT, Reno-friendly W_est floor.
+
+    Parameters
+    ----------
+    cwnd, ssthresh, max_cwnd : float
+        As for :class:`FluidFlow`. [segments]
+    c : float
+        CUBIC's C, finite and > 0. [segments/s^3]
+    beta : float
+        beta_cubic, in (0, 1). [-]
+    k_factor : float
+        Factor on K^3 (the Kozu–Yamaguchi x(RTT) or its inverse; 1 for RFC 9438), finite and > 0. [-]
+    fast_convergence : bool
+        RFC 9438 Sec. 4.7.
+    w_max : float, optional
+        W_max before the first loss, finite and > 0 (default ``cwnd``). [segments]
+    """
 
     __slots__ = ("c", "beta", "alpha", "k_factor", "fast_convergence", "w_max", "k", "epoch_t", "w_est", "cwnd_prior", "w_cubic_now", "reno_region")
 
@@ -130,10 +161,13 @@ class CubicFlow(FluidFlow):
         w_max: float | None = None,
     ) -> None:
         super().__init__(cwnd, ssthresh, max_cwnd)
-        self.c, self.beta, self.k_factor = c, beta, k_factor
-        self.alpha = 3.0 * (1.0 - beta) / (1.0 + beta)
-        self.fast_convergence = fast_convergence
-        self.w_max = cwnd if w_max is None else w_max
+        self.c = check_scalar("c", c, "segments/s^3", low=0.0, low_open=True, high=math.inf, high_open=True)
+        self.beta = check_scalar("beta", beta, "-", low=0.0, high=1.0, low_open=True, high_open=True)
+        self.k_factor = check_scalar("k_factor", k_factor, "-", low=0.0, low_open=True, high=math.inf, high_open=True)
+        self.alpha = 3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+        self.fast_convergence = check_flag("fast_convergence", fast_convergence)
+        self.w_max = self.cwnd if w_max is None else check_scalar("w_max", w_max, "segments", low=0.0, low_open=True,
+                                                                  high=math.inf, high_open=True)
         self.k = 0.0
         self.epoch_t = math.nan  # set when congestion avoidance starts
         self.w_est = cwnd
@@ -292,7 +326,7 @@ def _trajectory(
 def _trajectory_args(rtt_s, duration_s, w_max_segments, loss_interval_s, cap_segments, dt_s):
     rtt = check_scalar("rtt_s", rtt_s, "s", low=0.0, low_open=True, high=MAX_RTT_S)
     dur = check_scalar("duration_s", duration_s, "s", low=0.0, low_open=True)
-    w_max = check_scalar("w_max_segments", w_max_segments, "segments", low=2.0)
+    w_max = check_scalar("w_max_segments", w_max_segments, "segments", low=2.0, high=math.inf, high_open=True)
     if loss_interval_s is None and cap_segments is None:
         raise ValueError("give a loss process: loss_interval_s [s] (periodic losses) and/or cap_segments [segments]")
     interval = None if loss_interval_s is None else check_scalar("loss_interval_s", loss_interval_s, "s", low=0.0, low_open=True)
@@ -427,7 +461,7 @@ def cubic_window_trajectory(
         c=c_,
         beta=beta,
         k_factor=k_factor,
-        fast_convergence=bool(fast_convergence),
+        fast_convergence=check_flag("fast_convergence", fast_convergence),
         w_max=w_max,
     )
     flow.cwnd_prior = w_max

@@ -131,6 +131,8 @@ class FormulaThroughputRegressor(RegressorMixin, BaseEstimator):
         self.calibrate = calibrate
 
     def _check_params(self) -> None:
+        if not isinstance(self.calibrate, (bool, np.bool_)):
+            raise ValueError(f"calibrate must be True or False; got {self.calibrate!r}")
         if self.model not in _MODELS:
             raise ValueError(f"model must be one of {_MODELS}; got {self.model!r}")
         if self.c is not None and self.model != "mathis":
@@ -145,8 +147,14 @@ class FormulaThroughputRegressor(RegressorMixin, BaseEstimator):
                 if name == "mss_bytes":
                     raise ValueError("mss_bytes [bytes] must be a number in (0, inf]; got None")
                 continue
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or np.isnan(value):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ValueError(f"{name} [{unit}] must be a number or None; got {value!r}")
+            try:
+                if np.isnan(float(value)):
+                    raise ValueError(f"{name} [{unit}] must be a number or None; got {value!r}")
+            except OverflowError:
+                raise ValueError(f"{name} [{unit}] must be a number a 64-bit float holds; got an integer of "
+                                 f"{len(str(abs(int(value))))} digits") from None
             check_range(name, value, unit=unit, low=low, low_open=low_open)
 
     def _columns(self, X: np.ndarray) -> dict[str, np.ndarray]:
@@ -196,12 +204,14 @@ class FormulaThroughputRegressor(RegressorMixin, BaseEstimator):
         lossy = p > 0
         out = np.full(p.shape, np.inf)
         kw = {} if self.b is None else {"b": float(self.b)}
+        # the formulas unwrapped from their overflow check (tcpmodels._arrays.finite_result): predict() reports an
+        # overflow itself, by the row of X
         if lossy.any():
             if self.model == "mathis":
-                out[lossy] = mathis_throughput_bps(
+                out[lossy] = mathis_throughput_bps.__wrapped__(
                     float(self.mss_bytes), cols["rtt_s"][lossy], p[lossy], c=self.c, **kw)
             else:
-                out[lossy] = padhye_throughput_bps(
+                out[lossy] = padhye_throughput_bps.__wrapped__(
                     float(self.mss_bytes), cols["rtt_s"][lossy], p[lossy], cols["t0_s"][lossy],
                     cols["w_max_segments"][lossy], **kw)
         return out

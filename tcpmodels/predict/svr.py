@@ -105,6 +105,8 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.svm import SVR
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from tcpmodels._arrays import check_flag
+
 __all__ = [
     "ProbeSVRBase",
     "SingleProbeSVR",
@@ -215,6 +217,29 @@ def _check_magnitude(name: str, arr: np.ndarray) -> None:
                          f"{tuple(int(i) for i in where)} ({int(big.sum())} values)")
 
 
+def _finite_real(value: numbers.Real) -> bool:
+    """Whether a real number is finite as a float (an integer too large for one is not)."""
+    try:
+        return bool(np.isfinite(float(value)))
+    except OverflowError:
+        return False
+
+
+def _check_svr_numbers(owner: str, C, epsilon, tol, gamma, gamma_words: tuple[str, ...]) -> None:
+    """C > 0, epsilon >= 0, tol > 0, gamma a number > 0 or one of ``gamma_words``, all finite reals."""
+    for pname, value, low_ok in (("C", C, False), ("epsilon", epsilon, True), ("tol", tol, False)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not _finite_real(value) \
+                or value < 0 or (value == 0 and not low_ok):
+            rng = "[0, inf)" if low_ok else "(0, inf)"
+            raise ValueError(f"{owner}: {pname} [-] must be a number in {rng}; got {value!r}")
+    words = ", ".join(repr(w) for w in gamma_words)
+    if isinstance(gamma, str):
+        if gamma not in gamma_words:
+            raise ValueError(f"{owner}: gamma must be {words} or a number > 0; got {gamma!r}")
+    elif isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not _finite_real(gamma) or gamma <= 0:
+        raise ValueError(f"{owner}: gamma [-] must be {words} or a number in (0, inf); got {gamma!r}")
+
+
 def _log_step(log_throughput: bool):
     if log_throughput:
         return FunctionTransformer(np.log, inverse_func=np.exp, check_inverse=False)
@@ -249,7 +274,15 @@ def make_svr_pipeline(
     -------
     sklearn.compose.TransformedTargetRegressor
         Unfitted; the regressor is the feature pipeline, the transformer the target scaling.
+
+    Raises
+    ------
+    ValueError, TypeError
+        For a parameter out of its range or of the wrong type, naming it (here, not at fit time
+        inside scikit-learn).
     """
+    _check_svr_numbers("make_svr_pipeline", C, epsilon, tol, gamma, ("scale", "auto"))
+    log_throughput = check_flag("log_throughput", log_throughput)
     regressor = Pipeline([
         ("log", _log_step(log_throughput)),
         ("scale", StandardScaler()),
@@ -328,18 +361,11 @@ class ProbeSVRBase(RegressorMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         name = type(self).__name__
-        for pname, low_ok in (("C", False), ("epsilon", True), ("tol", False)):
-            value = getattr(self, pname)
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) \
-                    or value < 0 or (value == 0 and not low_ok):
-                rng = "[0, inf)" if low_ok else "(0, inf)"
-                raise ValueError(f"{name}: {pname} [-] must be a number in {rng}; got {value!r}")
-        g = self.gamma
-        if isinstance(g, str):
-            if g not in ("sigest", "scale"):
-                raise ValueError(f"{name}: gamma must be 'sigest', 'scale' or a number > 0; got {g!r}")
-        elif isinstance(g, bool) or not isinstance(g, numbers.Real) or not np.isfinite(g) or g <= 0:
-            raise ValueError(f"{name}: gamma [-] must be 'sigest', 'scale' or a number in (0, inf); got {g!r}")
+        _check_svr_numbers(name, self.C, self.epsilon, self.tol, self.gamma, ("sigest", "scale"))
+        try:
+            check_flag("log_throughput", self.log_throughput)
+        except TypeError as exc:  # a saved model with log_throughput="x" predicted inf everywhere
+            raise ValueError(f"{name}: {exc}") from None
 
     def _check_positive(self, arr: np.ndarray, what: str) -> None:
         _check_magnitude(f"{type(self).__name__}: {what}", arr)
@@ -544,11 +570,14 @@ class PerPathProbeSVR(ProbeSVRBase):
         super().__init__(C=C, epsilon=epsilon, gamma=gamma, log_throughput=log_throughput, tol=tol)
         self.n_paths = n_paths
 
-    def _check_columns(self, n_columns: int, shape: tuple) -> None:
+    def _check_params(self) -> None:
+        super()._check_params()
         if self.n_paths is not None:
             if isinstance(self.n_paths, bool) or not isinstance(self.n_paths, numbers.Integral) \
                     or self.n_paths < 1:
                 raise ValueError(f"PerPathProbeSVR: n_paths must be None or an integer >= 1; got {self.n_paths!r}")
+
+    def _check_columns(self, n_columns: int, shape: tuple) -> None:
         if n_columns < 1:
             raise ValueError(
                 "PerPathProbeSVR needs one probe-throughput column per path (m >= 1 paths); got "
@@ -612,6 +641,26 @@ class TunedSVR(NamedTuple):
         return float(self.cv_results["mean_test_score"].max())
 
 
+def _check_grid(estimator: ProbeSVRBase, param_grid: Any) -> None:
+    """Every grid point a valid estimator, checked before the search (not inside scikit-learn at fit time)."""
+    grids = [param_grid] if isinstance(param_grid, dict) else param_grid
+    if not isinstance(grids, (list, tuple)) or not grids or not all(isinstance(g, dict) for g in grids):
+        raise TypeError(f"param_grid must be a dict or a non-empty list of dicts; got {param_grid!r}")
+    known = set(estimator.get_params(deep=False))
+    for grid in grids:
+        for key, values in grid.items():
+            if key not in known:
+                raise ValueError(f"param_grid: {key!r} is not a parameter of {type(estimator).__name__} "
+                                 f"(its parameters: {sorted(known)})")
+            if isinstance(values, (str, bytes)) or not hasattr(values, "__len__") or len(values) == 0:
+                raise ValueError(f"param_grid[{key!r}] must be a non-empty list of values; got {values!r}")
+            for value in values:
+                try:
+                    estimator.__class__(**{**estimator.get_params(deep=False), key: value})._check_params()
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"param_grid[{key!r}] holds {value!r}: {exc}") from None
+
+
 def tune_svr(X: ArrayLike, y: ArrayLike, *, estimator: ProbeSVRBase | None = None,
              param_grid: dict[str, Any] | list[dict[str, Any]] | None = None, cv: Any = None,
              scoring: str | Callable[..., float] = "neg_root_mean_squared_error", n_jobs: int | None = None) -> TunedSVR:
@@ -642,13 +691,32 @@ def tune_svr(X: ArrayLike, y: ArrayLike, *, estimator: ProbeSVRBase | None = Non
     TunedSVR
         ``estimator`` (refitted with the best parameters) and ``cv_results``;
         ``best_params`` and ``best_score`` as properties.
+
+    Raises
+    ------
+    ValueError, TypeError
+        Before any fit: a grid naming an unknown parameter or holding a value out of range (named
+        with the parameter), ``cv`` below 2 folds, ``n_jobs`` of 0, an unknown ``scoring`` name.
     """
     if estimator is None:
         estimator = PerPathProbeSVR()
     if not isinstance(estimator, ProbeSVRBase):
         raise TypeError(f"estimator must be a SingleProbeSVR or PerPathProbeSVR; got {type(estimator).__name__}")
+    _check_grid(estimator, DEFAULT_PARAM_GRID if param_grid is None else param_grid)
     if cv is None:
         cv = KFold(n_splits=5, shuffle=True, random_state=0)
+    elif isinstance(cv, bool) or (isinstance(cv, numbers.Integral) and cv < 2):
+        raise ValueError(f"cv must be a number of folds >= 2, a splitter or an iterable of splits; got {cv!r}")
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None or a non-zero integer (-1: all cores); got {n_jobs!r}")
+    if isinstance(scoring, str):
+        from sklearn.metrics import get_scorer_names
+
+        if scoring not in get_scorer_names():
+            raise ValueError(f"scoring {scoring!r} is not a scikit-learn scorer name (e.g. "
+                             "'neg_root_mean_squared_error', 'r2'), nor a callable")
+    elif not callable(scoring):
+        raise TypeError(f"scoring must be a scorer name or a callable; got {type(scoring).__name__}")
     search = GridSearchCV(
         estimator, param_grid=DEFAULT_PARAM_GRID if param_grid is None else param_grid,
         scoring=scoring, cv=cv, n_jobs=n_jobs, refit=True, error_score="raise",

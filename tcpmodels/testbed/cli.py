@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 __all__ = ["add_subcommand"]
 
@@ -30,6 +31,9 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
     clean_p = sub.add_parser("cleanup", help="remove namespaces and processes left by killed runs (idempotent)")
     clean_p.add_argument("--include-live", action="store_true",
                          help="also remove runs whose owner process is still alive")
+    clean_p.add_argument("--keep-pinned", action="store_true",
+                         help="leave the tm_* congestion controls loaded with `testbed cc load` (by default they "
+                              "are unregistered when no live process holds them, and named on stderr)")
     clean_p.set_defaults(func=_cleanup)
     cc_p = sub.add_parser("cc", help="BPF congestion controls tm_* (tcpmodels.testbed.kernel_cc): list, load, unload",
                           description="Build and register the package's BPF congestion controls (tm_reno, "
@@ -87,7 +91,7 @@ def _cleanup(args: argparse.Namespace) -> int:
 
     try:
         report = cleanup(include_live=args.include_live).to_dict()
-        report.update(kernel_cc.cleanup(include_live=args.include_live).to_dict())
+        report.update(kernel_cc.cleanup(include_live=args.include_live, keep_pinned=args.keep_pinned).to_dict())
     except PrivilegeError as exc:
         print(f"tcpmodels testbed: {exc}", file=sys.stderr)
         return 77
@@ -95,6 +99,12 @@ def _cleanup(args: argparse.Namespace) -> int:
         print(f"tcpmodels testbed: {exc}", file=sys.stderr)
         return 1
     print(json.dumps(report))
+    for load in report.get("unregistered_pinned_loads", []):
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(load["loaded_unix_s"])) \
+            if load.get("loaded_unix_s") else "an unknown time"
+        print(f"tcpmodels testbed cleanup: unregistered {load['name']}, loaded with `tcpmodels testbed cc load` by "
+              f"{load.get('loaded_by') or 'an unknown user'} at {when}: a deliberate load, not a leftover of a "
+              "killed run (--keep-pinned leaves such loads)", file=sys.stderr)
     return 0
 
 
@@ -147,7 +157,18 @@ def _cc_unload(args: argparse.Namespace) -> int:
     from tcpmodels.testbed import kernel_cc
 
     def go():
+        holders = kernel_cc.live_holders(args.name) if args.name.startswith("tm_") else []
         was = kernel_cc.unload(args.name)
-        print(f"unregistered {args.name}" if was else f"{args.name} was not registered")
+        if not was:
+            print(f"{args.name} was not registered")
+            return 0
+        text = f"unregistered {args.name}: no new socket can select it"
+        if holders:
+            text += f"; live process(es) {holders} held it"
+        lingering = kernel_cc.still_loaded(args.name)
+        if lingering:
+            text += (f"; sockets still run it ({lingering} unregistered registration(s) stay loaded): they keep "
+                     f"{args.name} until they close")
+        print(text)
         return 0
     return _cc_call(go)

@@ -26,7 +26,7 @@ from importlib import import_module
 #: Public name -> the module that defines it. Imported on first use (PEP 562), so that ``import
 #: tcpmodels.traces`` costs no numpy, pandas or pyarrow import until something is used.
 _EXPORTS = {
-    "annotate": "annotation", "PacketDataset": "dataset", "open_dataset": "dataset",
+    "annotate": "annotation", "DatasetError": "dataset", "PacketDataset": "dataset", "open_dataset": "dataset",
     "read_parquet_dataset": "dataset", "to_parquet": "dataset", "flows": "flows", "mptcp_idsn": "mptcp",
     "mptcp_mappings": "mptcp", "mptcp_subflows": "mptcp", "mptcp_token": "mptcp", "PATTERNS": "patterns",
     "classify_short_flows": "patterns", "CaptureFileError": "pcapfile", "TraceWarning": "reader",
@@ -35,7 +35,8 @@ _EXPORTS = {
     "time_sequence": "series", "stream_flows": "stream",
 }
 
-__all__ = ["read_pcap", "to_parquet", "read_parquet_dataset", "open_dataset", "PacketDataset", "CaptureFileError",
+__all__ = ["read_pcap", "to_parquet", "read_parquet_dataset", "open_dataset", "PacketDataset", "DatasetError",
+           "CaptureFileError",
            "TraceWarning", "COLUMNS", "ReadAccounting", "flows", "annotate", "stream_flows", "rtt_samples",
            "mptcp_subflows", "mptcp_mappings", "mptcp_token", "mptcp_idsn", "classify_short_flows", "PATTERNS",
            "throughput_series", "bytes_in_flight", "link_rate_series", "time_sequence"]

@@ -65,10 +65,13 @@ def dask_client(scheduler: str | None = None, *, n_workers: int | None = None, p
         return
     workers = n_workers or max(1, min(os.cpu_count() or 1, 4))
     # no dashboard; the scheduler's HTTP server (health, metrics) on a free port: by default it takes
-    # 8787 and, when another cluster on the machine has it, warns (an error under the test suite)
+    # 8787 and, when another cluster on the machine has it, warns (an error under the test suite).
+    # Every socket on 127.0.0.1: worker processes bind the host (127.0.0.1 by default); worker threads
+    # (processes=False, inproc) would serve their HTTP endpoint on every interface unless given an address.
+    loopback = {} if processes else {"worker_dashboard_address": "127.0.0.1:0"}
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=processes, dashboard_address=None,
                       scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
-                      memory_limit=memory_limit if memory_limit is not None else 0) as cluster, \
+                      memory_limit=memory_limit if memory_limit is not None else 0, **loopback) as cluster, \
             Client(cluster) as client:
         yield client
 
@@ -123,6 +126,12 @@ def _gather(client, futures: list, progress: bool, label: str, keep: Callable | 
     return out
 
 
+def _partition_task(path: str, partition: int) -> pd.DataFrame:
+    """One partition's flows on a worker: the dataset was verified whole by the caller; the partition's own files
+    are checked again as they are read (:meth:`~tcpmodels.traces.dataset.PacketDataset.read_partition`)."""
+    return partition_flows(open_dataset(path, verify=False), partition)
+
+
 def _capture_task(path: str) -> tuple[pd.DataFrame, dict]:
     table = read_pcap(path)
     return flows(table), table.attrs["accounting"].to_dict()
@@ -175,11 +184,16 @@ def dataset_flows(dataset: PacketDataset | str | os.PathLike, *, scheduler: str 
     -------
     pandas.DataFrame
         Equal to ``flows(read_parquet_dataset(dataset))`` (and to ``flows(read_pcap(capture))``).
+
+    Raises
+    ------
+    tcpmodels.traces.dataset.DatasetError
+        If a file of the dataset is missing, not listed in its metadata, or damaged (naming the file).
     """
     ds = open_dataset(dataset)
     path = os.path.abspath(ds.path)
     with _using(scheduler, client) as c:
-        futures = [c.submit(_recording, partition_flows, path, i, pure=False) for i in ds.nonempty()]
+        futures = [c.submit(_recording, _partition_task, path, i, pure=False) for i in ds.nonempty()]
         parts = _gather(c, futures, progress, "partitions", keep=PartitionFlows)
     return combine_partition_flows(parts)
 

@@ -316,7 +316,8 @@ _STATS = ("packets", "connections", "live_connections", "max_live_connections", 
 
 
 def stream_records(capture, *, idle_timeout_s: float, chunk_bytes: int, max_gzip_expansion,
-                   share: tuple[int, int] | None = None, progress=None, on_chunk=None) -> StreamResult:
+                   share: tuple[int, int] | None = None, progress=None, on_chunk=None,
+                   max_record_bytes: int = pcapfile.MAX_RECORD_BYTES) -> StreamResult:
     """Decode a capture chunk by chunk and run the compiled pass over it, keeping only live connections.
 
     Parameters
@@ -335,13 +336,16 @@ def stream_records(capture, *, idle_timeout_s: float, chunk_bytes: int, max_gzip
         Called with the decompressed bytes of each chunk. [bytes]
     on_chunk : callable, optional
         Called with each chunk's decoded columns (all packets, before any share is taken).
+    max_record_bytes : int
+        As for :func:`~tcpmodels.traces.read_pcap`: longer records are skipped and counted. [bytes]
 
     Returns
     -------
     StreamResult
         The flow records and what the reader and the pass counted.
     """
-    reading = ChunkedCapture(capture, chunk_bytes, max_gzip_expansion, on_batch=progress)
+    reading = ChunkedCapture(capture, chunk_bytes, max_gzip_expansion, on_batch=progress,
+                             max_record_bytes=max_record_bytes)
     stream = None
     parts = []
     t_min = None

@@ -40,7 +40,8 @@ try:  # the compiled kernel, built by the package's install (setup.py) when a C 
 except ImportError:  # pragma: no cover - depends on the install
     _ckernel = None
 
-__all__ = ["RecordBatch", "CaptureFileError", "iter_batches", "MAX_RECORD_BYTES", "MIN_CHUNK_BYTES",
+__all__ = ["RecordBatch", "CaptureFileError", "iter_batches", "MAX_RECORD_BYTES", "RECORD_LIMIT_CEILING",
+           "check_max_record_bytes", "PCAPNG_QUIET_BLOCKS", "MIN_CHUNK_BYTES",
            "MAX_GZIP_EXPANSION", "KERNELS", "set_kernel", "active_kernel", "kernel_available", "compiled_kernel"]
 
 #: Values of the kernel setting: the compiled kernel if built ("auto"), the compiled kernel ("c"), numpy.
@@ -136,8 +137,19 @@ def active_kernel(kernel: str | None = None) -> str:
     compiled_kernel()  # raises when it is not built
     return "c"
 
-#: Largest record accepted (libpcap's MAXIMUM_SNAPLEN); a longer one means a corrupt file.
+#: Largest record read unless told otherwise (libpcap's MAXIMUM_SNAPLEN). A file header's snap length does
+#: not raise it: a longer record is skipped and counted (``record_over_limit``) when the header allows it, and
+#: is a corrupt file otherwise; ``max_record_bytes`` raises it explicitly. [bytes]
 MAX_RECORD_BYTES = 262144
+#: Largest ``max_record_bytes`` the formats allow: their captured-length fields are 32-bit. [bytes]
+RECORD_LIMIT_CEILING = 0xFFFFFFFF
+#: Bytes a pcapng block may hold beyond its packet data (block header and trailer, options). [bytes]
+_PCAPNG_BLOCK_OVERHEAD = 64 * 1024
+#: pcapng block types of the standard that carry no packet and are skipped quietly: name resolution,
+#: interface statistics, systemd journal export, decryption secrets, custom blocks (copyable and not).
+#: Any other type (a packet block with a flipped bit, a tool's own block) is skipped and counted
+#: (``unknown_blocks``, a warning naming the type).
+PCAPNG_QUIET_BLOCKS = frozenset({4, 5, 9, 10, 0x00000BAD, 0x40000BAD})
 #: Smallest ``chunk_bytes`` accepted: below a page the per-read overhead dominates and 0 would read nothing.
 MIN_CHUNK_BYTES = 4096
 #: Default limit on decompressed / compressed size of a gzip capture. Packet captures compress 2-20x
@@ -197,6 +209,9 @@ class _State:
     longer_than_snaplen: int = 0
     wire_shorter_than_captured: int = 0
     unrepresentable_timestamps: int = 0
+    records_over_limit: int = 0
+    unknown_blocks: dict = field(default_factory=dict)  # pcapng block type -> count
+    malformed_blocks: dict = field(default_factory=dict)  # pcapng block type -> count (content that does not parse)
     link_types: set = field(default_factory=set)
     # pcapng
     interfaces: list = field(default_factory=list)  # (link_type, snaplen, resol_num, resol_den_pow, offset_s)
@@ -218,14 +233,22 @@ class _GuardedGzip:
 
     def read(self, n: int = -1) -> bytes:
         data = self._fh.read(n)
-        self._read += len(data)
+        self._count(len(data))
+        return data
+
+    def readinto(self, view) -> int:
+        n = self._fh.readinto(view)
+        self._count(n)
+        return n
+
+    def _count(self, n: int) -> None:
+        self._read += n
         if self._limit is not None and self._read > self._limit:
             raise CaptureFileError(
                 f"{self._path}: gzip data expands more than {self._max_expansion:g} times "
                 f"({self._compressed} bytes compressed, over {self._read} decompressed); captures compress "
                 "2-20 times, so this looks like a decompression bomb. Pass max_gzip_expansion=None "
                 "(or a larger limit) to read it anyway")
-        return data
 
     def __enter__(self):
         return self
@@ -270,6 +293,43 @@ def check_chunk_bytes(chunk_bytes: int) -> int:
     return int(chunk_bytes)
 
 
+def check_max_record_bytes(max_record_bytes: int) -> int:
+    """Validate a ``max_record_bytes`` argument: an integer in [1, :data:`RECORD_LIMIT_CEILING`] that fits in memory.
+
+    Parameters
+    ----------
+    max_record_bytes : int
+        Largest record (captured bytes) to read; longer ones are skipped and counted. [bytes]
+
+    Returns
+    -------
+    int
+        The same value as a Python int. [bytes]
+
+    Raises
+    ------
+    TypeError
+        For a value that is not an integer (``bool`` included).
+    ValueError
+        For a value below 1, above the formats' 32-bit lengths, or above a quarter of this machine's
+        physical memory (one record is held whole while it is read).
+    """
+    if isinstance(max_record_bytes, bool) or not isinstance(max_record_bytes, (int, np.integer)):
+        raise TypeError(f"max_record_bytes [bytes] must be an integer; got {max_record_bytes!r} "
+                        f"({type(max_record_bytes).__name__})")
+    if not 1 <= max_record_bytes <= RECORD_LIMIT_CEILING:
+        raise ValueError(f"max_record_bytes [bytes] must be in [1, {RECORD_LIMIT_CEILING}] (32-bit record "
+                         f"lengths); got {max_record_bytes}")
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        memory = 0
+    if memory and max_record_bytes > memory // 4:
+        raise ValueError(f"max_record_bytes [bytes] must be at most a quarter of this machine's memory "
+                         f"({memory // 4}): a record is held whole while it is read; got {max_record_bytes}")
+    return int(max_record_bytes)
+
+
 def _check_expansion(max_gzip_expansion) -> None:
     if max_gzip_expansion is None:
         return
@@ -286,7 +346,8 @@ def _gather(buf: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:
 
 def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
                  chunk_bytes: int = 32 << 20, *,
-                 max_gzip_expansion: float | None = MAX_GZIP_EXPANSION) -> Iterator[RecordBatch]:
+                 max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
+                 max_record_bytes: int = MAX_RECORD_BYTES) -> Iterator[RecordBatch]:
     """Yield :class:`RecordBatch` objects for every packet record of a capture file.
 
     Parameters
@@ -296,12 +357,18 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
     state_out : dict, optional
         Filled at the end with ``records``, ``truncated_tail_bytes``,
         ``longer_than_snaplen``, ``wire_shorter_than_captured``,
-        ``unrepresentable_timestamps`` and ``link_types``.
+        ``unrepresentable_timestamps``, ``records_over_limit``, ``unknown_blocks`` and
+        ``malformed_blocks`` (pcapng block type -> count) and ``link_types``.
     chunk_bytes : int
         Bytes of (decompressed) file handled at once; at least :data:`MIN_CHUNK_BYTES`. [bytes]
     max_gzip_expansion : float or None
         Largest ratio of decompressed to compressed size accepted for a gzip file
         (checked once more than 64 MiB are decompressed); ``None`` for no limit. [-]
+    max_record_bytes : int
+        Largest record read (captured bytes; at most :data:`RECORD_LIMIT_CEILING`). A file
+        header's snap length does not raise it: a longer record that the header allows is skipped
+        without being buffered and counted (``records_over_limit``); one the header does not allow
+        is a corrupt file. [bytes]
 
     Yields
     ------
@@ -315,11 +382,18 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
 
     Notes
     -----
-    Records are kept as the file has them, with two exceptions that are counted in
+    Records are kept as the file has them, with exceptions that are counted in
     ``state_out``: a wire length shorter than the captured length is raised to the
-    captured length (``wire_shorter_than_captured``), and a record whose timestamp
+    captured length (``wire_shorter_than_captured``), a record whose timestamp
     cannot be held as int64 nanoseconds since 1970 (after 2262 or before 1678, e.g.
-    a corrupt pcapng ``if_tsresol``) is dropped (``unrepresentable_timestamps``).
+    a corrupt pcapng ``if_tsresol``) is dropped (``unrepresentable_timestamps``), a
+    record longer than ``max_record_bytes`` is dropped (``records_over_limit``) and a
+    pcapng block of a type that is neither a packet block nor one of
+    :data:`PCAPNG_QUIET_BLOCKS` is skipped (``unknown_blocks``).
+
+    Each record's bytes are copied into memory once (a record cut by a chunk boundary is
+    completed by the next read, which is made as long as the record needs), so the work is
+    linear in the file's size whatever ``chunk_bytes`` is.
 
     Raises
     ------
@@ -333,6 +407,7 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
     """
     chunk_bytes = check_chunk_bytes(chunk_bytes)
     _check_expansion(max_gzip_expansion)
+    max_record_bytes = check_max_record_bytes(max_record_bytes)
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"capture file not found: {path}")
@@ -348,9 +423,9 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
             if len(magic) < 4:
                 raise CaptureFileError(f"{path}: offset 0: only {len(magic)} bytes, too short for a capture header")
             if magic in PCAP_MAGIC:
-                yield from _classic(fh, magic, st, chunk_bytes, active_kernel() == "c")
+                yield from _classic(fh, magic, st, chunk_bytes, active_kernel() == "c", max_record_bytes)
             elif struct.unpack("<I", magic)[0] == PCAPNG_SHB:
-                yield from _pcapng(fh, magic, st, chunk_bytes)
+                yield from _pcapng(fh, magic, st, chunk_bytes, max_record_bytes)
             else:
                 raise CaptureFileError(
                     f"{path}: offset 0: not a pcap or pcapng file (magic number {magic.hex()}; "
@@ -364,11 +439,14 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
                          longer_than_snaplen=st.longer_than_snaplen,
                          wire_shorter_than_captured=st.wire_shorter_than_captured,
                          unrepresentable_timestamps=st.unrepresentable_timestamps,
+                         records_over_limit=st.records_over_limit, unknown_blocks=dict(st.unknown_blocks),
+                         malformed_blocks=dict(st.malformed_blocks),
                          link_types=tuple(sorted(st.link_types)))
 
 
-def _walk_python(chunk: bytes, incl_at, limit: int, st: _State, file_pos: int) -> tuple[list, int]:
-    """Offsets of the whole records of ``chunk`` and where the first incomplete one starts."""
+def _walk_python(chunk, incl_at, limit: int) -> tuple[list, int, int, int]:
+    """Offsets of the whole records of ``chunk``, where the first incomplete one starts, and the offset and
+    length of a record claiming more than ``limit`` bytes (-1, 0 if none; the walk stops there)."""
     end = len(chunk)
     offs = []
     append = offs.append
@@ -376,22 +454,64 @@ def _walk_python(chunk: bytes, incl_at, limit: int, st: _State, file_pos: int) -
     while pos + 16 <= end:
         incl = incl_at(chunk, pos + 8)[0]
         if incl > limit:
-            _corrupt_length(st, file_pos + pos, len(offs), incl, limit)
+            return offs, pos, pos, incl
         nxt = pos + 16 + incl
         if nxt > end:
             break
         append(pos)
         pos = nxt
-    return offs, pos
+    return offs, pos, -1, 0
 
 
-def _corrupt_length(st: _State, offset: int, index: int, incl: int, limit: int) -> None:
+def _corrupt_length(st: _State, offset: int, index: int, incl: int, limit: int, snaplen: int) -> None:
     raise CaptureFileError(
-        f"{st.path}: offset {offset}: record {st.records + index} claims {incl} captured "
-        f"bytes, more than the largest possible record ({limit}); the file is corrupt")
+        f"{st.path}: offset {offset}: record {index} claims {incl} captured bytes, more than the largest "
+        f"record read ({limit}, max_record_bytes) and than the file's snap length ({snaplen}); the file is corrupt")
 
 
-def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = False) -> Iterator[RecordBatch]:
+def _discard(fh, n: int, chunk_bytes: int) -> tuple[int, bytes]:
+    """Read and drop ``n`` bytes of ``fh`` in pieces of at most ``chunk_bytes`` (memory bounded, time linear);
+    returns the bytes dropped (fewer at the end of the file) and the last 4 of them."""
+    scratch = memoryview(bytearray(min(n, chunk_bytes, 1 << 20)))
+    done, last = 0, b""
+    while done < n:
+        piece = scratch[:min(len(scratch), n - done)]
+        got = _read_into(fh, piece)
+        if got:
+            last = (last + bytes(piece[max(0, got - 4):got]))[-4:]
+        done += got
+        if got < len(piece):
+            break
+    return done, last
+
+
+def _walk_classic(space: np.ndarray, start: int, end: int, endian: str, limit: int, compiled: bool, incl_at):
+    """Records of ``space[start:end]``: (absolute offsets, their 16-byte headers as int64 words or None,
+    where the first incomplete record starts, offset of a record over ``limit`` or -1, its length)."""
+    chunk = memoryview(space)[start:end]
+    if compiled:
+        room = (end - start) // 16 + 1
+        o = np.empty(room, np.int64)
+        words = np.empty((room, 4), np.uint32)
+        count, pos, bad_pos, bad_incl = _ckernel.walk_classic(chunk, endian == ">", limit, o, words)
+        return o[:count] + start, words[:count].astype(np.int64), start + pos, \
+            (start + bad_pos if bad_pos >= 0 else -1), bad_incl
+    offs, pos, bad_pos, bad_incl = _walk_python(chunk, incl_at, limit)
+    return np.asarray(offs, dtype=np.int64) + start, None, start + pos, (start + bad_pos if bad_pos >= 0 else -1), \
+        bad_incl
+
+
+def _next_space(carry: np.ndarray, chunk_bytes: int, need: int) -> tuple[np.ndarray, int]:
+    """A new buffer holding ``carry`` (the incomplete record of the last chunk) and room for the next read:
+    ``chunk_bytes``, or what the incomplete record still needs if that is more (so it is completed at once)."""
+    want = max(chunk_bytes, need)
+    space = np.empty(len(carry) + want + PAD_BYTES, np.uint8)
+    space[:len(carry)] = carry
+    return space, want
+
+
+def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = False,
+             max_record: int = MAX_RECORD_BYTES) -> Iterator[RecordBatch]:
     endian, ns_per_tick = PCAP_MAGIC[magic]
     rest = fh.read(20)
     if len(rest) < 20:
@@ -400,36 +520,47 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = Fa
     link_type = network & 0xFFFF
     st.link_types.add(link_type)
     file_pos = 24
-    carry = b""
+    carry = np.zeros(0, np.uint8)
+    need = 0
     incl_at = struct.Struct(endian + "I").unpack_from
     dt = np.dtype(endian + "u4")
-    limit = max(MAX_RECORD_BYTES, snaplen)
+    limit = max_record
     while True:
-        # one allocation per chunk: the carried partial record, then the file's bytes read in place, then padding
+        # one allocation per chunk: the carried partial record (copied once, from the last chunk's buffer),
+        # then the file's bytes read in place, then padding
         kept = len(carry)
-        space = np.empty(kept + chunk_bytes + PAD_BYTES, np.uint8)
-        space[:kept] = np.frombuffer(carry, np.uint8)
-        got = _read_into(fh, memoryview(space)[kept:kept + chunk_bytes])
+        space, want = _next_space(carry, chunk_bytes, need)
+        del carry
+        got = _read_into(fh, memoryview(space)[kept:kept + want])
         end = kept + got
         space[end:end + PAD_BYTES] = 0
-        chunk = memoryview(space)[:end]
-        if compiled:
-            room = end // 16 + 1
-            o = np.empty(room, np.int64)
-            words = np.empty((room, 4), np.uint32)
-            count, pos, bad_pos, bad_incl = _ckernel.walk_classic(chunk, endian == ">", limit, o, words)
-            if bad_pos >= 0:
-                _corrupt_length(st, file_pos + bad_pos, count, bad_incl, limit)
-            o = o[:count]
-            hdr = words[:count].astype(np.int64)
-        else:
-            offs, pos = _walk_python(chunk, incl_at, limit, st, file_pos)
-            o = np.asarray(offs, dtype=np.int64)
-            hdr = None
-        if len(o):
-            buf = space[:end + PAD_BYTES]
-            if hdr is None:
-                hdr = _gather(buf, o, 16).copy().view(dt).astype(np.int64)
+        buf = space[:end + PAD_BYTES]
+        offsets, headers, frames = [], [], []
+        numbered = st.records  # record number of the chunk's next record (skipped ones included)
+        pos, discard = 0, 0
+        while True:
+            o, hdr, stop, bad_pos, bad_incl = _walk_classic(space, pos, end, endian, limit, compiled, incl_at)
+            if len(o):
+                offsets.append(o)
+                headers.append(hdr if hdr is not None else _gather(buf, o, 16).copy().view(dt).astype(np.int64))
+                frames.append(np.arange(numbered, numbered + len(o), dtype=np.int64))
+                numbered += len(o)
+            if bad_pos < 0:
+                pos = stop
+                break
+            if bad_incl > snaplen:  # neither the limit nor the file's header allows it: corruption
+                _corrupt_length(st, file_pos + bad_pos, numbered, bad_incl, limit, snaplen)
+            record_end = bad_pos + 16 + bad_incl
+            if record_end <= end:  # over the limit, wholly in this chunk: skip it
+                st.records_over_limit += 1
+                numbered += 1
+                pos = record_end
+                continue
+            pos, discard = bad_pos, record_end - end  # the rest of it is dropped from the file, unbuffered
+            break
+        if offsets:
+            o = np.concatenate(offsets)
+            hdr = np.concatenate(headers)
             sec, frac, incl, orig = hdr[:, 0], hdr[:, 1], hdr[:, 2], hdr[:, 3]
             st.longer_than_snaplen += int(np.count_nonzero(incl > snaplen))
             n = len(o)
@@ -439,12 +570,23 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = Fa
                 buf=buf, data_offset=o + 16, captured_bytes=incl.astype(np.uint32),
                 wire_bytes=orig.astype(np.uint32), timestamp_ns=ts_ns,
                 interface_id=np.zeros(n, np.uint16), link_type=np.full(n, link_type, np.int32),
-                frame_index=np.arange(st.records, st.records + n, dtype=np.int64),
-                snap_bytes=np.full(n, snaplen, np.uint32)), ok)
-        carry = space[pos:end].tobytes()
+                frame_index=np.concatenate(frames), snap_bytes=np.full(n, snaplen, np.uint32)), ok)
+        st.records = numbered  # the records skipped over the limit count as read
+        if discard:
+            dropped, _ = _discard(fh, discard, chunk_bytes)
+            if dropped < discard:  # the file ends inside it: a truncated tail, not a record
+                st.truncated_tail_bytes = end - pos + dropped
+                return
+            st.records_over_limit += 1
+            st.records += 1
+            file_pos += dropped
+            pos = end
+        carry = space[pos:end]
         file_pos += pos
+        pending = end - pos
+        need = 16 + int(incl_at(space, pos + 8)[0]) - pending if pending >= 16 else 16 - pending
         if got == 0:
-            st.truncated_tail_bytes = len(carry)
+            st.truncated_tail_bytes = pending
             return
 
 
@@ -465,9 +607,7 @@ def _read_into(fh, view: memoryview) -> int:
 
 
 def _finish_batch(st: _State, batch: RecordBatch, ts_ok: np.ndarray) -> RecordBatch:
-    """Count the batch's records, raise short wire lengths, drop records with unrepresentable timestamps."""
-    n = len(batch)
-    st.records += n
+    """Raise short wire lengths, drop records with unrepresentable timestamps (the caller counts the records)."""
     short = batch.wire_bytes < batch.captured_bytes
     if short.any():
         st.wire_shorter_than_captured += int(np.count_nonzero(short))
@@ -549,20 +689,30 @@ def _parse_idb(st: _State, body: bytes, file_off: int) -> None:
     st.link_types.add(link_type)
 
 
-def _pcapng(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordBatch]:
-    carry = magic
+def _pcapng(fh, magic: bytes, st: _State, chunk_bytes: int,
+            max_record: int = MAX_RECORD_BYTES) -> Iterator[RecordBatch]:
+    block_limit = max_record + _PCAPNG_BLOCK_OVERHEAD
+    carry = np.frombuffer(magic, np.uint8)
+    need = 0
     file_pos = 0
     while True:
-        data = fh.read(chunk_bytes)
-        chunk = carry + data
-        end = len(chunk)
+        kept = len(carry)
+        space, want = _next_space(carry, chunk_bytes, need)
+        del carry
+        got = _read_into(fh, memoryview(space)[kept:kept + want])
+        end = kept + got
+        space[end:end + PAD_BYTES] = 0
+        buf = space[:end + PAD_BYTES]
+        unpack_from = struct.unpack_from
+        mv = memoryview(space)
         pos = 0
-        epb, spb = [], []  # (offset in chunk, global interface id)
-        section_changed = False
+        blocks = []  # (offset, global interface id, block type, record number) of the packet blocks
+        numbered = st.records
+        discard, big = 0, (0, 0)
         while pos + 12 <= end:
-            btype = struct.unpack_from(st.endian + "I", chunk, pos)[0]
+            btype = unpack_from(st.endian + "I", mv, pos)[0]
             if btype == PCAPNG_SHB:
-                bom = chunk[pos + 8: pos + 12]
+                bom = space[pos + 8: pos + 12].tobytes()
                 if bom == b"\x4d\x3c\x2b\x1a":
                     endian = "<"
                 elif bom == b"\x1a\x2b\x3c\x4d":
@@ -570,55 +720,116 @@ def _pcapng(fh, magic: bytes, st: _State, chunk_bytes: int) -> Iterator[RecordBa
                 else:
                     raise CaptureFileError(f"{st.path}: offset {file_pos + pos}: section header with invalid "
                                            f"byte-order magic {bom.hex()}")
-                if epb or spb:
-                    section_changed = True
-                    break
+                if blocks:  # a new section: the packets so far form a batch of the old byte order
+                    yield _pcapng_batch(buf, blocks, st, max_record)
+                    blocks = []
                 st.endian = endian
-            blen = struct.unpack_from(st.endian + "I", chunk, pos + 4)[0]
-            if blen < 12 or blen % 4 or blen > MAX_RECORD_BYTES + 1024 * 64:
+            blen = unpack_from(st.endian + "I", mv, pos + 4)[0]
+            if blen < 12 or blen % 4 or (blen > block_limit and btype in (PCAPNG_SHB, 1)):
                 raise CaptureFileError(f"{st.path}: offset {file_pos + pos}: block of type {btype:#x} has invalid "
                                        f"length {blen}; the file is corrupt")
+            if blen > block_limit:  # too long to read: skipped unbuffered, its trailing length checked
+                if pos + blen > end:
+                    discard, big = pos + blen - end, (btype, blen)
+                    break
+                _check_trailer(st, file_pos + pos, btype, blen, unpack_from(st.endian + "I", mv, pos + blen - 4)[0])
+                numbered += _skip_big_block(st, btype)
+                pos += blen
+                continue
             if pos + blen > end:
                 break
             if btype == PCAPNG_SHB:
                 st.section_first_if = len(st.interfaces)
             elif btype == 1:
-                _parse_idb(st, chunk[pos + 8: pos + blen - 4], file_pos + pos)
+                _parse_idb(st, space[pos + 8: pos + blen - 4].tobytes(), file_pos + pos)
             elif btype in (6, 2, 3):
                 if btype == 3:
                     local_if = 0
                 elif btype == 6:
-                    local_if = struct.unpack_from(st.endian + "I", chunk, pos + 8)[0]
+                    local_if = unpack_from(st.endian + "I", mv, pos + 8)[0]
                 else:
-                    local_if = struct.unpack_from(st.endian + "H", chunk, pos + 8)[0]
+                    local_if = unpack_from(st.endian + "H", mv, pos + 8)[0]
                 gif = st.section_first_if + local_if
                 if gif >= len(st.interfaces):
                     raise CaptureFileError(
                         f"{st.path}: offset {file_pos + pos}: packet block names interface {local_if}, but this "
                         f"section defines only {len(st.interfaces) - st.section_first_if} interface(s)")
-                (spb if btype != 6 else epb).append((pos, gif, btype))
+                blocks.append((pos, gif, btype, numbered))
+                numbered += 1
+            elif btype == 4 and not _nrb_well_formed(mv, pos + 8, pos + blen - 4, st.endian):
+                st.malformed_blocks[btype] = st.malformed_blocks.get(btype, 0) + 1
+            elif btype not in PCAPNG_QUIET_BLOCKS:
+                st.unknown_blocks[btype] = st.unknown_blocks.get(btype, 0) + 1
             pos += blen
-        batch = _pcapng_batch(chunk, epb + spb, st)
-        if batch is not None:
-            yield batch
-        carry = chunk[pos:]
+        if blocks:
+            yield _pcapng_batch(buf, blocks, st, max_record)
+        st.records = numbered
+        if discard:
+            btype, blen = big
+            dropped, last = _discard(fh, discard, chunk_bytes)
+            if dropped < discard:  # the file ends inside it: a truncated tail, not a block
+                st.truncated_tail_bytes = end - pos + dropped
+                return
+            trailer = (space[max(pos, end - 4):end].tobytes() + last)[-4:]
+            _check_trailer(st, file_pos + pos, btype, blen, struct.unpack(st.endian + "I", trailer)[0])
+            st.records += _skip_big_block(st, btype)
+            file_pos += dropped
+            pos = end
+        carry = space[pos:end]
         file_pos += pos
-        if section_changed:
-            continue
-        if not data:
-            st.truncated_tail_bytes = len(carry)
+        pending = end - pos
+        need = 0
+        if pending >= 8:
+            blen = unpack_from(st.endian + "I", mv, pos + 4)[0]
+            need = blen - pending if 12 <= blen <= block_limit else 0
+        if got == 0:
+            st.truncated_tail_bytes = pending
             return
 
 
-def _pcapng_batch(chunk: bytes, blocks: list, st: _State) -> RecordBatch | None:
-    if not blocks:
-        return None
-    blocks.sort()
+def _nrb_well_formed(mv, start: int, end: int, endian: str) -> bool:
+    """Whether a name resolution block's body (``mv[start:end]``) parses: records up to ``nrb_record_end``, then
+    options up to ``opt_endofopt`` or the end, nothing after. A packet block whose type lost a bit (6 -> 4)
+    does not: its interface id reads as the end of the records, and its packet bytes are left over."""
+    pos = start
+    while True:  # the records
+        if pos + 4 > end:
+            return False
+        code, length = struct.unpack_from(endian + "HH", mv, pos)
+        pos += 4 + ((length + 3) & ~3)
+        if code == 0:
+            break
+    while pos + 4 <= end:  # the options
+        code, length = struct.unpack_from(endian + "HH", mv, pos)
+        pos += 4 + ((length + 3) & ~3)
+        if code == 0:
+            break
+    return pos == end
+
+
+def _check_trailer(st: _State, offset: int, btype: int, blen: int, trailer: int) -> None:
+    if trailer != blen:
+        raise CaptureFileError(f"{st.path}: offset {offset}: block of type {btype:#x} claims {blen} bytes but "
+                               f"ends with the length {trailer}; the file is corrupt")
+
+
+def _skip_big_block(st: _State, btype: int) -> int:
+    """Count a block too long to read; 1 if it was a packet record (it counts as read), else 0."""
+    if btype in (6, 2, 3):
+        st.records_over_limit += 1
+        return 1
+    if btype not in PCAPNG_QUIET_BLOCKS:
+        st.unknown_blocks[btype] = st.unknown_blocks.get(btype, 0) + 1
+    return 0
+
+
+def _pcapng_batch(buf: np.ndarray, blocks: list, st: _State, max_record: int = MAX_RECORD_BYTES) -> RecordBatch:
+    """The packet blocks of one chunk (and section) as a batch; records over ``max_record`` dropped and counted."""
     e = st.endian
-    buf = np.frombuffer(chunk + bytes(PAD_BYTES), dtype=np.uint8)
     pos = np.array([b[0] for b in blocks], np.int64)
     gif = np.array([b[1] for b in blocks], np.int64)
     btype = np.array([b[2] for b in blocks], np.int64)
+    number = np.array([b[3] for b in blocks], np.int64)
     n = len(pos)
     u4 = np.dtype(e + "u4")
     hdr = _gather(buf, pos, 28).copy()
@@ -632,7 +843,7 @@ def _pcapng_batch(chunk: bytes, blocks: list, st: _State) -> RecordBatch | None:
     # simple packet block: type, len, orig; data at +12; no timestamp
     is_spb = btype == 3
     if is_spb.any():
-        snap = np.array([st.interfaces[g][1] or MAX_RECORD_BYTES for g in gif[is_spb]], np.int64)
+        snap = np.array([st.interfaces[g][1] or max_record for g in gif[is_spb]], np.int64)
         orig[is_spb] = w[is_spb, 2]
         cap[is_spb] = np.minimum(np.minimum(orig[is_spb], snap), blen[is_spb] - 16)
         data_off[is_spb] = pos[is_spb] + 12
@@ -641,7 +852,7 @@ def _pcapng_batch(chunk: bytes, blocks: list, st: _State) -> RecordBatch | None:
     bad &= ~is_spb
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise CaptureFileError(f"{st.path}: packet block {st.records + i}: captured length {cap[i]} does not fit in "
+        raise CaptureFileError(f"{st.path}: packet block {number[i]}: captured length {cap[i]} does not fit in "
                                f"its block of {blen[i]} bytes; the file is corrupt")
     ts_ns = np.zeros(n, np.int64)
     ts_ok = np.ones(n, bool)
@@ -661,8 +872,13 @@ def _pcapng_batch(chunk: bytes, blocks: list, st: _State) -> RecordBatch | None:
         snap[sel] = snaplen
         if snaplen:
             st.longer_than_snaplen += int(np.count_nonzero(cap[sel] > snaplen))
+    over = cap > max_record
+    if over.any():  # within the block limit (options room) but longer than the records read
+        st.records_over_limit += int(np.count_nonzero(over))
+        keep = ~over
+        pos, gif, number, cap, orig, data_off, ts_ns, ts_ok, link, snap = (
+            a[keep] for a in (pos, gif, number, cap, orig, data_off, ts_ns, ts_ok, link, snap))
     batch = RecordBatch(buf=buf, data_offset=data_off, captured_bytes=cap.astype(np.uint32),
                         wire_bytes=orig.astype(np.uint32), timestamp_ns=ts_ns, interface_id=gif.astype(np.uint16),
-                        link_type=link, frame_index=np.arange(st.records, st.records + n, dtype=np.int64),
-                        snap_bytes=snap)
+                        link_type=link, frame_index=number, snap_bytes=snap)
     return _finish_batch(st, batch, ts_ok)

@@ -19,7 +19,7 @@ import numpy as np
 from . import engines
 from .decode import LINK_TYPES, TUNNELS, decode_batch
 from .fragments import Datagram, Reassembler
-from .pcapfile import MAX_GZIP_EXPANSION, PAD_BYTES, RecordBatch, iter_batches
+from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES, PAD_BYTES, RecordBatch, iter_batches
 from .schema import ReadAccounting, TraceWarning, conform, empty_table
 
 if TYPE_CHECKING:  # pandas is imported where it is used: importing this module costs no pandas
@@ -30,12 +30,18 @@ __all__ = ["read_pcap", "TraceWarning", "ENGINES"]
 ENGINES = ("native", "tshark", "pyshark")
 
 
+#: Prefix of the accounting notes counting pcapng blocks of a type the reader does not know (type in hex after it).
+UNKNOWN_BLOCK_NOTE = "unknown_pcapng_block_"
+#: Prefix of the notes counting pcapng blocks of a known type whose content does not parse as that type.
+MALFORMED_BLOCK_NOTE = "malformed_pcapng_block_"
+
 #: Timestamps after this (2100-01-01T00:00:00Z) are flagged as implausible (kept, counted). [ns]
 _YEAR_2100_NS = 4_102_444_800 * 1_000_000_000
 
 
 def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: int = 32 << 20,
-              max_gzip_expansion: float | None = MAX_GZIP_EXPANSION) -> pd.DataFrame:
+              max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
+              max_record_bytes: int = MAX_RECORD_BYTES) -> pd.DataFrame:
     """Read a capture file into the packet table (one row per TCP segment).
 
     Parameters
@@ -53,6 +59,9 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     max_gzip_expansion : float or None
         Native engine: refuse a gzip file that decompresses to more than this many times its
         size (a decompression bomb); ``None`` reads it anyway. [-]
+    max_record_bytes : int
+        Native engine: largest record read; a longer one is skipped without being buffered and
+        counted (``record_over_limit``); a file header's snap length does not raise it. [bytes]
 
     Returns
     -------
@@ -79,7 +88,7 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
     if engine == "native":
-        table, acc = _read_native(path, chunk_bytes, max_gzip_expansion)
+        table, acc = _read_native(path, chunk_bytes, max_gzip_expansion, max_record_bytes)
     else:
         table, acc = engines.read_with_wireshark(path, engine)
     warn_accounting(acc)
@@ -104,14 +113,17 @@ class ChunkedCapture:
         As for :func:`read_pcap`. [-]
     on_batch : callable, optional
         Called with the number of decompressed file bytes of each chunk as it is read [bytes].
+    max_record_bytes : int
+        As for :func:`read_pcap`. [bytes]
     """
 
     def __init__(self, path: str | os.PathLike, chunk_bytes: int = 32 << 20,
                  max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
-                 on_batch: Callable[[int], object] | None = None) -> None:
+                 on_batch: Callable[[int], object] | None = None, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
         self.path = path
         self.chunk_bytes = chunk_bytes
         self.max_gzip_expansion = max_gzip_expansion
+        self.max_record_bytes = max_record_bytes
         self.on_batch = on_batch
         self._state: dict = {}
         self._skipped: dict[str, int] = {}
@@ -132,7 +144,8 @@ class ChunkedCapture:
             code); :func:`assemble_table` turns one into a packet table.
         """
         for batch in iter_batches(self.path, self._state, chunk_bytes=self.chunk_bytes,
-                                  max_gzip_expansion=self.max_gzip_expansion):
+                                  max_gzip_expansion=self.max_gzip_expansion,
+                                  max_record_bytes=self.max_record_bytes):
             if self.on_batch is not None:
                 self.on_batch(max(int(len(batch.buf)) - PAD_BYTES, 0))
             fragments: list = []
@@ -207,6 +220,12 @@ class ChunkedCapture:
         notes["wire_shorter_than_captured"] = state.get("wire_shorter_than_captured", 0)
         if state.get("unrepresentable_timestamps"):
             skipped["unrepresentable_timestamp"] = state["unrepresentable_timestamps"]
+        if state.get("records_over_limit"):
+            skipped["record_over_limit"] = state["records_over_limit"]
+        for btype, count in sorted(state.get("unknown_blocks", {}).items()):
+            notes[f"{UNKNOWN_BLOCK_NOTE}{btype:#x}"] = count
+        for btype, count in sorted(state.get("malformed_blocks", {}).items()):
+            notes[f"{MALFORMED_BLOCK_NOTE}{btype:#x}"] = count
         skipped = {k: v for k, v in skipped.items() if v}
         for why, count in self._reassembler.dropped.items():
             notes[f"ip_fragments_dropped_{why}"] = count
@@ -303,8 +322,9 @@ def _expected_rows(path) -> int:
         return 0
 
 
-def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None) -> tuple[pd.DataFrame, ReadAccounting]:
-    reading = ChunkedCapture(path, chunk_bytes, max_gzip_expansion)
+def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None,
+                 max_record_bytes: int = MAX_RECORD_BYTES) -> tuple[pd.DataFrame, ReadAccounting]:
+    reading = ChunkedCapture(path, chunk_bytes, max_gzip_expansion, max_record_bytes=max_record_bytes)
     growing = GrowingColumns(_expected_rows(path))
     for cols in reading.decoded():
         growing.append(cols)
@@ -400,6 +420,9 @@ def warn_accounting(acc: ReadAccounting) -> None:
             if reason == "unknown_link_type":
                 unknown = [lt for lt in acc.link_types if lt not in LINK_TYPES]
                 text += f" (link type(s) {unknown}; supported: {sorted(LINK_TYPES)})"
+            elif reason == "record_over_limit":
+                text += (f" (longer than max_record_bytes, {MAX_RECORD_BYTES} unless raised; not read into memory: "
+                         "pass a larger max_record_bytes to read them)")
             parts.append(text)
         msgs.append(f"skipped {sum(acc.skipped.values())} of {acc.records_read} records: " + ", ".join(parts))
     if acc.records_read == 0:
@@ -419,6 +442,14 @@ def warn_accounting(acc: ReadAccounting) -> None:
               "ip_fragments_dropped_memory": "IP fragments dropped when the reassembly held too many bytes",
               "ip_fragments_dropped_too_long": "IP fragments of datagrams longer than an IP packet can be"}
     for key, count in acc.notes.items():
+        if key.startswith(MALFORMED_BLOCK_NOTE):
+            msgs.append(f"{count} pcapng block(s) of type {key[len(MALFORMED_BLOCK_NOTE):]} skipped whose content "
+                        "does not parse as that type (a corrupt packet block?)")
+            continue
+        if key.startswith(UNKNOWN_BLOCK_NOTE):
+            msgs.append(f"{count} pcapng block(s) of unknown type {key[len(UNKNOWN_BLOCK_NOTE):]} skipped (not a "
+                        "block this reader reads: a corrupt packet block, or another tool's block?)")
+            continue
         msgs.append(f"{count} {labels.get(key, key)}")
     if msgs:
         warnings.warn(f"{acc.path} ({acc.engine}): " + "; ".join(msgs), TraceWarning, stacklevel=3)

@@ -37,7 +37,7 @@ import pandas as pd
 from . import connpass
 from .connpass import connection_share
 from .flows import flow_table, flows
-from .pcapfile import MAX_GZIP_EXPANSION
+from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES
 from .reader import assemble_table, read_pcap, warn_accounting
 from .schema import TraceWarning
 
@@ -66,7 +66,8 @@ def _write_packets(writer, path, cols: dict[str, np.ndarray]):
 def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
                  chunk_bytes: int = 32 << 20, max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
                  packets_parquet: str | os.PathLike | None = None,
-                 progress: Callable[[int], object] | None = None) -> pd.DataFrame:
+                 progress: Callable[[int], object] | None = None,
+                 max_record_bytes: int = MAX_RECORD_BYTES) -> pd.DataFrame:
     """The flow table of a capture of any size, in one pass with memory bounded by the live connections.
 
     Parameters
@@ -84,6 +85,8 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
         chunk by chunk (categories per chunk; ``pandas.read_parquet`` reads it back).
     progress : callable, optional
         Called after each chunk with the number of (decompressed) file bytes just read. [bytes]
+    max_record_bytes : int
+        As for :func:`~tcpmodels.traces.read_pcap`: longer records are skipped and counted. [bytes]
 
     Returns
     -------
@@ -108,7 +111,8 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
             or not np.isfinite(idle_timeout_s) or idle_timeout_s <= 0:
         raise ValueError(f"idle_timeout_s [s] must be a positive finite number; got {idle_timeout_s!r}")
     if not connpass.compiled_pass_available() or not connpass.use_compiled_pass():
-        table = read_pcap(capture, chunk_bytes=chunk_bytes, max_gzip_expansion=max_gzip_expansion)
+        table = read_pcap(capture, chunk_bytes=chunk_bytes, max_gzip_expansion=max_gzip_expansion,
+                          max_record_bytes=max_record_bytes)
         out = flows(table)
         out.attrs["accounting"] = table.attrs["accounting"]
         out.attrs["stream"] = {"fallback": "whole table (no compiled pass)"}
@@ -121,7 +125,8 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
     try:
         res = connpass.stream_records(capture, idle_timeout_s=idle_timeout_s, chunk_bytes=chunk_bytes,
                                       max_gzip_expansion=max_gzip_expansion, progress=progress,
-                                      on_chunk=write if packets_parquet is not None else None)
+                                      on_chunk=write if packets_parquet is not None else None,
+                                      max_record_bytes=max_record_bytes)
     finally:
         if writer[0] is not None:
             writer[0].close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tcpmodels.analyze import report_folders
 from tcpmodels.cli import main
 from _labtools import REPO
 
@@ -17,8 +18,9 @@ CAPTURES = REPO / "data" / "captures"
 def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("analysis")
     caps = [CAPTURES / "mptcp_2path.pcapng.gz", CAPTURES / "fit_single-reno-50ms-r0.5-r0-pa.pcap.gz"]
+    folders = report_folders(caps, out)
     assert main(["analyze", *map(str, caps), "--output-dir", str(out), "--top", "2"]) == 0
-    return {c.name.split(".")[0]: out / c.name.split(".")[0] / "analyze_capture.html" for c in caps}
+    return {c.name.split(".")[0]: folders[c.resolve()] / "analyze_capture.html" for c in caps}
 
 
 @pytest.mark.parametrize("name, sections", [

@@ -312,8 +312,9 @@ def test_bottleneck_is_deterministic_and_converged_in_dt():
 
 
 def test_bottleneck_rejects_bad_input():
-    with pytest.raises(ValueError, match=r"capacity_bps \[bit/s\] must be in \(0, inf\]; got 0"):
-        reno_cubic_bottleneck(capacity_bps=0.0, buffer_bytes=1e5, reno_rtt_s=0.01, cubic_rtt_s=0.01)
+    for bad in (0.0, float("inf")):  # an infinite link returned 9.6e22 bit/s (issue 50)
+        with pytest.raises(ValueError, match=rf"capacity_bps \[bit/s\] must be in \[1, 1e\+15\]; got {bad:g}"):
+            reno_cubic_bottleneck(capacity_bps=bad, buffer_bytes=1e5, reno_rtt_s=0.01, cubic_rtt_s=0.01)
     with pytest.raises(ValueError, match=r"warmup_s \[s\]"):
         reno_cubic_bottleneck(capacity_bps=1e9, buffer_bytes=1e5, reno_rtt_s=0.01, cubic_rtt_s=0.01, duration_s=1.0, warmup_s=2.0)
     with pytest.raises(TypeError, match="reno_rtt_s"):

@@ -79,10 +79,14 @@ def test_alpha_scalar_array_series_agree(rows):
 
 def test_alpha_nan_propagates_and_domain():
     assert math.isnan(lia_alpha([10.0, np.nan], [0.1, 0.1]))
-    with pytest.raises(ValueError, match=r"windows_segments \[segments\] must be in \(0, inf\]; got 0"):
+    with pytest.raises(ValueError, match=r"windows_segments \[segments\] must be in \(0, inf\); got 0"):
         lia_alpha([0.0, 1.0], [0.1, 0.1])
-    with pytest.raises(ValueError, match=r"rtts_s \[s\] must be in \(0, inf\]; got -0.1"):
+    with pytest.raises(ValueError, match=r"rtts_s \[s\] must be in \[1e-09, 3600\]; got -0.1"):
         lia_alpha([1.0, 1.0], [0.1, -0.1])
+    # windows and RTTs of any magnitude a float holds: alpha is scale-free, computed without overflow (issue 50)
+    assert lia_alpha([1e300, 1e300], [1e-9, 1e-9]) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="at least one path"):
+        lia_alpha([], [])
     with pytest.raises(ValueError, match="do not broadcast"):
         lia_alpha([1.0, 1.0, 1.0], [0.1, 0.1])
 

@@ -19,7 +19,7 @@ def test_streaming_analyze_writes_the_flow_table(tmp_path, capsys):
     code = main(["analyze", str(cap), "--streaming", "--output-dir", str(tmp_path), "--top", "3"])
     out = capsys.readouterr().out
     assert code == 0
-    folder = tmp_path / "p5_bottleneck_main-a1"
+    folder = tmp_path / "p5_bottleneck_main-a1.65-n32-b5-s0"  # the file name without .pcap.gz
     assert str(folder / "flows.csv") in out.splitlines()[-1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TraceWarning)

@@ -12,8 +12,8 @@ import pytest
 
 from tcpmodels.traces import TraceWarning, flows, read_pcap
 from tcpmodels.traces.flows import PartitionFlows, combine_partition_flows, partition_flows
-from tcpmodels.traces.dataset import METADATA_FILE, connection_partition, open_dataset, read_parquet_dataset, \
-    to_parquet
+from tcpmodels.traces.dataset import METADATA_FILE, DatasetError, connection_partition, open_dataset, \
+    read_parquet_dataset, to_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTERNAL = ROOT.parent / "shared" / "data" / "external_captures"
@@ -112,15 +112,31 @@ def test_partitions_continue_in_new_files_with_bounded_row_groups(tmp_path, monk
     pd.testing.assert_frame_equal(_quiet(flows, ds)[0], want, check_exact=True)
 
 
+def _as_format_1(folder):
+    """Rewrite a dataset's metadata as format 1 wrote it (no file list)."""
+    meta = json.loads((folder / METADATA_FILE).read_text())
+    meta["format"] = 1
+    del meta["files"]
+    (folder / METADATA_FILE).write_text(json.dumps(meta))
+
+
 def test_dataset_of_the_single_file_layout_reads(tmp_path):
-    """A dataset written before the files were numbered (one part=NNNN/data.parquet) reads the same."""
+    """A dataset written before the files were numbered (one part=NNNN/data.parquet, format 1: no file list)
+    reads the same; its rows per partition are still checked against the metadata."""
     capture = ROOT / "data" / "captures" / "short_flows_any.pcap.gz"
     table, _ = _quiet(read_pcap, capture)
     ds, _ = _quiet(to_parquet, capture, tmp_path / "ds", partitions=PARTS)
     for i in ds.nonempty():
         (only,) = ds.partition_files(i)
         only.rename(only.with_name("data.parquet"))
+    _as_format_1(tmp_path / "ds")
     pd.testing.assert_frame_equal(read_parquet_dataset(tmp_path / "ds"), table, check_exact=True)
+    pd.testing.assert_frame_equal(_quiet(flows, tmp_path / "ds")[0], _quiet(flows, table)[0], check_exact=True)
+    i = ds.nonempty()[0]
+    stale = ds.partition_path(i) / "data-00003.parquet"  # a file of another run beside it
+    stale.write_bytes((ds.partition_path(i) / "data.parquet").read_bytes())
+    with pytest.raises(DatasetError, match=rf"partition {i} holds \d+ rows in .*data-00003.parquet"):
+        read_parquet_dataset(tmp_path / "ds")
 
 
 def test_combine_partition_flows_any_order_and_form(tmp_path):

@@ -11,6 +11,8 @@ import re
 
 import pandas as pd
 
+from tcpmodels.stats import Verdict
+
 __all__ = ["family", "headline", "answer", "HEADLINE_PARTS"]
 
 #: The parts of the opening table: C1.3's mean on every engine and control, and coupling's mean.
@@ -18,7 +20,7 @@ HEADLINE_PARTS = ("mean higher with MPTCP background", "mean FCT lower with the"
 _TAG = re.compile(r"\[(?P<engine>[^,\]]+),\s*(?P<cc>[^\]]+)\]")
 
 
-def family(verdict) -> str:
+def family(verdict: Verdict) -> str:
     """The Holm family of one P1 row: ``"P1 <engine>"`` from the claim's ``[engine, cc]``.
 
     Parameters

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, cell_stats, kernel_runs, ns3_duration_s
-from tcpmodels.stats import ClaimSpec, claims_table, difference, direction_count, inequality, not_testable
+from tcpmodels.stats import ClaimSpec, Verdict, claims_table, difference, direction_count, inequality, not_testable
 
 __all__ = ["family", "headline", "answer", "claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
 
@@ -181,7 +181,7 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
     return claims_table(rows, family=family)
 
 
-def family(verdict) -> str:
+def family(verdict: Verdict) -> str:
     """The Holm family of a P3 row: ``"P3 kernel"``, ``"P3 fluid model"`` or ``"P3 ns-3"`` (from the part's prefix).
 
     Parameters

@@ -35,12 +35,15 @@ parts; ``"P5 kernel"``: the kernel testbed's C5.4 parts).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
 from tcpmodels.models.heavytail import hurst_from_alpha
 from tcpmodels.papers.p5_selfsimilar.data import P5Dataset
 from tcpmodels.stats import (
+    Verdict,
     ClaimSpec,
     claims_table,
     difference,
@@ -65,7 +68,7 @@ HURST_MARGIN = 0.1
 MODEL_SLOPE = -0.5
 
 
-def slope_margin(alphas) -> float:
+def slope_margin(alphas: Sequence[float] | np.ndarray) -> float:
     """The margin of the C5.4 slope test: ``HURST_MARGIN / (alpha_max - alpha_min)`` of the configured grid.
 
     Parameters
@@ -207,7 +210,7 @@ def _c54_slope(h: pd.DataFrame, run_key: str, claim: str, series: str) -> object
                                  "residuals, which a line with another slope through the model at mid-grid passes")
 
 
-def family(verdict) -> str:
+def family(verdict: Verdict) -> str:
     """The Holm family of a P5 row: ``"P5 kernel"`` for the kernel testbed's parts, else ``"P5 ns-3"``.
 
     Parameters

@@ -30,6 +30,7 @@ from tcpmodels.testbed.kernel_cc.loader import (
     read_diag,
     release,
     requested_problem,
+    still_loaded,
     unavailable_reason,
     unload,
 )
@@ -38,5 +39,6 @@ __all__ = [
     "PROGRAMS", "PARAMETERS", "CONN_MAPS", "DIAG_MAPS", "KernelCcUnavailable", "CcCleanupReport",
     "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
     "congestion_control", "acquire", "release", "live_holders", "dump_connections", "read_diag", "cleanup",
+    "still_loaded",
     "params_header",
 ]

@@ -42,6 +42,7 @@ __all__ = [
     "PROGRAMS", "PARAMETERS", "CONN_MAPS", "DIAG_MAPS", "BTF_PATH", "CC_STATE_DIR", "KernelCcUnavailable",
     "unavailable_reason", "requested_problem", "build", "load", "unload", "loaded", "available_congestion_controls",
     "congestion_control", "acquire", "release", "live_holders", "dump_connections", "cleanup", "CcCleanupReport",
+    "still_loaded",
     "params_header", "xtab_rtts_us", "xtab_q16",
 ]
 
@@ -468,7 +469,7 @@ def _load_locked(name: str, p: dict, owner_pid: int | None, replace: bool) -> di
     record = {"name": name, "params": p, "object": str(obj), "pid": owner_pid,
               "pid_start_ticks": _proc_start_ticks(owner_pid) if owner_pid else None,
               "holders": [_holder(owner_pid)] if owner_pid else [], "pinned": owner_pid is None,
-              "loaded_unix_s": time.time()}
+              "loaded_unix_s": time.time(), "loaded_by": _user()}
     _write_state(name, record)
     return record
 
@@ -503,6 +504,37 @@ def load(name: str, params: dict | None = None, *, owner_pid: int | None = None,
     _require(need_root=True)
     with _state_lock():
         return _load_locked(name, p, owner_pid, replace)
+
+
+def _user() -> str:
+    """Who is loading: the user behind sudo, else the account of this process."""
+    sudo = os.environ.get("SUDO_USER")
+    if sudo:
+        return sudo
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (ImportError, KeyError):  # pragma: no cover - no passwd entry
+        return f"uid {os.getuid()}"
+
+
+def still_loaded(name: str) -> int:
+    """Registrations of ``name`` unregistered already that sockets still run (they keep it until they close).
+
+    Parameters
+    ----------
+    name : str
+        A ``tm_*`` congestion control.
+
+    Returns
+    -------
+    int
+        How many (:func:`tcpmodels.testbed.kernel_cc.mapread.unregistered_still_loaded`); 0 if none.
+    """
+    from tcpmodels.testbed.kernel_cc.mapread import unregistered_still_loaded
+
+    return unregistered_still_loaded(name)
 
 
 def _unload_locked(name: str) -> bool:
@@ -718,10 +750,17 @@ def read_diag(name: str = "tm_lia") -> dict[str, int] | None:
 # ------------------------------------------------------------------ cleanup
 @dataclass
 class CcCleanupReport:
-    """What :func:`cleanup` unregistered and what it left alone."""
+    """What :func:`cleanup` unregistered and what it left alone.
+
+    ``pinned`` describes the deliberate ``testbed cc load`` loads among ``unregistered`` (not leftovers
+    of a killed run: whoever loaded them is told, :meth:`to_dict`); ``skipped_pinned`` those left alone
+    with ``keep_pinned``.
+    """
 
     unregistered: list[str] = field(default_factory=list)
     skipped_live: list[str] = field(default_factory=list)
+    pinned: list[dict] = field(default_factory=list)
+    skipped_pinned: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """The report as a JSON-ready dict.
@@ -729,15 +768,23 @@ class CcCleanupReport:
         Returns
         -------
         dict
-            ``unregistered_congestion_controls`` and ``skipped_live_congestion_controls`` (lists of names).
+            ``unregistered_congestion_controls`` and ``skipped_live_congestion_controls`` (lists of names),
+            ``unregistered_pinned_loads`` (``name``, ``loaded_by``, ``loaded_unix_s`` of each CLI load
+            unregistered) and ``skipped_pinned_congestion_controls``.
         """
         return {"unregistered_congestion_controls": self.unregistered,
-                "skipped_live_congestion_controls": self.skipped_live}
+                "skipped_live_congestion_controls": self.skipped_live,
+                "unregistered_pinned_loads": self.pinned,
+                "skipped_pinned_congestion_controls": self.skipped_pinned}
 
 
-def cleanup(*, include_live: bool = False, names: Iterable[str] | None = None) -> CcCleanupReport:
+def cleanup(*, include_live: bool = False, names: Iterable[str] | None = None,
+            keep_pinned: bool = False) -> CcCleanupReport:
     """Unregister every ``tm_*`` congestion control that no live process holds (whose holders died,
     or that a CLI ``cc load`` left); those live processes hold only with ``include_live``. Idempotent.
+
+    A CLI ``cc load`` is deliberate, not a leftover: it is unregistered like one (no live process holds
+    it) but reported apart, with who loaded it and when (``pinned``), or left with ``keep_pinned``.
 
     Parameters
     ----------
@@ -745,6 +792,8 @@ def cleanup(*, include_live: bool = False, names: Iterable[str] | None = None) -
         Also unregister the loads of live processes.
     names : iterable of str, optional
         Only these congestion controls (default: every ``tm_*`` one).
+    keep_pinned : bool
+        Leave the CLI loads (``testbed cc load``) that no live process holds.
 
     Returns
     -------
@@ -760,11 +809,19 @@ def cleanup(*, include_live: bool = False, names: Iterable[str] | None = None) -
     _require(need_root=True)
     for cc in names:
         with _state_lock():
-            others = [h["pid"] for h in _holders(_read_state(cc)) if _alive(h) and h["pid"] != os.getpid()]
+            state = _read_state(cc)
+            others = [h["pid"] for h in _holders(state) if _alive(h) and h["pid"] != os.getpid()]
             if not include_live and others:
                 report.skipped_live.append(cc)
                 continue
+            pinned = bool(state) and bool(state.get("pinned", not state.get("pid")))
+            if pinned and keep_pinned:
+                report.skipped_pinned.append(cc)
+                continue
             _unload_locked(cc)
         report.unregistered.append(cc)
+        if pinned:
+            report.pinned.append({"name": cc, "loaded_by": state.get("loaded_by"),
+                                  "loaded_unix_s": state.get("loaded_unix_s")})
     return report
 

@@ -41,7 +41,7 @@ import time
 from tcpmodels.testbed._system import TestbedError, find_tool, run
 
 __all__ = ["Calc", "LiaConn", "OliaConn", "LAYOUTS", "DIAG_COUNTERS", "read_connections", "read_diag", "steady",
-           "calc_dict", "registered_map_ids"]
+           "calc_dict", "registered_map_ids", "unregistered_still_loaded"]
 
 MAX_SUBFLOWS = 8    # TM_MAX_SUBFLOWS (tm_math.h)
 OLIA_SLOTS = 4      # TM_OLIA_SLOTS (tm_math.h)
@@ -163,6 +163,35 @@ def registered_map_ids(program: str) -> set[int]:
     if proc.returncode != 0:
         return set()
     return {m for p in json.loads(proc.stdout or "[]") if p.get("id") in prog_ids for m in p.get("map_ids", [])}
+
+
+def unregistered_still_loaded(program: str) -> int:
+    """How many registrations of ``program``, unregistered already, stay loaded because sockets still run them.
+
+    Unregistering takes a control off the list; every socket running it keeps it (and its maps)
+    loaded until that socket is destroyed (module docstring). Such a registration is a struct_ops
+    map of the name in a state other than ``BPF_STRUCT_OPS_STATE_INUSE`` (``TOBEFREE``).
+
+    Parameters
+    ----------
+    program : str
+        The name the congestion control registered under (``tm_reno``, ...).
+
+    Returns
+    -------
+    int
+        The number of such registrations (0 if none, or if ``bpftool`` cannot tell).
+    """
+    proc = run([find_tool("bpftool") or "bpftool", "-j", "struct_ops", "dump", "name", program], check=False)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return 0
+    try:
+        items = json.loads(proc.stdout)
+    except ValueError:
+        return 0
+    return sum(1 for item in items if isinstance(item, dict) for key, value in item.items()
+               if key.startswith("bpf_struct_ops_") and isinstance(value, dict)
+               and value.get("common", {}).get("state") not in (None, _INUSE))
 
 
 def _lookup(fd: int, key: ctypes.c_uint32, value: ctypes.Structure) -> bool:
