@@ -6,8 +6,6 @@ file, interleaved run by run (A B C A B C ...) so that the machine's load falls 
 ``ours_table``   ``flows(read_pcap(path))``: the packet table in memory, then the flow table (the compiled
                  per-connection pass when built: ``TCPMODELS_TRACE_KERNEL=auto``).
 ``ours_stream``  ``stream_flows(path)``: decode -> per-connection state -> flow table, no packet table.
-``ours_csv``     ``python -m tcpmodels.traces.flowcsv path -o FILE``: the same flow table written as CSV by a
-                 command that imports numpy but not pandas or pyarrow.
 ``ours_numpy``   ``flows(read_pcap(path))`` with ``TCPMODELS_TRACE_KERNEL=numpy`` (the reference path).
 ``tcptrace``     ``tcptrace -l -r -n path`` (Debian's tcptrace 6.6.7: C, one pass per connection; its long
                  output to /dev/null).
@@ -39,19 +37,17 @@ import platform
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "flows_peers.csv"
-ENGINES = ("ours_table", "ours_stream", "ours_csv", "ours_numpy", "tcptrace")
+ENGINES = ("ours_table", "ours_stream", "ours_numpy", "tcptrace")
 
 _PY_TABLE = ("import sys, warnings\nwarnings.simplefilter('ignore')\n"
              "from tcpmodels.traces import flows, read_pcap\n"
              "f = flows(read_pcap(sys.argv[1]))\nprint(len(f), int(f['retransmitted_packets'].sum()))\n")
-_CSV_OUT = os.path.join(tempfile.gettempdir(), "flows_peers_ours_csv.csv")
 _PY_STREAM = ("import sys, warnings\nwarnings.simplefilter('ignore')\n"
               "from tcpmodels.traces.stream import stream_flows\n"
               "f = stream_flows(sys.argv[1])\nprint(len(f), int(f['retransmitted_packets'].sum()))\n")
@@ -63,9 +59,6 @@ def command(engine: str, path: Path) -> tuple[list[str], dict]:
                                                                       if os.environ.get("PYTHONPATH") else [])))
     if engine == "tcptrace":
         return ["tcptrace", "-l", "-r", "-n", str(path)], env
-    if engine == "ours_csv":
-        env["TCPMODELS_TRACE_KERNEL"] = "auto"
-        return [sys.executable, "-W", "ignore", "-m", "tcpmodels.traces.flowcsv", str(path), "-o", _CSV_OUT], env
     if engine == "ours_numpy":
         env["TCPMODELS_TRACE_KERNEL"] = "numpy"
     else:
@@ -87,13 +80,7 @@ def run_once(engine: str, path: Path) -> dict:
         raise RuntimeError(f"{engine} failed on {path} (exit {proc.returncode})")
     res = {"whole_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime, "peak_rss_mb": usage.ru_maxrss / 1024,
            "load1_before": load0, "load1_after": os.getloadavg()[0]}
-    if engine == "ours_csv":
-        with open(_CSV_OUT) as fh:
-            header = fh.readline().rstrip("\n").split(",")
-            col = header.index("retransmitted_packets")
-            rows = [line.split(",") for line in fh]
-        res.update(flows=len(rows), retransmissions=sum(int(r[col]) for r in rows))
-    elif engine != "tcptrace":
+    if engine != "tcptrace":
         flows_, rtx = out.split()[:2]
         res.update(flows=int(flows_), retransmissions=int(rtx))
     return res
@@ -233,8 +220,7 @@ def append(path: Path, row: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("captures", nargs="+", type=Path)
-    ap.add_argument("--engines", nargs="+", default=["ours_table", "ours_stream", "ours_csv", "tcptrace"],
-                    choices=ENGINES)
+    ap.add_argument("--engines", nargs="+", default=["ours_table", "ours_stream", "tcptrace"], choices=ENGINES)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--check", action="store_true", help="compare with tcptrace's counters after the timed runs")
     ap.add_argument("--results", type=Path, default=RESULTS)

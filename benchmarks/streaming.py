@@ -13,9 +13,7 @@ with the machine, the versions, the date and the load average (the machine may b
 whole table) and checks that the flow tables are equal.
 
 ``--method`` picks what is measured: ``parquet`` (``to_parquet`` + ``dataset_flows`` on Dask, the default),
-``stream`` (``stream_flows``: one process, one pass, no packet table), ``flowcsv`` (the same flow table
-written as CSV by ``tcpmodels.traces.flowcsv``, which imports no pandas; the CSV is counted in the child's
-time, the read-back after it) or ``dask_stream``
+``stream`` (``stream_flows``: one process, one pass, no packet table) or ``dask_stream``
 (``dask_stream_flows`` on ``--workers`` local workers, each connection on one worker). With several captures,
 the exponent of wall time against packets is fitted by least squares over them (``fitted_exponent``).
 
@@ -51,22 +49,7 @@ warnings.simplefilter("ignore")
 cap, out, partitions, workers, check, memory_limit, reuse, method = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
     int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6], sys.argv[7], sys.argv[8]
 t0 = time.perf_counter()
-if method == "flowcsv":
-    from tcpmodels.traces import flowcsv
-    t_imp = time.perf_counter()
-    flowcsv.main([cap, "-o", out + ".csv"])
-    t2 = time.perf_counter()
-    import csv as _csv
-    with open(out + ".csv") as fh:
-        rows = list(_csv.DictReader(fh))
-    res = {"packets": sum(int(r["packets"]) for r in rows), "records": None, "flows": len(rows), "read_s": None,
-           "cluster_start_s": None, "flows_s": t2 - t_imp, "import_s": t_imp - t0,
-           "retransmissions": sum(int(r["retransmitted_packets"]) for r in rows),
-           "payload_bytes": sum(int(r["payload_bytes"]) for r in rows), "method": method,
-           "total_s": t2 - t0, "checked_equal": None}
-    print("RESULT " + json.dumps(res))
-    sys.exit(0)
-elif method == "stream":
+if method == "stream":
     from tcpmodels.traces.stream import stream_flows
     t_imp = time.perf_counter()
     f = stream_flows(cap)
@@ -258,9 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--reuse-dataset", type=Path, default=None,
                     help="a dataset to_parquet wrote from the (single) capture: time only the flows stage")
-    ap.add_argument("--method", choices=("parquet", "stream", "flowcsv", "dask_stream"), default="parquet",
+    ap.add_argument("--method", choices=("parquet", "stream", "dask_stream"), default="parquet",
                     help="parquet: to_parquet + dataset_flows on Dask; stream: stream_flows in one process; "
-                         "flowcsv: python -m tcpmodels.traces.flowcsv (the same, as CSV, without pandas); "
                          "dask_stream: dask_stream_flows, each connection on one of --workers workers")
     args = ap.parse_args(argv)
     machine = {"date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

@@ -16,24 +16,23 @@ per-row columns (:data:`ROW_BITS`), one record per flow (:data:`FLOW_DTYPE`) and
 
 from __future__ import annotations
 
+import os
 import socket
 import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Callable
 
 import numpy as np
+import pandas as pd
 
 from . import pcapfile
 from .reader import ChunkedCapture
-from .schema import TraceWarning
+from .schema import ReadAccounting, TraceWarning
 
 try:  # built by the package's install (setup.py) when a C compiler is present
     from . import cflows as _cflows
 except ImportError:  # pragma: no cover - depends on the install
     _cflows = None
-
-if TYPE_CHECKING:  # pandas is imported where it is used: importing this module costs no pandas
-    import pandas as pd
 
 __all__ = ["compiled_pass_available", "use_compiled_pass", "table_columns", "run_table", "PassResult",
            "FLOW_DTYPE", "SAMPLE_DTYPE", "ROW_BITS", "flow_ids", "relative_s", "stream_records", "StreamResult",
@@ -92,14 +91,25 @@ def use_compiled_pass(kernel: str | None = None) -> bool:
 
 
 def relative_s(ns: np.ndarray | int, ns0: int) -> np.ndarray:
-    """Times relative to ``ns0`` in seconds, rounded as the reference rounds them: ``(ns - ns0) / 1e9``. [s]"""
+    """Times relative to ``ns0`` in seconds, rounded as the reference rounds them: ``(ns - ns0) / 1e9``.
+
+    Parameters
+    ----------
+    ns : numpy.ndarray or int
+        Timestamps. [ns]
+    ns0 : int
+        The origin. [ns]
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 seconds since ``ns0`` (int64 subtraction first, so exact below 2^53 ns). [s]
+    """
     return (np.asarray(ns, np.int64) - np.int64(ns0)) / 1e9
 
 
 def _endpoint_codes(packets: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Address codes of both ends on one category list (the same addresses, the same code)."""
-    import pandas as pd
-
     src, dst = packets["src_addr"], packets["dst_addr"]
     cats = pd.Index(src.cat.categories).union(pd.Index(dst.cat.categories))
     s = cats.get_indexer(src.cat.categories).astype(np.uint64)[src.cat.codes.to_numpy()]
@@ -107,8 +117,20 @@ def _endpoint_codes(packets: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return s, d
 
 
-def flag_byte(syn, ack_flag, fin, rst, has_timestamps) -> np.ndarray:
-    """The flags the pass reads, one byte per packet (SYN 1, ACK 2, FIN 4, RST 8, timestamps option 16)."""
+def flag_byte(syn: np.ndarray, ack_flag: np.ndarray, fin: np.ndarray, rst: np.ndarray,
+              has_timestamps: np.ndarray) -> np.ndarray:
+    """The flags the pass reads, one byte per packet.
+
+    Parameters
+    ----------
+    syn, ack_flag, fin, rst, has_timestamps : numpy.ndarray
+        bool per packet: the TCP flags and whether the timestamps option is present.
+
+    Returns
+    -------
+    numpy.ndarray
+        uint8: SYN 1, ACK 2, FIN 4, RST 8, timestamps option 16.
+    """
     fb = np.asarray(syn, np.uint8).copy()
     fb |= np.asarray(ack_flag, np.uint8) << 1
     fb |= np.asarray(fin, np.uint8) << 2
@@ -135,8 +157,6 @@ def table_columns(packets: pd.DataFrame) -> tuple:
         21 contiguous arrays (``None`` for the high halves of the addresses: the table's address codes fit
         in the low half).
     """
-    import pandas as pd
-
     s, d = _endpoint_codes(packets)
     n = len(packets)
     # annotate does not read these: a table without them is still annotated (as the reference does)
@@ -224,7 +244,20 @@ def run_table(packets: pd.DataFrame, ns0: int, *, rows: bool, samples: bool) -> 
 
 
 def flow_ids(conn: np.ndarray, direction: np.ndarray) -> np.ndarray:
-    """``flow_id = 2 * connection_id + direction`` (0: the initiator's direction)."""
+    """Flow numbers of (connection, direction) pairs.
+
+    Parameters
+    ----------
+    conn : numpy.ndarray
+        Connection numbers.
+    direction : numpy.ndarray
+        0 for the initiator's direction, 1 for the responder's.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 ``flow_id = 2 * connection_id + direction``.
+    """
     return 2 * np.asarray(conn, np.int64) + np.asarray(direction, np.int64)
 
 
@@ -269,8 +302,20 @@ def connection_share(cols: dict[str, np.ndarray], shares: int) -> np.ndarray:
 
 
 def decoded_columns(cols: dict[str, np.ndarray]) -> tuple:
-    """Decoded columns (:meth:`~tcpmodels.traces.reader.ChunkedCapture.decoded`) in the order and types the
-    compiled pass reads (as :func:`table_columns` gives them from a packet table)."""
+    """Decoded columns in the order and types the compiled pass reads.
+
+    Parameters
+    ----------
+    cols : dict
+        One chunk's columns from :meth:`~tcpmodels.traces.reader.ChunkedCapture.decoded` (addresses as
+        uint64 halves).
+
+    Returns
+    -------
+    tuple
+        21 contiguous arrays, as :func:`table_columns` gives them from a packet table (the addresses' version
+        in the high half of the port columns).
+    """
     ver = cols["ip_version"].astype(np.uint32) << np.uint32(16)
     flags = cols["flags"]
     c = np.ascontiguousarray
@@ -307,7 +352,7 @@ class StreamResult:
     records: np.ndarray
     negative_rtt: int
     t_min: int | None
-    accounting: object
+    accounting: ReadAccounting
     stats: dict
 
 
@@ -315,8 +360,10 @@ _STATS = ("packets", "connections", "live_connections", "max_live_connections", 
           "negative_rtt_samples")
 
 
-def stream_records(capture, *, idle_timeout_s: float, chunk_bytes: int, max_gzip_expansion,
-                   share: tuple[int, int] | None = None, progress=None, on_chunk=None,
+def stream_records(capture: str | os.PathLike, *, idle_timeout_s: float, chunk_bytes: int,
+                   max_gzip_expansion: float | None, share: tuple[int, int] | None = None,
+                   progress: Callable[[int], object] | None = None,
+                   on_chunk: Callable[[dict], object] | None = None,
                    max_record_bytes: int = pcapfile.MAX_RECORD_BYTES) -> StreamResult:
     """Decode a capture chunk by chunk and run the compiled pass over it, keeping only live connections.
 

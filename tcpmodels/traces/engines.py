@@ -23,15 +23,12 @@ import io
 import os
 import shutil
 import subprocess
-from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from .pcapfile import CaptureFileError
 from .schema import ReadAccounting, conform, empty_table
-
-if TYPE_CHECKING:  # pandas is imported where it is used: importing this module costs no pandas
-    import pandas as pd
 
 __all__ = ["tshark_path", "read_with_wireshark", "TSHARK_FIELDS", "TSHARK_MISSING"]
 
@@ -170,8 +167,6 @@ def run_tshark_fields(path: str, fields: list[str], extra_prefs: list[str] | Non
     tcpmodels.traces.pcapfile.CaptureFileError
         If tshark cannot read the file.
     """
-    import pandas as pd
-
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"capture file not found: {path}")
@@ -243,8 +238,6 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     skipped : dict
         Frames not in the table, by reason (``not_ip``, ``ip_fragment``, ``not_tcp``).
     """
-    import pandas as pd
-
     raw = raw.copy()
     # reassembled datagrams: the frame that completed one lists its fragments' frame numbers
     members: dict[int, list[int]] = {}
@@ -359,8 +352,6 @@ def read_with_wireshark(path: str | os.PathLike, engine: str) -> tuple[pd.DataFr
 
 def _pyshark_fields(path: str) -> pd.DataFrame:
     """Walk the file with pyshark and collect the same field strings tshark -T fields would print."""
-    import pandas as pd
-
     try:
         import pyshark
     except ImportError as exc:

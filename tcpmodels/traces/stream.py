@@ -179,7 +179,7 @@ def _share_task(capture: str, share: tuple[int, int], idle_timeout_s: float, chu
             [str(w.message) for w in caught])
 
 
-def dask_stream_flows(capture: str | os.PathLike, client, *, shares: int | None = None,
+def dask_stream_flows(capture: str | os.PathLike, client: object, *, shares: int | None = None,
                       idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, chunk_bytes: int = 32 << 20,
                       max_gzip_expansion: float | None = MAX_GZIP_EXPANSION) -> pd.DataFrame:
     """:func:`stream_flows` of one capture spread over Dask workers: each connection on one worker.
