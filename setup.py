@@ -37,5 +37,8 @@ class BuildPyWithShippedFiles(build_py):
 
 KERNEL = Extension("tcpmodels.traces.ckernel", sources=["tcpmodels/traces/ckernel.c"],
                    extra_compile_args=["-O2"], optional=True)
+# the per-connection pass: its time comparisons must round as numpy's do (no fast-math, no contraction)
+FLOWS = Extension("tcpmodels.traces.cflows", sources=["tcpmodels/traces/cflows.c"],
+                  extra_compile_args=["-O3", "-fno-fast-math", "-ffp-contract=off"], optional=True)
 
-setup(cmdclass={"build_py": BuildPyWithShippedFiles}, ext_modules=[KERNEL])
+setup(cmdclass={"build_py": BuildPyWithShippedFiles}, ext_modules=[KERNEL, FLOWS])

@@ -12,9 +12,15 @@ with the machine, the versions, the date and the load average (the machine may b
 ``--check`` also reads the capture whole with ``read_pcap`` + ``flows`` (needs memory for the
 whole table) and checks that the flow tables are equal.
 
+``--method`` picks what is measured: ``parquet`` (``to_parquet`` + ``dataset_flows`` on Dask, the default),
+``stream`` (``stream_flows``: one process, one pass, no packet table) or ``dask_stream``
+(``dask_stream_flows`` on ``--workers`` local workers, each connection on one worker). With several captures,
+the exponent of wall time against packets is fitted by least squares over them (``fitted_exponent``).
+
 Usage::
 
     python benchmarks/streaming.py /work/bigcaps/interleaved_10M.pcap /work/bigcaps/interleaved_100M.pcap
+    python benchmarks/streaming.py --method stream /work/bigcaps/interleaved_{1M,3M,10M,30M}.pcap
     python benchmarks/streaming.py --check /work/bigcaps/interleaved_1M.pcap
 """
 
@@ -40,24 +46,49 @@ RESULTS = Path(__file__).resolve().parent / "results" / "streaming.csv"
 CHILD = r"""
 import json, sys, time, warnings
 warnings.simplefilter("ignore")
-from tcpmodels.traces import to_parquet, flows, read_pcap
-from tcpmodels.traces.cluster import dask_client, dataset_flows
-from tcpmodels.traces.dataset import open_dataset
-cap, out, partitions, workers, check, memory_limit, reuse = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
-    int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6], sys.argv[7]
+cap, out, partitions, workers, check, memory_limit, reuse, method = sys.argv[1], sys.argv[2], int(sys.argv[3]), \
+    int(sys.argv[4]), sys.argv[5] == "1", sys.argv[6], sys.argv[7], sys.argv[8]
 t0 = time.perf_counter()
-ds = open_dataset(reuse) if reuse else to_parquet(cap, out, partitions=partitions)
-t1 = time.perf_counter()
-with dask_client(n_workers=workers, memory_limit=memory_limit) as client:
-    t_start = time.perf_counter()
-    f = dataset_flows(ds, client=client)
+if method == "stream":
+    from tcpmodels.traces.stream import stream_flows
+    t_imp = time.perf_counter()
+    f = stream_flows(cap)
+    t2 = time.perf_counter()
+    acc = f.attrs["accounting"]
+    res = {"packets": acc.tcp_parsed, "records": acc.records_read, "flows": len(f), "read_s": None,
+           "cluster_start_s": None, "flows_s": t2 - t_imp, "import_s": t_imp - t0,
+           "max_live_connections": f.attrs["stream"]["max_live_connections"]}
+elif method == "dask_stream":
+    from tcpmodels.traces.cluster import dask_client
+    from tcpmodels.traces.stream import dask_stream_flows
+    t_imp = time.perf_counter()
+    with dask_client(n_workers=workers, memory_limit=memory_limit) as client:
+        t_start = time.perf_counter()
+        f = dask_stream_flows(cap, client)
+        t2 = time.perf_counter()
+    res = {"packets": int(f["packets"].sum()), "records": None, "flows": len(f), "read_s": None,
+           "cluster_start_s": t_start - t_imp, "flows_s": t2 - t_start, "import_s": t_imp - t0}
+else:
+    from tcpmodels.traces import to_parquet, flows, read_pcap
+    from tcpmodels.traces.cluster import dask_client, dataset_flows
+    from tcpmodels.traces.dataset import open_dataset
+    t_imp = time.perf_counter()
+    ds = open_dataset(reuse) if reuse else to_parquet(cap, out, partitions=partitions)
+    t1 = time.perf_counter()
+    with dask_client(n_workers=workers, memory_limit=memory_limit) as client:
+        t_start = time.perf_counter()
+        f = dataset_flows(ds, client=client)
+    t2 = time.perf_counter()
+    res = {"packets": sum(ds.rows), "records": ds.accounting.records_read, "flows": len(f),
+           "read_s": None if reuse else t1 - t_imp, "cluster_start_s": t_start - t1, "flows_s": t2 - t_start,
+           "import_s": t_imp - t0}
 t2 = time.perf_counter()
-res = {"packets": sum(ds.rows), "records": ds.accounting.records_read, "flows": len(f),
-       "retransmissions": int(f["retransmitted_packets"].sum()), "payload_bytes": int(f["payload_bytes"].sum()),
-       "read_s": None if reuse else t1 - t0, "cluster_start_s": t_start - t1, "flows_s": t2 - t_start, "total_s": t2 - t0}
+res.update(retransmissions=int(f["retransmitted_packets"].sum()), payload_bytes=int(f["payload_bytes"].sum()),
+           total_s=t2 - t0, method=method)
 res["checked_equal"] = None
 if check:
     import pandas as pd
+    from tcpmodels.traces import flows, read_pcap
     whole = flows(read_pcap(cap))
     pd.testing.assert_frame_equal(f, whole, check_exact=True)
     res["checked_equal"] = True
@@ -96,7 +127,7 @@ def _gb_list(values) -> str:
 
 
 def measure(capture: Path, partitions: int | None, workers: int, check: bool, memory_limit: str,
-            work_dir: Path, reuse: Path | None = None) -> dict:
+            work_dir: Path, reuse: Path | None = None, method: str = "parquet") -> dict:
     """Run one capture in a child process; return its result with peak tree RSS and load averages.
 
     With ``reuse`` (a dataset that ``to_parquet`` wrote from ``capture``) only the flows stage runs
@@ -115,7 +146,7 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(capture), str(out), str(parts), str(workers),
-                              "1" if check else "0", memory_limit, str(reuse or "")], stdout=subprocess.PIPE,
+                              "1" if check else "0", memory_limit, str(reuse or ""), method], stdout=subprocess.PIPE,
                              text=True, env=env)
     ps = psutil.Process(child.pid)
     peak = 0
@@ -210,17 +241,38 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--reuse-dataset", type=Path, default=None,
                     help="a dataset to_parquet wrote from the (single) capture: time only the flows stage")
+    ap.add_argument("--method", choices=("parquet", "stream", "dask_stream"), default="parquet",
+                    help="parquet: to_parquet + dataset_flows on Dask; stream: stream_flows in one process; "
+                         "dask_stream: dask_stream_flows, each connection on one of --workers workers")
     args = ap.parse_args(argv)
     machine = {"date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "host": platform.node(), "cpus": os.cpu_count(),
                "memory_gb": round(psutil.virtual_memory().total / 1e9, 1), "machine": platform.machine()}
     args.results.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
     for cap in args.captures:
         res = {**machine, **_versions(), **measure(cap, args.partitions, args.workers, args.check,
-                                                   args.memory_limit, args.work_dir, args.reuse_dataset)}
+                                                   args.memory_limit, args.work_dir, args.reuse_dataset,
+                                                   args.method)}
+        rows.append(res)
+    fit = fit_exponent([r["packets"] for r in rows], [r["wall_s"] for r in rows])
+    for res in rows:
+        res.update(fitted_exponent=fit, fitted_over=";".join(str(r["packets"]) for r in rows))
         append_row(args.results, res)
         print(json.dumps(res))
+    if fit is not None:
+        print(f"wall time ~ packets^{fit:.3f} over {len(rows)} captures")
     return 0
+
+
+def fit_exponent(packets: list[int], wall_s: list[float]) -> float | None:
+    """Least-squares slope of log(wall time) against log(packets): time ~ packets^slope (None below 2 sizes)."""
+    import numpy as np
+
+    if len(set(packets)) < 2:
+        return None
+    x, y = np.log(np.asarray(packets, float)), np.log(np.asarray(wall_s, float))
+    return float(np.polyfit(x, y, 1)[0])
 
 
 if __name__ == "__main__":

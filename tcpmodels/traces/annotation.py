@@ -19,6 +19,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import connpass
+
 __all__ = ["annotate", "ANNOTATION_COLUMNS", "DUPLICATE_MAX_GAP_OF_INITIAL_RTT", "DUPLICATE_MAX_GAP_NS",
            "UNKNOWN_INITIAL_RTT_NS"]
 
@@ -122,10 +124,18 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         beyond the highest sequence number seen so far: bytes before it were not
         captured, yet), ``is_acked_unseen`` (acknowledges bytes of the peer never seen).
         The definitions are in :mod:`tcpmodels.traces.flows`.
+
+    Notes
+    -----
+    With the compiled kernel (:func:`tcpmodels.traces.pcapfile.set_kernel`, ``"auto"`` when built) the
+    columns come from one ordered pass per connection in C (:mod:`.connpass`); the vectorised code below is
+    the reference it is tested equal to, column by column.
     """
     n = len(packets)
     if n == 0:
         return _empty(packets.index)
+    if connpass.use_compiled_pass():
+        return _annotate_compiled(packets)
     a, b = _endpoint_codes(packets)
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     syn_only = (packets["syn"] & ~packets["ack_flag"]).to_numpy()
@@ -234,6 +244,17 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         arr[order] = v
         unsorted[k] = arr
     return pd.DataFrame(unsorted, index=packets.index)
+
+
+def _annotate_compiled(packets: pd.DataFrame) -> pd.DataFrame:
+    """:func:`annotate` by the compiled pass (:mod:`.connpass`)."""
+    rows = connpass.run_table(packets, 0, rows=True, samples=False).rows
+    conn, bits = rows["connection_id"], rows["bits"]
+    cols = {"connection_id": conn, "seq_u": rows["seq_u"], "seq_end_u": rows["seq_end_u"], "ack_u": rows["ack_u"]}
+    for name, bit in connpass.ROW_BITS.items():
+        cols[name] = (bits & np.uint16(1 << bit)) != 0
+    cols["flow_id"] = 2 * conn + (~cols["is_initiator"]).astype(np.int64)
+    return pd.DataFrame({k: cols[k] for k in ANNOTATION_COLUMNS}, index=packets.index)
 
 
 def _unwrap_acks(f, fstart, ackf, ack, seq_u) -> np.ndarray:

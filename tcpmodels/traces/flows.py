@@ -80,6 +80,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from . import connpass
 from .annotation import annotate
 from .dataset import PacketDataset, open_dataset
 from .rtt import rtt_samples
@@ -137,13 +138,17 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
         return combine_partition_flows([PartitionFlows(partition_flows(ds, i)) for i in ds.nonempty()])
     if len(packets) == 0:
         return _empty_flows()
-    if annotated is None:
-        annotated = annotate(packets)
     p = packets
-    an = annotated
-    data = (p["payload_bytes"] > 0).to_numpy()
     # times relative to the first packet keep nanosecond precision
     ns0 = int(p["timestamp_ns"].min()) if time_origin_ns is None else int(time_origin_ns)
+    if connpass.use_compiled_pass():
+        res = connpass.run_table(p, ns0, rows=False, samples=False)
+        ident = p.iloc[res.flows["first_row"]]
+        return flow_table(res.flows, ns0, {c: ident[c].to_numpy() for c in _IDENT}, res.negative_rtt)
+    if annotated is None:
+        annotated = annotate(packets)
+    an = annotated
+    data = (p["payload_bytes"] > 0).to_numpy()
     payload = p["payload_bytes"].to_numpy(np.int64)
     df = pd.DataFrame({
         "flow_id": an["flow_id"].to_numpy(), "connection_id": an["connection_id"].to_numpy(),
@@ -176,7 +181,7 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                 **{name: (name, "sum") for name in _EXPERT_COUNTS})
     first_rows = pd.Series(np.arange(len(p))).groupby(df["flow_id"].to_numpy()).first()
     ident = p.iloc[first_rows.to_numpy()]
-    for c in ("src_addr", "src_port", "dst_addr", "dst_port", "ip_version"):
+    for c in _IDENT:
         out[c] = ident[c].to_numpy()
     out["duration_s"] = out["last_time_s"] - out["first_time_s"]
     out["first_time_s"] += ns0 / 1e9
@@ -204,6 +209,37 @@ def flows(packets: pd.DataFrame | PacketDataset | str | os.PathLike, annotated: 
                                          np.nan)
     out["fct_s"] = _fct(df, an, out)
     return out[FLOW_COLUMNS]
+
+
+#: Columns of the flow table taken from the flow's first packet.
+_IDENT = ("src_addr", "src_port", "dst_addr", "dst_port", "ip_version")
+
+
+def flow_table(records: np.ndarray, ns0: int, ident: dict[str, np.ndarray], negative_rtt: int = 0) -> pd.DataFrame:
+    """:func:`flows`' table from the compiled pass's flow records (:data:`.connpass.FLOW_DTYPE`).
+
+    Parameters
+    ----------
+    records : numpy.ndarray
+        One record per flow (any order), connection ids as the table numbers them.
+    ns0 : int
+        The time origin of relative times. [ns]
+    ident : dict
+        ``src_addr, src_port, dst_addr, dst_port, ip_version`` of each record's flow (its first packet), in
+        the records' order.
+    negative_rtt : int
+        RTT samples dropped as negative (the clock went backwards): warned about, as :func:`rtt_samples` does.
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`flows` (the same columns, dtypes and row order).
+    """
+    connpass.warn_dropped(records, negative_rtt, stacklevel=3)
+    if len(records) == 0:
+        return _empty_flows()
+    flow_id, cols = connpass.flow_columns(records, ns0, ident)
+    return pd.DataFrame(cols, index=pd.Index(flow_id, name="flow_id"))[FLOW_COLUMNS]
 
 
 def _span_columns(packets: pd.DataFrame, an: pd.DataFrame) -> dict[str, np.ndarray]:

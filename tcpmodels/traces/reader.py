@@ -252,22 +252,82 @@ def _datagram_batch(done: list[Datagram]) -> RecordBatch:
                        snap_bytes=np.zeros(len(done), np.uint32))
 
 
+#: Smallest classic pcap record holding a TCP segment (16-byte record header, 14-byte Ethernet header left
+#: out: raw IPv4 20 + TCP 20): the packets of an uncompressed file are at most its size over this. [bytes]
+_MIN_TCP_RECORD_BYTES = 56
+
+
+class GrowingColumns:
+    """Decoded chunks appended into columns allocated once for the whole capture (grown by doubling if the
+    estimate falls short), so that reading is linear in the packets: no final concatenation of every chunk.
+
+    The first allocation is an upper bound on the rows (an uncompressed file's size over the smallest TCP
+    record); the pages past the last row are never written, so they take address space, not memory.
+
+    Parameters
+    ----------
+    expected_rows : int
+        Rows to allocate for at the first chunk (0: twice the first chunk's, then doubling).
+    """
+
+    def __init__(self, expected_rows: int = 0) -> None:
+        self.expected_rows = int(expected_rows)
+        self.rows = 0
+        self._cols: dict[str, np.ndarray] = {}
+
+    def append(self, cols: dict[str, np.ndarray]) -> None:
+        """Copy one chunk's columns in (the chunk can then be freed).
+
+        Parameters
+        ----------
+        cols : dict
+            Decoded columns of one chunk, the same names and dtypes for every chunk.
+        """
+        n = len(cols["seq"])
+        need = self.rows + n
+        if not self._cols:
+            cap = max(need, self.expected_rows, 2 * n)
+            self._cols = {k: np.empty(cap, np.asarray(v).dtype) for k, v in cols.items()}
+        elif need > len(self._cols["seq"]):
+            cap = max(need, 2 * len(self._cols["seq"]))
+            for k, v in self._cols.items():
+                grown = np.empty(cap, v.dtype)
+                grown[:self.rows] = v[:self.rows]
+                self._cols[k] = grown
+        for k, v in cols.items():
+            self._cols[k][self.rows:need] = v
+        self.rows = need
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The columns so far (views of the first ``rows`` rows).
+
+        Returns
+        -------
+        dict
+            Column name -> array of ``rows`` values.
+        """
+        return {k: v[:self.rows] for k, v in self._cols.items()}
+
+
+def _expected_rows(path) -> int:
+    """An upper bound on the TCP packets of an uncompressed capture (0 for a gzip file: unknown)."""
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(2) == b"\x1f\x8b":
+                return 0
+        return os.path.getsize(path) // _MIN_TCP_RECORD_BYTES + 1
+    except OSError:
+        return 0
+
+
 def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None,
                  max_record_bytes: int = MAX_RECORD_BYTES) -> tuple[pd.DataFrame, ReadAccounting]:
     reading = ChunkedCapture(path, chunk_bytes, max_gzip_expansion, max_record_bytes=max_record_bytes)
-    parts = list(reading.decoded())
-    if not parts:
-        table = empty_table()
-    elif len(parts) == 1:
-        table = assemble_table(parts[0])
-    else:
-        cols = {}
-        for k in list(parts[0]):  # one column at a time, freeing the chunks' copies as we go (peak: table + 1 column)
-            cols[k] = np.concatenate([p[k] for p in parts])
-            for p in parts:
-                del p[k]
-        parts.clear()
-        table = assemble_table(cols)
+    growing = GrowingColumns(_expected_rows(path))
+    for cols in reading.decoded():
+        growing.append(cols)
+        del cols
+    table = assemble_table(growing.columns()) if growing.rows else empty_table()
     return table, reading.accounting()
 
 

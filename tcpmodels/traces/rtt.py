@@ -27,6 +27,7 @@ import pandas as pd
 
 import warnings
 
+from . import connpass
 from .annotation import annotate
 from .schema import TraceWarning
 
@@ -59,15 +60,23 @@ def rtt_samples(packets: pd.DataFrame, annotated: pd.DataFrame | None = None, *,
     pandas.DataFrame
         ``flow_id`` (the direction that sent the data), ``timestamp_s`` (time of the
         ACK) [s], ``rtt_s`` [s], ``method`` (``"seq"`` or ``"ts"``), ``ack_frame_index``.
+
+    Notes
+    -----
+    With the compiled kernel the samples come from the one-pass analysis (:mod:`.connpass`), which computes
+    the annotation itself (``annotated`` is then not read); this code is the reference it is tested equal to.
     """
-    if annotated is None:
-        annotated = annotate(packets)
     cols = ["flow_id", "timestamp_s", "rtt_s", "method", "ack_frame_index"]
     if len(packets) == 0:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in
                              zip(cols, ["int64", "float64", "float64", "object", "int64"])})
     ns = packets["timestamp_ns"].to_numpy()
     ns0 = int(ns.min()) if time_origin_ns is None else int(time_origin_ns)
+    if connpass.use_compiled_pass():
+        res = connpass.run_table(packets, ns0, rows=False, samples=True)
+        return samples_table(res.samples, res.negative_rtt, ns0)
+    if annotated is None:
+        annotated = annotate(packets)
     t = (ns - ns0) / 1e9  # relative, so that differences keep nanosecond precision
     t_abs0 = ns0 / 1e9
     fidx = packets["frame_index"].to_numpy()
@@ -131,3 +140,34 @@ def rtt_samples(packets: pd.DataFrame, annotated: pd.DataFrame | None = None, *,
                       "timestamps go backwards between the segment and its ACK", TraceWarning, stacklevel=2)
         out = out[~backwards]
     return out.sort_values(["method", "flow_id", "ack_frame_index"], kind="stable").reset_index(drop=True)
+
+
+def samples_table(records: np.ndarray, negative: int, ns0: int) -> pd.DataFrame:
+    """:func:`rtt_samples`' table from the compiled pass's sample records (:data:`.connpass.SAMPLE_DTYPE`).
+
+    Parameters
+    ----------
+    records : numpy.ndarray
+        Sample records (connection ids numbered as the reference numbers them).
+    negative : int
+        Samples the pass dropped as negative (the capture's clock went backwards): warned about.
+    ns0 : int
+        The time origin the records' ``t_ack`` is relative to. [ns]
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`rtt_samples`.
+    """
+    total = len(records) + negative
+    if negative:
+        warnings.warn(f"{negative} of {total} RTT samples dropped: negative, because capture "
+                      "timestamps go backwards between the segment and its ACK", TraceWarning, stacklevel=3)
+    method = records["method"]
+    flow = connpass.flow_ids(records["conn"], records["dir"])
+    order = np.lexsort((records["frame"], flow, method))
+    out = pd.DataFrame({"flow_id": flow[order], "timestamp_s": records["t_ack"][order] + ns0 / 1e9,
+                        "rtt_s": records["rtt"][order],
+                        "method": np.where(method[order] == 0, "seq", "ts"),
+                        "ack_frame_index": records["frame"][order]})
+    return out

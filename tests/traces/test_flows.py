@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pass_equality import assert_captures_equal
+from tcpmodels.traces.connpass import compiled_pass_available
 from tcpmodels.traces import (TraceWarning, annotate, bytes_in_flight, classify_short_flows, flows, link_rate_series,
                               read_pcap, rtt_samples, throughput_series, time_sequence)
 from trace_fixtures import CAPTURES, FIXTURES, load
@@ -17,6 +19,14 @@ from trace_synth import ether, ipv4, tcp, write_pcap
 T0 = 1_700_000_000_000_000_000
 SYN, ACK, FIN, PSH = 0x02, 0x10, 0x01, 0x08
 C, S = ("10.0.0.1", 40000), ("10.0.0.2", 80)
+
+
+@pytest.fixture(autouse=True)
+def _compiled_pass_equals_the_reference(tmp_path):
+    """Every capture this module's tests write: the compiled pass gives the reference's columns."""
+    yield
+    if compiled_pass_available():
+        assert_captures_equal(tmp_path)
 
 
 def ts_opt(tsval, tsecr):

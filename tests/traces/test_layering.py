@@ -3,6 +3,8 @@
 import ast
 from pathlib import Path
 
+import pytest
+
 import tcpmodels.traces
 
 PKG = Path(tcpmodels.traces.__file__).parent
@@ -63,3 +65,23 @@ def test_public_annotate_is_the_function_everywhere():
     from tcpmodels.traces.flows import annotate as a3
 
     assert callable(annotate) and annotate is a2 is a3
+
+
+def test_importing_the_package_is_cheap_and_names_load_on_first_use():
+    """``import tcpmodels.traces`` imports neither numpy nor pandas; a name imports its module when used, and
+    ``flows`` stays the function after its submodule is imported."""
+    import subprocess
+    import sys
+
+    code = ("import sys, tcpmodels.traces as t\n"
+            "print(sorted(m for m in ('numpy', 'pandas', 'pyarrow') if m in sys.modules))\n"
+            "import tcpmodels.traces.flows, tcpmodels.traces.cluster\n"
+            "print(callable(t.flows), t.flows.__module__, t.read_pcap.__module__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "[]"
+    assert out[1] == "True tcpmodels.traces.flows tcpmodels.traces.reader"
+    import tcpmodels.traces as t
+
+    assert set(t.__all__) <= set(dir(t))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        t.nope

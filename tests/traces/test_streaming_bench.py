@@ -37,3 +37,11 @@ def test_gb_list_and_commit():
     bench = _module()
     assert bench._gb_list([2.5e9, 1e8]) == "2.500;0.100"
     assert bench._commit(str(SCRIPT.parents[1])).split("+")[0].isalnum()
+
+
+def test_fitted_exponent():
+    bench = _module()
+    # time = 2e-6 s * packets^1.1 exactly: the fit gives back 1.1
+    packets = [10**6, 3 * 10**6, 10**7]
+    assert abs(bench.fit_exponent(packets, [2e-6 * p ** 1.1 for p in packets]) - 1.1) < 1e-9
+    assert bench.fit_exponent([10**6, 10**6], [1.0, 1.1]) is None

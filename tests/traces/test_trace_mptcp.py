@@ -8,12 +8,22 @@ import struct
 
 import pytest
 
+from pass_equality import assert_captures_equal
+from tcpmodels.traces.connpass import compiled_pass_available
 from tcpmodels.traces import annotate, mptcp_idsn, mptcp_subflows, mptcp_token, read_pcap
 from trace_synth import ether, ipv4, tcp, write_pcap
 
 T0 = 1_700_000_000_000_000_000
 SYN, ACK = 0x02, 0x10
 KEY_A, KEY_B = 0x0123456789ABCDEF, 0xFEDCBA9876543210
+
+
+@pytest.fixture(autouse=True)
+def _compiled_pass_equals_the_reference(tmp_path):
+    """Every capture this module's tests write: the compiled pass gives the reference's columns."""
+    yield
+    if compiled_pass_available():
+        assert_captures_equal(tmp_path)
 
 
 def test_tokens_and_idsn_by_version():

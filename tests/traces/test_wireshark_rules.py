@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 
 from corpus_check import compare_analysis, compare_tables, tshark_analysis
+from pass_equality import assert_captures_equal
+from tcpmodels.traces.connpass import compiled_pass_available
 from tcpmodels.traces import TraceWarning, annotate, flows, mptcp_subflows, read_pcap, rtt_samples
 from tcpmodels.traces.fragments import Fragment, Reassembler
 from trace_fixtures import needs_tshark
@@ -26,6 +28,14 @@ HAVE_TSHARK = shutil.which("tshark") is not None
 T0 = 1_700_000_000_000_000_000
 SYN, ACK, FIN, PSH = 0x02, 0x10, 0x01, 0x08
 ISN_C, ISN_S = 1_000, 900_000
+
+
+@pytest.fixture(autouse=True)
+def _compiled_pass_equals_the_reference(tmp_path):
+    """Every capture this module's tests write: the compiled pass gives the reference's columns."""
+    yield
+    if compiled_pass_available():
+        assert_captures_equal(tmp_path)
 
 
 def _read(path):
