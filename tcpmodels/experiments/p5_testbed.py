@@ -371,7 +371,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
     old_h = old_c = None
     old_prov, old_recs = {}, []
     if merge and (out_dir / "p5_testbed_hurst.parquet").exists():
-        import gzip  # noqa: PLC0415
+        import gzip
 
         old_h = pd.read_parquet(out_dir / "p5_testbed_hurst.parquet")
         old_c = pd.read_parquet(out_dir / "p5_testbed_counts.parquet")
@@ -409,7 +409,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
         ["alpha", "seed", "t_s"], kind="stable", ignore_index=True)
     counts.astype({"seed": np.int64}).to_parquet(out_dir / "p5_testbed_counts.parquet", index=False,
                                                  compression="zstd")
-    from tcpmodels.records import reproducible_gzip_writer  # noqa: PLC0415
+    from tcpmodels.records import reproducible_gzip_writer
 
     all_recs = [r for r in old_recs if (float(r["alpha"]), int(r.get("seed", 0))) not in new_keys] + recs
     with reproducible_gzip_writer(out_dir / "p5_testbed_records.jsonl.gz", text=True) as fh:

@@ -140,7 +140,7 @@ def load_jitter_channel(ns: Any) -> Any:
         ``cppyy.gbl``, holding ``ns3::JitterPointToPointChannel`` and
         ``ns3::TcpmodelsInstallJitterLink``.
     """
-    from tcpmodels.sim._ns3 import cppdef_once  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import cppdef_once
 
     gbl = cppdef_once("JitterPointToPointChannel", JITTER_CPP)
     gbl.ns3.JitterPointToPointChannel.GetTypeId()

@@ -378,7 +378,7 @@ def load_lia(ns: Any) -> Any:
         ``cppyy.gbl.tcpmodels_mp``: the ``Subflow`` application and the per-connection
         accessors (``ConnDone``, ``ConnRxBytes``, ``SubStarted``, ...).
     """
-    from tcpmodels.sim import _ns3  # noqa: PLC0415
+    from tcpmodels.sim import _ns3
 
     _ns3.glue()  # the cwnd tracers the subflows use
     gbl = _ns3.cppdef_once("TcpLia", LIA_CPP)

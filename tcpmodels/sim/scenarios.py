@@ -59,7 +59,7 @@ def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
         device onto the bottleneck) and ``receiver`` (the right router's device
         towards the receiver).
     """
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import glue
 
     set_tcp_defaults(ns, config.tcp)
     built = Built()
@@ -135,7 +135,7 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
         One ``flows`` row per download; ``devices`` holds ``server`` (the server's
         device towards G1) and ``bottleneck`` (G1's device towards G2).
     """
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import glue
 
     set_tcp_defaults(ns, config.tcp)
     built = Built()
@@ -198,9 +198,9 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
     tcpmodels.sim.blocks.Built
         ``devices`` holds ``path{p}`` (the bottleneck of each path at its A router).
     """
-    import pandas as pd  # noqa: PLC0415
+    import pandas as pd
 
-    from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
+    from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia
 
     set_tcp_defaults(ns, config.tcp)
     mp = load_lia(ns)

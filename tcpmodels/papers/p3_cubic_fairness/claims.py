@@ -237,7 +237,7 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     out = []
     pre = verdicts[verdicts["claim"].str.startswith("C3.0")]
     if len(pre):
-        out.append(f"The premise (CUBIC with the larger RTT gets less beside Reno) on the kernel: "
+        out.append("The premise (CUBIC with the larger RTT gets less beside Reno) on the kernel: "
                    + ", ".join(f"{n} {v}" for v, n in pre["verdict"].value_counts().items()) + f" of {len(pre)} Reno RTTs.")
     mean = verdicts[verdicts["part"].str.contains("mean dJ over runs")]
     c31 = mean[mean["claim"].str.startswith("C3.1")]
