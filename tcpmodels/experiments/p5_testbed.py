@@ -33,7 +33,8 @@ gone) and ships the records gzipped (``p5_testbed_records.jsonl.gz``).
 
 References
 ----------
-.. [1] K. Ono, T. Nakashima, P5 (``../shared/PAPERS.md``), Sec. 2 and Sec. 4.
+.. [1] A. Ono, T. Nakashima, "Self-similar トラフィックの重なりによるボトルネックパフォーマンスの評価" (evaluation of bottleneck performance under
+   multiplexing self-similar traffics), Kyushu Tokai University, Sec. 2 and Sec. 4.
 .. [2] D. R. Cox, "Long-range dependence: a review", in Statistics: An Appraisal, 1984.
 .. [3] W. E. Leland, M. S. Taqqu, W. Willinger, D. V. Wilson, "On the self-similar nature of
    Ethernet traffic (extended version)", IEEE/ACM ToN 2(1), 1994.

@@ -182,7 +182,7 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Built:
     from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia
 
     set_tcp_defaults(ns, config.tcp)
-    mp = load_lia(ns)
+    mp = load_lia()
     ft = _load_plane_rx()
     built = Built()
 
