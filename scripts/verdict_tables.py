@@ -83,7 +83,7 @@ def dump(out_dir: Path, data_dir: str, papers: list[str]) -> int:
         started = time.monotonic()
         try:
             frame = BUILDERS[paper](data_dir)
-        except Exception as exc:  # report and go on: one paper's old code must not hide the others
+        except Exception as exc:  # noqa: BLE001 - report and go on: one paper's old code must not hide the others
             print(f"{paper}: failed: {exc!r}", file=sys.stderr)
             failed += 1
             continue

@@ -48,7 +48,7 @@ import pandas as pd
 
 from tcpmodels.fit import flow_estimates, group_loss_events
 from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
-from tcpmodels.traces import (CaptureFileError, ReadAccounting, TraceWarning, annotate, bytes_in_flight, flows,
+from tcpmodels.traces import (ReadAccounting, TraceWarning, annotate, bytes_in_flight, flows,
                               mptcp_subflows, read_pcap, rtt_samples, throughput_series)
 from tcpmodels.traces.limits import LimitDiagnosis, diagnose
 from tcpmodels.traces.limits_plot import CLASS_COLOURS, plot_limit_band

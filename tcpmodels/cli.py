@@ -2,9 +2,10 @@
 
 Sub-commands are registered by the module that owns them through a function
 ``add_subcommand(subparsers)`` that adds a parser and sets ``func`` (called
-with the parsed arguments, returns an exit code). Modules whose optional
-dependencies are missing are skipped, so ``tcpmodels report`` works without
-ns-3 or root.
+with the parsed arguments, returns an exit code). A module that needs an
+optional dependency which is not installed (:data:`OPTIONAL_DEPENDENCIES`) is
+left out, so ``tcpmodels report`` works without ns-3; any other ImportError is
+a bug and is raised, never hidden by a missing sub-command.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ SUBCOMMAND_MODULES = (
     "tcpmodels.analyze_cli",
     "tcpmodels.records_parts",
 )
+
+#: Top-level packages a sub-command module may need that ``pip install tcpmodels`` does not bring (the ``sim``
+#: and ``test`` extras: ns-3's bindings and cppyy, the capture readers, the browser driver).
+OPTIONAL_DEPENDENCIES = frozenset({"ns", "ns3", "cppyy", "dpkt", "pyshark", "playwright"})
 
 
 _EPILOG = """\
@@ -39,7 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
     -------
     argparse.ArgumentParser
         Plain-text help (no reStructuredText); one sub-parser per module of
-        :data:`SUBCOMMAND_MODULES` whose imports succeed.
+        :data:`SUBCOMMAND_MODULES` whose optional dependencies are installed.
+
+    Raises
+    ------
+    ImportError
+        If a module of :data:`SUBCOMMAND_MODULES` fails to import for any reason other than a missing
+        package of :data:`OPTIONAL_DEPENDENCIES`.
     """
     from tcpmodels import __version__
 
@@ -54,7 +65,9 @@ def build_parser() -> argparse.ArgumentParser:
     for module_name in SUBCOMMAND_MODULES:
         try:
             module = importlib.import_module(module_name)
-        except ImportError:
+        except ModuleNotFoundError as exc:
+            if (exc.name or "").partition(".")[0] not in OPTIONAL_DEPENDENCIES:
+                raise
             continue
         add = getattr(module, "add_subcommand", None)
         if add is not None:

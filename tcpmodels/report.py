@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import html
 import json
 import os
 import signal
@@ -170,7 +169,7 @@ def _source_cells(nb_path: Path) -> list:
 
     try:
         nb = nbformat.read(nb_path, as_version=4)
-    except Exception:  # the executed copy may be missing if papermill died early
+    except (OSError, ValueError):  # the executed copy may be missing, or cut short, if papermill died early
         return []
     return [c for c in nb.cells if not _PAPERMILL_TAGS & set(c.get("metadata", {}).get("tags", []))]
 
@@ -551,7 +550,7 @@ def _run_notebook_in(
         else:  # the worker was stopped before it could render
             try:
                 html_path = _to_html(out)
-            except Exception as exc:  # an unrenderable notebook still gets an index line
+            except Exception as exc:  # noqa: BLE001 - an unrenderable notebook still gets an index line
                 error = error or f"HTML conversion failed: {exc}"
     return NotebookRun(
         name=notebook.stem,

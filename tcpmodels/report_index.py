@@ -158,7 +158,7 @@ def write_index(runs: Sequence[_Run], output_dir: str | Path) -> Path:
             try:
                 t = _thumbnail(info["image"], output_dir / "thumbs" / f"{run.name}.png")
                 thumb = f"<img src='thumbs/{html.escape(t.name)}' alt='main figure of {html.escape(run.name)}'>"
-            except Exception as exc:  # an unreadable image must not break the index
+            except Exception as exc:  # noqa: BLE001 - an unreadable image must not break the index
                 thumb = f"<span class='muted'>thumbnail failed: {html.escape(str(exc))}</span>"
         links = []
         if run.output_html:

@@ -168,7 +168,7 @@ def _become_kernel(request: dict, ready_w: int) -> int:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - fd 0 stays open for the process's life
+    sys.stdin = open(0, closefd=False)
     cwd = request["cwd"]
     os.chdir(cwd)
     os.environ.clear()
@@ -361,7 +361,7 @@ def _manager_class() -> type:
     return _Manager
 
 
-def ForkingKernelManager(template: KernelTemplate) -> type:  # noqa: N802 - a class factory
+def ForkingKernelManager(template: KernelTemplate) -> type:
     """A Jupyter ``AsyncKernelManager`` class whose local IPython kernels are forked from ``template``.
 
     Parameters

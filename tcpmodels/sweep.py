@@ -94,7 +94,7 @@ def canonical_json(config: Any) -> str:
     ValueError
         If ``config`` holds NaN, an infinity or a value JSON cannot encode.
     """
-    from tcpmodels.sim.config import config_to_dict  # noqa: PLC0415 (pure Python, no ns-3)
+    from tcpmodels.sim.config import config_to_dict
 
     data = config_to_dict(config) if dataclasses.is_dataclass(config) and not isinstance(config, type) else config
     try:
@@ -359,7 +359,7 @@ def read_cached(cache_dir: Path, key: str) -> tuple[bool, Any]:
 
 def _in_dask_worker() -> bool:
     try:
-        from distributed import get_worker  # noqa: PLC0415
+        from distributed import get_worker
 
         get_worker()
     except (ImportError, ValueError):
@@ -380,7 +380,7 @@ def _run_one(fn: Callable, config: Any, key: str, cache_dir: str) -> tuple[str, 
             return fn(config, str(tmp / "out"))
 
         if needs_testbed(config) and _in_dask_worker():
-            from distributed import Lock  # noqa: PLC0415
+            from distributed import Lock
 
             with Lock(f"tcpmodels-testbed-{socket.gethostname()}"):
                 value = call()
@@ -395,7 +395,7 @@ def _run_one(fn: Callable, config: Any, key: str, cache_dir: str) -> tuple[str, 
                 shutil.rmtree(final)
             os.replace(tmp, final)
         return "ok", value
-    except BaseException as exc:  # noqa: BLE001 - reported with its config, never dropped
+    except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -423,7 +423,7 @@ def _loopback_only(processes: bool) -> dict:
 
 
 def _progress(total: int, enabled: bool, desc: str) -> Any:
-    from tqdm.auto import tqdm  # noqa: PLC0415
+    from tqdm.auto import tqdm
 
     return tqdm(total=total, disable=not enabled, desc=desc, unit="run", file=sys.stderr)
 
@@ -514,7 +514,7 @@ def sweep(
     errors: dict[str, tuple[str, str]] = {}
 
     if todo:
-        from distributed import Client, LocalCluster, as_completed  # noqa: PLC0415
+        from distributed import Client, LocalCluster, as_completed
 
         own_client = own_cluster = None
         if client is None:
@@ -600,7 +600,7 @@ def run_sim(config: Any, out_dir: str) -> SimResult:
     SimResult
         The simulation's tables.
     """
-    from tcpmodels.sim.run import run_config  # noqa: PLC0415
+    from tcpmodels.sim.run import run_config
 
     return run_config(config, out_dir)
 

@@ -7,6 +7,8 @@ Private *names* crossing modules are checked here directly, from the source.
 """
 
 import ast
+import configparser
+import re
 import shutil
 import subprocess
 import sys
@@ -58,3 +60,54 @@ def test_no_private_name_is_imported_from_another_module():
                 if name.startswith("_") and not name.startswith("__") and not _is_module(node.module, name):
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {name} from {node.module}")
     assert not offenders, "private names used across modules (give them a public name):\n" + "\n".join(offenders)
+
+
+def contract_layers(text: str) -> list[tuple[str, list[str]]]:
+    """The layers of `.importlinter`'s layers contract, bottom first: (separator, modules) per layer."""
+    parser = configparser.ConfigParser()
+    parser.read_string(text)
+    lines = [ln.split("#")[0].strip() for ln in parser["importlinter:contract:layers"]["layers"].splitlines()]
+    layers = []
+    for line in reversed([ln for ln in lines if ln]):
+        sep = "|" if "|" in line else ":"
+        layers.append((sep, [m.strip() for m in line.split(sep)]))
+    return layers
+
+
+def table_layers(text: str) -> list[tuple[str, list[str]]]:
+    """The layer table of docs/ARCHITECTURE.md, bottom first: (separator, modules) per row, numbered 1, 2, ..."""
+    rows = []
+    for line in text[text.index("| layer | packages / modules | job |"):].splitlines()[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        number, names = int(cells[0]), cells[1]
+        assert number == len(rows) + 1, f"ARCHITECTURE layer {number} out of order: {line}"
+        sep = "|" if "\\|" in names else ":"
+        rows.append((sep, re.findall(r"`(tcpmodels[\w.]*)`", names)))
+    return rows
+
+
+def test_architecture_table_is_the_contract():
+    contract = contract_layers((ROOT / ".importlinter").read_text())
+    table = table_layers((ROOT / "docs" / "ARCHITECTURE.md").read_text())
+    assert table == contract, (
+        "docs/ARCHITECTURE.md's layer table differs from .importlinter (bottom first):\n"
+        + "\n".join(f"{i + 1}: doc {t} / contract {c}" for i, (t, c) in enumerate(zip(table, contract, strict=False))
+                    if t != c) + f"\n{len(table)} rows in the doc, {len(contract)} layers in the contract")
+
+
+def test_every_top_level_module_is_in_the_contract():
+    named = {m for _, layer in contract_layers((ROOT / ".importlinter").read_text()) for m in layer}
+    top = {f"tcpmodels.{p.stem}" for p in (ROOT / "tcpmodels").glob("*.py") if p.stem != "__init__"}
+    top |= {f"tcpmodels.{p.parent.name}" for p in (ROOT / "tcpmodels").glob("*/__init__.py")}
+    assert not top - named, f"modules in no layer of .importlinter: {sorted(top - named)}"
+
+
+def test_table_check_catches_a_drift():
+    contract = (ROOT / ".importlinter").read_text()
+    # two layers swapped in the contract, the doc unchanged: the check must see it
+    moved = contract.replace("    tcpmodels.analyze_cli\n    tcpmodels.analyze\n",
+                             "    tcpmodels.analyze\n    tcpmodels.analyze_cli\n")
+    assert moved != contract
+    assert contract_layers(moved) != table_layers((ROOT / "docs" / "ARCHITECTURE.md").read_text())

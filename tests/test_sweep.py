@@ -17,7 +17,7 @@ import pytest
 
 pytest.importorskip("distributed", reason="the sweep needs dask.distributed (extra 'sim')")
 
-from tcpmodels import sweep as sw  # noqa: E402
+from tcpmodels import sweep as sw
 
 
 @dataclass(frozen=True, kw_only=True)

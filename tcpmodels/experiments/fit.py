@@ -403,7 +403,7 @@ def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progr
             return run_one(run, out_dir)
         except (PrivilegeError, KeyboardInterrupt):
             raise
-        except Exception as exc:  # noqa: BLE001 - a failed run is retried on resume, not recorded
+        except Exception as exc:
             raise TestbedError(f"run {run.name}: {type(exc).__name__}: {exc}") from exc
 
     already = len(records.read())

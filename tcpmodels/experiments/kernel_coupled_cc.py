@@ -1152,10 +1152,10 @@ def _pooled_ratio_boot(rto, losses, other, *, resamples: int, seed: int) -> np.n
     """The pooled ratio sum(rto) / sum(losses) on each resample of the runs (minus ``other``'s, resampled after)."""
     rng = np.random.default_rng(seed)
 
-    def boot(r, l):
-        r, l = np.asarray(r, dtype=float), np.asarray(l, dtype=float)
+    def boot(r, n_loss):
+        r, n_loss = np.asarray(r, dtype=float), np.asarray(n_loss, dtype=float)
         idx = rng.integers(0, r.size, (resamples, r.size))
-        num, den = r[idx].sum(axis=1), l[idx].sum(axis=1)
+        num, den = r[idx].sum(axis=1), n_loss[idx].sum(axis=1)
         return np.divide(num, den, out=np.full(resamples, np.nan), where=den > 0)
 
     v = boot(rto, losses)

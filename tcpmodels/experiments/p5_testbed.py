@@ -33,7 +33,8 @@ gone) and ships the records gzipped (``p5_testbed_records.jsonl.gz``).
 
 References
 ----------
-.. [1] K. Ono, T. Nakashima, P5 (``../shared/PAPERS.md``), Sec. 2 and Sec. 4.
+.. [1] A. Ono, T. Nakashima, "Self-similar トラフィックの重なりによるボトルネックパフォーマンスの評価" (evaluation of bottleneck performance under
+   multiplexing self-similar traffics), Kyushu Tokai University, Sec. 2 and Sec. 4.
 .. [2] D. R. Cox, "Long-range dependence: a review", in Statistics: An Appraisal, 1984.
 .. [3] W. E. Leland, M. S. Taqqu, W. Willinger, D. V. Wilson, "On the self-similar nature of
    Ethernet traffic (extended version)", IEEE/ACM ToN 2(1), 1994.
@@ -371,7 +372,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
     old_h = old_c = None
     old_prov, old_recs = {}, []
     if merge and (out_dir / "p5_testbed_hurst.parquet").exists():
-        import gzip  # noqa: PLC0415
+        import gzip
 
         old_h = pd.read_parquet(out_dir / "p5_testbed_hurst.parquet")
         old_c = pd.read_parquet(out_dir / "p5_testbed_counts.parquet")
@@ -409,7 +410,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
         ["alpha", "seed", "t_s"], kind="stable", ignore_index=True)
     counts.astype({"seed": np.int64}).to_parquet(out_dir / "p5_testbed_counts.parquet", index=False,
                                                  compression="zstd")
-    from tcpmodels.records import reproducible_gzip_writer  # noqa: PLC0415
+    from tcpmodels.records import reproducible_gzip_writer
 
     all_recs = [r for r in old_recs if (float(r["alpha"]), int(r.get("seed", 0))) not in new_keys] + recs
     with reproducible_gzip_writer(out_dir / "p5_testbed_records.jsonl.gz", text=True) as fh:

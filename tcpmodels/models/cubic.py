@@ -691,7 +691,7 @@ def kozu_k_s(
 
     Notes
     -----
-    In the source text (``seeds/002_*.txt``) eq. (2) ``K = cbrt(W_max beta / C)`` and
+    In the text of Kozu and Yamaguchi's paper as we have it, eq. (2) ``K = cbrt(W_max beta / C)`` and
     eq. (4) both survive only as the fragments ``W_max`` and ``K=√``: the symbols
     beta, C and x(RTT) and the fraction layout were lost in extraction, so it cannot be
     read whether x multiplies or divides. The text only says x(RTT) "changes with RTT and

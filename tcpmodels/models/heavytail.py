@@ -190,7 +190,7 @@ def pareto_alpha_from_median_ratio(median_over_mean: Numeric) -> Numeric:
 
     Examples
     --------
-    Mean 10 KB and median 2.5 KB (PAPERS.md P5):
+    Mean 10 KB and median 2.5 KB (Ono and Nakashima, P5, Sec. 2):
 
     >>> round(pareto_alpha_from_median_ratio(0.25), 4)
     1.1594

@@ -146,9 +146,9 @@ def load() -> Any:
     if not available():
         raise MissingNs3Error("ns-3 is not installed: pip install -e '.[sim]' (the ns3 wheel from PyPI)")
     with _quiet_stderr():
-        from ns import ns  # noqa: PLC0415
+        from ns import ns
 
-    import cppyy  # noqa: PLC0415
+    import cppyy
 
     cppyy.cppdef(GLUE)
     _NS = ns
@@ -165,7 +165,7 @@ def cppdef_once(key: str, source: str) -> Any:
     a class twice, so every run-time C++ piece (CUBIC-x, LIA, the fat-tree
     receiver, the jitter channel) goes through here.
     """
-    import cppyy  # noqa: PLC0415
+    import cppyy
 
     if key not in _DEFINED:
         cppyy.cppdef(source)
@@ -176,14 +176,14 @@ def cppdef_once(key: str, source: str) -> Any:
 def glue() -> Any:
     """The compiled ``tcpmodels_glue`` C++ namespace (after :func:`load`)."""
     load()
-    import cppyy  # noqa: PLC0415
+    import cppyy
 
     return cppyy.gbl.tcpmodels_glue
 
 
 def ns3_version() -> str:
     """Version of the installed ``ns3`` wheel (no import of ns-3 itself)."""
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+    from importlib.metadata import PackageNotFoundError, version
 
     try:
         return version("ns3")

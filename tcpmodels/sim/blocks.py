@@ -117,7 +117,7 @@ class Net:
         # the packet uncounted by the device queue.
         p2p.DisableFlowControl()
         if link.jitter_s > 0:
-            from tcpmodels.sim.jitter import install_jitter_link  # noqa: PLC0415
+            from tcpmodels.sim.jitter import install_jitter_link
 
             self.n_jittered += 1
             devs = install_jitter_link(ns, a, b, rate=_rate(link), delay=_delay(link), jitter_s=link.jitter_s,
@@ -158,7 +158,7 @@ def set_socket_type(ns: Any, node: Any, variant: str, cc_params: dict) -> None:
         ``TcpCubicX``).
     """
     if variant == "TcpCubicX":
-        from tcpmodels.sim import cc  # noqa: PLC0415
+        from tcpmodels.sim import cc
 
         cc.load_cubic_x(ns)
         cc.configure_cubic_x(ns, **cc_params)
@@ -238,7 +238,7 @@ def watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None,
     RuntimeError
         If the glue or one of ``also`` could not connect to the sink's Rx trace.
     """
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import glue
 
     index = node.GetNApplications()
     helper = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
@@ -300,7 +300,7 @@ def cc_trace(built: Built, node: Any, flows_on_node: list[dict]) -> None:
         The entries of ``built.flows`` whose sender is ``node`` (with ``start_s`` and
         ``flow_index``).
     """
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import glue
 
     order = sorted(flows_on_node, key=lambda f: (f["start_s"], f["flow_index"]))
     for k, f in enumerate(order):

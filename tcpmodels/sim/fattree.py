@@ -151,7 +151,7 @@ def connection_planes(config: FatTree) -> list[tuple[int, ...]]:
 
 
 def _load_plane_rx() -> Any:
-    from tcpmodels.sim._ns3 import cppdef_once  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import cppdef_once
 
     return cppdef_once("tcpmodels_ft", PLANE_RX_CPP).tcpmodels_ft
 
@@ -175,14 +175,14 @@ def build_fattree(ns: Any, config: FatTree, out_dir: str) -> Built:
         every link end as ``"{from}->{to}"``; ``finish`` adds the per-plane
         delivered bytes.
     """
-    import numpy as np  # noqa: PLC0415
-    import pandas as pd  # noqa: PLC0415
+    import numpy as np
+    import pandas as pd
 
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
-    from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import glue
+    from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia
 
     set_tcp_defaults(ns, config.tcp)
-    mp = load_lia(ns)
+    mp = load_lia()
     ft = _load_plane_rx()
     built = Built()
 

@@ -125,14 +125,8 @@ TcpmodelsInstallJitterLink(Ptr<Node> a, Ptr<Node> b, std::string rate, Time dela
 }  // namespace ns3
 """
 
-def load_jitter_channel(ns: Any) -> Any:
+def load_jitter_channel() -> Any:
     """Compile ``ns3::JitterPointToPointChannel`` and its install function (once per process); return ``cppyy.gbl``.
-
-    Parameters
-    ----------
-    ns : module
-        The ``ns`` namespace of the ns-3 Python bindings (unused: the class is
-        compiled into ``cppyy.gbl``).
 
     Returns
     -------
@@ -140,7 +134,7 @@ def load_jitter_channel(ns: Any) -> Any:
         ``cppyy.gbl``, holding ``ns3::JitterPointToPointChannel`` and
         ``ns3::TcpmodelsInstallJitterLink``.
     """
-    from tcpmodels.sim._ns3 import cppdef_once  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import cppdef_once
 
     gbl = cppdef_once("JitterPointToPointChannel", JITTER_CPP)
     gbl.ns3.JitterPointToPointChannel.GetTypeId()
@@ -168,5 +162,5 @@ def install_jitter_link(ns: Any, a: Any, b: Any, *, rate: str, delay: str, jitte
     ns3::NetDeviceContainer
         The two point-to-point devices, at ``a`` then at ``b``, each with a drop-tail queue.
     """
-    gbl = load_jitter_channel(ns)
+    gbl = load_jitter_channel()
     return gbl.ns3.TcpmodelsInstallJitterLink(a, b, rate, ns.Time(delay), ns.Seconds(float(jitter_s)), int(stream))

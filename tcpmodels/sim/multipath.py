@@ -363,14 +363,8 @@ inline uint64_t SubHanded(uint32_t id, uint32_t j) { return g_conns[id].subs.at(
 }  // namespace tcpmodels_mp
 """
 
-def load_lia(ns: Any) -> Any:
+def load_lia() -> Any:
     """Compile ``ns3::TcpLia`` and the multipath application (once per process); return ``tcpmodels_mp``.
-
-    Parameters
-    ----------
-    ns : module
-        The ``ns`` namespace of the ns-3 Python bindings (unused: the classes are
-        compiled into ``cppyy.gbl``).
 
     Returns
     -------
@@ -378,7 +372,7 @@ def load_lia(ns: Any) -> Any:
         ``cppyy.gbl.tcpmodels_mp``: the ``Subflow`` application and the per-connection
         accessors (``ConnDone``, ``ConnRxBytes``, ``SubStarted``, ...).
     """
-    from tcpmodels.sim import _ns3  # noqa: PLC0415
+    from tcpmodels.sim import _ns3
 
     _ns3.glue()  # the cwnd tracers the subflows use
     gbl = _ns3.cppdef_once("TcpLia", LIA_CPP)

@@ -260,8 +260,8 @@ def simulate(config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str 
         The run record also written to ``record.json``: versions, host, date, the config
         and its hash, seeds, durations [s], packet counts and wall-clock speed.
     """
-    from tcpmodels.sim import _ns3  # noqa: PLC0415
-    from tcpmodels.sim.scenarios import build  # noqa: PLC0415
+    from tcpmodels.sim import _ns3
+    from tcpmodels.sim.scenarios import build
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

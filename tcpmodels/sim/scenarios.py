@@ -59,7 +59,7 @@ def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
         device onto the bottleneck) and ``receiver`` (the right router's device
         towards the receiver).
     """
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import glue
 
     set_tcp_defaults(ns, config.tcp)
     built = Built()
@@ -135,7 +135,7 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
         One ``flows`` row per download; ``devices`` holds ``server`` (the server's
         device towards G1) and ``bottleneck`` (G1's device towards G2).
     """
-    from tcpmodels.sim._ns3 import glue  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import glue
 
     set_tcp_defaults(ns, config.tcp)
     built = Built()
@@ -175,7 +175,7 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
     return built
 
 
-def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
+def build_multipath(ns: Any, config: Multipath) -> Built:
     """Sender -> (Ap -> path p -> Bp, for each p) -> receiver; one subflow application per subflow.
 
     Rows of ``flows`` are subflows, with ``connection``, ``subflow`` and ``path``
@@ -190,20 +190,18 @@ def build_multipath(ns: Any, config: Multipath, out_dir: str) -> Built:
     config : Multipath
         The scenario: the paths, their loss rates and the connections (coupled
         ones use ``ns3::TcpLia``).
-    out_dir : str
-        Unused (this builder writes no captures); kept for the common signature.
 
     Returns
     -------
     tcpmodels.sim.blocks.Built
         ``devices`` holds ``path{p}`` (the bottleneck of each path at its A router).
     """
-    import pandas as pd  # noqa: PLC0415
+    import pandas as pd
 
-    from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia  # noqa: PLC0415
+    from tcpmodels.sim.multipath import CHUNK_SEGMENTS, load_lia
 
     set_tcp_defaults(ns, config.tcp)
-    mp = load_lia(ns)
+    mp = load_lia()
     built = Built()
     k = len(config.paths)
     hosts = ns.NodeContainer()
@@ -332,7 +330,7 @@ def build(ns: Any, config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir
     if isinstance(config, Caterpillar):
         return build_caterpillar(ns, config, out_dir)
     if isinstance(config, Multipath):
-        return build_multipath(ns, config, out_dir)
+        return build_multipath(ns, config)  # it writes no captures
     if isinstance(config, FatTree):
         return build_fattree(ns, config, out_dir)
     raise ValueError(f"no ns-3 builder for {type(config).__name__}")

@@ -28,8 +28,8 @@ each window went out in one flight clocked by them, is "Full window".
 
 References
 ----------
-.. [1] P1: Fujii, Tazaki, Sekiya, flow size and MPTCP in a data-center network, Table 3
-       (see /work/shared/PAPERS.md).
+.. [1] S. Fujii, H. Tazaki, Y. Sekiya, "MultiPath TCP 適用時のデータセンターネットワークでのフローサイズが与える影響に関する一考察"
+       (the effect of flow size in a data-center network with MultiPath TCP), Table 3.
 """
 
 from __future__ import annotations

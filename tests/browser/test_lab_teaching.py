@@ -143,7 +143,7 @@ def _accept_kernel_dialog(page, wait_s: float = 5.0) -> None:
     """Settings ask JupyterLab to start the notebook's kernel directly; accept the dialog if it still asks."""
     try:
         page.wait_for_selector(".jp-Dialog .jp-mod-accept", timeout=wait_s * 1000)
-    except Exception:  # playwright's TimeoutError: no dialog, as intended
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError: no dialog, as intended
         return
     page.click(".jp-Dialog .jp-mod-accept")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "traces"))
-from trace_synth import ether, ipv4, tcp, write_pcap  # noqa: E402
+from trace_synth import ether, ipv4, tcp, write_pcap
 
-from tcpmodels.traces import read_pcap  # noqa: E402
-from tcpmodels.traces.patterns import ack_clock, classify_short_flows  # noqa: E402
+from tcpmodels.traces import read_pcap
+from tcpmodels.traces.patterns import ack_clock, classify_short_flows
 
 T0 = 1_700_000_000_000_000_000
 SYN, ACK, FIN = 0x02, 0x10, 0x01

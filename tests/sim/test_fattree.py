@@ -39,7 +39,6 @@ from tcpmodels.sim.config import (
     FAT_TREE_RTT_S,
     FatTree,
     FatTreeConnection,
-    Link,
     config_from_dict,
     config_hash,
     config_to_json,

@@ -110,7 +110,7 @@ import json, sys
 from tcpmodels.sim import _ns3
 from tcpmodels.sim.multipath import load_lia
 ns = _ns3.load()
-mp = load_lia(ns)
+mp = load_lia()
 import cppyy
 out = []
 for k, (w, r) in enumerate(json.loads(sys.argv[1])):

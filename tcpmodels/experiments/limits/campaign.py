@@ -4,7 +4,7 @@ Every run builds :func:`tcpmodels.testbed.dumbbell` with two senders (``s0`` the
 test, ``s1`` cross traffic), the bottleneck's drop-tail queue on ``ra`` (downstream of the
 sender's capture point, so the sender's capture sees the queueing delay in its RTT samples)
 and the propagation delay on the access links (the delay element is never the queue that
-fills; ``ENGINES.md``). Offloads are off on every link, so both captures see wire-sized segments.
+fills: it delays, it does not queue). Offloads are off on every link, so both captures see wire-sized segments.
 tcpdump captures the flows under test on ``s0`` (sender) and ``d`` (receiver); the sender samples
 ``TCP_INFO`` every 10 ms (:mod:`.endpoint`; scored on 100 ms intervals). CUBIC throughout.
 

@@ -14,7 +14,6 @@ import json
 import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from tcpmodels.records import host_facts, records_git_summary, reproducible_gzip_writer, shipped_git_state, utc_now

@@ -70,7 +70,8 @@ Command line (root for ``run``)::
 
 References
 ----------
-.. [1] Fujii, Tazaki, Sekiya, flow size and MPTCP in a data-center network (seed 000), Tables 1-4, Figs. 7-10.
+.. [1] S. Fujii, H. Tazaki, Y. Sekiya, "MultiPath TCP 適用時のデータセンターネットワークでのフローサイズが与える影響に関する一考察"
+   (the effect of flow size in a data-center network with MultiPath TCP), Tables 1-4, Figs. 7-10.
 .. [2] C. Raiciu et al., "Improving datacenter performance and robustness with multipath TCP", SIGCOMM 2011.
 .. [3] RFC 6356, "Coupled Congestion Control for Multipath Transport Protocols".
 """

@@ -450,7 +450,7 @@ def _classify_capture(path: Path) -> list[dict]:
             for r in cl.itertuples()]
 
 
-def kernel_rows(conns: list[dict], res: dict, capture_dir: Path | None, capture_stem: str) -> tuple[list, list, list]:
+def kernel_rows(conns: list[dict], res: dict, capture_dir: Path | None) -> tuple[list, list, list]:
     """Flow rows, background subflow rows and kept TCP_INFO samples of one kernel run.
 
     Parameters
@@ -460,9 +460,8 @@ def kernel_rows(conns: list[dict], res: dict, capture_dir: Path | None, capture_
     res : dict
         What :meth:`KernelSession.run` returned.
     capture_dir : Path or None
-        Where the run's captures are; None: no patterns are classified.
-    capture_stem : str
-        Prefix of the capture files (unused: the files are found in ``res["captures"]``).
+        Where the run's captures are (the files themselves are listed in ``res["captures"]``); None: no
+        patterns are classified.
 
     Returns
     -------

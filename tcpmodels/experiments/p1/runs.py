@@ -145,7 +145,7 @@ def run_campaign(records_path: str | Path, config: P1Config = DEFAULT_CONFIG, *,
         conns, res = measured["conns"], measured["res"]
         if engine == "kernel":
             watch = Stopwatch()
-            flows, subflows, samples = kernel_rows(conns, res, capture(s), stem(s))
+            flows, subflows, samples = kernel_rows(conns, res, capture(s))
             extra = {**measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
                      "analysis_s": round(watch.elapsed_s, 2), "base_rtt_s": res["base_rtt_s"],
                      "cc_map": res.get("cc_map"), "tcp_ext": res.get("tcp_ext"), "rps_cpus": res.get("rps_cpus")}

@@ -61,7 +61,8 @@ Command line (root)::
 
 References
 ----------
-.. [1] Hamazaki, Abe, Kato, throughput prediction for Linux MPTCP (seed 001), Tables 1-6, Fig. 4-8.
+.. [1] T. Hamazaki, H. Abe, K. Kato, "Linux MPTCP kernel のネットワークスループット予測に関する研究" (a study on network throughput
+   prediction with the Linux MPTCP kernel), IPSJ SIG technical report, 2015, Tables 1-6, Fig. 4-8.
 .. [2] Lee et al., history-based throughput prediction with SVR from a probe.
 """
 

@@ -99,7 +99,7 @@ records gone) and the rows of the shipped ns-3 table whose runs have no record (
 References
 ----------
 .. [1] T. Kozu, S. Yamaguchi, "Improvement of TCP Fairness with Controlling Congestion Windows Size
-   Recovery Time", FIT2013, L-033, Figs. 1-5 (seed 002).
+   Recovery Time", FIT2013, L-033, Figs. 1-5.
 .. [2] RFC 9438, "CUBIC for Fast and Long-Distance Networks".
 .. [3] R. Jain, D. Chiu, W. Hawe, "A Quantitative Measure of Fairness and Discrimination for Resource
    Allocation in Shared Computer Systems", DEC-TR-301, 1984.

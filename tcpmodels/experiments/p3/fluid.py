@@ -64,7 +64,7 @@ def fluid_frame(config: P3Config = DEFAULT_CONFIG, *, exponents: Sequence[float]
     from tqdm import tqdm
 
     from tcpmodels.models.bottleneck import reno_cubic_bottleneck
-    from tcpmodels.models.cubic import PowerLawX, kozu_k_s, kozu_x, x_power_law_params
+    from tcpmodels.models.cubic import PowerLawX, kozu_k_s, kozu_x
 
     exponents = (config.x_exponent, *config.slider_exponents) if exponents is None else tuple(exponents)
     combos = [("none", 0.0)] + [(rd, e) for e in exponents for rd in ("multiply", "divide")]

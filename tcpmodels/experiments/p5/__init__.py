@@ -63,7 +63,7 @@ shipped rows of runs the cache lacks (earlier sessions' caches may be gone;
 References
 ----------
 .. [1] A. Ono, T. Nakashima, "Evaluation of bottleneck performance under
-   multiplexing self-similar traffics" (seed 004), Sec. 2.2, Figs. 2-11.
+   multiplexing self-similar traffics", Kyushu Tokai University, Sec. 2.2, Figs. 2-11.
 .. [2] W. Leland, M. Taqqu, W. Willinger, D. Wilson, "On the self-similar nature
    of Ethernet traffic (extended version)", IEEE/ACM ToN 2(1), 1-15, 1994.
 """

@@ -28,7 +28,7 @@ _EMPTY_COLUMNS = {"counts": ["run_id", "source", "alpha", "t_s", "packets"]}
 
 def _ship_capture(pcap: Path, capture_dir: Path, run_id: str) -> None:
     """Gzip one run's bottleneck pcap into ``capture_dir`` with a JSON note (what, where, how)."""
-    from tcpmodels.records import gzip_reproducibly  # noqa: PLC0415
+    from tcpmodels.records import gzip_reproducibly
 
     capture_dir.mkdir(parents=True, exist_ok=True)
     out = capture_dir / f"p5_bottleneck_{run_id}.pcap.gz"
@@ -73,7 +73,7 @@ def read_shipped(out_dir: str | os.PathLike) -> tuple[dict, dict | None, list]:
         :data:`TABLES` present (none if ``p5_runs.parquet`` is missing), the provenance
         dict (None if missing) and the list of per-run records (empty if missing).
     """
-    import gzip  # noqa: PLC0415
+    import gzip
 
     out = Path(out_dir)
     if not (out / "p5_runs.parquet").exists():
@@ -197,9 +197,9 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
         If neither the cache nor (with ``merge``) the dataset in ``out_dir`` holds a run of the plan.
     """
     git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written (captures too)
-    from tcpmodels.models.heavytail import hurst_from_alpha  # noqa: PLC0415
-    from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415
-    from tcpmodels.sweep import read_cached, cache_key  # noqa: PLC0415
+    from tcpmodels.models.heavytail import hurst_from_alpha
+    from tcpmodels.models.hurst import estimate_all
+    from tcpmodels.sweep import read_cached, cache_key
 
     items = plan(config, CASES, seeds)
     cache = Path(cache_dir)
@@ -274,7 +274,7 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     records = [r for r in shipped_records if r["run_id"] not in new_ids] + records
     for name, df in tables.items():
         df.to_parquet(out / f"p5_{name}.parquet", index=False, compression="zstd")
-    from tcpmodels.records import reproducible_gzip_writer  # noqa: PLC0415
+    from tcpmodels.records import reproducible_gzip_writer
 
     with reproducible_gzip_writer(out / "p5_records.jsonl.gz", text=True) as fh:
         for r in records:

@@ -13,9 +13,9 @@ __all__ = ["caterpillar_for", "plan", "run_id"]
 
 def _builder_version() -> str:
     """Hash of the code a caterpillar run depends on (not the whole sim modules: other topologies change there)."""
-    from tcpmodels.sim import run as simrun  # noqa: PLC0415
-    from tcpmodels.sim import blocks, scenarios  # noqa: PLC0415
-    from tcpmodels.sim.config import Caterpillar, Link, PoissonFlows, SizeDistribution, TcpOptions  # noqa: PLC0415
+    from tcpmodels.sim import run as simrun
+    from tcpmodels.sim import blocks, scenarios
+    from tcpmodels.sim.config import Caterpillar, Link, PoissonFlows, SizeDistribution, TcpOptions
 
     h = hashlib.sha256()
     for obj in (scenarios.build_caterpillar, blocks.Net, blocks.flow_schedule, blocks.install_flow,
@@ -77,7 +77,7 @@ def caterpillar_for(config: P5Config, *, case: str, alpha: float, n_clients: int
     ValueError
         If ``case`` is not one of :data:`CASES`.
     """
-    from tcpmodels.sim.config import Link, PoissonFlows, SizeDistribution  # noqa: PLC0415
+    from tcpmodels.sim.config import Link, PoissonFlows, SizeDistribution
 
     if case not in CASES:
         raise ValueError(f"case must be one of {CASES}; got {case!r}")
@@ -150,7 +150,7 @@ def plan(config: P5Config = DEFAULT_CONFIG, cases: tuple = CASES, seeds: tuple |
     ValueError
         If ``cases`` names an unknown case.
     """
-    from tcpmodels.sim.config import config_to_dict  # noqa: PLC0415
+    from tcpmodels.sim.config import config_to_dict
 
     for c in cases:
         if c not in CASES:

@@ -45,10 +45,10 @@ def run_p5(item: dict, out_dir: str) -> dict:
     tcpmodels.sim.run.SimulationError
         If the simulation fails or runs longer than an hour.
     """
-    from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415
-    from tcpmodels.sim.config import config_from_dict  # noqa: PLC0415
-    from tcpmodels.sim.run import run_config  # noqa: PLC0415
-    from tcpmodels.traces import read_pcap  # noqa: PLC0415
+    from tcpmodels.models.hurst import estimate_all
+    from tcpmodels.sim.config import config_from_dict
+    from tcpmodels.sim.run import run_config
+    from tcpmodels.traces import read_pcap
 
     cat = config_from_dict(item["caterpillar"])
     res = run_config(cat, out_dir, timeout_s=3600)
@@ -124,7 +124,7 @@ def run_campaign(config: P5Config = DEFAULT_CONFIG, *, cases: tuple = CASES, see
         ``wall_s`` [s], ``n_workers``, ``interrupted``, load averages at start and end,
         ``cases``, ``seeds``, ``altq_seeds`` and ``n_skipped``.
     """
-    from tcpmodels.sweep import sweep  # noqa: PLC0415
+    from tcpmodels.sweep import sweep
 
     items = plan(config, cases, seeds)
     n_all = len(items)

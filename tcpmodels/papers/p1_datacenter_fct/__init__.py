@@ -1,8 +1,8 @@
 """P1: short flows beside MPTCP background in a k=4 fat-tree (Fujii, Tazaki, Sekiya), on two engines.
 
-Source: H. Fujii, H. Tazaki, Y. Sekiya, a study of flow size and MPTCP in a
-data-center network (IPSJ technical report); text in ``shared/seeds/000_*.txt``,
-digest in ``shared/PAPERS.md`` (P1). The paper ran Linux MPTCP v0.86 (LIA-coupled)
+Source: S. Fujii, H. Tazaki, Y. Sekiya, "MultiPath TCP 適用時のデータセンターネットワークでのフローサイズが
+与える影響に関する一考察" (a study of the effect of flow size in a data-center network with MultiPath TCP),
+IPSJ technical report. The paper ran Linux MPTCP v0.86 (LIA-coupled)
 inside ns-3 DCE. Today's kernel MPTCP v1 has no coupled congestion control, so the
 dataset (:mod:`tcpmodels.experiments.p1`) holds two engines driven by the same
 workload schedules, and each run names its MPTCP congestion control (column ``cc``):
@@ -39,7 +39,7 @@ the verdicts are therefore judged over runs (seeds), never over flows.
 
 References
 ----------
-.. [1] H. Fujii, H. Tazaki, Y. Sekiya, P1 (``shared/PAPERS.md``), Tables 1-4, Figs. 7-10.
+.. [1] S. Fujii, H. Tazaki, Y. Sekiya, "MultiPath TCP 適用時のデータセンターネットワークでのフローサイズが与える影響に関する一考察", Tables 1-4, Figs. 7-10.
 .. [2] C. Raiciu et al., "Improving datacenter performance and robustness with multipath TCP", SIGCOMM 2011.
 .. [3] RFC 6356, "Coupled Congestion Control for Multipath Transport Protocols", Sec. 3-4.
 .. [4] M. Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010 (the query / short-message classes).

@@ -96,8 +96,8 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     third = ""
     if len(coup):
         cc = coup["verdict"].value_counts()
-        third = (f"Coupling on the kernel (the paper's open question): 70 KB flows finish at least 10 % sooner beside a "
-                 f"coupled (tm_lia, tm_olia) than beside an uncoupled MPTCP background in "
+        third = ("Coupling on the kernel (the paper's open question): 70 KB flows finish at least 10 % sooner beside a "
+                 "coupled (tm_lia, tm_olia) than beside an uncoupled MPTCP background in "
                  + ", ".join(f"{n} {v}" for v, n in cc.items()) + f" of {len(coup)} testbed and control pairs "
                  f"(mean {coup['effect'].mean():+.3f} log FCT).")
     return [x for x in (first, second, third) if x]

@@ -2,8 +2,7 @@
 
 Source: T. Hamazaki, H. Abe, K. Kato, "Linux MPTCP カーネルによるネットワーク
 スループット予測に関する研究" (a study on network throughput prediction with the
-Linux MPTCP kernel), IPSJ SIG technical report, 2015; text in
-``shared/seeds/001_*.txt``, digest in ``shared/PAPERS.md`` (P2).
+Linux MPTCP kernel), IPSJ SIG technical report, 2015.
 
 The dataset comes from :mod:`tcpmodels.experiments.p2` (a scaled version of the
 paper's testbed: two rate-limited paths with RTTs from 120 to 180 ms in 4 ms

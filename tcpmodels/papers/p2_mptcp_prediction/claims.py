@@ -227,7 +227,7 @@ def _spec(claim, part, says, quantity, effect, source, direction=1, headroom=Non
 
 
 def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Verdicts on C2.1-C2.5 (see ``shared/PAPERS.md``), one row per part, by :mod:`tcpmodels.stats`.
+    """Verdicts on C2.1-C2.5 (the claims of Hamazaki, Abe and Kato, Sec. 5-6), one row per part, by :mod:`tcpmodels.stats`.
 
     ``tables`` is the output of :func:`~tcpmodels.papers.p2_mptcp_prediction.tables` (its ``drivers``
     table gives the mechanism in the texts); the tests recompute per-sample errors with

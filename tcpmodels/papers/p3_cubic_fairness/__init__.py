@@ -58,7 +58,7 @@ Spread and the significance rule
 References
 ----------
 .. [1] T. Kozu, S. Yamaguchi, "Improvement of TCP Fairness with Controlling Congestion Windows Size
-   Recovery Time", FIT2013, L-033, Sec. 3-4, eq. (4), Figs. 2-5 (seed 002).
+   Recovery Time", FIT2013, L-033, Sec. 3-4, eq. (4), Figs. 2-5.
 .. [2] RFC 9438, Sec. 4.
 .. [3] R. Jain, D. Chiu, W. Hawe, DEC-TR-301 (1984): the fairness index.
 """

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, cell_stats, kernel_runs, ns3_duration_s
+from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, kernel_runs, ns3_duration_s
 from tcpmodels.stats import ClaimSpec, Verdict, claims_table, difference, direction_count, inequality, not_testable
 
 __all__ = ["family", "headline", "answer", "claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
@@ -237,7 +237,7 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     out = []
     pre = verdicts[verdicts["claim"].str.startswith("C3.0")]
     if len(pre):
-        out.append(f"The premise (CUBIC with the larger RTT gets less beside Reno) on the kernel: "
+        out.append("The premise (CUBIC with the larger RTT gets less beside Reno) on the kernel: "
                    + ", ".join(f"{n} {v}" for v, n in pre["verdict"].value_counts().items()) + f" of {len(pre)} Reno RTTs.")
     mean = verdicts[verdicts["part"].str.contains("mean dJ over runs")]
     c31 = mean[mean["claim"].str.startswith("C3.1")]
@@ -296,20 +296,3 @@ def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
         row["direction_supported"] = all(directions)
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def kernel_cells(ds: P3Dataset) -> pd.DataFrame:
-    """Kernel cell statistics per RTT pair (for the premise's table).
-
-    Parameters
-    ----------
-    ds : P3Dataset
-        The campaign's data (its ``kernel`` runs).
-
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`cell_stats` of the kernel's ``standard`` runs (setting with most of them) by
-        ``reno_rtt_ms, cubic_rtt_ms``.
-    """
-    return cell_stats(kernel_runs(ds, "standard", "most"), ["reno_rtt_ms", "cubic_rtt_ms"])

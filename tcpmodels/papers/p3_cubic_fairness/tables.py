@@ -361,7 +361,6 @@ def _headline(ds: P3Dataset) -> pd.DataFrame:
     ns = _ns3_main(ds)
     # the kernel rows the tables use: the proposal's setting, every kind (not the first campaign's 100 Mbit/s rows)
     kern = pd.concat([kernel_runs(ds, kind) for kind in ("standard", *READINGS)], ignore_index=True)
-    sc = prov.get("scaling", {})
     cfg = prov.get("config", {})
     rows = [
         Comparison(quantity="bottleneck rate (kernel)", paper=1000.0, ours=kernel_rate_bps(ds) / 1e6, unit="Mbit/s",

@@ -3,8 +3,7 @@
 Source: University of Tokyo (Graduate School of Information Science and
 Technology) and JST, press release of 11 December 2015 (平成27年12月11日),
 "100ギガビットネットワークを高効率利用するTCP通信技術を確立 — 日米間100ギガビット
-ネットワークを用い73ギガビット/秒のTCP通信を実現" (presenter: Kei Hiraki);
-text in ``shared/seeds/003_*.txt``, digest in ``shared/PAPERS.md`` (P4).
+ネットワークを用い73ギガビット/秒のTCP通信を実現" (presenter: Kei Hiraki).
 
 The press release reports measurements we cannot repeat (a trans-Pacific
 100 Gbit/s loop), so what is reproduced is its arithmetic: the bandwidth-delay

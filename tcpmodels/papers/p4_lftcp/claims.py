@@ -181,7 +181,7 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
         + "; ".join(f"{c[:4]} {p}: {v}" for c, p, v in zip(decided["claim"], decided["part"], decided["verdict"])
                     if v != "supported") + ".")
     nt = arith[arith["verdict"] == "not testable here"]
-    second = (f"Not testable here: " + "; ".join(f"{c[:4]} {p}" for c, p in zip(nt["claim"], nt["part"]))
+    second = ("Not testable here: " + "; ".join(f"{c[:4]} {p}" for c, p in zip(nt["claim"], nt["part"]))
               + " (the release leaves the reading open).") if len(nt) else ""
     c47 = verdicts[verdicts["claim"].str.startswith("C4.7") & verdicts["part"].str.contains("all cells")]
     third = (f"Measured on the kernel (C4.7), a window-limited connection carries one advertised window per RTT: "

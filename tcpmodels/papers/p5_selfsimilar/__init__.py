@@ -2,8 +2,7 @@
 
 Source: A. Ono, T. Nakashima, "Self-similar トラフィックの重なりによるボトルネック
 パフォーマンスの評価" (evaluation of bottleneck performance under multiplexing
-self-similar traffics), Kyushu Tokai University; text in ``shared/seeds/004_*.txt``,
-digest in ``shared/PAPERS.md`` (P5).
+self-similar traffics), Kyushu Tokai University.
 
 The paper has no tables: Figs. 2-5 plot the loss rate at the server S and at the
 bottleneck gateway G1 over 20 s, Figs. 6-11 the G1 -> G2 throughput and the
@@ -21,7 +20,7 @@ data segments, so this is the packet loss rate within a few percent.
 
 References
 ----------
-.. [1] A. Ono, T. Nakashima, Kyushu Tokai University (seed 004), Figs. 2-11, Sec. 4.
+.. [1] A. Ono, T. Nakashima, "Self-similar トラフィックの重なりによるボトルネックパフォーマンスの評価", Kyushu Tokai University, Figs. 2-11, Sec. 4.
 .. [2] W. Willinger, M. S. Taqqu, R. Sherman, D. V. Wilson, "Self-similarity through
    high-variability", IEEE/ACM ToN 5(1), 71-86, 1997 (H = (3 - alpha)/2).
 .. [3] W. Leland, M. Taqqu, W. Willinger, D. Wilson, IEEE/ACM ToN 2(1), 1-15, 1994 (Bellcore traces).

@@ -158,7 +158,7 @@ def hurst_aggregated(counts: pd.DataFrame, factor: int = 10, *, source: str = "n
     pandas.DataFrame
         alpha (rows) x method (columns) of H, plus ``predicted`` = (3 - alpha)/2. [-]
     """
-    from tcpmodels.models.hurst import estimate_all  # noqa: PLC0415
+    from tcpmodels.models.hurst import estimate_all
 
     if not isinstance(factor, (int, np.integer)) or factor < 1:
         raise ValueError(f"factor [-] must be an integer >= 1; got {factor!r}")

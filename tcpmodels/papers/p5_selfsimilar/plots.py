@@ -9,8 +9,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcpmodels.models.heavytail import hurst_from_alpha
-from tcpmodels.papers.p5_selfsimilar.data import BELLCORE_FULL_TRACE_H, PAPER_FIGURES
+from tcpmodels.papers.p5_selfsimilar.data import PAPER_FIGURES
 
 def plot_over_time(table: pd.DataFrame, ax: Axes | None = None, *, ylabel: str = "", title: str = "") -> Axes:
     """Step plot of one :func:`over_time` table (one line per client count); returns the axes.
@@ -29,7 +28,7 @@ def plot_over_time(table: pd.DataFrame, ax: Axes | None = None, *, ylabel: str =
     matplotlib.axes.Axes
         The panel; each step holds the value of the window ending there.
     """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5, 3.2))
@@ -72,7 +71,7 @@ def plot_figures(tables_: dict[str, pd.DataFrame], figures: list[str], *, suffix
     ValueError
         If a name is not one of the paper's figures.
     """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     spec = {f: (q, a, bw) for f, q, a, bw, _ in PAPER_FIGURES}
     unknown = [f for f in figures if f not in spec]
@@ -111,7 +110,7 @@ def plot_hurst_vs_alpha(hurst_long: pd.DataFrame, ax: Axes | None = None, *,
     matplotlib.axes.Axes
         The panel: H [-] against alpha [-], the estimators side by side at each alpha.
     """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     if ax is None:
         _, ax = plt.subplots(figsize=(5.5, 4))
@@ -153,7 +152,7 @@ def plot_counts_scales(counts: pd.DataFrame, run_ids: list[str], *, scales: tupl
         The panels (``axes`` itself when given): packets per aggregated bin, the last 250 bins at
         each scale, as bars.
     """
-    import matplotlib.pyplot as plt  # noqa: PLC0415
+    import matplotlib.pyplot as plt
 
     if axes is None:
         _, axes = plt.subplots(len(run_ids), len(scales), figsize=(3.2 * len(scales), 2.2 * len(run_ids)),

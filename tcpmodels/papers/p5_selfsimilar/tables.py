@@ -132,11 +132,6 @@ def _pivot(lt: pd.DataFrame, col: str, backbone_mbps: float) -> pd.DataFrame:
     return t
 
 
-def _flow_end_s(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.Series:
-    dur = flows["run_id"].map(runs.set_index("run_id")["duration_s"])
-    return (flows["start_s"] + flows["fct_s"]).where(flows["completed"], dur)
-
-
 def _finish_table(dataset: P5Dataset) -> pd.DataFrame:
     """Per main run: when downloads finish, how long the link stays busy, and the weight of the largest files."""
     runs = dataset.runs[dataset.runs["case"] == "main"].set_index("run_id")

@@ -43,8 +43,8 @@ def fat_tree_link(rate_bps: float, *, rtt_s: float = FAT_TREE_RTT_S, queue_bytes
 
     References
     ----------
-    .. [1] H. Fujii, H. Tazaki, Y. Sekiya, P1 Table 1 (``../shared/PAPERS.md``):
-       100/200/400 Mbit/s, RTT 0.5 ms, 100 KB buffers.
+    .. [1] S. Fujii, H. Tazaki, Y. Sekiya, "MultiPath TCP 適用時のデータセンターネットワークでのフローサイズが与える影響に関する一考察"
+       (the effect of flow size in a data-center network with MultiPath TCP), Table 1: 100/200/400 Mbit/s, RTT 0.5 ms, 100 KB buffers.
     """
     positive("rtt_s", rtt_s, "s", allow_zero=True)
     return Link(rate_bps=rate_bps, delay_s=rtt_s / (2 * FAT_TREE_HOPS), queue_bytes=queue_bytes)
@@ -198,7 +198,8 @@ class FatTree:
 
     References
     ----------
-    .. [1] H. Fujii, H. Tazaki, Y. Sekiya, P1 (``../shared/PAPERS.md``), Table 1.
+    .. [1] S. Fujii, H. Tazaki, Y. Sekiya, "MultiPath TCP 適用時のデータセンターネットワークでのフローサイズが与える影響に関する一考察"
+       (the effect of flow size in a data-center network with MultiPath TCP), Table 1.
     .. [2] M. Al-Fares, A. Loukissas, A. Vahdat, "A scalable, commodity data
        center network architecture", SIGCOMM 2008.
     .. [3] C. Raiciu et al., "Improving datacenter performance and robustness

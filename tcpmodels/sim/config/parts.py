@@ -307,6 +307,6 @@ class Sender:
         if self.cc_params:
             if v != "TcpCubicX":
                 raise ValueError(f"cc_params apply only to variant 'TcpCubicX'; got variant {v!r}")
-            from tcpmodels.sim.cc import check_cubic_x_params  # noqa: PLC0415 (pure Python)
+            from tcpmodels.sim.cc import check_cubic_x_params
 
             check_cubic_x_params(self.cc_params)

@@ -14,7 +14,6 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from importlib import resources
-from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
