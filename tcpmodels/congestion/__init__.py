@@ -29,7 +29,7 @@ from tcpmodels.congestion.registry import (
     ns3_type_ids,
     register,
 )
-from tcpmodels.congestion import reno, cubic, cubic_x, lia, olia, bbr  # noqa: F401,E402  (they register)
+from tcpmodels.congestion import reno, cubic, cubic_x, lia, olia, bbr  # noqa: F401  (they register)
 
 __all__ = ["ENGINES", "CongestionControl", "Parameter", "register", "get", "names", "all_controls",
            "by_kernel_name", "bpf_programs", "kernel_congestion_controls", "ns3_type_ids"]

@@ -259,8 +259,8 @@ def ware_rtt_estimate_alone_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric,
     """
     args, kind = broadcast(bottleneck_rate_pps=bottleneck_rate_pps, base_rtt_s=base_rtt_s, n_bbr_flows=n_bbr_flows)
     _check_path(args)
-    c, l, n = args["bottleneck_rate_pps"], args["base_rtt_s"], args["n_bbr_flows"]
-    return wrap(np.maximum(l, (BBR_PROBE_RTT_CWND_PACKETS * n - c * l) / c + l), kind)
+    c, l_s, n = args["bottleneck_rate_pps"], args["base_rtt_s"], args["n_bbr_flows"]
+    return wrap(np.maximum(l_s, (BBR_PROBE_RTT_CWND_PACKETS * n - c * l_s) / c + l_s), kind)
 
 
 def ware_loss_based_share(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_packets: Numeric,
@@ -304,12 +304,12 @@ def ware_loss_based_share(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, que
     args, kind = broadcast(bottleneck_rate_pps=bottleneck_rate_pps, base_rtt_s=base_rtt_s,
                            queue_packets=queue_packets, n_bbr_flows=n_bbr_flows)
     _check_path(args)
-    c, l, q, n = (args[k] for k in ("bottleneck_rate_pps", "base_rtt_s", "queue_packets", "n_bbr_flows"))
+    c, l_s, q, n = (args[k] for k in ("bottleneck_rate_pps", "base_rtt_s", "queue_packets", "n_bbr_flows"))
     with np.errstate(divide="ignore", invalid="ignore"):
-        x = q / (c * l)
+        x = q / (c * l_s)
         p = 0.5 - 1.0 / (2.0 * x) - BBR_PROBE_RTT_CWND_PACKETS * n / q
     p = np.where(q == 0, 0.0, np.maximum(0.0, p))
-    p = np.where(np.isnan(q) | np.isnan(c) | np.isnan(l) | np.isnan(n), np.nan, p)
+    p = np.where(np.isnan(q) | np.isnan(c) | np.isnan(l_s) | np.isnan(n), np.nan, p)
     return wrap(p, kind)
 
 
@@ -352,8 +352,8 @@ def ware_rtt_estimate_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue
     p = ware_loss_based_share(bottleneck_rate_pps, base_rtt_s, queue_packets, n_bbr_flows)
     args, kind = broadcast(bottleneck_rate_pps=bottleneck_rate_pps, base_rtt_s=base_rtt_s,
                            queue_packets=queue_packets, n_bbr_flows=n_bbr_flows, p=p)
-    c, l, q, n = (args[k] for k in ("bottleneck_rate_pps", "base_rtt_s", "queue_packets", "n_bbr_flows"))
-    return wrap((args["p"] * q + BBR_PROBE_RTT_CWND_PACKETS * n) / c + l, kind)
+    c, l_s, q, n = (args[k] for k in ("bottleneck_rate_pps", "base_rtt_s", "queue_packets", "n_bbr_flows"))
+    return wrap((args["p"] * q + BBR_PROBE_RTT_CWND_PACKETS * n) / c + l_s, kind)
 
 
 def ware_inflight_cap_packets(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_packets: Numeric,
@@ -545,5 +545,5 @@ def bbr_standing_queue_packets(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric
     args, kind = broadcast(bottleneck_rate_pps=bottleneck_rate_pps, base_rtt_s=base_rtt_s, rtt=rtt,
                            buffer_packets=buffer_packets)
     check_range("buffer_packets", args["buffer_packets"], unit="packets", low=0)
-    c, l = args["bottleneck_rate_pps"], args["base_rtt_s"]
-    return wrap(np.minimum(args["buffer_packets"], BBR_CWND_GAIN * c * args["rtt"] - c * l), kind)
+    c, l_s = args["bottleneck_rate_pps"], args["base_rtt_s"]
+    return wrap(np.minimum(args["buffer_packets"], BBR_CWND_GAIN * c * args["rtt"] - c * l_s), kind)

@@ -269,7 +269,7 @@ def load_cubic_x(ns: Any) -> None:
         The ``ns`` namespace of the ns-3 Python bindings (unused: the class is
         compiled into ``cppyy.gbl``; kept so every loader takes the namespace).
     """
-    from tcpmodels.sim._ns3 import cppdef_once  # noqa: PLC0415
+    from tcpmodels.sim._ns3 import cppdef_once
 
     cppdef_once("TcpCubicX", CUBIC_X_CPP).ns3.TcpCubicX.GetTypeId()
 

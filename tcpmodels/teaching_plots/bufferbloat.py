@@ -109,18 +109,18 @@ def bbr_numbers(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: f
     """
     _check(rate_mbps, base_rtt_ms, queue_bdp, n_bbr)
     c = float(rate_pps(rate_mbps * 1e6, packet_bytes))
-    l = base_rtt_ms / 1e3
-    q = float(queue_packets_for_bdp(queue_bdp, c, l))
+    l_s = base_rtt_ms / 1e3
+    q = float(queue_packets_for_bdp(queue_bdp, c, l_s))
     rows = [
-        ("BDP c l", c * l, "packets"),
+        ("BDP c l", c * l_s, "packets"),
         ("buffer q = X c l", q, "packets"),
         ("queueing delay of a full buffer q / c", q / c * 1e3, "ms"),
-        ("loss-based flows' share p (eq. 9)", float(ware_loss_based_share(c, l, q, n_bbr)), "-"),
-        ("BBR's RTT estimate (eq. 7)", float(ware_rtt_estimate_s(c, l, q, n_bbr)) * 1e3, "ms"),
-        ("BBR's in-flight cap, all N flows (eq. 8)", float(ware_inflight_cap_packets(c, l, q, n_bbr)), "packets"),
-        ("one ProbeRTT: q/c + 0.2 s + l (eq. 11)", (q / c + BBR_PROBE_RTT_DURATION_S + l) * 1e3, "ms"),
-        ("BBR's share of the link (eq. 10)", float(ware_bbr_share(c, l, q, n_bbr)), "-"),
-        ("standing queue of the N BBR flows alone", float(bbr_standing_queue_packets(c, l, n_bbr, q)), "packets"),
+        ("loss-based flows' share p (eq. 9)", float(ware_loss_based_share(c, l_s, q, n_bbr)), "-"),
+        ("BBR's RTT estimate (eq. 7)", float(ware_rtt_estimate_s(c, l_s, q, n_bbr)) * 1e3, "ms"),
+        ("BBR's in-flight cap, all N flows (eq. 8)", float(ware_inflight_cap_packets(c, l_s, q, n_bbr)), "packets"),
+        ("one ProbeRTT: q/c + 0.2 s + l (eq. 11)", (q / c + BBR_PROBE_RTT_DURATION_S + l_s) * 1e3, "ms"),
+        ("BBR's share of the link (eq. 10)", float(ware_bbr_share(c, l_s, q, n_bbr)), "-"),
+        ("standing queue of the N BBR flows alone", float(bbr_standing_queue_packets(c, l_s, n_bbr, q)), "packets"),
     ]
     return pd.DataFrame(rows, columns=["quantity", "value", "unit"])
 
@@ -178,24 +178,24 @@ def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_b
     if int(n_points) < 10:
         raise ValueError(f"n_points [-] must be >= 10; got {n_points}")
     c = float(rate_pps(rate_mbps * 1e6))
-    l = base_rtt_ms / 1e3
+    l_s = base_rtt_ms / 1e3
     xs = np.geomspace(0.25, 64, int(n_points))
     measured = runs is not None and np.isclose(rate_mbps, 10.0) and np.isclose(base_rtt_ms, 40.0)
     fig = Figure(figsize=(13, 4.2), layout="constrained")
     ax_d, ax_c, ax_s = fig.subplots(1, 3)
 
     # -- left: the delay of a full buffer
-    ax_d.plot(xs, (l + xs * l) * 1e3, color="C3", lw=2, label="l + q/c: a loss-based flow fills the buffer")
+    ax_d.plot(xs, (l_s + xs * l_s) * 1e3, color="C3", lw=2, label="l + q/c: a loss-based flow fills the buffer")
     ax_d.axhline(base_rtt_ms, color="0.4", ls="--", lw=1, label="base RTT l")
-    alone = float(bbr_standing_queue_packets(c, l, max(int(n_bbr), 2), np.inf)) / c
-    ax_d.axhline((l + alone) * 1e3, color="C0", lw=1.5, label=f"BBR alone (N = {max(int(n_bbr), 2)}): l + standing queue")
+    alone = float(bbr_standing_queue_packets(c, l_s, max(int(n_bbr), 2), np.inf)) / c
+    ax_d.axhline((l_s + alone) * 1e3, color="C0", lw=1.5, label=f"BBR alone (N = {max(int(n_bbr), 2)}): l + standing queue")
     if measured:
         k = runs[runs["engine"] == "kernel"]
         withc = k[k["competitor"] != "none"]
-        ax_d.plot(withc["queue_bdp"], (l + withc["queue_delay_s"]) * 1e3, "o", color="C3", alpha=0.5,
+        ax_d.plot(withc["queue_bdp"], (l_s + withc["queue_delay_s"]) * 1e3, "o", color="C3", alpha=0.5,
                   label="kernel: median RTT with a CUBIC/Reno flow")
         bbr_alone = k[k["competitor"] == "none"]
-        ax_d.plot(bbr_alone["queue_bdp"], (l + bbr_alone["queue_delay_s"]) * 1e3, "s", color="C0",
+        ax_d.plot(bbr_alone["queue_bdp"], (l_s + bbr_alone["queue_delay_s"]) * 1e3, "s", color="C0",
                   label="kernel: BBR flows alone")
     ax_d.axvline(queue_bdp, color="0.6", lw=0.8)
     ax_d.set_xscale("log", base=2)
@@ -207,7 +207,7 @@ def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_b
     ax_d.legend(fontsize=7)
 
     # -- middle: the simple model (one BBR flow, q >> c l)
-    q = float(queue_packets_for_bdp(queue_bdp, c, l))
+    q = float(queue_packets_for_bdp(queue_bdp, c, l_s))
     p = np.linspace(0, 1, int(n_points))
     ax_c.plot(p, (1 - p) * q, color="C0", lw=2, label="BBR's data in flight (1 - p) q")
     ax_c.plot(p, ware_simple_inflight_cap_packets(q, p), color="C2", lw=2, label="in-flight cap 2 q p (1 - p)")
@@ -221,7 +221,7 @@ def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_b
     # -- right: the share against X
     curves = [(int(n_bbr), "-", "C0", 2.0)] + ([(1, ":", "0.4", 1.0)] if int(n_bbr) != 1 else [])
     for n, style, colour, width in curves:
-        share = ware_bbr_share(c, l, queue_packets_for_bdp(xs, c, l), n)
+        share = ware_bbr_share(c, l_s, queue_packets_for_bdp(xs, c, l_s), n)
         ax_s.plot(xs, share, style, color=colour, lw=width, label=f"model (eq. 10), N = {n}")
     if measured:
         for eng, mark in (("kernel", "o"), ("ns3", "x")):
@@ -229,7 +229,7 @@ def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_b
                        & (runs["competitor"] == "cubic")]
             ax_s.plot(pts["queue_bdp"], pts["share_bbr"], mark, color="C1" if eng == "kernel" else "C2", ms=7,
                       label=f"{'kernel bbr' if eng == 'kernel' else 'ns-3 TcpBbr'} vs 1 CUBIC, N = {n_bbr}")
-    mark = float(ware_bbr_share(c, l, q, int(n_bbr)))
+    mark = float(ware_bbr_share(c, l_s, q, int(n_bbr)))
     ax_s.plot([queue_bdp], [mark], "ko")
     ax_s.axhline(0.5, color="0.7", lw=0.8, ls="--")
     ax_s.set_xscale("log", base=2)

@@ -63,7 +63,9 @@ def test_share_and_series_from_constructed_flows():
 
 
 def test_probe_rtt_episodes_and_queue():
-    low = lambda t: np.where((t % 10 > 3.0) & (t % 10 < 3.3), 4, 60)   # 0.3 s at 4 packets every 10 s
+    def low(t):
+        return np.where((t % 10 > 3.0) & (t % 10 < 3.3), 4, 60)  # 0.3 s at 4 packets every 10 s
+
     f = _flow("bbr", 1000, t_end=40, cwnd=low)
     ep = metrics.probe_rtt_episodes_s(f, 0, 40, 0.02)
     assert len(ep) == 4 and all(d == pytest.approx(0.3, abs=0.021) for d in ep)

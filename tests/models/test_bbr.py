@@ -82,11 +82,11 @@ def test_hand_worked_small_buffer_bbr_takes_the_link():
 
 def test_p_is_zero_exactly_up_to_bdp_plus_8n():
     # from eq. (9): p <= 0  <=>  q <= c l + 8 N
-    c, l, n = 1000.0, 0.05, 3
-    edge = c * l + 8 * n          # 74 packets
-    assert ware_loss_based_share(c, l, edge, n) == pytest.approx(0.0, abs=1e-12)
-    assert ware_loss_based_share(c, l, edge - 1, n) == 0.0
-    assert ware_loss_based_share(c, l, edge + 1, n) > 0.0
+    c, l_s, n = 1000.0, 0.05, 3
+    edge = c * l_s + 8 * n          # 74 packets
+    assert ware_loss_based_share(c, l_s, edge, n) == pytest.approx(0.0, abs=1e-12)
+    assert ware_loss_based_share(c, l_s, edge - 1, n) == 0.0
+    assert ware_loss_based_share(c, l_s, edge + 1, n) > 0.0
 
 
 def test_simple_model_limit_is_the_published_half():
@@ -103,21 +103,21 @@ def test_simple_model_limit_is_the_published_half():
 
 
 @DET
-@given(c=st.floats(50.0, 1e5), l=st.floats(1e-3, 0.3), x=st.floats(0.1, 100.0), n=st.integers(1, 32))
-def test_p_solves_the_inflight_cap_equation(c, l, x, n):
+@given(c=st.floats(50.0, 1e5), l_s=st.floats(1e-3, 0.3), x=st.floats(0.1, 100.0), n=st.integers(1, 32))
+def test_p_solves_the_inflight_cap_equation(c, l_s, x, n):
     # independent: solve eq. (8) = data in flight numerically for p, compare with the closed form (9)
-    q = x * c * l
-    p_closed = ware_loss_based_share(c, l, q, n)
+    q = x * c * l_s
+    p_closed = ware_loss_based_share(c, l_s, q, n)
 
     def excess(p):   # cap / (1 - p) minus in-flight / (1 - p)
-        return 2.0 * c * ((p * q + 4 * n) / c + l) - (q + c * l)
+        return 2.0 * c * ((p * q + 4 * n) / c + l_s) - (q + c * l_s)
 
     if excess(0.0) >= 0:        # the cap already covers BDP + queue at p = 0: BBR takes everything
         assert p_closed == 0.0
     else:
         assert p_closed == pytest.approx(brentq(excess, 0.0, 1.0, xtol=1e-14), abs=1e-9)
-        cap = ware_inflight_cap_packets(c, l, q, n)
-        assert cap == pytest.approx((1 - p_closed) * (q + c * l), rel=1e-9)
+        cap = ware_inflight_cap_packets(c, l_s, q, n)
+        assert cap == pytest.approx((1 - p_closed) * (q + c * l_s), rel=1e-9)
 
 
 def test_monotone_in_buffer_and_in_bbr_flows():

@@ -111,12 +111,12 @@ def run_rows(record: dict, engine: str) -> tuple[dict, list[dict], list[dict], l
     """
     cfg = record["config"]
     c = float(rate_pps(cfg["rate_bps"], cfg["packet_bytes"]))
-    l = float(cfg["base_rtt_s"])
+    l_s = float(cfg["base_rtt_s"])
     t0, t1 = float(cfg["warmup_s"]), float(cfg["warmup_s"]) + float(cfg["measure_s"])
     q = float(record["buffer_packets"])
     key = {k: record[k] for k in KEY}
     run = {"engine": engine, **key, **{k: record[k] for k in _POINT}, "order": record["order"],
-           "rate_bps": cfg["rate_bps"], "base_rtt_s": l, "packet_bytes": cfg["packet_bytes"],
+           "rate_bps": cfg["rate_bps"], "base_rtt_s": l_s, "packet_bytes": cfg["packet_bytes"],
            "warmup_s": t0, "measure_s": t1 - t0}
     flows_out, series, episodes = [], [], []
     if engine == "kernel":
@@ -168,12 +168,12 @@ def run_rows(record: dict, engine: str) -> tuple[dict, list[dict], list[dict], l
     run.update(
         share_bbr=share if not alone else float("nan"),
         utilization=total_bps / cfg["rate_bps"],
-        model_loss_share=float(ware_loss_based_share(c, l, q, n)) if not alone else float("nan"),
-        model_share_bbr=float(ware_bbr_share(c, l, q, n)) if not alone else float("nan"),
+        model_loss_share=float(ware_loss_based_share(c, l_s, q, n)) if not alone else float("nan"),
+        model_share_bbr=float(ware_bbr_share(c, l_s, q, n)) if not alone else float("nan"),
         probe_rtt_episodes=len(ep), probe_rtt_mean_s=float(np.mean(ep)) if ep else float("nan"),
-        model_probe_rtt_s=q / c + BBR_PROBE_RTT_DURATION_S + l, queue_delay_s=queue_delay,
-        standing_queue_bdp=queue_delay / l,
-        model_standing_queue_bdp=float(bbr_standing_queue_packets(c, l, n, q)) / (c * l) if alone else float("nan"))
+        model_probe_rtt_s=q / c + BBR_PROBE_RTT_DURATION_S + l_s, queue_delay_s=queue_delay,
+        standing_queue_bdp=queue_delay / l_s,
+        model_standing_queue_bdp=float(bbr_standing_queue_packets(c, l_s, n, q)) / (c * l_s) if alone else float("nan"))
     run["model_error"] = run["share_bbr"] - run["model_share_bbr"]
     return run, flows_out, series, episodes
 

@@ -15,7 +15,6 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from tcpmodels import congestion

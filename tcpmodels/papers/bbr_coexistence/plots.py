@@ -101,8 +101,8 @@ def plot_probe_rtt(dataset: BbrDataset, ax: Axes | None = None) -> Axes:
         m = r["engine"] == eng
         ax.plot(qc[m], r.loc[m, "probe_rtt_mean_s"], mark, alpha=0.7, label=eng)
     x = np.linspace(0, float(qc.max()) if len(qc) else 1.0, 10)
-    l = float(r["base_rtt_s"].iloc[0]) if len(r) else 0.04
-    ax.plot(x, x + 0.2 + l, "k-", label="eq. (11): q/c + 0.2 + l")
+    l_s = float(r["base_rtt_s"].iloc[0]) if len(r) else 0.04
+    ax.plot(x, x + 0.2 + l_s, "k-", label="eq. (11): q/c + 0.2 + l")
     ax.set_xlabel("q/c, the full buffer's delay [s]")
     ax.set_ylabel("ProbeRTT episode [s]")
     ax.legend(fontsize=8)
