@@ -81,3 +81,26 @@ def test_incomplete_seed_is_left_out():
 def test_record_without_key_is_named():
     with pytest.raises(ValueError, match="lacks"):
         abab_frames([{"order": 3}])
+
+
+def test_ns3_window_rows_sample_the_trace_like_tcp_info():
+    import pandas as pd
+
+    from tcpmodels.experiments.p1.ns3_windows import ns3_window_rows
+    from tcpmodels.topology_addressing import plane_address
+
+    conns = [{"conn_id": 0, "kind": "background", "src": 1, "dst": 2, "start_s": 0.0, "end_s": 10.0,
+              "size_bytes": None, "mptcp": False, "plane": 2},
+             {"conn_id": 1, "kind": "short", "src": 3, "dst": 4, "start_s": 1.0, "end_s": 1.1, "size_bytes": 70000,
+              "mptcp": False, "plane": 0}]
+    # window 20 segments for 5 s, halved to 10 at t = 5 s (one reduction), trace of connection 0, subflow 0
+    ev = pd.DataFrame({"t_s": [0.0, 0.0, 0.0, 5.0, 5.0, 5.0], "flow_index": [0] * 6,
+                       "what": ["cwnd_bytes", "ssthresh_bytes", "cong_state", "ssthresh_bytes", "cwnd_bytes",
+                                "cong_state"],
+                       "value": [20 * 1448, 2**31 - 1, 0, 10 * 1448, 10 * 1448, 0]})
+    fm = pd.DataFrame({"flow_index": [0], "direction": ["data"], "dst": [plane_address(2, 2)], "tx_packets": [1000]})
+    rows = ns3_window_rows(conns, ev, fm)
+    assert len(rows) == 1 and rows[0]["subflow"] == 2
+    assert rows[0]["cwnd_mean_segments"] == pytest.approx(15.0, abs=0.2)
+    assert rows[0]["loss_events"] == 1 and rows[0]["reductions"] == 1
+    assert rows[0]["loss_event_rate"] == pytest.approx(0.001)
