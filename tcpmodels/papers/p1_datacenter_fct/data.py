@@ -12,6 +12,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
+from tcpmodels.papers.p1_datacenter_fct.windows import with_ns3_windows
 from tcpmodels.papers.common import read_frames
 
 __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "PROTO_LABELS",
@@ -102,6 +103,8 @@ def load_dataset(data_dir: str | Path = "data") -> P1Dataset:
                         command="python -m tcpmodels.experiments.p1 dataset")
     for name in ("flows", "subflows", "tcpinfo", "runs"):
         parts[name] = with_cc(parts[name])
+    # issue 57: ns-3's background windows and losses from the traced reruns (p1_ns3_windows.parquet), where measured
+    parts["subflows"] = with_ns3_windows(parts["subflows"], data_dir)
     return P1Dataset(**parts)
 
 

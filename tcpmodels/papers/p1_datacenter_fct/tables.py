@@ -25,6 +25,7 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     with_cc,
 )
 from tcpmodels.papers.p1_datacenter_fct.patterns import table3
+from tcpmodels.papers.p1_datacenter_fct.windows import plausible_subflows
 
 __all__ = ["table1", "table2", "table4", "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "background_table",
            "tables", "campaign_table", "load_sensitivity"]
@@ -337,10 +338,13 @@ def background_table(dataset: P1Dataset) -> pd.DataFrame:
         transfers, rate_Mbps_mean,
         rate_Mbps_min`` [Mbit/s], ``subflows_per_transfer``, ``window_sum_segments``,
         ``subflow_loss_event_rate`` [-] and ``subflow_cwnd_mean_segments`` [segments] (NaN where the
-        subflow data lacks them).
+        subflow data lacks them). Subflows with an implausible mean window
+        (:func:`~tcpmodels.papers.p1_datacenter_fct.windows.implausible_windows`) are left out; ns-3's
+        windows and losses come from its traced reruns where there are some (``p1_ns3_windows``).
     """
     f = measured(with_cc(dataset.flows), "s4", "background")
-    subs = with_cc(dataset.subflows)
+    # issue 57: the subflows whose mean TCP_INFO window is implausible (windows.implausible_windows) are left out
+    subs = plausible_subflows(with_cc(dataset.subflows))
     rows = []
     for eng, label, cc, g in [(e, lb, c, f[m]) for e in engines_in(f) for lb, c, m in backgrounds(f, e)]:
         sub = subs

@@ -1,0 +1,331 @@
+"""P1's two kernel testbeds in one session, alternated per seed: the steering factor without the day (issue 57, item 1).
+
+The shipped steered runs (engine ``kernel_steered``) ran on another day than the unsteered ones
+(``kernel``), at a higher load, and a same-session check found a +30 % day effect on queries; so
+the shipped difference between the testbeds (C1.3's uncoupled mean +0.226 unsteered, +0.006
+steered) mixes steering with the day. This campaign removes the day by design: for every seed the
+Section 4 experiment runs on both testbeds one after the other in the same sitting, the TCP and
+the uncoupled MPTCP background on each, and the order of the testbeds alternates from seed to seed
+(even seeds unsteered first, odd seeds steered first: A A B B, B B A A, ...), so a drift over the
+session falls on both testbeds alike. Each run records what the P1 runner records (flows, background
+subflows, the TcpExt counters that moved, summed over the 16 hosts: reordering events, DSACKs, RTOs,
+fast retransmissions, data segments sent) plus the host's CPU time by kind over the run (``steal``:
+the hypervisor's; ``softirq``: the veth hops) and the load before and after.
+
+Plan, claims and the rule for reading them are stated in code before the run:
+:data:`SEEDS` and :func:`abab_plan` here, the claims in
+:mod:`tcpmodels.papers.p1_datacenter_fct.explain` (``ABAB_SPECS``, ``abab_verdicts``, ``abab_paragraph``).
+
+Command line::
+
+    python -m tcpmodels.experiments.p1.abab run --records runs/p1/abab.jsonl --captures runs/p1/captures_abab
+    python -m tcpmodels.experiments.p1.abab dataset --records runs/p1/abab.jsonl --out data
+
+``run`` resumes (the key is :data:`ABAB_KEY`); ``dataset`` writes ``p1_abab_flows.parquet``,
+``p1_abab_runs.parquet`` and ``p1_abab_provenance.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, REPO, SCHEMA, UNCOUPLED, P1Config, engine_label
+
+__all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "abab_plan", "run_abab", "abab_frames", "build_abab_dataset",
+           "main"]
+
+#: the seeds of the campaign, run in this order (shipped schedules, so each run also pairs with the shipped runs of
+#: its seed on either testbed). 12 seeds: the per-seed difference of the uncoupled headline between the shipped
+#: testbeds had sd 0.33 (17 seeds, steered sd dominated), so 12 seeds give a 95 % interval of about +-0.21 around the
+#: difference, narrow enough to tell the shipped difference (-0.22) from none; the campaign stops where the session
+#: does (resumable), and the reading rule counts whatever seeds are complete (both testbeds, both backgrounds).
+SEEDS = tuple(range(12))
+#: what identifies a run of this campaign
+ABAB_KEY = ("campaign", "engine", "experiment", "protocol", "cc", "seed")
+CAMPAIGN = "p1_abab"
+#: the TcpExt counters kept in the runs table (summed over the 16 hosts; ``TCPOrigDataSent`` is the data segments
+#: sent, the denominator of every rate per 1000 segments)
+TCP_EXT_KEPT = ("TCPOrigDataSent", "TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder", "TCPDSACKRecv",
+                "TCPDSACKOfoRecv", "TCPDSACKOldSent", "TCPTimeouts", "TCPFastRetrans", "TCPSlowStartRetrans",
+                "TCPLossProbes", "TCPLostRetransmit", "TCPSackRecovery", "TCPOFOQueue", "TCPSpuriousRTOs",
+                "DelayedACKs", "TCPBacklogDrop", "TCPRcvQDrop")
+
+
+def abab_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
+    """The runs in the order they run: per seed both testbeds, their order alternating from seed to seed.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+        Schedule seeds (:func:`tcpmodels.experiments.p1.schedule`), run in this order.
+
+    Returns
+    -------
+    list of dict
+        One dict per run with the keys of :data:`ABAB_KEY` and ``order`` (position in the session),
+        ``arm_position`` (0: the seed's first testbed, 1: its second); experiment ``s4``, MPTCP control
+        ``uncoupled``; on each testbed the TCP-background run, then the MPTCP-background run.
+
+    Raises
+    ------
+    ValueError
+        If ``seeds`` is empty or repeats a seed.
+    """
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be a non-empty list without repeats; got {seeds}")
+    out = []
+    for k, seed in enumerate(seeds):
+        testbeds = (False, True) if k % 2 == 0 else (True, False)
+        for pos, steered in enumerate(testbeds):
+            for protocol in ("tcp", "mptcp"):
+                out.append({"campaign": CAMPAIGN, "engine": engine_label("kernel", steered), "experiment": "s4",
+                            "protocol": protocol, "cc": UNCOUPLED, "seed": seed, "arm_position": pos,
+                            "order": len(out)})
+    return out
+
+
+def run_abab(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
+             capture_dir: str | Path | None = None, limit: int | None = None, progress: bool = True,
+             lock_timeout_s: float = 7200.0) -> int:
+    """Run (or resume) the alternated campaign on the kernel; return the number of runs measured by this call.
+
+    The fat-tree is rebuilt whenever the next run is on the other testbed (once per seed), with or
+    without RPS steering (:class:`tcpmodels.experiments.p1.kernel.KernelSession`); each run holds the
+    host lock while its traffic runs (:func:`tcpmodels.experiments.campaign.run_samples`).
+
+    Parameters
+    ----------
+    records_path : str or Path
+        JSONL, one record per run; runs already there are skipped.
+    seeds : sequence of int
+        :func:`abab_plan`'s seeds.
+    config : P1Config
+        The P1 setting (its ``keep_flow_order`` is set per run from the run's testbed).
+    capture_dir : str or Path, optional
+        Capture the 70 KB flows here (their loss and pattern; without it those columns are empty).
+    limit : int, optional
+        Stop after this many new runs.
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per run. [s]
+
+    Returns
+    -------
+    int
+        Runs measured and recorded by this call.
+
+    Raises
+    ------
+    tcpmodels.testbed.PrivilegeError
+        Without root.
+    tcpmodels.testbed.TestbedError
+        After three failed runs in a row.
+    """
+    from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.experiments.p1.kernel import KernelSession, kernel_rows
+    from tcpmodels.experiments.p1.schedule import schedule
+    from tcpmodels.records import JsonlRecords, Stopwatch, git_state
+    from tcpmodels.testbed.cpu_times import cpu_time_delta, read_cpu_times
+
+    plan = abab_plan(seeds)
+    code = git_state(REPO)
+    opened: list = []
+
+    def cfg_of(s: dict) -> P1Config:
+        return replace(config, keep_flow_order=s["engine"] == "kernel_steered", seeds=tuple(int(x) for x in seeds),
+                       experiments=("s4",))
+
+    def stem(s: dict) -> str:
+        return f"p1abab_{s['engine']}_{s['protocol']}_seed{s['seed']}"
+
+    def capture(s: dict):
+        if capture_dir is None:
+            return None
+        cap = Path(capture_dir)
+        cap.mkdir(parents=True, exist_ok=True)
+        return cap
+
+    def session_for(s: dict, session):
+        want = cfg_of(s)
+        if session is not None and session.config.keep_flow_order == want.keep_flow_order:
+            return session
+        if session is not None:
+            session.__exit__(None, None, None)
+        opened.append(KernelSession(want).__enter__())
+        return opened[-1]
+
+    def measure(s: dict, session) -> dict:
+        conns = schedule(cfg_of(s), s["experiment"], s["protocol"], s["seed"])
+        extra = {"setup_s": round(opened[-1].setup_s, 2)} if opened else {}
+        opened.clear()
+        cpu0 = read_cpu_times()
+        res = session.run(conns, capture_dir=capture(s), capture_stem=stem(s), cc=UNCOUPLED)
+        cpu = cpu_time_delta(cpu0, read_cpu_times())
+        return {"conns": conns, "res": res, "extra": {**extra, "cpu_time_s": cpu}}
+
+    def finish(s: dict, measured: dict) -> dict:
+        conns, res = measured["conns"], measured["res"]
+        watch = Stopwatch()
+        flows, subflows, samples = kernel_rows(conns, res, capture(s), stem(s))
+        return {"schema": SCHEMA, "config_hash": cfg_of(s).hash(), "config": cfg_of(s).to_dict(), "git": code,
+                "n_connections": len(conns), "flows": flows, "subflows": subflows, "tcpinfo": samples,
+                **measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
+                "analysis_s": round(watch.elapsed_s, 2), "base_rtt_s": res["base_rtt_s"], "tcp_ext": res.get("tcp_ext"),
+                "rps_cpus": res.get("rps_cpus")}
+
+    return run_samples(JsonlRecords(records_path, ABAB_KEY), plan, measure, desc="p1 abab", session_for=session_for,
+                       finish=finish, limit=limit, progress=progress, lock_timeout_s=lock_timeout_s, yield_s=1.0,
+                       unit="run")
+
+
+def abab_frames(recs: list[dict]):
+    """The campaign's tables from its records: the Section 4 flows and one row per run.
+
+    Parameters
+    ----------
+    recs : list of dict
+        Records of :func:`run_abab`.
+
+    Returns
+    -------
+    (flows, runs) : tuple of pandas.DataFrame
+        ``flows``: one row per connection with the run key (:data:`ABAB_KEY`), ``order``,
+        ``arm_position`` and the P1 flow columns (``kind``, ``fct_s`` [s], ``rate_bps`` [bit/s],
+        ``retransmitted_packets``, ``pattern``, ``error``). ``runs``: the run key, ``order``, ``arm_position``,
+        ``started_utc``, ``wall_s`` [s], ``load_avg_1m`` / ``load_avg_1m_after``, ``cpu_steal_s``,
+        ``cpu_softirq_s``, ``cpu_idle_s`` (summed over the CPUs over the run) [s], ``rps_cpus``, ``n_errors``,
+        ``git_commit``, ``git_dirty``, the background's mean rate ``bg_rate_bps`` [bit/s] and every counter of
+        :data:`TCP_EXT_KEPT` (``tcp_<name>``; 0 where it did not move).
+
+    Raises
+    ------
+    ValueError
+        If a record lacks the run key.
+    """
+    import pandas as pd
+
+    flow_rows, run_rows = [], []
+    for r in recs:
+        missing = [k for k in ABAB_KEY if k not in r]
+        if missing:
+            raise ValueError(f"a p1 abab record lacks {missing} (order {r.get('order')}): not a record of this campaign")
+        key = {k: r[k] for k in ABAB_KEY} | {"order": r["order"], "arm_position": r["arm_position"]}
+        flow_rows += [{**key, **{k: f.get(k) for k in ("conn_id", "kind", "src", "dst", "start_s", "size_bytes",
+                                                       "fct_s", "rate_bps", "retransmitted_packets", "pattern",
+                                                       "error")}} for f in r["flows"]]
+        cpu = r.get("cpu_time_s") or {}
+        bg = [f["rate_bps"] for f in r["flows"] if f.get("kind") == "background" and f.get("rate_bps") is not None]
+        ext = r.get("tcp_ext") or {}
+        run_rows.append({**key, "started_utc": r["started_utc"], "wall_s": r["wall_s"], "setup_s": r.get("setup_s"),
+                         "load_avg_1m": r["load_avg"][0], "load_avg_1m_after": (r.get("load_avg_after") or [None])[0],
+                         "lock_wait_s": r.get("lock_wait_s", 0.0),
+                         **{f"cpu_{k}_s": sum(v.get(k, 0.0) for v in cpu.values()) if cpu else None
+                            for k in ("steal", "softirq", "idle")},
+                         "rps_cpus": r.get("rps_cpus"), "n_errors": sum(1 for f in r["flows"] if f.get("error")),
+                         "bg_rate_bps": sum(bg) / len(bg) if bg else None,
+                         "git_commit": (r.get("git") or {}).get("commit"), "git_dirty": (r.get("git") or {}).get("dirty"),
+                         **{f"tcp_{k}": int(ext.get(k, 0)) for k in TCP_EXT_KEPT}})
+    flows = pd.DataFrame(flow_rows)
+    if len(flows):
+        for col in ("fct_s", "rate_bps", "start_s"):
+            flows[col] = pd.to_numeric(flows[col], errors="coerce").astype(float)
+        flows["retransmitted_packets"] = pd.to_numeric(flows["retransmitted_packets"], errors="coerce").astype("Int64")
+        flows["size_bytes"] = pd.to_numeric(flows["size_bytes"], errors="coerce").astype("Int64")
+        for col in ("pattern", "error", "kind"):
+            flows[col] = flows[col].astype("string")
+        flows = flows.round({"fct_s": 6, "start_s": 6, "rate_bps": 0})
+    return flows, pd.DataFrame(run_rows)
+
+
+def build_abab_dataset(records_path: str | Path, data_dir: str | Path, *, allow_dirty: bool = False) -> dict:
+    """Records -> ``p1_abab_flows.parquet``, ``p1_abab_runs.parquet`` and ``p1_abab_provenance.json``.
+
+    Parameters
+    ----------
+    records_path : str or Path
+        The campaign's JSONL records.
+    data_dir : str or Path
+        The ``data/`` folder; the files go to ``data_dir/datasets``.
+    allow_dirty : bool
+        Write a shipped dataset from a tree with uncommitted changes (the provenance says so).
+
+    Returns
+    -------
+    dict
+        The provenance written.
+
+    Raises
+    ------
+    ValueError
+        If there is no record, or (:class:`tcpmodels.records.DirtyTreeError`) the tree is dirty.
+    """
+    from tcpmodels.records import JsonlRecords, host_facts, records_git_summary, shipped_git_state, utc_now
+
+    out = Path(data_dir) / "datasets"
+    git = shipped_git_state(REPO, out, allow_dirty=allow_dirty)
+    recs = JsonlRecords(records_path, ABAB_KEY).read()
+    if not recs:
+        raise ValueError(f"{records_path}: no record of the p1 abab campaign")
+    flows, runs = abab_frames(recs)
+    out.mkdir(parents=True, exist_ok=True)
+    flows.to_parquet(out / "p1_abab_flows.parquet", index=False)
+    runs.to_parquet(out / "p1_abab_runs.parquet", index=False)
+    complete = runs.groupby("seed").size()
+    prov = {"dataset": "p1_abab", "built_utc": utc_now(), "git": git, "host": host_facts(),
+            "records": str(records_path), "runs": int(len(runs)),
+            "seeds_complete": sorted(int(s) for s in complete[complete == 4].index),
+            "plan": {"seeds": list(SEEDS), "runs_planned": len(abab_plan(SEEDS))},
+            "first_run_utc": min(runs["started_utc"]), "last_run_utc": max(runs["started_utc"]),
+            "wall_s_median": round(float(runs["wall_s"].median()), 1),
+            "lock_wait_s_sum": round(float(runs["lock_wait_s"].sum()), 1),
+            "load_avg_1m": {"min": float(runs["load_avg_1m"].min()), "median": float(runs["load_avg_1m"].median()),
+                            "max": float(runs["load_avg_1m"].max())},
+            "cpu_steal_s_sum": None if runs["cpu_steal_s"].isna().all() else round(float(runs["cpu_steal_s"].sum()), 2),
+            "flow_errors": int(runs["n_errors"].sum()), "runs_git": records_git_summary(recs),
+            "config": recs[0].get("config")}
+    (out / "p1_abab_provenance.json").write_text(json.dumps(prov, indent=1, sort_keys=True) + "\n")
+    return prov
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tcpmodels.experiments.p1.abab run|dataset ...``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status.
+    """
+    from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+
+    parser, sub = campaign_parser("p1.abab", __doc__)
+    p = add_run_command(sub, "run", "run or resume the alternated campaign")
+    p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    p.add_argument("--captures", help="capture the 70 KB flows here (their loss)")
+    p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
+    p.add_argument("--records", required=True)
+    p.add_argument("--out", required=True, help="the data/ directory")
+    p.add_argument("--allow-dirty", action="store_true")
+    args = parser.parse_args(argv)
+    with campaign_errors("p1 abab", also=(RuntimeError,)):
+        if args.cmd == "run":
+            n = run_abab(args.records, seeds=args.seeds, capture_dir=args.captures, limit=args.limit,
+                         progress=not args.no_progress)
+            print(json.dumps({"measured": n, "records": args.records}))
+        else:
+            prov = build_abab_dataset(args.records, args.out, allow_dirty=args.allow_dirty)
+            print(json.dumps({"runs": prov["runs"], "seeds_complete": prov["seeds_complete"]}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

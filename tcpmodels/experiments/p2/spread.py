@@ -1,0 +1,265 @@
+"""P2's Fraction of RPE where it can be tested: a pilot for a setting with the paper's throughput spread (issue 57, item 4).
+
+On the shipped setting (two 100 Mbit/s paths, one-BDP buffers, no random loss) the MPTCP data throughput
+hardly depends on the RTTs, so a predictor that always says the training mean already hits within 10 %
+for 96.7 % of the RTT pairs: no probe can gain more than 3.3 points, and C2.2-C2.4's Fraction-of-RPE
+parts are *not testable here* (issue 54). The paper's gains are 26.4-38.6 points. A setting where the
+throughput follows the RTTs leaves room: per-path random loss (Mathis: rate ~ 1 / (RTT sqrt(p))).
+
+The pilot (:func:`run_pilot`) measures only the MPTCP data transfer (``tm_lia``, 16 MiB: at least 40 BDPs
+of the 180 ms path at the lossy rates) on a 4 x 4 subgrid of the RTT pairs (:data:`PILOT_RTTS_MS`), one
+repetition, for each candidate loss rate (:data:`PILOT_LOSS_RATES`, each direction of each path), and
+:func:`choose_loss` applies the rule fixed before the pilot: the smallest candidate whose constant
+predictor hits within 10 % for at most :data:`MAX_CONSTANT_HITS` (60 %) of the pairs, i.e. whose headroom
+(at least 40 points) exceeds the paper's largest gain (38.6 points); none: the largest candidate, and the
+parts stay not testable.
+
+Command line::
+
+    python -m tcpmodels.experiments.p2.spread pilot --records runs/p2/spread_pilot.jsonl
+    python -m tcpmodels.experiments.p2.spread choose --records runs/p2/spread_pilot.jsonl --out data
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, MB, REPO, P2Config
+
+__all__ = ["PILOT_LOSS_RATES", "PILOT_RTTS_MS", "MAX_CONSTANT_HITS", "PILOT_KEY", "SPREAD_CONFIG", "pilot_plan",
+           "constant_hits", "choose_loss", "run_pilot", "write_pilot_summary", "main"]
+
+#: candidate random loss per direction of each path [-]
+PILOT_LOSS_RATES = (1e-4, 1e-3)
+#: the pilot's RTTs of each path (16 pairs spread over the paper's 120-180 ms grid) [ms]
+PILOT_RTTS_MS = (120.0, 140.0, 160.0, 180.0)
+#: the rule's bound: the constant predictor's Fraction of RPE at most this [-]
+MAX_CONSTANT_HITS = 0.60
+PILOT_KEY = ("campaign", "loss_rate", "rtt1_ms", "rtt2_ms")
+#: the shipped 100 Mbit/s setting, tm_lia, 16 MiB data
+SPREAD_CONFIG = replace(DEFAULT_CONFIG, rate_bps=100e6, buffer_bytes=1_875_000, cc="tm_lia", data_size_bytes=16 * MB)
+
+
+def pilot_plan(seed: int = 57) -> list[dict]:
+    """The pilot's samples: per loss rate (smallest first) the 16 RTT pairs in a seeded shuffle.
+
+    Parameters
+    ----------
+    seed : int
+        Seed of the shuffle.
+
+    Returns
+    -------
+    list of dict
+        ``campaign``, ``loss_rate`` [-], ``rtt1_ms``, ``rtt2_ms`` [ms], ``order``.
+    """
+    rng = np.random.default_rng(seed)
+    pairs = [(a, b) for a in PILOT_RTTS_MS for b in PILOT_RTTS_MS]
+    out = []
+    for loss in PILOT_LOSS_RATES:
+        for i in rng.permutation(len(pairs)):
+            out.append({"campaign": "p2_spread_pilot", "loss_rate": loss, "rtt1_ms": pairs[int(i)][0],
+                        "rtt2_ms": pairs[int(i)][1], "order": len(out)})
+    return out
+
+
+def constant_hits(rate_bps: np.ndarray) -> float:
+    """Fraction of RPE of the predictor that always says the mean (one sample per RTT pair). [-]
+
+    Parameters
+    ----------
+    rate_bps : numpy.ndarray
+        Data throughput of each RTT pair. [bit/s]
+
+    Returns
+    -------
+    float
+        Share of pairs whose throughput lies within +-10 % of the prediction (the mean), as P2 counts a
+        hit: ``|(measured - predicted) / measured| < 0.10``.
+    """
+    y = np.asarray(rate_bps, dtype=float)
+    y = y[np.isfinite(y) & (y > 0)]
+    if not len(y):
+        return float("nan")
+    err = (y - y.mean()) / y
+    return float(((err > -0.10) & (err < 0.10)).mean())
+
+
+def choose_loss(rows: list[dict]) -> dict:
+    """The rule of the module docstring applied to the pilot's rows.
+
+    Parameters
+    ----------
+    rows : list of dict
+        ``loss_rate`` and ``rate_bps`` (the MPTCP data throughput) per sample.
+
+    Returns
+    -------
+    dict
+        ``by_loss`` (loss rate -> constant hits, samples, mean and sd of the rate [bit/s]), ``chosen`` (loss
+        rate or None) and ``testable`` (bool).
+    """
+    by = {}
+    for loss in sorted({r["loss_rate"] for r in rows}):
+        y = np.array([r["rate_bps"] for r in rows if r["loss_rate"] == loss and r.get("rate_bps")], dtype=float)
+        by[loss] = {"constant_hits": constant_hits(y), "samples": int(len(y)),
+                    "rate_mean_bps": float(y.mean()) if len(y) else None,
+                    "rate_cv": float(y.std(ddof=1) / y.mean()) if len(y) > 1 else None}
+    ok = [loss for loss, v in by.items() if v["constant_hits"] <= MAX_CONSTANT_HITS]
+    return {"by_loss": by, "chosen": min(ok) if ok else (max(by) if by else None), "testable": bool(ok),
+            "rule": f"smallest loss rate whose constant predictor hits <= {MAX_CONSTANT_HITS:.0%} of the pairs"}
+
+
+def _lossy_session(config: P2Config, loss_rate: float, rtt1_ms: float, rtt2_ms: float):
+    """A P2 :class:`~tcpmodels.experiments.p2.kernel.Session` whose two paths drop ``loss_rate`` of the frames
+    (each direction, by the delay element), kept when the RTTs change."""
+    from tcpmodels.experiments.p2.kernel import Session
+
+    class LossySession(Session):
+        def topology(self):
+            topo = super().topology()
+            return replace(topo, links=tuple(replace(lk, loss_rate=loss_rate) if lk.delayed else lk
+                                             for lk in topo.links))
+
+        def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
+            if (float(rtt1_ms), float(rtt2_ms)) == self.rtts_ms:
+                return
+            self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
+            topo = self.topology()
+            for lk in topo.links:
+                if lk.delayed:
+                    self.tb.set_link_delay(lk.name, lk.delay_s, loss_rate=lk.loss_rate)
+            self.tb.topology = topo
+
+    return LossySession(config, rtt1_ms, rtt2_ms)
+
+
+def run_pilot(records_path: str | Path, *, limit: int | None = None, progress: bool = True) -> int:
+    """Run (or resume) the pilot: the MPTCP data transfer of :data:`SPREAD_CONFIG` per sample of :func:`pilot_plan`.
+
+    One testbed per loss rate (rebuilt when it changes); the host lock per sample.
+
+    Parameters
+    ----------
+    records_path : str or Path
+        JSONL records (key :data:`PILOT_KEY`).
+    limit : int, optional
+        Stop after this many new samples.
+    progress : bool
+        tqdm bar.
+
+    Returns
+    -------
+    int
+        Samples measured.
+    """
+    from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.experiments.p2.plans import client_steps
+    from tcpmodels.records import JsonlRecords, git_state
+    from tcpmodels.testbed import kernel_cc
+
+    config = SPREAD_CONFIG
+    steps = [s for s in client_steps(config) if s["kind"] == "mptcp_data"]
+    code = git_state(REPO)
+
+    def session_for(s: dict, session):
+        if session is not None and session.loss_rate == s["loss_rate"]:
+            session.set_rtts(s["rtt1_ms"], s["rtt2_ms"])
+            return session
+        if session is not None:
+            session.__exit__(None, None, None)
+        new = _lossy_session(config, s["loss_rate"], s["rtt1_ms"], s["rtt2_ms"])
+        new.loss_rate = s["loss_rate"]
+        return new.__enter__()
+
+    def measure(s: dict, session) -> dict:
+        if config.cc not in kernel_cc.available_congestion_controls():
+            kernel_cc.load(config.cc, owner_pid=os.getpid(), replace=True)
+        res = session.run(steps)
+        t = res["transfers"][0]
+        return {"git": code, "config": config.to_dict(), "rtt_measured_ms": res["rtt_measured_ms"],
+                "rate_bps": t.get("rate_bps") if not t.get("error") else None, "transfer": t,
+                "tcp_ext": res["tcp_ext"]}
+
+    with kernel_cc.congestion_control(config.cc):
+        return run_samples(JsonlRecords(records_path, PILOT_KEY), pilot_plan(), measure, desc="p2 spread pilot",
+                           session_for=session_for, limit=limit, progress=progress, lock_timeout_s=7200.0,
+                           yield_s=1.0)
+
+
+def write_pilot_summary(records_path: str | Path, data_dir: str | Path, *, allow_dirty: bool = False) -> dict:
+    """The pilot's rows and :func:`choose_loss` to ``p2_spread_pilot.json`` (with commit, host, times).
+
+    Parameters
+    ----------
+    records_path : str or Path
+        The pilot's JSONL records.
+    data_dir : str or Path
+        The ``data`` folder.
+    allow_dirty : bool
+        Write under ``data`` from a tree with uncommitted changes.
+
+    Returns
+    -------
+    dict
+        What was written.
+
+    Raises
+    ------
+    ValueError
+        If there is no record.
+    """
+    from tcpmodels.records import JsonlRecords, host_facts, records_git_summary, shipped_git_state, utc_now
+
+    out = Path(data_dir) / "datasets"
+    git = shipped_git_state(REPO, out, allow_dirty=allow_dirty)
+    recs = JsonlRecords(records_path, PILOT_KEY).read()
+    if not recs:
+        raise ValueError(f"{records_path}: no record of the p2 spread pilot")
+    rows = [{k: r.get(k) for k in ("loss_rate", "rtt1_ms", "rtt2_ms", "rate_bps", "wall_s", "started_utc")}
+            | {"load_avg_1m": r["load_avg"][0]} for r in recs]
+    summary = {"dataset": "p2_spread_pilot", "built_utc": utc_now(), "git": git, "host": host_facts(),
+               "runs_git": records_git_summary(recs), "config": recs[0]["config"], "choice": choose_loss(rows),
+               "rows": rows}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "p2_spread_pilot.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
+    return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m tcpmodels.experiments.p2.spread pilot|choose ...``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status.
+    """
+    from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+
+    parser, sub = campaign_parser("p2.spread", __doc__)
+    add_run_command(sub, "pilot", "run or resume the pilot")
+    p = sub.add_parser("choose", help="the pilot's rows and the rule's choice -> p2_spread_pilot.json")
+    p.add_argument("--records", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--allow-dirty", action="store_true")
+    args = parser.parse_args(argv)
+    with campaign_errors("p2 spread", also=(RuntimeError,)):
+        if args.cmd == "pilot":
+            print(json.dumps({"measured": run_pilot(args.records, limit=args.limit, progress=not args.no_progress)}))
+        else:
+            print(json.dumps(write_pilot_summary(args.records, args.out, allow_dirty=args.allow_dirty)["choice"]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

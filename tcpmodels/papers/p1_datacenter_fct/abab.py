@@ -1,0 +1,285 @@
+"""P1's steering factor measured without the day: both kernel testbeds alternated per seed in one session (issue 57).
+
+The campaign (:mod:`tcpmodels.experiments.p1.abab`, dataset ``p1_abab_*``) runs, for every seed, the
+Section 4 experiment with a TCP and an uncoupled MPTCP background on the unsteered testbed (engine
+``kernel``) and on the steered one (``kernel_steered``: RPS steering, no reordering), the testbeds'
+order alternating from seed to seed. Every quantity below is a paired difference per seed,
+steered minus unsteered, so the day and the host's drift over the session cancel.
+
+Claims (stated before the runs, :data:`ABAB_SPECS`; one family for Holm's adjustment, ``P1 ABAB``):
+
+* ``headline``: the uncoupled headline (C1.3 mean: the 70 KB flows' mean FCT beside MPTCP against
+  beside TCP, as a log ratio per seed) is lower on the steered testbed, by at least 10 %
+  (``log 1.1``, the claims' smallest effect): the shipped testbeds differ by -0.22 (+0.226 unsteered
+  on 17 seeds, +0.006 steered on 17 seeds of another day).
+* ``tcp arm``: beside the TCP background the 70 KB flows are slower when steered (>= 10 %): the shipped
+  runs said +0.215 on 13 idle seeds.
+* ``mptcp arm``: beside uncoupled MPTCP they are not (TOST, +-10 %): the shipped runs said +0.027.
+* ``lossy share``: beside the TCP background more of them see loss when steered (>= 5 points).
+* ``reordering``: the steered testbed removes reordering (events per 1000 data segments, TCP arm, lower
+  by at least 0.1: the unsteered testbed showed 0.4-1.1).
+* ``background rate``: the TCP background carries less when steered (>= 5 %, ``log 1.05``: the
+  shipped runs said 92.3 -> 83.9 Mbit/s, -9.5 %).
+
+**The rule for reading them** (:func:`abab_reading`), fixed before the data: the *steering factor*
+explains the shipped difference of the headline if ``headline`` is *supported*; if it is
+*contradicted* (the whole interval short of -10 %), or *smaller than claimed*, steering in one session moves the
+headline by less than 10 %, and the shipped difference came from what else differed between the
+two sittings (the day, the load), not from steering; if *inconclusive*, neither is shown and the
+seeds needed are given. The arms say which side moves: ``tcp arm`` supported with ``mptcp arm``
+supported (equivalent) means steering slows only the flows beside a TCP background. The counters
+(``reordering``, and the mechanism table :func:`abab_mechanism`: DSACKs, RTOs, fast retransmissions
+per 1000 data segments) say what changes on the wire with it.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT
+from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
+from tcpmodels.stats.spec import fmt_runs_needed
+
+__all__ = ["ABAB_SPECS", "ABAB_FAMILY", "load_abab", "abab_per_seed", "abab_verdicts", "abab_mechanism",
+           "abab_reading", "abab_paragraph", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
+
+#: the smallest drop of reordering events per 1000 data segments that matters: a quarter of the lowest rate the
+#: unsteered testbed showed (0.4 per 1000). [events / 1000 segments]
+REORDER_EFFECT_PER_1000 = 0.1
+#: the smallest change of the background's rate that matters, as a log ratio (5 %, half the shipped -9.5 %). [-]
+BG_RATE_EFFECT = math.log(1.05)
+ABAB_FAMILY = "P1 ABAB"
+_SAYS = ("not a claim of the paper: which factor makes the unsteered and the steered kernel testbeds differ on "
+         "C1.3 (the paper's headline), with the day removed by alternating the testbeds per seed")
+_REL = "the claims' 10 % (below the paper's smallest Table 2 difference)"
+_CLAIM = "P1 testbeds alternated per seed (steered - unsteered, same session)"
+ABAB_SPECS = {
+    "headline": ClaimSpec(claim=_CLAIM, part="steering lowers the uncoupled headline (C1.3 mean) by >= 10 %",
+                          paper_says=_SAYS, quantity="log(MPTCP/TCP-background mean FCT) steered - unsteered, per seed "
+                          "[-]", direction=-1, smallest_effect=REL_EFFECT, effect_source=_REL),
+    "tcp arm": ClaimSpec(claim=_CLAIM, part="beside the TCP background the 70 KB flows are slower steered",
+                         paper_says=_SAYS, quantity="log(mean FCT steered / unsteered) beside TCP, per seed [-]",
+                         direction=1, smallest_effect=REL_EFFECT, effect_source=_REL),
+    "mptcp arm": ClaimSpec(claim=_CLAIM, part="beside the uncoupled MPTCP background they are not (TOST)",
+                           paper_says=_SAYS, quantity="log(mean FCT steered / unsteered) beside MPTCP, per seed [-]",
+                           smallest_effect=REL_EFFECT, effect_source=_REL),
+    "lossy share": ClaimSpec(claim=_CLAIM, part="beside the TCP background more 70 KB flows see loss steered",
+                             paper_says=_SAYS, quantity="share of 70 KB flows with a retransmission, steered - "
+                             "unsteered, beside TCP, per seed [-]", direction=1, smallest_effect=LOSS_SHARE_EFFECT,
+                             effect_source="the claims' 5 points (Fig. 7 (a))"),
+    "reordering": ClaimSpec(claim=_CLAIM, part="steering removes reordering (TCP-background runs)", paper_says=_SAYS,
+                            quantity="reordering events per 1000 data segments, steered - unsteered, per seed "
+                            "[1/1000]", direction=-1, smallest_effect=REORDER_EFFECT_PER_1000,
+                            effect_source="a quarter of the unsteered testbed's lowest rate (0.4 per 1000)"),
+    "background rate": ClaimSpec(claim=_CLAIM, part="the TCP background carries less steered", paper_says=_SAYS,
+                                 quantity="log(mean background rate steered / unsteered), per seed [-]", direction=-1,
+                                 smallest_effect=BG_RATE_EFFECT,
+                                 effect_source="5 %, half the shipped difference (92.3 -> 83.9 Mbit/s)"),
+}
+_REORDER = ("tcp_TCPSACKReorder", "tcp_TCPTSReorder", "tcp_TCPRenoReorder")
+#: mechanism counters (TcpExt, summed over the hosts) -> label, all per 1000 data segments
+_MECHANISM = {"reordering": _REORDER, "DSACKs received": ("tcp_TCPDSACKRecv",), "RTOs": ("tcp_TCPTimeouts",),
+              "fast retransmissions": ("tcp_TCPFastRetrans",), "tail loss probes": ("tcp_TCPLossProbes",),
+              "out-of-order queued": ("tcp_TCPOFOQueue",)}
+_TESTBEDS = ("kernel", "kernel_steered")
+
+
+def load_abab(data_dir: str | Path = "data") -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The campaign's flows and runs tables, or None when the dataset is not there.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The ``data`` folder (``datasets/p1_abab_flows.parquet``, ``datasets/p1_abab_runs.parquet``).
+
+    Returns
+    -------
+    tuple of pandas.DataFrame or None
+        ``(flows, runs)``.
+    """
+    d = Path(data_dir) / "datasets"
+    f, r = d / "p1_abab_flows.parquet", d / "p1_abab_runs.parquet"
+    if not (f.exists() and r.exists()):
+        return None
+    return pd.read_parquet(f), pd.read_parquet(r)
+
+
+def abab_per_seed(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """Per seed and testbed: the 70 KB flows' mean FCT and lossy share per background, the counters, the rates.
+
+    Only seeds with all four runs (two testbeds x two backgrounds) count.
+
+    Parameters
+    ----------
+    flows, runs : pandas.DataFrame
+        :func:`load_abab`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index (seed, engine); columns ``mean_fct_tcp_s``, ``mean_fct_mptcp_s`` [s], ``lossy_tcp``,
+        ``lossy_mptcp`` [-], ``headline`` (log MPTCP/TCP mean FCT) [-], ``bg_rate_tcp_bps`` [bit/s],
+        per 1000 data segments of the TCP-background run ``<counter>_per_1000`` for the mechanism
+        counters, ``load_avg_1m`` (median of the seed's two runs on that testbed) and ``cpu_steal_s``
+        (summed) [s].
+    """
+    complete = runs.groupby("seed").size()
+    seeds = complete[complete == 4].index
+    short = flows[(flows["kind"] == "short") & flows["fct_s"].notna() & flows["seed"].isin(seeds)]
+    short = short.assign(lossy=pd.to_numeric(short["retransmitted_packets"], errors="coerce").fillna(0) > 0)
+    g = short.groupby(["seed", "engine", "protocol"])
+    wide = pd.concat({"mean_fct": g["fct_s"].mean(), "lossy": g["lossy"].mean()}, axis=1).unstack("protocol")
+    wide.columns = [f"{a}_{b}" + ("_s" if a == "mean_fct" else "") for a, b in wide.columns]
+    wide["headline"] = np.log(wide["mean_fct_mptcp_s"] / wide["mean_fct_tcp_s"])
+    r = runs[runs["seed"].isin(seeds)].set_index(["seed", "engine", "protocol"])
+    tcp = r.xs("tcp", level="protocol")
+    wide["bg_rate_tcp_bps"] = tcp["bg_rate_bps"]
+    for label, cols in _MECHANISM.items():
+        wide[f"{label}_per_1000"] = tcp[list(cols)].sum(axis=1) / tcp["tcp_TCPOrigDataSent"] * 1000
+    by = runs[runs["seed"].isin(seeds)].groupby(["seed", "engine"])
+    wide["load_avg_1m"] = by["load_avg_1m"].median()
+    wide["cpu_steal_s"] = by["cpu_steal_s"].sum(min_count=1)
+    return wide.sort_index()
+
+
+def _paired(per: pd.DataFrame, col: str, log: bool = False) -> pd.Series:
+    """steered - unsteered (or log steered/unsteered) of ``col`` per seed."""
+    u = per.xs("kernel", level="engine")[col]
+    s = per.xs("kernel_steered", level="engine")[col]
+    return (np.log(s / u) if log else s - u).dropna()
+
+
+def abab_verdicts(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The claims of :data:`ABAB_SPECS` judged on the seeds with all four runs.
+
+    Parameters
+    ----------
+    flows, runs : pandas.DataFrame
+        :func:`load_abab`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`tcpmodels.stats.claims_table` rows (family :data:`ABAB_FAMILY`) with a ``key`` column
+        (the key of :data:`ABAB_SPECS`).
+    """
+    per = abab_per_seed(flows, runs)
+    data = {"headline": _paired(per, "headline"), "tcp arm": _paired(per, "mean_fct_tcp_s", log=True),
+            "mptcp arm": _paired(per, "mean_fct_mptcp_s", log=True), "lossy share": _paired(per, "lossy_tcp"),
+            "reordering": _paired(per, "reordering_per_1000"), "background rate": _paired(per, "bg_rate_tcp_bps", log=True)}
+    rows = [equivalence(ABAB_SPECS[k], v) if k == "mptcp arm" else difference(ABAB_SPECS[k], v)
+            for k, v in data.items()]
+    table = claims_table(rows, family=ABAB_FAMILY)
+    table.insert(0, "key", list(data))
+    return table
+
+
+def abab_mechanism(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """What changes on the wire, per testbed: the counters per 1000 data segments, the rates, the load.
+
+    Parameters
+    ----------
+    flows, runs : pandas.DataFrame
+        :func:`load_abab`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per quantity: ``unsteered`` and ``steered`` (means over the seeds), ``difference``
+        (steered - unsteered, mean of the per-seed differences), its 95 % t interval ``ci_low`` /
+        ``ci_high`` and ``seeds``. FCTs [ms], rates [Mbit/s], counters [per 1000 data segments], loads
+        [runnable tasks], steal [s].
+    """
+    from scipy import stats as sps
+
+    per = abab_per_seed(flows, runs)
+    cols = {"mean FCT beside TCP [ms]": ("mean_fct_tcp_s", 1e3), "mean FCT beside MPTCP [ms]": ("mean_fct_mptcp_s", 1e3),
+            "headline log(MPTCP/TCP) [-]": ("headline", 1.0), "share with loss beside TCP [-]": ("lossy_tcp", 1.0),
+            "TCP background rate [Mbit/s]": ("bg_rate_tcp_bps", 1e-6),
+            **{f"{k} per 1000 segments (TCP bg)": (f"{k}_per_1000", 1.0) for k in _MECHANISM},
+            "1-min load at the runs' starts": ("load_avg_1m", 1.0), "CPU steal over the two runs [s]": ("cpu_steal_s", 1.0)}
+    rows = []
+    for label, (col, scale) in cols.items():
+        d = _paired(per, col) * scale
+        u = per.xs("kernel", level="engine")[col] * scale
+        s = per.xs("kernel_steered", level="engine")[col] * scale
+        n = len(d)
+        lo, hi = (sps.t.interval(0.95, n - 1, loc=d.mean(), scale=d.std(ddof=1) / math.sqrt(n))
+                  if n > 1 and d.std(ddof=1) > 0 else (math.nan, math.nan))
+        rows.append({"quantity": label, "unsteered": float(u.mean()), "steered": float(s.mean()),
+                     "difference": float(d.mean()) if n else math.nan, "ci_low": float(lo), "ci_high": float(hi),
+                     "seeds": n})
+    return pd.DataFrame(rows)
+
+
+def abab_reading(verdicts: pd.DataFrame) -> str:
+    """The rule of the module docstring applied to the verdicts: which factor the campaign isolates.
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame
+        :func:`abab_verdicts`.
+
+    Returns
+    -------
+    str
+        One sentence (Markdown) naming the factor, or saying what is excluded and what remains.
+    """
+    v = verdicts.set_index("key")
+    h = v.loc["headline"]
+    ci = f"{h.effect:+.3f} [{h.ci_low:+.3f}, {h.ci_high:+.3f}] over {h.n_runs} seeds"
+    if h.verdict == "supported":
+        out = (f"**Steering is the factor**: in one session the steered testbed lowers the uncoupled headline by "
+               f"at least 10 % ({ci}, supported), so the shipped difference between the testbeds is not the day.")
+    elif h.verdict in ("contradicted", "smaller than claimed"):
+        out = (f"**Steering is excluded** as the cause of the shipped difference: in one session it moves the uncoupled "
+               f"headline by less than 10 % ({ci}, {h.verdict}); what remains is what else differed between the two "
+               "sittings of the shipped runs (the day, the host's load).")
+    else:
+        need = fmt_runs_needed(h.runs_needed) if h.runs_needed == h.runs_needed else "more"
+        out = (f"**Not decided**: steering moves the uncoupled headline by {ci} (inconclusive; {need} seeds would "
+               "decide it at this spread); neither steering nor the day is excluded.")
+    arms = v.loc[["tcp arm", "mptcp arm"]]
+    out += " " + "; ".join(f"{r.part}: {r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] ({r.verdict})"
+                           for r in arms.itertuples()) + "."
+    return out
+
+
+def abab_paragraph(flows: pd.DataFrame, runs: pd.DataFrame) -> str:
+    """The notebook's paragraph: the reading, then the counters and rates that move with it (Markdown).
+
+    Parameters
+    ----------
+    flows, runs : pandas.DataFrame
+        :func:`load_abab`.
+
+    Returns
+    -------
+    str
+        Markdown.
+    """
+    verdicts = abab_verdicts(flows, runs)
+    mech = abab_mechanism(flows, runs).set_index("quantity")
+    v = verdicts.set_index("key")
+
+    def q(label: str, fmt: str = ".2f") -> str:
+        r = mech.loc[label]
+        return (f"{r.unsteered:{fmt}} -> {r.steered:{fmt}} (difference {r.difference:+{fmt}} "
+                f"[{r.ci_low:+{fmt}}, {r.ci_high:+{fmt}}])")
+
+    n = int(mech["seeds"].max())
+    first, last = runs["started_utc"].min(), runs["started_utc"].max()
+    return (f"**Steered against unsteered in one session** ({n} seeds, each on both testbeds, the order alternating; "
+            f"runs {first[:16]} to {last[:16]} UTC). {abab_reading(verdicts)} On the wire, unsteered -> steered, per 1000 "
+            f"data segments of the TCP-background runs: reordering {q('reordering per 1000 segments (TCP bg)', '.3f')} "
+            f"({v.loc['reordering', 'verdict']}), DSACKs {q('DSACKs received per 1000 segments (TCP bg)')}, RTOs "
+            f"{q('RTOs per 1000 segments (TCP bg)', '.3f')}, fast retransmissions "
+            f"{q('fast retransmissions per 1000 segments (TCP bg)')}; the TCP background's rate "
+            f"{q('TCP background rate [Mbit/s]', '.1f')} Mbit/s ({v.loc['background rate', 'verdict']}); the share of "
+            f"70 KB flows with loss beside it {q('share with loss beside TCP [-]', '.3f')} "
+            f"({v.loc['lossy share', 'verdict']}). Host: 1-min load {q('1-min load at the runs' + chr(39) + ' starts')}, "
+            f"CPU steal {q('CPU steal over the two runs [s]')} s.")
