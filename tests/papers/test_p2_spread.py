@@ -1,7 +1,6 @@
 """P2 Fraction-of-RPE setting pilot (issue 57, item 4): the plan and the rule."""
 
 import numpy as np
-import pytest
 
 from tcpmodels.experiments.p2.spread import MAX_CONSTANT_HITS, choose_loss, constant_hits, pilot_plan
 
