@@ -16,7 +16,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from tcpmodels import teaching
-from tcpmodels.teaching_plots import bdp, heavytail, mptcp, throughput, traces
+from tcpmodels.teaching_plots import bdp, bufferbloat, heavytail, mptcp, throughput, traces
 from tcpmodels.teaching_plots.style import LECTURE_FONT_PT, LECTURE_WIDTH_IN, text_overlaps
 from tcpmodels.widgets import LECTURE_CLASS, LECTURE_DPI, LECTURE_ENV, lecture_mode
 
@@ -57,6 +57,11 @@ CASES = [
     (heavytail.plot_hurst_estimates, dict(n_scales=3)),
     (heavytail.plot_hurst_estimates, dict(n_scales=3, alpha=1.05, n_sources=1)),
     (heavytail.plot_hurst_estimates, dict(n_scales=3, alpha=2.5, n_sources=200)),
+    (bufferbloat.plot_bufferbloat, {}),
+    (bufferbloat.plot_bufferbloat, dict(rate_mbps=1000.0, base_rtt_ms=300.0, queue_bdp=64.0, n_bbr=32)),
+    (bufferbloat.plot_bufferbloat, dict(rate_mbps=1.0, base_rtt_ms=5.0, queue_bdp=0.25, n_bbr=2)),
+    (bufferbloat.plot_bbr_simple_model, {}),
+    (bufferbloat.plot_bbr_simple_model, dict(rate_mbps=1000.0, base_rtt_ms=300.0, queue_bdp=64.0)),
 ]
 TRACE_CASES = [
     dict(capture="cubic_bulk.pcap.gz"),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from tcpmodels.teaching_plots.bufferbloat import (bbr_numbers, bufferbloat_widget, live_or_shipped, plot_bufferbloat,
-                                                  queueing_delay_table, shipped_runs)
+from tcpmodels.teaching_plots.bufferbloat import (bbr_numbers, bufferbloat_widget, live_or_shipped, plot_bbr_simple_model,
+                                                  plot_bufferbloat, queueing_delay_table, shipped_runs)
 
 
 def test_queueing_delay_is_b_over_c():
@@ -27,9 +27,23 @@ def test_numbers_worked_by_hand():
 
 def test_figure_marks_the_model_share():
     fig = plot_bufferbloat(10.0, 40.0, 8.0, 2, n_points=20)
-    assert len(fig.axes) == 3
-    x, y = fig.axes[2].lines[-2].get_data()      # the marked point (before the 1/2 line)
+    assert len(fig.axes) == 2
+    (x, y), = [line.get_data() for line in fig.axes[1].lines if line.get_marker() == "o" and line.get_color() == "k"]
     assert x[0] == 8.0 and y[0] == pytest.approx(float(bbr_numbers(10.0, 40.0, 8.0, 2).iloc[7]["value"]))
+
+
+def test_share_drawn_only_where_eq_10_holds():
+    # at 300 ms base RTT one ProbeRTT (q/c + 0.2 s + l) fills the 10 s window from X = (10 - 0.2 - 0.3) / 0.3 = 31.7
+    fig = plot_bufferbloat(10.0, 300.0, 48.0, 1, n_points=50)
+    (model,) = [line for line in fig.axes[1].lines if line.get_label().startswith("model")]
+    assert model.get_xdata().max() < 31.67 and "holds up to X = 31.7" in fig.axes[1].get_title()
+
+
+def test_simple_model_meets_at_one_half():
+    fig = plot_bbr_simple_model(10.0, 40.0, 8.0, n_points=101)
+    inflight, cap = fig.axes[0].lines[:2]
+    p = inflight.get_xdata()
+    assert cap.get_ydata()[50] == pytest.approx(inflight.get_ydata()[50]) and p[50] == pytest.approx(0.5)
     with pytest.raises(ValueError, match=r"n_bbr \[-\] must be a whole number in \[1, 64\]; got 0"):
         plot_bufferbloat(n_bbr=0)
     with pytest.raises(ValueError, match=r"queue_bdp \[-\] must be in \(0, 1024\]"):

@@ -19,6 +19,7 @@ from tcpmodels.stats.spec import (
     label_test,
     percentile_pvalue,
     ttest_1samp,
+    ttest_ind_runs_needed,
     ttest_runs_needed,
     verdict_row,
 )
@@ -138,8 +139,6 @@ def difference(spec: ClaimSpec, per_run: Iterable[float], *, baseline: Iterable[
 
 
 def _welch(spec: ClaimSpec, x: np.ndarray, y: np.ndarray, *, we_measured: str | None, why: str) -> Verdict:
-    from statsmodels.stats.power import TTestIndPower
-
     s, delta = spec.direction, spec.smallest_effect
     enough = len(x) >= 2 and len(y) >= 2
     effect = float(x.mean() - y.mean()) if len(x) and len(y) else math.nan
@@ -156,9 +155,8 @@ def _welch(spec: ClaimSpec, x: np.ndarray, y: np.ndarray, *, we_measured: str | 
     sd = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2) if enough else math.nan
     needed = math.nan
     dist = abs(s * effect - delta)
-    if verdict == "inconclusive" and sd > 0 and dist > 0:
-        k = TTestIndPower().solve_power(effect_size=dist / sd, alpha=spec.alpha, power=POWER)
-        needed = float(math.ceil(max(float(np.atleast_1d(k)[0]), 2.0)))
+    if verdict == "inconclusive":
+        needed = ttest_ind_runs_needed(dist, sd, spec.alpha)
     test = (f"difference of means over independent runs, {spec.confidence_level:.0%} Welch t CI; claimed "
             f"{spec.quantity} {'>' if s > 0 else '<'} 0, smallest effect {fmt_number(delta)} "
             f"({spec.effect_source}); runs_needed is per group")
@@ -272,7 +270,6 @@ def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[f
     Verdict
         The row, with ``n_runs`` the runs of A and B together.
     """
-    from statsmodels.stats.power import TTestIndPower
     from statsmodels.stats.weightstats import CompareMeans, DescrStatsW
 
     x, y = finite_values(runs_a), finite_values(runs_b)
@@ -306,9 +303,7 @@ def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[f
     if verdict == "inconclusive" and sd > 0:
         dist = m - abs(diff) if abs(diff) < m else abs(diff) - m
         if dist > 0:
-            k = TTestIndPower().solve_power(effect_size=dist / sd, alpha=spec.alpha, power=POWER,
-                                            alternative="larger" if abs(diff) < m else "two-sided")
-            needed = float(math.ceil(max(float(np.atleast_1d(k)[0]), 2.0)))
+            needed = ttest_ind_runs_needed(dist, sd, spec.alpha, alternative="larger" if abs(diff) < m else "two-sided")
     test = (f"TOST on Welch's t over independent runs ({len(x)} vs {len(y)}), margin ±{fmt_number(m)} "
             f"({spec.effect_source}); CI is the {1 - 2 * spec.alpha:.0%} interval; runs_needed is per group")
     return verdict_row(spec, we_measured=we_measured or f"{spec.quantity}: {fmt_number(diff)} ({len(x)} vs {len(y)} "

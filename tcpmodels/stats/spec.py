@@ -18,7 +18,7 @@ from tcpmodels.stats.outcomes import DIRECTION_OPEN, holm, interval_outcome
 
 __all__ = [
     "VERDICTS", "VERDICT_COLUMNS", "POWER", "ClaimSpec", "Verdict", "ConfidenceInterval", "claims_table",
-    "verdict_counts", "finite_values", "fmt_number", "fmt_runs_needed", "ttest_runs_needed", "verdict_row", "decide",
+    "verdict_counts", "finite_values", "fmt_number", "fmt_runs_needed", "ttest_runs_needed", "ttest_ind_runs_needed", "verdict_row", "decide",
     "label_test", "ttest_1samp", "percentile_pvalue", "DECIDED",
 ]
 
@@ -264,6 +264,44 @@ def ttest_runs_needed(effect: float, sd: float, alpha: float, *, alternative: st
         return math.nan
     try:
         n = TTestPower().solve_power(effect_size=effect / sd, alpha=alpha, power=POWER, alternative=alternative)
+    except (ValueError, RuntimeError):  # statsmodels' root finder fails for absurd sizes
+        return math.nan
+    n = float(np.atleast_1d(n)[0])
+    return float(math.ceil(max(n, 2.0))) if math.isfinite(n) else math.nan
+
+
+def ttest_ind_runs_needed(effect: float, sd: float, alpha: float, *, alternative: str = "two-sided") -> float:
+    """Runs per group a two-sample t test needs to detect ``effect`` at ``sd`` with :data:`POWER` (NaN if undefined).
+
+    statsmodels' ``TTestIndPower.solve_power`` searches for the group size above 2 and finds no root
+    (it warns and returns NaN) when two runs a group already reach the power: the answer is then 2.
+
+    Parameters
+    ----------
+    effect : float
+        The effect to detect (> 0), in the quantity's unit.
+    sd : float
+        Pooled standard deviation of one run, in the quantity's unit.
+    alpha : float
+        Significance level of the test (of each one-sided test of a TOST). [-]
+    alternative : {"two-sided", "larger", "smaller"}
+        Alternative of the t test (statsmodels ``TTestIndPower``).
+
+    Returns
+    -------
+    float
+        The number of runs per group, rounded up and at least 2; NaN when ``effect`` or ``sd`` is
+        not positive, ``sd`` is not finite, or the solver fails.
+    """
+    from statsmodels.stats.power import TTestIndPower
+
+    if not (sd > 0 and effect > 0) or not math.isfinite(sd):
+        return math.nan
+    power = TTestIndPower()
+    if power.power(effect_size=effect / sd, nobs1=2, alpha=alpha, alternative=alternative) >= POWER:
+        return 2.0
+    try:
+        n = power.solve_power(effect_size=effect / sd, alpha=alpha, power=POWER, alternative=alternative)
     except (ValueError, RuntimeError):  # statsmodels' root finder fails for absurd sizes
         return math.nan
     n = float(np.atleast_1d(n)[0])

@@ -17,6 +17,7 @@ from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
 from tcpmodels.models.bbr import (
+    BBR_MIN_RTT_WINDOW_S,
     BBR_PROBE_RTT_DURATION_S,
     bbr_standing_queue_packets,
     queue_packets_for_bdp,
@@ -28,9 +29,10 @@ from tcpmodels.models.bbr import (
     ware_simple_inflight_cap_packets,
 )
 from tcpmodels.notebook_params import flag, folder, integer, real
+from tcpmodels.teaching_plots.style import legend, new_figure, panels, reuse_layout, teaching_figure, title
 from tcpmodels.widgets import figure_widget, int_slider, log_slider
 
-__all__ = ["PARAMETERS", "queueing_delay_table", "bbr_numbers", "shipped_runs", "plot_bufferbloat", "bufferbloat_widget",
+__all__ = ["PARAMETERS", "queueing_delay_table", "bbr_numbers", "shipped_runs", "plot_bufferbloat", "plot_bbr_simple_model", "bufferbloat_widget",
            "live_or_shipped"]
 
 
@@ -146,9 +148,10 @@ def shipped_runs(data_dir: str | Path) -> pd.DataFrame | None:
     return runs[runs["campaign"] != "bbr_pilot"]
 
 
+@teaching_figure
 def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, n_bbr: int = 1,
                      *, runs: pd.DataFrame | None = None, n_points: int = 200) -> Figure:
-    """Three panels: the RTT a full buffer costs, the simple model's in-flight cap, BBR's share against X.
+    """Two panels: the RTT a full buffer costs, and BBR's share against the buffer X.
 
     Parameters
     ----------
@@ -168,11 +171,11 @@ def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_b
     Returns
     -------
     matplotlib.figure.Figure
-        Left: RTT with a full buffer, ``l + q/c``, against X, with the median RTT the kernel flows saw
-        (with a CUBIC flow: it fills the buffer; BBR alone: about a BDP of queue). Middle: one BBR flow
-        against loss-based flows in a deep buffer: its data in flight ``(1 - p) q`` and its cap
-        ``2 q p (1 - p)``, which meet at p = 1/2 (eq. 5). Right: BBR's share (eq. 10) for N and for
-        N = 1 against X, with the kernel's and ns-3's runs.
+        Left (top in lecture mode): RTT with a full buffer, ``l + q/c``, in base RTTs against X, with the
+        median RTT the kernel flows saw (with a CUBIC flow: it fills the buffer; BBR alone: about a BDP of
+        queue).
+        Right (bottom): BBR's share (eq. 10) for N and for N = 1 against X, with the kernel's and ns-3's
+        runs. The simple model behind it is :func:`plot_bbr_simple_model`.
     """
     _check(rate_mbps, base_rtt_ms, queue_bdp, n_bbr)
     if int(n_points) < 10:
@@ -181,69 +184,110 @@ def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_b
     l_s = base_rtt_ms / 1e3
     xs = np.geomspace(0.25, 64, int(n_points))
     measured = runs is not None and np.isclose(rate_mbps, 10.0) and np.isclose(base_rtt_ms, 40.0)
-    fig = Figure(figsize=(13, 4.2), layout="constrained")
-    ax_d, ax_c, ax_s = fig.subplots(1, 3)
+    fig = new_figure(11, 4.2, lecture_height_in=6.5)
+    ax_d, ax_s = panels(fig, 2)
 
     # -- left: the delay of a full buffer
-    ax_d.plot(xs, (l_s + xs * l_s) * 1e3, color="C3", lw=2, label="l + q/c: a loss-based flow fills the buffer")
-    ax_d.axhline(base_rtt_ms, color="0.4", ls="--", lw=1, label="base RTT l")
+    # RTT in base RTTs: the same axis at every rate and base RTT (1 + X with a full buffer), so the
+    # figure's margins do not change with the sliders and its layout is computed once (reuse_layout)
+    ax_d.plot(xs, 1.0 + xs, color="C3", lw=2, label="full buffer: (l + q/c) / l")
+    ax_d.axhline(1.0, color="0.4", ls="--", lw=1, label="base RTT l")
     alone = float(bbr_standing_queue_packets(c, l_s, max(int(n_bbr), 2), np.inf)) / c
-    ax_d.axhline((l_s + alone) * 1e3, color="C0", lw=1.5, label=f"BBR alone (N = {max(int(n_bbr), 2)}): l + standing queue")
+    ax_d.axhline(1.0 + alone / l_s, color="C0", lw=1.5, label=f"BBR alone, N = {max(int(n_bbr), 2)}")
     if measured:
         k = runs[runs["engine"] == "kernel"]
         withc = k[k["competitor"] != "none"]
-        ax_d.plot(withc["queue_bdp"], (l_s + withc["queue_delay_s"]) * 1e3, "o", color="C3", alpha=0.5,
-                  label="kernel: median RTT with a CUBIC/Reno flow")
+        ax_d.plot(withc["queue_bdp"], 1.0 + withc["queue_delay_s"] / l_s, "o", color="C3", alpha=0.5,
+                  label="kernel, with CUBIC/Reno")
         bbr_alone = k[k["competitor"] == "none"]
-        ax_d.plot(bbr_alone["queue_bdp"], (l_s + bbr_alone["queue_delay_s"]) * 1e3, "s", color="C0",
-                  label="kernel: BBR flows alone")
+        ax_d.plot(bbr_alone["queue_bdp"], 1.0 + bbr_alone["queue_delay_s"] / l_s, "s", color="C0",
+                  label="kernel, BBR alone")
     ax_d.axvline(queue_bdp, color="0.6", lw=0.8)
     ax_d.set_xscale("log", base=2)
     ax_d.set_yscale("log")
+    ax_d.set_xlim(xs[0], xs[-1])
+    ax_d.set_ylim(0.8, 100.0)
     ax_d.set_xlabel("buffer X [BDP]")
-    ax_d.set_ylabel("RTT [ms]")
-    ax_d.set_title(f"bufferbloat at {rate_mbps:g} Mbit/s x {base_rtt_ms:g} ms: X = {queue_bdp:.3g} adds "
-                   f"{queue_bdp * base_rtt_ms:.0f} ms", fontsize=9)
-    ax_d.legend(fontsize=7)
+    ax_d.set_ylabel("RTT / base RTT [-]")
+    title(ax_d, f"bufferbloat at {rate_mbps:g} Mbit/s x {base_rtt_ms:g} ms: X = {queue_bdp:.3g} adds "
+                f"{queue_bdp * base_rtt_ms:.0f} ms")
+    legend(ax_d, loc="upper left", lecture_columns=2)
 
-    # -- middle: the simple model (one BBR flow, q >> c l)
-    q = float(queue_packets_for_bdp(queue_bdp, c, l_s))
-    p = np.linspace(0, 1, int(n_points))
-    ax_c.plot(p, (1 - p) * q, color="C0", lw=2, label="BBR's data in flight (1 - p) q")
-    ax_c.plot(p, ware_simple_inflight_cap_packets(q, p), color="C2", lw=2, label="in-flight cap 2 q p (1 - p)")
-    ax_c.plot([0.5], [0.5 * q], "ko")
-    ax_c.annotate("they meet at p = 1/2", (0.5, 0.5 * q), xytext=(8, 8), textcoords="offset points", fontsize=8)
-    ax_c.set_xlabel("p, the loss-based flows' share of the queue [-]")
-    ax_c.set_ylabel("packets")
-    ax_c.set_title(f"why one BBR flow stops at half (eq. 5), q = {q:.0f} packets", fontsize=9)
-    ax_c.legend(fontsize=7)
-
-    # -- right: the share against X
+    # -- right: the share against X, where eq. (10) holds: one ProbeRTT (q/c + 0.2 s + l) inside its 10 s window
+    x_limit = (BBR_MIN_RTT_WINDOW_S - BBR_PROBE_RTT_DURATION_S - l_s) / l_s
+    xs_model = xs[xs < x_limit]
     curves = [(int(n_bbr), "-", "C0", 2.0)] + ([(1, ":", "0.4", 1.0)] if int(n_bbr) != 1 else [])
     for n, style, colour, width in curves:
-        share = ware_bbr_share(c, l_s, queue_packets_for_bdp(xs, c, l_s), n)
-        ax_s.plot(xs, share, style, color=colour, lw=width, label=f"model (eq. 10), N = {n}")
+        share = ware_bbr_share(c, l_s, queue_packets_for_bdp(xs_model, c, l_s), n)
+        ax_s.plot(xs_model, share, style, color=colour, lw=width, label=f"model (eq. 10), N = {n}")
     if measured:
         for eng, mark in (("kernel", "o"), ("ns3", "x")):
             pts = runs[(runs["engine"] == eng) & (runs["n_bbr"] == int(n_bbr)) & (runs["n_loss"] == 1)
                        & (runs["competitor"] == "cubic")]
             ax_s.plot(pts["queue_bdp"], pts["share_bbr"], mark, color="C1" if eng == "kernel" else "C2", ms=7,
                       label=f"{'kernel bbr' if eng == 'kernel' else 'ns-3 TcpBbr'} vs 1 CUBIC, N = {n_bbr}")
-    mark = float(ware_bbr_share(c, l_s, q, int(n_bbr)))
-    ax_s.plot([queue_bdp], [mark], "ko")
     ax_s.axhline(0.5, color="0.7", lw=0.8, ls="--")
     ax_s.set_xscale("log", base=2)
+    ax_s.set_xlim(xs[0], xs[-1])
     ax_s.set_ylim(0, 1.02)
     ax_s.set_xlabel("buffer X [BDP]")
-    ax_s.set_ylabel("BBR's share of the link [-]")
-    ax_s.set_title(f"N = {n_bbr} BBR vs CUBIC: model {mark:.2f} at X = {queue_bdp:.3g}", fontsize=9)
-    ax_s.legend(fontsize=7)
+    ax_s.set_ylabel("BBR's share [-]")
+    if queue_bdp < x_limit:
+        mark = float(ware_bbr_share(c, l_s, float(queue_packets_for_bdp(queue_bdp, c, l_s)), int(n_bbr)))
+        ax_s.plot([queue_bdp], [mark], "ko")
+        title(ax_s, f"N = {n_bbr} BBR vs CUBIC: model {mark:.2f} at X = {queue_bdp:.3g}")
+    else:
+        title(ax_s, f"N = {n_bbr} BBR vs CUBIC: eq. (10) holds up to X = {x_limit:.3g} (a ProbeRTT must fit in 10 s)")
+    legend(ax_s, loc="lower left", lecture_columns=2)
+    # what decides the margins besides the mode and size: the legends' entries and the titles' lines
+    lines = tuple(ax.get_title().count("\n") for ax in (ax_d, ax_s))
+    return reuse_layout(fig, ("plot_bufferbloat", bool(measured), int(n_bbr) == 1, len(str(int(n_bbr))), lines))
+
+
+@teaching_figure
+def plot_bbr_simple_model(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, *,
+                          n_points: int = 200) -> Figure:
+    """Ware et al.'s simple model: one BBR flow against loss-based flows in a deep buffer (eq. 5).
+
+    Parameters
+    ----------
+    rate_mbps : float
+        Bottleneck rate. [Mbit/s]
+    base_rtt_ms : float
+        Base RTT. [ms]
+    queue_bdp : float
+        X, the buffer. [-]
+    n_points : int
+        Points per curve (>= 10).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        BBR's data in flight ``(1 - p) q`` and its in-flight cap ``2 q p (1 - p)`` against p, the
+        loss-based flows' share of the queue: they meet at p = 1/2.
+    """
+    _check(rate_mbps, base_rtt_ms, queue_bdp, 1)
+    if int(n_points) < 10:
+        raise ValueError(f"n_points [-] must be >= 10; got {n_points}")
+    c = float(rate_pps(rate_mbps * 1e6))
+    q = float(queue_packets_for_bdp(queue_bdp, c, base_rtt_ms / 1e3))
+    fig = new_figure(11, 3.4, lecture_height_in=3.6)
+    ax_c = fig.subplots()
+    p = np.linspace(0, 1, int(n_points))
+    ax_c.plot(p, (1 - p) * q, color="C0", lw=2, label="BBR's data in flight (1 - p) q")
+    ax_c.plot(p, ware_simple_inflight_cap_packets(q, p), color="C2", lw=2, label="in-flight cap 2 q p (1 - p)")
+    ax_c.plot([0.5], [0.5 * q], "ko")
+    ax_c.annotate("they meet at p = 1/2", (0.5, 0.5 * q), xytext=(8, 8), textcoords="offset points")
+    ax_c.set_xlabel("p, the loss-based flows' share of the queue [-]")
+    ax_c.set_ylabel("packets")
+    title(ax_c, f"why one BBR flow stops at half (eq. 5), q = {q:.0f} packets")
+    legend(ax_c, loc="upper right")
     return fig
 
 
 def bufferbloat_widget(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, n_bbr: int = 1,
                        *, runs: pd.DataFrame | None = None, n_points: int = 200) -> VBox:
-    """Sliders on X, N, the rate and the base RTT above :func:`plot_bufferbloat`.
+    """Sliders on X, N, the rate and the base RTT above :func:`plot_bufferbloat` and :func:`plot_bbr_simple_model`.
 
     Parameters
     ----------
@@ -265,7 +309,7 @@ def bufferbloat_widget(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue
         "rate_mbps": log_slider("rate [Mbit/s]", rate_mbps, 1.0, 1000.0),
         "base_rtt_ms": log_slider("base RTT [ms]", base_rtt_ms, 5.0, 300.0),
     }
-    return figure_widget(plot_bufferbloat, controls, fixed={"runs": runs, "n_points": n_points})
+    return figure_widget([plot_bufferbloat, plot_bbr_simple_model], controls, fixed={"runs": runs, "n_points": n_points})
 
 
 def live_or_shipped(data_dir: str | Path, queue_bdp: float, n_bbr: int, *, live: bool) -> pd.DataFrame:

@@ -116,9 +116,9 @@ def reuse_layout(fig: Figure, key: tuple) -> Figure:
     Constrained layout measures every tick label and title twice per draw: on the six axes of
     :func:`tcpmodels.teaching_plots.heavytail.plot_self_similarity` that was 0.12-0.26 s of a
     0.4 s redraw in lecture mode (2026-12-06), and a widget must redraw in under 0.5 s. The first
-    figure of a key is laid out by the engine (one draw without rendering); the positions of its
-    axes and of its figure title are kept and set on every later figure of that key, whose layout
-    engine is then switched off.
+    figure of a key is laid out by the engine when it is drawn; the positions of its axes and of its
+    figure title are then kept (on the canvas's ``draw_event``) and set on every later figure of that
+    key, whose layout engine is switched off.
 
     Parameters
     ----------
@@ -137,9 +137,13 @@ def reuse_layout(fig: Figure, key: tuple) -> Figure:
     full_key = (key, lecture_mode(), tuple(fig.get_size_inches()), fig.dpi, len(fig.axes))
     saved = _LAYOUTS.get(full_key)
     if saved is None:
-        fig.draw_without_rendering()
-        title = fig._suptitle.get_position() if fig._suptitle is not None else None
-        _LAYOUTS[full_key] = ([ax.get_position().bounds for ax in fig.axes], title)
+
+        def keep(event: Any) -> None:  # after the first draw, when the engine has placed everything
+            title = fig._suptitle.get_position() if fig._suptitle is not None else None
+            _LAYOUTS[full_key] = ([ax.get_position().bounds for ax in fig.axes], title)
+            fig.canvas.mpl_disconnect(cid)
+
+        cid = fig.canvas.mpl_connect("draw_event", keep)
         return fig
     positions, title = saved
     fig.set_layout_engine("none")

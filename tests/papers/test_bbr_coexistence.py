@@ -84,14 +84,14 @@ def test_shipped_dataset_has_every_claim_and_table():
     assert len(tabs["pilot"]) == 2 and tabs["side_by_side"]["model"].notna().all()
 
 
-def test_w2_falls_back_to_pairs_when_stats_cannot_plan():
-    # the kernel's X = 4, M = 2 point of 2026-12-06: two runs a group already give 80 % power, statsmodels
-    # finds no root for runs_needed and stats.equivalence_ind fails on the NaN; the verdict then comes from
-    # the TOST on the two per-repetition differences and says so
+def test_w2_plans_two_runs_when_two_already_have_the_power():
+    # the kernel's X = 4, M = 2 point of 2026-12-06: two runs a group already give 80 % power, so statsmodels
+    # finds no group size above 2 (it returned NaN, which stats.equivalence_ind passed to math.ceil); now the
+    # TOST on Welch's t says inconclusive with runs_needed 2
     from tcpmodels.papers.bbr_coexistence.verdicts import _independence_verdict
 
     many = pd.DataFrame({"rep": [0, 1], "share_bbr": [0.48767, 0.48478]})
     one = pd.DataFrame({"rep": [0, 1], "share_bbr": [0.46639, 0.48370]})
     v = _independence_verdict(bc.spec("b"), many, one, "text")
-    assert v.verdict == "inconclusive" and "per-repetition differences" in v.why
-    assert v.effect == pytest.approx(np.mean([0.48767 - 0.46639, 0.48478 - 0.48370]))
+    assert v.verdict == "inconclusive" and v.runs_needed == 2
+    assert v.effect == pytest.approx(np.mean([0.48767, 0.48478]) - np.mean([0.46639, 0.48370]))

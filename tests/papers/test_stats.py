@@ -451,3 +451,17 @@ def test_percentile_interval_decides_like_difference_on_a_given_bootstrap():
     assert small.verdict == "smaller than claimed"
     assert percentile_interval(spec(0.05), 0.0, boot - 0.03, n_runs=16, what="runs", we_measured="m").verdict == \
         "contradicted"
+
+
+def test_two_sample_runs_needed_is_two_when_two_runs_already_have_the_power():
+    # statsmodels finds no group size above 2 for a large effect (it warns and returns NaN), which reached
+    # math.ceil inside equivalence_ind; the answer is 2, and the planned size really has the power
+    from statsmodels.stats.power import TTestIndPower
+
+    from tcpmodels.stats.spec import POWER, ttest_ind_runs_needed
+
+    assert ttest_ind_runs_needed(5.0, 1.0, 0.05, alternative="larger") == 2.0
+    n = ttest_ind_runs_needed(1.0, 1.0, 0.05)
+    assert TTestIndPower().power(effect_size=1.0, nobs1=n, alpha=0.05) >= POWER
+    assert TTestIndPower().power(effect_size=1.0, nobs1=n - 1, alpha=0.05) < POWER
+    assert math.isnan(ttest_ind_runs_needed(0.0, 1.0, 0.05)) and math.isnan(ttest_ind_runs_needed(1.0, 0.0, 0.05))

@@ -7,6 +7,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Collection
 
 
 __all__ = ["client_main", "parse_ss_subflows"]
@@ -54,13 +55,16 @@ def _udp_rtt_ms(src: str, dst: str, port: int, count: int = 3) -> float | None:
     return min(rtts) if rtts else None
 
 
-def parse_ss_subflows(text: str) -> list[dict]:
+def parse_ss_subflows(text: str, known: Collection[str] | None = None) -> list[dict]:
     """The TCP sockets of ``ss -tinH`` output: local and peer address, congestion control, MPTCP subflow or not.
 
     Parameters
     ----------
     text : str
         Output of ``ss -t -i -n -H`` (a socket line, then its indented information line).
+    known : collection of str, optional
+        The congestion control names to look for; default
+        :data:`tcpmodels.testbed.workload.CONGESTION_CONTROLS` (imported here when not given).
 
     Returns
     -------
@@ -69,8 +73,8 @@ def parse_ss_subflows(text: str) -> list[dict]:
         information line that names a congestion control the project knows, else None) and
         ``mptcp_subflow`` (the information line names the ``tcp-ulp-mptcp`` upper layer).
     """
-    from tcpmodels.testbed.workload import CONGESTION_CONTROLS
-
+    if known is None:
+        from tcpmodels.testbed.workload import CONGESTION_CONTROLS as known
     out: list[dict] = []
     for line in text.splitlines():
         if not line.strip():
@@ -81,7 +85,7 @@ def parse_ss_subflows(text: str) -> list[dict]:
                 out.append({"local": toks[-2], "peer": toks[-1], "cc": None, "mptcp_subflow": False})
         elif out:
             toks = line.split()
-            out[-1]["cc"] = next((t for t in toks if t in CONGESTION_CONTROLS), out[-1]["cc"])
+            out[-1]["cc"] = next((t for t in toks if t in known), out[-1]["cc"])
             out[-1]["mptcp_subflow"] = out[-1]["mptcp_subflow"] or "tcp-ulp-mptcp" in toks
     return out
 
@@ -91,7 +95,13 @@ class _SubflowWatch(threading.Thread):
     port seen (a connection of an earlier step may still be open and appear too: count paths, not sockets)."""
 
     def __init__(self, port: int, interval_s: float = 0.2):
+        # the names imported here, before the step starts: importing tcpmodels.testbed.workload (and with it
+        # tcpmodels.congestion and the models) takes about 1.2 s, and done by the thread's first parse it
+        # outlasted a 0.5 s transfer, so no poll saw a subflow
+        from tcpmodels.testbed.workload import CONGESTION_CONTROLS
+
         super().__init__(daemon=True)
+        self.known = frozenset(CONGESTION_CONTROLS)
         self.port, self.interval_s = port, interval_s
         self.stop_event = threading.Event()
         self.seen: dict[str, dict] = {}
@@ -104,7 +114,7 @@ class _SubflowWatch(threading.Thread):
             try:
                 proc = subprocess.run(["ss", "-tinH", "state", "established", "dport", "=", f":{self.port}"],
                                       capture_output=True, text=True, timeout=5, check=False)
-                for sock in parse_ss_subflows(proc.stdout):
+                for sock in parse_ss_subflows(proc.stdout, self.known):
                     if sock["cc"]:
                         self.seen[sock["local"]] = sock
             except (OSError, subprocess.SubprocessError) as exc:

@@ -28,25 +28,8 @@ def _median_error_verdict(key: str, engine: str, pts: pd.DataFrame, bound: float
 
 
 def _independence_verdict(s, many: pd.DataFrame, one: pd.DataFrame, text: str) -> Verdict:
-    """W2 for one X and M: TOST on Welch's t over the runs; if :func:`tcpmodels.stats.equivalence_ind`
-    cannot compute its ``runs_needed`` (statsmodels finds no root when two runs a group already give
-    80 % power, and the NaN is not caught there), the same TOST on the differences of the runs paired by
-    repetition (each repetition ran both settings), which reports NaN instead; ``why`` says so."""
-    import warnings
-
-    from statsmodels.tools.sm_exceptions import ConvergenceWarning
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # the no-root case handled below
-            return equivalence_ind(s, many["share_bbr"], one["share_bbr"], we_measured=text)
-    except ValueError as exc:
-        if "NaN" not in str(exc):
-            raise
-    paired = many.set_index("rep")["share_bbr"] - one.set_index("rep")["share_bbr"]
-    return equivalence(s, paired.dropna(), we_measured=text + f"; paired by repetition: {len(paired.dropna())} pairs",
-                       why="TOST on the per-repetition differences: stats.equivalence_ind failed on its runs_needed "
-                           "(statsmodels' root finder returned NaN)")
+    """W2 for one X and M: TOST on Welch's t over the runs (:func:`tcpmodels.stats.equivalence_ind`)."""
+    return equivalence_ind(s, many["share_bbr"], one["share_bbr"], we_measured=text)
 
 
 def _slope_margin(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
