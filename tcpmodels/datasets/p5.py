@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tcpmodels.datasets.schema import DatasetSchema, Table, columns
 
-__all__ = ["SCHEMA", "RUNS", "FLOWS", "BINS", "COUNTS", "HURST", "RUN"]
+__all__ = ["SCHEMA", "RUNS", "FLOWS", "BINS", "COUNTS", "HURST", "RUN", "ESTIMATE"]
 
 #: the run a row belongs to: its id, the case, the flow-size tail index, clients, backbone rate and seed
 RUN = columns("""
@@ -14,6 +14,18 @@ RUN = columns("""
     n_clients      int64
     backbone_mbps  float64
     seed           int64
+""")
+
+#: one estimate of the Hurst parameter (:mod:`tcpmodels.models.hurst`): the method, the value with its
+#: standard error (and how that was computed), the 95 % interval and the length of the series
+ESTIMATE = columns("""
+    method       str
+    hurst        float64
+    stderr       float64
+    stderr_kind  str
+    ci95_low     float64
+    ci95_high    float64
+    n            int64
 """)
 
 #: ``p5_runs.parquet``
@@ -71,15 +83,7 @@ COUNTS = Table(name="counts", columns=columns("""
 """))
 
 #: ``p5_hurst.parquet``
-HURST = Table(name="hurst", columns=columns("""
-    method         str
-    hurst          float64
-    stderr         float64
-    stderr_kind    str
-    ci95_low       float64
-    ci95_high      float64
-    n              int64
-""") + RUN + columns("""
+HURST = Table(name="hurst", columns=ESTIMATE + RUN + columns("""
     source         str
     series_bin_s   float64
     predicted      float64

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
+from tcpmodels.datasets.p5 import ESTIMATE
 from tcpmodels.datasets.schema import DatasetSchema, Table, columns
 
 __all__ = ["SCHEMA", "HURST", "COUNTS"]
 
 #: ``p5_testbed_hurst.parquet``
 HURST = Table(name="hurst", columns=columns("""
-    alpha        float64
-    seed         int64
-    method       str
-    hurst        float64
-    stderr       float64
-    stderr_kind  str
-    ci95_low     float64
-    ci95_high    float64
-    n            int64
-    predicted    float64
-    covers       bool
+    alpha  float64
+    seed   int64
+""") + ESTIMATE + columns("""
+    predicted  float64
+    covers     bool
 """), compression="snappy")
 
 #: ``p5_testbed_counts.parquet``
