@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
+from tcpmodels.datasets import KERNEL_TESTBEDS
 from tcpmodels.records import JsonlRecords
 from tcpmodels.testbed import Topology
 
@@ -72,12 +73,6 @@ def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()) -> Iterat
         raise SystemExit(130) from None
 
 
-#: the kernel testbeds a sample can have run on (docs/CAMPAIGNS.md): ``reordering`` (no RPS steering: the CPUs'
-#: backlogs reorder about 0.2 % of segments; every kernel sample before 2026-11-28), ``steered`` (RPS steering on
-#: every veth, :class:`tcpmodels.testbed.Testbed` ``keep_flow_order``: in order, but a delay element's bursts
-#: overflowed other CPUs' backlogs at 400 Mbit/s) and ``pinned`` (steered, each delay element pinned to a CPU
-#: and its frames processed there, ``pin_delay_elements``)
-KERNEL_TESTBEDS = ("reordering", "steered", "pinned")
 
 
 def kernel_testbed_of(record: dict) -> str:

@@ -54,6 +54,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 from tcpmodels.experiments.campaign import run_samples
 
@@ -394,7 +395,7 @@ def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progr
     plan = [{**dict(zip(KEY_FIELDS, key)), "name": run.name} for key, run in runs.items()]
     (out_dir / "campaign.json").write_text(json.dumps({
         "campaign": "fit (issue 11)", "grid": which, "settings": SETTINGS, "mptcp_paths": MPTCP_PATHS,
-        "runs_total": len(plan), "started_utc": utc_now(), "git": git_state(Path(__file__).parents[2]),
+        "runs_total": len(plan), "started_utc": utc_now(), "git": git_state(REPO_ROOT),
         "host": host_facts()}, indent=1))
 
     def measure(sample: dict, _session: object) -> dict:

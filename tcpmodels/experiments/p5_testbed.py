@@ -51,12 +51,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets import REPO_ROOT, write_provenance, write_tables
+from tcpmodels.datasets.p5_testbed import SCHEMA
 from tcpmodels.experiments.campaign import campaign_errors, run_samples
 from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, shipped_git_state, utc_now
 
 __all__ = ["TestbedP5Config", "DEFAULT_CONFIG", "run_alpha", "run_campaign", "build_dataset", "shipped_keys", "main"]
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = REPO_ROOT
 #: Address of the server ``s`` in :func:`tcpmodels.testbed.single_link`; it sends the downloads.
 SERVER_ADDR = "10.0.1.2"
 
@@ -405,11 +407,10 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
     cols = ["alpha", "seed", "method", "hurst", "stderr", "stderr_kind", "ci95_low", "ci95_high", "n", "predicted",
             "covers"]
     hurst = pd.concat(hurst, ignore_index=True)[cols].sort_values(["alpha", "seed"], kind="stable", ignore_index=True)
-    hurst.astype({"seed": np.int64}).to_parquet(out_dir / "p5_testbed_hurst.parquet", index=False)
+    hurst = hurst.astype({"seed": np.int64})
     counts = pd.concat(counts, ignore_index=True)[["alpha", "seed", "t_s", "packets"]].sort_values(
         ["alpha", "seed", "t_s"], kind="stable", ignore_index=True)
-    counts.astype({"seed": np.int64}).to_parquet(out_dir / "p5_testbed_counts.parquet", index=False,
-                                                 compression="zstd")
+    write_tables(SCHEMA, out_dir, {"hurst": hurst, "counts": counts.astype({"seed": np.int64})})
     from tcpmodels.records import reproducible_gzip_writer
 
     all_recs = [r for r in old_recs if (float(r["alpha"]), int(r.get("seed", 0))) not in new_keys] + recs
@@ -437,7 +438,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, config: TestbedP5Co
         "host": recs[-1]["host"] if recs else old_prov.get("host"),
         "files": ["p5_testbed_hurst.parquet", "p5_testbed_counts.parquet", "p5_testbed_records.jsonl.gz"],
     }
-    (out_dir / "p5_testbed_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    write_provenance(SCHEMA, out_dir, prov)
     return prov
 
 

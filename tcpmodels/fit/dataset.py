@@ -26,6 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets import REPO_ROOT, write_provenance, write_tables
+from tcpmodels.datasets.fit import SCHEMA
 from tcpmodels.fit.cubic import cwnd_epochs
 from tcpmodels.fit.trace import flow_estimates
 from tcpmodels.records import JsonlRecords, gzip_reproducibly, shipped_git_state, utc_now
@@ -204,7 +206,7 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
         If ``captures_to_ship`` names a run that is not recorded.
     """
     out_dir, data_dir = Path(out_dir), Path(data_dir)
-    git = shipped_git_state(Path(__file__).parents[2], data_dir, allow_dirty=allow_dirty)
+    git = shipped_git_state(REPO_ROOT, data_dir, allow_dirty=allow_dirty)
     records = JsonlRecords(out_dir / "records.jsonl", _KEYS).read()
     latest = {}
     for r in records:  # a rerun of a key supersedes the earlier record
@@ -233,13 +235,8 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
         if k.endswith("tcpinfo"):  # the bulk of the dataset: compact types (10 ms samples, integer windows)
             df = df.astype({"t_s": "float32", "cwnd_segments": "int32", "ssthresh_segments": "int32",
                             "srtt_s": "float32", "ca_state": "int8", "total_retrans": "int32"})
-        path = ds / f"fit_{k}.parquet"
-        df.to_parquet(path, index=False, compression="zstd")
-        files[path.name] = {"rows": int(len(df)), "sha256": _sha256(path)}
-        if k in ("flows", "epochs", "mptcp_subflows"):
-            csv = ds / f"fit_{k}.csv"
-            df.to_csv(csv, index=False, float_format="%.6g")
-            files[csv.name] = {"rows": int(len(df)), "sha256": _sha256(csv)}
+        for name in write_tables(SCHEMA, ds, {k: df}):  # Parquet, and CSV for flows, epochs, mptcp_subflows
+            files[name] = {"rows": int(len(df)), "sha256": _sha256(ds / name)}
     raw = ds / "fit_records.jsonl.gz"  # the raw records (TCP_INFO samples and all), reproducible bytes
     gzip_reproducibly(out_dir / "records.jsonl", raw)
     files[raw.name] = {"rows": len(records), "sha256": _sha256(raw)}
@@ -289,5 +286,5 @@ def write_dataset(out_dir: str | Path, data_dir: str | Path, *, captures_to_ship
             "throughput_bps": "bytes cumulatively acknowledged in the steady window / its length (goodput)",
         },
     }
-    (ds / "fit_provenance.json").write_text(json.dumps(prov, indent=1, default=str))
+    write_provenance(SCHEMA, ds, prov)
     return {"runs": len(latest), "failed": len(failed), "files": files, "shipped": shipped}

@@ -6,7 +6,6 @@ One call per result: :func:`load`, :func:`estimator_checks`, :func:`mathis_fits`
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tcpmodels.datasets.fit import SCHEMA
 from tcpmodels.fit.cubic import CubicFit, fit_cubic, fit_epoch_k, predicted_regrowth_s, w_origin_segments
 from tcpmodels.fit.lia import lia_counterfactual
 from tcpmodels.fit.throughput import add_predictions, classify_regime, fit_loss_exponent, fit_mathis_c
@@ -50,18 +50,9 @@ def load(data_dir: str | Path) -> dict:
     FileNotFoundError
         Naming the missing file and the command that builds it.
     """
-    ds = Path(data_dir) / "datasets"
-    out: dict = {}
-    for name in ("flows", "epochs", "tcpinfo", "mptcp_subflows", "mptcp_tcpinfo"):
-        path = ds / f"fit_{name}.parquet"
-        if not path.exists() and name.startswith("mptcp"):
-            out[name] = pd.DataFrame()
-            continue
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing; build it with "
-                                    "`python -m tcpmodels.experiments.fit build` after the campaign")
-        out[name] = pd.read_parquet(path)
-    out["provenance"] = json.loads((ds / "fit_provenance.json").read_text())
+    out = SCHEMA.read(data_dir, ("flows", "epochs", "tcpinfo"), optional=("mptcp_subflows", "mptcp_tcpinfo"))
+    for name in ("mptcp_subflows", "mptcp_tcpinfo"):
+        out.setdefault(name, pd.DataFrame())
     f = add_predictions(out["flows"])
     f["regime"] = classify_regime(f)
     out["flows"] = f

@@ -2,7 +2,7 @@
 
 The contract every ``tcpmodels.papers.pN_*`` module (and ``tcpmodels.fit.report``) follows:
 
-* ``load_dataset(data_dir) -> <Paper>Dataset`` (through :func:`read_frames`);
+* ``load_dataset(data_dir) -> <Paper>Dataset`` (through its dataset's schema, :meth:`tcpmodels.datasets.DatasetSchema.read`);
 * ``tables(dataset, *, quick=False, seed=0) -> dict[str, DataFrame]``;
 * ``claims(dataset, tables) -> DataFrame`` with the columns of
   :data:`tcpmodels.stats.VERDICT_COLUMNS`, each row judged by :mod:`tcpmodels.stats`
@@ -22,12 +22,10 @@ Examples
 from __future__ import annotations
 
 import html
-import json
 import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 from pandas.io.formats.style import Styler
@@ -35,7 +33,7 @@ from pandas.io.formats.style import Styler
 from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS
 
 __all__ = [
-    "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "read_frames", "check_claims",
+    "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "check_claims",
     "claims_summary", "claims_full", "verdict_badge", "verdict_slug", "human", "table_view", "answer_box",
     "holm_note", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
 ]
@@ -120,52 +118,6 @@ def comparison_frame(rows: Iterable[Comparison]) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ loading
-def read_frames(data_dir: str | Path, prefix: str, names: Sequence[str], *, optional: Sequence[str] = (),
-                command: str) -> dict[str, object]:
-    """Read ``<data_dir>/datasets/<prefix>_<name>.parquet`` for each name, and ``<prefix>_provenance.json``.
-
-    Parameters
-    ----------
-    data_dir : str or Path
-        The project's ``data`` directory (``datasets/`` below it); a path that already is the
-        ``datasets`` directory is accepted too.
-    prefix : str
-        File prefix, e.g. ``"p3"``.
-    names : sequence of str
-        Required tables.
-    optional : sequence of str
-        Tables read when present (absent ones are left out of the result).
-    command : str
-        The command that writes the dataset, named in the error.
-
-    Returns
-    -------
-    dict
-        ``{name: DataFrame}`` plus ``"provenance"`` (``{}`` when there is no JSON file).
-
-    Raises
-    ------
-    FileNotFoundError
-        Naming the first missing file and ``command``.
-    """
-    d = Path(data_dir)
-    if not (d / f"{prefix}_{names[0]}.parquet").exists() and (d / "datasets").is_dir():
-        d = d / "datasets"
-    out: dict[str, object] = {}
-    for name in names:
-        path = d / f"{prefix}_{name}.parquet"
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing; write it with `{command}`")
-        out[name] = pd.read_parquet(path)
-    for name in optional:
-        path = d / f"{prefix}_{name}.parquet"
-        if path.exists():
-            out[name] = pd.read_parquet(path)
-    prov = d / f"{prefix}_provenance.json"
-    out["provenance"] = json.loads(prov.read_text()) if prov.exists() else {}
-    return out
-
-
 def check_claims(table: pd.DataFrame) -> pd.DataFrame:
     """Raise ``ValueError`` unless ``table`` has exactly the verdict columns and known verdicts; return it.
 

@@ -344,9 +344,12 @@ def test_dataset_provenance_states_each_engines_rate(tmp_path):
     tiny = replace(CFG, reno_rtts_ms=(1.0,), cubic_rtts_ms=(4.0,), slider_exponents=())
     out = tmp_path / "out"
     out.mkdir()
-    fluid = pd.DataFrame({"rate_bps": [100e6, 400e6, None], "reno_bps": [50e6, 200e6, 30e6],
-                          "cubic_bps": [50e6, 200e6, 10e6], "utilization": [1.0, 1.0, 0.2],
-                          "loss_sharing": "proportional", "duration_s": 30.0, "warmup_s": 5.0})
+    from tcpmodels.datasets.p3 import FLUID
+
+    # a fluid table with the columns the schema declares (the others empty), one row of an old table (no rate)
+    fluid = pd.DataFrame({c: [None] * 3 for c in FLUID.column_names}).assign(
+        rate_bps=[100e6, 400e6, None], reno_bps=[50e6, 200e6, 30e6], cubic_bps=[50e6, 200e6, 10e6],
+        utilization=[1.0, 1.0, 0.2], loss_sharing="proportional", duration_s=30.0, warmup_s=5.0)
     fluid.to_parquet(tmp_path / "fluid.parquet")
     pd.DataFrame({"phase": ["main0"], "jain": [0.9]}).to_parquet(out / "p3_ns3.parquet")  # no rate column
     (out / "p3_provenance.json").write_text(json.dumps({"written_utc": "x", "ns3": {"n_runs": 1}}))

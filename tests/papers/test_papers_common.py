@@ -39,22 +39,6 @@ def test_comparison_frame_rejects_other_rows():
         comparison_frame([("rate", 1, 2, "-")])
 
 
-def test_read_frames_accepts_data_or_datasets_dir_and_names_the_command(tmp_path):
-    import json
-
-    from tcpmodels.papers.common import read_frames
-
-    d = tmp_path / "datasets"
-    d.mkdir()
-    pd.DataFrame({"a": [1, 2]}).to_parquet(d / "px_runs.parquet")
-    (d / "px_provenance.json").write_text(json.dumps({"k": 1}))
-    for where in (tmp_path, d):
-        got = read_frames(where, "px", ("runs",), optional=("extra",), command="make px")
-        assert got["runs"]["a"].tolist() == [1, 2] and got["provenance"] == {"k": 1} and "extra" not in got
-    with pytest.raises(FileNotFoundError, match="make px"):
-        read_frames(tmp_path, "px", ("runs", "bins"), command="make px")
-
-
 def _table():
     from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
 

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcpmodels.experiments.kernel_coupled_cc import (_snapshot_rows, _timeout_rows, goal_ratios, rto_share_ci,
-                                                     timeout_table, timeout_difference)
+from tcpmodels.experiments.kernel_coupled_cc import goal_ratios, rto_share_ci, timeout_difference, timeout_table
+from tcpmodels.experiments.kernel_coupled_cc.validation import _snapshot_rows, _timeout_rows
 from tcpmodels.testbed import kernel_cc
 from tcpmodels.testbed.kernel_cc.mapread import Calc, LiaConn, OliaConn, calc_dict, steady
 

@@ -64,7 +64,7 @@ def test_observed_k_recovers_the_generating_k(k_scale):
 def test_the_moment_fit_picks_the_k_and_c_of_the_direct_least_squares_fit():
     """observed_k fits the cubic by moments (O(1) per grid point): the same K and c' as the direct fit over the
     grid (the residual of every grid point), on noisy epochs of random length, window and K."""
-    from tcpmodels.experiments.kernel_coupled_cc import _best_cubic_inflection
+    from tcpmodels.experiments.kernel_coupled_cc.observe import _best_cubic_inflection
 
     rng = np.random.default_rng(7)
     for _ in range(40):
@@ -242,7 +242,7 @@ def test_lia_model_table_closed_forms():
 def test_lock_batches_hold_across_units_then_let_go(tmp_path):
     import fcntl
 
-    from tcpmodels.experiments.kernel_coupled_cc import _LockBatches
+    from tcpmodels.experiments.kernel_coupled_cc.validation import _LockBatches
 
     path = tmp_path / "host.lock"
 

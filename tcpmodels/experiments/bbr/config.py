@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from tcpmodels import congestion
+from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.models.bbr import queue_packets_for_bdp, rate_pps
 
 __all__ = ["w2_points", "prioritized", "REPO", "SCHEMA", "KEY", "GridPoint", "DEFAULT_GRID", "PILOT_GRID", "BbrConfig", "DEFAULT_CONFIG",
            "PILOT_CONFIG", "buffer_packets", "kernel_plan", "flows_of"]
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 #: version of the records' layout
 SCHEMA = 1
 #: the fields that identify a sample (:class:`tcpmodels.records.JsonlRecords`)

@@ -29,6 +29,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets import write_provenance, write_tables
+from tcpmodels.datasets.bbr import SCHEMA
 from tcpmodels.experiments.bbr import metrics
 from tcpmodels.experiments.bbr.config import KEY, REPO, DEFAULT_CONFIG, PILOT_CONFIG
 from tcpmodels.models.bbr import (
@@ -224,8 +226,6 @@ def build_dataset(*, kernel_records: Sequence[str | Path] = (), ns3_records: Seq
     ValueError
         If no record is given, or a shipped dataset would be written from a dirty tree.
     """
-    import json
-
     from tcpmodels.records import host_facts, records_git_summary, shipped_git_state, utc_now
 
     git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)
@@ -243,10 +243,8 @@ def build_dataset(*, kernel_records: Sequence[str | Path] = (), ns3_records: Seq
             episodes += ep
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    frames = {"bbr_runs.parquet": pd.DataFrame(runs), "bbr_flows.parquet": pd.DataFrame(flows),
-              "bbr_series.parquet": pd.DataFrame(series), "bbr_probertt.parquet": pd.DataFrame(episodes)}
-    for name, frame in frames.items():
-        frame.to_parquet(out / name, index=False)
+    write_tables(SCHEMA, out, {"runs": pd.DataFrame(runs), "flows": pd.DataFrame(flows),
+                               "series": pd.DataFrame(series), "probertt": pd.DataFrame(episodes)})
     all_recs = [r for recs in sources.values() for r in recs]
     prov = {
         "dataset": "bbr", "written_utc": utc_now(), "generator": "tcpmodels.experiments.bbr dataset",
@@ -265,5 +263,5 @@ def build_dataset(*, kernel_records: Sequence[str | Path] = (), ns3_records: Seq
         "ns3_versions": sorted({str(r.get("sim", {}).get("ns3_version")) for r in sources["ns3"]}),
         "files": list(FILES), "build_s": round(time.monotonic() - t_start, 2),
     }
-    (out / "bbr_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    write_provenance(SCHEMA, out, prov)
     return prov

@@ -46,12 +46,13 @@ from pathlib import Path
 
 import numpy as np
 
+from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now
 
 __all__ = ["SCENARIOS", "TUNING_SEEDS", "TEST_SEEDS", "TEST2_SEEDS", "split_of", "path_of", "scenario_plan", "run_scenario",
            "run_campaign"]
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 #: scenario -> the class the design expects (the kernel's label is what is scored)
 SCENARIOS = {"rwnd": "receiver_window", "sndbuf": "send_buffer", "app": "application", "self": "bandwidth",
              "cross": "congestion", "loss": "congestion", "short": "opportunity"}

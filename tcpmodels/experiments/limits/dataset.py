@@ -16,11 +16,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels.datasets import REPO_ROOT, write_provenance, write_tables
+from tcpmodels.datasets.limits import SCHEMA
 from tcpmodels.records import host_facts, records_git_summary, reproducible_gzip_writer, shipped_git_state, utc_now
 
 __all__ = ["build_dataset", "diagnose_run", "drops", "write_fixtures"]
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 
 
 def _flow_ids(packets: pd.DataFrame, annotated: pd.DataFrame, flows: list[dict]) -> list[int]:
@@ -161,8 +163,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, *, note: str = "", 
     intervals = pd.concat(ivs, ignore_index=True)
     flows = pd.concat(fls, ignore_index=True)
     out_dir.mkdir(parents=True, exist_ok=True)
-    intervals.to_parquet(out_dir / "limits_intervals.parquet", index=False, compression="zstd")
-    flows.to_parquet(out_dir / "limits_flows.parquet", index=False, compression="zstd")
+    write_tables(SCHEMA, out_dir, {"intervals": intervals, "flows": flows})
     with reproducible_gzip_writer(out_dir / "limits_records.jsonl.gz", text=True) as fh:
         for r in recs:
             slim = {**r, "flows": [{k: v for k, v in f.items() if k != "samples"} for f in r["flows"]]}
@@ -189,7 +190,7 @@ def build_dataset(runs_dir: str | Path, out_dir: str | Path, *, note: str = "", 
         "host": recs[-1].get("host", host_facts()),
         "files": ["limits_intervals.parquet", "limits_flows.parquet", "limits_records.jsonl.gz"],
     }
-    (out_dir / "limits_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    write_provenance(SCHEMA, out_dir, prov)
     return prov
 
 

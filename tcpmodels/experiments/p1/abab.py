@@ -32,6 +32,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+import pandas as pd
+
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, REPO, SCHEMA, UNCOUPLED, P1Config, engine_label
 
 __all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "abab_plan", "run_abab", "abab_frames", "build_abab_dataset",
@@ -183,7 +185,7 @@ def run_abab(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: 
                        unit="run")
 
 
-def abab_frames(recs: list[dict]):
+def abab_frames(recs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The campaign's tables from its records: the Section 4 flows and one row per run.
 
     Parameters
@@ -207,8 +209,6 @@ def abab_frames(recs: list[dict]):
     ValueError
         If a record lacks the run key.
     """
-    import pandas as pd
-
     flow_rows, run_rows = [], []
     for r in recs:
         missing = [k for k in ABAB_KEY if k not in r]

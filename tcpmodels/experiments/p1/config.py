@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
+from tcpmodels.datasets import REPO_ROOT
+from tcpmodels.datasets.p1 import KERNEL_ENGINES, KEY, NS3_CC, UNCOUPLED, cc_of
+from tcpmodels.datasets.p1 import SCHEMA as DATASET_SCHEMA
 from tcpmodels.experiments.campaign import testbed_label
 from tcpmodels.topology_addressing import N_CORES, N_HOSTS
 
@@ -16,31 +18,24 @@ __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", 
 
 
 KB = 1000
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 AGGREGATOR_HOSTS = (0, 1, 2, 3)
 WORKER_HOSTS = tuple(range(4, 16))
 EXPERIMENTS = ("s4", "s5_query_nobg", "s5_query_bg", "s5_message_bg")
 PROTOCOLS = ("tcp", "mptcp")
 #: the engines a campaign runs on (``--engine``)
 ENGINES = ("kernel", "ns3")
-#: the ``engine`` of a kernel run's record, by testbed (:func:`engine_label`): ``kernel`` without RPS
-#: steering (every kernel run up to 2026-11-29), ``kernel_steered`` with it (``P1Config.keep_flow_order``)
-KERNEL_ENGINES = ("kernel", "kernel_steered")
 BG_PORT = 5201
 FLOW_PORT = 5202
-SCHEMA = 2
-#: the key of a run: runs of different congestion controls never mix (schema 1 had no ``cc``)
-KEY = ("engine", "experiment", "protocol", "cc", "seed")
+#: the schema version of the records and dataset (:data:`tcpmodels.datasets.p1.SCHEMA`)
+SCHEMA = DATASET_SCHEMA.version
 #: MPTCP congestion control of the kernel runs: ``uncoupled`` = every subflow runs the kernel's
 #: own :attr:`P1Config.cc` (Reno) on its own, what the 32 kernel runs of schema 1 used (their
 #: records say ``cc: reno``, ``cc_effective`` was not kept); ``tm_lia`` / ``tm_olia`` = the BPF
 #: controls of :mod:`tcpmodels.testbed.kernel_cc`, which couple the subflows of one MPTCP connection
 #: (RFC 6356 LIA, OLIA). A single-path (TCP) connection always runs :attr:`P1Config.cc`; the TCP
 #: runs are part of the ``uncoupled`` group and serve as the baseline of every MPTCP control.
-UNCOUPLED = "uncoupled"
 KERNEL_CCS = (UNCOUPLED, "tm_lia", "tm_olia")
-#: ns-3's MPTCP is always RFC 6356 LIA-coupled (``tcpmodels.sim``): every ns-3 run carries this ``cc``
-NS3_CC = "lia"
 CCS = (*KERNEL_CCS, NS3_CC)
 
 
@@ -114,9 +109,7 @@ def record_cc(record: dict) -> str:
         One of :data:`CCS`.
     """
     cc = record.get("cc")
-    if cc in CCS:
-        return cc
-    return NS3_CC if record.get("engine") == "ns3" else UNCOUPLED
+    return cc if cc in CCS else cc_of(record.get("engine"))
 
 
 @dataclass(frozen=True, kw_only=True)

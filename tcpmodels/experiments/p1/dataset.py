@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
+from tcpmodels.datasets import write_provenance, write_tables
+from tcpmodels.datasets.p1 import SCHEMA, cc_of
 from tcpmodels.experiments.p1.config import (
     DEFAULT_CONFIG,
     FLOW_PORT,
     KEY,
-    NS3_CC,
     REPO,
-    UNCOUPLED,
     P1Config,
     engine_family,
     record_cc,
@@ -89,7 +89,7 @@ def _with_cc(frame, git: dict | None = None):
         return frame
     out = frame.copy()
     if "cc" not in out:
-        out["cc"] = [NS3_CC if e == "ns3" else UNCOUPLED for e in out["engine"]]
+        out["cc"] = [cc_of(e) for e in out["engine"]]
     if git is not None and "git_commit" not in out:
         out["git_commit"] = git.get("commit")
         out["git_dirty"] = git.get("dirty")
@@ -281,12 +281,7 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
     if "cc_effective" in flows:
         flows["cc_effective"] = flows["cc_effective"].astype("string")
     flows = _rounded(flows)
-    flows.to_parquet(out_dir / "p1_flows.parquet", index=False, compression="zstd", compression_level=9)
-    subflows.to_parquet(out_dir / "p1_subflows.parquet", index=False, compression="zstd")
-    subflows.to_csv(out_dir / "p1_subflows.csv", index=False)
-    tcpinfo.to_parquet(out_dir / "p1_tcpinfo.parquet", index=False, compression="zstd")
-    runs.to_parquet(out_dir / "p1_runs.parquet", index=False, compression="zstd")
-    runs.to_csv(out_dir / "p1_runs.csv", index=False)
+    write_tables(SCHEMA, out_dir, {"flows": flows, "subflows": subflows, "tcpinfo": tcpinfo, "runs": runs})
     shipped = old_prov.get("shipped_capture")
     if ship_capture is not None:
         from tcpmodels.traces.trim import trim_capture
@@ -353,5 +348,5 @@ def build_dataset(records_paths: Sequence[str | Path], data_dir: str | Path, con
         prov["tools"]["ns3"] = version("ns3")
     except PackageNotFoundError:
         prov["tools"]["ns3"] = None
-    (out_dir / "p1_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    write_provenance(SCHEMA, out_dir, prov)
     return prov

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
+from tcpmodels.datasets import REPO_ROOT
 
 
 __all__ = ["P2Config", "DEFAULT_CONFIG", "SAMPLE_FIELDS", "TRANSFER_FIELDS", "PAPER_PROBE_LABELS",
@@ -15,7 +15,7 @@ __all__ = ["P2Config", "DEFAULT_CONFIG", "SAMPLE_FIELDS", "TRANSFER_FIELDS", "PA
 
 KB = 1024
 MB = 1024 * 1024
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 
 #: probe sizes of Tables 2 and 4 as printed, in order (all single MPTCP probes)
 PAPER_PROBE_LABELS = ("64KB", "128KB", "256KB", "512KB", "2MB", "8MB", "32MB", "128MB")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels.datasets import write_provenance, write_tables
+from tcpmodels.datasets.p2 import SCHEMA
 from tcpmodels.experiments.p2.config import CONDITION_LIMITS, DEFAULT_CONFIG, REPO, SAMPLE_KEY, P2Config
 
 __all__ = ["samples_frame", "sweep_frame", "build_dataset", "add_conditions", "conditions_summary", "path1_share",
@@ -345,7 +347,7 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
         parts = _kept_parts(old_prov, kept) + parts
     samples = new if not len(kept) else kept if not len(new) else pd.concat([kept, new], ignore_index=True)
     samples = samples.sort_values(list(ROW_KEY)).reset_index(drop=True)
-    samples.to_parquet(old_path, index=False, compression="zstd")
+    write_tables(SCHEMA, out_dir, {"samples": samples})
 
     fig4_path = out_dir / "p2_fig4.parquet"
     if sweep_recs:
@@ -356,10 +358,10 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
             swept = set(zip(fig4["cc"], fig4["path_rate_bps"]))
             old4 = old4[[k not in swept for k in zip(old4["cc"], old4["path_rate_bps"])]]
             fig4 = pd.concat([old4, fig4], ignore_index=True)
-        fig4.to_parquet(fig4_path, index=False, compression="zstd")
+        write_tables(SCHEMA, out_dir, {"fig4": fig4})
     elif fig4_path.exists() and "cc" not in pd.read_parquet(fig4_path).columns:
-        _with_shipped_setting(pd.read_parquet(fig4_path)).drop(columns=["data_size_bytes", "path_rate_bps"]) \
-            .to_parquet(fig4_path, index=False, compression="zstd")
+        write_tables(SCHEMA, out_dir, {"fig4": _with_shipped_setting(pd.read_parquet(fig4_path))
+                                       .drop(columns=["data_size_bytes", "path_rate_bps"])})
 
     walls = [r["wall_s"] for r in recs] or [0.0]
     prov = {
@@ -378,5 +380,5 @@ def build_dataset(records_path: str | Path, sweep_path: str | Path | None, out_d
         "parts": parts, "git": git, "host": host, "tools": tools, "note": note,
         "files": sorted(p.name for p in out_dir.glob("p2_*.parquet")),
     }
-    prov_path.write_text(json.dumps(prov, indent=1) + "\n")
+    write_provenance(SCHEMA, out_dir, prov, default=None)
     return prov

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, replace
-from pathlib import Path
 
+from tcpmodels.datasets import REPO_ROOT
+from tcpmodels.datasets.p3 import LEGACY_NS3_RATE_BPS
+from tcpmodels.datasets.p3 import SCHEMA as DATASET_SCHEMA
 from tcpmodels.models.cubic import x_power_law_params
-
 
 __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO", "LEGACY_NS3_RATE_BPS",
            "NS3_SETTINGS", "NS3_LONG_MEASURE_S", "NS3_LONG_SEEDS", "ns3_setting", "ns3_phases", "ns3_setting_phases"]
 
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 MB = 1024 * 1024
-SCHEMA = 1
+#: the schema version of the records and dataset (:data:`tcpmodels.datasets.p3.SCHEMA`)
+SCHEMA = DATASET_SCHEMA.version
 #: ns-3 phases in run order: the main grid for seed 0, the x(RTT)-exponent grid, more seeds
 NS3_PHASES = ("main0", "slider0", "main1", "slider1", "main2")
 #: CUBIC variants of the ns-3 grid: standard ns-3 TcpCubic, and TcpCubicX in each reading of eq. (4)
 NS3_KINDS = ("standard", "multiply", "divide")
-#: bottleneck rate of the ns-3 grid shipped before its table had a ``rate_bps`` column (2026-11-24:
-#: 96 runs, every run's two flows together 94.0-96.4 Mbit/s of goodput, i.e. a 100 Mbit/s link). [bit/s]
-LEGACY_NS3_RATE_BPS = 100e6
 #: named ns-3 settings (:func:`ns3_setting`): ``short`` the grid shipped on 2026-11-24 (20 s simulated, 15 s
 #: measured, seeds 0-2, with the x(RTT)-exponent phases), ``long`` the grid to the kernel's standard (issue 17:
 #: :data:`NS3_LONG_MEASURE_S` measured, seeds :data:`NS3_LONG_SEEDS`, the main phases only)

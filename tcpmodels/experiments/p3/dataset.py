@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets import write_provenance, write_tables
+from tcpmodels.datasets.p3 import LEGACY_NS3_RATE_BPS, REPEAT_SUFFIX, SCHEMA, fluid_rate_bps, kernel_filled, ns3_filled
 from tcpmodels.experiments.p3.config import (
     DEFAULT_CONFIG,
-    LEGACY_NS3_RATE_BPS,
     NS3_SETTINGS,
     REPO,
     P3Config,
@@ -23,7 +24,7 @@ from tcpmodels.experiments.p3.config import (
     ns3_setting_phases,
 )
 from tcpmodels.experiments.p3.fluid import fluid_frame
-from tcpmodels.experiments.p3.kernel import KERNEL_KEY, REPEAT_SUFFIX, kernel_frame
+from tcpmodels.experiments.p3.kernel import KERNEL_KEY, kernel_frame
 from tcpmodels.experiments.p3.ns3 import ns3_plan, ns3_records, ns3_row_run_id, ns3_run_id, ns3_summary
 
 __all__ = ["build_dataset", "fluid_rates_bps", "merge_ns3", "read_ns3_records", "write_ns3_records", "NS3_RECORDS",
@@ -132,8 +133,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
         if len(carried):
             kf = pd.concat([carried, kf], ignore_index=True, sort=False)
             kf = kf.sort_values(["kind", "rate_bps", "reno_rtt_ms", "cubic_rtt_ms", "started_utc"]).reset_index(drop=True)
-        kf.to_parquet(out_dir / "p3_kernel.parquet", index=False, compression="zstd")
-        kf.to_csv(out_dir / "p3_kernel.csv", index=False, float_format="%.6g")
+        write_tables(SCHEMA, out_dir, {"kernel": kf})
         starts = sorted(r["started_utc"] for r in recs)
         walls = [r["wall_s"] for r in recs]
         last = max(recs, key=lambda r: r["started_utc"])
@@ -193,7 +193,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
         prov["files"] += [f for f in ("p3_ns3.parquet", "p3_ns3.csv") if (out_dir / f).exists()]
     if fluid:
         ff = pd.read_parquet(fluid_path) if fluid_path is not None else fluid_frame(config)
-        ff.to_parquet(out_dir / "p3_fluid.parquet", index=False, compression="zstd")
+        write_tables(SCHEMA, out_dir, {"fluid": ff})
         prov["fluid"] = {"n_rows": len(ff), "model": "tcpmodels.models.bottleneck.reno_cubic_bottleneck",
                          "rates_bps": sorted({float(r) for r in fluid_rates_bps(ff)}),
                          "source": str(fluid_path) if fluid_path is not None else "computed by dataset",
@@ -222,7 +222,7 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     prov["engine_rates_bps"] = _engine_rates(out_dir, prov)
     prov.update({"host": host_facts(), "git": git, "load_avg_at_write": load_average(),
                  "dataset_build_wall_s": round(time.monotonic() - t0, 1), "note": note})
-    (out_dir / "p3_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    write_provenance(SCHEMA, out_dir, prov)
     return prov
 
 
@@ -240,9 +240,7 @@ def fluid_rates_bps(fluid: pd.DataFrame) -> pd.Series:
     pandas.Series
         One rate per row, rounded to 1 bit/s. [bit/s]
     """
-    inferred = (fluid["reno_bps"] + fluid["cubic_bps"]) / fluid["utilization"]
-    rate = fluid["rate_bps"].fillna(inferred) if "rate_bps" in fluid else inferred
-    return rate.round()
+    return fluid_rate_bps(fluid, {}).round()
 
 
 def _rates(table: pd.DataFrame, legacy_bps: float) -> float | list[float]:
@@ -307,16 +305,10 @@ def _shipped_kernel_rows(out_dir: Path, previous: dict, rebuilt_starts: set, *,
         old = old[~from_records].copy()
     if not len(old):
         return old, superseded
-    cfg = previous.get("config", {})
     origin = previous.get("kernel", {}).get("carried_over_from_build_utc", previous.get("written_utc", "?"))
-    defaults = {"kind": "standard", "cubic_cc_reading": None, "rate_bps": cfg.get("rate_bps"),
-                "buffer_bytes": cfg.get("buffer_bytes"), "measure_s": cfg.get("measure_s"),
-                "source": f"carried from {origin}"}
-    for col, val in defaults.items():
-        if col not in old.columns:
-            old[col] = val
-        elif val is not None:
-            old[col] = old[col].fillna(val)
+    old = kernel_filled(old, previous.get("config", {}),
+                        ("kind", "cubic_cc_reading", "rate_bps", "buffer_bytes", "measure_s"))
+    old["source"] = old["source"].fillna(f"carried from {origin}") if "source" in old else f"carried from {origin}"
     # rows an earlier build made from records no longer at hand: carried from that build
     return old.assign(source=old["source"].where(old["source"] != "records",
                                                  f"carried from {previous.get('written_utc', '?')}")), superseded
@@ -383,9 +375,7 @@ def merge_ns3(shipped: pd.DataFrame, records: list[dict], *, carried_from: str) 
     new = pd.DataFrame([{**ns3_summary(r), "source": r["source"], "cache_key": r.get("cache_key")} for r in records])
     if len(shipped):
         old = shipped.copy()
-        if "rate_bps" not in old:
-            old["rate_bps"] = LEGACY_NS3_RATE_BPS
-        old["rate_bps"] = old["rate_bps"].fillna(LEGACY_NS3_RATE_BPS)
+        old["rate_bps"] = ns3_filled(old, {})["rate_bps"]  # the grid shipped before the column ran at the legacy rate
         old["run_id"] = [ns3_row_run_id(r) for r in old.to_dict("records")]
         old = old[~old["run_id"].isin(set(new["run_id"]) if len(new) else set())]
         label = f"carried from {carried_from}"
@@ -432,8 +422,7 @@ def _build_ns3(out_dir: Path, cache_dir, config: P3Config, previous: dict, shipp
     table = merge_ns3(shipped, list(recs.values()), carried_from=origin)
     if not len(table):
         return {}
-    table.to_parquet(path, index=False, compression="zstd")
-    table.to_csv(out_dir / "p3_ns3.csv", index=False, float_format="%.6g")
+    write_tables(SCHEMA, out_dir, {"ns3": table})
     if recs:
         write_ns3_records(out_dir / NS3_RECORDS, [{k: v for k, v in r.items() if k != "source"} for r in recs.values()])
     have = set(table["run_id"])

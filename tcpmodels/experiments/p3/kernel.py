@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels.datasets.p3 import REPEAT_SUFFIX as DATASET_REPEAT_SUFFIX
 from tcpmodels.experiments.campaign import KERNEL_TESTBEDS, ServerTestbed, kernel_testbed_of, testbed_label
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, SCHEMA, P3Config
 from tcpmodels.models.fairness import jain_index
@@ -87,7 +88,7 @@ def kernel_plan(config: P3Config) -> list[dict]:
 
 #: appended to a testbed's ``campaign`` label for a sample run again because it lost packets outside the
 #: bottleneck queue (:func:`cpu_loss_repeat_plan`): repeats never share a key with the samples they repeat
-REPEAT_SUFFIX = "_repeat"
+REPEAT_SUFFIX = DATASET_REPEAT_SUFFIX
 
 
 def record_cpu_drops(record: dict) -> int | None:

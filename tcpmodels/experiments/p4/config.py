@@ -5,11 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
+
+from tcpmodels.datasets import REPO_ROOT
 
 __all__ = ["P4Config", "DEFAULT_CONFIG", "SCHEMA", "REPO", "KIB"]
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 KIB = 1024
 SCHEMA = 1
 

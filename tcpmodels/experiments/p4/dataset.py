@@ -10,6 +10,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from tcpmodels.datasets import write_provenance, write_tables
+from tcpmodels.datasets.p4 import SCHEMA
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, REPO, P4Config
 from tcpmodels.experiments.p4.kernel import KERNEL_KEY, kernel_frame
 
@@ -67,7 +69,7 @@ def build_dataset(records_path: str | Path, out_dir: str | Path, config: P4Confi
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     df = kernel_frame(recs, config)
-    df.to_parquet(out_dir / "p4_kernel.parquet", index=False, compression="zstd")
+    write_tables(SCHEMA, out_dir, {"kernel": df})
     with open(records_path, "rb") as src, gzip.open(out_dir / "p4_records.jsonl.gz", "wb", compresslevel=9) as dst:
         shutil.copyfileobj(src, dst)
     starts = sorted(r["started_utc"] for r in recs)
@@ -110,5 +112,5 @@ def build_dataset(records_path: str | Path, out_dir: str | Path, config: P4Confi
         "tools": tool_versions(), "host": host_facts(), "git": git, "load_avg_at_write": load_average(),
         "dataset_build_wall_s": round(time.monotonic() - t0, 1), "note": note,
     }
-    (out_dir / "p4_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    write_provenance(SCHEMA, out_dir, prov)
     return prov

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
+from tcpmodels.datasets import REPO_ROOT
 
 
 __all__ = ["P5Config", "DEFAULT_CONFIG", "CASES", "REPO", "BELLCORE_PATH", "SERVER_ADDR"]
@@ -15,7 +15,7 @@ __all__ = ["P5Config", "DEFAULT_CONFIG", "CASES", "REPO", "BELLCORE_PATH", "SERV
 
 
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 CASES = ("main", "long", "alt_server_queue", "alt_arrival")
 #: The Bellcore excerpt, beside the clone (``../shared``) as the shared docs are.
 BELLCORE_PATH = REPO.parent / "shared" / "data" / "bellcore" / "BC-pAug89-small.TL"

@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets import write_provenance, write_tables
+from tcpmodels.datasets.p5 import SCHEMA
 from tcpmodels.experiments.p5.config import BELLCORE_PATH, CASES, DEFAULT_CONFIG, REPO, P5Config
 from tcpmodels.experiments.p5.counts import bellcore_counts
 from tcpmodels.experiments.p5.plan import plan, run_id
@@ -272,8 +274,7 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     missing = [run_id(item) for item in items if run_id(item) not in have]
     new_ids = {r["run_id"] for r in records}
     records = [r for r in shipped_records if r["run_id"] not in new_ids] + records
-    for name, df in tables.items():
-        df.to_parquet(out / f"p5_{name}.parquet", index=False, compression="zstd")
+    write_tables(SCHEMA, out, tables)
     from tcpmodels.records import reproducible_gzip_writer
 
     with reproducible_gzip_writer(out / "p5_records.jsonl.gz", text=True) as fh:
@@ -322,5 +323,5 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
         "files": sorted([*(f"p5_{n}.parquet" for n in tables), "p5_records.jsonl.gz"]),
         "note": note,
     }
-    (out / "p5_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    write_provenance(SCHEMA, out, prov)
     return prov

@@ -5,10 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from tcpmodels import congestion
-
+from tcpmodels.datasets import REPO_ROOT
 
 
 __all__ = ["SvkConfig", "DEFAULT_CONFIG", "SCENARIOS", "NS3_VARIANT", "KEY", "SCHEMA", "REPO", "config_from_record"]
@@ -17,7 +16,7 @@ __all__ = ["SvkConfig", "DEFAULT_CONFIG", "SCENARIOS", "NS3_VARIANT", "KEY", "SC
 
 
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = REPO_ROOT
 SCHEMA = 1
 #: ns-3 congestion control standing for each kernel one (:mod:`tcpmodels.congestion`)
 NS3_VARIANT = {name: congestion.by_kernel_name(name).ns3_type_id for name in ("reno", "cubic")}

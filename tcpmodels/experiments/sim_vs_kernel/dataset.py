@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets import write_provenance, write_tables
+from tcpmodels.datasets.sim_vs_kernel import SCHEMA
 from tcpmodels.experiments.sim_vs_kernel.compare import agreement, flow_frame
 from tcpmodels.experiments.sim_vs_kernel.config import KEY, REPO, SvkConfig, config_from_record
 
@@ -93,8 +95,7 @@ def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str
     frame = pd.concat(frames, ignore_index=True)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(out_dir / "sim_vs_kernel.parquet", index=False, compression="zstd")
-    frame.to_csv(out_dir / "sim_vs_kernel.csv", index=False, float_format="%.6g")
+    write_tables(SCHEMA, out_dir, {"": frame})
     prov = {
         "dataset": "sim_vs_kernel", "written_utc": utc_now(), "generator": "tcpmodels.experiments.sim_vs_kernel dataset",
         "command": " ".join(["python -m tcpmodels.experiments.sim_vs_kernel", *sys.argv[1:]]),
@@ -107,7 +108,7 @@ def build_dataset(records_paths: str | Path | Iterable[str | Path], out_dir: str
         "dataset_build_wall_s": round(time.monotonic() - t0, 2), "note": note,
         "files": ["sim_vs_kernel.parquet", "sim_vs_kernel.csv"],
     }
-    (out_dir / "sim_vs_kernel_provenance.json").write_text(json.dumps(prov, indent=1, default=str) + "\n")
+    write_provenance(SCHEMA, out_dir, prov)
     return prov
 
 

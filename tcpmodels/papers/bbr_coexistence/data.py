@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.papers.common import read_frames
+from tcpmodels.datasets.bbr import SCHEMA
 
 __all__ = ["BbrDataset", "load_dataset", "grid_runs"]
 
@@ -48,8 +48,7 @@ def load_dataset(data_dir: str | Path) -> BbrDataset:
     FileNotFoundError
         Naming the missing file and the command that writes it.
     """
-    f = read_frames(data_dir, "bbr", ("runs", "flows", "series", "probertt"),
-                    command="python -m tcpmodels.experiments.bbr dataset --out data/datasets ...")
+    f = SCHEMA.read(data_dir, ("runs", "flows", "series", "probertt"))
     return BbrDataset(runs=f["runs"], flows=f["flows"], series=f["series"], probertt=f["probertt"],
                       provenance=f["provenance"])
 

@@ -12,8 +12,8 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
+from tcpmodels.datasets.p1 import KERNEL_ENGINES, SCHEMA, SCHEMA1_CC, with_cc
 from tcpmodels.papers.p1_datacenter_fct.windows import with_ns3_windows
-from tcpmodels.papers.common import read_frames
 
 __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "PROTO_LABELS",
            "CONFIDENCE_LEVEL", "P1Dataset", "FctSummary", "load_dataset", "fct_summary", "ms", "ci_str", "engines_in",
@@ -43,11 +43,10 @@ PROTO_LABELS = {"tcp": "TCP", "mptcp": "MPTCP"}
 CC_ORDER = ("uncoupled", "tm_lia", "tm_olia", "lia")
 CC_LABELS = {"uncoupled": "uncoupled Reno subflows (kernel)", "tm_lia": "LIA, BPF tm_lia (kernel)",
              "tm_olia": "OLIA, BPF tm_olia (kernel)", "lia": "LIA, ns3::TcpLia (ns-3)"}
-#: each engine's control when a table has no ``cc`` column (the datasets of schema 1)
-DEFAULT_CC = {"kernel": "uncoupled", "kernel_steered": "uncoupled", "ns3": "lia"}
+#: each engine's control when a table has no ``cc`` column (the datasets of schema 1:
+#: :data:`tcpmodels.datasets.p1.SCHEMA1_CC`)
+DEFAULT_CC = SCHEMA1_CC
 CONFIDENCE_LEVEL = 0.99
-#: the kernel testbeds: without RPS steering (every kernel stage up to 2026-11-29) and steered (no reordering)
-KERNEL_ENGINES = ("kernel", "kernel_steered")
 #: the engines of the tables and figures, in panel order
 TABLE_ENGINES = ("kernel", "ns3")
 #: the engines the claims judge, in the order of their rows: both kernel testbeds (17 seeds each), then ns-3
@@ -99,34 +98,12 @@ def load_dataset(data_dir: str | Path = "data") -> P1Dataset:
     FileNotFoundError
         If a ``p1_*.parquet`` file is missing (the message names the command that writes it).
     """
-    parts = read_frames(data_dir, "p1", ("flows", "subflows", "tcpinfo", "runs"),
-                        command="python -m tcpmodels.experiments.p1 dataset")
+    parts = SCHEMA.read(data_dir, ("flows", "subflows", "tcpinfo", "runs"))
     for name in ("flows", "subflows", "tcpinfo", "runs"):
         parts[name] = with_cc(parts[name])
     # issue 57: ns-3's background windows and losses from the traced reruns (p1_ns3_windows.parquet), where measured
     parts["subflows"] = with_ns3_windows(parts["subflows"], data_dir)
     return P1Dataset(**parts)
-
-
-def with_cc(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with a ``cc`` column: the MPTCP congestion control of each row's run.
-
-    Tables written before the campaign keyed runs by congestion control have none; their
-    rows get their engine's only control then (:data:`DEFAULT_CC`: kernel ``uncoupled``, ns-3 ``lia``).
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        A table of the dataset (with ``engine`` when it has rows).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``frame`` itself when it has the column or no ``engine``, else a copy with it.
-    """
-    if "cc" in frame or "engine" not in frame:
-        return frame
-    return frame.assign(cc=frame["engine"].map(DEFAULT_CC).fillna("uncoupled").astype("string"))
 
 
 def mptcp_ccs(flows: pd.DataFrame, engine: str) -> list[str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import numpy.typing as npt
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from tcpmodels.datasets.p2 import SCHEMA
 from tcpmodels.predict import fraction_rpe_within, rmse
 
 __all__ = [
@@ -187,15 +187,8 @@ def load_dataset(data_dir: str | Path = "data") -> P2Dataset:
     FileNotFoundError
         Naming the missing file and the command that writes it.
     """
-    base = Path(data_dir) / "datasets"
-    path = base / "p2_samples.parquet"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} not found; write it with "
-                                "`python -m tcpmodels.experiments.p2 dataset --records ... --out data/datasets`")
-    samples = pd.read_parquet(path)
-    fig4 = pd.read_parquet(base / "p2_fig4.parquet") if (base / "p2_fig4.parquet").exists() else pd.DataFrame()
-    prov_path = base / "p2_provenance.json"
-    prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
+    parts = SCHEMA.read(data_dir, ("samples",), optional=("fig4",))
+    samples, fig4, prov = parts["samples"], parts.get("fig4", pd.DataFrame()), parts["provenance"]
     if "cc" not in samples.columns:  # written before the cc column: one setting, the provenance's config
         cfg = prov.get("config", {})
         samples = samples.assign(cc=cfg.get("cc", "cubic"), data_size_bytes=cfg.get("data_size_bytes"),

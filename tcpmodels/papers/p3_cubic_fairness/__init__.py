@@ -63,14 +63,13 @@ References
 .. [3] R. Jain, D. Chiu, W. Hawe, DEC-TR-301 (1984): the fairness index.
 """
 
+from tcpmodels.datasets.p3 import LEGACY_NS3_RATE_BPS, TESTBEDS
 from tcpmodels.papers.p3_cubic_fairness.claims import answer, claims, headline, reading_summary
 from tcpmodels.papers.p3_cubic_fairness.data import (
     CITATION,
     PAPER_DIRECTION,
     READINGS,
-    LEGACY_NS3_RATE_BPS,
     P3Dataset,
-    TESTBEDS,
     cell_stats,
     fluid_at,
     fluid_rates_bps,

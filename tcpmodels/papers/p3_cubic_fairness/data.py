@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.common import read_frames, rerun_once_caught_up
+from tcpmodels.datasets.p3 import SCHEMA, TESTBEDS, fluid_rate_bps, kernel_filled, ns3_filled, split_repeats
+from tcpmodels.papers.common import rerun_once_caught_up
 
 CITATION = ("T. Kozu, S. Yamaguchi, 'CUBIC TCP の輻輳ウィンドウ回復時間の制御による TCP 公平性の改善' "
             "(Improvement of TCP Fairness with Controlling Congestion Windows Size Recovery Time), FIT2013, L-033.")
@@ -22,9 +23,6 @@ PAPER_DIRECTION = {
     (16.0, 1.0): "less fair", (16.0, 4.0): "less fair", (16.0, 16.0): "less fair", (16.0, 64.0): "less fair",
 }
 _MIN_DELTA = 0.01
-#: the end of the ``campaign`` label of a kernel sample run once more because it lost packets outside the
-#: bottleneck queue (``tcpmodels.experiments.p3.kernel.REPEAT_SUFFIX``; papers do not import campaigns)
-REPEAT_SUFFIX = "_repeat"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -50,7 +48,7 @@ class P3Dataset:
         there. :func:`with_testbed` sets it.
     kernel_repeats : pandas.DataFrame
         Kernel samples run once more because they lost packets outside the bottleneck queue (``campaign``
-        ending in :data:`REPEAT_SUFFIX`; ``repeats_started_utc`` names the sample repeated), the same
+        ending in :data:`tcpmodels.datasets.p3.REPEAT_SUFFIX`; ``repeats_started_utc`` names the sample repeated), the same
         columns as ``kernel``. Kept out of ``kernel``: the tables and verdicts rest on the plan's samples, and
         :func:`~.robustness.with_cpu_loss_repeated` puts the repeats in their place. Empty by default.
     """
@@ -75,29 +73,19 @@ def load_dataset(data_dir: str | Path = "data") -> P3Dataset:
     -------
     P3Dataset
         The three tables and the provenance (``{}`` without ``p3_provenance.json``); the kernel table's
-        repeats (:data:`REPEAT_SUFFIX`) go to ``kernel_repeats``.
+        repeats (:data:`tcpmodels.datasets.p3.REPEAT_SUFFIX`) go to ``kernel_repeats``.
 
     Raises
     ------
     FileNotFoundError
         Naming the missing file and the command that writes it.
     """
-    parts = read_frames(data_dir, "p3", ("kernel", "ns3", "fluid"),
-                        command="python -m tcpmodels.experiments.p3 dataset --records runs/p3/kernel_x.jsonl "
-                                "--fluid runs/p3/fluid.parquet --out data/datasets")
-    k = parts["kernel"]
-    repeat = (k["campaign"].fillna("").str.endswith(REPEAT_SUFFIX) if "campaign" in k.columns
-              else pd.Series(False, index=k.index))
-    parts["kernel"] = k[~repeat].reset_index(drop=True)
-    return P3Dataset(**parts, kernel_repeats=k[repeat].reset_index(drop=True))
+    parts = SCHEMA.read(data_dir, ("kernel", "ns3", "fluid"))
+    parts["kernel"], repeats = split_repeats(parts["kernel"])
+    return P3Dataset(**parts, kernel_repeats=repeats)
 
 
 # ------------------------------------------------------------ kernel testbeds
-#: the kernel testbeds a sample can have run on (``tcpmodels.experiments.campaign.KERNEL_TESTBEDS``; papers do
-#: not import campaigns): ``reordering`` (no RPS steering; every sample before 2026-11-28), ``steered`` (RPS
-#: steering) and ``pinned`` (steering with each delay element pinned to a CPU, free of the steered testbed's
-#: CPU-induced loss)
-TESTBEDS = ("reordering", "steered", "pinned")
 #: the reruns, in the order :func:`kernel_testbed` prefers them
 RERUNS = ("pinned", "steered")
 
@@ -118,12 +106,8 @@ def kernel_all_testbeds(ds: P3Dataset) -> pd.DataFrame:
     pandas.DataFrame
         ``ds.kernel`` with the four columns filled.
     """
-    k = ds.kernel
-    cfg = ds.provenance.get("config", {})
-    fill = {"kind": "standard", "rate_bps": cfg.get("rate_bps", math.nan), "measure_s": cfg.get("measure_s", math.nan),
-            "testbed": "reordering"}
-    k = k.assign(**{c: v for c, v in fill.items() if c not in k.columns})
-    return k.assign(**{c: k[c].fillna(v) for c, v in fill.items()})
+    return kernel_filled(ds.kernel, ds.provenance.get("config", {}), ("kind", "rate_bps", "measure_s", "testbed"),
+                         missing=math.nan)
 
 
 def kernel_testbed(ds: P3Dataset) -> str:
@@ -272,17 +256,11 @@ def kernel_runs(ds: P3Dataset, kind: str, setting: tuple[float, float] | None | 
 
 
 # ------------------------------------------------------------ engine rates
-#: bottleneck rate of the ns-3 grid shipped before its table had a ``rate_bps`` column (2026-11-24: every
-#: run's two flows together 94.0-96.4 Mbit/s of goodput); the same value as
-#: ``tcpmodels.experiments.p3.config.LEGACY_NS3_RATE_BPS`` (papers do not import campaigns). [bit/s]
-LEGACY_NS3_RATE_BPS = 100e6
-
-
 def ns3_runs(ds: P3Dataset) -> pd.DataFrame:
     """The ns-3 runs with ``rate_bps`` and ``duration_s`` filled.
 
     ``rate_bps``: the table's column, else the provenance's ``ns3.rate_bps``, else
-    :data:`LEGACY_NS3_RATE_BPS`; ``duration_s`` (the simulated time of the run's setting): the column, else the
+    :data:`tcpmodels.datasets.p3.LEGACY_NS3_RATE_BPS`; ``duration_s`` (the simulated time of the run's setting): the column, else the
     provenance's ``config.ns3_duration_s``, else NaN (one unnamed setting).
 
     Parameters
@@ -295,12 +273,7 @@ def ns3_runs(ds: P3Dataset) -> pd.DataFrame:
     pandas.DataFrame
         ``ds.ns3`` with ``rate_bps`` [bit/s] and ``duration_s`` [s] in every row.
     """
-    n = ds.ns3
-    prov = ds.provenance.get("ns3", {}).get("rate_bps")
-    fill = float(prov) if isinstance(prov, (int, float)) else LEGACY_NS3_RATE_BPS
-    dur = float(ds.provenance.get("config", {}).get("ns3_duration_s", math.nan))
-    n = n.assign(rate_bps=n["rate_bps"].fillna(fill) if "rate_bps" in n.columns else fill)
-    return n.assign(duration_s=n["duration_s"].fillna(dur) if "duration_s" in n.columns else dur)
+    return ns3_filled(ds.ns3, ds.provenance)
 
 
 def _complete_seeds(runs: pd.DataFrame, expo: float) -> pd.Series:
@@ -416,11 +389,7 @@ def _fluid_with_rate(ds: P3Dataset) -> pd.DataFrame:
     if len(fl) == 0:
         return fl.assign(rate_bps=pd.Series(dtype=float))
     fl = fl[fl["loss_sharing"] == "proportional"] if "loss_sharing" in fl else fl
-    if "utilization" in fl:
-        inferred = ((fl["reno_bps"] + fl["cubic_bps"]) / fl["utilization"]).round()
-    else:  # written at the provenance's rate (before the fluid model ran at each engine's)
-        inferred = pd.Series(float(ds.provenance.get("config", {}).get("rate_bps", math.nan)), index=fl.index)
-    return fl.assign(rate_bps=fl["rate_bps"].fillna(inferred) if "rate_bps" in fl else inferred)
+    return fl.assign(rate_bps=fluid_rate_bps(fl, ds.provenance))
 
 
 def fluid_rates_bps(ds: P3Dataset) -> list[float]:

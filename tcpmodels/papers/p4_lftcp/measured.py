@@ -28,7 +28,8 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcpmodels.papers.common import read_frames, rerun_once_caught_up
+from tcpmodels.datasets.p4 import SCHEMA
+from tcpmodels.papers.common import rerun_once_caught_up
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence, inequality
 
 __all__ = ["RATIO_MARGIN", "measured_testbed", "testbed_comparison", "load_measured", "measured_table", "measured_claims", "measured_findings", "plot_measured"]
@@ -94,8 +95,7 @@ def load_measured(data_dir: str | Path = "data", testbed: str = "auto") -> pd.Da
     """
     if testbed not in ("auto", "all", "reordering", "steered"):
         raise ValueError(f"testbed must be 'auto', 'all', 'reordering' or 'steered'; got {testbed!r}")
-    frames = read_frames(data_dir, "p4", ["kernel"],
-                         command="python -m tcpmodels.experiments.p4 dataset --records ... --out data/datasets")
+    frames = SCHEMA.read(data_dir, ["kernel"])
     df = frames["kernel"]
     df = df.assign(testbed=df["testbed"].fillna("reordering")) if "testbed" in df else df.assign(testbed="reordering")
     ok = df[df["error"].isna()].reset_index(drop=True) if "error" in df else df

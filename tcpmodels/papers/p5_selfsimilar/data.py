@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.common import read_frames
+from tcpmodels.datasets.p5 import SCHEMA as P5_SCHEMA
+from tcpmodels.datasets.p5_testbed import SCHEMA as TESTBED_SCHEMA
 
 __all__ = ["CITATION", "BELLCORE_FULL_TRACE_H", "PAPER_FIGURES", "FIGURE_CASES", "P5Dataset", "load_dataset",
            "select_rows"]
@@ -95,12 +96,10 @@ def load_dataset(data_dir: str | Path = "data") -> P5Dataset:
     FileNotFoundError
         If there is no ``p5_runs.parquet`` (build it with ``python -m tcpmodels.experiments.p5 dataset``).
     """
-    cmd = "python -m tcpmodels.experiments.p5 dataset"
-    parts = read_frames(data_dir, "p5", ("runs", "bins", "flows", "hurst", "counts"), command=cmd)
+    parts = P5_SCHEMA.read(data_dir, ("runs", "bins", "flows", "hurst", "counts"))
     prov = parts.pop("provenance")
     try:  # the kernel testbed part is optional
-        tb = read_frames(data_dir, "p5_testbed", ("hurst", "counts"), command="python -m tcpmodels.experiments.p5 "
-                         "testbed")
+        tb = TESTBED_SCHEMA.read(data_dir, ("hurst", "counts"))
     except FileNotFoundError:
         tb = None
     if tb is not None:

@@ -1,0 +1,22 @@
+"""Each dataset's schema, in one place below the campaigns that write it and the papers that read it.
+
+One module per dataset (:mod:`~tcpmodels.datasets.p1` ... :mod:`~tcpmodels.datasets.p5`,
+:mod:`~tcpmodels.datasets.p5_testbed`, :mod:`~tcpmodels.datasets.sim_vs_kernel`, :mod:`~tcpmodels.datasets.limits`,
+:mod:`~tcpmodels.datasets.fit`, :mod:`~tcpmodels.datasets.kernel_coupled_cc` and its ``_ns3`` part,
+:mod:`~tcpmodels.datasets.bbr`) holds its
+``SCHEMA`` (:class:`~tcpmodels.datasets.schema.DatasetSchema`: tables, columns with dtype and unit, version), the
+constants both sides need (P3's ``REPEAT_SUFFIX``, ``TESTBEDS``, ``LEGACY_NS3_RATE_BPS``...) and the migrations of
+its older versions. :func:`~tcpmodels.datasets.writer.write_dataset` is the one writer (tables checked, then
+Parquet, CSV and the provenance JSON); papers read through
+:meth:`~tcpmodels.datasets.schema.DatasetSchema.read`.
+"""
+
+from tcpmodels.datasets.schema import KERNEL_TESTBEDS, Column, DatasetSchema, SchemaError, Table, columns, unit_of
+from tcpmodels.datasets.writer import REPO_ROOT, write_dataset, write_provenance, write_tables
+
+__all__ = ["Column", "DatasetSchema", "SchemaError", "Table", "columns", "unit_of", "write_dataset",
+           "write_tables", "write_provenance", "REPO_ROOT", "SCHEMAS", "KERNEL_TESTBEDS"]
+
+#: the module of each dataset, by its prefix
+SCHEMAS = ("p1", "p2", "p3", "p4", "p5", "p5_testbed", "sim_vs_kernel", "limits", "fit", "kernel_coupled_cc",
+           "kernel_coupled_cc_ns3", "bbr")
