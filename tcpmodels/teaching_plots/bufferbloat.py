@@ -287,7 +287,7 @@ def plot_bbr_simple_model(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, qu
 
 def bufferbloat_widget(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, n_bbr: int = 1,
                        *, runs: pd.DataFrame | None = None, n_points: int = 200) -> VBox:
-    """Sliders on X, N, the rate and the base RTT above :func:`plot_bufferbloat` and :func:`plot_bbr_simple_model`.
+    """Sliders on X, N, the rate and the base RTT above :func:`plot_bufferbloat`.
 
     Parameters
     ----------
@@ -309,7 +309,9 @@ def bufferbloat_widget(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue
         "rate_mbps": log_slider("rate [Mbit/s]", rate_mbps, 1.0, 1000.0),
         "base_rtt_ms": log_slider("base RTT [ms]", base_rtt_ms, 5.0, 300.0),
     }
-    return figure_widget([plot_bufferbloat, plot_bbr_simple_model], controls, fixed={"runs": runs, "n_points": n_points})
+    # the simple model (plot_bbr_simple_model) stays a static figure: it does not depend on N, and a panel
+    # redraws every figure it holds on every move
+    return figure_widget(plot_bufferbloat, controls, fixed={"runs": runs, "n_points": n_points})
 
 
 def live_or_shipped(data_dir: str | Path, queue_bdp: float, n_bbr: int, *, live: bool) -> pd.DataFrame:
