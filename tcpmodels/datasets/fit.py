@@ -49,7 +49,10 @@ TRACE = columns("""
     tcpinfo_srtt_mean_s         float64
     load_avg_1min_before        float64
     lock_wait_s                 float64
+    bytes_not_captured          int64
 """)
+#: TRACE columns the shipped tables (built before issue 49) lack; a rebuild writes them
+_SINCE_ISSUE_49 = ("bytes_not_captured",)
 #: one TCP_INFO sample
 SAMPLES = columns("""
     t_s                float32
@@ -88,7 +91,7 @@ FLOWS = Table(name="flows", columns=RUN + TRACE + columns("""
     packets_captured                int64
     cc_effective                    str
     started_utc                     str
-"""), csv=True, csv_float_format="%.6g")
+"""), optional=_SINCE_ISSUE_49, csv=True, csv_float_format="%.6g")
 
 #: ``fit_epochs.parquet``
 EPOCHS = Table(name="epochs", columns=RUN + columns("""
@@ -118,7 +121,7 @@ MPTCP_SUBFLOWS = Table(name="mptcp_subflows", columns=RUN + TRACE + columns("""
     path_loss_rate_set   float64
     subflow              int64
     connection_rate_bps  float64
-"""), csv=True, csv_float_format="%.6g")
+"""), optional=_SINCE_ISSUE_49, csv=True, csv_float_format="%.6g")
 
 #: ``fit_tcpinfo.parquet``
 TCPINFO = Table(name="tcpinfo", columns=SAMPLES + RUN)
