@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
 import numpy as np
 import pandas as pd
 
@@ -22,6 +23,23 @@ TIME_LABEL = "time since the capture's first packet [s]"
 #: Marker and colour of each retransmission class on the time-sequence graph.
 _KIND_STYLE = {"fast retransmission": ("v", "C3"), "out-of-order": ("^", "C1"),
                "spurious retransmission": ("x", "C4"), "retransmission": ("o", "red")}
+
+
+def _vertical_segments(ax: Axes, x, y_low, y_high, **style) -> LineCollection:
+    """One vertical line per row from ``y_low`` to ``y_high`` at ``x``, as ``Axes.vlines`` draws them.
+
+    ``vlines`` turns its arguments into masked arrays and builds every segment's path from them: for a
+    flow's data segments (thousands a graph) that was most of the time the trace-explorer lecture took to
+    build its figure; plain float arrays make the same collection, and the axes' data limits grow the same.
+    """
+    x, lo, hi = (np.asarray(v, dtype=float) for v in (x, y_low, y_high))
+    segments = np.stack([np.column_stack([x, lo]), np.column_stack([x, hi])], axis=1)
+    lines = LineCollection(segments, **style)
+    ax.add_collection(lines, autolim=False)
+    if len(x):
+        ax.update_datalim(np.column_stack([np.r_[x, x], np.r_[lo, hi]]))
+        ax.autoscale_view()
+    return lines
 
 
 def _ax(ax):
@@ -67,10 +85,10 @@ def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = No
         ax.step(acks["time_s"] - t0_s, edge / mb, where="post", color="C7", lw=0.8, ls="--", zorder=1,
                 label="advertised window edge" + ("" if scaled else " (scale unknown: unscaled)"))
     if len(sacks):
-        ax.vlines(sacks["time_s"] - t0_s, sacks["left_bytes"] / mb, sacks["right_bytes"] / mb, color="C9", lw=2,
-                  alpha=0.6, zorder=2, label=f"SACK block ({len(sacks)})")
-    ax.vlines(seg["time_s"] - t0_s, seg["seq_bytes"] / mb, seg["end_bytes"] / mb, lw=1.2, color="C0",
-              label="data segment", zorder=3)
+        _vertical_segments(ax, sacks["time_s"] - t0_s, sacks["left_bytes"] / mb, sacks["right_bytes"] / mb,
+                           color="C9", lw=2, alpha=0.6, zorder=2, label=f"SACK block ({len(sacks)})")
+    _vertical_segments(ax, seg["time_s"] - t0_s, seg["seq_bytes"] / mb, seg["end_bytes"] / mb, lw=1.2, color="C0",
+                       label="data segment", zorder=3)
     for kind in SEGMENT_KINDS[1:]:
         k = seg[seg["kind"] == kind]
         if len(k):
@@ -198,8 +216,9 @@ def plot_mptcp_data_sequence(mappings: pd.DataFrame, mptcp_id: int, ax: Axes | N
         raise ValueError(f"MPTCP connection {mptcp_id} has no mapped data packets")
     t0 = m["time_s"].min() if t0_s is None else t0_s
     for sf, g in m.groupby("subflow"):
-        ax.vlines(g["time_s"] - t0, g["data_seq_bytes"] / 1e6, (g["data_seq_bytes"] + g["data_len_bytes"]) / 1e6,
-                  color=f"C{int(sf) % 10}", lw=1.2, label=f"subflow {int(sf)} ({len(g)} packets)")
+        _vertical_segments(ax, g["time_s"] - t0, g["data_seq_bytes"] / 1e6,
+                           (g["data_seq_bytes"] + g["data_len_bytes"]) / 1e6, color=f"C{int(sf) % 10}", lw=1.2,
+                           label=f"subflow {int(sf)} ({len(g)} packets)")
     re = m[m["is_reinjection"]]
     if len(re):
         ax.plot(re["time_s"] - t0, re["data_seq_bytes"] / 1e6, "o", mfc="none", color="red", ms=5,
