@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -238,6 +238,21 @@ def fmt_runs_needed(n: float) -> str:
     return f"{math.ceil(n):,}"
 
 
+def _runs_needed(power: Any, effect: float, sd: float, alpha: float, alternative: str) -> float:
+    """Group size at which ``power`` (a statsmodels t-test power class) reaches :data:`POWER`; 2 if two runs
+    already do (statsmodels' solver searches above 2, warns and returns NaN there); NaN if undefined."""
+    if not (sd > 0 and effect > 0) or not math.isfinite(sd):
+        return math.nan
+    if power.power(effect / sd, 2, alpha, alternative=alternative) >= POWER:  # (effect_size, nobs[1], alpha)
+        return 2.0
+    try:
+        n = power.solve_power(effect_size=effect / sd, alpha=alpha, power=POWER, alternative=alternative)
+    except (ValueError, RuntimeError):  # statsmodels' root finder fails for absurd sizes
+        return math.nan
+    n = float(np.atleast_1d(n)[0])
+    return float(math.ceil(max(n, 2.0))) if math.isfinite(n) else math.nan
+
+
 def ttest_runs_needed(effect: float, sd: float, alpha: float, *, alternative: str = "two-sided") -> float:
     """Runs a one-sample t test needs to detect ``effect`` at ``sd`` with :data:`POWER` (NaN if undefined).
 
@@ -255,26 +270,16 @@ def ttest_runs_needed(effect: float, sd: float, alpha: float, *, alternative: st
     Returns
     -------
     float
-        The number of runs, rounded up and at least 2; NaN when ``effect`` or ``sd`` is not
-        positive, ``sd`` is not finite, or statsmodels' solver fails.
+        The number of runs, rounded up and at least 2 (2 when two runs already reach the power); NaN
+        when ``effect`` or ``sd`` is not positive, ``sd`` is not finite, or statsmodels' solver fails.
     """
     from statsmodels.stats.power import TTestPower
 
-    if not (sd > 0 and effect > 0) or not math.isfinite(sd):
-        return math.nan
-    try:
-        n = TTestPower().solve_power(effect_size=effect / sd, alpha=alpha, power=POWER, alternative=alternative)
-    except (ValueError, RuntimeError):  # statsmodels' root finder fails for absurd sizes
-        return math.nan
-    n = float(np.atleast_1d(n)[0])
-    return float(math.ceil(max(n, 2.0))) if math.isfinite(n) else math.nan
+    return _runs_needed(TTestPower(), effect, sd, alpha, alternative)
 
 
 def ttest_ind_runs_needed(effect: float, sd: float, alpha: float, *, alternative: str = "two-sided") -> float:
     """Runs per group a two-sample t test needs to detect ``effect`` at ``sd`` with :data:`POWER` (NaN if undefined).
-
-    statsmodels' ``TTestIndPower.solve_power`` searches for the group size above 2 and finds no root
-    (it warns and returns NaN) when two runs a group already reach the power: the answer is then 2.
 
     Parameters
     ----------
@@ -290,22 +295,12 @@ def ttest_ind_runs_needed(effect: float, sd: float, alpha: float, *, alternative
     Returns
     -------
     float
-        The number of runs per group, rounded up and at least 2; NaN when ``effect`` or ``sd`` is
-        not positive, ``sd`` is not finite, or the solver fails.
+        The number of runs per group, rounded up and at least 2 (2 when two runs a group already reach
+        the power); NaN when ``effect`` or ``sd`` is not positive, ``sd`` is not finite, or the solver fails.
     """
     from statsmodels.stats.power import TTestIndPower
 
-    if not (sd > 0 and effect > 0) or not math.isfinite(sd):
-        return math.nan
-    power = TTestIndPower()
-    if power.power(effect_size=effect / sd, nobs1=2, alpha=alpha, alternative=alternative) >= POWER:
-        return 2.0
-    try:
-        n = power.solve_power(effect_size=effect / sd, alpha=alpha, power=POWER, alternative=alternative)
-    except (ValueError, RuntimeError):  # statsmodels' root finder fails for absurd sizes
-        return math.nan
-    n = float(np.atleast_1d(n)[0])
-    return float(math.ceil(max(n, 2.0))) if math.isfinite(n) else math.nan
+    return _runs_needed(TTestIndPower(), effect, sd, alpha, alternative)
 
 
 def verdict_row(spec: ClaimSpec, **kw: object) -> Verdict:
