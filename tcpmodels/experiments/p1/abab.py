@@ -173,7 +173,7 @@ def run_abab(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: 
     def finish(s: dict, measured: dict) -> dict:
         conns, res = measured["conns"], measured["res"]
         watch = Stopwatch()
-        flows, subflows, samples = kernel_rows(conns, res, capture(s), stem(s))
+        flows, subflows, samples = kernel_rows(conns, res, capture(s))
         return {"schema": SCHEMA, "config_hash": cfg_of(s).hash(), "config": cfg_of(s).to_dict(), "git": code,
                 "n_connections": len(conns), "flows": flows, "subflows": subflows, "tcpinfo": samples,
                 **measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
