@@ -1,0 +1,167 @@
+"""The same seeds in two sittings: how far the sitting (day, host load) moves P1's kernel results (issue 57, item 1).
+
+The alternated campaign (:mod:`tcpmodels.papers.p1_datacenter_fct.abab`) runs seeds 0-11 of Section 4
+on both kernel testbeds in one session; the shipped dataset holds runs of the same seeds, schedules
+and settings on each testbed from its own, earlier sitting. Per testbed and seed, this session's value
+minus the shipped one is the *sitting effect*: everything that differs between the two sittings (the
+day, the host's load, the code between the commits) and nothing that differs between the testbeds.
+
+This comparison was **not stated before the campaign ran** (its claims are ``ABAB_SPECS``): it is
+an estimate with its 95 % t interval over seeds, not a verdict, and the notebook says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from tcpmodels.papers.p1_datacenter_fct.abab import abab_paragraph, abab_per_seed, load_abab
+from tcpmodels.papers.p1_datacenter_fct.data import with_cc
+from tcpmodels.stats.spec import ttest_1samp
+
+__all__ = ["TESTBEDS", "shipped_per_seed", "sitting_effect", "sitting_sentence", "session_section"]
+
+#: engine label -> the testbed's name in prose
+TESTBEDS = {"kernel": "unsteered", "kernel_steered": "steered"}
+
+
+def shipped_per_seed(flows: pd.DataFrame, runs: pd.DataFrame, seeds: list[int]) -> pd.DataFrame:
+    """Per seed and kernel testbed, from the shipped P1 dataset: what :func:`abab_per_seed` computes.
+
+    Section 4 (``s4``) runs with the TCP and the uncoupled MPTCP background only, as the alternated
+    campaign runs them.
+
+    Parameters
+    ----------
+    flows, runs : pandas.DataFrame
+        :attr:`~tcpmodels.papers.p1_datacenter_fct.P1Dataset.flows` and ``runs``.
+    seeds : list of int
+        The seeds to keep.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index (seed, engine); ``mean_fct_tcp_s``, ``mean_fct_mptcp_s`` [s], ``headline`` (log MPTCP/TCP
+        mean FCT of the 70 KB flows) [-], ``load_avg_1m`` (median at the runs' starts) [-].
+    """
+    f = with_cc(flows)
+    f = f[(f["experiment"] == "s4") & (f["kind"] == "short") & f["fct_s"].notna() & f["engine"].isin(TESTBEDS)
+          & f["seed"].isin(seeds) & ((f["protocol"] == "tcp") | (f["cc"] == "uncoupled"))]
+    m = f.groupby(["seed", "engine", "protocol"])["fct_s"].mean().unstack("protocol").reindex(columns=["tcp", "mptcp"])
+    out = pd.DataFrame({"mean_fct_tcp_s": m["tcp"], "mean_fct_mptcp_s": m["mptcp"]})
+    out["headline"] = np.log(out["mean_fct_mptcp_s"] / out["mean_fct_tcp_s"])
+    r = runs[(runs["experiment"] == "s4") & runs["engine"].isin(TESTBEDS) & runs["seed"].isin(seeds)]
+    out["load_avg_1m"] = r.groupby(["seed", "engine"])["load_avg_1m"].median()
+    return out.dropna(subset=["headline"]).sort_index()
+
+
+def sitting_effect(abab_flows: pd.DataFrame, abab_runs: pd.DataFrame, flows: pd.DataFrame,
+                   runs: pd.DataFrame) -> pd.DataFrame:
+    """This session minus the shipped sitting, per testbed, paired by seed.
+
+    Parameters
+    ----------
+    abab_flows, abab_runs : pandas.DataFrame
+        :func:`~tcpmodels.papers.p1_datacenter_fct.abab.load_abab`.
+    flows, runs : pandas.DataFrame
+        The shipped P1 dataset's flows and runs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (testbed, quantity): ``shipped``, ``session`` (means over the paired seeds),
+        ``difference``, ``ci_low``, ``ci_high`` (95 % t interval of the per-seed difference) and ``seeds``.
+        Quantities: the headline [-], the mean 70 KB FCT beside each background [ms] and the 1-min load
+        at the runs' starts [-].
+    """
+    session = abab_per_seed(abab_flows, abab_runs)
+    seeds = sorted({int(s) for s in session.index.get_level_values("seed")})
+    shipped = shipped_per_seed(flows, runs, seeds)
+    quantities = {"headline log(MPTCP/TCP) [-]": ("headline", 1.0),
+                  "mean FCT beside TCP [ms]": ("mean_fct_tcp_s", 1e3),
+                  "mean FCT beside MPTCP [ms]": ("mean_fct_mptcp_s", 1e3),
+                  "1-min load at the runs' starts": ("load_avg_1m", 1.0)}
+    rows = []
+    for engine, testbed in TESTBEDS.items():
+        for label, (col, scale) in quantities.items():
+            if engine not in shipped.index.get_level_values("engine"):
+                continue
+            a = shipped.xs(engine, level="engine")[col] * scale
+            b = session.xs(engine, level="engine")[col] * scale
+            both = pd.concat({"a": a, "b": b}, axis=1).dropna()
+            if len(both) < 2:
+                continue
+            d = (both["b"] - both["a"]).to_numpy(dtype=float)
+            _, _, _, lo, hi = ttest_1samp(d, 0.0, 0.95)
+            rows.append({"testbed": testbed, "quantity": label, "shipped": float(both["a"].mean()),
+                         "session": float(both["b"].mean()), "difference": float(d.mean()), "ci_low": lo,
+                         "ci_high": hi, "seeds": len(d)})
+    return pd.DataFrame(rows, columns=["testbed", "quantity", "shipped", "session", "difference", "ci_low",
+                                       "ci_high", "seeds"])
+
+
+def sitting_sentence(effect: pd.DataFrame) -> str:
+    """One Markdown paragraph on the sitting effect (:func:`sitting_effect`), marked as not stated beforehand.
+
+    Parameters
+    ----------
+    effect : pandas.DataFrame
+        :func:`sitting_effect`.
+
+    Returns
+    -------
+    str
+        Markdown; a sentence saying there is nothing to compare when ``effect`` is empty.
+    """
+    if effect.empty:
+        return "**The sitting**: no seed of the alternated campaign has shipped runs to compare with."
+    e = effect.set_index(["testbed", "quantity"])
+
+    def q(testbed: str, label: str, fmt: str) -> str:
+        r = e.loc[(testbed, label)]
+        return (f"{r.shipped:{fmt}} -> {r.session:{fmt}} ({r.difference:+{fmt}} [{r.ci_low:+{fmt}}, "
+                f"{r.ci_high:+{fmt}}])")
+
+    parts = []
+    for testbed in TESTBEDS.values():
+        if (testbed, "headline log(MPTCP/TCP) [-]") not in e.index:
+            continue
+        n = int(e.loc[(testbed, "headline log(MPTCP/TCP) [-]"), "seeds"])
+        parts.append(f"{testbed} ({n} seeds): headline {q(testbed, 'headline log(MPTCP/TCP) [-]', '.3f')}, mean FCT "
+                     f"beside TCP {q(testbed, 'mean FCT beside TCP [ms]', '.1f')} ms, 1-min load "
+                     f"{q(testbed, chr(49) + '-min load at the runs' + chr(39) + ' starts', '.1f')}")
+    return ("**The sitting** (not stated before the run: an estimate, not a verdict). The same seeds, shipped sitting "
+            "-> this session, per-seed difference with its 95 % interval: " + "; ".join(parts) + ". Where an "
+            "interval excludes 0, the sitting (day, load, code between the commits) moved that quantity on one "
+            "testbed with the testbed held fixed.")
+
+
+def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Path = "data") -> str:
+    """The notebook's section on the alternated campaign: its stated reading, then the sitting estimate (Markdown).
+
+    Parameters
+    ----------
+    flows, runs : pandas.DataFrame
+        The shipped P1 dataset's flows and runs.
+    data_dir : str or Path
+        The ``data`` folder holding ``datasets/p1_abab_*.parquet``.
+
+    Returns
+    -------
+    str
+        :func:`~tcpmodels.papers.p1_datacenter_fct.abab.abab_paragraph` and :func:`sitting_sentence`, or a
+        sentence saying why there is none (no dataset; fewer than two seeds with all four runs).
+    """
+    data = load_abab(data_dir)
+    if data is None:
+        return ("**Steered against unsteered in one session**: the alternated campaign "
+                "(`python -m tcpmodels.experiments.p1.abab`) has no shipped dataset.")
+    abab_flows, abab_runs = data
+    complete = int((abab_runs.groupby("seed").size() == 4).sum())
+    if complete < 2:
+        return (f"**Steered against unsteered in one session**: {complete} seed(s) with all four runs; at least two "
+                "are needed for an interval.")
+    return (abab_paragraph(abab_flows, abab_runs) + "\n\n"
+            + sitting_sentence(sitting_effect(abab_flows, abab_runs, flows, runs)))

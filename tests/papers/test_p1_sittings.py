@@ -1,0 +1,77 @@
+"""The sitting effect: this session's alternated runs against the shipped runs of the same seeds (known answers)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tcpmodels.experiments.p1.abab import TCP_EXT_KEPT, abab_frames, abab_plan
+from tcpmodels.papers.p1_datacenter_fct.sittings import sitting_effect, sitting_sentence
+
+
+def _session(n_seeds, rng, base_s=0.030):
+    """Fake alternated-campaign records: 70 KB flows of mean ``base_s`` (x1.1 beside MPTCP), both testbeds."""
+    recs = []
+    for p in abab_plan(range(n_seeds)):
+        mean = base_s * (1.1 if p["protocol"] == "mptcp" else 1.0) * math.exp(rng.normal(0, 0.005))
+        flows = [{"conn_id": i, "kind": "short", "src": 1, "dst": 2, "start_s": 0.1 * i, "size_bytes": 70000,
+                  "fct_s": float(mean), "rate_bps": None, "retransmitted_packets": 0, "pattern": None, "error": None}
+                 for i in range(50)]
+        flows.append({"conn_id": 99, "kind": "background", "src": 3, "dst": 4, "start_s": 0.0, "size_bytes": None,
+                      "fct_s": 45.0, "rate_bps": 90e6, "retransmitted_packets": None})
+        recs.append({**p, "started_utc": "2026-12-06T10:00:00+00:00", "wall_s": 60.0, "load_avg": [9.0, 9.0, 9.0],
+                     "load_avg_after": [9.0, 9.0, 9.0], "lock_wait_s": 0.0, "cpu_time_s": {}, "flows": flows,
+                     "tcp_ext": {k: 0 for k in TCP_EXT_KEPT} | {"TCPOrigDataSent": 1000}, "git": {"commit": "abc"}})
+    return abab_frames(recs)
+
+
+def _shipped(n_seeds, rng, base_s=0.020):
+    """Fake shipped P1 flows and runs of the same seeds: mean x1.25 beside MPTCP (headline log 1.25), load 1."""
+    flows, runs = [], []
+    for seed in range(n_seeds):
+        for engine in ("kernel", "kernel_steered"):
+            for protocol, cc in (("tcp", "reno"), ("mptcp", "uncoupled"), ("mptcp", "tm_lia")):
+                factor = {"tcp": 1.0, "uncoupled": 1.25, "tm_lia": 3.0}[cc if protocol == "mptcp" else "tcp"]
+                mean = base_s * factor * math.exp(rng.normal(0, 0.005))
+                flows += [{"engine": engine, "experiment": "s4", "protocol": protocol, "cc": cc, "seed": seed,
+                           "kind": "short", "fct_s": mean} for _ in range(20)]
+                runs.append({"engine": engine, "experiment": "s4", "protocol": protocol, "cc": cc, "seed": seed,
+                             "load_avg_1m": 1.0})
+    return pd.DataFrame(flows), pd.DataFrame(runs)
+
+
+def test_known_sitting_effect():
+    rng = np.random.default_rng(4)
+    session_flows, session_runs = _session(6, rng)
+    flows, runs = _shipped(8, rng)  # seeds 6-7 have no session runs: left out
+    e = sitting_effect(session_flows, session_runs, flows, runs).set_index(["testbed", "quantity"])
+    head = e.loc[("unsteered", "headline log(MPTCP/TCP) [-]")]
+    assert head["shipped"] == pytest.approx(math.log(1.25), abs=0.03)  # the coupled runs are not mixed in
+    assert head["session"] == pytest.approx(math.log(1.1), abs=0.03)
+    assert head["difference"] == pytest.approx(math.log(1.1 / 1.25), abs=0.03)
+    assert head["ci_high"] < 0 and head["seeds"] == 6
+    fct = e.loc[("steered", "mean FCT beside TCP [ms]")]
+    assert fct["difference"] == pytest.approx(10.0, abs=1.0)
+    load = e.loc[("steered", "1-min load at the runs' starts")]
+    assert load["difference"] == pytest.approx(8.0)
+    text = sitting_sentence(e.reset_index())
+    assert "not stated before the run" in text and "unsteered (6 seeds)" in text
+
+
+def test_nothing_to_compare_is_said():
+    rng = np.random.default_rng(5)
+    session_flows, session_runs = _session(3, rng)
+    flows, runs = _shipped(2, rng)
+    flows = flows.assign(seed=flows["seed"] + 10)
+    runs = runs.assign(seed=runs["seed"] + 10)
+    e = sitting_effect(session_flows, session_runs, flows, runs)
+    assert e.empty
+    assert "no seed" in sitting_sentence(e)
+
+
+def test_section_says_when_there_is_no_campaign(tmp_path):
+    from tcpmodels.papers.p1_datacenter_fct.sittings import session_section
+
+    flows, runs = _shipped(2, np.random.default_rng(6))
+    assert "no shipped dataset" in session_section(flows, runs, tmp_path)
