@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.datasets.p3 import LEGACY_NS3_RATE_BPS
 from tcpmodels.datasets.p3 import SCHEMA as DATASET_SCHEMA
+from tcpmodels.experiments.campaign_config import CampaignConfig
 from tcpmodels.models.cubic import x_power_law_params
 
 __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO", "LEGACY_NS3_RATE_BPS",
@@ -41,7 +41,7 @@ NS3_LONG_SEEDS = tuple(range(10))
 
 
 @dataclass(frozen=True, kw_only=True)
-class P3Config:
+class P3Config(CampaignConfig):
     """Scaled setting of the P3 campaign (all engines).
 
     The rate is the fastest the testbed carried without CPU-induced loss in the bottleneck
@@ -224,30 +224,15 @@ class P3Config:
         """(Reno RTT, CUBIC RTT) pairs of the grid, Reno-major. [ms]"""
         return [(float(a), float(b)) for a in self.reno_rtts_ms for b in self.cubic_rtts_ms]
 
-    def to_dict(self) -> dict:
-        """The fields as a dict, with the derived ``buffer_bytes``, as stored in the provenance.
+    def derived_fields(self) -> dict:
+        """The derived buffers, which :meth:`to_dict` adds to the fields (as stored in the provenance).
 
         Returns
         -------
         dict
-            Field name -> value, and ``buffer_bytes``, ``ns3_buffer_bytes`` [bytes].
+            ``buffer_bytes``, ``ns3_buffer_bytes`` [bytes].
         """
-        d = asdict(self)
-        d["buffer_bytes"] = self.buffer_bytes
-        d["ns3_buffer_bytes"] = self.ns3_buffer_bytes
-        return d
-
-    def hash(self) -> str:
-        """Short fingerprint of the configuration, stored in every record.
-
-        Returns
-        -------
-        str
-            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
-        """
-        import hashlib
-
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        return {"buffer_bytes": self.buffer_bytes, "ns3_buffer_bytes": self.ns3_buffer_bytes}
 
     def scaling(self) -> dict:
         """How this setting relates to the paper's: rates, BDPs, and K at the largest window.
