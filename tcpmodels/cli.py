@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = (
     "tcpmodels.report",
     "tcpmodels.testbed.cli",
     "tcpmodels.analyze_cli",
+    "tcpmodels.experiments.cli",
     "tcpmodels.records_parts",
 )
 

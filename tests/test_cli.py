@@ -46,4 +46,4 @@ def test_other_import_errors_are_raised(fake_modules, monkeypatch, source, error
 
 def test_every_shipped_subcommand_loads():
     choices = cli.build_parser()._subparsers._group_actions[0].choices
-    assert {"init", "report", "testbed", "analyze", "records"} <= set(choices)
+    assert {"init", "report", "testbed", "analyze", "records", "campaign"} <= set(choices)

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcpmodels.experiments.p3.kernel import _PACKING
+from tcpmodels.experiments.p3.kernel_session import _PACKING
 from tcpmodels.records_series import SERIES_FORMAT, as_sample_list, is_packed_series, pack_series, unpack_series
 
 REPO = Path(__file__).resolve().parents[1]

@@ -160,7 +160,7 @@ def set_socket_type(ns: Any, node: Any, variant: str, cc_params: dict) -> None:
     if variant == "TcpCubicX":
         from tcpmodels.sim import cc
 
-        cc.load_cubic_x(ns)
+        cc.load_cubic_x()
         cc.configure_cubic_x(ns, **cc_params)
     tid = ns.TypeId.LookupByName(f"ns3::{variant}")
     ns.Config.Set(

@@ -260,14 +260,11 @@ def check_cubic_x_params(params: dict) -> None:
         raise ValueError(f"beta_cubic [-] must be in (0, 1); got {params['beta_cubic']!r}")
 
 
-def load_cubic_x(ns: Any) -> None:
+def load_cubic_x() -> None:
     """Compile ``ns3::TcpCubicX`` (once per process) and register its TypeId.
 
-    Parameters
-    ----------
-    ns : module
-        The ``ns`` namespace of the ns-3 Python bindings (unused: the class is
-        compiled into ``cppyy.gbl``; kept so every loader takes the namespace).
+    The class is compiled into ``cppyy.gbl`` (no ``ns`` namespace needed, as for
+    :func:`tcpmodels.sim.jitter.load_jitter_channel` and :func:`tcpmodels.sim.multipath.load_lia`).
     """
     from tcpmodels.sim._ns3 import cppdef_once
 

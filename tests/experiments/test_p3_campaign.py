@@ -92,7 +92,7 @@ def test_cpu_loss_separates_the_bottleneck_queue_from_other_drops():
 def test_queue_drops_are_counted_once_in_old_and_new_records():
     """Records of 2026-11-24 summed the tbf's and its leaf's drop counters (twice each drop): halved;
     records with ``counting`` hold the root qdisc's count as is."""
-    from tcpmodels.experiments.p3.kernel import DROPS_COUNTING, queue_drops_once
+    from tcpmodels.experiments.p3.cpu_loss import DROPS_COUNTING, queue_drops_once
 
     assert queue_drops_once({"queue_drops": 6562}) == 3281
     assert queue_drops_once({"queue_drops": 3281, "counting": DROPS_COUNTING}) == 3281
@@ -125,7 +125,7 @@ def test_queue_drops_are_counted_once_in_old_and_new_records():
 
 
 def test_kind_parameters_of_tm_cubic_x():
-    from tcpmodels.experiments.p3.kernel import KIND_CC, kind_cc_params
+    from tcpmodels.experiments.p3.kernel_session import KIND_CC, kind_cc_params
 
     assert kind_cc_params("standard", CFG) is None and KIND_CC["standard"] == "cubic"
     assert kind_cc_params("divide", CFG) == {"reading": "divide", "x_exponent": CFG.x_exponent}
@@ -240,7 +240,7 @@ def test_kernel_frame_sums_the_cpu_times_over_the_cpus_and_leaves_older_records_
 
 def test_kernel_frame_gives_the_same_rows_from_packed_and_listed_sample_series():
     """The runner packs each flow's TCP_INFO series (since 2026-11-29); records before hold lists: same table."""
-    from tcpmodels.experiments.p3.kernel import _PACKING
+    from tcpmodels.experiments.p3.kernel_session import _PACKING
     from tcpmodels.records_series import pack_series
 
     path = Path(__file__).resolve().parents[2] / "data" / "datasets" / "p3_kernel_x_records_part07.jsonl.gz"

@@ -138,6 +138,8 @@ def test_bellcore_counts_keep_every_packet_of_the_whole_bins(tmp_path):
     (tmp_path / "bad.TL").write_text("1 2 3\n4 5 6\n")
     with pytest.raises(ValueError, match="two columns"):
         p5.bellcore_counts(tmp_path / "bad.TL")
+    with pytest.raises(FileNotFoundError, match=r"Bellcore excerpt not found: .*none\.TL \(the Internet Traffic Archive"):
+        p5.bellcore_counts(tmp_path / "none.TL")
 
 
 @pytest.mark.sim
@@ -244,8 +246,9 @@ def test_dataset_from_an_empty_cache_keeps_the_shipped_dataset(tmp_path):
         df.to_parquet(out / f"p5_{name}.parquet", index=False)
     (out / "p5_provenance.json").write_text(json.dumps({"git_commit": "abc", "git_dirty": True, "n_runs": 1}))
     assert p5.shipped_run_ids(out) == {"main-a1.05-n8-b5-s0"}
-    prov = p5.build_dataset(p5.DEFAULT_CONFIG, cache_dir=tmp_path / "empty", out_dir=out,
-                            bellcore_path=tmp_path / "none.TL", capture_dir=None)
+    with pytest.warns(UserWarning, match=r"Bellcore excerpt not found: .*none\.TL .*\(the shipped bellcore rows are kept\)"):
+        prov = p5.build_dataset(p5.DEFAULT_CONFIG, cache_dir=tmp_path / "empty", out_dir=out,
+                                bellcore_path=tmp_path / "none.TL", capture_dir=None)
     assert (prov["n_runs"], prov["n_runs_from_cache"]) == (1, 0)
     assert prov["kept_from_shipped"]["run_ids"] == ["main-a1.05-n8-b5-s0"]
     assert prov["kept_from_shipped"]["previous"]["git_commit"] == "abc"

@@ -219,3 +219,27 @@ def test_shipped_dataset_agrees_with_jitter_and_shows_the_locking_without():
     lk = locked.groupby("flow")["throughput_bps"].mean()
     assert k.is_monotonic_decreasing  # the kernel: Reno's share falls with RTT
     assert lk[1] > lk[0] and abs(lk[1] - k[1]) / configs["reno_reno_reno"].rate_bps > 0.2  # locked ns-3: it does not
+
+
+def test_an_ns3_repetition_run_again_writes_into_a_fresh_folder(tmp_path, monkeypatch):
+    """The ns-3 tables of a repetition are never overwritten: a second run goes to ``rep0.1`` (issue 56)."""
+    from tcpmodels.experiments.sim_vs_kernel import runs
+
+    written = []
+
+    def fake_ns3_sample(config, sample, out_dir):
+        out_dir.mkdir(parents=True)
+        (out_dir / "flows.parquet").write_text("tables")
+        written.append(out_dir)
+        return {}
+
+    monkeypatch.setattr(runs, "run_ns3_sample", fake_ns3_sample)
+    sample = svk.plan(CFG, ("ns3",))[0]
+    for records in ("a.jsonl", "b.jsonl"):  # two campaigns sharing ns3_dir
+        assert svk.run_campaign(tmp_path / records, CFG, engines=("ns3",), samples=[sample], progress=False,
+                                ns3_dir=tmp_path / "ns3") == 1
+    rep = tmp_path / "ns3" / CFG.hash()[:12] / f"rep{sample['rep']}"
+    assert written == [rep, rep.with_name(rep.name + ".1")]
+    assert runs.fresh_folder(tmp_path / "absent") == tmp_path / "absent"
+    (tmp_path / "empty").mkdir()
+    assert runs.fresh_folder(tmp_path / "empty") == tmp_path / "empty"

@@ -74,7 +74,7 @@ class KernelSession(ServerTestbed):
         dict
             ``run_id``, ``ping_rtt_ms`` (median ICMP RTT s0 -> d before the flows), ``buffer_packets``,
             ``drops`` (``queue_drops`` at the bottleneck, ``cpu_drops`` anywhere else; see
-            :func:`tcpmodels.experiments.p3.kernel.cpu_loss`), ``flows``: per flow ``role``
+            :func:`tcpmodels.experiments.p3.cpu_loss.cpu_loss`), ``flows``: per flow ``role``
             (``bbr`` / ``loss``), ``cc_requested``, ``cc_effective``, ``start_offset_s`` [s], ``bytes``,
             ``error`` and ``samples`` (the fields of :data:`SAMPLE_FIELDS`, packed).
 
@@ -85,7 +85,7 @@ class KernelSession(ServerTestbed):
         """
         import numpy as np
 
-        from tcpmodels.experiments.p3.kernel import cpu_loss
+        from tcpmodels.experiments.p3.cpu_loss import cpu_loss
         from tcpmodels.testbed import TestbedError
         from tcpmodels.testbed import workload as wl
         from tcpmodels.testbed.netns import delay_counter_delta

@@ -76,6 +76,7 @@ References
 .. [3] RFC 6356, "Coupled Congestion Control for Multipath Transport Protocols".
 """
 
+from tcpmodels.experiments.p1.cc_watch import CcMapWatch
 from tcpmodels.experiments.p1.config import (
     AGGREGATOR_HOSTS,
     BG_PORT,
@@ -100,7 +101,6 @@ from tcpmodels.experiments.p1.config import (
 )
 from tcpmodels.experiments.p1.dataset import build_dataset
 from tcpmodels.experiments.p1.kernel import (
-    CcMapWatch,
     KernelSession,
     host_addr,
     kernel_flows,

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.datasets.p1 import KERNEL_ENGINES, KEY, NS3_CC, UNCOUPLED, cc_of
 from tcpmodels.datasets.p1 import SCHEMA as DATASET_SCHEMA
 from tcpmodels.experiments.campaign import testbed_label
+from tcpmodels.experiments.campaign_config import CampaignConfig
 from tcpmodels.topology_addressing import N_CORES, N_HOSTS
 
 
@@ -113,7 +113,7 @@ def record_cc(record: dict) -> str:
 
 
 @dataclass(frozen=True, kw_only=True)
-class P1Config:
+class P1Config(CampaignConfig):
     """Setting of the P1 campaign (Table 1 and the workloads of Sections 4 and 5).
 
     Parameters
@@ -227,28 +227,5 @@ class P1Config:
             raise ValueError(f"experiments must be taken from {EXPERIMENTS}; got {bad}")
         if not self.seeds:
             raise ValueError("seeds must hold at least one seed")
-
-    def to_dict(self) -> dict:
-        """The fields as a dict (tuples stay tuples), as stored in every record.
-
-        Returns
-        -------
-        dict
-            Field name -> value.
-        """
-        return asdict(self)
-
-    def hash(self) -> str:
-        """Short fingerprint of the configuration, stored in every record.
-
-        Returns
-        -------
-        str
-            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
-        """
-        import hashlib
-
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
-
 
 DEFAULT_CONFIG = P1Config()

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
+from tcpmodels.experiments.p1.cc_watch import CcMapWatch
 from tcpmodels.experiments.p1.config import BG_PORT, FLOW_PORT, KERNEL_CCS, N_CORES, N_HOSTS, REPO, UNCOUPLED, P1Config
 from tcpmodels.topology_addressing import plane_address
 
-__all__ = ["host_addr", "kernel_flows", "socket_cc", "client_main", "KernelSession", "subflow_stats", "kernel_rows",
-           "CcMapWatch"]
+__all__ = ["host_addr", "kernel_flows", "socket_cc", "client_main", "KernelSession", "subflow_stats", "kernel_rows"]
 
 
 # ------------------------------------------------------------- kernel engine
@@ -145,72 +145,6 @@ def client_main(spec: dict) -> None:
         t.join()
 
 
-class CcMapWatch:
-    """Poll a coupled control's per-connection map while a run's traffic flows (proof that it coupled).
-
-    ``tm_lia`` and ``tm_olia`` keep one map entry per MPTCP connection (keyed by its token)
-    with a slot per subflow, and drop it when the connection closes, so the map is read
-    every ``interval_s`` during the run (:func:`tcpmodels.testbed.kernel_cc.dump_connections`).
-    A context manager; :meth:`summary` after the block.
-
-    Parameters
-    ----------
-    cc : str
-        ``tm_lia`` or ``tm_olia``.
-    interval_s : float
-        Polling interval. [s]
-    """
-
-    def __init__(self, cc: str, interval_s: float = 2.0):
-        self.cc = cc
-        self.interval_s = interval_s
-        self.tokens: dict[int, int] = {}  # token -> most subflows seen at once
-        self.polls = 0
-        self.errors: list[str] = []
-        self._stop = threading.Event()
-        self._thread = None
-
-    def _poll(self) -> None:
-        from tcpmodels.testbed.kernel_cc import dump_connections
-
-        try:
-            for conn in dump_connections(self.cc):
-                tok = int(conn["token"]) if not isinstance(conn["token"], (list, dict)) else hash(str(conn["token"]))
-                self.tokens[tok] = max(self.tokens.get(tok, 0), len(conn["subflows"]))
-            self.polls += 1
-        except Exception as exc:  # noqa: BLE001 - a failed poll is reported, it does not stop the run
-            if len(self.errors) < 3:
-                self.errors.append(f"{type(exc).__name__}: {exc}")
-
-    def _loop(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            self._poll()
-
-    def __enter__(self) -> "CcMapWatch":
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    def summary(self) -> dict:
-        """What the polls saw.
-
-        Returns
-        -------
-        dict
-            ``cc``, ``polls``, ``connections_seen`` (distinct tokens), ``max_subflows`` (most
-            subflows of one connection in one poll), ``connections_with_4_subflows`` and ``errors``.
-        """
-        return {"cc": self.cc, "polls": self.polls, "connections_seen": len(self.tokens),
-                "max_subflows": max(self.tokens.values(), default=0),
-                "connections_with_4_subflows": sum(1 for v in self.tokens.values() if v >= N_CORES),
-                "errors": self.errors}
-
-
 class KernelSession:
     """The fat-tree testbed with an MPTCP-capable traffic server on both ports of every host; reused across runs.
 
@@ -290,14 +224,14 @@ class KernelSession:
         cc : str
             The run's MPTCP congestion control (:func:`kernel_flows`); a ``tm_*`` one must be
             registered (:func:`tcpmodels.testbed.kernel_cc.congestion_control` around the call),
-            and its connection map is polled during the run (:class:`CcMapWatch`).
+            and its connection map is polled during the run (:class:`~tcpmodels.experiments.p1.cc_watch.CcMapWatch`).
 
         Returns
         -------
         dict
             ``run_id`` (testbed), ``records`` (the clients' flow records), ``captures``
             (capture statistics), ``t0_mono_s`` [s], ``base_rtt_s`` (per plane) [s],
-            ``cc_map`` (:meth:`CcMapWatch.summary`, None for ``uncoupled``), ``tcp_ext`` (the
+            ``cc_map`` (:meth:`~tcpmodels.experiments.p1.cc_watch.CcMapWatch.summary`, None for ``uncoupled``), ``tcp_ext`` (the
             TcpExt counters that moved during the run, summed over the 16 hosts: reordering
             events, DSACKs, out-of-order segments, retransmissions) and ``rps_cpus`` (the testbed's
             RPS mask, None without steering).

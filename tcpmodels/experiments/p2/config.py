@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from tcpmodels.datasets import REPO_ROOT
+from tcpmodels.experiments.campaign_config import CampaignConfig
 
 
 __all__ = ["P2Config", "DEFAULT_CONFIG", "SAMPLE_FIELDS", "TRANSFER_FIELDS", "PAPER_PROBE_LABELS",
@@ -47,7 +47,7 @@ SCHEMA = 2
 
 
 @dataclass(frozen=True, kw_only=True)
-class P2Config:
+class P2Config(CampaignConfig):
     """Scaled setting of the P2 campaign.
 
     Parameters
@@ -110,28 +110,6 @@ class P2Config:
             raise ValueError(f"cc must be one of {SUBFLOW_CCS}; got {self.cc!r}")
         if not 1 <= self.reps <= 10:
             raise ValueError(f"reps must be in [1, 10]; got {self.reps}")
-
-    def to_dict(self) -> dict:
-        """The fields as a dict (tuples stay tuples), as stored in the provenance.
-
-        Returns
-        -------
-        dict
-            Field name -> value.
-        """
-        return asdict(self)
-
-    def hash(self) -> str:
-        """Short fingerprint of the configuration, stored in every record.
-
-        Returns
-        -------
-        str
-            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
-        """
-        import hashlib
-
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
     def scaling(self) -> dict:
         """How this setting relates to the paper's (Table 1): the numbers the report states.

@@ -69,7 +69,9 @@ epochs (:mod:`~tcpmodels.experiments.p3.ns3_pilot`; shipped as ``p3_ns3_pilot.js
 paper's tables read one setting (:func:`tcpmodels.papers.p3_cubic_fairness.ns3_settings`).
 
 Modules: :mod:`~tcpmodels.experiments.p3.config` (the scaled setting),
-:mod:`~tcpmodels.experiments.p3.kernel` (the kernel grid and its table),
+:mod:`~tcpmodels.experiments.p3.kernel` (the kernel grid, its runner and its table),
+:mod:`~tcpmodels.experiments.p3.kernel_session` (the kernel testbed of a sample),
+:mod:`~tcpmodels.experiments.p3.cpu_loss` (loss outside the bottleneck queue, and its repeats),
 :mod:`~tcpmodels.experiments.p3.ns3` (the ns-3 grid, cached; its records),
 :mod:`~tcpmodels.experiments.p3.ns3_pilot` (epochs of traced runs), :mod:`~tcpmodels.experiments.p3.fluid`,
 :mod:`~tcpmodels.experiments.p3.dataset` (Parquet + provenance; how long the engines took
@@ -112,27 +114,29 @@ from tcpmodels.experiments.p3.config import (
     NS3_SETTINGS,
     SCHEMA,
     P3Config,
+    kernel_campaign_label,
     ns3_phases,
     ns3_setting,
     ns3_setting_phases,
 )
-from tcpmodels.experiments.p3.dataset import build_dataset, merge_ns3, read_ns3_records, write_ns3_records
-from tcpmodels.experiments.p3.fluid import fluid_frame
-from tcpmodels.experiments.p3.kernel import (
+from tcpmodels.experiments.p3.cpu_loss import (
     CPU_TIME_COLUMNS,
-    KERNEL_KEY,
     REPEAT_SUFFIX,
-    TESTBEDS,
     cpu_loss_repeat_plan,
     record_cpu_drops,
     record_cpu_time_s,
-    kernel_campaign_label,
-    KernelSession,
+)
+from tcpmodels.experiments.p3.dataset import build_dataset, merge_ns3, read_ns3_records, write_ns3_records
+from tcpmodels.experiments.p3.fluid import fluid_frame
+from tcpmodels.experiments.p3.kernel import (
+    KERNEL_KEY,
+    TESTBEDS,
     kernel_frame,
     kernel_plan,
     run_kernel_campaign,
     summarize_flow_samples,
 )
+from tcpmodels.experiments.p3.kernel_session import KernelSession
 from tcpmodels.experiments.p3.ns3 import (
     ns3_cached,
     ns3_config,

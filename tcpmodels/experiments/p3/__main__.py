@@ -18,9 +18,10 @@ from tcpmodels.experiments.p3.config import (
     ns3_phases,
     ns3_setting,
 )
+from tcpmodels.experiments.p3.cpu_loss import cpu_loss_repeat_plan
 from tcpmodels.experiments.p3.dataset import SHIPPED_NS3_RECORDS, build_dataset, read_ns3_records
 from tcpmodels.experiments.p3.fluid import fluid_frame
-from tcpmodels.experiments.p3.kernel import KERNEL_KEY, cpu_loss_repeat_plan, run_kernel_campaign
+from tcpmodels.experiments.p3.kernel import KERNEL_KEY, run_kernel_campaign
 from tcpmodels.experiments.p3.ns3 import ns3_cached, ns3_plan, ns3_run_id, run_ns3
 
 __all__ = ["main"]

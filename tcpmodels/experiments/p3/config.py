@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.datasets.p3 import LEGACY_NS3_RATE_BPS
 from tcpmodels.datasets.p3 import SCHEMA as DATASET_SCHEMA
+from tcpmodels.experiments.campaign import testbed_label
+from tcpmodels.experiments.campaign_config import CampaignConfig
 from tcpmodels.models.cubic import x_power_law_params
 
-__all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO", "LEGACY_NS3_RATE_BPS",
+__all__ = ["kernel_campaign_label", "P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO", "LEGACY_NS3_RATE_BPS",
            "NS3_SETTINGS", "NS3_LONG_MEASURE_S", "NS3_LONG_SEEDS", "ns3_setting", "ns3_phases", "ns3_setting_phases"]
 
 
@@ -41,7 +42,7 @@ NS3_LONG_SEEDS = tuple(range(10))
 
 
 @dataclass(frozen=True, kw_only=True)
-class P3Config:
+class P3Config(CampaignConfig):
     """Scaled setting of the P3 campaign (all engines).
 
     The rate is the fastest the testbed carried without CPU-induced loss in the bottleneck
@@ -123,7 +124,7 @@ class P3Config:
         2026-11-28, for the campaign begun on it: its repetitions 0-3 ran with reordering (about
         0.2 % of segments, and spurious retransmissions at low RTTs), and mixing the two in one
         table would mix two networks. True: the steered rerun (``p3 kernel --keep-flow-order``), whose
-        samples are labelled ``p3_kernel_steered`` (:func:`~tcpmodels.experiments.p3.kernel.kernel_campaign_label`)
+        samples are labelled ``p3_kernel_steered`` (:func:`kernel_campaign_label`)
         and tabled with ``testbed = "steered"`` beside the unsteered ones (CAMPAIGNS.md).
     kernel_pin_delay_elements : bool
         With ``kernel_keep_flow_order``: the testbed's ``pin_delay_elements`` (each delay element on
@@ -224,30 +225,15 @@ class P3Config:
         """(Reno RTT, CUBIC RTT) pairs of the grid, Reno-major. [ms]"""
         return [(float(a), float(b)) for a in self.reno_rtts_ms for b in self.cubic_rtts_ms]
 
-    def to_dict(self) -> dict:
-        """The fields as a dict, with the derived ``buffer_bytes``, as stored in the provenance.
+    def derived_fields(self) -> dict:
+        """The derived buffers, which :meth:`to_dict` adds to the fields (as stored in the provenance).
 
         Returns
         -------
         dict
-            Field name -> value, and ``buffer_bytes``, ``ns3_buffer_bytes`` [bytes].
+            ``buffer_bytes``, ``ns3_buffer_bytes`` [bytes].
         """
-        d = asdict(self)
-        d["buffer_bytes"] = self.buffer_bytes
-        d["ns3_buffer_bytes"] = self.ns3_buffer_bytes
-        return d
-
-    def hash(self) -> str:
-        """Short fingerprint of the configuration, stored in every record.
-
-        Returns
-        -------
-        str
-            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
-        """
-        import hashlib
-
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        return {"buffer_bytes": self.buffer_bytes, "ns3_buffer_bytes": self.ns3_buffer_bytes}
 
     def scaling(self) -> dict:
         """How this setting relates to the paper's: rates, BDPs, and K at the largest window.
@@ -406,3 +392,20 @@ def ns3_setting_phases(name: str, config: P3Config = DEFAULT_CONFIG) -> tuple[st
         :func:`ns3_phases` of the setting's config.
     """
     return ns3_phases(ns3_setting(name, config), sliders=name == "short")
+
+
+def kernel_campaign_label(keep_flow_order: bool, pin_delay_elements: bool = False) -> str:
+    """The ``campaign`` field of a kernel sample's plan entry and record (part of :data:`KERNEL_KEY`).
+
+    Parameters
+    ----------
+    keep_flow_order, pin_delay_elements : bool
+        The testbed (``P3Config.kernel_keep_flow_order``, ``P3Config.kernel_pin_delay_elements``).
+
+    Returns
+    -------
+    str
+        ``"p3_kernel_pinned"`` with pinned delay elements, ``"p3_kernel_steered"`` with steering alone,
+        else ``"p3_kernel"`` (the label of every sample before either).
+    """
+    return testbed_label("p3_kernel", keep_flow_order, pin_delay_elements)

@@ -22,7 +22,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, P3Config
-from tcpmodels.experiments.p3.kernel import CPU_TIME_COLUMNS, TCP_EXT_COLUMNS, cpu_loss, kind_cc_params
+from tcpmodels.experiments.p3.cpu_loss import CPU_TIME_COLUMNS, TCP_EXT_COLUMNS, cpu_loss
+from tcpmodels.experiments.p3.kernel_session import kind_cc_params
 
 __all__ = ["cpu_loss", "run_pilot"]
 
@@ -62,8 +63,8 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
         Per rate: ``rate_bps``, ``buffer_bytes``, ``kind``, ``reno_bps``, ``cubic_bps``, ``utilization``
         [-], retransmissions, ``rps_cpus`` (the testbed's RPS steering mask; None without),
         ``delay_element_cpus`` (link -> CPU of each pinned delay element; None unless pinned), the
-        TcpExt columns of :data:`~tcpmodels.experiments.p3.kernel.TCP_EXT_COLUMNS`, the CPU-time columns of
-        :data:`~tcpmodels.experiments.p3.kernel.CPU_TIME_COLUMNS` and ``cpu_time_s`` per CPU (where the
+        TcpExt columns of :data:`~tcpmodels.experiments.p3.cpu_loss.TCP_EXT_COLUMNS`, the CPU-time columns of
+        :data:`~tcpmodels.experiments.p3.cpu_loss.CPU_TIME_COLUMNS` and ``cpu_time_s`` per CPU (where the
         host's CPUs spent the transfers: steal, softirq, idle, ... [s]), :func:`cpu_loss`'s
         fields as the sample counted them during the transfers (the delay elements' too, read
         without stopping them; until 2026-11-28 the pilot took the elements' totals since they
@@ -76,7 +77,8 @@ def run_pilot(rates_bps: list[float], *, measure_s: float = 60.0, reno_rtt_ms: f
     tcpmodels.records.DirtyTreeError
         If ``out`` is shipped and the working tree is dirty.
     """
-    from tcpmodels.experiments.p3.kernel import KernelSession, kernel_frame
+    from tcpmodels.experiments.p3.kernel import kernel_frame
+    from tcpmodels.experiments.p3.kernel_session import KernelSession
     from tcpmodels.records import Stopwatch, git_state, host_facts, load_average, shipped_git_state, utc_now
     from tcpmodels.testbed.hostlock import host_lock
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from tcpmodels.datasets import REPO_ROOT
+from tcpmodels.experiments.campaign_config import CampaignConfig
 
 __all__ = ["P4Config", "DEFAULT_CONFIG", "SCHEMA", "REPO", "KIB"]
 
@@ -16,7 +15,7 @@ SCHEMA = 1
 
 
 @dataclass(frozen=True, kw_only=True)
-class P4Config:
+class P4Config(CampaignConfig):
     """Scaled setting of the P4 campaign (window-limited rate on the real kernel).
 
     Parameters
@@ -123,27 +122,15 @@ class P4Config:
         """
         return max(self.measure_min_s, self.measure_rtts * rtt_ms * 1e-3)
 
-    def to_dict(self) -> dict:
-        """The setting as a JSON-able dict, with the cells run.
+    def derived_fields(self) -> dict:
+        """The cells run, which :meth:`to_dict` adds to the fields (a JSON-able setting).
 
         Returns
         -------
         dict
-            Every field, and ``cells`` as ``[cap [bytes], RTT [ms]]`` pairs.
+            ``cells`` as ``[cap [bytes], RTT [ms]]`` pairs.
         """
-        d = asdict(self)
-        d["cells"] = [list(c) for c in self.cells]
-        return d
-
-    def hash(self) -> str:
-        """A short hash of :meth:`to_dict`, kept in every record.
-
-        Returns
-        -------
-        str
-            16 hex digits of its SHA-256.
-        """
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        return {"cells": [list(c) for c in self.cells]}
 
     def scaling(self) -> dict:
         """How this grid relates to the press release's path (100 Gbit/s, 296 ms, 1 GiB window).

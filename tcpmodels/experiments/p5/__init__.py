@@ -1,4 +1,12 @@
-"""Campaign of paper P5 (Ono, Nakashima): the ns-3 caterpillar under multiplexed Pareto downloads.
+"""Campaigns of paper P5 (Ono, Nakashima): the ns-3 caterpillar under multiplexed Pareto downloads, and the kernel.
+
+Two engines: ns-3 (below; :mod:`~tcpmodels.experiments.p5.config`, :mod:`~tcpmodels.experiments.p5.plan`,
+:mod:`~tcpmodels.experiments.p5.runs`, :mod:`~tcpmodels.experiments.p5.dataset`) and the Linux kernel on the
+testbed (:mod:`~tcpmodels.experiments.p5.kernel`: Poisson arrivals of Pareto-sized Reno downloads through one
+tbf bottleneck and the Hurst exponent of the captured series; its setting
+:mod:`~tcpmodels.experiments.p5.kernel_config`, its dataset ``p5_testbed_*``
+:mod:`~tcpmodels.experiments.p5.kernel_dataset`). Both count packets with
+:mod:`~tcpmodels.experiments.p5.counts`.
 
 The scenario (:class:`~tcpmodels.sim.config.Caterpillar`, built by
 :func:`tcpmodels.sim.scenarios.build_caterpillar`): server S - G1 - G2 - ... - G6,
@@ -50,6 +58,8 @@ Command line::
         [--altq-seeds 0,1,2,3] [--skip-shipped] [--cache runs/p5/cache]
     python -m tcpmodels.experiments.p5 dataset [--cache runs/p5/cache] [--out data/datasets] [--no-merge]
         [--altq-seeds 0,1,2,3]
+    python -m tcpmodels.experiments.p5 kernel --runs runs/p5_testbed [--seeds 0 1] [--skip-shipped]   # root
+    python -m tcpmodels.experiments.p5 kernel-dataset --runs runs/p5_testbed --out data/datasets
 
 ``run`` goes through :func:`tcpmodels.sweep.sweep` on a local Dask cluster
 with one worker (the host is shared); finished runs are cached and a rerun
@@ -71,6 +81,9 @@ References
 from tcpmodels.experiments.p5.config import BELLCORE_PATH, CASES, DEFAULT_CONFIG, SERVER_ADDR, P5Config
 from tcpmodels.experiments.p5.counts import bellcore_counts, packet_counts
 from tcpmodels.experiments.p5.dataset import build_dataset, merge_tables, read_shipped, shipped_run_ids
+from tcpmodels.experiments.p5.kernel import run_alpha, run_kernel_campaign
+from tcpmodels.experiments.p5.kernel_config import DEFAULT_KERNEL_CONFIG, TestbedP5Config
+from tcpmodels.experiments.p5.kernel_dataset import build_kernel_dataset, shipped_kernel_keys
 from tcpmodels.experiments.p5.plan import caterpillar_for, plan
 from tcpmodels.experiments.p5.runs import run_campaign, run_p5
 
@@ -90,6 +103,12 @@ __all__ = [
     "merge_tables",
     "read_shipped",
     "shipped_run_ids",
+    "TestbedP5Config",
+    "DEFAULT_KERNEL_CONFIG",
+    "run_alpha",
+    "run_kernel_campaign",
+    "build_kernel_dataset",
+    "shipped_kernel_keys",
     "main",
 ]
 

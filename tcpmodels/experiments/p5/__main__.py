@@ -1,4 +1,5 @@
-"""Command line of the P5 campaign: ``run`` (the sweep, resumable) and ``dataset``."""
+"""Command line of the P5 campaigns: ``run`` (the ns-3 sweep, resumable) and ``dataset``; ``kernel`` (the kernel
+testbed runs, resumable) and ``kernel-dataset``."""
 
 from __future__ import annotations
 
@@ -9,13 +10,74 @@ from tcpmodels.experiments.campaign import campaign_errors, campaign_parser
 from tcpmodels.experiments.p5 import __doc__ as package_doc
 from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, REPO
 from tcpmodels.experiments.p5.dataset import build_dataset, shipped_run_ids
+from tcpmodels.experiments.p5.kernel_config import DEFAULT_KERNEL_CONFIG
 from tcpmodels.experiments.p5.runs import run_campaign
 
 __all__ = ["main"]
 
 
+def _add_kernel_commands(sub) -> None:
+    """``kernel`` (one testbed run per alpha and seed) and ``kernel-dataset`` (its Parquet tables)."""
+    p = sub.add_parser("kernel", help="kernel testbed: one run per alpha and seed (root; resumable)")
+    p.add_argument("--runs", default=str(REPO / "runs" / "p5_testbed"))
+    p.add_argument("--duration-s", type=float, help=f"default {DEFAULT_KERNEL_CONFIG.duration_s:g}")
+    p.add_argument("--alphas", type=float, nargs="+")
+    p.add_argument("--seeds", type=int, nargs="+", help=f"run seeds per alpha; default {DEFAULT_KERNEL_CONFIG.seeds}")
+    p.add_argument("--skip-shipped", action="store_true",
+                   help="leave out the (alpha, seed) runs already in the shipped dataset (--out)")
+    p.add_argument("--out", default=str(REPO / "data" / "datasets"), help="the shipped dataset (for --skip-shipped)")
+    p.add_argument("--no-progress", action="store_true")
+    p = sub.add_parser("kernel-dataset", help="kernel testbed results -> data/datasets/p5_testbed_* + provenance")
+    p.add_argument("--runs", default=str(REPO / "runs" / "p5_testbed"))
+    p.add_argument("--out", default=str(REPO / "data" / "datasets"))
+    p.add_argument("--duration-s", type=float)
+    p.add_argument("--alphas", type=float, nargs="+")
+    p.add_argument("--seeds", type=int, nargs="+")
+    p.add_argument("--note", default="")
+    p.add_argument("--no-merge", action="store_true",
+                   help="drop the rows of the dataset in --out that the runs folder lacks (default: keep them)")
+    p.add_argument("--allow-dirty", action="store_true",
+                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+
+
+def _kernel_main(args) -> int:
+    """Run ``kernel`` or ``kernel-dataset`` and print a one-line JSON summary."""
+    from tcpmodels.experiments.p5.kernel import run_kernel_campaign
+    from tcpmodels.experiments.p5.kernel_dataset import build_kernel_dataset, shipped_kernel_keys
+
+    with campaign_errors("p5"):
+        config = DEFAULT_KERNEL_CONFIG
+        if args.duration_s:
+            config = replace(config, duration_s=args.duration_s)
+        if args.alphas:
+            config = replace(config, alphas=tuple(args.alphas))
+        if args.seeds:
+            config = replace(config, seeds=tuple(args.seeds))
+        if args.cmd == "kernel":
+            skip = shipped_kernel_keys(args.out) if args.skip_shipped else set()
+            n = run_kernel_campaign(args.runs, config, progress=not args.no_progress, skip=skip)
+            print(json.dumps({"ran": n, "runs": args.runs}))
+        else:
+            prov = build_kernel_dataset(args.runs, args.out, config, note=args.note, allow_dirty=args.allow_dirty,
+                                        merge=not args.no_merge)
+            print(json.dumps({"runs": len(prov["runs"]), "out": args.out}))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Command line: ``run`` (sweep, resumable) and ``dataset``."""
+    """Command line: ``run`` (ns-3 sweep, resumable), ``dataset``, ``kernel`` (testbed, resumable), ``kernel-dataset``.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 (a one-line JSON summary is printed); expected failures exit through
+        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
+    """
     parser, sub = campaign_parser("p5", package_doc)
     p = sub.add_parser("run", help="run or resume the sweep (cached runs are skipped)")
     p.add_argument("--cases", default=",".join(CASES), help=f"comma-separated subset of {','.join(CASES)}")
@@ -41,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--note", default="")
     p.add_argument("--allow-dirty", action="store_true",
                    help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    _add_kernel_commands(sub)
     args = parser.parse_args(argv)
+    if args.cmd in ("kernel", "kernel-dataset"):
+        return _kernel_main(args)
     seeds = tuple(int(s) for s in args.seeds.split(",")) if args.seeds else None
     config = DEFAULT_CONFIG if seeds is None else replace(DEFAULT_CONFIG, seeds=seeds)
     if args.long_seeds:

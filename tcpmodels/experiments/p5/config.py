@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
 from tcpmodels.datasets import REPO_ROOT
+from tcpmodels.experiments.campaign_config import CampaignConfig
 
 
 __all__ = ["P5Config", "DEFAULT_CONFIG", "CASES", "REPO", "BELLCORE_PATH", "SERVER_ADDR"]
@@ -23,7 +24,7 @@ SERVER_ADDR = "10.0.0.1"  # first /30 of the caterpillar: S is its .1
 
 
 @dataclass(frozen=True, kw_only=True)
-class P5Config:
+class P5Config(CampaignConfig):
     """Parameters of the P5 campaign (the paper's values unless the docstring says otherwise).
 
     Parameters
@@ -125,16 +126,5 @@ class P5Config:
         if self.hurst_bin_s > self.duration_s / 256:
             raise ValueError(f"hurst_bin_s [s] must be <= duration_s / 256 = {self.duration_s / 256:g}; "
                              f"got {self.hurst_bin_s!r}")
-
-    def to_dict(self) -> dict:
-        """The fields as a dict (tuples stay tuples), as written to the provenance.
-
-        Returns
-        -------
-        dict
-            Field name -> value.
-        """
-        return asdict(self)
-
 
 DEFAULT_CONFIG = P5Config()

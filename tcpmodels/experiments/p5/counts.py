@@ -64,9 +64,15 @@ def bellcore_counts(path: str | os.PathLike = BELLCORE_PATH, *, bin_s: float = 0
     ------
     ValueError
         If ``bin_s`` is not positive or the file does not have two columns.
+    FileNotFoundError
+        If ``path`` does not exist (the message says what the file is and where it is expected).
     """
     if not (bin_s > 0):
         raise ValueError(f"bin_s [s] must be in (0, inf); got {bin_s!r}")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"Bellcore excerpt not found: {path} (the Internet Traffic Archive's BC-pAug89, "
+                                f"first 10,000 packets, as text: time [s], length [bytes]; the default is beside the "
+                                f"clone, ../shared/data/bellcore)")
     raw = np.loadtxt(path)
     if raw.ndim != 2 or raw.shape[1] != 2:
         raise ValueError(f"{path}: expected two columns (time [s], length [bytes]); got shape {raw.shape}")

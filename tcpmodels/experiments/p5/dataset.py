@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -174,7 +175,8 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     seeds : tuple of int, optional
         Seeds of the ``main`` runs instead of ``config.seeds``.
     bellcore_path : str or path-like
-        The Bellcore excerpt; left out of the tables when the file is missing.
+        The Bellcore excerpt; when the file is missing (outside the machine that holds ``../shared``)
+        a warning names it and its rows are not rebuilt (with ``merge`` the shipped ones stay).
     note : str
         Free text for the provenance.
     capture_run : str, optional
@@ -242,7 +244,12 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     if not runs and "runs" not in shipped:
         raise ValueError(f"no cached P5 runs in {cache}; run `python -m tcpmodels.experiments.p5 run` first")
     bell_path = Path(bellcore_path)
-    if bell_path.exists():
+    if not bell_path.exists():
+        kept = "the shipped bellcore rows are kept" if merge else "the tables have no bellcore rows"
+        warnings.warn(f"Bellcore excerpt not found: {bell_path} (the Internet Traffic Archive's BC-pAug89, first "
+                      f"10,000 packets, as text: time [s], length [bytes]); its series and Hurst estimates are not "
+                      f"rebuilt ({kept}); put the file there or pass bellcore_path", stacklevel=2)
+    else:
         bc = bellcore_counts(bell_path, bin_s=config.hurst_bin_s)
         counts.append(pd.DataFrame({"run_id": "bellcore", "source": "bellcore", "alpha": np.nan,
                                     "t_s": bc["t_s"], "packets": bc["packets"]}))

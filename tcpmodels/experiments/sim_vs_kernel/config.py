@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from tcpmodels import congestion
 from tcpmodels.datasets import REPO_ROOT
+from tcpmodels.experiments.campaign_config import CampaignConfig
 
 
 __all__ = ["SvkConfig", "DEFAULT_CONFIG", "SCENARIOS", "NS3_VARIANT", "KEY", "SCHEMA", "REPO", "config_from_record"]
@@ -24,7 +23,7 @@ KEY = ("campaign", "engine", "rep")
 
 
 @dataclass(frozen=True, kw_only=True)
-class SvkConfig:
+class SvkConfig(CampaignConfig):
     """The dumbbell both engines run, and the agreement criterion.
 
     Parameters
@@ -122,28 +121,16 @@ class SvkConfig:
         """End of every flow, from the common time origin. [s]"""
         return self.start_jitter_s + self.duration_s
 
-    def to_dict(self) -> dict:
-        """Plain JSON-able fields.
+    def derived_fields(self) -> dict:
+        """``rtts_ms`` and ``ccs`` as lists, the form records and provenance store (:func:`config_from_record`
+        reads it back); :meth:`to_dict` writes them in the fields' places.
 
         Returns
         -------
         dict
-            Field name -> value, with ``rtts_ms`` and ``ccs`` as lists (the form records and
-            provenance store; :func:`config_from_record` reads it back).
+            ``rtts_ms`` [ms] and ``ccs`` as lists.
         """
-        d = asdict(self)
-        d["rtts_ms"], d["ccs"] = list(self.rtts_ms), list(self.ccs)
-        return d
-
-    def hash(self) -> str:
-        """SHA-256 (16 hex digits) of :meth:`to_dict`.
-
-        Returns
-        -------
-        str
-            The first 16 hexadecimal digits of the SHA-256 of :meth:`to_dict` as JSON with sorted keys.
-        """
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        return {"rtts_ms": list(self.rtts_ms), "ccs": list(self.ccs)}
 
 
 DEFAULT_CONFIG = SvkConfig()

@@ -12,7 +12,8 @@ import numpy as np
 from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, KEY, NS3_VARIANT, SCHEMA, SvkConfig
 from tcpmodels.sim.config import Dumbbell
 
-__all__ = ["plan", "ns3_config", "summarize_flows", "run_kernel_sample", "run_ns3_sample", "run_campaign"]
+__all__ = ["plan", "ns3_config", "summarize_flows", "run_kernel_sample", "run_ns3_sample", "run_campaign",
+           "fresh_folder"]
 
 
 def plan(config: SvkConfig = DEFAULT_CONFIG, engines: tuple = ("kernel", "ns3")) -> list[dict]:
@@ -228,6 +229,30 @@ def run_ns3_sample(config: SvkConfig, sample: dict, out_dir: str | Path) -> dict
             "config_hash_ns3": rec["config_hash"]}
 
 
+def fresh_folder(path: str | Path) -> Path:
+    """``path`` if it does not exist or is empty, else the first of ``<path>.1``, ``<path>.2`` ... that is.
+
+    An ns-3 run writes its tables into a folder; a sample run again (a killed campaign resumed, or two
+    campaigns sharing ``ns3_dir``) gets a fresh one rather than overwriting the tables of the first.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder a run would write into.
+
+    Returns
+    -------
+    Path
+        A folder that does not exist or holds nothing (not created here).
+    """
+    path = Path(path)
+    candidate, n = path, 0
+    while candidate.exists() and any(candidate.iterdir()):
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
+
+
 def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *, engines: tuple = ("kernel", "ns3"),
                  limit: int | None = None, progress: bool = True, lock_timeout_s: float = 1800.0,
                  samples: list[dict] | None = None, ns3_dir: str | Path | None = None) -> int:
@@ -251,7 +276,8 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
         Samples to run instead of :func:`plan` (tests).
     ns3_dir : path, optional
         Where ns-3 runs write their tables, in ``<config hash>/rep<r>`` so that two scenarios never
-        overwrite each other's (default: a temporary directory per run).
+        overwrite each other's, and a repetition run again in the next :func:`fresh_folder`
+        (``rep<r>.1`` ...) so that no run overwrites another's (default: a temporary directory per run).
 
     Returns
     -------
@@ -275,7 +301,7 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
             with tempfile.TemporaryDirectory(prefix="svk_ns3_") as tmp:
                 res = run_ns3_sample(config, s, tmp)
         else:
-            res = run_ns3_sample(config, s, Path(ns3_dir) / config.hash()[:12] / f"rep{s['rep']}")
+            res = run_ns3_sample(config, s, fresh_folder(Path(ns3_dir) / config.hash()[:12] / f"rep{s['rep']}"))
         return {"schema": SCHEMA, "config": config.to_dict(), "config_hash": config.hash(), **res}
 
     todo_all = plan(config, engines) if samples is None else samples

@@ -64,30 +64,12 @@ References
 """
 
 from tcpmodels.datasets.p3 import LEGACY_NS3_RATE_BPS, TESTBEDS
+from tcpmodels.papers.p3_cubic_fairness.cells import cell_stats, run_spread_proxy, significant
 from tcpmodels.papers.p3_cubic_fairness.claims import answer, claims, headline, reading_summary
-from tcpmodels.papers.p3_cubic_fairness.data import (
-    CITATION,
-    PAPER_DIRECTION,
-    READINGS,
-    P3Dataset,
-    cell_stats,
-    fluid_at,
-    fluid_rates_bps,
-    kernel_all_testbeds,
-    kernel_rate_bps,
-    kernel_runs,
-    kernel_settings,
-    kernel_testbed,
-    load_dataset,
-    ns3_duration_s,
-    ns3_rate_bps,
-    ns3_runs,
-    ns3_settings,
-    proposal_setting,
-    run_spread_proxy,
-    significant,
-    with_testbed,
-)
+from tcpmodels.papers.p3_cubic_fairness.data import CITATION, PAPER_DIRECTION, READINGS, P3Dataset, load_dataset
+from tcpmodels.papers.p3_cubic_fairness.engines import cross_validation, engine_table, k_table, testbed_comparison
+from tcpmodels.papers.p3_cubic_fairness.fairness import FIGURE_COLUMNS, fairness_table
+from tcpmodels.papers.p3_cubic_fairness.paired import kernel_paired_dj, paired_dj
 from tcpmodels.papers.p3_cubic_fairness.plots import (
     available_exponents,
     exponent_widget,
@@ -95,19 +77,22 @@ from tcpmodels.papers.p3_cubic_fairness.plots import (
     plot_figure,
 )
 from tcpmodels.papers.p3_cubic_fairness.robustness import cpu_loss_sensitivity, with_cpu_loss_repeated, without_cpu_loss
-from tcpmodels.papers.p3_cubic_fairness.tables import (
-    FIGURE_COLUMNS,
-    cross_validation,
-    engine_table,
-    fairness_table,
-    k_table,
-    kernel_paired_dj,
-    paired_dj,
-    provenance_table,
-    setting_table,
-    tables,
-    testbed_comparison,
+from tcpmodels.papers.p3_cubic_fairness.runs import (
+    fluid_at,
+    fluid_rates_bps,
+    kernel_all_testbeds,
+    kernel_rate_bps,
+    kernel_runs,
+    kernel_settings,
+    kernel_testbed,
+    ns3_duration_s,
+    ns3_rate_bps,
+    ns3_runs,
+    ns3_settings,
+    proposal_setting,
+    with_testbed,
 )
+from tcpmodels.papers.p3_cubic_fairness.tables import provenance_table, setting_table, tables
 
 __all__ = ["TESTBEDS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "testbed_comparison", "kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
            "ns3_runs", "ns3_rate_bps", "ns3_settings", "ns3_duration_s", "kernel_rate_bps", "fluid_at", "fluid_rates_bps", "LEGACY_NS3_RATE_BPS",

@@ -10,7 +10,7 @@ The tests, stated before the data is seen:
 * **C3.1-C3.3 (ns-3, per reading of eq. (4))**: the unit is one ns-3 run of an RTT
   pair with one seed, and its paired difference ``dJ = J(proposal) - J(standard)``
   (same pair, same seed, so same start offsets), all of one ns-3 setting (run length,
-  :func:`~tcpmodels.papers.p3_cubic_fairness.data.ns3_settings`). Two parts per claim and Reno RTT:
+  :func:`~tcpmodels.papers.p3_cubic_fairness.runs.ns3_settings`). Two parts per claim and Reno RTT:
 
   - *direction*: the share of runs where J moves the paper's way, sign test with a
     Clopper-Pearson CI; "most runs" means a share above 0.5;
@@ -35,7 +35,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset, kernel_runs, ns3_duration_s
+from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
+from tcpmodels.papers.p3_cubic_fairness.runs import kernel_runs, ns3_duration_s
 from tcpmodels.stats import ClaimSpec, Verdict, claims_table, difference, direction_count, inequality, not_testable
 
 __all__ = ["family", "headline", "answer", "claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]

@@ -10,16 +10,10 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcpmodels.papers.p3_cubic_fairness.data import (
-    READINGS,
-    P3Dataset,
-    fluid_at,
-    kernel_rate_bps,
-    ns3_duration_s,
-    ns3_rate_bps,
-    ns3_runs,
-)
-from tcpmodels.papers.p3_cubic_fairness.tables import fairness_table
+from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
+from tcpmodels.papers.p3_cubic_fairness.fairness import fairness_table
+from tcpmodels.papers.p3_cubic_fairness.runs import fluid_at, kernel_rate_bps, ns3_duration_s, ns3_rate_bps, ns3_runs
+
 
 def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.ndarray | None = None, *,
                 exponent: float | None = None, table: pd.DataFrame | None = None) -> Sequence[Axes] | np.ndarray:

@@ -20,7 +20,8 @@ import dataclasses
 import pandas as pd
 
 from tcpmodels.papers.p3_cubic_fairness.claims import claims
-from tcpmodels.papers.p3_cubic_fairness.data import P3Dataset, kernel_all_testbeds, kernel_testbed
+from tcpmodels.papers.p3_cubic_fairness.data import P3Dataset
+from tcpmodels.papers.p3_cubic_fairness.runs import kernel_all_testbeds, kernel_testbed
 from tcpmodels.papers.p3_cubic_fairness.tables import tables
 
 __all__ = ["cpu_loss_sensitivity", "without_cpu_loss", "with_cpu_loss_repeated"]
@@ -32,7 +33,7 @@ def without_cpu_loss(ds: P3Dataset) -> P3Dataset:
     """``ds`` without the kernel samples that lost packets outside the bottleneck queue (``cpu_drops`` > 0).
 
     Samples whose records predate the count (``cpu_drops`` NaN) stay: nothing says they lost any. The kernel
-    testbed stays the one ``ds`` uses (:func:`~.data.kernel_testbed`), though fewer samples might not have
+    testbed stays the one ``ds`` uses (:func:`~.runs.kernel_testbed`), though fewer samples might not have
     caught up with the unsteered ones: the two verdicts compare the same testbed.
 
     Parameters

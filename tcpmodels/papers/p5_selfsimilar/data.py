@@ -55,7 +55,7 @@ class P5Dataset:
     hurst: pd.DataFrame
     counts: pd.DataFrame
     provenance: dict = field(default_factory=dict)
-    #: kernel testbed runs (:mod:`tcpmodels.experiments.p5_testbed`): H per alpha and estimator; empty if not shipped
+    #: kernel testbed runs (:mod:`tcpmodels.experiments.p5.kernel`): H per alpha and estimator; empty if not shipped
     testbed_hurst: pd.DataFrame = field(default_factory=pd.DataFrame)
     #: their packet-count series (alpha, t_s, packets)
     testbed_counts: pd.DataFrame = field(default_factory=pd.DataFrame)

@@ -1,4 +1,4 @@
-"""P5 on the kernel testbed: configuration checks, the dataset from run results, and one tiny real run."""
+"""P5 on the kernel testbed (tcpmodels.experiments.p5.kernel): configuration checks, the dataset from run results, and one tiny real run."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcpmodels.experiments import p5_testbed as p5t
+from tcpmodels.datasets import REPO_ROOT
+from tcpmodels.experiments.p5 import kernel as p5k
+from tcpmodels.experiments.p5 import kernel_config as p5c
+from tcpmodels.experiments.p5 import kernel_dataset as p5d
+from tcpmodels.experiments.p5.__main__ import main
 from tcpmodels.models.heavytail import hurst_from_alpha
 from tcpmodels.models.hurst import estimate_all
 
@@ -28,17 +32,17 @@ from tcpmodels.models.hurst import estimate_all
 )
 def test_bad_configs_are_refused_with_the_value(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        p5t.TestbedP5Config(**kwargs)
+        p5c.TestbedP5Config(**kwargs)
 
 
 def test_arrival_rate_offers_the_stated_load():
-    cfg = p5t.TestbedP5Config(rate_bps=10e6, mean_size_bytes=50_000, load=0.5)
+    cfg = p5c.TestbedP5Config(rate_bps=10e6, mean_size_bytes=50_000, load=0.5)
     # 0.5 x 1.25 MB/s / 50 kB = 12.5 downloads per second
     assert cfg.arrival_rate_per_s == pytest.approx(12.5)
     assert cfg.to_dict()["arrival_rate_per_s"] == pytest.approx(12.5)
 
 
-def _fake_result(runs, alpha: float, counts: np.ndarray, cfg: p5t.TestbedP5Config, seed: int | None = None) -> None:
+def _fake_result(runs, alpha: float, counts: np.ndarray, cfg: p5c.TestbedP5Config, seed: int | None = None) -> None:
     hurst = estimate_all(counts.astype(float)).reset_index()
     rec = {"alpha": alpha, **({} if seed is None else {"seed": seed}), "config": cfg.to_dict(), "started_utc": "2026-11-24T07:00:00+00:00",
            "finished_utc": "2026-11-24T07:03:30+00:00", "wall_s": 210.0, "n_flows_planned": 10, "planned_bytes": 1,
@@ -53,13 +57,13 @@ def _fake_result(runs, alpha: float, counts: np.ndarray, cfg: p5t.TestbedP5Confi
 
 
 def test_dataset_from_results_has_every_estimator_per_alpha_and_a_provenance(tmp_path):
-    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2, 1.8), duration_s=20.48)
+    cfg = replace(p5c.DEFAULT_KERNEL_CONFIG, alphas=(1.2, 1.8), duration_s=20.48)
     runs = tmp_path / "runs"
     runs.mkdir()
     rng = np.random.default_rng(0)
     for a in cfg.alphas:
         _fake_result(runs, a, rng.poisson(5.0, 2048), cfg)
-    prov = p5t.build_dataset(runs, tmp_path / "out", cfg, note="synthetic")
+    prov = p5d.build_kernel_dataset(runs, tmp_path / "out", cfg, note="synthetic")
     h = pd.read_parquet(tmp_path / "out" / "p5_testbed_hurst.parquet")
     assert sorted(h["alpha"].unique()) == [1.2, 1.8]
     assert h.groupby("alpha")["method"].nunique().eq(6).all()
@@ -76,27 +80,27 @@ def test_dataset_from_results_has_every_estimator_per_alpha_and_a_provenance(tmp
 
 
 def test_dataset_without_results_says_how_to_make_them(tmp_path):
-    with pytest.raises(ValueError, match=r"no p5 testbed results in .* \(run `python -m tcpmodels\.experiments\.p5_testbed run`\)"):
-        p5t.build_dataset(tmp_path, tmp_path / "out")
+    with pytest.raises(ValueError, match=r"no p5 testbed results in .* \(run `python -m tcpmodels\.experiments\.p5 kernel`\)"):
+        p5d.build_kernel_dataset(tmp_path, tmp_path / "out")
 
 
 def test_cli_reports_a_bad_value_in_one_line(capsys):
     with pytest.raises(SystemExit) as info:
-        p5t.main(["dataset", "--runs", "/nonexistent", "--out", "/nonexistent", "--alphas", "2.5"])
+        main(["kernel-dataset", "--runs", "/nonexistent", "--out", "/nonexistent", "--alphas", "2.5"])
     assert info.value.code == 1
-    assert capsys.readouterr().err.startswith("p5_testbed: alphas [-] must each be in (1, 2)")
+    assert capsys.readouterr().err.startswith("p5: alphas [-] must each be in (1, 2)")
 
 
 def test_an_alpha_outside_the_campaign_is_refused_before_any_run(tmp_path):
     with pytest.raises(ValueError, match=r"alpha \[-\] must be one of config.alphas"):
-        p5t.run_alpha(p5t.DEFAULT_CONFIG, 1.5, tmp_path / "runs")  # 1.5 is not a default alpha
+        p5k.run_alpha(p5c.DEFAULT_KERNEL_CONFIG, 1.5, tmp_path / "runs")  # 1.5 is not a default alpha
     assert not (tmp_path / "runs").exists()
 
 
 @pytest.mark.testbed
 def test_tiny_kernel_run_counts_every_captured_packet(testbed_available, tmp_path):
-    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.5,), duration_s=6.0)
-    rec = p5t.run_alpha(cfg, 1.5, tmp_path)
+    cfg = replace(p5c.DEFAULT_KERNEL_CONFIG, alphas=(1.5,), duration_s=6.0)
+    rec = p5k.run_alpha(cfg, 1.5, tmp_path)
     assert rec["flows"]["n"] == rec["n_flows_planned"] > 30 and rec["flows"]["errors"] == 0
     assert rec["flows"]["bytes"] == rec["planned_bytes"]  # every download completed in full
     acct, cap = rec["read_accounting"], rec["capture"]
@@ -115,25 +119,25 @@ def test_tiny_kernel_run_counts_every_captured_packet(testbed_available, tmp_pat
 
 
 def test_a_second_seed_is_added_to_the_shipped_runs_and_replaces_none(tmp_path):
-    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2, 1.8), duration_s=20.48)
+    cfg = replace(p5c.DEFAULT_KERNEL_CONFIG, alphas=(1.2, 1.8), duration_s=20.48)
     first, second, out = tmp_path / "first", tmp_path / "second", tmp_path / "out"
     first.mkdir()
     second.mkdir()
     rng = np.random.default_rng(1)
     for a in cfg.alphas:  # the first campaign's records: no seed field
         _fake_result(first, a, rng.poisson(5.0, 2048), cfg)
-    p5t.build_dataset(first, out, cfg)
+    p5d.build_kernel_dataset(first, out, cfg)
     h0 = pd.read_parquet(out / "p5_testbed_hurst.parquet").drop(columns="seed")
     # the shipped tables of the first campaign had no seed column: strip it to rebuild from such a dataset
     h0.to_parquet(out / "p5_testbed_hurst.parquet", index=False)
     c0 = pd.read_parquet(out / "p5_testbed_counts.parquet")
     c0.drop(columns="seed").to_parquet(out / "p5_testbed_counts.parquet", index=False)
-    assert p5t.shipped_keys(out) == {(1.2, 0), (1.8, 0)}
+    assert p5d.shipped_kernel_keys(out) == {(1.2, 0), (1.8, 0)}
     # the first runs folder is gone; a second campaign runs seed 1 only, and alpha 1.2 seed 0 again
     _fake_result(second, 1.8, rng.poisson(5.0, 2048), cfg, seed=1)
     redo = rng.poisson(9.0, 2048)
     _fake_result(second, 1.2, redo, cfg, seed=0)
-    prov = p5t.build_dataset(second, out, cfg)
+    prov = p5d.build_kernel_dataset(second, out, cfg)
     h = pd.read_parquet(out / "p5_testbed_hurst.parquet")
     assert sorted({(a, s) for a, s in zip(h["alpha"], h["seed"])}) == [(1.2, 0), (1.8, 0), (1.8, 1)]
     assert h.groupby(["alpha", "seed"])["method"].nunique().eq(6).all()
@@ -151,8 +155,8 @@ def test_a_second_seed_is_added_to_the_shipped_runs_and_replaces_none(tmp_path):
 
 
 def test_campaign_skips_the_shipped_runs(tmp_path):
-    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2, 1.8), seeds=(0, 1))
-    assert p5t.run_campaign(tmp_path, cfg, progress=False, skip={(a, s) for a in (1.2, 1.8) for s in (0, 1)}) == 0
+    cfg = replace(p5c.DEFAULT_KERNEL_CONFIG, alphas=(1.2, 1.8), seeds=(0, 1))
+    assert p5k.run_kernel_campaign(tmp_path, cfg, progress=False, skip={(a, s) for a in (1.2, 1.8) for s in (0, 1)}) == 0
     assert not (tmp_path / "records.jsonl").exists()
 
 
@@ -160,10 +164,10 @@ def test_campaign_records_carry_the_commit_that_ran_them(tmp_path, monkeypatch):
     """Every record of a run names the code it ran from (``git``: commit and dirty flag), as the P2 records do."""
     from tcpmodels.records import git_state
 
-    cfg = replace(p5t.DEFAULT_CONFIG, alphas=(1.2,), seeds=(0,))
-    monkeypatch.setattr(p5t, "run_alpha", lambda config, alpha, runs_dir, seed=0: {"alpha": alpha, "seed": seed})
-    run = p5t.run_samples
-    monkeypatch.setattr(p5t, "run_samples", lambda *a, **kw: run(*a, **kw, lock_path=tmp_path / "lock"))
-    assert p5t.run_campaign(tmp_path, cfg, progress=False) == 1
+    cfg = replace(p5c.DEFAULT_KERNEL_CONFIG, alphas=(1.2,), seeds=(0,))
+    monkeypatch.setattr(p5k, "run_alpha", lambda config, alpha, runs_dir, seed=0: {"alpha": alpha, "seed": seed})
+    run = p5k.run_samples
+    monkeypatch.setattr(p5k, "run_samples", lambda *a, **kw: run(*a, **kw, lock_path=tmp_path / "lock"))
+    assert p5k.run_kernel_campaign(tmp_path, cfg, progress=False) == 1
     (rec,) = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
-    assert rec["alpha"] == 1.2 and rec["git"] == git_state(p5t.REPO) and set(rec["git"]) >= {"commit", "dirty"}
+    assert rec["alpha"] == 1.2 and rec["git"] == git_state(REPO_ROOT) and set(rec["git"]) >= {"commit", "dirty"}
