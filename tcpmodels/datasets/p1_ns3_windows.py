@@ -2,7 +2,8 @@
 
 :mod:`tcpmodels.experiments.p1.ns3_windows` writes ``p1_ns3_windows.parquet`` (one row per background
 subflow of a traced ns-3 rerun of a shipped seed), :func:`tcpmodels.papers.p1_datacenter_fct.windows.with_ns3_windows`
-fills the P1 subflow table's ns-3 rows from it, matched on :data:`KEY`.
+fills the P1 subflow table's ns-3 rows from it, matched on :data:`KEY`. Its ``cc`` is that of every ns-3 run of
+P1 (:data:`tcpmodels.datasets.p1.NS3_CC`), whatever the background's protocol.
 """
 
 from __future__ import annotations

@@ -105,6 +105,19 @@ def test_ns3_windows_dataset_fills_the_p1_subflows(tmp_path):
     assert with_ns3_windows(sub, tmp_path / "data")["cwnd_mean_segments"].tolist() == [20.0]
 
 
+def test_ns3_windows_fill_the_tcp_background_rows_too(tmp_path):
+    # P1's ns-3 runs all carry cc "lia" (datasets.p1.NS3_CC), the TCP-background ones too: their rows must match
+    sf = {"conn_id": 3, "src": 1, "dst": 2, "mptcp": False, "subflow": 0, "remote": "core0", "duration_s": 40.0,
+          "cwnd_mean_segments": 30.0, "loss_events": 2, "reductions": 2, "segments_sent": 900.0, "loss_event_rate": 0.002}
+    recs = [{"campaign": "p1_ns3_windows", "experiment": "s4", "protocol": "tcp", "seed": 1, "order": 0, **_common(0),
+             "config": {}, "subflows": [sf], "short_fct_mean_s": 0.02}]
+    build_windows_dataset(_write(tmp_path / "w.jsonl", recs), tmp_path / "data")
+    sub = pd.DataFrame([{"engine": "ns3", "experiment": "s4", "protocol": "tcp", "cc": "lia", "seed": 1, "conn_id": 3,
+                         "subflow": 0, "cwnd_mean_segments": float("nan"), "loss_events": float("nan"),
+                         "segments_sent": float("nan"), "loss_event_rate": float("nan")}])
+    assert with_ns3_windows(sub, tmp_path / "data")["loss_events"].tolist() == [2]
+
+
 def test_a_column_not_in_the_schema_is_refused_before_writing(tmp_path):
     recs = [{**p, **_common(p["order"])} for p in sndbuf_plan(1)]
     path = _write(tmp_path / "sndbuf.jsonl", recs)

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets.p1 import NS3_CC
 from tcpmodels.datasets.p1_ns3_windows import SAMPLE_INTERVAL_S
 from tcpmodels.datasets.p1_ns3_windows import SCHEMA as DATASET
 from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
@@ -165,10 +166,13 @@ def run_ns3_windows(records_path: str | Path, *, seeds: Sequence[int] = (0, 1, 2
 
 
 def _window_tables(recs: list[dict]) -> tuple[dict, dict]:
-    """One row per background subflow, under its P1 run key; the provenance's facts: each run's times and FCT."""
-    rows = [{"engine": "ns3", "experiment": r["experiment"], "protocol": r["protocol"],
-             "cc": "lia" if r["protocol"] == "mptcp" else "uncoupled", "seed": r["seed"], **sf}
-            for r in recs for sf in r["subflows"]]
+    """One row per background subflow, under its P1 run key; the provenance's facts: each run's times and FCT.
+
+    Every ns-3 run of P1 carries ``cc`` :data:`~tcpmodels.datasets.p1.NS3_CC`, the TCP-background runs too (their
+    rows in ``p1_subflows``), so the rows here do, or the TCP-background rows would never match.
+    """
+    rows = [{"engine": "ns3", "experiment": r["experiment"], "protocol": r["protocol"], "cc": NS3_CC, "seed": r["seed"],
+             **sf} for r in recs for sf in r["subflows"]]
     return {"": pd.DataFrame(rows)}, {
         "runs": [{k: r.get(k) for k in ("protocol", "seed", "wall_s", "started_utc", "load_avg", "short_fct_mean_s")}
                  for r in recs], "config": recs[0]["config"], "sample_interval_s": SAMPLE_INTERVAL_S}
