@@ -71,9 +71,25 @@ def test_kernel_parameters_reach_the_bpf_header():
 
 def test_models_are_models():
     for cc in congestion.all_controls():
-        for f in cc.closed_forms + cc.window_models:
-            assert f.__module__.startswith("tcpmodels.models."), (cc.name, f)
+        for f, name in zip(cc.models() + cc.models("window_models"), cc.closed_forms + cc.window_models):
+            assert f.__module__ == f"tcpmodels.models.{name.split('.')[0]}" and f.__name__ == name.split(".")[1]
             assert getattr(import_module(f.__module__), f.__name__) is f
+    assert congestion.get("cubic").models()[0](100.0) > 0  # K of a 100-segment window [s]
+    with pytest.raises(ValueError, match="kind must be"):
+        congestion.get("cubic").models("fluid")
+    with pytest.raises(ValueError, match="named 'module.function'"):
+        CongestionControl(name="x", title="x", closed_forms=("tcpmodels.models.cubic.cubic_k_s",))
+
+
+def test_the_registry_imports_no_model():
+    # importing the registry (and the engine tables derived from it) must not cost the models' pandas and scipy
+    import subprocess
+    import sys
+
+    code = ("import sys, tcpmodels.congestion, tcpmodels.testbed.workload; "
+            "print(sorted(m for m in sys.modules if m.startswith('tcpmodels.models.') and m != 'tcpmodels.models.constants'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 def test_defaults_are_copies():

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from tcpmodels.datasets import SCHEMAS, SchemaError, write_dataset
+from tcpmodels.datasets import NOT_YET_SHIPPED, SCHEMAS, SchemaError, write_dataset
 from tcpmodels.datasets import p1 as p1_schema
 from tcpmodels.datasets import p3 as p3_schema
 from tcpmodels.datasets.writer import REPO_ROOT
@@ -22,7 +22,7 @@ def test_every_shipped_table_matches_its_schema(name):
     schema = importlib.import_module(f"tcpmodels.datasets.{name}").SCHEMA
     for table in schema.tables:
         path = DATASETS / schema.file_name(table.name)
-        if name == "p2" and table.name == "fig4" and not path.exists():
+        if (name == "p2" and table.name == "fig4" or name in NOT_YET_SHIPPED) and not path.exists():
             continue
         assert path.exists(), f"{path} is in the schema but not shipped"
         table.check(pd.read_parquet(path), where=path.name)

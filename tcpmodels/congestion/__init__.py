@@ -13,7 +13,9 @@ The engines derive their tables from it: :data:`tcpmodels.testbed.kernel_cc.load
 ``PARAMETERS``, :data:`tcpmodels.testbed.workload.CONGESTION_CONTROLS`, the run-time compiled part
 of :data:`tcpmodels.sim.config.TCP_VARIANTS`, the defaults and keys of ``TcpCubicX``'s
 ``cc_params`` (:mod:`tcpmodels.sim.cc`). Add an algorithm as a module here that calls
-:func:`register`, and import it below.
+:func:`register`, and import it below. An entry names its models (``cubic.cubic_k_s``) and
+:meth:`CongestionControl.models` imports them when asked, so importing the registry, which every
+engine does, imports no model (nor the pandas and scipy they need).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ are derived from the registry (:mod:`tcpmodels.congestion.registry`).
 from __future__ import annotations
 
 import copy
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,10 +67,11 @@ class CongestionControl:
         One line saying what it is.
     parameters : tuple of Parameter
         Its parameters with defaults, in the order the engines list them.
-    closed_forms : tuple of callable
-        Closed-form models of it in :mod:`tcpmodels.models` (empty if there is none yet).
-    window_models : tuple of callable
-        Its window or fluid models (trajectories, bottleneck sharing) in :mod:`tcpmodels.models`.
+    closed_forms : tuple of str
+        Closed-form models of it, named ``module.function`` below :mod:`tcpmodels.models` (``cubic.cubic_k_s``;
+        empty if there is none yet); :meth:`models` imports them.
+    window_models : tuple of str
+        Its window or fluid models (trajectories, bottleneck sharing), named likewise.
     ns3_type_id : str or None
         ns-3 TypeId without the ``ns3::`` prefix, or ``None`` if ns-3 has none here.
     ns3_compiled_by : str or None
@@ -90,8 +92,8 @@ class CongestionControl:
     name: str
     title: str
     parameters: tuple[Parameter, ...] = ()
-    closed_forms: tuple[Callable[..., Any], ...] = ()
-    window_models: tuple[Callable[..., Any], ...] = ()
+    closed_forms: tuple[str, ...] = ()
+    window_models: tuple[str, ...] = ()
     ns3_type_id: str | None = None
     ns3_compiled_by: str | None = None
     multipath: bool = False
@@ -110,6 +112,36 @@ class CongestionControl:
             raise ValueError(f"{self.name}: ns3_type_id is written without the ns3:: prefix; got {self.ns3_type_id!r}")
         if self.ns3_compiled_by is not None and self.ns3_type_id is None:
             raise ValueError(f"{self.name}: ns3_compiled_by given without an ns3_type_id")
+        for model in self.closed_forms + self.window_models:
+            if not isinstance(model, str) or model.count(".") != 1:
+                raise ValueError(f"{self.name}: a model is named 'module.function' below tcpmodels.models "
+                                 f"(e.g. 'cubic.cubic_k_s'); got {model!r}")
+
+    def models(self, kind: str = "closed_forms") -> tuple[Callable[..., Any], ...]:
+        """Its models of ``kind``, imported now (the registry only names them: importing it imports no model).
+
+        Parameters
+        ----------
+        kind : str
+            ``"closed_forms"`` or ``"window_models"``.
+
+        Returns
+        -------
+        tuple of callable
+            The functions of :mod:`tcpmodels.models` the entry names, in its order.
+
+        Raises
+        ------
+        ValueError
+            If ``kind`` is neither.
+        """
+        if kind not in ("closed_forms", "window_models"):
+            raise ValueError(f"kind must be 'closed_forms' or 'window_models'; got {kind!r}")
+        out = []
+        for model in getattr(self, kind):
+            module, function = model.split(".")
+            out.append(getattr(importlib.import_module(f"tcpmodels.models.{module}"), function))
+        return tuple(out)
 
     def defaults(self, engine: str) -> dict[str, Any]:
         """The parameters ``engine`` takes, with their defaults, in declared order.

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from tcpmodels.congestion.base import CongestionControl, Parameter
 from tcpmodels.congestion.registry import register
-from tcpmodels.models.bbr import (
-    BBR_CWND_GAIN,
-    bbr_standing_queue_packets,
-    ware_bbr_share,
-    ware_inflight_cap_packets,
-    ware_loss_based_share,
-    ware_probe_rtt_time_s,
-)
+from tcpmodels.models.constants import BBR_CWND_GAIN
 
 __all__ = ["BBR"]
 
@@ -22,8 +15,8 @@ BBR = register(CongestionControl(
         Parameter(name="cwnd_gain", default=BBR_CWND_GAIN, unit="-",
                   doc="in-flight cap in estimated BDPs (kernel bbr_cwnd_gain, ns-3 TcpBbr CwndGain)", engines=()),
     ),
-    closed_forms=(ware_loss_based_share, ware_bbr_share, ware_inflight_cap_packets, ware_probe_rtt_time_s,
-                  bbr_standing_queue_packets),
+    closed_forms=("bbr.ware_loss_based_share", "bbr.ware_bbr_share", "bbr.ware_inflight_cap_packets",
+                  "bbr.ware_probe_rtt_time_s", "bbr.bbr_standing_queue_packets"),
     ns3_type_id="TcpBbr",
     kernel_name="bbr",
     validated_by=("tcpmodels.experiments.bbr (campaign)", "tcpmodels.papers.bbr_coexistence (claims, verdicts)",

@@ -4,16 +4,7 @@ from __future__ import annotations
 
 from tcpmodels.congestion.base import CongestionControl, Parameter
 from tcpmodels.congestion.registry import register
-from tcpmodels.models.bottleneck import reno_cubic_bottleneck
-from tcpmodels.models.cubic import (
-    BETA_CUBIC,
-    C_CUBIC,
-    cubic_average_window_segments,
-    cubic_k_s,
-    cubic_loss_rate_for_window,
-    cubic_window_segments,
-)
-from tcpmodels.models.window_dynamics import cubic_window_trajectory
+from tcpmodels.models.constants import BETA_CUBIC, C_CUBIC
 
 __all__ = ["CUBIC"]
 
@@ -26,8 +17,9 @@ CUBIC = register(CongestionControl(
         Parameter(name="beta_cubic", default=BETA_CUBIC, unit="-",
                   doc="fraction of the window kept after a loss (RFC 9438 Sec. 4.6)", engines=()),
     ),
-    closed_forms=(cubic_k_s, cubic_window_segments, cubic_average_window_segments, cubic_loss_rate_for_window),
-    window_models=(cubic_window_trajectory, reno_cubic_bottleneck),
+    closed_forms=("cubic.cubic_k_s", "cubic.cubic_window_segments", "cubic.cubic_average_window_segments",
+                  "cubic.cubic_loss_rate_for_window"),
+    window_models=("window_dynamics.cubic_window_trajectory", "bottleneck.reno_cubic_bottleneck"),
     ns3_type_id="TcpCubic",
     kernel_name="cubic",
     validated_by=("tcpmodels.experiments.sim_vs_kernel", "tcpmodels.experiments.p3 (kernel standard)"),

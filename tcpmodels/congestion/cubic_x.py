@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tcpmodels.congestion.base import CongestionControl, Parameter
 from tcpmodels.congestion.registry import register
-from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, kozu_k_s, kozu_x
+from tcpmodels.models.constants import BETA_CUBIC, C_CUBIC
 
 __all__ = ["CUBIC_X"]
 
@@ -28,7 +28,7 @@ CUBIC_X = register(CongestionControl(
         Parameter(name="hystart", default=1, unit="bool", doc="HyStart slow-start exit (as the kernel's cubic)",
                   engines=("kernel",)),
     ),
-    closed_forms=(kozu_k_s, kozu_x),
+    closed_forms=("cubic.kozu_k_s", "cubic.kozu_x"),
     ns3_type_id="TcpCubicX",
     ns3_compiled_by="tcpmodels.sim.cc",
     bpf_program="tm_cubic_x",

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from tcpmodels.congestion.base import CongestionControl
 from tcpmodels.congestion.registry import register
-from tcpmodels.models.mptcp import lia_alpha, lia_equilibrium, lia_increase_segments
 
 __all__ = ["LIA"]
 
 LIA = register(CongestionControl(
     name="lia",
     title="RFC 6356 linked increases: each subflow grows by min(alpha/W_total, 1/W_i) per ACK",
-    closed_forms=(lia_alpha, lia_increase_segments, lia_equilibrium),
+    closed_forms=("mptcp.lia_alpha", "mptcp.lia_increase_segments", "mptcp.lia_equilibrium"),
     ns3_type_id="TcpLia",
     ns3_compiled_by="tcpmodels.sim.multipath",
     multipath=True,

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 from tcpmodels.congestion.base import CongestionControl
 from tcpmodels.congestion.registry import register
-from tcpmodels.models.bottleneck import reno_cubic_bottleneck
-from tcpmodels.models.cubic import reno_window_segments
-from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
-from tcpmodels.models.window_dynamics import reno_window_trajectory
 
 __all__ = ["RENO"]
 
 RENO = register(CongestionControl(
     name="reno",
     title="Reno / NewReno: additive increase of one segment per RTT, multiplicative decrease by 1/2",
-    closed_forms=(mathis_throughput_bps, padhye_throughput_bps, reno_window_segments),
-    window_models=(reno_window_trajectory, reno_cubic_bottleneck),
+    closed_forms=("throughput.mathis_throughput_bps", "throughput.padhye_throughput_bps", "cubic.reno_window_segments"),
+    window_models=("window_dynamics.reno_window_trajectory", "bottleneck.reno_cubic_bottleneck"),
     ns3_type_id="TcpLinuxReno",
     kernel_name="reno",
     bpf_program="tm_reno",

@@ -318,6 +318,22 @@ class DatasetSchema:
             d = d / "datasets"
         return d
 
+    def present(self, data_dir: str | Path, names: Sequence[str]) -> bool:
+        """Whether the tables ``names`` are all there (a campaign's dataset may not be shipped yet).
+
+        Parameters
+        ----------
+        data_dir, names : str or Path, sequence of str
+            Where and which, as :meth:`read` takes them.
+
+        Returns
+        -------
+        bool
+            True when :meth:`read` finds every one of them.
+        """
+        d = self.folder(data_dir, names[0])
+        return all((d / self.file_name(n)).exists() for n in names)
+
     def read(self, data_dir: str | Path, names: Sequence[str], *, optional: Sequence[str] = (),
              command: str | None = None) -> dict[str, object]:
         """Read the tables ``names`` (and ``optional`` where present) and the provenance, as shipped.

@@ -73,6 +73,7 @@ import numpy as np
 
 from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels.models.constants import BBR_CWND_GAIN
 
 __all__ = [
     "BBR_PACING_GAIN_CYCLE",
@@ -97,8 +98,7 @@ __all__ = [
 
 #: PROBE_BW pacing gains, one per round trip: probe (1.25), drain (0.75), six cruising (1). [-]
 BBR_PACING_GAIN_CYCLE = (1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0)
-#: cwnd gain in PROBE_BW: the in-flight cap is this many estimated BDPs. [-]
-BBR_CWND_GAIN = 2.0
+# BBR_CWND_GAIN (the in-flight cap in estimated BDPs, [-]): tcpmodels.models.constants
 #: STARTUP pacing (and cwnd) gain, 2 / ln 2: the rate doubles every round trip. [-]
 BBR_HIGH_GAIN = 2.0 / math.log(2.0)
 #: DRAIN pacing gain, 1 / high gain: drains STARTUP's queue in about one round. [-]

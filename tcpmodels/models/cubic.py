@@ -40,6 +40,7 @@ import numpy as np
 
 from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, check_scalar, finite_result, wrap
+from tcpmodels.models.constants import BETA_CUBIC, C_CUBIC
 
 __all__ = [
     "C_CUBIC",
@@ -63,10 +64,7 @@ __all__ = [
     "x_power_law_params",
 ]
 
-#: RFC 9438 Sec. 4.2 / 5.1: the CUBIC scaling constant C [segments/s^3].
-C_CUBIC = 0.4
-#: RFC 9438 Sec. 4.6: multiplicative decrease factor, fraction of the window kept [-].
-BETA_CUBIC = 0.7
+# C_CUBIC (RFC 9438 Sec. 4.2 / 5.1, [segments/s^3]) and BETA_CUBIC (Sec. 4.6, [-]): tcpmodels.models.constants
 #: Readings of the Kozu–Yamaguchi eq. (4): unmodified CUBIC, x multiplies, x divides.
 X_READINGS = ("none", "multiply", "divide")
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tcpmodels.experiments.p1.abab import TCP_EXT_KEPT, abab_frames, abab_plan
-from tcpmodels.papers.p1_datacenter_fct.abab import abab_mechanism, abab_paragraph, abab_reading, abab_verdicts
+from tcpmodels.papers.p1_datacenter_fct.abab import Abab, abab_reading
 
 
 def test_plan_alternates_the_testbeds_per_seed():
@@ -48,34 +48,32 @@ def _records(n_seeds, tcp_slowdown, mptcp_slowdown, rng):
 
 def test_known_answers_name_the_factor():
     rng = np.random.default_rng(1)
-    flows, runs = abab_frames(_records(10, 1.25, 1.0, rng))
-    v = abab_verdicts(flows, runs).set_index("key")
+    abab = Abab(*abab_frames(_records(10, 1.25, 1.0, rng)))
+    v = abab.verdicts().set_index("key")
     assert v.loc["tcp arm", "verdict"] == "supported"          # +22 % beside TCP
     assert v.loc["mptcp arm", "verdict"] == "supported"        # equivalent beside MPTCP
     assert v.loc["headline", "verdict"] == "supported"         # so the headline falls by 22 %
     assert v.loc["headline", "effect"] == pytest.approx(-math.log(1.25), abs=0.03)
     assert v.loc["reordering", "verdict"] == "supported"       # 0.6 per 1000 -> 0
     assert v.loc["background rate", "verdict"] == "supported"  # 92 -> 84 Mbit/s
-    assert "Steering is the factor" in abab_reading(abab_verdicts(flows, runs))
-    mech = abab_mechanism(flows, runs).set_index("quantity")
+    assert "Steering is the factor" in abab_reading(abab.verdicts())
+    mech = abab.mechanism().set_index("quantity")
     assert mech.loc["reordering per 1000 segments (TCP bg)", "unsteered"] == pytest.approx(0.6)
     assert mech.loc["TCP background rate [Mbit/s]", "difference"] == pytest.approx(-8.0)
-    assert "10 seeds" in abab_paragraph(flows, runs)
+    assert "10 seeds" in abab.paragraph()
 
 
 def test_no_steering_effect_excludes_steering():
     rng = np.random.default_rng(2)
-    flows, runs = abab_frames(_records(10, 1.0, 1.0, rng))
-    v = abab_verdicts(flows, runs).set_index("key")
-    assert v.loc["headline", "verdict"] == "contradicted"
-    assert "Steering is excluded" in abab_reading(abab_verdicts(flows, runs))
+    verdicts = Abab(*abab_frames(_records(10, 1.0, 1.0, rng))).verdicts()
+    assert verdicts.set_index("key").loc["headline", "verdict"] == "contradicted"
+    assert "Steering is excluded" in abab_reading(verdicts)
 
 
 def test_incomplete_seed_is_left_out():
     rng = np.random.default_rng(3)
     recs = _records(4, 1.0, 1.0, rng)[:-1]  # the last seed lacks its last run
-    flows, runs = abab_frames(recs)
-    assert abab_verdicts(flows, runs)["n_runs"].max() == 3
+    assert Abab(*abab_frames(recs)).verdicts()["n_runs"].max() == 3
 
 
 def test_record_without_key_is_named():

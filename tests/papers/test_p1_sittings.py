@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.experiments.p1.abab import TCP_EXT_KEPT, abab_frames, abab_plan
+from tcpmodels.papers.p1_datacenter_fct.abab import Abab
 from tcpmodels.papers.p1_datacenter_fct.sittings import sitting_effect, sitting_sentence
 
 
@@ -23,7 +24,7 @@ def _session(n_seeds, rng, base_s=0.030):
         recs.append({**p, "started_utc": "2026-12-06T10:00:00+00:00", "wall_s": 60.0, "load_avg": [9.0, 9.0, 9.0],
                      "load_avg_after": [9.0, 9.0, 9.0], "lock_wait_s": 0.0, "cpu_time_s": {}, "flows": flows,
                      "tcp_ext": {k: 0 for k in TCP_EXT_KEPT} | {"TCPOrigDataSent": 1000}, "git": {"commit": "abc"}})
-    return abab_frames(recs)
+    return Abab(*abab_frames(recs))
 
 
 def _shipped(n_seeds, rng, base_s=0.020):
@@ -43,9 +44,9 @@ def _shipped(n_seeds, rng, base_s=0.020):
 
 def test_known_sitting_effect():
     rng = np.random.default_rng(4)
-    session_flows, session_runs = _session(6, rng)
+    session = _session(6, rng)
     flows, runs = _shipped(8, rng)  # seeds 6-7 have no session runs: left out
-    e = sitting_effect(session_flows, session_runs, flows, runs).set_index(["testbed", "quantity"])
+    e = sitting_effect(session, flows, runs).set_index(["testbed", "quantity"])
     head = e.loc[("unsteered", "headline log(MPTCP/TCP) [-]")]
     assert head["shipped"] == pytest.approx(math.log(1.25), abs=0.03)  # the coupled runs are not mixed in
     assert head["session"] == pytest.approx(math.log(1.1), abs=0.03)
@@ -61,11 +62,11 @@ def test_known_sitting_effect():
 
 def test_nothing_to_compare_is_said():
     rng = np.random.default_rng(5)
-    session_flows, session_runs = _session(3, rng)
+    session = _session(3, rng)
     flows, runs = _shipped(2, rng)
     flows = flows.assign(seed=flows["seed"] + 10)
     runs = runs.assign(seed=runs["seed"] + 10)
-    e = sitting_effect(session_flows, session_runs, flows, runs)
+    e = sitting_effect(session, flows, runs)
     assert e.empty
     assert "no seed" in sitting_sentence(e)
 

@@ -14,7 +14,7 @@ the hypervisor's; ``softirq``: the veth hops) and the load before and after.
 
 Plan, claims and the rule for reading them are stated in code before the run:
 :data:`SEEDS` and :func:`abab_plan` here, the claims in
-:mod:`tcpmodels.papers.p1_datacenter_fct.explain` (``ABAB_SPECS``, ``abab_verdicts``, ``abab_paragraph``).
+:mod:`tcpmodels.papers.p1_datacenter_fct.abab` (``ABAB_SPECS``, ``Abab.verdicts``, ``Abab.paragraph``).
 
 Command line::
 
@@ -27,13 +27,17 @@ Command line::
 
 from __future__ import annotations
 
-import json
+import argparse
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels.datasets.p1_abab import CAMPAIGN, RUNS_PER_SEED, TCP_EXT_KEPT, tcp_ext_column
+from tcpmodels.datasets.p1_abab import KEY as ABAB_KEY
+from tcpmodels.datasets.p1_abab import SCHEMA as DATASET
+from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, REPO, SCHEMA, UNCOUPLED, P1Config, engine_label
 
 __all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "abab_plan", "run_abab", "abab_frames", "build_abab_dataset",
@@ -45,17 +49,7 @@ __all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "abab_plan", "run_ab
 #: difference, narrow enough to tell the shipped difference (-0.22) from none; the campaign stops where the session
 #: does (resumable), and the reading rule counts whatever seeds are complete (both testbeds, both backgrounds).
 SEEDS = tuple(range(12))
-#: what identifies a run of this campaign
-ABAB_KEY = ("campaign", "engine", "experiment", "protocol", "cc", "seed")
-CAMPAIGN = "p1_abab"
-#: the TcpExt counters kept in the runs table (summed over the 16 hosts; ``TCPOrigDataSent`` is the data segments
-#: sent, the denominator of every rate per 1000 segments)
-TCP_EXT_KEPT = ("TCPOrigDataSent", "TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder", "TCPDSACKRecv",
-                "TCPDSACKOfoRecv", "TCPDSACKOldSent", "TCPTimeouts", "TCPFastRetrans", "TCPSlowStartRetrans",
-                "TCPLossProbes", "TCPLostRetransmit", "TCPSackRecovery", "TCPOFOQueue", "TCPSpuriousRTOs",
-                "DelayedACKs", "TCPBacklogDrop", "TCPRcvQDrop")
-
-
+# the run key (ABAB_KEY), the campaign label and the TcpExt counters kept are the dataset's: tcpmodels.datasets.p1_abab
 def abab_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
     """The runs in the order they run: per seed both testbeds, their order alternating from seed to seed.
 
@@ -229,7 +223,7 @@ def abab_frames(recs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
                          "rps_cpus": r.get("rps_cpus"), "n_errors": sum(1 for f in r["flows"] if f.get("error")),
                          "bg_rate_bps": sum(bg) / len(bg) if bg else None,
                          "git_commit": (r.get("git") or {}).get("commit"), "git_dirty": (r.get("git") or {}).get("dirty"),
-                         **{f"tcp_{k}": int(ext.get(k, 0)) for k in TCP_EXT_KEPT}})
+                         **{tcp_ext_column(k): int(ext.get(k, 0)) for k in TCP_EXT_KEPT}})
     flows = pd.DataFrame(flow_rows)
     if len(flows):
         for col in ("fct_s", "rate_bps", "start_s"):
@@ -242,89 +236,49 @@ def abab_frames(recs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
     return flows, pd.DataFrame(run_rows)
 
 
-def build_abab_dataset(records_path: str | Path, data_dir: str | Path, *, allow_dirty: bool = False) -> dict:
-    """Records -> ``p1_abab_flows.parquet``, ``p1_abab_runs.parquet`` and ``p1_abab_provenance.json``.
-
-    Parameters
-    ----------
-    records_path : str or Path
-        The campaign's JSONL records.
-    data_dir : str or Path
-        The ``data/`` folder; the files go to ``data_dir/datasets``.
-    allow_dirty : bool
-        Write a shipped dataset from a tree with uncommitted changes (the provenance says so).
-
-    Returns
-    -------
-    dict
-        The provenance written.
-
-    Raises
-    ------
-    ValueError
-        If there is no record, or (:class:`tcpmodels.records.DirtyTreeError`) the tree is dirty.
-    """
-    from tcpmodels.records import JsonlRecords, host_facts, records_git_summary, shipped_git_state, utc_now
-
-    out = Path(data_dir) / "datasets"
-    git = shipped_git_state(REPO, out, allow_dirty=allow_dirty)
-    recs = JsonlRecords(records_path, ABAB_KEY).read()
-    if not recs:
-        raise ValueError(f"{records_path}: no record of the p1 abab campaign")
+def _abab_tables(recs: list[dict]) -> tuple[dict, dict]:
+    """The two tables (:func:`abab_frames`) and the provenance's facts: seeds complete, plan, times, loads."""
     flows, runs = abab_frames(recs)
-    out.mkdir(parents=True, exist_ok=True)
-    flows.to_parquet(out / "p1_abab_flows.parquet", index=False)
-    runs.to_parquet(out / "p1_abab_runs.parquet", index=False)
     complete = runs.groupby("seed").size()
-    prov = {"dataset": "p1_abab", "built_utc": utc_now(), "git": git, "host": host_facts(),
-            "records": str(records_path), "runs": int(len(runs)),
-            "seeds_complete": sorted(int(s) for s in complete[complete == 4].index),
-            "plan": {"seeds": list(SEEDS), "runs_planned": len(abab_plan(SEEDS))},
-            "first_run_utc": min(runs["started_utc"]), "last_run_utc": max(runs["started_utc"]),
-            "wall_s_median": round(float(runs["wall_s"].median()), 1),
-            "lock_wait_s_sum": round(float(runs["lock_wait_s"].sum()), 1),
-            "load_avg_1m": {"min": float(runs["load_avg_1m"].min()), "median": float(runs["load_avg_1m"].median()),
-                            "max": float(runs["load_avg_1m"].max())},
-            "cpu_steal_s_sum": None if runs["cpu_steal_s"].isna().all() else round(float(runs["cpu_steal_s"].sum()), 2),
-            "flow_errors": int(runs["n_errors"].sum()), "runs_git": records_git_summary(recs),
-            "config": recs[0].get("config")}
-    (out / "p1_abab_provenance.json").write_text(json.dumps(prov, indent=1, sort_keys=True) + "\n")
-    return prov
+    load = runs["load_avg_1m"]
+    return {"flows": flows, "runs": runs}, {
+        "runs": int(len(runs)), "seeds_complete": sorted(int(s) for s in complete[complete == RUNS_PER_SEED].index),
+        "plan": {"seeds": list(SEEDS), "runs_planned": len(abab_plan(SEEDS))},
+        "first_run_utc": min(runs["started_utc"]), "last_run_utc": max(runs["started_utc"]),
+        "wall_s_median": round(float(runs["wall_s"].median()), 1),
+        "lock_wait_s_sum": round(float(runs["lock_wait_s"].sum()), 1),
+        "load_avg_1m": {"min": float(load.min()), "median": float(load.median()), "max": float(load.max())},
+        "cpu_steal_s_sum": None if runs["cpu_steal_s"].isna().all() else round(float(runs["cpu_steal_s"].sum()), 2),
+        "flow_errors": int(runs["n_errors"].sum()), "config": recs[0].get("config")}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tcpmodels.experiments.p1.abab run|dataset ...``.
+#: records -> ``p1_abab_flows.parquet``, ``p1_abab_runs.parquet`` and ``p1_abab_provenance.json`` through the
+#: dataset's schema: ``build_abab_dataset(records_path, data_dir, *, allow_dirty=False) -> provenance``
+#: (:class:`~tcpmodels.experiments.campaign_dataset.CampaignDataset`; the files go to ``data_dir/datasets``)
+build_abab_dataset = CampaignDataset(DATASET, ABAB_KEY, _abab_tables, "p1 abab")
 
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default ``sys.argv[1:]``).
 
-    Returns
-    -------
-    int
-        Exit status.
-    """
-    from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+def _options(run: argparse.ArgumentParser, dataset: argparse.ArgumentParser) -> None:
+    """``run``: the seeds and where to capture."""
+    run.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    run.add_argument("--captures", help="capture the 70 KB flows here (their loss)")
 
-    parser, sub = campaign_parser("p1.abab", __doc__)
-    p = add_run_command(sub, "run", "run or resume the alternated campaign")
-    p.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
-    p.add_argument("--captures", help="capture the 70 KB flows here (their loss)")
-    p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
-    p.add_argument("--records", required=True)
-    p.add_argument("--out", required=True, help="the data/ directory")
-    p.add_argument("--allow-dirty", action="store_true")
-    args = parser.parse_args(argv)
-    with campaign_errors("p1 abab", also=(RuntimeError,)):
-        if args.cmd == "run":
-            n = run_abab(args.records, seeds=args.seeds, capture_dir=args.captures, limit=args.limit,
-                         progress=not args.no_progress)
-            print(json.dumps({"measured": n, "records": args.records}))
-        else:
-            prov = build_abab_dataset(args.records, args.out, allow_dirty=args.allow_dirty)
-            print(json.dumps({"runs": prov["runs"], "seeds_complete": prov["seeds_complete"]}))
-    return 0
+
+def _run(a: argparse.Namespace) -> dict:
+    """Run or resume the campaign."""
+    n = run_abab(a.records, seeds=a.seeds, capture_dir=a.captures, limit=a.limit, progress=not a.no_progress)
+    return {"measured": n, "records": a.records}
+
+
+def _dataset(a: argparse.Namespace) -> dict:
+    """Build the dataset; its runs and complete seeds."""
+    prov = build_abab_dataset(a.records, a.out, allow_dirty=a.allow_dirty)
+    return {"runs": prov["runs"], "seeds_complete": prov["seeds_complete"]}
+
+
+#: ``python -m tcpmodels.experiments.p1.abab run|dataset ...``: ``main(argv=None) -> exit status``
+main = CampaignCli("p1.abab", __doc__, "p1 abab", run=_run, dataset=_dataset,
+                  run_help="run or resume the alternated campaign", options=_options)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ Command line::
 
 from __future__ import annotations
 
-import json
+import argparse
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,14 +30,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets.p1 import NS3_CC
+from tcpmodels.datasets.p1_ns3_windows import SAMPLE_INTERVAL_S
+from tcpmodels.datasets.p1_ns3_windows import SCHEMA as DATASET
+from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, N_CORES, REPO, P1Config
 
 __all__ = ["WINDOWS_KEY", "SAMPLE_INTERVAL_S", "ns3_window_rows", "run_ns3_windows", "build_windows_dataset", "main"]
 
 WINDOWS_KEY = ("campaign", "experiment", "protocol", "seed")
-#: the kernel's TCP_INFO sampling interval of background transfers (:func:`tcpmodels.experiments.p1.kernel.kernel_flows`)
-SAMPLE_INTERVAL_S = 0.1
-#: ns-3 ``TcpSocketState::TcpCongState_t`` equals Linux ``tcpi_ca_state`` numbering (0 Open ... 4 Loss)
+# SAMPLE_INTERVAL_S (the kernel's TCP_INFO interval, :func:`tcpmodels.experiments.p1.kernel.kernel_flows`) is the
+# dataset's (tcpmodels.datasets.p1_ns3_windows). ns-3 ``TcpSocketState::TcpCongState_t`` equals Linux
+# ``tcpi_ca_state`` numbering (0 Open ... 4 Loss).
 
 
 def _sampled(ev: pd.DataFrame, what: str, grid: np.ndarray) -> np.ndarray:
@@ -161,82 +165,45 @@ def run_ns3_windows(records_path: str | Path, *, seeds: Sequence[int] = (0, 1, 2
                        on_host=lambda s: False, limit=limit, progress=progress, unit="run")
 
 
-def build_windows_dataset(records_path: str | Path, data_dir: str | Path, *, allow_dirty: bool = False) -> dict:
-    """Records -> ``p1_ns3_windows.parquet`` (one row per background subflow) and ``p1_ns3_windows_provenance.json``.
+def _window_tables(recs: list[dict]) -> tuple[dict, dict]:
+    """One row per background subflow, under its P1 run key; the provenance's facts: each run's times and FCT.
 
-    Parameters
-    ----------
-    records_path : str or Path
-        JSONL records of :func:`run_ns3_windows`.
-    data_dir : str or Path
-        The ``data`` folder.
-    allow_dirty : bool
-        Write a shipped dataset from a tree with uncommitted changes.
-
-    Returns
-    -------
-    dict
-        The provenance.
-
-    Raises
-    ------
-    ValueError
-        If there is no record.
+    Every ns-3 run of P1 carries ``cc`` :data:`~tcpmodels.datasets.p1.NS3_CC`, the TCP-background runs too (their
+    rows in ``p1_subflows``), so the rows here do, or the TCP-background rows would never match.
     """
-    from tcpmodels.records import JsonlRecords, host_facts, records_git_summary, shipped_git_state, utc_now
-
-    out = Path(data_dir) / "datasets"
-    git = shipped_git_state(REPO, out, allow_dirty=allow_dirty)
-    recs = JsonlRecords(records_path, WINDOWS_KEY).read()
-    if not recs:
-        raise ValueError(f"{records_path}: no record of the p1 ns-3 windows runs")
-    rows = [{"engine": "ns3", "experiment": r["experiment"], "protocol": r["protocol"], "cc": "lia" if r["protocol"]
-             == "mptcp" else "uncoupled", "seed": r["seed"], **sf} for r in recs for sf in r["subflows"]]
-    frame = pd.DataFrame(rows)
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(out / "p1_ns3_windows.parquet", index=False)
-    prov = {"dataset": "p1_ns3_windows", "built_utc": utc_now(), "git": git, "host": host_facts(),
-            "runs": [{k: r.get(k) for k in ("protocol", "seed", "wall_s", "started_utc", "load_avg",
-                                            "short_fct_mean_s")} for r in recs],
-            "runs_git": records_git_summary(recs), "config": recs[0]["config"],
-            "sample_interval_s": SAMPLE_INTERVAL_S}
-    (out / "p1_ns3_windows_provenance.json").write_text(json.dumps(prov, indent=1, sort_keys=True) + "\n")
-    return prov
+    rows = [{"engine": "ns3", "experiment": r["experiment"], "protocol": r["protocol"], "cc": NS3_CC, "seed": r["seed"],
+             **sf} for r in recs for sf in r["subflows"]]
+    return {"": pd.DataFrame(rows)}, {
+        "runs": [{k: r.get(k) for k in ("protocol", "seed", "wall_s", "started_utc", "load_avg", "short_fct_mean_s")}
+                 for r in recs], "config": recs[0]["config"], "sample_interval_s": SAMPLE_INTERVAL_S}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tcpmodels.experiments.p1.ns3_windows run|dataset ...``.
+#: records -> ``p1_ns3_windows.parquet`` (one row per background subflow) and ``p1_ns3_windows_provenance.json``
+#: through the dataset's schema: ``build_windows_dataset(records_path, data_dir, *, allow_dirty=False) -> provenance``
+#: (:class:`~tcpmodels.experiments.campaign_dataset.CampaignDataset`)
+build_windows_dataset = CampaignDataset(DATASET, WINDOWS_KEY, _window_tables, "p1 ns-3 windows")
 
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default ``sys.argv[1:]``).
 
-    Returns
-    -------
-    int
-        Exit status.
-    """
-    from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+def _options(run: argparse.ArgumentParser, dataset: argparse.ArgumentParser) -> None:
+    """``run``: seeds and protocols."""
+    run.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    run.add_argument("--protocols", nargs="+", choices=("mptcp", "tcp"), default=["mptcp", "tcp"])
 
-    parser, sub = campaign_parser("p1.ns3_windows", __doc__)
-    p = add_run_command(sub, "run", "run or resume the traced ns-3 runs")
-    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    p.add_argument("--protocols", nargs="+", choices=("mptcp", "tcp"), default=["mptcp", "tcp"])
-    p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
-    p.add_argument("--records", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--allow-dirty", action="store_true")
-    args = parser.parse_args(argv)
-    with campaign_errors("p1 ns3 windows", also=(RuntimeError,)):
-        if args.cmd == "run":
-            n = run_ns3_windows(args.records, seeds=args.seeds, protocols=args.protocols, limit=args.limit,
-                                progress=not args.no_progress)
-            print(json.dumps({"measured": n}))
-        else:
-            prov = build_windows_dataset(args.records, args.out, allow_dirty=args.allow_dirty)
-            print(json.dumps({"runs": len(prov["runs"])}))
-    return 0
+
+def _run(a: argparse.Namespace) -> dict:
+    """Run or resume the traced runs."""
+    return {"measured": run_ns3_windows(a.records, seeds=a.seeds, protocols=a.protocols, limit=a.limit,
+                                        progress=not a.no_progress)}
+
+
+def _dataset(a: argparse.Namespace) -> dict:
+    """Build the dataset; its runs."""
+    return {"runs": len(build_windows_dataset(a.records, a.out, allow_dirty=a.allow_dirty)["runs"])}
+
+
+#: ``python -m tcpmodels.experiments.p1.ns3_windows run|dataset ...``: ``main(argv=None) -> exit status``
+main = CampaignCli("p1.ns3_windows", __doc__, "p1 ns3 windows", run=_run, dataset=_dataset,
+                  run_help="run or resume the traced ns-3 runs", options=_options)
 
 
 if __name__ == "__main__":

@@ -24,24 +24,22 @@ Command line::
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, MB, REPO, P2Config
+from tcpmodels.datasets.p2_sndbuf import RTTS_MS, SIZES_BYTES, WMEM_FACTORS
+from tcpmodels.datasets.p2_sndbuf import SCHEMA as DATASET
+from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
+from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, REPO, P2Config
 
 __all__ = ["WMEM_FACTORS", "SIZES_BYTES", "RTTS_MS", "SNDBUF_KEY", "SNDBUF_CONFIG", "bdp_bytes_150ms", "sndbuf_plan",
            "run_sndbuf", "build_sndbuf_dataset", "main"]
 
-#: the client's ``tcp_wmem`` maximum, in BDPs of the 150 ms path
-WMEM_FACTORS = (0.5, 1.0, 2.0, 4.0)
-#: transfer sizes: the paper-equivalent 16 MiB (256 MB at 1 Gbit/s scaled by the rate) and 64 MiB [bytes]
-SIZES_BYTES = (16 * MB, 64 * MB)
-#: RTTs of path 1 and path 2 [ms]
-RTTS_MS = (150.0, 120.0)
+# the sweep's grid (WMEM_FACTORS, SIZES_BYTES, RTTS_MS) is the dataset's: tcpmodels.datasets.p2_sndbuf
 SNDBUF_KEY = ("campaign", "wmem_factor", "rep")
 #: the shipped 100 Mbit/s Fig. 4 setting (one BDP of buffer at 150 ms), coupled tm_lia
 SNDBUF_CONFIG = replace(DEFAULT_CONFIG, rate_bps=100e6, buffer_bytes=1_875_000, cc="tm_lia",
@@ -147,91 +145,51 @@ def run_sndbuf(records_path: str | Path, *, reps: int = 4, limit: int | None = N
                            yield_s=1.0)
 
 
-def build_sndbuf_dataset(records_path: str | Path, data_dir: str | Path, *, allow_dirty: bool = False) -> dict:
-    """Records -> ``p2_sndbuf.parquet`` (one row per transfer) and ``p2_sndbuf_provenance.json``.
+def _transfer_row(r: dict, t: dict) -> dict:
+    """One transfer of a sample: the sample's setting, the transfer's share of path 1 and rate, the client's retransmissions."""
+    from tcpmodels.experiments.p2.dataset import path1_share
 
-    Parameters
-    ----------
-    records_path : str or Path
-        JSONL records of :func:`run_sndbuf`.
-    data_dir : str or Path
-        The ``data`` folder.
-    allow_dirty : bool
-        Write a shipped dataset from a tree with uncommitted changes.
+    ext = (r.get("tcp_ext") or {}).get("c", {})
+    return {"wmem_factor": r["wmem_factor"], "wmem_max_bytes": r["wmem_max_bytes"], "rep": r["rep"],
+            "order": r["order"], "rtt1_ms": r["rtt1_ms"], "rtt2_ms": r["rtt2_ms"], "cc": r["config"]["cc"],
+            "path_rate_bps": r["path_rate_bps"], "label": t["label"], "size_bytes": t["size_bytes"],
+            "share1": path1_share(t), "Bps": t["rate_bps"] / 8 if t.get("rate_bps") and not t.get("error")
+            else float("nan"), "error": t.get("error"), "load_avg_1m": r["load_avg"][0],
+            "started_utc": r["started_utc"], "client_retrans_segs": ext.get("TCPFastRetrans", 0)}
 
-    Returns
-    -------
-    dict
-        The provenance.
 
-    Raises
-    ------
-    ValueError
-        If there is no record.
-    """
+def _sndbuf_tables(recs: list[dict]) -> tuple[dict, dict]:
+    """One row per transfer; the provenance's facts: samples against the plan, the BDP, times, loads."""
     import pandas as pd
 
-    from tcpmodels.experiments.p2.dataset import path1_share
-    from tcpmodels.records import JsonlRecords, host_facts, records_git_summary, shipped_git_state, utc_now
-
-    out = Path(data_dir) / "datasets"
-    git = shipped_git_state(REPO, out, allow_dirty=allow_dirty)
-    recs = JsonlRecords(records_path, SNDBUF_KEY).read()
-    if not recs:
-        raise ValueError(f"{records_path}: no record of the p2 send-buffer sweep")
-    rows = []
-    for r in recs:
-        ext = (r.get("tcp_ext") or {}).get("c", {})
-        for t in r["transfers"]:
-            rows.append({"wmem_factor": r["wmem_factor"], "wmem_max_bytes": r["wmem_max_bytes"], "rep": r["rep"],
-                         "order": r["order"], "rtt1_ms": r["rtt1_ms"], "rtt2_ms": r["rtt2_ms"], "cc": r["config"]["cc"],
-                         "path_rate_bps": r["path_rate_bps"], "label": t["label"], "size_bytes": t["size_bytes"],
-                         "share1": path1_share(t), "Bps": t["rate_bps"] / 8 if t.get("rate_bps") and not t.get("error")
-                         else float("nan"), "error": t.get("error"), "load_avg_1m": r["load_avg"][0],
-                         "started_utc": r["started_utc"], "client_retrans_segs": ext.get("TCPFastRetrans", 0)})
-    frame = pd.DataFrame(rows)
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(out / "p2_sndbuf.parquet", index=False)
-    prov = {"dataset": "p2_sndbuf", "built_utc": utc_now(), "git": git, "host": host_facts(), "samples": len(recs),
-            "plan_samples": len(sndbuf_plan()), "config": recs[0]["config"], "runs_git": records_git_summary(recs),
-            "bdp_bytes_150ms": bdp_bytes_150ms(), "wall_s_median": float(np.median([r["wall_s"] for r in recs])),
-            "first_utc": min(r["started_utc"] for r in recs), "last_utc": max(r["started_utc"] for r in recs),
-            "load_avg_1m": [float(min(r["load_avg"][0] for r in recs)), float(max(r["load_avg"][0] for r in recs))],
-            "schedulers": "net.mptcp.available_schedulers = default (no bpf_mptcp_sched_ops in /proc/kallsyms)"}
-    (out / "p2_sndbuf_provenance.json").write_text(json.dumps(prov, indent=1, sort_keys=True) + "\n")
-    return prov
+    load = [r["load_avg"][0] for r in recs]
+    return {"": pd.DataFrame([_transfer_row(r, t) for r in recs for t in r["transfers"]])}, {
+        "samples": len(recs), "plan_samples": len(sndbuf_plan()), "config": recs[0]["config"],
+        "bdp_bytes_150ms": bdp_bytes_150ms(), "wall_s_median": float(np.median([r["wall_s"] for r in recs])),
+        "first_utc": min(r["started_utc"] for r in recs), "last_utc": max(r["started_utc"] for r in recs),
+        "load_avg_1m": [float(min(load)), float(max(load))],
+        "schedulers": "net.mptcp.available_schedulers = default (no bpf_mptcp_sched_ops in /proc/kallsyms)"}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tcpmodels.experiments.p2.sndbuf run|dataset ...``.
+#: records -> ``p2_sndbuf.parquet`` (one row per transfer) and ``p2_sndbuf_provenance.json`` through the dataset's
+#: schema: ``build_sndbuf_dataset(records_path, data_dir, *, allow_dirty=False) -> provenance``
+#: (:class:`~tcpmodels.experiments.campaign_dataset.CampaignDataset`)
+build_sndbuf_dataset = CampaignDataset(DATASET, SNDBUF_KEY, _sndbuf_tables, "p2 send-buffer sweep")
 
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default ``sys.argv[1:]``).
 
-    Returns
-    -------
-    int
-        Exit status.
-    """
-    from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+def _run(a: argparse.Namespace) -> dict:
+    """Run or resume the sweep."""
+    return {"measured": run_sndbuf(a.records, reps=a.reps or 4, limit=a.limit, progress=not a.no_progress)}
 
-    parser, sub = campaign_parser("p2.sndbuf", __doc__)
-    p = add_run_command(sub, "run", "run or resume the send-buffer sweep", reps=True)
-    p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
-    p.add_argument("--records", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--allow-dirty", action="store_true")
-    args = parser.parse_args(argv)
-    with campaign_errors("p2 sndbuf", also=(RuntimeError,)):
-        if args.cmd == "run":
-            n = run_sndbuf(args.records, reps=args.reps or 4, limit=args.limit, progress=not args.no_progress)
-            print(json.dumps({"measured": n}))
-        else:
-            prov = build_sndbuf_dataset(args.records, args.out, allow_dirty=args.allow_dirty)
-            print(json.dumps({"samples": prov["samples"]}))
-    return 0
+
+def _dataset(a: argparse.Namespace) -> dict:
+    """Build the dataset; its samples."""
+    return {"samples": build_sndbuf_dataset(a.records, a.out, allow_dirty=a.allow_dirty)["samples"]}
+
+
+#: ``python -m tcpmodels.experiments.p2.sndbuf run|dataset ...``: ``main(argv=None) -> exit status``
+main = CampaignCli("p2.sndbuf", __doc__, "p2 sndbuf", run=_run, dataset=_dataset,
+                  run_help="run or resume the send-buffer sweep", reps=True)
 
 
 if __name__ == "__main__":

@@ -22,13 +22,15 @@ Command line::
 
 from __future__ import annotations
 
-import json
+import argparse
 import os
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from tcpmodels.datasets.p2_spread_pilot import SCHEMA as DATASET
+from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, MB, REPO, P2Config
 
 __all__ = ["PILOT_LOSS_RATES", "PILOT_RTTS_MS", "MAX_CONSTANT_HITS", "PILOT_KEY", "SPREAD_CONFIG", "pilot_plan",
@@ -151,12 +153,12 @@ def run_pilot(records_path: str | Path, *, limit: int | None = None, progress: b
     limit : int, optional
         Stop after this many new samples.
     progress : bool
-        tqdm bar.
+        Show a tqdm bar on stderr.
 
     Returns
     -------
     int
-        Samples measured.
+        Samples measured by this call (0 when every sample of the plan is recorded already).
     """
     from tcpmodels.experiments.campaign import run_samples
     from tcpmodels.experiments.p2.plans import client_steps
@@ -192,73 +194,32 @@ def run_pilot(records_path: str | Path, *, limit: int | None = None, progress: b
                            yield_s=1.0)
 
 
-def write_pilot_summary(records_path: str | Path, data_dir: str | Path, *, allow_dirty: bool = False) -> dict:
-    """The pilot's rows and :func:`choose_loss` to ``p2_spread_pilot.json`` (with commit, host, times).
+def _pilot_tables(recs: list[dict]) -> tuple[dict, dict]:
+    """One row per sample (loss rate, RTTs, the MPTCP data rate); the provenance's facts: the rule's choice."""
+    import pandas as pd
 
-    Parameters
-    ----------
-    records_path : str or Path
-        The pilot's JSONL records.
-    data_dir : str or Path
-        The ``data`` folder.
-    allow_dirty : bool
-        Write under ``data`` from a tree with uncommitted changes.
-
-    Returns
-    -------
-    dict
-        What was written.
-
-    Raises
-    ------
-    ValueError
-        If there is no record.
-    """
-    from tcpmodels.records import JsonlRecords, host_facts, records_git_summary, shipped_git_state, utc_now
-
-    out = Path(data_dir) / "datasets"
-    git = shipped_git_state(REPO, out, allow_dirty=allow_dirty)
-    recs = JsonlRecords(records_path, PILOT_KEY).read()
-    if not recs:
-        raise ValueError(f"{records_path}: no record of the p2 spread pilot")
     rows = [{k: r.get(k) for k in ("loss_rate", "rtt1_ms", "rtt2_ms", "rate_bps", "wall_s", "started_utc")}
             | {"load_avg_1m": r["load_avg"][0]} for r in recs]
-    summary = {"dataset": "p2_spread_pilot", "built_utc": utc_now(), "git": git, "host": host_facts(),
-               "runs_git": records_git_summary(recs), "config": recs[0]["config"], "choice": choose_loss(rows),
-               "rows": rows}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "p2_spread_pilot.json").write_text(json.dumps(summary, indent=1, sort_keys=True) + "\n")
-    return summary
+    return {"": pd.DataFrame(rows)}, {"config": recs[0]["config"], "choice": choose_loss(rows)}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tcpmodels.experiments.p2.spread pilot|choose ...``.
+#: the pilot's rows to ``p2_spread_pilot.parquet``, :func:`choose_loss` to ``p2_spread_pilot.json`` (the provenance),
+#: through the dataset's schema: ``write_pilot_summary(records_path, data_dir, *, allow_dirty=False) -> provenance``
+#: (:class:`~tcpmodels.experiments.campaign_dataset.CampaignDataset`)
+write_pilot_summary = CampaignDataset(DATASET, PILOT_KEY, _pilot_tables, "p2 spread pilot")
 
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default ``sys.argv[1:]``).
 
-    Returns
-    -------
-    int
-        Exit status.
-    """
-    from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+def _dataset(a: argparse.Namespace) -> dict:
+    """Write the pilot's table and the rule's choice; the choice."""
+    return write_pilot_summary(a.records, a.out, allow_dirty=a.allow_dirty)["choice"]
 
-    parser, sub = campaign_parser("p2.spread", __doc__)
-    add_run_command(sub, "pilot", "run or resume the pilot")
-    p = sub.add_parser("choose", help="the pilot's rows and the rule's choice -> p2_spread_pilot.json")
-    p.add_argument("--records", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--allow-dirty", action="store_true")
-    args = parser.parse_args(argv)
-    with campaign_errors("p2 spread", also=(RuntimeError,)):
-        if args.cmd == "pilot":
-            print(json.dumps({"measured": run_pilot(args.records, limit=args.limit, progress=not args.no_progress)}))
-        else:
-            print(json.dumps(write_pilot_summary(args.records, args.out, allow_dirty=args.allow_dirty)["choice"]))
-    return 0
+
+#: ``python -m tcpmodels.experiments.p2.spread pilot|choose ...``: ``main(argv=None) -> exit status``
+main = CampaignCli("p2.spread", __doc__, "p2 spread", commands=("pilot", "choose"),
+                  run=lambda a: {"measured": run_pilot(a.records, limit=a.limit, progress=not a.no_progress)},
+                  dataset=_dataset, run_help="run or resume the pilot",
+                  dataset_help="the pilot's rows -> p2_spread_pilot.parquet, the rule's choice -> "
+                               "p2_spread_pilot.json")
 
 
 if __name__ == "__main__":

@@ -36,27 +36,30 @@ Command line::
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 from dataclasses import replace
 from pathlib import Path
 
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, P3Config
+from tcpmodels.datasets.p3_windows import KINDS as _KINDS
+from tcpmodels.datasets.p3_windows import PAIRS_MS as PAIR_PRIORITY
+from tcpmodels.datasets.p3_windows import RTT_SCALE
+from tcpmodels.datasets.p3_windows import SCHEMA as DATASET
+from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, P3Config
 
 __all__ = ["PAPER_RATE_BPS", "RTT_SCALE", "PILOT_RULE", "REPS", "PAIR_PRIORITY", "choose_setting", "windows_config",
            "windows_plan", "reps_needed", "run_windows", "build_windows_dataset", "main"]
 
 PAPER_RATE_BPS = 1e9
-#: RTT (and buffer reference RTT) scale at 400 Mbit/s that gives the paper's windows: 1 Gbit/s / 400 Mbit/s
-RTT_SCALE = 2.5
+# RTT_SCALE (1 Gbit/s / 400 Mbit/s), the pairs (PAIR_PRIORITY) and the kinds are the dataset's:
+# tcpmodels.datasets.p3_windows
 #: the pilot's rule for 1 Gbit/s: drops outside the bottleneck queue, and the link filled (goodput / rate)
 PILOT_RULE = {"cpu_drops_max": 0, "utilization_min": 0.90}
 #: repetitions: :func:`reps_needed` on the shipped pinned samples (Reno 1 ms pairs, divide - standard; sd per pair
 #: 0.0087, 0.0043, 0.0267, 0.0665 at CUBIC 1, 4, 16, 64 ms) at the 400 Mbit/s estimate +0.026: 7
 REPS = 7
-#: C3.1's pairs (Reno, CUBIC) [ms, unscaled], from the largest window down
-PAIR_PRIORITY = ((1.0, 64.0), (1.0, 16.0), (1.0, 4.0), (1.0, 1.0))
-_KINDS = ("standard", "divide")
 
 
 def choose_setting(pilot: list[dict]) -> dict:
@@ -206,6 +209,9 @@ def build_windows_dataset(records_path: str | Path, pilot_path: str | Path, data
                           allow_dirty: bool = False) -> dict:
     """Records -> ``p3_windows.parquet`` (:func:`tcpmodels.experiments.p3.kernel.kernel_frame` rows) and provenance.
 
+    At the setting the pilot chose (:func:`choose_setting`), through the dataset's schema
+    (:class:`~tcpmodels.experiments.campaign_dataset.CampaignDataset`).
+
     Parameters
     ----------
     records_path : str or Path
@@ -220,68 +226,45 @@ def build_windows_dataset(records_path: str | Path, pilot_path: str | Path, data
     Returns
     -------
     dict
-        The provenance.
-
-    Raises
-    ------
-    ValueError
-        If there is no record.
+        The provenance: the setting, its config and scaling, samples against the plan, times.
     """
     from tcpmodels.experiments.p3.kernel import KERNEL_KEY, kernel_frame
-    from tcpmodels.records import JsonlRecords, host_facts, records_git_summary, shipped_git_state, utc_now
 
-    out = Path(data_dir) / "datasets"
-    git = shipped_git_state(REPO, out, allow_dirty=allow_dirty)
     setting = choose_setting(_pilot(pilot_path))
     config = windows_config(setting)
-    recs = JsonlRecords(records_path, KERNEL_KEY).read()
-    if not recs:
-        raise ValueError(f"{records_path}: no record of the p3 windows campaign")
-    frame = kernel_frame(recs, config)
-    frame["rtt_scale"] = setting["rtt_scale"]
-    out.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(out / "p3_windows.parquet", index=False)
-    prov = {"dataset": "p3_windows", "built_utc": utc_now(), "git": git, "host": host_facts(), "setting": setting,
-            "config": config.to_dict(), "scaling": config.scaling(), "samples": len(recs),
-            "plan_samples": len(windows_plan(config)), "runs_git": records_git_summary(recs),
-            "first_utc": min(r["started_utc"] for r in recs), "last_utc": max(r["started_utc"] for r in recs)}
-    (out / "p3_windows_provenance.json").write_text(json.dumps(prov, indent=1, sort_keys=True, default=str) + "\n")
-    return prov
+
+    def tables(recs: list[dict]) -> tuple[dict, dict]:
+        frame = kernel_frame(recs, config)
+        frame["rtt_scale"] = setting["rtt_scale"]
+        return {"": frame}, {
+            "setting": setting, "config": config.to_dict(), "scaling": config.scaling(), "samples": len(recs),
+            "plan_samples": len(windows_plan(config)), "first_utc": min(r["started_utc"] for r in recs),
+            "last_utc": max(r["started_utc"] for r in recs)}
+
+    return CampaignDataset(DATASET, KERNEL_KEY, tables, "p3 windows")(records_path, data_dir, allow_dirty=allow_dirty)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m tcpmodels.experiments.p3.windows run|dataset ...``.
+def _options(run: argparse.ArgumentParser, dataset: argparse.ArgumentParser) -> None:
+    """Both commands take the pilot's JSON."""
+    run.add_argument("--pilot", required=True)
+    dataset.add_argument("--pilot", required=True)
 
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default ``sys.argv[1:]``).
 
-    Returns
-    -------
-    int
-        Exit status.
-    """
-    from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+def _run(a: argparse.Namespace) -> dict:
+    """Run or resume at the pilot's setting."""
+    return {"measured": run_windows(a.records, a.pilot, reps=a.reps or REPS, limit=a.limit,
+                                    progress=not a.no_progress)}
 
-    parser, sub = campaign_parser("p3.windows", __doc__)
-    p = add_run_command(sub, "run", "run or resume the campaign at the paper's windows", reps=True)
-    p.add_argument("--pilot", required=True)
-    p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance")
-    p.add_argument("--records", required=True)
-    p.add_argument("--pilot", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--allow-dirty", action="store_true")
-    args = parser.parse_args(argv)
-    with campaign_errors("p3 windows", also=(RuntimeError,)):
-        if args.cmd == "run":
-            n = run_windows(args.records, args.pilot, reps=args.reps or REPS, limit=args.limit,
-                            progress=not args.no_progress)
-            print(json.dumps({"measured": n}))
-        else:
-            prov = build_windows_dataset(args.records, args.pilot, args.out, allow_dirty=args.allow_dirty)
-            print(json.dumps({"samples": prov["samples"], "setting": prov["setting"]}))
-    return 0
+
+def _dataset(a: argparse.Namespace) -> dict:
+    """Build the dataset; its samples and setting."""
+    prov = build_windows_dataset(a.records, a.pilot, a.out, allow_dirty=a.allow_dirty)
+    return {"samples": prov["samples"], "setting": prov["setting"]}
+
+
+#: ``python -m tcpmodels.experiments.p3.windows run|dataset ...``: ``main(argv=None) -> exit status``
+main = CampaignCli("p3.windows", __doc__, "p3 windows", run=_run, dataset=_dataset,
+                  run_help="run or resume the campaign at the paper's windows", reps=True, options=_options)
 
 
 if __name__ == "__main__":

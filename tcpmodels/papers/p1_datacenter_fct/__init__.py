@@ -75,7 +75,7 @@ from tcpmodels.papers.p1_datacenter_fct.patterns import (
     split_comparison,
     table3,
 )
-from tcpmodels.papers.p1_datacenter_fct.abab import abab_mechanism, abab_paragraph, abab_verdicts, load_abab
+from tcpmodels.papers.p1_datacenter_fct.abab import Abab, load_abab
 from tcpmodels.papers.p1_datacenter_fct.sittings import session_section, sitting_effect, sitting_sentence
 from tcpmodels.papers.p1_datacenter_fct.engines import STACK_SETTINGS, engines_note, shared_link_ratios
 from tcpmodels.papers.p1_datacenter_fct.windows import implausible_windows, plausible_subflows, window_note
@@ -100,6 +100,6 @@ __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TA
            "campaign_table", "load_sensitivity", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
            "SPLIT_IN_DATASET", "split_comparison", "claims_with_cc", "verdicts_by_cc", "coupling_claims", "answer", "headline", "CC_LABELS",
            "with_cc", "mptcp_ccs", "background_label", "backgrounds", "coupling_answer", "busy_seeds", "testbed_effect", "testbed_pairs", "verdicts_by_testbed", "engines_in",
-           "abab_mechanism", "abab_paragraph", "abab_verdicts", "load_abab", "STACK_SETTINGS", "engines_note",
+           "Abab", "load_abab", "STACK_SETTINGS", "engines_note",
            "shared_link_ratios", "implausible_windows", "plausible_subflows", "window_note",
            "session_section", "sitting_effect", "sitting_sentence"]

@@ -28,24 +28,27 @@ headline by less than 10 %, and the shipped difference came from what else diffe
 two sittings (the day, the load), not from steering; if *inconclusive*, neither is shown and the
 seeds needed are given. The arms say which side moves: ``tcp arm`` supported with ``mptcp arm``
 supported (equivalent) means steering slows only the flows beside a TCP background. The counters
-(``reordering``, and the mechanism table :func:`abab_mechanism`: DSACKs, RTOs, fast retransmissions
+(``reordering``, and the mechanism table :meth:`Abab.mechanism`: DSACKs, RTOs, fast retransmissions
 per 1000 data segments) say what changes on the wire with it.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets.p1_abab import RUNS_PER_SEED, SCHEMA, TESTBEDS, tcp_ext_column
 from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT
 from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
 from tcpmodels.stats.spec import fmt_runs_needed
 
-__all__ = ["ABAB_SPECS", "ABAB_FAMILY", "load_abab", "abab_per_seed", "abab_verdicts", "abab_mechanism",
-           "abab_reading", "abab_paragraph", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
+__all__ = ["ABAB_SPECS", "ABAB_FAMILY", "Abab", "load_abab", "abab_reading", "REORDER_EFFECT_PER_1000",
+           "BG_RATE_EFFECT"]
 
 #: the smallest drop of reordering events per 1000 data segments that matters: a quarter of the lowest rate the
 #: unsteered testbed showed (0.4 per 1000). [events / 1000 segments]
@@ -80,140 +83,170 @@ ABAB_SPECS = {
                                  smallest_effect=BG_RATE_EFFECT,
                                  effect_source="5 %, half the shipped difference (92.3 -> 83.9 Mbit/s)"),
 }
-_REORDER = ("tcp_TCPSACKReorder", "tcp_TCPTSReorder", "tcp_TCPRenoReorder")
 #: mechanism counters (TcpExt, summed over the hosts) -> label, all per 1000 data segments
-_MECHANISM = {"reordering": _REORDER, "DSACKs received": ("tcp_TCPDSACKRecv",), "RTOs": ("tcp_TCPTimeouts",),
-              "fast retransmissions": ("tcp_TCPFastRetrans",), "tail loss probes": ("tcp_TCPLossProbes",),
-              "out-of-order queued": ("tcp_TCPOFOQueue",)}
-_TESTBEDS = ("kernel", "kernel_steered")
+_MECHANISM = {label: tuple(tcp_ext_column(c) for c in counters) for label, counters in {
+    "reordering": ("TCPSACKReorder", "TCPTSReorder", "TCPRenoReorder"), "DSACKs received": ("TCPDSACKRecv",),
+    "RTOs": ("TCPTimeouts",), "fast retransmissions": ("TCPFastRetrans",), "tail loss probes": ("TCPLossProbes",),
+    "out-of-order queued": ("TCPOFOQueue",)}.items()}
+_UNSTEERED, _STEERED = TESTBEDS
 
 
-def load_abab(data_dir: str | Path = "data") -> tuple[pd.DataFrame, pd.DataFrame] | None:
-    """The campaign's flows and runs tables, or None when the dataset is not there.
+def load_abab(data_dir: str | Path = "data") -> Abab | None:
+    """The campaign's tables, or None when the dataset is not there.
 
     Parameters
     ----------
     data_dir : str or Path
-        The ``data`` folder (``datasets/p1_abab_flows.parquet``, ``datasets/p1_abab_runs.parquet``).
+        The ``data`` folder or its ``datasets`` folder (``p1_abab_flows.parquet``, ``p1_abab_runs.parquet``:
+        :mod:`tcpmodels.datasets.p1_abab`).
 
     Returns
     -------
-    tuple of pandas.DataFrame or None
-        ``(flows, runs)``.
+    Abab or None
+        The flows and runs tables, with what is judged on them.
     """
-    d = Path(data_dir) / "datasets"
-    f, r = d / "p1_abab_flows.parquet", d / "p1_abab_runs.parquet"
-    if not (f.exists() and r.exists()):
+    names = ("flows", "runs")
+    if not SCHEMA.present(data_dir, names):
         return None
-    return pd.read_parquet(f), pd.read_parquet(r)
+    tables = SCHEMA.read(data_dir, names)
+    return Abab(tables["flows"], tables["runs"])
 
 
-def abab_per_seed(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """Per seed and testbed: the 70 KB flows' mean FCT and lossy share per background, the counters, the rates.
+def _paired(per: pd.DataFrame, col: str, log: bool = False) -> pd.Series:
+    """steered - unsteered (or log steered/unsteered) of ``col`` per seed."""
+    u = per.xs(_UNSTEERED, level="engine")[col]
+    s = per.xs(_STEERED, level="engine")[col]
+    return (np.log(s / u) if log else s - u).dropna()
+
+
+@dataclass(frozen=True, eq=False)
+class Abab:
+    """The campaign's two tables, and the per-seed table, the verdicts, the mechanism and the paragraph of them.
 
     Only seeds with all four runs (two testbeds x two backgrounds) count.
 
     Parameters
     ----------
     flows, runs : pandas.DataFrame
-        :func:`load_abab`.
+        ``p1_abab_flows`` and ``p1_abab_runs`` (:mod:`tcpmodels.datasets.p1_abab`): :func:`load_abab`, or
+        :func:`tcpmodels.experiments.p1.abab.abab_frames` of records.
+    """
 
-    Returns
-    -------
-    pandas.DataFrame
+    flows: pd.DataFrame
+    runs: pd.DataFrame
+
+    @cached_property
+    def per_seed(self) -> pd.DataFrame:
+        """Per seed and testbed: the 70 KB flows' mean FCT and lossy share per background, the counters, the rates.
+
         Index (seed, engine); columns ``mean_fct_tcp_s``, ``mean_fct_mptcp_s`` [s], ``lossy_tcp``,
         ``lossy_mptcp`` [-], ``headline`` (log MPTCP/TCP mean FCT) [-], ``bg_rate_tcp_bps`` [bit/s],
         per 1000 data segments of the TCP-background run ``<counter>_per_1000`` for the mechanism
         counters, ``load_avg_1m`` (median of the seed's two runs on that testbed) and ``cpu_steal_s``
         (summed) [s].
-    """
-    complete = runs.groupby("seed").size()
-    seeds = complete[complete == 4].index
-    short = flows[(flows["kind"] == "short") & flows["fct_s"].notna() & flows["seed"].isin(seeds)]
-    short = short.assign(lossy=pd.to_numeric(short["retransmitted_packets"], errors="coerce").fillna(0) > 0)
-    g = short.groupby(["seed", "engine", "protocol"])
-    wide = pd.concat({"mean_fct": g["fct_s"].mean(), "lossy": g["lossy"].mean()}, axis=1).unstack("protocol")
-    wide.columns = [f"{a}_{b}" + ("_s" if a == "mean_fct" else "") for a, b in wide.columns]
-    wide["headline"] = np.log(wide["mean_fct_mptcp_s"] / wide["mean_fct_tcp_s"])
-    r = runs[runs["seed"].isin(seeds)].set_index(["seed", "engine", "protocol"])
-    tcp = r.xs("tcp", level="protocol")
-    wide["bg_rate_tcp_bps"] = tcp["bg_rate_bps"]
-    for label, cols in _MECHANISM.items():
-        wide[f"{label}_per_1000"] = tcp[list(cols)].sum(axis=1) / tcp["tcp_TCPOrigDataSent"] * 1000
-    by = runs[runs["seed"].isin(seeds)].groupby(["seed", "engine"])
-    wide["load_avg_1m"] = by["load_avg_1m"].median()
-    wide["cpu_steal_s"] = by["cpu_steal_s"].sum(min_count=1)
-    return wide.sort_index()
+        """
+        flows, runs = self.flows, self.runs
+        complete = runs.groupby("seed").size()
+        seeds = complete[complete == RUNS_PER_SEED].index
+        short = flows[(flows["kind"] == "short") & flows["fct_s"].notna() & flows["seed"].isin(seeds)]
+        short = short.assign(lossy=pd.to_numeric(short["retransmitted_packets"], errors="coerce").fillna(0) > 0)
+        g = short.groupby(["seed", "engine", "protocol"])
+        wide = pd.concat({"mean_fct": g["fct_s"].mean(), "lossy": g["lossy"].mean()}, axis=1).unstack("protocol")
+        wide.columns = [f"{a}_{b}" + ("_s" if a == "mean_fct" else "") for a, b in wide.columns]
+        wide["headline"] = np.log(wide["mean_fct_mptcp_s"] / wide["mean_fct_tcp_s"])
+        r = runs[runs["seed"].isin(seeds)].set_index(["seed", "engine", "protocol"])
+        tcp = r.xs("tcp", level="protocol")
+        wide["bg_rate_tcp_bps"] = tcp["bg_rate_bps"]
+        for label, cols in _MECHANISM.items():
+            wide[f"{label}_per_1000"] = tcp[list(cols)].sum(axis=1) / tcp[tcp_ext_column("TCPOrigDataSent")] * 1000
+        by = runs[runs["seed"].isin(seeds)].groupby(["seed", "engine"])
+        wide["load_avg_1m"] = by["load_avg_1m"].median()
+        wide["cpu_steal_s"] = by["cpu_steal_s"].sum(min_count=1)
+        return wide.sort_index()
 
+    def verdicts(self) -> pd.DataFrame:
+        """The claims of :data:`ABAB_SPECS` judged on the seeds with all four runs.
 
-def _paired(per: pd.DataFrame, col: str, log: bool = False) -> pd.Series:
-    """steered - unsteered (or log steered/unsteered) of ``col`` per seed."""
-    u = per.xs("kernel", level="engine")[col]
-    s = per.xs("kernel_steered", level="engine")[col]
-    return (np.log(s / u) if log else s - u).dropna()
+        Returns
+        -------
+        pandas.DataFrame
+            :func:`tcpmodels.stats.claims_table` rows (family :data:`ABAB_FAMILY`) with a ``key`` column
+            (the key of :data:`ABAB_SPECS`).
+        """
+        per = self.per_seed
+        data = {"headline": _paired(per, "headline"), "tcp arm": _paired(per, "mean_fct_tcp_s", log=True),
+                "mptcp arm": _paired(per, "mean_fct_mptcp_s", log=True), "lossy share": _paired(per, "lossy_tcp"),
+                "reordering": _paired(per, "reordering_per_1000"),
+                "background rate": _paired(per, "bg_rate_tcp_bps", log=True)}
+        rows = [equivalence(ABAB_SPECS[k], v) if k == "mptcp arm" else difference(ABAB_SPECS[k], v)
+                for k, v in data.items()]
+        table = claims_table(rows, family=ABAB_FAMILY)
+        table.insert(0, "key", list(data))
+        return table
 
+    def mechanism(self) -> pd.DataFrame:
+        """What changes on the wire, per testbed: the counters per 1000 data segments, the rates, the load.
 
-def abab_verdicts(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """The claims of :data:`ABAB_SPECS` judged on the seeds with all four runs.
+        Returns
+        -------
+        pandas.DataFrame
+            One row per quantity: ``unsteered`` and ``steered`` (means over the seeds), ``difference``
+            (steered - unsteered, mean of the per-seed differences), its 95 % t interval ``ci_low`` /
+            ``ci_high`` and ``seeds``. FCTs [ms], rates [Mbit/s], counters [per 1000 data segments], loads
+            [runnable tasks], steal [s].
+        """
+        from scipy import stats as sps
 
-    Parameters
-    ----------
-    flows, runs : pandas.DataFrame
-        :func:`load_abab`.
+        per = self.per_seed
+        cols = {"mean FCT beside TCP [ms]": ("mean_fct_tcp_s", 1e3),
+                "mean FCT beside MPTCP [ms]": ("mean_fct_mptcp_s", 1e3),
+                "headline log(MPTCP/TCP) [-]": ("headline", 1.0), "share with loss beside TCP [-]": ("lossy_tcp", 1.0),
+                "TCP background rate [Mbit/s]": ("bg_rate_tcp_bps", 1e-6),
+                **{f"{k} per 1000 segments (TCP bg)": (f"{k}_per_1000", 1.0) for k in _MECHANISM},
+                "1-min load at the runs' starts": ("load_avg_1m", 1.0),
+                "CPU steal over the two runs [s]": ("cpu_steal_s", 1.0)}
+        rows = []
+        for label, (col, scale) in cols.items():
+            d = _paired(per, col) * scale
+            u = per.xs(_UNSTEERED, level="engine")[col] * scale
+            s = per.xs(_STEERED, level="engine")[col] * scale
+            n = len(d)
+            lo, hi = (sps.t.interval(0.95, n - 1, loc=d.mean(), scale=d.std(ddof=1) / math.sqrt(n))
+                      if n > 1 and d.std(ddof=1) > 0 else (math.nan, math.nan))
+            rows.append({"quantity": label, "unsteered": float(u.mean()), "steered": float(s.mean()),
+                         "difference": float(d.mean()) if n else math.nan, "ci_low": float(lo), "ci_high": float(hi),
+                         "seeds": n})
+        return pd.DataFrame(rows)
 
-    Returns
-    -------
-    pandas.DataFrame
-        :func:`tcpmodels.stats.claims_table` rows (family :data:`ABAB_FAMILY`) with a ``key`` column
-        (the key of :data:`ABAB_SPECS`).
-    """
-    per = abab_per_seed(flows, runs)
-    data = {"headline": _paired(per, "headline"), "tcp arm": _paired(per, "mean_fct_tcp_s", log=True),
-            "mptcp arm": _paired(per, "mean_fct_mptcp_s", log=True), "lossy share": _paired(per, "lossy_tcp"),
-            "reordering": _paired(per, "reordering_per_1000"), "background rate": _paired(per, "bg_rate_tcp_bps", log=True)}
-    rows = [equivalence(ABAB_SPECS[k], v) if k == "mptcp arm" else difference(ABAB_SPECS[k], v)
-            for k, v in data.items()]
-    table = claims_table(rows, family=ABAB_FAMILY)
-    table.insert(0, "key", list(data))
-    return table
+    def paragraph(self) -> str:
+        """The notebook's paragraph: the reading, then the counters and rates that move with it (Markdown).
 
+        Returns
+        -------
+        str
+            Markdown.
+        """
+        verdicts = self.verdicts()
+        mech = self.mechanism().set_index("quantity")
+        v = verdicts.set_index("key")
 
-def abab_mechanism(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """What changes on the wire, per testbed: the counters per 1000 data segments, the rates, the load.
+        def q(label: str, fmt: str = ".2f") -> str:
+            r = mech.loc[label]
+            return (f"{r.unsteered:{fmt}} -> {r.steered:{fmt}} (difference {r.difference:+{fmt}} "
+                    f"[{r.ci_low:+{fmt}}, {r.ci_high:+{fmt}}])")
 
-    Parameters
-    ----------
-    flows, runs : pandas.DataFrame
-        :func:`load_abab`.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per quantity: ``unsteered`` and ``steered`` (means over the seeds), ``difference``
-        (steered - unsteered, mean of the per-seed differences), its 95 % t interval ``ci_low`` /
-        ``ci_high`` and ``seeds``. FCTs [ms], rates [Mbit/s], counters [per 1000 data segments], loads
-        [runnable tasks], steal [s].
-    """
-    from scipy import stats as sps
-
-    per = abab_per_seed(flows, runs)
-    cols = {"mean FCT beside TCP [ms]": ("mean_fct_tcp_s", 1e3), "mean FCT beside MPTCP [ms]": ("mean_fct_mptcp_s", 1e3),
-            "headline log(MPTCP/TCP) [-]": ("headline", 1.0), "share with loss beside TCP [-]": ("lossy_tcp", 1.0),
-            "TCP background rate [Mbit/s]": ("bg_rate_tcp_bps", 1e-6),
-            **{f"{k} per 1000 segments (TCP bg)": (f"{k}_per_1000", 1.0) for k in _MECHANISM},
-            "1-min load at the runs' starts": ("load_avg_1m", 1.0), "CPU steal over the two runs [s]": ("cpu_steal_s", 1.0)}
-    rows = []
-    for label, (col, scale) in cols.items():
-        d = _paired(per, col) * scale
-        u = per.xs("kernel", level="engine")[col] * scale
-        s = per.xs("kernel_steered", level="engine")[col] * scale
-        n = len(d)
-        lo, hi = (sps.t.interval(0.95, n - 1, loc=d.mean(), scale=d.std(ddof=1) / math.sqrt(n))
-                  if n > 1 and d.std(ddof=1) > 0 else (math.nan, math.nan))
-        rows.append({"quantity": label, "unsteered": float(u.mean()), "steered": float(s.mean()),
-                     "difference": float(d.mean()) if n else math.nan, "ci_low": float(lo), "ci_high": float(hi),
-                     "seeds": n})
-    return pd.DataFrame(rows)
+        n = int(mech["seeds"].max())
+        first, last = self.runs["started_utc"].min(), self.runs["started_utc"].max()
+        return (f"**Steered against unsteered in one session** ({n} seeds, each on both testbeds, the order "
+                f"alternating; runs {first[:16]} to {last[:16]} UTC). {abab_reading(verdicts)} On the wire, unsteered "
+                f"-> steered, per 1000 data segments of the TCP-background runs: reordering "
+                f"{q('reordering per 1000 segments (TCP bg)', '.3f')} ({v.loc['reordering', 'verdict']}), DSACKs "
+                f"{q('DSACKs received per 1000 segments (TCP bg)')}, RTOs {q('RTOs per 1000 segments (TCP bg)', '.3f')}, "
+                f"fast retransmissions {q('fast retransmissions per 1000 segments (TCP bg)')}; the TCP background's "
+                f"rate {q('TCP background rate [Mbit/s]', '.1f')} Mbit/s ({v.loc['background rate', 'verdict']}); the "
+                f"share of 70 KB flows with loss beside it {q('share with loss beside TCP [-]', '.3f')} "
+                f"({v.loc['lossy share', 'verdict']}). Host: 1-min load "
+                f"{q('1-min load at the runs' + chr(39) + ' starts')}, CPU steal {q('CPU steal over the two runs [s]')} s.")
 
 
 def abab_reading(verdicts: pd.DataFrame) -> str:
@@ -222,7 +255,7 @@ def abab_reading(verdicts: pd.DataFrame) -> str:
     Parameters
     ----------
     verdicts : pandas.DataFrame
-        :func:`abab_verdicts`.
+        :meth:`Abab.verdicts`.
 
     Returns
     -------
@@ -244,42 +277,6 @@ def abab_reading(verdicts: pd.DataFrame) -> str:
         out = (f"**Not decided**: steering moves the uncoupled headline by {ci} (inconclusive; {need} seeds would "
                "decide it at this spread); neither steering nor the day is excluded.")
     arms = v.loc[["tcp arm", "mptcp arm"]]
-    out += " " + "; ".join(f"{r.part}: {r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] ({r.verdict})"
-                           for r in arms.itertuples()) + "."
+    out += " " + "; ".join(f"{r.part[0].upper() + r.part[1:] if i == 0 else r.part}: {r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] ({r.verdict})"
+                           for i, r in enumerate(arms.itertuples())) + "."
     return out
-
-
-def abab_paragraph(flows: pd.DataFrame, runs: pd.DataFrame) -> str:
-    """The notebook's paragraph: the reading, then the counters and rates that move with it (Markdown).
-
-    Parameters
-    ----------
-    flows, runs : pandas.DataFrame
-        :func:`load_abab`.
-
-    Returns
-    -------
-    str
-        Markdown.
-    """
-    verdicts = abab_verdicts(flows, runs)
-    mech = abab_mechanism(flows, runs).set_index("quantity")
-    v = verdicts.set_index("key")
-
-    def q(label: str, fmt: str = ".2f") -> str:
-        r = mech.loc[label]
-        return (f"{r.unsteered:{fmt}} -> {r.steered:{fmt}} (difference {r.difference:+{fmt}} "
-                f"[{r.ci_low:+{fmt}}, {r.ci_high:+{fmt}}])")
-
-    n = int(mech["seeds"].max())
-    first, last = runs["started_utc"].min(), runs["started_utc"].max()
-    return (f"**Steered against unsteered in one session** ({n} seeds, each on both testbeds, the order alternating; "
-            f"runs {first[:16]} to {last[:16]} UTC). {abab_reading(verdicts)} On the wire, unsteered -> steered, per 1000 "
-            f"data segments of the TCP-background runs: reordering {q('reordering per 1000 segments (TCP bg)', '.3f')} "
-            f"({v.loc['reordering', 'verdict']}), DSACKs {q('DSACKs received per 1000 segments (TCP bg)')}, RTOs "
-            f"{q('RTOs per 1000 segments (TCP bg)', '.3f')}, fast retransmissions "
-            f"{q('fast retransmissions per 1000 segments (TCP bg)')}; the TCP background's rate "
-            f"{q('TCP background rate [Mbit/s]', '.1f')} Mbit/s ({v.loc['background rate', 'verdict']}); the share of "
-            f"70 KB flows with loss beside it {q('share with loss beside TCP [-]', '.3f')} "
-            f"({v.loc['lossy share', 'verdict']}). Host: 1-min load {q('1-min load at the runs' + chr(39) + ' starts')}, "
-            f"CPU steal {q('CPU steal over the two runs [s]')} s.")

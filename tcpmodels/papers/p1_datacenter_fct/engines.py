@@ -17,8 +17,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets import kernel_coupled_cc, kernel_coupled_cc_ns3
 from tcpmodels.papers.p1_datacenter_fct.claims import claims_with_cc
-from tcpmodels.papers.p1_datacenter_fct.windows import datasets_dir, plausible_subflows
+from tcpmodels.papers.p1_datacenter_fct.windows import plausible_subflows
 
 __all__ = ["STACK_SETTINGS", "shared_link_ratios", "engines_note"]
 
@@ -41,7 +42,8 @@ def shared_link_ratios(data_dir: str | Path) -> pd.DataFrame:
     Parameters
     ----------
     data_dir : str or Path
-        The ``data`` folder (``kernel_coupled_cc.parquet``, experiment ``shared``; ``kernel_coupled_cc_ns3.parquet``).
+        The ``data`` folder or its ``datasets`` folder (``kernel_coupled_cc.parquet`` and
+        ``kernel_coupled_cc_ns3.parquet``, :mod:`tcpmodels.datasets.kernel_coupled_cc`; experiment ``shared``).
 
     Returns
     -------
@@ -51,13 +53,12 @@ def shared_link_ratios(data_dir: str | Path) -> pd.DataFrame:
     """
     from scipy import stats as sps
 
-    d = datasets_dir(data_dir)
     parts = []
-    if (d / "kernel_coupled_cc.parquet").exists():
-        k = pd.read_parquet(d / "kernel_coupled_cc.parquet", columns=["experiment", "variant", "ratio_mptcp_tcp"])
+    if kernel_coupled_cc.SCHEMA.present(data_dir, ("",)):
+        k = kernel_coupled_cc.SCHEMA.read(data_dir, ("",))[""][["experiment", "variant", "ratio_mptcp_tcp"]]
         parts.append(k[k["experiment"] == "shared"].assign(engine="kernel"))
-    if (d / "kernel_coupled_cc_ns3.parquet").exists():
-        n = pd.read_parquet(d / "kernel_coupled_cc_ns3.parquet", columns=["experiment", "variant", "ratio_mptcp_tcp"])
+    if kernel_coupled_cc_ns3.SCHEMA.present(data_dir, ("",)):  # the shared-link experiment only
+        n = kernel_coupled_cc_ns3.SCHEMA.read(data_dir, ("",))[""][["experiment", "variant", "ratio_mptcp_tcp"]]
         parts.append(n.assign(engine="ns3", variant=n["variant"].str.removeprefix("ns3_")))
     rows = []
     for (eng, var), g in (pd.concat(parts).groupby(["engine", "variant"]) if parts else []):

@@ -17,18 +17,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p1_datacenter_fct.abab import abab_paragraph, abab_per_seed, load_abab
+from tcpmodels.papers.p1_datacenter_fct.abab import Abab, load_abab
 from tcpmodels.papers.p1_datacenter_fct.data import with_cc
 from tcpmodels.stats.spec import ttest_1samp
 
-__all__ = ["TESTBEDS", "shipped_per_seed", "sitting_effect", "sitting_sentence", "session_section"]
+__all__ = ["TESTBED_NAMES", "shipped_per_seed", "sitting_effect", "sitting_sentence", "session_section"]
 
 #: engine label -> the testbed's name in prose
-TESTBEDS = {"kernel": "unsteered", "kernel_steered": "steered"}
+TESTBED_NAMES = {"kernel": "unsteered", "kernel_steered": "steered"}
 
 
 def shipped_per_seed(flows: pd.DataFrame, runs: pd.DataFrame, seeds: list[int]) -> pd.DataFrame:
-    """Per seed and kernel testbed, from the shipped P1 dataset: what :func:`abab_per_seed` computes.
+    """Per seed and kernel testbed, from the shipped P1 dataset: what :attr:`Abab.per_seed` holds.
 
     Section 4 (``s4``) runs with the TCP and the uncoupled MPTCP background only, as the alternated
     campaign runs them.
@@ -47,24 +47,23 @@ def shipped_per_seed(flows: pd.DataFrame, runs: pd.DataFrame, seeds: list[int]) 
         mean FCT of the 70 KB flows) [-], ``load_avg_1m`` (median at the runs' starts) [-].
     """
     f = with_cc(flows)
-    f = f[(f["experiment"] == "s4") & (f["kind"] == "short") & f["fct_s"].notna() & f["engine"].isin(TESTBEDS)
+    f = f[(f["experiment"] == "s4") & (f["kind"] == "short") & f["fct_s"].notna() & f["engine"].isin(TESTBED_NAMES)
           & f["seed"].isin(seeds) & ((f["protocol"] == "tcp") | (f["cc"] == "uncoupled"))]
     m = f.groupby(["seed", "engine", "protocol"])["fct_s"].mean().unstack("protocol").reindex(columns=["tcp", "mptcp"])
     out = pd.DataFrame({"mean_fct_tcp_s": m["tcp"], "mean_fct_mptcp_s": m["mptcp"]})
     out["headline"] = np.log(out["mean_fct_mptcp_s"] / out["mean_fct_tcp_s"])
-    r = runs[(runs["experiment"] == "s4") & runs["engine"].isin(TESTBEDS) & runs["seed"].isin(seeds)]
+    r = runs[(runs["experiment"] == "s4") & runs["engine"].isin(TESTBED_NAMES) & runs["seed"].isin(seeds)]
     out["load_avg_1m"] = r.groupby(["seed", "engine"])["load_avg_1m"].median()
     return out.dropna(subset=["headline"]).sort_index()
 
 
-def sitting_effect(abab_flows: pd.DataFrame, abab_runs: pd.DataFrame, flows: pd.DataFrame,
-                   runs: pd.DataFrame) -> pd.DataFrame:
+def sitting_effect(abab: Abab, flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """This session minus the shipped sitting, per testbed, paired by seed.
 
     Parameters
     ----------
-    abab_flows, abab_runs : pandas.DataFrame
-        :func:`~tcpmodels.papers.p1_datacenter_fct.abab.load_abab`.
+    abab : Abab
+        The alternated campaign (:func:`~tcpmodels.papers.p1_datacenter_fct.abab.load_abab`).
     flows, runs : pandas.DataFrame
         The shipped P1 dataset's flows and runs.
 
@@ -76,7 +75,7 @@ def sitting_effect(abab_flows: pd.DataFrame, abab_runs: pd.DataFrame, flows: pd.
         Quantities: the headline [-], the mean 70 KB FCT beside each background [ms] and the 1-min load
         at the runs' starts [-].
     """
-    session = abab_per_seed(abab_flows, abab_runs)
+    session = abab.per_seed
     seeds = sorted({int(s) for s in session.index.get_level_values("seed")})
     shipped = shipped_per_seed(flows, runs, seeds)
     quantities = {"headline log(MPTCP/TCP) [-]": ("headline", 1.0),
@@ -84,7 +83,7 @@ def sitting_effect(abab_flows: pd.DataFrame, abab_runs: pd.DataFrame, flows: pd.
                   "mean FCT beside MPTCP [ms]": ("mean_fct_mptcp_s", 1e3),
                   "1-min load at the runs' starts": ("load_avg_1m", 1.0)}
     rows = []
-    for engine, testbed in TESTBEDS.items():
+    for engine, testbed in TESTBED_NAMES.items():
         for label, (col, scale) in quantities.items():
             if engine not in shipped.index.get_level_values("engine"):
                 continue
@@ -125,7 +124,7 @@ def sitting_sentence(effect: pd.DataFrame) -> str:
                 f"{r.ci_high:+{fmt}}])")
 
     parts = []
-    for testbed in TESTBEDS.values():
+    for testbed in TESTBED_NAMES.values():
         if (testbed, "headline log(MPTCP/TCP) [-]") not in e.index:
             continue
         n = int(e.loc[(testbed, "headline log(MPTCP/TCP) [-]"), "seeds"])
@@ -151,17 +150,15 @@ def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Pat
     Returns
     -------
     str
-        :func:`~tcpmodels.papers.p1_datacenter_fct.abab.abab_paragraph` and :func:`sitting_sentence`, or a
+        :meth:`~tcpmodels.papers.p1_datacenter_fct.abab.Abab.paragraph` and :func:`sitting_sentence`, or a
         sentence saying why there is none (no dataset; fewer than two seeds with all four runs).
     """
-    data = load_abab(data_dir)
-    if data is None:
+    abab = load_abab(data_dir)
+    if abab is None:
         return ("**Steered against unsteered in one session**: the alternated campaign "
                 "(`python -m tcpmodels.experiments.p1.abab`) has no shipped dataset.")
-    abab_flows, abab_runs = data
-    complete = int((abab_runs.groupby("seed").size() == 4).sum())
+    complete = int((abab.runs.groupby("seed").size() == 4).sum())
     if complete < 2:
         return (f"**Steered against unsteered in one session**: {complete} seed(s) with all four runs; at least two "
                 "are needed for an interval.")
-    return (abab_paragraph(abab_flows, abab_runs) + "\n\n"
-            + sitting_sentence(sitting_effect(abab_flows, abab_runs, flows, runs)))
+    return abab.paragraph() + "\n\n" + sitting_sentence(sitting_effect(abab, flows, runs))

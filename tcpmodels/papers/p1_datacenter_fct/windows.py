@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels.datasets.p1_ns3_windows import KEY, MEASURED, SCHEMA
+
 __all__ = ["IMPLAUSIBLE_WINDOW_FACTOR", "TM_WINDOW_MAX", "KERNEL_CC_FIX", "RUN_COMMITS_WITH_FIX",
-           "implied_window_ratio", "implausible_windows", "plausible_subflows", "window_note", "with_ns3_windows",
-           "datasets_dir"]
+           "implied_window_ratio", "implausible_windows", "plausible_subflows", "window_note", "with_ns3_windows"]
 
 #: a subflow's mean TCP_INFO window above this many times the window its throughput and RTT imply is
 #: implausible (every TCP and uncoupled MPTCP subflow of the P1 dataset: at most 4.5). [-]
@@ -33,24 +34,6 @@ KERNEL_CC_FIX = ("1f257d2", "2026-11-25T03:59:17+00:00")
 #: whether the code of each commit that ran P1's coupled kernel runs contains :data:`KERNEL_CC_FIX` (checked with
 #: ``git merge-base --is-ancestor 1f257d2 <commit>`` on 2026-12-06; the runs table names the commit of each run)
 RUN_COMMITS_WITH_FIX = {"17f43e0": False, "33a2de2": True, "c9db8c2": True, "2a501a1": True}
-_KEY = ["engine", "experiment", "protocol", "cc", "seed", "conn_id", "subflow"]
-
-
-def datasets_dir(data_dir: str | Path) -> Path:
-    """The ``datasets`` folder of ``data_dir``, or ``data_dir`` itself when it is one (as ``load_dataset`` allows).
-
-    Parameters
-    ----------
-    data_dir : str or Path
-        The ``data`` folder or its ``datasets`` folder.
-
-    Returns
-    -------
-    Path
-        The folder holding the Parquet files.
-    """
-    d = Path(data_dir)
-    return d / "datasets" if (d / "datasets").is_dir() else d
 
 
 def implied_window_ratio(subflows: pd.DataFrame) -> pd.Series:
@@ -173,7 +156,8 @@ def with_ns3_windows(subflows: pd.DataFrame, data_dir: str | Path) -> pd.DataFra
     subflows : pandas.DataFrame
         The dataset's subflow table (with ``cc``).
     data_dir : str or Path
-        The ``data`` folder (``datasets/p1_ns3_windows.parquet``; its absence changes nothing).
+        The ``data`` folder or its ``datasets`` folder (``p1_ns3_windows.parquet``,
+        :mod:`tcpmodels.datasets.p1_ns3_windows`; its absence changes nothing).
 
     Returns
     -------
@@ -181,12 +165,10 @@ def with_ns3_windows(subflows: pd.DataFrame, data_dir: str | Path) -> pd.DataFra
         ``subflows`` with ``cwnd_mean_segments``, ``loss_events``, ``segments_sent`` and ``loss_event_rate`` of
         the ns-3 rows the reruns cover (same run and subflow).
     """
-    path = datasets_dir(data_dir) / "p1_ns3_windows.parquet"
-    if not path.exists() or subflows.empty:
+    if subflows.empty or not SCHEMA.present(data_dir, ("",)):
         return subflows
-    w = pd.read_parquet(path)
-    cols = ["cwnd_mean_segments", "loss_events", "segments_sent", "loss_event_rate"]
-    merged = subflows.merge(w[_KEY + cols], on=_KEY, how="left", suffixes=("", "_ns3"))
-    for c in cols:
+    w = SCHEMA.read(data_dir, ("",))[""]
+    merged = subflows.merge(w[[*KEY, *MEASURED]], on=list(KEY), how="left", suffixes=("", "_ns3"))
+    for c in MEASURED:
         merged[c] = merged[f"{c}_ns3"].where(merged[f"{c}_ns3"].notna(), merged[c])
-    return merged.drop(columns=[f"{c}_ns3" for c in cols])
+    return merged.drop(columns=[f"{c}_ns3" for c in MEASURED])

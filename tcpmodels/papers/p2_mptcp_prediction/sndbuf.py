@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels.datasets.p2_sndbuf import JUDGED_SIZE_BYTES, SCHEMA
 from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence, not_testable
 
 __all__ = ["PAPER_SHARE1_150_120", "SNDBUF_SPECS", "SNDBUF_FAMILY", "load_sndbuf", "sndbuf_table", "sndbuf_verdicts",
@@ -32,7 +33,6 @@ __all__ = ["PAPER_SHARE1_150_120", "SNDBUF_SPECS", "SNDBUF_FAMILY", "load_sndbuf
 #: the paper's subflow-1 share at RTTs (150, 120) ms (Fig. 4, the largest transfer). [-]
 PAPER_SHARE1_150_120 = 0.339
 SNDBUF_FAMILY = "P2 send buffer"
-_SIZE = 16 * 1024 * 1024
 _SAYS = ("Fig. 4: at RTTs (150, 120) ms the 150 ms subflow carries 33.9 % of the bytes; ours carries 50-54 %; "
          "the issue's hypothesis: a send-buffer-limited minimum-RTT scheduler moves bytes onto the 120 ms path")
 _CLAIM = "P2 Fig. 4 at (150, 120) ms, sender's tcp_wmem max swept 0.5-4 BDP (16 MiB transfers)"
@@ -60,15 +60,15 @@ def load_sndbuf(data_dir: str | Path = "data") -> pd.DataFrame | None:
     Parameters
     ----------
     data_dir : str or Path
-        The ``data`` folder (``datasets/p2_sndbuf.parquet``).
+        The ``data`` folder (``datasets/p2_sndbuf.parquet``, :mod:`tcpmodels.datasets.p2_sndbuf`), or its
+        ``datasets`` folder.
 
     Returns
     -------
     pandas.DataFrame or None
         One row per transfer (``wmem_factor``, ``rep``, ``size_bytes`` [bytes], ``share1`` [-], ``Bps`` [bytes/s]).
     """
-    path = Path(data_dir) / "datasets" / "p2_sndbuf.parquet"
-    return pd.read_parquet(path) if path.exists() else None
+    return SCHEMA.read(data_dir, ("",))[""] if SCHEMA.present(data_dir, ("",)) else None
 
 
 def sndbuf_table(sweep: pd.DataFrame) -> pd.DataFrame:
@@ -103,7 +103,7 @@ def sndbuf_verdicts(sweep: pd.DataFrame) -> pd.DataFrame:
     pandas.DataFrame
         :func:`tcpmodels.stats.claims_table` rows with a ``key`` column.
     """
-    s = sweep[(sweep["size_bytes"] == _SIZE) & sweep["share1"].notna()]
+    s = sweep[(sweep["size_bytes"] == JUDGED_SIZE_BYTES) & sweep["share1"].notna()]
     lo = s.loc[s["wmem_factor"] == s["wmem_factor"].min(), "share1"]
     hi = s.loc[s["wmem_factor"] == s["wmem_factor"].max(), "share1"]
     rows = [difference(SNDBUF_SPECS["smaller buffer"], lo, baseline=hi),

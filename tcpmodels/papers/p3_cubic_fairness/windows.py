@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels.datasets.p3_windows import KINDS, SCHEMA
 from tcpmodels.stats import ClaimSpec, claims_table, difference
 from tcpmodels.stats.spec import fmt_runs_needed
 
@@ -56,7 +57,8 @@ def load_windows(data_dir: str | Path = "data") -> pd.DataFrame | None:
     Parameters
     ----------
     data_dir : str or Path
-        The ``data`` folder (``datasets/p3_windows.parquet``).
+        The ``data`` folder (``datasets/p3_windows.parquet``, :mod:`tcpmodels.datasets.p3_windows`), or its
+        ``datasets`` folder.
 
     Returns
     -------
@@ -64,8 +66,7 @@ def load_windows(data_dir: str | Path = "data") -> pd.DataFrame | None:
         One row per sample (``rep``, ``kind``, ``reno_rtt_ms``, ``cubic_rtt_ms`` [ms], ``jain`` [-],
         ``cubic_wmax_segments`` [segments], ``rtt_scale`` [-], ...).
     """
-    path = Path(data_dir) / "datasets" / "p3_windows.parquet"
-    return pd.read_parquet(path) if path.exists() else None
+    return SCHEMA.read(data_dir, ("",))[""] if SCHEMA.present(data_dir, ("",)) else None
 
 
 def dj_per_rep(samples: pd.DataFrame) -> pd.DataFrame:
@@ -86,9 +87,10 @@ def dj_per_rep(samples: pd.DataFrame) -> pd.DataFrame:
     s = s.assign(cubic_ms=(s["cubic_rtt_ms"] / scale).round(3), reno_ms=(s["reno_rtt_ms"] / scale).round(3))
     s = s[s["reno_ms"] == 1.0]
     w = s.pivot_table(index=["rep", "cubic_ms"], columns="kind", values="jain")
-    if not {"divide", "standard"} <= set(w.columns):
+    standard, proposal = KINDS
+    if not set(KINDS) <= set(w.columns):
         return pd.DataFrame()
-    return (w["divide"] - w["standard"]).unstack("cubic_ms")
+    return (w[proposal] - w[standard]).unstack("cubic_ms")
 
 
 def windows_verdicts(samples: pd.DataFrame) -> pd.DataFrame:
