@@ -24,6 +24,7 @@ the read accounting is joined from the ranges' (:func:`~tcpmodels.traces.reader.
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import tempfile
@@ -83,6 +84,8 @@ def plan_ranges(path: str | os.PathLike, pieces: int, max_record_bytes: int) -> 
         file that is not an uncompressed classic pcap (gzip, pcapng, anything else): it cannot be cut so.
     """
     path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"capture file not found: {path}")
     size = os.path.getsize(path)
     with open(path, "rb") as fh:
         head = fh.read(24)
@@ -102,6 +105,11 @@ def plan_ranges(path: str | os.PathLike, pieces: int, max_record_bytes: int) -> 
             if off >= 0 and cuts[-1] < nominal + off < size:
                 cuts.append(nominal + off)
     return list(zip(cuts, cuts[1:] + [size]))
+
+
+def _block_bytes(rows: int) -> int:
+    """Bytes a chunk of ``rows`` spilled rows takes: padded to 8 (the next chunk's 8-byte columns aligned)."""
+    return -(-rows * ROW_BYTES // 8) * 8
 
 
 def _spill_path(folder: str, k: int, s: int) -> str:
@@ -124,7 +132,7 @@ def range_task(path: str, k: int, byte_range: tuple[int, int], shares: int, fold
         Shares the connections are routed to (at most 127).
     folder : str
         Where the spill files go (``range{k}-share{s}.bin``: per decoded chunk, the share's rows column after
-        column in :data:`SPILL_ORDER`, :data:`ROW_BYTES` bytes a row).
+        column in :data:`SPILL_ORDER`, :data:`ROW_BYTES` bytes a row, padded to a multiple of 8 bytes).
     chunk_bytes, max_record_bytes : int
         As for :func:`~tcpmodels.traces.read_pcap`. [bytes]
 
@@ -151,6 +159,7 @@ def range_task(path: str, k: int, byte_range: tuple[int, int], shares: int, fold
             for s, block in enumerate(cf.route(tuple(columns[i] for i in SPILL_ORDER), owner, shares)):
                 if block:
                     files[s].write(block)
+                    files[s].write(bytes(_block_bytes(len(block) // ROW_BYTES) - len(block)))
                     rows[s].append(len(block) // ROW_BYTES)
             del columns, owner
     except CaptureFileError as exc:
@@ -195,23 +204,29 @@ def share_task(folder: str, s: int, ranges: Sequence[tuple[int, Sequence[int], i
         path = _spill_path(folder, k, s)
         if not chunk_rows:
             continue
-        with open(path, "rb") as fh:
-            for count in chunk_rows:
-                block = np.fromfile(fh, np.uint8, count * ROW_BYTES)
-                if len(block) != count * ROW_BYTES:
-                    raise RuntimeError(f"{path}: spill file shorter than its {count} rows (changed while read?)")
-                columns: list = [None] * len(SPILL_DTYPES)
-                at = 0
-                for i in SPILL_ORDER:
-                    dt = SPILL_DTYPES[i]
-                    columns[i] = block[at:at + count * dt.itemsize].view(dt)
-                    at += count * dt.itemsize
-                columns[_FRAME] += np.int64(offset)
-                stream.feed(tuple(columns))
-                del columns, block
-                fo, _ = stream.take()
-                if fo:
-                    parts.append(np.frombuffer(fo, FLOW_DTYPE))
+        with open(path, "rb") as fh:  # mapped, not copied: the pass reads the columns where they lie
+            spilled = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        if len(spilled) != sum(map(_block_bytes, chunk_rows)):
+            raise RuntimeError(f"{path}: {len(spilled)} bytes, not the {sum(chunk_rows)} rows spilled (changed?)")
+        spilled.madvise(mmap.MADV_SEQUENTIAL)
+        data = np.frombuffer(spilled, np.uint8)
+        at = 0
+        for count in chunk_rows:
+            columns: list = [None] * len(SPILL_DTYPES)
+            start = at
+            for i in SPILL_ORDER:
+                dt = SPILL_DTYPES[i]
+                columns[i] = data[at:at + count * dt.itemsize].view(dt)
+                at += count * dt.itemsize
+            at = start + _block_bytes(count)
+            columns[_FRAME] = columns[_FRAME] + np.int64(offset)
+            stream.feed(tuple(columns))
+            del columns
+            fo, _ = stream.take()
+            if fo:
+                parts.append(np.frombuffer(fo, FLOW_DTYPE))
+        del data
+        spilled.close()
         os.unlink(path)
     stream.finish()
     fo, _ = stream.take()

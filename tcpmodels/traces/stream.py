@@ -37,7 +37,7 @@ import pandas as pd
 from . import connpass, split
 from .connpass import connection_share
 from .flows import flow_table, flows
-from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES
+from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES, check_chunk_bytes, check_max_record_bytes
 from .reader import assemble_table, read_pcap, warn_accounting
 from .schema import TraceWarning
 
@@ -226,6 +226,8 @@ def dask_stream_flows(capture: str | os.PathLike, client: object, *, shares: int
     if isinstance(idle_timeout_s, bool) or not isinstance(idle_timeout_s, (int, float, np.number)) \
             or not np.isfinite(idle_timeout_s) or idle_timeout_s <= 0:
         raise ValueError(f"idle_timeout_s [s] must be a positive finite number; got {idle_timeout_s!r}")
+    chunk_bytes = check_chunk_bytes(chunk_bytes)
+    max_record_bytes = check_max_record_bytes(max_record_bytes)
     n = shares or max(1, len(client.scheduler_info()["workers"]))
     if not 1 <= n <= 127:
         raise ValueError(f"shares must be in [1, 127]; got {n}")

@@ -359,6 +359,10 @@ def test_dask_splits_an_uncompressed_capture(tmp_path):
             warnings.simplefilter("ignore", TraceWarning)
             got = dask_stream_flows(path, client, chunk_bytes=1 << 16, spill_dir=tmp_path)
             one = dask_stream_flows(path, client, shares=1)
+        with pytest.raises(ValueError, match=r"chunk_bytes \[bytes\] must be at least 4096; got 100"):
+            dask_stream_flows(path, client, chunk_bytes=100)
+        with pytest.raises(FileNotFoundError, match="capture file not found: .*missing.pcap"):
+            dask_stream_flows(tmp_path / "missing.pcap", client)
     assert got.attrs["stream"]["split"] == "2 byte ranges -> 2 shares"
     assert one.attrs["stream"]["split"] == "one worker, sequential"
     for out in (got, one):
