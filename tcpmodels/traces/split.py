@@ -24,7 +24,6 @@ the read accounting is joined from the ranges' (:func:`~tcpmodels.traces.reader.
 
 from __future__ import annotations
 
-import mmap
 import os
 import shutil
 import tempfile
@@ -200,33 +199,30 @@ def share_task(folder: str, s: int, ranges: Sequence[tuple[int, Sequence[int], i
     cf = _cflows()
     stream = cf.Stream(int(ns0), int(idle_timeout_ns), False)
     parts = []
+    buf = np.empty(0, np.uint8)
     for k, chunk_rows, offset in ranges:
         path = _spill_path(folder, k, s)
         if not chunk_rows:
             continue
-        with open(path, "rb") as fh:  # mapped, not copied: the pass reads the columns where they lie
-            spilled = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-        if len(spilled) != sum(map(_block_bytes, chunk_rows)):
-            raise RuntimeError(f"{path}: {len(spilled)} bytes, not the {sum(chunk_rows)} rows spilled (changed?)")
-        spilled.madvise(mmap.MADV_SEQUENTIAL)
-        data = np.frombuffer(spilled, np.uint8)
-        at = 0
-        for count in chunk_rows:
-            columns: list = [None] * len(SPILL_DTYPES)
-            start = at
-            for i in SPILL_ORDER:
-                dt = SPILL_DTYPES[i]
-                columns[i] = data[at:at + count * dt.itemsize].view(dt)
-                at += count * dt.itemsize
-            at = start + _block_bytes(count)
-            columns[_FRAME] = columns[_FRAME] + np.int64(offset)
-            stream.feed(tuple(columns))
-            del columns
-            fo, _ = stream.take()
-            if fo:
-                parts.append(np.frombuffer(fo, FLOW_DTYPE))
-        del data
-        spilled.close()
+        with open(path, "rb") as fh:
+            for count in chunk_rows:  # each chunk read into one reused buffer: memory bounded by a chunk
+                size = _block_bytes(count)
+                if len(buf) < size:
+                    buf = np.empty(size, np.uint8)
+                if fh.readinto(memoryview(buf)[:size]) != size:
+                    raise RuntimeError(f"{path}: spill file shorter than the {sum(chunk_rows)} rows spilled")
+                columns: list = [None] * len(SPILL_DTYPES)
+                at = 0
+                for i in SPILL_ORDER:
+                    dt = SPILL_DTYPES[i]
+                    columns[i] = buf[at:at + count * dt.itemsize].view(dt)
+                    at += count * dt.itemsize
+                columns[_FRAME] = columns[_FRAME] + np.int64(offset)
+                stream.feed(tuple(columns))
+                del columns
+                fo, _ = stream.take()
+                if fo:
+                    parts.append(np.frombuffer(fo, FLOW_DTYPE))
         os.unlink(path)
     stream.finish()
     fo, _ = stream.take()
