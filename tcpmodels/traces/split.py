@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -279,7 +280,7 @@ def split_records(path: str | os.PathLike, shares: int, run: Runner = run_here, 
     -------
     StreamResult or None
         As :func:`~tcpmodels.traces.connpass.stream_records` of the whole file (``stats["split"]`` says how
-        it was split); None when the file is not an uncompressed classic pcap, no cut was found, a cut proved
+        it was split, ``stats["stage_s"]`` the wall time of each stage as this caller waited for it [s]); None when the file is not an uncompressed classic pcap, no cut was found, a cut proved
         wrong, a range did not read (a corrupt file) or a range held IP fragments: the caller then runs the
         sequential pass.
     """
@@ -292,8 +293,10 @@ def split_records(path: str | os.PathLike, shares: int, run: Runner = run_here, 
         return None
     folder = tempfile.mkdtemp(prefix="tcpmodels-split-", dir=None if spill_dir is None else os.fspath(spill_dir))
     try:
+        t0 = time.perf_counter()
         parts = run(range_task, [(path, k, r, shares, folder, chunk_bytes, max_record_bytes)
                                  for k, r in enumerate(ranges)])
+        t1 = time.perf_counter()
         if any("error" in p for p in parts) or any(p["truncated_tail_bytes"] for p in parts[:-1]) \
                 or any(p["fragments_seen"] for p in parts):
             return None
@@ -307,8 +310,10 @@ def split_records(path: str | os.PathLike, shares: int, run: Runner = run_here, 
                                         firsts[0], int(idle_timeout_s * 1e9)) for s in range(shares)])
             records = np.concatenate([r[0] for r in results])
             stats = {key: sum(r[1].get(key, 0) for r in results) for key in results[0][1]}
+        t2 = time.perf_counter()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     stats["split"] = f"{len(ranges)} byte ranges -> {shares} shares"
+    stats["stage_s"] = (round(t1 - t0, 3), round(t2 - t1, 3))
     return StreamResult(number_records(records), int(stats.get("negative_rtt_samples", 0)),
                         min(t_mins) if t_mins else None, join_partials(path, parts), stats)
