@@ -14,7 +14,8 @@ whole table) and checks that the flow tables are equal.
 
 ``--method`` picks what is measured: ``parquet`` (``to_parquet`` + ``dataset_flows`` on Dask, the default),
 ``stream`` (``stream_flows``: one process, one pass, no packet table) or ``dask_stream``
-(``dask_stream_flows`` on ``--workers`` local workers, each connection on one worker). With several captures,
+(``dask_stream_flows`` on ``--workers`` local workers, each connection on one worker; ``split`` records how the
+capture was divided, its spill files go to ``--work-dir``). With several captures,
 the exponent of wall time against packets is fitted by least squares over them (``fitted_exponent``).
 
 Usage::
@@ -62,12 +63,15 @@ elif method == "dask_stream":
     from tcpmodels.traces.cluster import dask_client
     from tcpmodels.traces.stream import dask_stream_flows
     t_imp = time.perf_counter()
+    import os
     with dask_client(n_workers=workers, memory_limit=memory_limit) as client:
         t_start = time.perf_counter()
-        f = dask_stream_flows(cap, client)
+        f = dask_stream_flows(cap, client, spill_dir=os.path.dirname(out))
         t2 = time.perf_counter()
-    res = {"packets": int(f["packets"].sum()), "records": None, "flows": len(f), "read_s": None,
-           "cluster_start_s": t_start - t_imp, "flows_s": t2 - t_start, "import_s": t_imp - t0}
+    acc = f.attrs["accounting"]
+    res = {"packets": acc.tcp_parsed, "records": acc.records_read, "flows": len(f), "read_s": None,
+           "cluster_start_s": t_start - t_imp, "flows_s": t2 - t_start, "import_s": t_imp - t0,
+           "split": f.attrs["stream"]["split"]}
 else:
     from tcpmodels.traces import to_parquet, flows, read_pcap
     from tcpmodels.traces.cluster import dask_client, dataset_flows

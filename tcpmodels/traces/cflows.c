@@ -1623,6 +1623,181 @@ static PyTypeObject StreamType = {
     .tp_methods = stream_methods,
 };
 
+
+/* ------------------------------------------------------------------ splitting a capture over workers */
+
+/* the hash of connpass.connection_share (mix64 is splitmix64's finaliser, as connpass._mix) */
+static inline uint64_t end_hash(uint64_t hi, uint64_t lo, uint32_t vp) {
+    uint64_t h = mix64(hi ^ 0x9E3779B97F4A7C15ULL);
+    h = mix64(h ^ lo);
+    return mix64(h ^ (uint64_t)vp);
+}
+
+/* connection_shares(shi, slo, svp, dhi, dlo, dvp, shares, out) -> None
+   The share of each packet as connpass.connection_share computes it: uint64 address halves, uint32
+   (version << 16 | port), out int8 (shares <= 127). Every buffer is checked to hold n items. */
+static PyObject *connection_shares(PyObject *self, PyObject *args) {
+    Py_buffer b[7];
+    long long shares;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*Lw*", &b[0], &b[1], &b[2], &b[3], &b[4], &b[5], &shares, &b[6]))
+        return NULL;
+    PyObject *ret = NULL;
+    Py_ssize_t n = b[6].len;  /* int8 out: one byte per packet */
+    static const Py_ssize_t width[6] = {8, 8, 4, 8, 8, 4};
+    if (shares < 1 || shares > 127) {
+        PyErr_Format(PyExc_ValueError, "shares must be in [1, 127]; got %lld", shares);
+        goto done;
+    }
+    for (int k = 0; k < 6; k++)
+        if (b[k].len != n * width[k]) {
+            PyErr_Format(PyExc_ValueError, "column %d holds %zd bytes; expected %zd (%zd packets)", k, b[k].len,
+                         n * width[k], n);
+            goto done;
+        }
+    const char *shi = b[0].buf, *slo = b[1].buf, *svp = b[2].buf, *dhi = b[3].buf, *dlo = b[4].buf,
+               *dvp = b[5].buf;
+    int8_t *out = b[6].buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        uint64_t a[4];
+        uint32_t v[2];
+        memcpy(&a[0], shi + 8 * i, 8); memcpy(&a[1], slo + 8 * i, 8); memcpy(&v[0], svp + 4 * i, 4);
+        memcpy(&a[2], dhi + 8 * i, 8); memcpy(&a[3], dlo + 8 * i, 8); memcpy(&v[1], dvp + 4 * i, 4);
+        uint64_t h = mix64(end_hash(a[0], a[1], v[0]) + end_hash(a[2], a[3], v[1]));
+        out[i] = (int8_t)(h % (uint64_t)shares);
+    }
+    Py_END_ALLOW_THREADS
+    Py_INCREF(Py_None);
+    ret = Py_None;
+done:
+    for (int k = 0; k < 7; k++) PyBuffer_Release(&b[k]);
+    return ret;
+}
+
+/* route(columns, owner, shares) -> tuple of bytes, one per share: the rows of share s (owner[i] == s), in
+   their order, column after column (each column's rows contiguous, its item size kept). columns: a tuple of
+   contiguous buffers of item size 1, 2, 4 or 8, each of len(owner) items; owner: int8 in [0, shares). */
+#define ROUTE_MAX_COLUMNS 64
+static PyObject *route(PyObject *self, PyObject *args) {
+    PyObject *cols;
+    Py_buffer own;
+    long long shares;
+    if (!PyArg_ParseTuple(args, "O!y*L", &PyTuple_Type, &cols, &own, &shares)) return NULL;
+    Py_ssize_t nc = PyTuple_GET_SIZE(cols), n = own.len, got = 0, row_bytes = 0;
+    Py_buffer b[ROUTE_MAX_COLUMNS];
+    PyObject *out = NULL;
+    int64_t count[128] = {0}, at[128];
+    char *base[128];
+    if (shares < 1 || shares > 127) {
+        PyErr_Format(PyExc_ValueError, "shares must be in [1, 127]; got %lld", shares);
+        goto done;
+    }
+    if (nc > ROUTE_MAX_COLUMNS) {
+        PyErr_Format(PyExc_ValueError, "at most %d columns; got %zd", ROUTE_MAX_COLUMNS, nc);
+        goto done;
+    }
+    for (; got < nc; got++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(cols, got), &b[got], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) goto done;
+        Py_ssize_t w = b[got].itemsize;
+        if ((w != 1 && w != 2 && w != 4 && w != 8) || b[got].len != n * w) {
+            PyErr_Format(PyExc_ValueError, "column %zd: %zd bytes of item size %zd; expected %zd items of 1, 2, 4 "
+                         "or 8 bytes", got, b[got].len, w, n);
+            got++;
+            goto done;
+        }
+        row_bytes += w;
+    }
+    const int8_t *o = own.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (o[i] < 0 || o[i] >= shares) {
+            PyErr_Format(PyExc_ValueError, "owner[%zd] = %d is not a share in [0, %lld)", i, (int)o[i], shares);
+            goto done;
+        }
+        count[o[i]]++;
+    }
+    if (row_bytes && n > PY_SSIZE_T_MAX / row_bytes) { PyErr_NoMemory(); goto done; }
+    out = PyTuple_New((Py_ssize_t)shares);
+    if (!out) goto done;
+    for (long long s = 0; s < shares; s++) {
+        PyObject *by = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(count[s] * row_bytes));
+        if (!by) { Py_CLEAR(out); goto done; }
+        PyTuple_SET_ITEM(out, (Py_ssize_t)s, by);
+        base[s] = PyBytes_AS_STRING(by);
+    }
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t c = 0; c < nc; c++) {
+        Py_ssize_t w = b[c].itemsize;
+        for (long long s = 0; s < shares; s++) at[s] = 0;
+        const char *src = b[c].buf;
+        switch (w) {
+/* memcpy of a constant size: plain moves, and no alignment assumed (the blocks are packed) */
+#define ROUTE_COPY(T)                                                                      \
+            for (Py_ssize_t i = 0; i < n; i++)                                             \
+                memcpy(base[o[i]] + sizeof(T) * (size_t)at[o[i]]++, src + sizeof(T) * (size_t)i, sizeof(T)); \
+            break;
+            case 1: ROUTE_COPY(uint8_t)
+            case 2: ROUTE_COPY(uint16_t)
+            case 4: ROUTE_COPY(uint32_t)
+            default: ROUTE_COPY(uint64_t)
+#undef ROUTE_COPY
+        }
+        for (long long s = 0; s < shares; s++) base[s] += count[s] * w;
+    }
+    Py_END_ALLOW_THREADS
+done:
+    for (Py_ssize_t k = 0; k < got; k++) PyBuffer_Release(&b[k]);
+    PyBuffer_Release(&own);
+    return out;
+}
+
+static inline uint32_t rd32(const uint8_t *p, int big) {
+    return big ? ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]
+               : (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+/* sync_classic(window, big_endian, frac_limit, max_incl, max_gap_s, chain) -> offset or -1
+   The first offset of ``window`` (bytes of a classic pcap file read from some position) where ``chain``
+   consecutive plausible record headers follow one another (fewer when the chain reaches the window's end
+   exactly, at least 2): fraction of a second below ``frac_limit``, captured length from 1 to ``max_incl`` and at
+   most the wire length, the wire length at most 2^18 + 2^16, seconds within ``max_gap_s`` of the previous
+   record's. A guess only: the caller proves a cut right by walking to it from the previous one. */
+static PyObject *sync_classic(PyObject *self, PyObject *args) {
+    Py_buffer w;
+    int big;
+    long long frac_limit, max_incl, max_gap, chain;
+    if (!PyArg_ParseTuple(args, "y*pLLLL", &w, &big, &frac_limit, &max_incl, &max_gap, &chain)) return NULL;
+    const uint8_t *b = w.buf;
+    Py_ssize_t len = w.len, found = -1;
+    if (chain < 2) chain = 2;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t p = 0; p + 16 <= len && found < 0; p++) {
+        Py_ssize_t q = p;
+        long long k = 0, prev_sec = 0;
+        int ok = 1;
+        while (k < chain) {
+            if (q == len && k >= 2) break;  /* the chain ends exactly at the window's end */
+            if (q + 16 > len) { ok = 0; break; }
+            uint32_t sec = rd32(b + q, big), frac = rd32(b + q + 4, big);
+            uint32_t incl = rd32(b + q + 8, big), orig = rd32(b + q + 12, big);
+            if ((long long)frac >= frac_limit || incl == 0 || (long long)incl > max_incl || incl > orig
+                    || orig > (1u << 18) + (1u << 16)) { ok = 0; break; }
+            if (k > 0 && llabs((long long)sec - prev_sec) > max_gap) { ok = 0; break; }
+            prev_sec = sec;
+            if ((Py_ssize_t)incl > len - q - 16) {  /* the record runs past the window */
+                if (k >= 2) break;
+                ok = 0;
+                break;
+            }
+            q += 16 + (Py_ssize_t)incl;
+            k++;
+        }
+        if (ok) found = p;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&w);
+    return PyLong_FromSsize_t(found);
+}
+
 /* ------------------------------------------------------------------ module */
 
 static PyObject *layout(PyObject *self, PyObject *unused) {
@@ -1632,6 +1807,11 @@ static PyObject *layout(PyObject *self, PyObject *unused) {
 static PyMethodDef methods[] = {
     {"analyze", analyze, METH_VARARGS, "analyze(columns, ns0, want_samples, outs) -> ((flows, samples), "
                                        "connections, rerun, negative_rtt)"},
+    {"connection_shares", connection_shares, METH_VARARGS, "connection_shares(shi, slo, svp, dhi, dlo, dvp, "
+                                                           "shares, out): the share of each packet"},
+    {"route", route, METH_VARARGS, "route(columns, owner, shares) -> per share, its rows column after column"},
+    {"sync_classic", sync_classic, METH_VARARGS, "sync_classic(window, big_endian, frac_limit, max_incl, max_gap_s, "
+                                                 "chain) -> first plausible record offset or -1"},
     {"layout", layout, METH_NOARGS, "layout() -> (bytes per flow record, bytes per sample record)"},
     {NULL, NULL, 0, NULL}};
 

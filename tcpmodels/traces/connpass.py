@@ -37,7 +37,7 @@ except ImportError:  # pragma: no cover - depends on the install
 __all__ = ["compiled_pass_available", "use_compiled_pass", "table_columns", "run_table", "PassResult",
            "FLOW_DTYPE", "SAMPLE_DTYPE", "ROW_BITS", "flow_ids", "relative_s", "stream_records", "StreamResult",
            "connection_share", "decoded_columns", "number_records", "address_text", "record_idents",
-           "flow_columns", "warn_dropped"]
+           "flow_columns", "warn_dropped", "STREAM_STATS"]
 
 #: Per-row flags of the compiled pass: annotation column -> bit.
 ROW_BITS = {"is_initiator": 0, "is_retransmission": 1, "is_duplicate": 2, "is_dup_ack": 3, "is_keepalive": 4,
@@ -356,7 +356,8 @@ class StreamResult:
     stats: dict
 
 
-_STATS = ("packets", "connections", "live_connections", "max_live_connections", "inexact_connections",
+#: The counters of a stream (``Stream.stats()``).
+STREAM_STATS = ("packets", "connections", "live_connections", "max_live_connections", "inexact_connections",
           "negative_rtt_samples")
 
 
@@ -413,7 +414,7 @@ def stream_records(capture: str | os.PathLike, *, idle_timeout_s: float, chunk_b
         fo, _ = stream.take()
         if fo:
             parts.append(np.frombuffer(fo, FLOW_DTYPE))
-    stats = dict.fromkeys(_STATS, 0)
+    stats = dict.fromkeys(STREAM_STATS, 0)
     if stream is not None:
         stream.finish()
         fo, _ = stream.take()

@@ -347,7 +347,8 @@ def _gather(buf: np.ndarray, offsets: np.ndarray, width: int) -> np.ndarray:
 def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
                  chunk_bytes: int = 32 << 20, *,
                  max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
-                 max_record_bytes: int = MAX_RECORD_BYTES) -> Iterator[RecordBatch]:
+                 max_record_bytes: int = MAX_RECORD_BYTES,
+                 byte_range: tuple[int, int] | None = None) -> Iterator[RecordBatch]:
     """Yield :class:`RecordBatch` objects for every packet record of a capture file.
 
     Parameters
@@ -369,6 +370,11 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
         header's snap length does not raise it: a longer record that the header allows is skipped
         without being buffered and counted (``records_over_limit``); one the header does not allow
         is a corrupt file. [bytes]
+    byte_range : (int, int), optional
+        Uncompressed classic pcap only: read the records from file offset ``start`` (a record boundary at or
+        after the 24-byte file header) up to ``stop`` as if the file ended there (a record running past
+        ``stop`` is a truncated tail), numbering them from 0; offsets in messages stay the file's.
+        :func:`tcpmodels.traces.stream.dask_stream_flows` cuts a capture so. [bytes]
 
     Yields
     ------
@@ -422,8 +428,11 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
                 raise CaptureFileError(f"{path}: offset 0: cannot decompress: {exc}") from None
             if len(magic) < 4:
                 raise CaptureFileError(f"{path}: offset 0: only {len(magic)} bytes, too short for a capture header")
+            if byte_range is not None and (magic not in PCAP_MAGIC or isinstance(fh, _GuardedGzip)):
+                raise ValueError(f"{path}: byte_range reads an uncompressed classic pcap file only")
             if magic in PCAP_MAGIC:
-                yield from _classic(fh, magic, st, chunk_bytes, active_kernel() == "c", max_record_bytes)
+                yield from _classic(fh, magic, st, chunk_bytes, active_kernel() == "c", max_record_bytes,
+                                    byte_range)
             elif struct.unpack("<I", magic)[0] == PCAPNG_SHB:
                 yield from _pcapng(fh, magic, st, chunk_bytes, max_record_bytes)
             else:
@@ -510,8 +519,28 @@ def _next_space(carry: np.ndarray, chunk_bytes: int, need: int) -> tuple[np.ndar
     return space, want
 
 
+class _Range:
+    """An open file read from ``start`` to ``stop`` only: its end is ``stop`` (:func:`iter_batches`' byte_range)."""
+
+    def __init__(self, fh, start: int, stop: int) -> None:
+        fh.seek(start)
+        self._fh = fh
+        self._left = stop - start
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._fh.read(self._left if n < 0 else min(n, self._left))
+        self._left -= len(data)
+        return data
+
+    def readinto(self, view) -> int:
+        view = memoryview(view)[:self._left]
+        got = self._fh.readinto(view) if len(view) else 0
+        self._left -= got
+        return got
+
+
 def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = False,
-             max_record: int = MAX_RECORD_BYTES) -> Iterator[RecordBatch]:
+             max_record: int = MAX_RECORD_BYTES, byte_range: tuple[int, int] | None = None) -> Iterator[RecordBatch]:
     endian, ns_per_tick = PCAP_MAGIC[magic]
     rest = fh.read(20)
     if len(rest) < 20:
@@ -520,6 +549,13 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = Fa
     link_type = network & 0xFFFF
     st.link_types.add(link_type)
     file_pos = 24
+    if byte_range is not None:
+        start, stop = (int(v) for v in byte_range)
+        if not 24 <= start <= stop:
+            raise ValueError(f"{st.path}: byte_range {byte_range} must satisfy 24 <= start <= stop (after the "
+                             "24-byte file header)")
+        fh = _Range(fh, start, stop)
+        file_pos = start
     carry = np.zeros(0, np.uint8)
     need = 0
     incl_at = struct.Struct(endian + "I").unpack_from

@@ -113,16 +113,23 @@ class ChunkedCapture:
         Called with the number of decompressed file bytes of each chunk as it is read [bytes].
     max_record_bytes : int
         As for :func:`read_pcap`. [bytes]
+    byte_range : (int, int), optional
+        Uncompressed classic pcap: decode only the records between these file offsets (as
+        :func:`~tcpmodels.traces.pcapfile.iter_batches`, frame numbers from 0); :meth:`partial` and
+        :func:`join_partials` give the accounting of the ranges of a whole file. [bytes]
     """
 
     def __init__(self, path: str | os.PathLike, chunk_bytes: int = 32 << 20,
                  max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
-                 on_batch: Callable[[int], object] | None = None, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
+                 on_batch: Callable[[int], object] | None = None, max_record_bytes: int = MAX_RECORD_BYTES,
+                 byte_range: tuple[int, int] | None = None) -> None:
         self.path = path
         self.chunk_bytes = chunk_bytes
         self.max_gzip_expansion = max_gzip_expansion
         self.max_record_bytes = max_record_bytes
         self.on_batch = on_batch
+        self.byte_range = byte_range
+        self._first_ts: int | None = None
         self._state: dict = {}
         self._skipped: dict[str, int] = {}
         self._notes = {"options_truncated": 0, "payload_beyond_frame": 0, "timestamps_out_of_order": 0,
@@ -143,7 +150,7 @@ class ChunkedCapture:
         """
         for batch in iter_batches(self.path, self._state, chunk_bytes=self.chunk_bytes,
                                   max_gzip_expansion=self.max_gzip_expansion,
-                                  max_record_bytes=self.max_record_bytes):
+                                  max_record_bytes=self.max_record_bytes, byte_range=self.byte_range):
             if self.on_batch is not None:
                 self.on_batch(max(int(len(batch.buf)) - PAD_BYTES, 0))
             fragments: list = []
@@ -197,11 +204,31 @@ class ChunkedCapture:
             back = int(np.count_nonzero(ts[1:] < ts[:-1]))
             if self._last_ts is not None and ts[0] < self._last_ts:
                 back += 1
+            if self._first_ts is None:
+                self._first_ts = int(ts[0])
             self._last_ts = int(ts[-1])
             self._notes["timestamps_out_of_order"] += back
             self._notes["timestamps_before_1970_or_after_2100"] += int(
                 np.count_nonzero((ts < 0) | (ts > _YEAR_2100_NS)))
             self._parsed += len(ts)
+
+    def partial(self) -> dict:
+        """What this reading counted, to be joined with the other ranges of the file (:func:`join_partials`).
+
+        Returns
+        -------
+        dict
+            Plain values (picklable): the accounting's counters, the first and last TCP timestamps [ns], the
+            fragments the reassembler saw (``fragments_seen``: a range's fragments may belong to a datagram
+            completed in another range, so such ranges cannot be joined) and the read state.
+        """
+        st = self._state
+        acc = self.accounting()
+        return {"accounting": acc.to_dict(), "first_ts": self._first_ts, "last_ts": self._last_ts,
+                "records": int(st.get("records", 0)), "truncated_tail_bytes": int(st.get("truncated_tail_bytes", 0)),
+                "fragments_seen": bool(self._reassembler.completed or self._reassembler.dropped
+                                       or self._skipped.get("ip_fragment", 0)
+                                       or self._skipped.get("ip_fragment_reassembled", 0))}
 
     def accounting(self) -> ReadAccounting:
         """The read accounting of the whole file (after :meth:`decoded` ran to its end).
@@ -231,6 +258,47 @@ class ChunkedCapture:
                               tcp_parsed=self._parsed, skipped=skipped,
                               truncated_tail_bytes=state.get("truncated_tail_bytes", 0),
                               notes={k: v for k, v in notes.items() if v}, link_types=state.get("link_types", ()))
+
+
+def join_partials(path: str | os.PathLike, parts: list[dict]) -> ReadAccounting:
+    """The read accounting of a whole file from those of its consecutive byte ranges.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file (named in the accounting).
+    parts : list of dict
+        :meth:`ChunkedCapture.partial` of each range, in file order; the ranges cover the file's records,
+        each once, and no range saw IP fragments.
+
+    Returns
+    -------
+    ReadAccounting
+        As ``read_pcap(path).attrs["accounting"]``: counts summed, a timestamp going backwards across a
+        cut counted as the whole-file reading counts it, the truncated tail the last range's.
+    """
+    skipped: dict[str, int] = {}
+    notes: dict[str, int] = {}
+    links: set = set()
+    last_ts = None
+    back = 0
+    for p in parts:
+        acc = p["accounting"]
+        for total, counts in ((skipped, acc["skipped"]), (notes, acc["notes"])):
+            for k, v in counts.items():
+                total[k] = total.get(k, 0) + v
+        links.update(acc["link_types"])
+        if p["first_ts"] is not None:
+            if last_ts is not None and p["first_ts"] < last_ts:
+                back += 1
+            last_ts = p["last_ts"]
+    if back:
+        notes["timestamps_out_of_order"] = notes.get("timestamps_out_of_order", 0) + back
+    return ReadAccounting(path=os.fspath(path), engine="native",
+                          records_read=sum(p["accounting"]["records_read"] for p in parts),
+                          tcp_parsed=sum(p["accounting"]["tcp_parsed"] for p in parts), skipped=skipped,
+                          truncated_tail_bytes=parts[-1]["accounting"]["truncated_tail_bytes"] if parts else 0,
+                          notes=notes, link_types=tuple(sorted(links)))
 
 
 def _datagram_batch(done: list[Datagram]) -> RecordBatch:

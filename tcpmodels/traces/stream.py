@@ -34,10 +34,10 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from . import connpass
+from . import connpass, split
 from .connpass import connection_share
 from .flows import flow_table, flows
-from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES
+from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES, check_chunk_bytes, check_max_record_bytes
 from .reader import assemble_table, read_pcap, warn_accounting
 from .schema import TraceWarning
 
@@ -167,61 +167,102 @@ def _heap_for_streaming() -> None:
         mallopt(param, value)
 
 
-def _share_task(capture: str, share: tuple[int, int], idle_timeout_s: float, chunk_bytes: int,
-                max_gzip_expansion) -> tuple[np.ndarray, int, int | None, dict, dict, list[str]]:
+def _share_task(capture: str, share: tuple[int, int] | None, idle_timeout_s: float, chunk_bytes: int,
+                max_gzip_expansion, max_record_bytes: int = MAX_RECORD_BYTES) -> connpass.StreamResult:
+    """The sequential stream of a capture on a worker: every connection (``share`` None) or one share's."""
     _heap_for_streaming()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TraceWarning)
-        res = connpass.stream_records(capture, idle_timeout_s=idle_timeout_s, chunk_bytes=chunk_bytes,
-                                      max_gzip_expansion=max_gzip_expansion, share=share)
-        warn_accounting(res.accounting)
-    return (res.records, res.negative_rtt, res.t_min, res.accounting.to_dict(), res.stats,
-            [str(w.message) for w in caught])
+    return connpass.stream_records(capture, idle_timeout_s=idle_timeout_s, chunk_bytes=chunk_bytes,
+                                   max_gzip_expansion=max_gzip_expansion, share=share,
+                                   max_record_bytes=max_record_bytes)
+
+
+def _split_task(fn, *args):
+    _heap_for_streaming()
+    return fn(*args)
 
 
 def dask_stream_flows(capture: str | os.PathLike, client: object, *, shares: int | None = None,
                       idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S, chunk_bytes: int = 32 << 20,
-                      max_gzip_expansion: float | None = MAX_GZIP_EXPANSION) -> pd.DataFrame:
+                      max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
+                      max_record_bytes: int = MAX_RECORD_BYTES,
+                      spill_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """:func:`stream_flows` of one capture spread over Dask workers: each connection on one worker.
 
-    Every worker reads the capture (it must see the same file at the same path) and analyses the
-    connections of its share (:func:`connection_share`: a hash of the endpoint pair, so both directions and
-    every connection of a 4-tuple stay together); the flow rows are joined and numbered as the whole-table
-    analysis numbers them. Decoding is repeated on every worker; the per-connection analysis is divided.
+    An uncompressed classic pcap is cut at record boundaries into one byte range per share; a task per
+    range decodes it and routes each packet to the share of its connection (:func:`connection_share`: a hash
+    of the endpoint pair, so both directions and every connection of a 4-tuple stay together) through spill
+    files on disk; then a task per share runs the compiled pass over its packets in capture order
+    (:mod:`tcpmodels.traces.split`). Every byte is decoded once. The flow rows are joined and numbered as
+    the whole-table analysis numbers them.
+
+    Other captures (gzip, pcapng), and a split that fails (a cut that proved wrong, a corrupt file, IP
+    fragments in the capture), fall back, as ``attrs["stream"]["split"]`` says: gzip and pcapng to every
+    worker decoding the whole capture and analysing its share of the connections; a failed split to the
+    sequential stream on one worker (which raises the file's error, if any). One share is that sequential
+    stream on one worker.
 
     Parameters
     ----------
     capture : str or path-like
-        The capture file.
+        The capture file; every worker must see it at the same path.
     client : dask.distributed.Client
         A connected client (:func:`tcpmodels.traces.cluster.dask_client`).
     shares : int, optional
-        Tasks (default: the number of workers).
-    idle_timeout_s, chunk_bytes, max_gzip_expansion
+        Tasks per stage (default: the number of workers); at most 127.
+    idle_timeout_s, chunk_bytes, max_gzip_expansion, max_record_bytes
         As for :func:`stream_flows`.
+    spill_dir : str or path-like, optional
+        Folder for the packets routed between the stages (about 100 bytes per packet, removed at the end);
+        every worker must see it (local disk for a local cluster, a shared file system otherwise). Default:
+        the system's temporary folder.
 
     Returns
     -------
     pandas.DataFrame
-        Equal to :func:`stream_flows` of the capture.
+        Equal to :func:`stream_flows` of the capture, with its ``attrs["accounting"]``.
     """
     if not connpass.compiled_pass_available():
         raise RuntimeError("dask_stream_flows needs the compiled pass tcpmodels.traces.cflows (not built)")
+    if isinstance(idle_timeout_s, bool) or not isinstance(idle_timeout_s, (int, float, np.number)) \
+            or not np.isfinite(idle_timeout_s) or idle_timeout_s <= 0:
+        raise ValueError(f"idle_timeout_s [s] must be a positive finite number; got {idle_timeout_s!r}")
+    chunk_bytes = check_chunk_bytes(chunk_bytes)
+    max_record_bytes = check_max_record_bytes(max_record_bytes)
     n = shares or max(1, len(client.scheduler_info()["workers"]))
+    if not 1 <= n <= 127:
+        raise ValueError(f"shares must be in [1, 127]; got {n}")
     path = os.path.abspath(os.fspath(capture))
-    futures = [client.submit(_share_task, path, (i, n), idle_timeout_s, chunk_bytes, max_gzip_expansion,
-                             pure=False) for i in range(n)]
-    results = client.gather(futures)
-    records = connpass.number_records(np.concatenate([r[0] for r in results]))
-    negative = sum(r[1] for r in results)
-    t_mins = [r[2] for r in results if r[2] is not None]
-    stats = {k: sum(r[4].get(k, 0) for r in results) for k in results[0][4]} if results[0][4] else {}
-    seen = set()
-    for r in results:
-        for m in r[5]:
-            if m not in seen:  # the reader's warnings come from every worker: once
-                seen.add(m)
-                warnings.warn(m, TraceWarning, stacklevel=2)
-    out = _finish(records, negative, min(t_mins) if t_mins else None, stats)
-    out.attrs["stream"] = stats
+
+    def run(fn, args: list) -> list:
+        return client.gather([client.submit(_split_task, fn, *a, pure=False) for a in args])
+
+    res = None
+    how = "one worker, sequential"
+    if n > 1:
+        res = split.split_records(path, n, run, idle_timeout_s=idle_timeout_s, chunk_bytes=chunk_bytes,
+                                  max_record_bytes=max_record_bytes, spill_dir=spill_dir)
+        if res is None and split.plan_ranges(path, 1, max_record_bytes) is None:
+            how = "not an uncompressed classic pcap: every worker decodes it"
+            parts = client.gather([client.submit(_share_task, path, (i, n), idle_timeout_s, chunk_bytes,
+                                                 max_gzip_expansion, max_record_bytes, pure=False)
+                                   for i in range(n)])
+            res = _join_shares(parts)
+        elif res is None:
+            how = "split failed (a wrong cut, a corrupt file or IP fragments): one worker, sequential"
+    if res is None:
+        res = client.submit(_share_task, path, None, idle_timeout_s, chunk_bytes, max_gzip_expansion,
+                            max_record_bytes, pure=False).result()
+    warn_accounting(res.accounting)
+    out = _finish(res.records, res.negative_rtt, res.t_min, res.stats)
+    out.attrs["accounting"] = res.accounting
+    out.attrs["stream"] = dict(res.stats, split=res.stats.get("split", how))
     return out
+
+
+def _join_shares(parts: list) -> connpass.StreamResult:
+    """The results of tasks that each decoded the whole capture and analysed one share of its connections."""
+    records = connpass.number_records(np.concatenate([r.records for r in parts]))
+    t_mins = [r.t_min for r in parts if r.t_min is not None]
+    stats = {k: sum(r.stats.get(k, 0) for r in parts) for k in parts[0].stats}
+    return connpass.StreamResult(records, sum(r.negative_rtt for r in parts), min(t_mins) if t_mins else None,
+                                 parts[0].accounting, stats)

@@ -4,7 +4,8 @@
 ``-fsanitize=address,undefined`` (gcc or clang, whichever is present) into a temporary folder and a child
 interpreter (the sanitizer runtime preloaded) runs it over every shipped and corpus capture, hostile
 variants of them (tests/traces/pass_equality.py) and chunked streams, and checks that its results equal the
-normal build's. Any out-of-bounds access, use after free, overflow or undefined shift stops the child with
+normal build's; so do the helpers of the capture split (``connection_shares``, ``route``, and ``sync_classic``, which
+guesses record boundaries in raw capture bytes, over every capture's bytes and mutants of them). Any out-of-bounds access, use after free, overflow or undefined shift stops the child with
 the sanitizer's report, which the test prints.
 """
 
@@ -62,7 +63,32 @@ for name, t in tables + hostile:
         s.take()
     s.finish()
     s.take()
+    # the split's share hash (tcpmodels.traces.split)
+    zeros = np.zeros(len(t), np.uint64)
+    for shares in (1, 2, 5):
+        hs = [np.empty(len(t), np.int8) for _ in range(2)]
+        for mod, h in zip((asan, cflows), hs):
+            mod.connection_shares(zeros, cols[3].astype(np.uint64), cols[4], zeros, cols[6].astype(np.uint64),
+                                  cols[7], shares, h)
+        assert np.array_equal(*hs), name
+        routed = [mod.route(tuple(c for c in cols if c is not None), hs[0], shares) for mod in (asan, cflows)]
+        assert routed[0] == routed[1], name
     checked += 1
+# the split's record-boundary guess over the raw bytes of every capture and of hostile mutants of them
+import gzip
+from test_reader_robustness import _mutants
+rng = np.random.default_rng(51)
+for folder in folders:
+    for path in sorted(folder.glob("*.pcap*")):
+        raw = path.read_bytes()
+        raw = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        for data in [raw[:200_000]] + list(_mutants(raw[:8000], rng, 4)) if len(raw) > 64 else []:
+            for start in rng.integers(0, len(data), 6).tolist() + [0, len(data) - 1]:
+                window = data[start:start + int(rng.integers(0, 70_000))]
+                for big, frac, chain in ((False, 10**6, 16), (True, 10**9, 2)):
+                    args = (window, big, frac, 262144, 86400, chain)
+                    assert asan.sync_classic(*args) == cflows.sync_classic(*args), path.name
+            checked += 1
 print("CHECKED", checked)
 """
 

@@ -72,3 +72,50 @@ def test_streaming_equals_in_memory_on_mutated_captures(tmp_path):
             outcomes["same_table"] += 1
     assert outcomes["same_error"] > 0 and outcomes["same_table"] > 0, outcomes
     assert sum(outcomes.values()) >= 30, f"only {outcomes} mutants ran in 50 s"
+
+
+def test_split_stream_equals_the_sequential_stream_on_mutated_captures(tmp_path):
+    """The capture split over workers (tcpmodels.traces.split: byte ranges cut at guessed record starts,
+    connections routed to shares) on seeded mutants of classic pcaps, random chunk sizes and piece counts: each
+    gives either None (the caller's sequential fallback, which then raises the file's error if it has one) or
+    the sequential stream's flow table and read accounting. A sequential error always gives None. Bounded."""
+    from tcpmodels.traces import split
+    from tcpmodels.traces.connpass import compiled_pass_available
+    from tcpmodels.traces.pcapfile import MAX_RECORD_BYTES
+    from tcpmodels.traces.stream import _finish, stream_flows
+
+    if not compiled_pass_available():
+        pytest.skip("the compiled pass is not built")
+    rng = np.random.default_rng(5120261206)
+    deadline = time.monotonic() + 40
+    outcomes = {"error_none": 0, "split_equal": 0, "fallback": 0}
+    for name in ("short_flows_any.pcap.gz", "reno_bulk.pcap.gz"):
+        raw = gzip.decompress((CAPTURES / name).read_bytes())[:60_000]
+        for k, mutant in enumerate(_mutants(raw, rng, 40)):
+            if time.monotonic() > deadline:
+                break
+            cap = tmp_path / f"m{k}.pcap"
+            cap.write_bytes(mutant)
+            chunk = int(rng.choice(CHUNKS))
+            pieces = int(rng.integers(2, 6))
+            try:
+                want, _ = _quiet(stream_flows, cap, chunk_bytes=chunk, idle_timeout_s=1e9)
+            except CaptureFileError:
+                got, _ = _quiet(split.split_records, cap, 2, idle_timeout_s=1e9, chunk_bytes=chunk,
+                                max_record_bytes=MAX_RECORD_BYTES, pieces=pieces, spill_dir=tmp_path)
+                assert got is None, (name, k)
+                outcomes["error_none"] += 1
+                continue
+            res, _ = _quiet(split.split_records, cap, int(rng.integers(1, 4)), idle_timeout_s=1e9,
+                            chunk_bytes=chunk, max_record_bytes=MAX_RECORD_BYTES, pieces=pieces, spill_dir=tmp_path)
+            if res is None:
+                outcomes["fallback"] += 1
+                continue
+            got, _ = _quiet(_finish, res.records, res.negative_rtt, res.t_min, res.stats)
+            pd.testing.assert_frame_equal(got, want, check_exact=True, obj=f"{name} mutant {k}")
+            acc = res.accounting
+            assert acc == want.attrs["accounting"], (name, k)
+            assert acc.tcp_parsed + sum(acc.skipped.values()) == acc.records_read
+            outcomes["split_equal"] += 1
+    assert not list(tmp_path.glob("tcpmodels-split-*")), "spill folders left behind"
+    assert outcomes["split_equal"] >= 10 and outcomes["error_none"] > 0, outcomes
