@@ -6,7 +6,7 @@ where it cannot be built the install goes on and the reader uses its numpy path 
 
 All metadata is in setup.cfg. ``build_py`` copies ``notebooks/`` (the notebooks and their README),
 ``data/`` and ``examples/`` (testbed configurations) into ``tcpmodels/_shipped/`` of the build, so an installed wheel can write a
-ready working folder (``tcpmodels.project.init_project``) without the repository. An editable
+ready working folder (``tcpmodels.report.project.init_project``) without the repository. An editable
 install skips the copy: there the checkout's own folders are used.
 """
 
@@ -29,7 +29,7 @@ class BuildPyWithShippedFiles(build_py):
         target = Path(self.build_lib) / "tcpmodels" / "_shipped"
         for name in SHIPPED:
             if not (ROOT / name).is_dir():
-                raise FileNotFoundError(f"{ROOT / name} is missing: the wheel must ship it (see tcpmodels/project.py)")
+                raise FileNotFoundError(f"{ROOT / name} is missing: the wheel must ship it (see tcpmodels/report/project.py)")
             if (target / name).exists():
                 shutil.rmtree(target / name)
             shutil.copytree(ROOT / name, target / name, ignore=IGNORE)

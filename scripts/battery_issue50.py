@@ -326,7 +326,7 @@ def group_analyze(tmp: Path) -> None:
         record("3 analyze", "ok" if code == 0 and calls and all(c.resolve() != root for c in calls) else "silent",
                f"a capture named .pcap: exit {code}, report in {calls}")
         # the notebook the installed package would use: inside the package (shipped), not the repository
-        import tcpmodels.analyze as an
+        import tcpmodels.analyze.capture as an
 
         nb = an.report_notebook() if hasattr(an, "report_notebook") else an.NOTEBOOK
         inside = "_shipped" in str(nb) or callable(getattr(an, "report_notebook", None))

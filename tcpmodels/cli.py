@@ -16,12 +16,12 @@ import sys
 
 #: Modules that contribute a sub-command, in the order ``--help`` lists them.
 SUBCOMMAND_MODULES = (
-    "tcpmodels.project",
+    "tcpmodels.report.project",
     "tcpmodels.report",
     "tcpmodels.testbed.cli",
-    "tcpmodels.analyze_cli",
+    "tcpmodels.analyze.cli",
     "tcpmodels.experiments.cli",
-    "tcpmodels.records_parts",
+    "tcpmodels.records.parts",
 )
 
 #: Top-level packages a sub-command module may need that ``pip install tcpmodels`` does not bring (the ``sim``

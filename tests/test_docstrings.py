@@ -103,8 +103,8 @@ def public_functions(root: Path = REPO, scope: tuple[str, ...] = DOCUMENTED) -> 
 def test_the_scope_exists_and_holds_functions():
     functions = public_functions()
     assert {f.path.split("/")[1] for f in functions} >= {
-        "models", "predict", "teaching.py", "teaching_plots", "widgets.py", "traces", "testbed", "experiments",
-        "papers", "sim", "fit", "stats", "analyze.py", "report.py"}
+        "models", "predict", "teaching", "notebook", "traces", "testbed", "experiments",
+        "papers", "sim", "fit", "stats", "analyze", "report", "records"}
     assert len(functions) > 600
 
 

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from tcpmodels import teaching
-from tcpmodels.teaching_plots import bdp, bufferbloat, heavytail, mptcp, throughput, traces
-from tcpmodels.teaching_plots.style import LECTURE_FONT_PT, LECTURE_WIDTH_IN, text_overlaps
-from tcpmodels.widgets import LECTURE_CLASS, LECTURE_DPI, LECTURE_ENV, lecture_mode
+from tcpmodels.teaching import cubic as teaching
+from tcpmodels.teaching import bdp, bufferbloat, heavytail, mptcp, throughput, traces
+from tcpmodels.teaching.style import LECTURE_FONT_PT, LECTURE_WIDTH_IN, text_overlaps
+from tcpmodels.notebook.widgets import LECTURE_CLASS, LECTURE_DPI, LECTURE_ENV, lecture_mode
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"
@@ -174,7 +174,7 @@ def test_an_impossible_combination_reads_as_one_line_in_the_panel(monkeypatch):
     """A ValueError of a plot function hides its figure and shows its message; the next good value brings it back."""
     import ipywidgets as widgets
 
-    from tcpmodels.widgets import figure_widget
+    from tcpmodels.notebook.widgets import figure_widget
 
     def plot(x: float = 1.0) -> Figure:
         if x < 0:

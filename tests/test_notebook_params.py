@@ -10,18 +10,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tcpmodels.notebook_params import Param, check_parameters, choice, find_folder, flag, folder, integer, real, text
+from tcpmodels.notebook.params import Param, check_parameters, choice, find_folder, flag, folder, integer, real, text
 
 REPO = Path(__file__).resolve().parents[1]
 #: Lecture notebook -> the module whose PARAMETERS its setup cell checks.
 LECTURES = {
-    "teach_bdp_window_scaling": "tcpmodels.teaching_plots.bdp",
-    "teach_throughput_models": "tcpmodels.teaching_plots.throughput",
-    "teach_mptcp_lia": "tcpmodels.teaching_plots.mptcp",
-    "teach_heavy_tails": "tcpmodels.teaching_plots.heavytail",
-    "teach_trace_explorer": "tcpmodels.teaching_plots.traces",
-    "teach_cubic_vs_reno": "tcpmodels.teaching",
-    "teach_bufferbloat_bbr": "tcpmodels.teaching_plots.bufferbloat",
+    "teach_bdp_window_scaling": "tcpmodels.teaching.bdp",
+    "teach_throughput_models": "tcpmodels.teaching.throughput",
+    "teach_mptcp_lia": "tcpmodels.teaching.mptcp",
+    "teach_heavy_tails": "tcpmodels.teaching.heavytail",
+    "teach_trace_explorer": "tcpmodels.teaching.traces",
+    "teach_cubic_vs_reno": "tcpmodels.teaching.cubic",
+    "teach_bufferbloat_bbr": "tcpmodels.teaching.bufferbloat",
 }
 
 

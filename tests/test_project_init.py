@@ -9,7 +9,7 @@ from pathlib import Path
 import nbformat
 
 from tcpmodels import cli
-from tcpmodels.project import ANSWERS_TAG, working_copy
+from tcpmodels.report.project import ANSWERS_TAG, working_copy
 
 REPO = Path(__file__).resolve().parents[1]
 LECTURES = sorted((REPO / "notebooks").glob("teach_*.ipynb"))

@@ -7,7 +7,7 @@ import gzip
 import pytest
 
 from tcpmodels.cli import main
-from tcpmodels.records_parts import record_parts, ship_new_records, shipped_record_lines
+from tcpmodels.records.parts import record_parts, ship_new_records, shipped_record_lines
 
 
 def _append(path, *keys):

@@ -1,4 +1,4 @@
-"""Packed sample series (tcpmodels.records_series): lossless on real records, smaller, clear errors."""
+"""Packed sample series (tcpmodels.records.series): lossless on real records, smaller, clear errors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcpmodels.experiments.p3.kernel_session import _PACKING
-from tcpmodels.records_series import SERIES_FORMAT, as_sample_list, is_packed_series, pack_series, unpack_series
+from tcpmodels.records.series import SERIES_FORMAT, as_sample_list, is_packed_series, pack_series, unpack_series
 
 REPO = Path(__file__).resolve().parents[1]
 #: 8 pinned P3 samples of 2026-11-29, each with two flows' TCP_INFO series stored as lists

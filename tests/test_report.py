@@ -140,7 +140,7 @@ def test_help_is_plain_text(capsys):
 
 
 def test_init_writes_a_ready_folder_and_refuses_to_overwrite(tmp_path, capsys):
-    from tcpmodels.project import shipped_root
+    from tcpmodels.report.project import shipped_root
 
     root = Path(__file__).resolve().parents[1]
     assert shipped_root() == root  # a checkout: its own folders are the source
@@ -218,7 +218,7 @@ def test_a_warm_kernel_looks_like_a_launched_one(tmp_path):
              "print(os.getcwd(), sys.path, os.path.basename(sys.argv[0]), sys.argv[1], sys.argv[3:], app.parent_handle == os.getppid(),\n"
              "      app.poller is not None, os.getpgid(0) == os.getpid(), sorted(k for k in os.environ if k.startswith(('JPY', 'MPL', 'PYDEVD'))),\n"
              "      pd.get_option('display.max_columns'), pd.get_option('display.width'), matplotlib.get_backend(),\n"
-             "      'tcpmodels.report_kernels' in sys.modules, 'matplotlib_inline.backend_inline' in sys.modules)")
+             "      'tcpmodels.report.kernels' in sys.modules, 'matplotlib_inline.backend_inline' in sys.modules)")
     _write_notebook(d / "probe.ipynb", probe, "plt.plot([1, 2]); print(sorted(plt.get_fignums()))")
     seen = {}
     for warm in (False, True):
@@ -294,7 +294,7 @@ def _executed(path: Path, *, with_claims: bool = True) -> Path:
 
 def test_index_shows_description_mode_counts_thumbnail_links_and_failures(tmp_path):
     from tcpmodels.report import NotebookRun, write_index
-    from tcpmodels.report_index import notebook_summary
+    from tcpmodels.report.index import notebook_summary
 
     good = _executed(tmp_path / "p9.ipynb")
     (tmp_path / "p9.html").write_text("<html></html>")

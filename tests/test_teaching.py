@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from tcpmodels import teaching
+from tcpmodels.teaching import cubic as teaching
 from tcpmodels.models.cubic import (
     cubic_alpha_reno_friendly,
     cubic_k_s,

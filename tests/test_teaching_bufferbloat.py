@@ -1,11 +1,11 @@
-"""The bufferbloat / BBR teaching panel (tcpmodels.teaching_plots.bufferbloat)."""
+"""The bufferbloat / BBR teaching panel (tcpmodels.teaching.bufferbloat)."""
 
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
-from tcpmodels.teaching_plots.bufferbloat import (bbr_numbers, bufferbloat_widget, live_or_shipped, plot_bbr_simple_model,
+from tcpmodels.teaching.bufferbloat import (bbr_numbers, bufferbloat_widget, live_or_shipped, plot_bbr_simple_model,
                                                   plot_bufferbloat, queueing_delay_table, shipped_runs)
 
 

@@ -1,4 +1,4 @@
-"""The teaching figures and widget panels (tcpmodels.teaching_plots) and the shape of the teaching notebooks.
+"""The teaching figures and widget panels (tcpmodels.teaching) and the shape of the teaching notebooks.
 
 Numbers are checked against the model functions or closed forms computed here, not against
 what the plot helpers compute themselves.
@@ -23,9 +23,9 @@ from tcpmodels.models.throughput import (
     padhye_approx_throughput_bps,
     padhye_throughput_bps,
 )
-from tcpmodels.teaching_plots import figure_widget, render
-from tcpmodels.teaching_plots.bdp import bdp_table, bdp_widget, plot_bdp_window
-from tcpmodels.teaching_plots.heavytail import (
+from tcpmodels.teaching import figure_widget, render
+from tcpmodels.teaching.bdp import bdp_table, bdp_widget, plot_bdp_window
+from tcpmodels.teaching.heavytail import (
     BIN_S,
     POINTS_PER_PANEL,
     aggregate_series,
@@ -37,8 +37,8 @@ from tcpmodels.teaching_plots.heavytail import (
     hurst_widget,
     self_similarity_widget,
 )
-from tcpmodels.teaching_plots.mptcp import lia_table, lia_widget, plot_lia_two_paths
-from tcpmodels.teaching_plots.throughput import (
+from tcpmodels.teaching.mptcp import lia_table, lia_widget, plot_lia_two_paths
+from tcpmodels.teaching.throughput import (
     pftk_regime,
     plot_throughput_models,
     throughput_table,
@@ -187,7 +187,7 @@ def test_aggregate_series_has_the_onoff_mean_and_is_cached():
     mean = onoff_mean_rate(40, 1.0, 1.0, 100.0)
     assert data.onoff_pps.mean() == pytest.approx(mean, rel=0.15)
     assert data.poisson_pps.mean() == pytest.approx(mean, rel=0.02)
-    from tcpmodels.teaching_plots.heavytail import _series
+    from tcpmodels.teaching.heavytail import _series
 
     hits = _series.cache_info().hits
     again = aggregate_series(1.5, 40, 3, n_scales=3)  # a slider move elsewhere must not regenerate traffic
@@ -285,7 +285,7 @@ def test_figure_widget_redraws_when_a_control_changes():
 def test_every_panel_has_sliders_named_like_the_plot_arguments(make, monkeypatch):
     import ipywidgets as widgets
 
-    import tcpmodels.widgets as common
+    import tcpmodels.notebook.widgets as common
 
     monkeypatch.setattr(common, "render", lambda *a, **k: None)  # building the panel must not plot here
     panel = make()
@@ -323,7 +323,7 @@ needs_capture = pytest.mark.skipif(
 
 @needs_capture
 def test_trace_explorer_finds_the_bulk_flow_the_provenance_records():
-    from tcpmodels.teaching_plots.traces import capture_provenance, data_flows, shipped_captures
+    from tcpmodels.teaching.traces import capture_provenance, data_flows, shipped_captures
 
     assert "cubic_bulk.pcap.gz" in shipped_captures(DATA)
     sent = capture_provenance("cubic_bulk.pcap.gz", DATA)["sender"]["bytes_received_by_server"]
@@ -334,7 +334,7 @@ def test_trace_explorer_finds_the_bulk_flow_the_provenance_records():
 
 @needs_capture
 def test_trace_figure_zooms_and_rejects_bad_choices():
-    from tcpmodels.teaching_plots.traces import data_flows, plot_trace
+    from tcpmodels.teaching.traces import data_flows, plot_trace
 
     fig = plot_trace("cubic_bulk.pcap.gz", flow_rank=0, zoom_fraction=0.25, data_dir=DATA)
     duration = float(data_flows("cubic_bulk.pcap.gz", DATA).iloc[0].duration_s)
@@ -351,7 +351,7 @@ def test_trace_figure_zooms_and_rejects_bad_choices():
     with pytest.raises(ValueError, match="zoom_fraction"):
         plot_trace("cubic_bulk.pcap.gz", zoom_fraction=0.0, data_dir=DATA)
     with pytest.raises(FileNotFoundError, match="no capture"):
-        from tcpmodels.teaching_plots.traces import shipped_captures
+        from tcpmodels.teaching.traces import shipped_captures
 
         shipped_captures(DATA / "does-not-exist")
 
@@ -359,7 +359,7 @@ def test_trace_figure_zooms_and_rejects_bad_choices():
 @needs_capture
 def test_trace_widget_flow_range_follows_the_capture():
     """The flow slider offers exactly the capture's payload-carrying flows, also after the menu changes."""
-    from tcpmodels.teaching_plots.traces import data_flows, trace_widget
+    from tcpmodels.teaching.traces import data_flows, trace_widget
 
     panel = trace_widget("cubic_bulk.pcap.gz", flow_rank=1, data_dir=DATA)
     menu, flow, zoom, start = [w for row in panel.children[0].children for w in row.children]
@@ -380,8 +380,8 @@ def test_docstring_examples_of_the_teaching_modules():
     import doctest
     import importlib
 
-    names = [f"tcpmodels.teaching_plots.{n}" for n in ("throughput", "bdp", "mptcp", "heavytail", "traces", "style")]
-    for name in names + ["tcpmodels.widgets", "tcpmodels.notebook_params"]:
+    names = [f"tcpmodels.teaching.{n}" for n in ("throughput", "bdp", "mptcp", "heavytail", "traces", "style")]
+    for name in names + ["tcpmodels.notebook.widgets", "tcpmodels.notebook.params"]:
         module = importlib.import_module(name)
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
@@ -389,7 +389,7 @@ def test_docstring_examples_of_the_teaching_modules():
 
 @needs_capture
 def test_flows_table_is_data_flows_in_lecture_units():
-    from tcpmodels.teaching_plots.traces import data_flows, flows_table
+    from tcpmodels.teaching.traces import data_flows, flows_table
 
     raw, shown = data_flows("cubic_bulk.pcap.gz", DATA), flows_table("cubic_bulk.pcap.gz", DATA)
     assert list(shown.index) == list(range(len(raw))) and shown.index.name == "flow_rank"

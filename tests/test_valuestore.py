@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from tcpmodels.sim.run import SimResult
-from tcpmodels.valuestore import ValueStoreError, dump_value, load_value
+from tcpmodels.sweep.valuestore import ValueStoreError, dump_value, load_value
 
 
 def test_round_trip_of_plain_data_tables_arrays_and_a_tcpmodels_dataclass(tmp_path):

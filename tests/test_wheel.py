@@ -111,7 +111,7 @@ def test_help_and_report_work_outside_the_repository(venv, tmp_path):
     assert "tcpmodels report:" not in done.stderr, done.stderr  # no failure, no HTML-conversion error
     assert (work / "reports" / "p4_lftcp_100g.html").is_file() and (work / "reports" / "index.html").is_file()
     assert list((work / "figures").glob("p4_*.png")), "the notebook saved no figure into DIR/figures"
-    shipped = Path(_run([str(venv / "bin" / "python"), "-c", "import tcpmodels.project as p; print(p.shipped_root())"],
+    shipped = Path(_run([str(venv / "bin" / "python"), "-c", "import tcpmodels.report.project as p; print(p.shipped_root())"],
                         cwd=tmp_path, env=env).strip())  # fmt: skip
     assert shipped.is_relative_to(venv) and not (shipped / "reports").exists() and not (shipped / "figures").exists()
 

@@ -2,7 +2,7 @@
 
 Addressing and routing are the kernel testbed's
 (:func:`tcpmodels.testbed.topologies.fat_tree`), both taken from
-:mod:`tcpmodels.topology_addressing` so that the two engines run the same
+:mod:`tcpmodels.topology.addressing` so that the two engines run the same
 experiment:
 
 - host ``h{n}``, n = 4 pod + 2 edge + index, has four addresses
@@ -46,7 +46,7 @@ from typing import Any
 
 from tcpmodels.sim.blocks import FIRST_PORT, Built, Net, set_tcp_defaults, watched_sink
 from tcpmodels.sim.config import FatTree
-from tcpmodels.topology_addressing import (
+from tcpmodels.topology.addressing import (
     N_CORES,
     N_HOSTS,
     check_host,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from tcpmodels.testbed.topology import Link, MptcpEndpoint, Node, Route, Rule, Topology
 
-from tcpmodels.topology_addressing import (
+from tcpmodels.topology.addressing import (
     N_CORES,
     N_HOSTS,
     TRANSIT_PREFIX,
@@ -229,7 +229,7 @@ def fat_tree(*, host_rate_bps: float = 100e6, edge_agg_rate_bps: float = 200e6, 
     endpoints, so an MPTCP connection to a host's plane-0 address gets one
     subflow per core. Rates default to the P1 paper's 100/200/400 Mbit/s with
     100 KB drop-tail buffers at every link end. The plan is
-    :mod:`tcpmodels.topology_addressing`, which ns-3's fat-tree uses too.
+    :mod:`tcpmodels.topology.addressing`, which ns-3's fat-tree uses too.
 
     Parameters
     ----------

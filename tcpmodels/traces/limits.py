@@ -29,7 +29,7 @@ default length, the larger of 100 ms and two of the flow's smallest RTTs, always
 two round trips.
 
 The capture point (:func:`capture_position`, from the handshake as
-:func:`tcpmodels.analyze.capture_point` infers it) decides what can be told apart. At the
+:func:`tcpmodels.analyze.capture.capture_point` infers it) decides what can be told apart. At the
 sender, bytes in flight, idleness and the window's edge are read directly. At the receiver (or
 mid-path), what arrives at time t was sent half a capture-to-sender round trip ``D`` earlier, on
 the window the receiver advertised ``D`` earlier: every test is evaluated in the sender's time with
@@ -103,7 +103,7 @@ def capture_position(packets: pd.DataFrame, annotated: pd.DataFrame | None = Non
     SYN -> SYN/ACK at the capture point is the round trip to the responder, SYN/ACK -> ACK the one
     to the initiator. For a direction whose sender's part is below a quarter of the total (or below
     1 ms) the capture is at the sender; above three quarters at the receiver; else mid-path; without
-    the three handshake packets the point is unknown. (The rule of :func:`tcpmodels.analyze.capture_point`.)
+    the three handshake packets the point is unknown. (The rule of :func:`tcpmodels.analyze.capture.capture_point`.)
 
     Parameters
     ----------

@@ -20,7 +20,7 @@ from _labtools import (
     wait_for_status,
 )
 
-from tcpmodels.widgets import LECTURE_ENV
+from tcpmodels.notebook.widgets import LECTURE_ENV
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def lab_server(tmp_path_factory):
     jupyter = BIN / "jupyter"
     if not jupyter.exists():
         pytest.skip(f"no jupyter executable beside {sys.executable}")
-    from tcpmodels.project import init_project
+    from tcpmodels.report.project import init_project
 
     base = tmp_path_factory.mktemp("lab")
     init_project(base / "work")  # what `make lab` opens: a working copy, never the tracked notebooks

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcpmodels.analyze import report_folders
+from tcpmodels.analyze.capture import report_folders
 from tcpmodels.cli import main
 from _labtools import REPO
 

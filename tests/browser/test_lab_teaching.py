@@ -27,8 +27,8 @@ import pytest
 
 from _labtools import BIN, REPO, api_get, free_port, stop_process_group, wait_for_status
 
-from tcpmodels.teaching_plots.style import LECTURE_WIDTH_IN
-from tcpmodels.widgets import LECTURE_CLASS, LECTURE_DPI
+from tcpmodels.teaching.style import LECTURE_WIDTH_IN
+from tcpmodels.notebook.widgets import LECTURE_CLASS, LECTURE_DPI
 
 WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
 #: A lecture-mode figure's width in pixels.

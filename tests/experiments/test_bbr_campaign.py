@@ -14,7 +14,7 @@ from tcpmodels.experiments.bbr.config import (DEFAULT_CONFIG, KEY, PILOT_CONFIG,
 from tcpmodels.experiments.bbr.dataset import merge_episodes, run_rows
 from tcpmodels.experiments.bbr.ns3 import ns3_plan, ns3_scenario
 from tcpmodels.models.bbr import rate_pps, ware_bbr_share
-from tcpmodels.records_series import pack_series
+from tcpmodels.records.series import pack_series
 
 
 def test_plan_covers_the_grid_once_per_rep_grouped_by_buffer():

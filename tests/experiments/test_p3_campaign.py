@@ -19,7 +19,7 @@ import pytest
 
 from tcpmodels.experiments import p3
 from tcpmodels.records import JsonlRecords
-from tcpmodels.records_series import as_sample_list, is_packed_series
+from tcpmodels.records.series import as_sample_list, is_packed_series
 from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 
 CFG = p3.DEFAULT_CONFIG
@@ -97,7 +97,7 @@ def test_queue_drops_are_counted_once_in_old_and_new_records():
     assert queue_drops_once({"queue_drops": 6562}) == 3281
     assert queue_drops_once({"queue_drops": 3281, "counting": DROPS_COUNTING}) == 3281
     assert queue_drops_once({}) is None
-    from tcpmodels.records_parts import shipped_record_lines
+    from tcpmodels.records.parts import shipped_record_lines
 
     shipped = Path(__file__).resolve().parents[2] / "data" / "datasets" / "p3_kernel_x_records"
     recs = [json.loads(line) for line in shipped_record_lines(shipped)]  # every part
@@ -241,7 +241,7 @@ def test_kernel_frame_sums_the_cpu_times_over_the_cpus_and_leaves_older_records_
 def test_kernel_frame_gives_the_same_rows_from_packed_and_listed_sample_series():
     """The runner packs each flow's TCP_INFO series (since 2026-11-29); records before hold lists: same table."""
     from tcpmodels.experiments.p3.kernel_session import _PACKING
-    from tcpmodels.records_series import pack_series
+    from tcpmodels.records.series import pack_series
 
     path = Path(__file__).resolve().parents[2] / "data" / "datasets" / "p3_kernel_x_records_part07.jsonl.gz"
     listed = [json.loads(line) for line in gzip.open(path, "rt")][:3]
@@ -501,7 +501,7 @@ def test_tiny_kernel_sample_runs_reno_against_cubic_and_resume_skips_it(testbed_
     assert row["queue_drops"] == r["drops"]["queue_drops"] <= row["reno_retrans"] + row["cubic_retrans"]
     # the delay elements were read around the transfers without stopping them: they carried both flows' data
     # (at least one frame per 1500 bytes delivered, both access links, data one way and ACKs the other)
-    # the TCP_INFO series are stored packed (tcpmodels.records_series) and give back a full list
+    # the TCP_INFO series are stored packed (tcpmodels.records.series) and give back a full list
     series = [as_sample_list(f["samples"]) for f in r["flows"]]
     assert all(is_packed_series(f["samples"]) and len(s) > 20 for f, s in zip(r["flows"], series))
     delivered = sum(s[-1]["bytes_acked"] for s in series)
@@ -678,7 +678,7 @@ def test_ns3_record_rebuilds_the_row_the_simulator_result_gives_and_survives_jso
 def _fake_cache(cache, config, plan, rates):
     """Sweep-cache entries as the campaign leaves them: config.json (the scenario) and the stored value."""
     from tcpmodels.sweep import canonical_json
-    from tcpmodels.valuestore import dump_value
+    from tcpmodels.sweep.valuestore import dump_value
 
     for i, (run, (reno, cubic)) in enumerate(zip(plan, rates)):
         entry = cache / f"key{config.ns3_duration_s:g}-{i}"

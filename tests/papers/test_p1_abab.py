@@ -85,7 +85,7 @@ def test_ns3_window_rows_sample_the_trace_like_tcp_info():
     import pandas as pd
 
     from tcpmodels.experiments.p1.ns3_windows import ns3_window_rows
-    from tcpmodels.topology_addressing import plane_address
+    from tcpmodels.topology.addressing import plane_address
 
     conns = [{"conn_id": 0, "kind": "background", "src": 1, "dst": 2, "start_s": 0.0, "end_s": 10.0,
               "size_bytes": None, "mptcp": False, "plane": 2},

@@ -13,7 +13,7 @@ import shutil
 import pandas as pd
 import pytest
 
-from tcpmodels.analyze import analyze_streaming, capture_endpoints, parse_flow_filter, report_folders, \
+from tcpmodels.analyze.capture import analyze_streaming, capture_endpoints, parse_flow_filter, report_folders, \
     report_notebook, select_flows
 from tcpmodels.cli import main
 from trace_fixtures import CAPTURES

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from tcpmodels.analyze import SUMMARY_COLUMNS
+from tcpmodels.analyze.capture import SUMMARY_COLUMNS
 from tcpmodels.cli import main
 from tcpmodels.traces import TraceWarning, flows, read_pcap
 from trace_fixtures import CAPTURES

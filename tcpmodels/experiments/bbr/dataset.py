@@ -185,7 +185,7 @@ def _read(paths: Sequence[str | Path]) -> list[dict]:
     import json
 
     from tcpmodels.records import JsonlRecords
-    from tcpmodels.records_parts import shipped_record_lines
+    from tcpmodels.records.parts import shipped_record_lines
 
     recs = []
     for p in paths:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tcpmodels.experiments.bbr.config import KEY, BbrConfig, DEFAULT_CONFIG, flows_of, kernel_plan
 from tcpmodels.experiments.campaign import ServerTestbed, run_samples
-from tcpmodels.records_series import pack_series
+from tcpmodels.records.series import pack_series
 from tcpmodels.testbed import Topology
 
 __all__ = ["KernelSession", "run_kernel_campaign", "SAMPLE_FIELDS"]

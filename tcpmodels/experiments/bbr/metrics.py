@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcpmodels.models.bbr import BBR_PROBE_RTT_CWND_PACKETS
-from tcpmodels.records_series import as_sample_list
+from tcpmodels.records.series import as_sample_list
 
 __all__ = ["flow_arrays", "delivered_bytes", "bbr_share", "share_series", "probe_rtt_episodes_s", "standing_queue_s"]
 

@@ -9,7 +9,7 @@ from tcpmodels.datasets.p1 import KERNEL_ENGINES, KEY, NS3_CC, UNCOUPLED, cc_of
 from tcpmodels.datasets.p1 import SCHEMA as DATASET_SCHEMA
 from tcpmodels.experiments.campaign import testbed_label
 from tcpmodels.experiments.campaign_config import CampaignConfig
-from tcpmodels.topology_addressing import N_CORES, N_HOSTS
+from tcpmodels.topology.addressing import N_CORES, N_HOSTS
 
 
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "N_HOSTS", "N_CORES",

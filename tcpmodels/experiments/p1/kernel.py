@@ -15,7 +15,7 @@ import numpy as np
 
 from tcpmodels.experiments.p1.cc_watch import CcMapWatch
 from tcpmodels.experiments.p1.config import BG_PORT, FLOW_PORT, KERNEL_CCS, N_CORES, N_HOSTS, REPO, UNCOUPLED, P1Config
-from tcpmodels.topology_addressing import plane_address
+from tcpmodels.topology.addressing import plane_address
 
 __all__ = ["host_addr", "kernel_flows", "socket_cc", "client_main", "KernelSession", "subflow_stats", "kernel_rows"]
 

@@ -92,7 +92,7 @@ Command line (``kernel`` needs root)::
     python -m tcpmodels.experiments.p3 dataset --cache runs/p3/ns3_cache --keep-fluid --out data/datasets
 
 The kernel records are shipped gzipped in parts written once (``data/datasets/p3_kernel_x_records.jsonl.gz``,
-then ``..._part02.jsonl.gz`` and on: :mod:`tcpmodels.records_parts`); on a fresh machine
+then ``..._part02.jsonl.gz`` and on: :mod:`tcpmodels.records.parts`); on a fresh machine
 ``python -m tcpmodels records cat data/datasets/p3_kernel_x_records > runs/p3/kernel_x.jsonl`` and the
 ``kernel`` command resumes. The dataset keeps the first campaign's 36 kernel rows (standard, 100 Mbit/s; raw
 records gone) and the rows of the shipped ns-3 table whose runs have no record (the 20 s grid: 96 runs at

@@ -22,7 +22,7 @@ from tcpmodels.experiments.p3.cpu_loss import (
 )
 from tcpmodels.experiments.p3.kernel_session import KernelSession
 from tcpmodels.models.fairness import jain_index
-from tcpmodels.records_series import as_sample_list
+from tcpmodels.records.series import as_sample_list
 
 __all__ = ["TESTBEDS", "KERNEL_KEY", "kernel_plan", "run_kernel_campaign", "summarize_flow_samples", "kernel_frame"]
 

@@ -12,7 +12,7 @@ from dataclasses import replace
 from tcpmodels.experiments.campaign import ServerTestbed
 from tcpmodels.experiments.p3.config import P3Config
 from tcpmodels.experiments.p3.cpu_loss import DROPS_COUNTING, TCP_EXT_NODES, cpu_loss
-from tcpmodels.records_series import pack_series
+from tcpmodels.records.series import pack_series
 from tcpmodels.testbed import Topology
 from tcpmodels.testbed.netns import delay_counter_delta, tcp_ext_delta
 
@@ -69,7 +69,7 @@ def _kernel_topology(config: P3Config, reno_rtt_ms: float, cubic_rtt_ms: float):
 _KEEP = ("t_s", "bytes_acked", "cwnd_segments", "ssthresh_segments", "srtt_s", "min_rtt_s", "total_retrans",
          "ca_state")
 
-#: how a sample's TCP_INFO series is packed into its record (:func:`~tcpmodels.records_series.pack_series`,
+#: how a sample's TCP_INFO series is packed into its record (:func:`~tcpmodels.records.series.pack_series`,
 #: lossless; records before 2026-11-29 14:00 UTC hold the plain list, and :func:`kernel_frame` reads both)
 _PACKING = {"microsecond_fields": ("t_s", "srtt_s", "min_rtt_s"),
             "delta_fields": ("t_s", "bytes_acked", "cwnd_segments", "ssthresh_segments", "srtt_s", "min_rtt_s", "total_retrans")}
@@ -171,8 +171,8 @@ class KernelSession(ServerTestbed):
             ``cubic_cc_params`` (the parameters ``tm_cubic_x`` is registered
             with during the sample, read back from the loader's state; None for ``standard``), and ``flows``: per flow its record from the traffic client (``cc_effective``,
             ``start_mono_s``, ``bytes``, ``error``) with ``samples`` reduced to the fields in ``_KEEP`` and
-            packed (:func:`~tcpmodels.records_series.pack_series`; read them with
-            :func:`~tcpmodels.records_series.as_sample_list`).
+            packed (:func:`~tcpmodels.records.series.pack_series`; read them with
+            :func:`~tcpmodels.records.series.as_sample_list`).
 
         Raises
         ------

@@ -203,7 +203,7 @@ def exponent_widget(ds: P3Dataset, value: float = -1 / 3) -> ipywidgets.VBox:
     Returns
     -------
     ipywidgets.VBox
-        :func:`tcpmodels.widgets.figure_widget`'s panel: the slider above the figure's output area.
+        :func:`tcpmodels.notebook.widgets.figure_widget`'s panel: the slider above the figure's output area.
 
     Raises
     ------
@@ -214,7 +214,7 @@ def exponent_widget(ds: P3Dataset, value: float = -1 / 3) -> ipywidgets.VBox:
 
     import ipywidgets as widgets
 
-    from tcpmodels.widgets import figure_widget
+    from tcpmodels.notebook.widgets import figure_widget
 
     exps = available_exponents(ds)
     if not exps:

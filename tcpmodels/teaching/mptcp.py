@@ -16,9 +16,9 @@ from matplotlib.figure import Figure
 from tcpmodels._arrays import check_range
 from tcpmodels.models.mptcp import lia_equilibrium
 
-from tcpmodels.notebook_params import flag, folder, integer, real
-from tcpmodels.teaching_plots.style import legend, new_figure, panels, teaching_figure, title
-from tcpmodels.widgets import figure_widget, log_slider
+from tcpmodels.notebook.params import flag, folder, integer, real
+from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
+from tcpmodels.notebook.widgets import figure_widget, log_slider
 
 __all__ = ["PARAMETERS", "plot_lia_two_paths", "lia_table", "lia_widget"]
 
@@ -26,7 +26,7 @@ __all__ = ["PARAMETERS", "plot_lia_two_paths", "lia_table", "lia_widget"]
 RTT_MS_RANGE = (1.0, 1000.0)
 #: Range of the loss-rate sliders and parameters. [-]
 LOSS_RATE_RANGE = (1e-5, 0.2)
-#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook.params.check_parameters`).
 PARAMETERS = {
     "quick": flag(),
     "figures_dir": folder(),
@@ -192,7 +192,7 @@ def lia_widget(
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`: controls above the redrawn figure.
     """
     controls = {
         "rtt1_ms": log_slider("path 1 RTT [ms]", rtt1_ms, *RTT_MS_RANGE),

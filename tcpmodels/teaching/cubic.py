@@ -2,7 +2,7 @@
 
 Every plot function returns a :class:`matplotlib.figure.Figure` built without pyplot,
 so it can be redrawn by :func:`cubic_vs_reno_widget` (through
-:func:`tcpmodels.widgets.figure_widget`; nothing accumulates in pyplot's figure list) and saved
+:func:`tcpmodels.notebook.widgets.figure_widget`; nothing accumulates in pyplot's figure list) and saved
 with :func:`save_figure`. The models come from :mod:`tcpmodels.models`; nothing here is
 computed that a model function does not already test.
 """
@@ -28,9 +28,9 @@ from tcpmodels.models.cubic import (
     reno_window_segments,
 )
 from tcpmodels.models.window_dynamics import cubic_window_trajectory, reno_window_trajectory
-from tcpmodels.notebook_params import choice, flag, folder, real
-from tcpmodels.teaching_plots.style import legend, new_figure, panels, teaching_figure, title
-from tcpmodels.widgets import save_figure
+from tcpmodels.notebook.params import choice, flag, folder, real
+from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
+from tcpmodels.notebook.widgets import save_figure
 
 __all__ = ["PARAMETERS", "bottleneck_table", "cubic_vs_reno_summary", "cubic_vs_reno_widget", "plot_cubic_vs_reno",
            "save_figure"]  # fmt: skip
@@ -40,7 +40,7 @@ W_MAX_SEGMENTS_RANGE = (3.0, 1e4)
 C_RANGE = (0.05, 4.0)
 BETA_CUBIC_RANGE = (0.5, 0.9)
 RTT_S_RANGE = (1e-3, 1.0)
-#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook.params.check_parameters`).
 PARAMETERS = {
     "quick": flag(),
     "w_max_segments": real(*W_MAX_SEGMENTS_RANGE, "segments"),
@@ -262,10 +262,10 @@ def cubic_vs_reno_widget(
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`; it redraws the figure on every change
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`; it redraws the figure on every change
         (the figure is built without pyplot, so ``ipywidgets.interactive`` would show nothing).
     """
-    from tcpmodels.widgets import dropdown, figure_widget, float_slider, log_slider
+    from tcpmodels.notebook.widgets import dropdown, figure_widget, float_slider, log_slider
 
     _check_reading(x_reading)
     controls = {

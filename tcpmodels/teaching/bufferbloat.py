@@ -28,15 +28,15 @@ from tcpmodels.models.bbr import (
     ware_rtt_estimate_s,
     ware_simple_inflight_cap_packets,
 )
-from tcpmodels.notebook_params import flag, folder, integer, real
-from tcpmodels.teaching_plots.style import legend, new_figure, panels, reuse_layout, teaching_figure, title
-from tcpmodels.widgets import figure_widget, int_slider, log_slider
+from tcpmodels.notebook.params import flag, folder, integer, real
+from tcpmodels.teaching.style import legend, new_figure, panels, reuse_layout, teaching_figure, title
+from tcpmodels.notebook.widgets import figure_widget, int_slider, log_slider
 
 __all__ = ["PARAMETERS", "queueing_delay_table", "bbr_numbers", "shipped_runs", "plot_bufferbloat", "plot_bbr_simple_model", "bufferbloat_widget",
            "live_or_shipped"]
 
 
-#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook.params.check_parameters`).
 PARAMETERS = {
     "quick": flag(),
     "figures_dir": folder(),
@@ -301,7 +301,7 @@ def bufferbloat_widget(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`.
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`.
     """
     controls = {
         "queue_bdp": log_slider("buffer X [BDP]", queue_bdp, 0.25, 64.0),

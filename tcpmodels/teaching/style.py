@@ -1,8 +1,8 @@
 """How the teaching figures look, in the report and in lecture mode (a projector at 1024x768).
 
 Lecture mode is one setting, the environment variable ``TCPMODELS_LECTURE``
-(:func:`tcpmodels.widgets.lecture_mode`): ``TCPMODELS_LECTURE=1 make lab``. Its figures are
-:data:`LECTURE_WIDTH_IN` wide at :data:`tcpmodels.widgets.LECTURE_DPI` (576 pixels: JupyterLab's output area at
+(:func:`tcpmodels.notebook.widgets.lecture_mode`): ``TCPMODELS_LECTURE=1 make lab``. Its figures are
+:data:`LECTURE_WIDTH_IN` wide at :data:`tcpmodels.notebook.widgets.LECTURE_DPI` (576 pixels: JupyterLab's output area at
 1024x768 with the file browser open is about 590 pixels, so the image is shown at its own size,
 never scaled down), with fonts of :data:`LECTURE_FONT_PT` (16 pixels; legends and notes 13),
 line widths and markers times :data:`LECTURE_LINE_SCALE`, the panels of a figure stacked instead
@@ -32,7 +32,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
-from tcpmodels.widgets import LECTURE_DPI, lecture_mode
+from tcpmodels.notebook.widgets import LECTURE_DPI, lecture_mode
 
 __all__ = [
     "LECTURE_FONT_PT",
@@ -114,7 +114,7 @@ def reuse_layout(fig: Figure, key: tuple) -> Figure:
     """Lay ``fig`` out as the first figure with the same ``key`` was, without running the layout engine again.
 
     Constrained layout measures every tick label and title twice per draw: on the six axes of
-    :func:`tcpmodels.teaching_plots.heavytail.plot_self_similarity` that was 0.12-0.26 s of a
+    :func:`tcpmodels.teaching.heavytail.plot_self_similarity` that was 0.12-0.26 s of a
     0.4 s redraw in lecture mode (2026-12-06), and a widget must redraw in under 0.5 s. The first
     figure of a key is laid out by the engine when it is drawn; the positions of its axes and of its
     figure title are then kept (on the canvas's ``draw_event``) and set on every later figure of that

@@ -52,7 +52,7 @@ _STARTUP_ENV_PREFIXES = ("PYTHON", "MPL", "PANDAS", "OMP_", "OPENBLAS", "MKL_", 
 
 #: The folder of this ``tcpmodels`` is on the path only while this module is imported: the kernels get the path
 #: (and find the ``tcpmodels``) a launched kernel would.
-_TEMPLATE_MAIN = ("import sys; sys.path.insert(0, {root!r}); from tcpmodels.report_kernels import _template_main; "
+_TEMPLATE_MAIN = ("import sys; sys.path.insert(0, {root!r}); from tcpmodels.report.kernels import _template_main; "
                   "del sys.path[0]; _template_main()")
 
 
@@ -224,7 +224,7 @@ class KernelTemplate:
         self._env: dict = {}
 
     def _start(self) -> None:
-        root = str(Path(__file__).resolve().parent.parent)
+        root = str(Path(__file__).resolve().parents[2])
         self._env = _startup_env(dict(os.environ))
         self._proc = subprocess.Popen([sys.executable, "-c", _TEMPLATE_MAIN.format(root=root)],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)

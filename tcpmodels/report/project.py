@@ -47,7 +47,7 @@ def shipped_root() -> Path:
     FileNotFoundError
         If neither exists (a package built without its notebooks).
     """
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]
     candidates = [package / "_shipped", package.parent]
     for root in candidates:
         if all((root / d).is_dir() for d in SHIPPED_DIRS) and (root.name == "_shipped" or (root / "setup.cfg").is_file()):

@@ -19,16 +19,16 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
-from tcpmodels.notebook_params import flag, folder, integer, real, text
-from tcpmodels.teaching_plots.style import figure_wide, new_figure, teaching_figure, title
-from tcpmodels.widgets import dropdown, figure_widget, float_slider, int_slider, lecture_mode
+from tcpmodels.notebook.params import flag, folder, integer, real, text
+from tcpmodels.teaching.style import figure_wide, new_figure, teaching_figure, title
+from tcpmodels.notebook.widgets import dropdown, figure_widget, float_slider, int_slider, lecture_mode
 
 __all__ = ["CAPTURE_SUFFIXES", "PARAMETERS", "shipped_captures", "data_flows", "flows_table", "capture_provenance",
            "plot_trace", "trace_widget"]  # fmt: skip
 
 #: Smallest zoom: the window shows at least this fraction of the flow's duration. [-]
 MIN_ZOOM_FRACTION = 0.05
-#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`;
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook.params.check_parameters`;
 #: the capture name and the flow rank are checked against the capture by :func:`plot_trace`).
 PARAMETERS = {
     "quick": flag(),
@@ -328,7 +328,7 @@ def trace_widget(
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`.
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`.
     """
     names = shipped_captures(data_dir)
     if preload:

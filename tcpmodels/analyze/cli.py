@@ -24,7 +24,7 @@ def _positive_int(text: str) -> int:
 
 
 def _flow_filter(text: str) -> str:
-    from tcpmodels.analyze import parse_flow_filter
+    from tcpmodels.analyze.capture import parse_flow_filter
 
     try:
         parse_flow_filter(text)
@@ -34,7 +34,7 @@ def _flow_filter(text: str) -> str:
 
 
 def _cmd(args: argparse.Namespace) -> int:
-    from tcpmodels.analyze import analyze
+    from tcpmodels.analyze.capture import analyze
 
     try:
         runs = analyze(args.captures, args.output_dir, args.flow or "", args.top,

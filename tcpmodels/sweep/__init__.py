@@ -4,13 +4,13 @@ A *config* is a frozen dataclass (or a JSON-able dict); a *run function*
 ``fn(config, out_dir) -> value`` does one experiment, may write files into
 ``out_dir``, and returns plain data, DataFrames, numpy arrays or tcpmodels
 dataclasses (e.g. a :class:`tcpmodels.sim.run.SimResult`): what
-:mod:`tcpmodels.valuestore` stores without pickle. :func:`sweep` runs every
+:mod:`tcpmodels.sweep.valuestore` stores without pickle. :func:`sweep` runs every
 config whose result is not cached yet, on a ``distributed.LocalCluster`` (one worker per
 core) or on the scheduler you name, and returns the values in input order.
 
 Cache
     ``cache_dir/<key>/`` holds ``config.json``, ``out/`` (the run function's
-    files) and ``value/`` (:func:`tcpmodels.valuestore.dump_value`: JSON, Parquet
+    files) and ``value/`` (:func:`tcpmodels.sweep.valuestore.dump_value`: JSON, Parquet
     and .npy, never pickle, so a cache directory cannot carry code; an entry
     written by an older version as ``value.pkl`` is not read, and is recomputed).
     The key is the SHA-256 of the config's canonical JSON, the tcpmodels version, and the run function's code version
@@ -57,7 +57,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 import tcpmodels
 from tcpmodels.sim.run import SimResult
-from tcpmodels.valuestore import ValueStoreError, dump_value, load_value
+from tcpmodels.sweep.valuestore import ValueStoreError, dump_value, load_value
 
 __all__ = [
     "sweep",

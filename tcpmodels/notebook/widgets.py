@@ -22,7 +22,7 @@ nbconvert #1921).
 
 Lecture mode (:func:`lecture_mode`, the environment variable ``TCPMODELS_LECTURE=1``, e.g.
 ``TCPMODELS_LECTURE=1 make lab``) puts the controls in one column as wide as the notebook with
-17-pixel labels and larger slider handles, and :mod:`tcpmodels.teaching_plots.style` draws the
+17-pixel labels and larger slider handles, and :mod:`tcpmodels.teaching.style` draws the
 figures for a projector at 1024x768.
 """
 

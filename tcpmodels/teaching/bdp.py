@@ -12,7 +12,7 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
-from tcpmodels.notebook_params import flag, folder, integer, real
+from tcpmodels.notebook.params import flag, folder, integer, real
 from tcpmodels.models.bdp import (
     WSCALE_SHIFT_MAX,
     bdp_bytes,
@@ -22,8 +22,8 @@ from tcpmodels.models.bdp import (
 )
 from tcpmodels.papers import p4_lftcp
 
-from tcpmodels.teaching_plots.style import legend, new_figure, panels, teaching_figure, title
-from tcpmodels.widgets import figure_widget, int_slider, log_slider
+from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
+from tcpmodels.notebook.widgets import figure_widget, int_slider, log_slider
 
 __all__ = ["PARAMETERS", "RATE_GBPS_RANGE", "RTT_MS_RANGE", "plot_bdp_window", "bdp_table", "bdp_widget"]
 
@@ -31,7 +31,7 @@ __all__ = ["PARAMETERS", "RATE_GBPS_RANGE", "RTT_MS_RANGE", "plot_bdp_window", "
 RATE_GBPS_RANGE = (0.01, 400.0)
 #: Range of the RTT slider and parameter. [ms]
 RTT_MS_RANGE = (0.1, 1000.0)
-#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook.params.check_parameters`).
 PARAMETERS = {
     "quick": flag(),
     "figures_dir": folder(),
@@ -203,7 +203,7 @@ def bdp_widget(rate_gbps: float = 100.0, rtt_ms: float = 296.0, wscale_shift: in
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`: controls above the redrawn figure.
     """
     controls = {
         "rate_gbps": log_slider("link rate [Gbit/s]", rate_gbps, *RATE_GBPS_RANGE),

@@ -27,9 +27,9 @@ from tcpmodels.models.throughput import (
 )
 
 from tcpmodels._typing import Numeric
-from tcpmodels.notebook_params import choice, flag, folder, integer, real
-from tcpmodels.teaching_plots.style import legend, new_figure, panels, teaching_figure, title
-from tcpmodels.widgets import dropdown, figure_widget, float_slider, int_slider, log_slider
+from tcpmodels.notebook.params import choice, flag, folder, integer, real
+from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
+from tcpmodels.notebook.widgets import dropdown, figure_widget, float_slider, int_slider, log_slider
 
 __all__ = ["PARAMETERS", "REGIMES", "pftk_regime", "plot_throughput_models", "throughput_table", "throughput_widget"]
 
@@ -39,7 +39,7 @@ RTT_MS_RANGE = (1.0, 2000.0)
 MSS_BYTES_RANGE = (500, 9000)
 T0_MS_RANGE = (0.0, 3000.0)
 W_MAX_SEGMENTS_RANGE = (1.0, 1e5)
-#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook.params.check_parameters`).
 PARAMETERS = {
     "quick": flag(),
     "figures_dir": folder(),
@@ -287,7 +287,7 @@ def throughput_widget(
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`: controls above the redrawn figure.
     """
     controls = {
         "loss_rate": log_slider("loss rate p [-]", loss_rate, *LOSS_RATE_RANGE),

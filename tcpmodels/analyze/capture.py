@@ -1,4 +1,4 @@
-"""A report on any capture (``tcpmodels analyze``, :mod:`tcpmodels.analyze_cli`), and the tables and figures it shows.
+"""A report on any capture (``tcpmodels analyze``, :mod:`tcpmodels.analyze.cli`), and the tables and figures it shows.
 
 The report is ``notebooks/analyze_capture.ipynb`` executed with papermill (one per
 capture, parameter ``capture``); the same notebook opens in JupyterLab. What it
@@ -62,7 +62,7 @@ __all__ = ["read_capture", "connection_table", "select_flows", "parse_flow_filte
            "analyze_streaming", "StreamingRun", "check_capture", "report_folders", "report_notebook", "NOTEBOOK_NAME",
            "STREAMING_THRESHOLD_BYTES"]
 
-#: The report notebook, in the shipped notebooks (:func:`tcpmodels.project.shipped_root`).
+#: The report notebook, in the shipped notebooks (:func:`tcpmodels.report.project.shipped_root`).
 NOTEBOOK_NAME = "analyze_capture.ipynb"
 #: File endings a report folder's name leaves out (``run.pcap.gz`` -> ``run``).
 CAPTURE_SUFFIXES = (".gz", ".pcapng", ".pcap", ".cap")
@@ -908,9 +908,9 @@ def report_notebook() -> Path:
     Raises
     ------
     FileNotFoundError
-        If this installation ships no notebooks (see :func:`tcpmodels.project.shipped_root`).
+        If this installation ships no notebooks (see :func:`tcpmodels.report.project.shipped_root`).
     """
-    from tcpmodels.project import shipped_root
+    from tcpmodels.report.project import shipped_root
 
     nb = shipped_root() / "notebooks" / NOTEBOOK_NAME
     if not nb.is_file():

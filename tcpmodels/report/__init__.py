@@ -13,7 +13,7 @@ executes its notebooks one after the other, every notebook in a kernel of its
 own; a notebook that hangs past ``--timeout`` takes only its worker down, and the
 next notebook gets a new one. On Linux the kernels start warm: each is forked from
 a template process that has imported ipykernel, numpy, pandas, scipy and pyplot
-once (:mod:`tcpmodels.report_kernels`), and becomes what a launched kernel would be.
+once (:mod:`tcpmodels.report.kernels`), and becomes what a launched kernel would be.
 
 On failure the executed notebook is kept (papermill writes it cell by cell),
 the notebook and the failing cell are named, and the command exits non-zero
@@ -153,7 +153,7 @@ def find_notebooks(notebooks_dir: Path, names: list[str] | None = None) -> list[
 _WORKER_MAIN = ("import sys; sys.modules['rfc3987_syntax'] = None; sys.path.insert(0, {root!r}); "
                 "from tcpmodels.report import _serve; _serve(warm_kernels={warm!r})")
 
-#: Fork every kernel from a template process with the common imports done (:mod:`tcpmodels.report_kernels`);
+#: Fork every kernel from a template process with the common imports done (:mod:`tcpmodels.report.kernels`);
 #: False: let Jupyter launch each kernel as ``python -m ipykernel_launcher``. Linux only: elsewhere ``fork``
 #: is missing (Windows) or unsafe after the template's imports (macOS system frameworks).
 WARM_KERNELS = sys.platform.startswith("linux")
@@ -302,7 +302,7 @@ def _serve(warm_kernels: bool = True) -> None:
     answers = os.fdopen(os.dup(1), "w", encoding="utf-8", buffering=1)
     os.dup2(2, 1)  # anything else written to stdout (a library, a kernel) goes to the log, not into the answers
     logging.basicConfig(level="INFO", format="%(message)s")
-    from tcpmodels.report_kernels import ForkingKernelManager, KernelTemplate
+    from tcpmodels.report.kernels import ForkingKernelManager, KernelTemplate
 
     template = KernelTemplate()
     if warm_kernels:
@@ -357,7 +357,7 @@ class _Worker:
         import tempfile
 
         self._log = tempfile.TemporaryFile()
-        root = str(Path(__file__).resolve().parent.parent)
+        root = str(Path(__file__).resolve().parents[2])
         self._proc = subprocess.Popen([sys.executable, "-c", _WORKER_MAIN.format(root=root, warm=self._warm)], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=self._log, bufsize=0, start_new_session=True)
         self._buffer = b""
@@ -585,7 +585,7 @@ def _last_started_cell(nb_path: Path) -> int | None:
 
 
 def write_index(runs: list[NotebookRun], output_dir: Path) -> Path:
-    """Write ``index.html`` (see :func:`tcpmodels.report_index.write_index`).
+    """Write ``index.html`` (see :func:`tcpmodels.report.index.write_index`).
 
     Parameters
     ----------
@@ -600,7 +600,7 @@ def write_index(runs: list[NotebookRun], output_dir: Path) -> Path:
     Path
         The index page.
     """
-    from tcpmodels.report_index import write_index as _write_index
+    from tcpmodels.report.index import write_index as _write_index
 
     return _write_index(runs, output_dir)
 

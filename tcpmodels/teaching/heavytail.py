@@ -32,9 +32,9 @@ from tcpmodels._arrays import check_range
 from tcpmodels.models.heavytail import Pareto, hurst_from_alpha, onoff_aggregate_rate, onoff_mean_rate
 from tcpmodels.models.hurst import METHODS, estimate_all, hurst_aggvar
 
-from tcpmodels.notebook_params import flag, folder, integer, real
-from tcpmodels.teaching_plots.style import legend, new_figure, panels, reuse_layout, suptitle, teaching_figure, title
-from tcpmodels.widgets import figure_widget, float_slider, int_slider
+from tcpmodels.notebook.params import flag, folder, integer, real
+from tcpmodels.teaching.style import legend, new_figure, panels, reuse_layout, suptitle, teaching_figure, title
+from tcpmodels.notebook.widgets import figure_widget, float_slider, int_slider
 
 __all__ = [
     "PARAMETERS",
@@ -66,7 +66,7 @@ MEAN_KB_RANGE = (1.0, 100.0)
 N_SAMPLES_RANGE = (1_000, 200_000)
 N_SOURCES_RANGE = (1, 200)
 SEED_RANGE = (0, 2**32 - 1)
-#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook_params.check_parameters`).
+#: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook.params.check_parameters`).
 PARAMETERS = {
     "quick": flag(),
     "figures_dir": folder(),
@@ -177,7 +177,7 @@ def pareto_widget(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`: controls above the redrawn figure.
     """
     controls = {
         "alpha": float_slider("tail index alpha [-]", alpha, *ALPHA_RANGE, 0.05),
@@ -400,7 +400,7 @@ def self_similarity_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`: controls above the redrawn figure.
     """
     return figure_widget(plot_self_similarity, _traffic_controls(alpha, n_sources, seed), fixed={"n_scales": n_scales})
 
@@ -422,7 +422,7 @@ def hurst_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_sc
     Returns
     -------
     ipywidgets.VBox
-        The panel of :func:`tcpmodels.widgets.figure_widget`: controls above the redrawn figure.
+        The panel of :func:`tcpmodels.notebook.widgets.figure_widget`: controls above the redrawn figure.
     """
     return figure_widget(plot_hurst_estimates, _traffic_controls(alpha, n_sources, seed), fixed={"n_scales": n_scales})
 
