@@ -104,6 +104,26 @@ def test_every_top_level_module_is_in_the_contract():
     assert not top - named, f"modules in no layer of .importlinter: {sorted(top - named)}"
 
 
+def test_top_level_holds_packages_and_a_handful_of_modules():
+    # issue 56: the folders show the layers; a new module goes into the package of its job
+    modules = sorted(p.stem for p in (ROOT / "tcpmodels").glob("*.py"))
+    assert modules == ["__init__", "__main__", "_arrays", "_typing", "cli"], (
+        f"loose modules at the top of tcpmodels/: {modules} (put a new one in the package of its job)")
+
+
+def test_grouped_packages_export_what_users_call():
+    # `from tcpmodels import analyze` (the report notebook) and `from tcpmodels import teaching` (the CUBIC notebook)
+    # reach the names of the modules they were before the grouping
+    from tcpmodels import analyze, teaching
+    from tcpmodels.analyze import capture
+    from tcpmodels.teaching import cubic
+
+    for package, module in ((analyze, capture), (teaching, cubic)):
+        missing = [n for n in module.__all__ if getattr(package, n, None) is not getattr(module, n)]
+        assert not missing, f"{package.__name__} does not export {missing} of {module.__name__}"
+    assert not hasattr(analyze, "_serve") and not hasattr(analyze, "no_such_name")
+
+
 def test_table_check_catches_a_drift():
     contract = (ROOT / ".importlinter").read_text()
     # two layers swapped in the contract, the doc unchanged: the check must see it

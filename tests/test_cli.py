@@ -1,6 +1,8 @@
 """`tcpmodels`'s parser leaves out a sub-command only when an optional dependency is missing, never on a bug."""
 
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,3 +49,14 @@ def test_other_import_errors_are_raised(fake_modules, monkeypatch, source, error
 def test_every_shipped_subcommand_loads():
     choices = cli.build_parser()._subparsers._group_actions[0].choices
     assert {"init", "report", "testbed", "analyze", "records", "campaign"} <= set(choices)
+
+
+def test_the_parser_imports_no_pandas():
+    # `tcpmodels --help` imports every sub-command module; `analyze.cli` imports `analyze.capture` (pandas,
+    # matplotlib, the fits) only when the command runs
+    code = ("import sys; from tcpmodels import cli; cli.build_parser(); "
+            "print(sorted(m for m in ('pandas', 'matplotlib', 'tcpmodels.analyze.capture') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
