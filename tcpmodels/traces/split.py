@@ -37,6 +37,11 @@ from .connpass import FLOW_DTYPE, StreamResult, decoded_columns, number_records
 from .pcapfile import PCAP_MAGIC, CaptureFileError
 from .reader import ChunkedCapture, join_partials
 
+try:  # built by the package's install; connpass.compiled_pass_available() tells whether it matches
+    from . import cflows as _compiled
+except ImportError:  # pragma: no cover - no compiler where the package was installed
+    _compiled = None
+
 __all__ = ["plan_ranges", "split_records", "range_task", "share_task", "SPILL_DTYPES", "SYNC_WINDOW_BYTES"]
 
 #: The pass columns (:func:`~tcpmodels.traces.connpass.decoded_columns`' order) as they are spilled.
@@ -57,11 +62,9 @@ SYNC_MAX_GAP_S = 86_400
 
 
 def _cflows():
-    if not connpass.compiled_pass_available():
+    if _compiled is None or not connpass.compiled_pass_available():
         raise RuntimeError("splitting a capture needs the compiled pass tcpmodels.traces.cflows (not built)")
-    from . import cflows
-
-    return cflows
+    return _compiled
 
 
 def plan_ranges(path: str | os.PathLike, pieces: int, max_record_bytes: int) -> list[tuple[int, int]] | None:
