@@ -35,3 +35,15 @@ def test_known_answers():
     v = sndbuf_verdicts(_sweep(0.53, rng)).set_index("key")
     assert v.loc["smaller buffer", "verdict"] == "contradicted"
     assert "excluded" in sndbuf_paragraph(_sweep(0.53, rng))
+
+
+def test_undecided_reading_says_what_shows_and_what_the_paper_is(tmp_path):
+    from tcpmodels.papers.p2_mptcp_prediction.sndbuf import sndbuf_section
+
+    rng = np.random.default_rng(1)
+    sweep = _sweep(0.485, rng)  # 4.5 points lower at 0.5 BDP: the direction shows, the 5 points do not
+    text = sndbuf_paragraph(sweep)
+    assert "Not decided" in text and "the direction shows" in text
+    assert "not the paper's 33.9 % (contradicted" in text
+    assert "4 repetitions per buffer" in text
+    assert "no shipped dataset" in sndbuf_section(tmp_path)

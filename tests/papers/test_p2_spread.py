@@ -29,3 +29,20 @@ def test_rule_takes_the_smallest_loss_that_leaves_room():
     assert c["chosen"] == 1e-3 and c["testable"]
     c = choose_loss(flat)
     assert c["chosen"] == 1e-4 and not c["testable"]
+
+
+def test_section_from_a_written_pilot(tmp_path):
+    import pandas as pd
+
+    from tcpmodels.datasets.writer import write_dataset
+    from tcpmodels.datasets.p2_spread_pilot import SCHEMA
+    from tcpmodels.papers.p2_mptcp_prediction.spread import spread_section
+
+    assert "no shipped dataset" in spread_section(tmp_path)
+    rows = [{"loss_rate": loss, "rtt1_ms": r1, "rtt2_ms": r2, "rate_bps": rate, "wall_s": 5.0,
+             "started_utc": "2026-12-06T16:50:00+00:00", "load_avg_1m": 2.0}
+            for loss, rate in ((1e-4, 50e6), (1e-3, 20e6)) for r1, r2 in ((120.0, 140.0), (160.0, 180.0))]
+    choice = choose_loss(rows)
+    write_dataset(SCHEMA, tmp_path, {"": pd.DataFrame(rows)}, {"choice": choice})
+    text = spread_section(tmp_path)
+    assert "4 samples" in text and f"Rule, fixed before the pilot: {choice['rule']}" in text

@@ -26,9 +26,10 @@ import pandas as pd
 
 from tcpmodels.datasets.p2_sndbuf import JUDGED_SIZE_BYTES, SCHEMA
 from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence, not_testable
+from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["PAPER_SHARE1_150_120", "SNDBUF_SPECS", "SNDBUF_FAMILY", "load_sndbuf", "sndbuf_table", "sndbuf_verdicts",
-           "sndbuf_reading", "sndbuf_paragraph"]
+           "sndbuf_reading", "sndbuf_paragraph", "sndbuf_section"]
 
 #: the paper's subflow-1 share at RTTs (150, 120) ms (Fig. 4, the largest transfer). [-]
 PAPER_SHARE1_150_120 = 0.339
@@ -140,7 +141,14 @@ def sndbuf_reading(verdicts: pd.DataFrame) -> str:
         head = (f"**The send buffer is excluded**: a send buffer of 0.5 BDP moves the 150 ms subflow's share by {ci} "
                 f"against 4 BDP ({a.verdict}: less than the 5 points that matter).")
     else:
-        head = f"**Not decided**: the share moves by {ci} between 4 and 0.5 BDP (inconclusive)."
+        shown = a.ci_high < 0  # the direction of the claim (-1): the whole interval below no change
+        need = f"; {fmt_runs_needed(a.runs_needed)} repetitions would decide it" if a.runs_needed == a.runs_needed else ""
+        head = (f"**Not decided**: the share moves by {ci} between 4 and 0.5 BDP (inconclusive: "
+                + ("the direction shows, but not whether it reaches the 5 points that matter" if shown else
+                   "the interval holds both no change and the 5 points that matter") + f"{need}).")
+        head += (f" At 0.5 BDP the share is {b.effect + PAPER_SHARE1_150_120:.1%}, not the paper's 33.9 % "
+                 f"({b.verdict}: {b.effect:+.3f} from it)." if b.verdict == "contradicted" else
+                 f" Whether 0.5 BDP reaches the paper's 33.9 %: {b.verdict} ({b.effect:+.3f} from it).")
     return head + (" The packet scheduler, the other half of the hypothesis, is not testable on this kernel (only "
                    "`default` is available), so it remains a candidate.")
 
@@ -162,6 +170,27 @@ def sndbuf_paragraph(sweep: pd.DataFrame) -> str:
     shares = "; ".join(f"{f:g} BDP: {t.loc[(f, 16.0), 'share1_mean']:.1%} at 16 MiB ({t.loc[(f, 16.0), 'MBps_mean']:.1f} "
                        f"MB/s), {t.loc[(f, 64.0), 'share1_mean']:.1%} at 64 MiB"
                        for f in sorted({i[0] for i in t.index}) if (f, 16.0) in t.index and (f, 64.0) in t.index)
-    return (f"**Send buffer swept at (150, 120) ms** ({int(t['reps'].min())}-{int(t['reps'].max())} repetitions per "
+    lo, hi = int(t["reps"].min()), int(t["reps"].max())
+    return (f"**Send buffer swept at (150, 120) ms** ({lo if lo == hi else f'{lo}-{hi}'} repetitions per "
             f"buffer; tm_lia, 100 Mbit/s paths). {sndbuf_reading(sndbuf_verdicts(sweep))} Subflow-1 share by the sender's "
             f"tcp_wmem maximum: {shares}.")
+
+
+def sndbuf_section(data_dir: str | Path = "data") -> str:
+    """The notebook's paragraph from the shipped sweep, or a sentence saying there is none (Markdown).
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The ``data`` folder.
+
+    Returns
+    -------
+    str
+        :func:`sndbuf_paragraph`, or why there is none.
+    """
+    sweep = load_sndbuf(data_dir)
+    if sweep is None:
+        return ("**Send buffer swept at (150, 120) ms**: no shipped dataset "
+                "(`python -m tcpmodels.experiments.p2.sndbuf`).")
+    return sndbuf_paragraph(sweep)
