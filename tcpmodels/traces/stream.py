@@ -63,6 +63,13 @@ def _write_packets(writer, path, cols: dict[str, np.ndarray]):
     return writer
 
 
+def _check_idle_timeout(idle_timeout_s: object) -> None:
+    """Raise ValueError unless ``idle_timeout_s`` [s] is a positive finite number (bool refused)."""
+    if isinstance(idle_timeout_s, bool) or not isinstance(idle_timeout_s, (int, float, np.number)) \
+            or not np.isfinite(idle_timeout_s) or idle_timeout_s <= 0:
+        raise ValueError(f"idle_timeout_s [s] must be a positive finite number; got {idle_timeout_s!r}")
+
+
 def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
                  chunk_bytes: int = 32 << 20, max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
                  packets_parquet: str | os.PathLike | None = None,
@@ -107,9 +114,7 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
     ValueError
         For ``idle_timeout_s`` not a positive finite number.
     """
-    if isinstance(idle_timeout_s, bool) or not isinstance(idle_timeout_s, (int, float, np.number)) \
-            or not np.isfinite(idle_timeout_s) or idle_timeout_s <= 0:
-        raise ValueError(f"idle_timeout_s [s] must be a positive finite number; got {idle_timeout_s!r}")
+    _check_idle_timeout(idle_timeout_s)
     if not connpass.compiled_pass_available() or not connpass.use_compiled_pass():
         table = read_pcap(capture, chunk_bytes=chunk_bytes, max_gzip_expansion=max_gzip_expansion,
                           max_record_bytes=max_record_bytes)
@@ -223,9 +228,7 @@ def dask_stream_flows(capture: str | os.PathLike, client: object, *, shares: int
     """
     if not connpass.compiled_pass_available():
         raise RuntimeError("dask_stream_flows needs the compiled pass tcpmodels.traces.cflows (not built)")
-    if isinstance(idle_timeout_s, bool) or not isinstance(idle_timeout_s, (int, float, np.number)) \
-            or not np.isfinite(idle_timeout_s) or idle_timeout_s <= 0:
-        raise ValueError(f"idle_timeout_s [s] must be a positive finite number; got {idle_timeout_s!r}")
+    _check_idle_timeout(idle_timeout_s)
     chunk_bytes = check_chunk_bytes(chunk_bytes)
     max_record_bytes = check_max_record_bytes(max_record_bytes)
     n = shares or max(1, len(client.scheduler_info()["workers"]))
