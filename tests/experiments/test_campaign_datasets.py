@@ -84,7 +84,11 @@ def test_the_dataset_command_builds_and_prints_its_answer(tmp_path, capsys):
 
     path = _write(tmp_path / "abab.jsonl", _abab_records())
     assert abab.main(["dataset", "--records", str(path), "--out", str(tmp_path / "data")]) == 0
-    assert json.loads(capsys.readouterr().out) == {"runs": 8, "seeds_complete": [0, 1]}
+    assert json.loads(capsys.readouterr().out) == {"session": "loaded", "runs": 8, "seeds_complete": [0, 1]}
+    # the second session's records make the second session's dataset (the same tables, its own prefix)
+    assert abab.main(["dataset", "--session", "idle", "--records", str(path), "--out", str(tmp_path / "data")]) == 0
+    assert json.loads(capsys.readouterr().out) == {"session": "idle", "runs": 8, "seeds_complete": [0, 1]}
+    assert (tmp_path / "data" / "datasets" / "p1_abab_idle_runs.parquet").exists()
     with pytest.raises(SystemExit) as exit_:
         abab.main(["dataset", "--records", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "data")])
     assert exit_.value.code == 1 and "no record of the p1 abab campaign" in capsys.readouterr().err

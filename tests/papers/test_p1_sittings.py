@@ -8,10 +8,10 @@ import pytest
 
 from tcpmodels.experiments.p1.abab import TCP_EXT_KEPT, abab_frames, abab_plan
 from tcpmodels.papers.p1_datacenter_fct.abab import Abab
-from tcpmodels.papers.p1_datacenter_fct.sittings import sitting_effect, sitting_sentence
+from tcpmodels.papers.p1_datacenter_fct.sittings import paired_sessions, sitting_effect, sitting_sentence
 
 
-def _session(n_seeds, rng, base_s=0.030):
+def _session(n_seeds, rng, base_s=0.030, load=9.0):
     """Fake alternated-campaign records: 70 KB flows of mean ``base_s`` (x1.1 beside MPTCP), both testbeds."""
     recs = []
     for p in abab_plan(range(n_seeds)):
@@ -21,8 +21,8 @@ def _session(n_seeds, rng, base_s=0.030):
                  for i in range(50)]
         flows.append({"conn_id": 99, "kind": "background", "src": 3, "dst": 4, "start_s": 0.0, "size_bytes": None,
                       "fct_s": 45.0, "rate_bps": 90e6, "retransmitted_packets": None})
-        recs.append({**p, "started_utc": "2026-12-06T10:00:00+00:00", "wall_s": 60.0, "load_avg": [9.0, 9.0, 9.0],
-                     "load_avg_after": [9.0, 9.0, 9.0], "lock_wait_s": 0.0, "cpu_time_s": {}, "flows": flows,
+        recs.append({**p, "started_utc": "2026-12-06T10:00:00+00:00", "wall_s": 60.0, "load_avg": [load] * 3,
+                     "load_avg_after": [load] * 3, "lock_wait_s": 0.0, "cpu_time_s": {}, "flows": flows,
                      "tcp_ext": {k: 0 for k in TCP_EXT_KEPT} | {"TCPOrigDataSent": 1000}, "git": {"commit": "abc"}})
     return Abab(*abab_frames(recs))
 
@@ -76,3 +76,43 @@ def test_section_says_when_there_is_no_campaign(tmp_path):
 
     flows, runs = _shipped(2, np.random.default_rng(6))
     assert "no shipped dataset" in session_section(flows, runs, tmp_path)
+
+
+def _ship(session, data_dir, name):
+    """Write a fake session as the dataset of session ``name`` (its schema checks the tables)."""
+    from tcpmodels.datasets import write_dataset
+    from tcpmodels.papers.p1_datacenter_fct.abab import SESSION_SCHEMAS
+
+    write_dataset(SESSION_SCHEMAS[name], data_dir / "datasets", {"flows": session.flows, "runs": session.runs}, {})
+
+
+def test_two_sessions_the_idle_one_is_the_test_the_loaded_one_beside_it(tmp_path):
+    from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_FAMILY, ABAB_LOADED_FAMILY, load_abab
+    from tcpmodels.papers.p1_datacenter_fct.sittings import load_section, session_section
+
+    rng = np.random.default_rng(7)
+    loaded, idle = _session(5, rng, base_s=0.030, load=12.0), _session(4, rng, base_s=0.020, load=1.0)
+    flows, runs = _shipped(5, rng)
+    _ship(loaded, tmp_path, "loaded")
+    only_first = session_section(flows, runs, tmp_path)
+    assert "the first session, other jobs on the host; 5 seeds" in only_first and "The load" not in only_first
+    _ship(idle, tmp_path, "idle")
+    got_idle, got_loaded = load_abab(tmp_path, "idle"), load_abab(tmp_path, "loaded")
+    assert got_idle.verdicts()["family"].unique().tolist() == [ABAB_FAMILY]
+    text = session_section(flows, runs, tmp_path)
+    assert text.startswith("**Steered against unsteered in one session** (the second session, nothing else on the "
+                           "host; 4 seeds")
+    assert "**The first session**" in text and "**The load**" in text and "**The sitting**" in text
+    # the load: loaded minus idle on the same seeds (0-3): mean FCT beside TCP 30 ms against 20 ms, load 12 against 1
+    sentence = load_section(got_loaded, got_idle)
+    assert "unsteered (4 seeds)" in sentence and "1-min load 1.0 -> 12.0 (+11.0" in sentence
+    e = paired_sessions(got_idle.per_seed, got_loaded.per_seed).set_index(["testbed", "quantity"])
+    fct = e.loc[("unsteered", "mean FCT beside TCP [ms]")]
+    assert fct["first"] == pytest.approx(20.0, abs=0.5) and fct["second"] == pytest.approx(30.0, abs=0.5)
+    assert fct["difference"] == pytest.approx(10.0, abs=0.5) and fct["ci_low"] > 0 and fct["seeds"] == 4
+    assert f"mean FCT beside TCP {fct['first']:.1f} -> {fct['second']:.1f} ({fct['difference']:+.1f}" in sentence
+    from dataclasses import replace
+
+    assert replace(got_loaded, family=ABAB_LOADED_FAMILY).verdicts()["family"].unique().tolist() == [ABAB_LOADED_FAMILY]
+    with pytest.raises(ValueError, match="session='second': expected one of"):
+        load_abab(tmp_path, "second")

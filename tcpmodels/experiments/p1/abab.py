@@ -22,7 +22,11 @@ Command line::
     python -m tcpmodels.experiments.p1.abab dataset --records runs/p1/abab.jsonl --out data
 
 ``run`` resumes (the key is :data:`ABAB_KEY`); ``dataset`` writes ``p1_abab_flows.parquet``,
-``p1_abab_runs.parquet`` and ``p1_abab_provenance.json``.
+``p1_abab_runs.parquet`` and ``p1_abab_provenance.json``. The second session (the same plan with nothing
+else on the host, :mod:`tcpmodels.datasets.p1_abab_idle`) keeps its own records and dataset::
+
+    python -m tcpmodels.experiments.p1.abab run --records runs/p1/abab_idle.jsonl --captures runs/p1/captures_abab_idle
+    python -m tcpmodels.experiments.p1.abab dataset --session idle --records runs/p1/abab_idle.jsonl --out data
 """
 
 from __future__ import annotations
@@ -37,11 +41,12 @@ import pandas as pd
 from tcpmodels.datasets.p1_abab import CAMPAIGN, RUNS_PER_SEED, TCP_EXT_KEPT, tcp_ext_column
 from tcpmodels.datasets.p1_abab import KEY as ABAB_KEY
 from tcpmodels.datasets.p1_abab import SCHEMA as DATASET
+from tcpmodels.datasets.p1_abab_idle import SCHEMA as IDLE_DATASET
 from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, REPO, SCHEMA, UNCOUPLED, P1Config, engine_label
 
 __all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "abab_plan", "run_abab", "abab_frames", "build_abab_dataset",
-           "main"]
+           "build_abab_idle_dataset", "SESSIONS", "main"]
 
 #: the seeds of the campaign, run in this order (shipped schedules, so each run also pairs with the shipped runs of
 #: its seed on either testbed). 12 seeds: the per-seed difference of the uncoupled headline between the shipped
@@ -256,12 +261,19 @@ def _abab_tables(recs: list[dict]) -> tuple[dict, dict]:
 #: dataset's schema: ``build_abab_dataset(records_path, data_dir, *, allow_dirty=False) -> provenance``
 #: (:class:`~tcpmodels.experiments.campaign_dataset.CampaignDataset`; the files go to ``data_dir/datasets``)
 build_abab_dataset = CampaignDataset(DATASET, ABAB_KEY, _abab_tables, "p1 abab")
+#: the second session's records -> ``p1_abab_idle_*`` (the same tables, :mod:`tcpmodels.datasets.p1_abab_idle`)
+build_abab_idle_dataset = CampaignDataset(IDLE_DATASET, ABAB_KEY, _abab_tables, "p1 abab idle")
+#: ``dataset --session NAME`` -> the builder of that session's dataset
+SESSIONS = {"loaded": build_abab_dataset, "idle": build_abab_idle_dataset}
 
 
 def _options(run: argparse.ArgumentParser, dataset: argparse.ArgumentParser) -> None:
     """``run``: the seeds and where to capture."""
     run.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
     run.add_argument("--captures", help="capture the 70 KB flows here (their loss)")
+    dataset.add_argument("--session", choices=sorted(SESSIONS), default="loaded",
+                         help="which session's dataset the records make: loaded (p1_abab, the first) or idle "
+                              "(p1_abab_idle, the second)")
 
 
 def _run(a: argparse.Namespace) -> dict:
@@ -272,8 +284,8 @@ def _run(a: argparse.Namespace) -> dict:
 
 def _dataset(a: argparse.Namespace) -> dict:
     """Build the dataset; its runs and complete seeds."""
-    prov = build_abab_dataset(a.records, a.out, allow_dirty=a.allow_dirty)
-    return {"runs": prov["runs"], "seeds_complete": prov["seeds_complete"]}
+    prov = SESSIONS[a.session](a.records, a.out, allow_dirty=a.allow_dirty)
+    return {"session": a.session, "runs": prov["runs"], "seeds_complete": prov["seeds_complete"]}
 
 
 #: ``python -m tcpmodels.experiments.p1.abab run|dataset ...``: ``main(argv=None) -> exit status``

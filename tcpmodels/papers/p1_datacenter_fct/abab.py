@@ -30,6 +30,20 @@ seeds needed are given. The arms say which side moves: ``tcp arm`` supported wit
 supported (equivalent) means steering slows only the flows beside a TCP background. The counters
 (``reordering``, and the mechanism table :meth:`Abab.mechanism`: DSACKs, RTOs, fast retransmissions
 per 1000 data segments) say what changes on the wire with it.
+
+**Two sessions** (stated 2026-12-06 19:40 UTC, while the second session ran and before any of its results
+were read). The first session (``p1_abab_*``, 15:46-16:41 UTC) ran while four other engineers' jobs
+held the host's 1-min load at 11.7-12.5 at the runs' starts; the shipped runs whose difference the
+campaign is to explain ran at 1.35 (unsteered) and 2.01 (steered). The second (``p1_abab_idle_*``,
+:mod:`tcpmodels.datasets.p1_abab_idle`) runs the same plan with nothing else on the host. So the second
+session is the plan's test: its verdicts are the family :data:`ABAB_FAMILY` and the reading above is
+applied to them. The first session's verdicts are shown beside them, as the family
+:data:`ABAB_LOADED_FAMILY`, and are not pooled with them (a session is one sitting; pooling would mix
+the load into the paired spread). The *load* itself is estimated, not judged, from the same seed on the
+same testbed in the two sessions (first minus second, per seed, 95 % t interval: :func:`load_section` in
+:mod:`~tcpmodels.papers.p1_datacenter_fct.sittings`): the load was not assigned at random and the
+sessions differ in hour as well. Until the second session's dataset is shipped with at least two
+complete seeds, the first session is read alone, as before, in the family :data:`ABAB_FAMILY`.
 """
 
 from __future__ import annotations
@@ -42,20 +56,26 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets import p1_abab_idle
 from tcpmodels.datasets.p1_abab import RUNS_PER_SEED, SCHEMA, TESTBEDS, tcp_ext_column
 from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT
 from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
 from tcpmodels.stats.spec import fmt_runs_needed
 
-__all__ = ["ABAB_SPECS", "ABAB_FAMILY", "Abab", "load_abab", "abab_reading", "REORDER_EFFECT_PER_1000",
-           "BG_RATE_EFFECT"]
+__all__ = ["ABAB_SPECS", "ABAB_FAMILY", "ABAB_LOADED_FAMILY", "SESSION_SCHEMAS", "Abab", "load_abab",
+           "complete_seeds", "abab_reading", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
 
 #: the smallest drop of reordering events per 1000 data segments that matters: a quarter of the lowest rate the
 #: unsteered testbed showed (0.4 per 1000). [events / 1000 segments]
 REORDER_EFFECT_PER_1000 = 0.1
 #: the smallest change of the background's rate that matters, as a log ratio (5 %, half the shipped -9.5 %). [-]
 BG_RATE_EFFECT = math.log(1.05)
+#: the family of the session that tests the plan (the second, idle-host session once shipped; else the first)
 ABAB_FAMILY = "P1 ABAB"
+#: the family of the first session's verdicts once the second is shipped (shown beside them, not pooled)
+ABAB_LOADED_FAMILY = "P1 ABAB (loaded host)"
+#: session -> its dataset's schema: the first (``loaded``, ``p1_abab``) and the second (``idle``, ``p1_abab_idle``)
+SESSION_SCHEMAS = {"loaded": SCHEMA, "idle": p1_abab_idle.SCHEMA}
 _SAYS = ("not a claim of the paper: which factor makes the unsteered and the steered kernel testbeds differ on "
          "C1.3 (the paper's headline), with the day removed by alternating the testbeds per seed")
 _REL = "the claims' 10 % (below the paper's smallest Table 2 difference)"
@@ -91,25 +111,51 @@ _MECHANISM = {label: tuple(tcp_ext_column(c) for c in counters) for label, count
 _UNSTEERED, _STEERED = TESTBEDS
 
 
-def load_abab(data_dir: str | Path = "data") -> Abab | None:
-    """The campaign's tables, or None when the dataset is not there.
+def load_abab(data_dir: str | Path = "data", session: str = "loaded") -> Abab | None:
+    """One session's tables, or None when its dataset is not there.
 
     Parameters
     ----------
     data_dir : str or Path
         The ``data`` folder or its ``datasets`` folder (``p1_abab_flows.parquet``, ``p1_abab_runs.parquet``:
-        :mod:`tcpmodels.datasets.p1_abab`).
+        :mod:`tcpmodels.datasets.p1_abab`; the second session's ``p1_abab_idle_*``).
+    session : {"loaded", "idle"}
+        The session (:data:`SESSION_SCHEMAS`).
 
     Returns
     -------
     Abab or None
         The flows and runs tables, with what is judged on them.
+
+    Raises
+    ------
+    ValueError
+        If ``session`` is not one of :data:`SESSION_SCHEMAS`.
     """
-    names = ("flows", "runs")
-    if not SCHEMA.present(data_dir, names):
+    if session not in SESSION_SCHEMAS:
+        raise ValueError(f"session={session!r}: expected one of {sorted(SESSION_SCHEMAS)}")
+    schema, names = SESSION_SCHEMAS[session], ("flows", "runs")
+    if not schema.present(data_dir, names):
         return None
-    tables = SCHEMA.read(data_dir, names)
-    return Abab(tables["flows"], tables["runs"])
+    tables = schema.read(data_dir, names)
+    return Abab(tables["flows"], tables["runs"], session=session)
+
+
+def complete_seeds(runs: pd.DataFrame) -> list[int]:
+    """The seeds with all :data:`~tcpmodels.datasets.p1_abab.RUNS_PER_SEED` runs (both testbeds, both backgrounds).
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        A session's runs table.
+
+    Returns
+    -------
+    list of int
+        Sorted.
+    """
+    n = runs.groupby("seed").size()
+    return sorted(int(s) for s in n[n == RUNS_PER_SEED].index)
 
 
 def _paired(per: pd.DataFrame, col: str, log: bool = False) -> pd.Series:
@@ -130,10 +176,16 @@ class Abab:
     flows, runs : pandas.DataFrame
         ``p1_abab_flows`` and ``p1_abab_runs`` (:mod:`tcpmodels.datasets.p1_abab`): :func:`load_abab`, or
         :func:`tcpmodels.experiments.p1.abab.abab_frames` of records.
+    session : {"loaded", "idle"}
+        Which session the tables are (:data:`SESSION_SCHEMAS`); it names the paragraph.
+    family : str
+        The family of :meth:`verdicts` (Holm's adjustment runs within it).
     """
 
     flows: pd.DataFrame
     runs: pd.DataFrame
+    session: str = "loaded"
+    family: str = ABAB_FAMILY
 
     @cached_property
     def per_seed(self) -> pd.DataFrame:
@@ -146,8 +198,7 @@ class Abab:
         (summed) [s].
         """
         flows, runs = self.flows, self.runs
-        complete = runs.groupby("seed").size()
-        seeds = complete[complete == RUNS_PER_SEED].index
+        seeds = complete_seeds(runs)
         short = flows[(flows["kind"] == "short") & flows["fct_s"].notna() & flows["seed"].isin(seeds)]
         short = short.assign(lossy=pd.to_numeric(short["retransmitted_packets"], errors="coerce").fillna(0) > 0)
         g = short.groupby(["seed", "engine", "protocol"])
@@ -170,7 +221,7 @@ class Abab:
         Returns
         -------
         pandas.DataFrame
-            :func:`tcpmodels.stats.claims_table` rows (family :data:`ABAB_FAMILY`) with a ``key`` column
+            :func:`tcpmodels.stats.claims_table` rows (family :attr:`family`) with a ``key`` column
             (the key of :data:`ABAB_SPECS`).
         """
         per = self.per_seed
@@ -180,7 +231,7 @@ class Abab:
                 "background rate": _paired(per, "bg_rate_tcp_bps", log=True)}
         rows = [equivalence(ABAB_SPECS[k], v) if k == "mptcp arm" else difference(ABAB_SPECS[k], v)
                 for k, v in data.items()]
-        table = claims_table(rows, family=ABAB_FAMILY)
+        table = claims_table(rows, family=self.family)
         table.insert(0, "key", list(data))
         return table
 
@@ -237,7 +288,9 @@ class Abab:
 
         n = int(mech["seeds"].max())
         first, last = self.runs["started_utc"].min(), self.runs["started_utc"].max()
-        return (f"**Steered against unsteered in one session** ({n} seeds, each on both testbeds, the order "
+        host = {"loaded": "the first session, other jobs on the host", "idle": "the second session, nothing else "
+                "on the host"}.get(self.session, self.session)
+        return (f"**Steered against unsteered in one session** ({host}; {n} seeds, each on both testbeds, the order "
                 f"alternating; runs {first[:16]} to {last[:16]} UTC). {abab_reading(verdicts)} On the wire, unsteered "
                 f"-> steered, per 1000 data segments of the TCP-background runs: reordering "
                 f"{q('reordering per 1000 segments (TCP bg)', '.3f')} ({v.loc['reordering', 'verdict']}), DSACKs "

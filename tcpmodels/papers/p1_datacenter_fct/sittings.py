@@ -7,21 +7,26 @@ minus the shipped one is the *sitting effect*: everything that differs between t
 day, the host's load, the code between the commits) and nothing that differs between the testbeds.
 
 This comparison was **not stated before the campaign ran** (its claims are ``ABAB_SPECS``): it is
-an estimate with its 95 % t interval over seeds, not a verdict, and the notebook says so.
+an estimate with its 95 % t interval over seeds, not a verdict, and the notebook says so. The same
+pairing between the campaign's two sessions (the first on a loaded host, the second on an idle one)
+estimates the load (:func:`load_section`; stated before the second session's results were read, but
+an estimate too).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from tcpmodels.papers.p1_datacenter_fct.abab import Abab, load_abab
+from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_LOADED_FAMILY, Abab, abab_reading, complete_seeds, load_abab
 from tcpmodels.papers.p1_datacenter_fct.data import with_cc
 from tcpmodels.stats.spec import ttest_1samp
 
-__all__ = ["TESTBED_NAMES", "shipped_per_seed", "sitting_effect", "sitting_sentence", "session_section"]
+__all__ = ["TESTBED_NAMES", "shipped_per_seed", "paired_sessions", "sitting_effect", "sitting_sentence",
+           "load_section", "session_section"]
 
 #: engine label -> the testbed's name in prose
 TESTBED_NAMES = {"kernel": "unsteered", "kernel_steered": "steered"}
@@ -57,48 +62,65 @@ def shipped_per_seed(flows: pd.DataFrame, runs: pd.DataFrame, seeds: list[int]) 
     return out.dropna(subset=["headline"]).sort_index()
 
 
-def sitting_effect(abab: Abab, flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """This session minus the shipped sitting, per testbed, paired by seed.
+def paired_sessions(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
+    """Second minus first, per testbed and quantity, paired by seed: two sittings of the same seeds.
 
     Parameters
     ----------
-    abab : Abab
-        The alternated campaign (:func:`~tcpmodels.papers.p1_datacenter_fct.abab.load_abab`).
-    flows, runs : pandas.DataFrame
-        The shipped P1 dataset's flows and runs.
+    first, second : pandas.DataFrame
+        Per-seed tables indexed (seed, engine) with ``headline``, ``mean_fct_tcp_s``, ``mean_fct_mptcp_s`` and
+        ``load_avg_1m`` (:attr:`Abab.per_seed` or :func:`shipped_per_seed`).
 
     Returns
     -------
     pandas.DataFrame
-        One row per (testbed, quantity): ``shipped``, ``session`` (means over the paired seeds),
-        ``difference``, ``ci_low``, ``ci_high`` (95 % t interval of the per-seed difference) and ``seeds``.
-        Quantities: the headline [-], the mean 70 KB FCT beside each background [ms] and the 1-min load
-        at the runs' starts [-].
+        One row per (testbed, quantity) with at least two paired seeds: ``first``, ``second`` (means over
+        the paired seeds), ``difference``, ``ci_low``, ``ci_high`` (95 % t interval of the per-seed
+        difference) and ``seeds``. Quantities: the headline [-], the mean 70 KB FCT beside each background
+        [ms] and the 1-min load at the runs' starts [-].
     """
-    session = abab.per_seed
-    seeds = sorted({int(s) for s in session.index.get_level_values("seed")})
-    shipped = shipped_per_seed(flows, runs, seeds)
     quantities = {"headline log(MPTCP/TCP) [-]": ("headline", 1.0),
                   "mean FCT beside TCP [ms]": ("mean_fct_tcp_s", 1e3),
                   "mean FCT beside MPTCP [ms]": ("mean_fct_mptcp_s", 1e3),
                   "1-min load at the runs' starts": ("load_avg_1m", 1.0)}
     rows = []
     for engine, testbed in TESTBED_NAMES.items():
+        if engine not in first.index.get_level_values("engine") or engine not in second.index.get_level_values("engine"):
+            continue
         for label, (col, scale) in quantities.items():
-            if engine not in shipped.index.get_level_values("engine"):
-                continue
-            a = shipped.xs(engine, level="engine")[col] * scale
-            b = session.xs(engine, level="engine")[col] * scale
+            a = first.xs(engine, level="engine")[col] * scale
+            b = second.xs(engine, level="engine")[col] * scale
             both = pd.concat({"a": a, "b": b}, axis=1).dropna()
             if len(both) < 2:
                 continue
             d = (both["b"] - both["a"]).to_numpy(dtype=float)
             _, _, _, lo, hi = ttest_1samp(d, 0.0, 0.95)
-            rows.append({"testbed": testbed, "quantity": label, "shipped": float(both["a"].mean()),
-                         "session": float(both["b"].mean()), "difference": float(d.mean()), "ci_low": lo,
+            rows.append({"testbed": testbed, "quantity": label, "first": float(both["a"].mean()),
+                         "second": float(both["b"].mean()), "difference": float(d.mean()), "ci_low": lo,
                          "ci_high": hi, "seeds": len(d)})
-    return pd.DataFrame(rows, columns=["testbed", "quantity", "shipped", "session", "difference", "ci_low",
-                                       "ci_high", "seeds"])
+    return pd.DataFrame(rows, columns=["testbed", "quantity", "first", "second", "difference", "ci_low", "ci_high",
+                                       "seeds"])
+
+
+def sitting_effect(abab: Abab, flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """This session minus the shipped sitting, per testbed, paired by seed.
+
+    Parameters
+    ----------
+    abab : Abab
+        A session of the alternated campaign (:func:`~tcpmodels.papers.p1_datacenter_fct.abab.load_abab`).
+    flows, runs : pandas.DataFrame
+        The shipped P1 dataset's flows and runs.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :func:`paired_sessions` with ``first`` named ``shipped`` and ``second`` named ``session``.
+    """
+    session = abab.per_seed
+    seeds = sorted({int(s) for s in session.index.get_level_values("seed")})
+    return paired_sessions(shipped_per_seed(flows, runs, seeds), session).rename(
+        columns={"first": "shipped", "second": "session"})
 
 
 def sitting_sentence(effect: pd.DataFrame) -> str:
@@ -137,28 +159,76 @@ def sitting_sentence(effect: pd.DataFrame) -> str:
             "testbed with the testbed held fixed.")
 
 
+def load_section(loaded: Abab, idle: Abab) -> str:
+    """The load's estimate (Markdown): the same seed on the same testbed, first session (loaded host) minus second (idle).
+
+    Stated before the second session's results were read (:mod:`~tcpmodels.papers.p1_datacenter_fct.abab`,
+    "Two sessions"), but an estimate, not a verdict: the load was not assigned at random and the sessions
+    differ in hour as well.
+
+    Parameters
+    ----------
+    loaded, idle : Abab
+        The first and the second session.
+
+    Returns
+    -------
+    str
+        Markdown; a sentence saying there is nothing to compare when no seed is complete in both.
+    """
+    e = paired_sessions(idle.per_seed, loaded.per_seed)
+    if e.empty:
+        return "**The load**: no seed is complete in both sessions."
+    e = e.set_index(["testbed", "quantity"])
+
+    def q(testbed: str, label: str, fmt: str) -> str:
+        r = e.loc[(testbed, label)]
+        return (f"{r.first:{fmt}} -> {r.second:{fmt}} ({r.difference:+{fmt}} [{r.ci_low:+{fmt}}, "
+                f"{r.ci_high:+{fmt}}])")
+
+    head, load = "headline log(MPTCP/TCP) [-]", "1-min load at the runs' starts"
+    parts = [f"{t} ({int(e.loc[(t, head), 'seeds'])} seeds): headline {q(t, head, '.3f')}, mean FCT beside TCP "
+             f"{q(t, 'mean FCT beside TCP [ms]', '.1f')} ms, beside MPTCP {q(t, 'mean FCT beside MPTCP [ms]', '.1f')} "
+             f"ms, 1-min load {q(t, load, '.1f')}" for t in TESTBED_NAMES.values() if (t, head) in e.index]
+    return ("**The load** (an estimate, not a verdict). The same seeds on the same testbed, idle session -> loaded "
+            "session, per-seed difference with its 95 % interval: " + "; ".join(parts) + ". Where an interval "
+            "excludes 0, the loaded sitting (its load, its hour) moved that quantity with the testbed held fixed.")
+
+
 def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Path = "data") -> str:
-    """The notebook's section on the alternated campaign: its stated reading, then the sitting estimate (Markdown).
+    """The notebook's section on the alternated campaign: the stated reading of each session, the load, the sitting.
+
+    With the second session (idle host) shipped and at least two complete seeds: its paragraph (the plan's
+    test, :data:`~tcpmodels.papers.p1_datacenter_fct.abab.ABAB_FAMILY`), the first session's reading beside
+    it (:data:`~tcpmodels.papers.p1_datacenter_fct.abab.ABAB_LOADED_FAMILY`), the load's estimate
+    (:func:`load_section`) and the sitting against the shipped runs (:func:`sitting_sentence`). Without it:
+    the first session's paragraph and its sitting, as before the second session.
 
     Parameters
     ----------
     flows, runs : pandas.DataFrame
         The shipped P1 dataset's flows and runs.
     data_dir : str or Path
-        The ``data`` folder holding ``datasets/p1_abab_*.parquet``.
+        The ``data`` folder holding ``datasets/p1_abab_*.parquet`` (and ``p1_abab_idle_*``).
 
     Returns
     -------
     str
-        :meth:`~tcpmodels.papers.p1_datacenter_fct.abab.Abab.paragraph` and :func:`sitting_sentence`, or a
-        sentence saying why there is none (no dataset; fewer than two seeds with all four runs).
+        Markdown, or a sentence saying why there is none (no dataset; fewer than two seeds with all four runs).
     """
-    abab = load_abab(data_dir)
-    if abab is None:
+    loaded, idle = load_abab(data_dir, "loaded"), load_abab(data_dir, "idle")
+    if idle is not None and len(complete_seeds(idle.runs)) >= 2:
+        out = idle.paragraph() + "\n\n" + sitting_sentence(sitting_effect(idle, flows, runs))
+        if loaded is not None and len(complete_seeds(loaded.runs)) >= 2:
+            loaded = replace(loaded, family=ABAB_LOADED_FAMILY)
+            out += ("\n\n**The first session** (other jobs on the host; shown beside the second, not pooled): "
+                    + abab_reading(loaded.verdicts()) + "\n\n" + load_section(loaded, idle))
+        return out
+    if loaded is None:
         return ("**Steered against unsteered in one session**: the alternated campaign "
                 "(`python -m tcpmodels.experiments.p1.abab`) has no shipped dataset.")
-    complete = int((abab.runs.groupby("seed").size() == 4).sum())
+    complete = len(complete_seeds(loaded.runs))
     if complete < 2:
         return (f"**Steered against unsteered in one session**: {complete} seed(s) with all four runs; at least two "
                 "are needed for an interval.")
-    return abab.paragraph() + "\n\n" + sitting_sentence(sitting_effect(abab, flows, runs))
+    return loaded.paragraph() + "\n\n" + sitting_sentence(sitting_effect(loaded, flows, runs))
