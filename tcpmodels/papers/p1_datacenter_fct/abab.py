@@ -31,7 +31,7 @@ supported (equivalent) means steering slows only the flows beside a TCP backgrou
 (``reordering``, and the mechanism table :meth:`Abab.mechanism`: DSACKs, RTOs, fast retransmissions
 per 1000 data segments) say what changes on the wire with it.
 
-**Two sessions** (stated 2026-12-06 19:40 UTC, while the second session ran and before any of its results
+**Two sessions** (stated 2026-12-06 19:22 UTC, while the second session ran and before any of its results
 were read). The first session (``p1_abab_*``, 15:46-16:41 UTC) ran while four other engineers' jobs
 held the host's 1-min load at 11.7-12.5 at the runs' starts; the shipped runs whose difference the
 campaign is to explain ran at 1.35 (unsteered) and 2.01 (steered). The second (``p1_abab_idle_*``,
