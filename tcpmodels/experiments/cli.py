@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from collections.abc import Callable
 
-__all__ = ["CAMPAIGNS", "add_subcommand", "run_campaign_command"]
+__all__ = ["CAMPAIGNS", "add_subcommand", "run_campaign_command", "package_main"]
 
 #: name -> (module and function called with the arguments, one line for ``tcpmodels campaign --help``)
 CAMPAIGNS = {
@@ -27,6 +28,33 @@ CAMPAIGNS = {
     "limits": ("tcpmodels.experiments.limits.__main__:main", "labelled runs for the per-flow limitation diagnosis"),
     "sim_vs_kernel": ("tcpmodels.experiments.sim_vs_kernel:main", "ns-3 against the kernel on one dumbbell"),
 }
+
+
+def package_main(package: str) -> Callable[[list[str] | None], int]:
+    """A campaign package's ``main``: the command line of its ``__main__`` module, imported when called.
+
+    ``python -m tcpmodels.experiments.p1`` imports the package before it runs ``p1.__main__``; a
+    package that imported its ``__main__`` itself would make Python warn that the module is already
+    loaded, so the package's ``main`` imports it only when it is called.
+
+    Parameters
+    ----------
+    package : str
+        The campaign's package (``tcpmodels.experiments.p1``).
+
+    Returns
+    -------
+    callable
+        ``main(argv=None) -> exit status``: ``<package>.__main__.main(argv)`` (``argv`` None:
+        ``sys.argv[1:]``).
+    """
+    def main(argv: list[str] | None = None) -> int:
+        return importlib.import_module(f"{package}.__main__").main(argv)
+
+    main.__doc__ = (f"The command line (``python -m {package}``): ``main(argv=None) -> exit status``; see "
+                    f":mod:`{package}.__main__`.")
+    main.__module__ = package
+    return main
 
 
 def run_campaign_command(name: str, argv: list[str]) -> int:

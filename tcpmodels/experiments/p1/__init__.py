@@ -111,6 +111,7 @@ from tcpmodels.experiments.p1.kernel import (
 from tcpmodels.experiments.p1.ns3 import ns3_config, ns3_rows, run_ns3
 from tcpmodels.experiments.p1.runs import check_kernel_ccs, run_campaign
 from tcpmodels.experiments.p1.schedule import run_plan, schedule
+from tcpmodels.experiments.cli import package_main
 
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "schedule", "run_plan",
            "run_campaign", "build_dataset", "subflow_stats", "kernel_flows", "host_addr", "KernelSession",
@@ -119,19 +120,5 @@ __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", 
            "socket_cc", "CcMapWatch", "check_kernel_ccs", "KERNEL_ENGINES", "engine_label", "engine_family", "main"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.p1``); see :mod:`tcpmodels.experiments.p1.__main__`.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments; None: ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        The exit status of the command.
-    """
-    from tcpmodels.experiments.p1.__main__ import main as _main
-
-    return _main(argv)
+#: ``main(argv=None) -> exit status``: the command line ``python -m`` runs (this package's ``__main__``)
+main = package_main(__name__)

@@ -81,6 +81,7 @@ from tcpmodels.experiments.p2.config import (
 from tcpmodels.experiments.p2.dataset import add_conditions, build_dataset, conditions_summary, samples_frame, sweep_frame
 from tcpmodels.experiments.p2.kernel import Session, measure, run_campaign, run_sweep
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
+from tcpmodels.experiments.cli import package_main
 
 __all__ = ["P2Config", "DEFAULT_CONFIG", "sample_plan", "client_steps", "sweep_steps", "run_campaign", "run_sweep",
            "build_dataset", "samples_frame", "sweep_frame", "Session", "measure", "SAMPLE_FIELDS", "TRANSFER_FIELDS",
@@ -88,19 +89,5 @@ __all__ = ["P2Config", "DEFAULT_CONFIG", "sample_plan", "client_steps", "sweep_s
            "add_conditions", "conditions_summary", "main"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.p2``); see :mod:`tcpmodels.experiments.p2.__main__`.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments; None: ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        The exit status of the command.
-    """
-    from tcpmodels.experiments.p2.__main__ import main as _main
-
-    return _main(argv)
+#: ``main(argv=None) -> exit status``: the command line ``python -m`` runs (this package's ``__main__``)
+main = package_main(__name__)

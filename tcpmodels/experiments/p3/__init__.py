@@ -150,6 +150,7 @@ from tcpmodels.experiments.p3.ns3 import (
     run_ns3,
 )
 from tcpmodels.models.fairness import jain_index
+from tcpmodels.experiments.cli import package_main
 
 __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "NS3_SETTINGS", "SCHEMA", "KERNEL_KEY", "TESTBEDS", "kernel_campaign_label",
            "kernel_plan", "REPEAT_SUFFIX", "cpu_loss_repeat_plan", "record_cpu_drops",
@@ -160,19 +161,5 @@ __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "NS3_SETTING
            "read_ns3_records", "write_ns3_records", "fluid_frame", "build_dataset", "jain_index", "main"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.p3``); see :mod:`tcpmodels.experiments.p3.__main__`.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments; None: ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        The exit status of the command.
-    """
-    from tcpmodels.experiments.p3.__main__ import main as _main
-
-    return _main(argv)
+#: ``main(argv=None) -> exit status``: the command line ``python -m`` runs (this package's ``__main__``)
+main = package_main(__name__)

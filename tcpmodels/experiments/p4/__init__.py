@@ -52,24 +52,11 @@ from tcpmodels.experiments.p4.kernel import (
     run_kernel_campaign,
     summarize_window_limited,
 )
+from tcpmodels.experiments.cli import package_main
 
 __all__ = ["P4Config", "DEFAULT_CONFIG", "SCHEMA", "KERNEL_KEY", "kernel_plan", "WindowSession",
            "run_kernel_campaign", "summarize_window_limited", "kernel_frame", "build_dataset", "main"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.p4``); see :mod:`tcpmodels.experiments.p4.__main__`.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        Arguments (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        Exit status.
-    """
-    from tcpmodels.experiments.p4.__main__ import main as _main
-
-    return _main(argv)
+#: ``main(argv=None) -> exit status``: the command line ``python -m`` runs (this package's ``__main__``)
+main = package_main(__name__)

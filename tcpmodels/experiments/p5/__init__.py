@@ -86,6 +86,7 @@ from tcpmodels.experiments.p5.kernel_config import DEFAULT_KERNEL_CONFIG, Testbe
 from tcpmodels.experiments.p5.kernel_dataset import build_kernel_dataset, shipped_kernel_keys
 from tcpmodels.experiments.p5.plan import caterpillar_for, plan
 from tcpmodels.experiments.p5.runs import run_campaign, run_p5
+from tcpmodels.experiments.cli import package_main
 
 __all__ = [
     "P5Config",
@@ -113,19 +114,5 @@ __all__ = [
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.p5``); see :mod:`tcpmodels.experiments.p5.__main__`.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments; None: ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        The exit status of the command.
-    """
-    from tcpmodels.experiments.p5.__main__ import main as _main
-
-    return _main(argv)
+#: ``main(argv=None) -> exit status``: the command line ``python -m`` runs (this package's ``__main__``)
+main = package_main(__name__)

@@ -80,25 +80,12 @@ from tcpmodels.experiments.sim_vs_kernel.runs import (
     run_ns3_sample,
     summarize_flows,
 )
+from tcpmodels.experiments.cli import package_main
 
 __all__ = ["SvkConfig", "DEFAULT_CONFIG", "plan", "ns3_config", "summarize_flows", "run_kernel_sample",
            "run_ns3_sample", "run_campaign", "flow_frame", "agreement", "build_dataset", "load_dataset",
            "NS3_VARIANT", "SCENARIOS", "KEY", "SCHEMA", "main"]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The command line (``python -m tcpmodels.experiments.sim_vs_kernel``); see its ``__main__``.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments; None: ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        The exit status of the command.
-    """
-    from tcpmodels.experiments.sim_vs_kernel.__main__ import main as _main
-
-    return _main(argv)
+#: ``main(argv=None) -> exit status``: the command line ``python -m`` runs (this package's ``__main__``)
+main = package_main(__name__)

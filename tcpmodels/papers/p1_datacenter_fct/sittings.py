@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels.datasets.p1_abab import TESTBEDS
 from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_LOADED_FAMILY, Abab, abab_reading, complete_seeds, load_abab
 from tcpmodels.papers.p1_datacenter_fct.data import with_cc
 from tcpmodels.stats.spec import ttest_1samp
@@ -29,7 +30,7 @@ __all__ = ["TESTBED_NAMES", "shipped_per_seed", "paired_sessions", "sitting_effe
            "load_section", "session_section"]
 
 #: engine label -> the testbed's name in prose
-TESTBED_NAMES = {"kernel": "unsteered", "kernel_steered": "steered"}
+TESTBED_NAMES = dict(zip(TESTBEDS, ("unsteered", "steered")))
 
 
 def shipped_per_seed(flows: pd.DataFrame, runs: pd.DataFrame, seeds: list[int]) -> pd.DataFrame:
@@ -123,6 +124,21 @@ def sitting_effect(abab: Abab, flows: pd.DataFrame, runs: pd.DataFrame) -> pd.Da
         columns={"first": "shipped", "second": "session"})
 
 
+def _changes(effect: pd.DataFrame, first: str, second: str) -> list[str]:
+    """Per testbed of a :func:`paired_sessions` table: headline, mean FCTs and load, ``first -> second (difference [CI])``."""
+    e = effect.set_index(["testbed", "quantity"])
+
+    def q(testbed: str, label: str, fmt: str) -> str:
+        r = e.loc[(testbed, label)]
+        return (f"{r[first]:{fmt}} -> {r[second]:{fmt}} ({r.difference:+{fmt}} [{r.ci_low:+{fmt}}, "
+                f"{r.ci_high:+{fmt}}])")
+
+    head, load = "headline log(MPTCP/TCP) [-]", "1-min load at the runs' starts"
+    return [f"{t} ({int(e.loc[(t, head), 'seeds'])} seeds): headline {q(t, head, '.3f')}, mean FCT beside TCP "
+            f"{q(t, 'mean FCT beside TCP [ms]', '.1f')} ms, beside MPTCP {q(t, 'mean FCT beside MPTCP [ms]', '.1f')} "
+            f"ms, 1-min load {q(t, load, '.1f')}" for t in TESTBED_NAMES.values() if (t, head) in e.index]
+
+
 def sitting_sentence(effect: pd.DataFrame) -> str:
     """One Markdown paragraph on the sitting effect (:func:`sitting_effect`), marked as not stated beforehand.
 
@@ -138,25 +154,10 @@ def sitting_sentence(effect: pd.DataFrame) -> str:
     """
     if effect.empty:
         return "**The sitting**: no seed of the alternated campaign has shipped runs to compare with."
-    e = effect.set_index(["testbed", "quantity"])
-
-    def q(testbed: str, label: str, fmt: str) -> str:
-        r = e.loc[(testbed, label)]
-        return (f"{r.shipped:{fmt}} -> {r.session:{fmt}} ({r.difference:+{fmt}} [{r.ci_low:+{fmt}}, "
-                f"{r.ci_high:+{fmt}}])")
-
-    parts = []
-    for testbed in TESTBED_NAMES.values():
-        if (testbed, "headline log(MPTCP/TCP) [-]") not in e.index:
-            continue
-        n = int(e.loc[(testbed, "headline log(MPTCP/TCP) [-]"), "seeds"])
-        parts.append(f"{testbed} ({n} seeds): headline {q(testbed, 'headline log(MPTCP/TCP) [-]', '.3f')}, mean FCT "
-                     f"beside TCP {q(testbed, 'mean FCT beside TCP [ms]', '.1f')} ms, 1-min load "
-                     f"{q(testbed, chr(49) + '-min load at the runs' + chr(39) + ' starts', '.1f')}")
     return ("**The sitting** (not stated before the run: an estimate, not a verdict). The same seeds, shipped sitting "
-            "-> this session, per-seed difference with its 95 % interval: " + "; ".join(parts) + ". Where an "
-            "interval excludes 0, the sitting (day, load, code between the commits) moved that quantity on one "
-            "testbed with the testbed held fixed.")
+            "-> this session, per-seed difference with its 95 % interval: "
+            + "; ".join(_changes(effect, "shipped", "session")) + ". Where an interval excludes 0, the sitting (day, "
+            "load, code between the commits) moved that quantity on one testbed with the testbed held fixed.")
 
 
 def load_section(loaded: Abab, idle: Abab) -> str:
@@ -179,20 +180,10 @@ def load_section(loaded: Abab, idle: Abab) -> str:
     e = paired_sessions(idle.per_seed, loaded.per_seed)
     if e.empty:
         return "**The load**: no seed is complete in both sessions."
-    e = e.set_index(["testbed", "quantity"])
-
-    def q(testbed: str, label: str, fmt: str) -> str:
-        r = e.loc[(testbed, label)]
-        return (f"{r.first:{fmt}} -> {r.second:{fmt}} ({r.difference:+{fmt}} [{r.ci_low:+{fmt}}, "
-                f"{r.ci_high:+{fmt}}])")
-
-    head, load = "headline log(MPTCP/TCP) [-]", "1-min load at the runs' starts"
-    parts = [f"{t} ({int(e.loc[(t, head), 'seeds'])} seeds): headline {q(t, head, '.3f')}, mean FCT beside TCP "
-             f"{q(t, 'mean FCT beside TCP [ms]', '.1f')} ms, beside MPTCP {q(t, 'mean FCT beside MPTCP [ms]', '.1f')} "
-             f"ms, 1-min load {q(t, load, '.1f')}" for t in TESTBED_NAMES.values() if (t, head) in e.index]
     return ("**The load** (an estimate, not a verdict). The same seeds on the same testbed, idle session -> loaded "
-            "session, per-seed difference with its 95 % interval: " + "; ".join(parts) + ". Where an interval "
-            "excludes 0, the loaded sitting (its load, its hour) moved that quantity with the testbed held fixed.")
+            "session, per-seed difference with its 95 % interval: " + "; ".join(_changes(e, "first", "second"))
+            + ". Where an interval excludes 0, the loaded sitting (its load, its hour) moved that quantity with the "
+            "testbed held fixed.")
 
 
 def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Path = "data") -> str:
