@@ -11,11 +11,12 @@ from tcpmodels.papers.p1_datacenter_fct.abab import Abab
 from tcpmodels.papers.p1_datacenter_fct.sittings import paired_sessions, sitting_effect, sitting_sentence
 
 
-def _session(n_seeds, rng, base_s=0.030, load=9.0):
-    """Fake alternated-campaign records: 70 KB flows of mean ``base_s`` (x1.1 beside MPTCP), both testbeds."""
+def _session(n_seeds, rng, base_s=0.030, load=9.0, mptcp_factor=1.1):
+    """Fake alternated-campaign records: 70 KB flows of mean ``base_s`` (x``mptcp_factor`` beside MPTCP), both
+    testbeds."""
     recs = []
     for p in abab_plan(range(n_seeds)):
-        mean = base_s * (1.1 if p["protocol"] == "mptcp" else 1.0) * math.exp(rng.normal(0, 0.005))
+        mean = base_s * (mptcp_factor if p["protocol"] == "mptcp" else 1.0) * math.exp(rng.normal(0, 0.005))
         flows = [{"conn_id": i, "kind": "short", "src": 1, "dst": 2, "start_s": 0.1 * i, "size_bytes": 70000,
                   "fct_s": float(mean), "rate_bps": None, "retransmitted_packets": 0, "pattern": None, "error": None}
                  for i in range(50)]
@@ -116,3 +117,19 @@ def test_two_sessions_the_idle_one_is_the_test_the_loaded_one_beside_it(tmp_path
     assert replace(got_loaded, family=ABAB_LOADED_FAMILY).verdicts()["family"].unique().tolist() == [ABAB_LOADED_FAMILY]
     with pytest.raises(ValueError, match="session='second': expected one of"):
         load_abab(tmp_path, "second")
+
+
+def test_two_sessions_reading_names_the_load_when_it_moves_the_headline():
+    from tcpmodels.papers.p1_datacenter_fct.sittings import two_sessions_reading
+
+    rng = np.random.default_rng(8)
+    idle = _session(4, rng, base_s=0.020, load=1.0)
+    same = _session(4, rng, base_s=0.030, load=12.0)  # slower flows, the same headline (log 1.1)
+    text = two_sessions_reading(same, idle)
+    assert "the load was not shown to move the headline on either testbed" in text
+    # steering moves nothing (both testbeds alike): the decided-equal case is "smaller than claimed" or inconclusive
+    assert "steering is" in text and "(sd unsteered" in text
+    higher = _session(4, rng, base_s=0.030, load=12.0, mptcp_factor=1.3)  # the headline up by log(1.3/1.1)
+    text = two_sessions_reading(higher, idle)
+    assert "the host's load moved the headline with the testbed held fixed: unsteered +0.16" in text
+    assert "for a 1-min load 1.0 -> 12.0" in text

@@ -27,7 +27,7 @@ from tcpmodels.papers.p1_datacenter_fct.data import with_cc
 from tcpmodels.stats.spec import ttest_1samp
 
 __all__ = ["TESTBED_NAMES", "shipped_per_seed", "paired_sessions", "sitting_effect", "sitting_sentence",
-           "load_section", "session_section"]
+           "load_section", "two_sessions_reading", "session_section"]
 
 #: engine label -> the testbed's name in prose
 TESTBED_NAMES = dict(zip(TESTBEDS, ("unsteered", "steered")))
@@ -186,6 +186,51 @@ def load_section(loaded: Abab, idle: Abab) -> str:
             "testbed held fixed.")
 
 
+def two_sessions_reading(loaded: Abab, idle: Abab) -> str:
+    """What the two sessions isolate, in one paragraph (Markdown): steering (judged), the load (estimated), the spread.
+
+    Steering is read from the second session's ``headline`` verdict (the plan's test); the load from
+    :func:`paired_sessions` of the two sessions' headlines per testbed (first minus second session, an
+    estimate: its interval excluding 0 says the load moved the headline with the testbed held fixed); what
+    keeps an undecided steering verdict open, from the per-seed spread of the headline on each testbed in
+    the second session.
+
+    Parameters
+    ----------
+    loaded, idle : Abab
+        The first session (other jobs on the host) and the second (nothing else on it).
+
+    Returns
+    -------
+    str
+        Markdown.
+    """
+    h = idle.verdicts().set_index("key").loc["headline"]
+    ci = f"{h.effect:+.3f} [{h.ci_low:+.3f}, {h.ci_high:+.3f}]"
+    steering = {"supported": f"steering is shown to lower the uncoupled headline ({ci}, supported)",
+                "contradicted": f"steering is excluded as the cause ({ci}, contradicted)",
+                "smaller than claimed": f"steering is excluded as the cause ({ci}, smaller than claimed)"}.get(
+        h.verdict, f"steering is neither shown nor excluded ({ci}, {h.verdict})")
+    e = paired_sessions(idle.per_seed, loaded.per_seed)
+    head = e[e["quantity"] == "headline log(MPTCP/TCP) [-]"].set_index("testbed")
+    load = e[e["quantity"] == "1-min load at the runs' starts"].set_index("testbed")
+    moved, not_moved = [], []
+    for testbed, r in head.iterrows():
+        text = (f"{testbed} {r.difference:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] for a 1-min load "
+                f"{load.loc[testbed, 'first']:.1f} -> {load.loc[testbed, 'second']:.1f}")
+        (moved if r.ci_low > 0 or r.ci_high < 0 else not_moved).append(text)
+    if moved:
+        load_text = ("the host's load moved the headline with the testbed held fixed: " + "; ".join(moved)
+                     + (f" (not shown on: {'; '.join(not_moved)})" if not_moved else ""))
+    else:
+        load_text = "the load was not shown to move the headline on either testbed (" + "; ".join(not_moved) + ")"
+    sd = idle.per_seed.groupby(level="engine")["headline"].std()
+    spread = ", ".join(f"{TESTBED_NAMES[k]} {v:.3f}" for k, v in sd.items() if k in TESTBED_NAMES)
+    return (f"**What the two sessions isolate.** Within one session, {steering}; across the two sessions (an "
+            f"estimate, not a verdict), {load_text}. What keeps steering open is the spread of the headline from seed "
+            f"to seed in the second session (sd {spread}).")
+
+
 def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Path = "data") -> str:
     """The notebook's section on the alternated campaign: the stated reading of each session, the load, the sitting.
 
@@ -213,7 +258,8 @@ def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Pat
         if loaded is not None and len(complete_seeds(loaded.runs)) >= 2:
             loaded = replace(loaded, family=ABAB_LOADED_FAMILY)
             out += ("\n\n**The first session** (other jobs on the host; shown beside the second, not pooled): "
-                    + abab_reading(loaded.verdicts()) + "\n\n" + load_section(loaded, idle))
+                    + abab_reading(loaded.verdicts()) + "\n\n" + load_section(loaded, idle) + "\n\n"
+                    + two_sessions_reading(loaded, idle))
         return out
     if loaded is None:
         return ("**Steered against unsteered in one session**: the alternated campaign "
