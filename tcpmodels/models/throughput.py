@@ -149,7 +149,7 @@ def mathis_loss_rate(rate_bps: Numeric, mss_bytes: Numeric, rtt_s: Numeric, b: N
 
 
 def _padhye_inputs(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, t0_s: Numeric, w_max_segments: Numeric,
-                   b: Numeric, *, p_high_open: bool) -> tuple[np.ndarray, ...]:
+                   b: Numeric, *, p_high_open: bool) -> tuple:
     """The PFTK inputs broadcast and checked (``loss_rate`` = 1 allowed unless ``p_high_open``):
     ``(p, rtt, t0, w_max, b, mss, kind)``, the arrays in the papers' symbols and the kind to return."""
     args, kind = broadcast(
