@@ -50,7 +50,7 @@ from tcpmodels.fit import flow_estimates, group_loss_events
 from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
 from tcpmodels.traces import (ReadAccounting, TraceWarning, annotate, bytes_in_flight, flows,
                               mptcp_subflows, read_pcap, rtt_samples, throughput_series)
-from tcpmodels.traces.limits import LimitDiagnosis, diagnose
+from tcpmodels.traces.limits import LimitDiagnosis, capture_position, diagnose
 from tcpmodels.traces.limits_plot import CLASS_COLOURS, plot_limit_band
 from tcpmodels.traces.plots import (TIME_LABEL, plot_mptcp_data_sequence, plot_subflow_shares_over_time)
 from tcpmodels.traces.pcapfile import iter_batches
@@ -70,8 +70,6 @@ CAPTURE_SUFFIXES = (".gz", ".pcapng", ".pcap", ".cap")
 SOURCE_FILE = "capture_path.txt"
 #: RTT assumed for grouping retransmissions into loss events when a flow has no RTT sample. [s]
 FALLBACK_RTT_S = 0.2
-#: A round trip between the sender and the capture point shorter than this does not matter. [s]
-NEGLIGIBLE_RTT_S = 1e-3
 #: Captures larger than this (on disk) are analysed by streaming (:func:`analyze_streaming`). [bytes]
 STREAMING_THRESHOLD_BYTES = 1 << 30
 #: Columns of the flow table that ``tcpmodels analyze --streaming`` prints (``flows.csv`` has them all).
@@ -421,7 +419,8 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
     initiator. The part on the data *sender's* side is about 0 at the sender
     (below a quarter of the total, or below 1 ms: ``"sender"``). When it is the larger part, the capture is nearer the
     receiver: sequence/ACK RTT samples miss it, and a segment lost before the
-    capture point shows as a hole, not as a retransmission.
+    capture point shows as a hole, not as a retransmission. (The position is
+    :func:`tcpmodels.traces.limits.capture_position`'s; this adds the caution.)
 
     Parameters
     ----------
@@ -436,30 +435,10 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
         Indexed by ``flow_id``: ``sender_side_rtt_s``, ``receiver_side_rtt_s`` [s],
         ``position`` (``"sender"``, ``"middle"``, ``"receiver"`` or ``"unknown"``), ``caution`` (text, "" if none).
     """
-    an = annotate(packets) if annotated is None else annotated
-    df = pd.DataFrame({"conn": an["connection_id"].to_numpy(), "init": an["is_initiator"].to_numpy(),
-                       "t": packets["timestamp_s"].to_numpy(), "syn": packets["syn"].to_numpy(),
-                       "ack": packets["ack_flag"].to_numpy()})
-    t_syn = df[df["init"] & df["syn"] & ~df["ack"]].groupby("conn")["t"].min()
-    t_synack = df[~df["init"] & df["syn"] & df["ack"]].groupby("conn")["t"].min()
-    later = df[df["init"] & df["ack"] & ~df["syn"]]
-    later = later[later["t"].to_numpy() > t_synack.reindex(later["conn"]).to_numpy()]
-    t_ack = later.groupby("conn")["t"].min()
-    near_responder = (t_synack - t_syn)
-    near_initiator = (t_ack - t_synack)
-    fids = np.unique(an["flow_id"].to_numpy())
-    conn = fids // 2
-    init_dir = fids % 2 == 0
-    r_side = near_responder.reindex(conn).to_numpy()
-    i_side = near_initiator.reindex(conn).to_numpy()
-    sender = np.where(init_dir, i_side, r_side)
-    receiver = np.where(init_dir, r_side, i_side)
-    total = sender + receiver
-    with np.errstate(invalid="ignore", divide="ignore"):
-        share = sender / total
-    near_sender = (share < 0.25) | (sender < NEGLIGIBLE_RTT_S)
-    position = np.where(np.isnan(share), "unknown",
-                        np.where(near_sender, "sender", np.where(share > 0.75, "receiver", "middle")))
+    where = capture_position(packets, annotated)
+    position = where["position"].to_numpy()
+    sender = where["sender_side_rtt_s"].to_numpy()
+    total = sender + where["receiver_side_rtt_s"].to_numpy()
     caution = []
     for pos, snd, tot in zip(position, sender, total):
         if pos == "unknown":
@@ -474,8 +453,7 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
                            "samples cover only the far part; losses before the capture point are not seen")
         else:
             caution.append("")
-    return pd.DataFrame({"sender_side_rtt_s": sender, "receiver_side_rtt_s": receiver, "position": position,
-                         "caution": caution}, index=pd.Index(fids, name="flow_id"))
+    return where[["sender_side_rtt_s", "receiver_side_rtt_s", "position"]].assign(caution=caution)
 
 
 def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | pd.Index,

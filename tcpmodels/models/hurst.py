@@ -219,6 +219,15 @@ def _window_sizes(lo: int, hi: int, count: int) -> np.ndarray:
     return np.unique(np.round(np.geomspace(lo, hi, count)).astype(np.int64))
 
 
+def _window_grid(n: int, min_window: int, max_window: int | None, n_windows: int) -> np.ndarray:
+    """The window sizes of :func:`hurst_rs` and :func:`hurst_dfa` on ``n`` samples (``max_window`` default n/4),
+    checked: 4 <= min_window < max_window <= n."""
+    hi = n // 4 if max_window is None else int(max_window)
+    if not 4 <= min_window < hi <= n:
+        raise ValueError(f"need 4 <= min_window < max_window <= n; got min_window={min_window}, max_window={hi}, n={n}")
+    return _window_sizes(min_window, hi, n_windows)
+
+
 def _ols(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     """Slope, intercept and slope standard error of ordinary least squares."""
     res = stats.linregress(x, y)
@@ -377,10 +386,7 @@ def hurst_rs(x: ArrayLike, *, min_window: int = 16, max_window: int | None = Non
     """
     arr = _validate(x, min_length=128)
     n = arr.size
-    hi = n // 4 if max_window is None else int(max_window)
-    if not 4 <= min_window < hi <= n:
-        raise ValueError(f"need 4 <= min_window < max_window <= n; got min_window={min_window}, max_window={hi}, n={n}")
-    sizes = _window_sizes(min_window, hi, n_windows)
+    sizes = _window_grid(n, min_window, max_window, n_windows)
     dev = arr - arr.mean()
     csum = np.concatenate([[0.0], np.cumsum(dev)])  # csum[i] = sum of the first i values
     csq = np.concatenate([[0.0], np.cumsum(dev * dev)])
@@ -512,10 +518,7 @@ def hurst_dfa(x: ArrayLike, *, min_window: int = 16, max_window: int | None = No
     """
     arr = _validate(x, min_length=128)
     n = arr.size
-    hi = n // 4 if max_window is None else int(max_window)
-    if not 4 <= min_window < hi <= n:
-        raise ValueError(f"need 4 <= min_window < max_window <= n; got min_window={min_window}, max_window={hi}, n={n}")
-    sizes = _window_sizes(min_window, hi, n_windows)
+    sizes = _window_grid(n, min_window, max_window, n_windows)
     profile = np.cumsum(arr - arr.mean())
     stat = np.empty(sizes.size)
     for i, s in enumerate(sizes):

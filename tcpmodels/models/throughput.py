@@ -148,13 +148,21 @@ def mathis_loss_rate(rate_bps: Numeric, mss_bytes: Numeric, rtt_s: Numeric, b: N
     return wrap((const / window_segments) ** 2, kind)
 
 
-def _check_padhye(args: dict[str, np.ndarray], *, p_high_open: bool) -> None:
+def _padhye_inputs(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, t0_s: Numeric, w_max_segments: Numeric,
+                   b: Numeric, *, p_high_open: bool) -> tuple:
+    """The PFTK inputs broadcast and checked (``loss_rate`` = 1 allowed unless ``p_high_open``):
+    ``(p, rtt, t0, w_max, b, mss, kind)``, the arrays in the papers' symbols and the kind to return."""
+    args, kind = broadcast(
+        mss_bytes=mss_bytes, rtt_s=rtt_s, loss_rate=loss_rate, t0_s=t0_s,
+        w_max_segments=w_max_segments, b=b,
+    )
     check_range("mss_bytes", args["mss_bytes"], unit="bytes", low=0, low_open=True)
     check_range("rtt_s", args["rtt_s"], unit="s", low=0, low_open=True)
     check_range("loss_rate", args["loss_rate"], unit="-", low=0, high=1, low_open=True, high_open=p_high_open)
     check_range("t0_s", args["t0_s"], unit="s", low=0)
     check_range("w_max_segments", args["w_max_segments"], unit="segments", low=1)
     check_range("b", args["b"], unit="segments", low=1)
+    return (*(args[k] for k in ("loss_rate", "rtt_s", "t0_s", "w_max_segments", "b", "mss_bytes")), kind)
 
 
 def _pftk_q_hat(p: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -243,12 +251,8 @@ def padhye_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric
     >>> round(padhye_throughput_bps(1460, 0.1, 0.01, 0.4, float("inf")) / 1e6, 3)
     0.909
     """
-    args, kind = broadcast(
-        mss_bytes=mss_bytes, rtt_s=rtt_s, loss_rate=loss_rate, t0_s=t0_s,
-        w_max_segments=w_max_segments, b=b,
-    )
-    _check_padhye(args, p_high_open=True)
-    p, rtt, t0, w_max, bb = (args[k] for k in ("loss_rate", "rtt_s", "t0_s", "w_max_segments", "b"))
+    p, rtt, t0, w_max, bb, mss, kind = _padhye_inputs(mss_bytes, rtt_s, loss_rate, t0_s, w_max_segments, b,
+                                                      p_high_open=True)
 
     k = (2.0 + bb) / (3.0 * bb)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -267,7 +271,7 @@ def padhye_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric
     # With W_max = inf the limited branch is inf/inf = NaN but never selected.
     rate = np.where(ew_u < w_max, unlimited, limited)
     rate = np.where(np.isnan(ew_u) | np.isnan(w_max), np.nan, rate)
-    return wrap(rate * args["mss_bytes"] * _BITS_PER_BYTE, kind)
+    return wrap(rate * mss * _BITS_PER_BYTE, kind)
 
 
 @finite_result
@@ -315,17 +319,13 @@ def padhye_approx_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: 
     >>> round(padhye_approx_throughput_bps(1460, 0.1, 0.01, 0.4, float("inf")) / 1e6, 3)
     0.928
     """
-    args, kind = broadcast(
-        mss_bytes=mss_bytes, rtt_s=rtt_s, loss_rate=loss_rate, t0_s=t0_s,
-        w_max_segments=w_max_segments, b=b,
-    )
-    _check_padhye(args, p_high_open=False)
-    p, rtt, t0, w_max, bb = (args[k] for k in ("loss_rate", "rtt_s", "t0_s", "w_max_segments", "b"))
+    p, rtt, t0, w_max, bb, mss, kind = _padhye_inputs(mss_bytes, rtt_s, loss_rate, t0_s, w_max_segments, b,
+                                                      p_high_open=False)
     denominator = rtt * np.sqrt(2.0 * bb * p / 3.0) + t0 * np.minimum(
         1.0, 3.0 * np.sqrt(3.0 * bb * p / 8.0)
     ) * p * (1.0 + 32.0 * p * p)
     rate = np.minimum(w_max / rtt, 1.0 / denominator)
-    return wrap(rate * args["mss_bytes"] * _BITS_PER_BYTE, kind)
+    return wrap(rate * mss * _BITS_PER_BYTE, kind)
 
 
 @finite_result

@@ -61,20 +61,11 @@ class FluidFlow:
         self.last_loss_t = -math.inf
         self.losses = 0
 
-    def _slow_start(self, frac: float) -> bool:
-        if self.cwnd < self.ssthresh:
-            self.cwnd = min(self.cwnd * 2.0**frac, self.ssthresh)  # doubling per RTT
-            return True
-        return False
-
-
-class RenoFlow(FluidFlow):
-    """Reno: +1 segment per RTT in congestion avoidance, halve on loss (RFC 5681)."""
-
-    __slots__ = ()
-
     def advance(self, t: float, dt: float, rtt: float) -> None:
         """Advance the window by one time step of the fluid per-ACK rule.
+
+        Slow start (doubling per RTT up to ``ssthresh``) is common to every algorithm; above it
+        the subclass's congestion-avoidance rule applies; the window never exceeds ``max_cwnd``.
 
         Parameters
         ----------
@@ -91,13 +82,18 @@ class RenoFlow(FluidFlow):
             ``cwnd`` (and the algorithm's state) is updated in place. [segments]
         """
         frac = dt / rtt
-        if not self._slow_start(frac):
-            self.cwnd += frac
+        if self.cwnd < self.ssthresh:
+            self.cwnd = min(self.cwnd * 2.0**frac, self.ssthresh)  # doubling per RTT
+        else:
+            self._avoid(t, dt, rtt, frac)
         if self.cwnd > self.max_cwnd:
             self.cwnd = self.max_cwnd
 
     def on_loss(self, t: float) -> None:
         """Apply a loss event at time ``t`` (multiplicative decrease; a new epoch for CUBIC).
+
+        ``ssthresh`` becomes the subclass's reduced window (at least 2 segments) and ``cwnd`` starts
+        again from it.
 
         Parameters
         ----------
@@ -109,10 +105,11 @@ class RenoFlow(FluidFlow):
         None
             ``cwnd``, ``ssthresh``, ``last_loss_t`` and ``losses`` are updated in place.
         """
-        self.ssthresh = max(self.cwnd / 2.0, 2.0)
+        self.ssthresh = max(self._reduced_window(), 2.0)
         self.cwnd = self.ssthresh
         self.last_loss_t = t
         self.losses += 1
+        self._after_loss(t)
 
     def columns(self) -> tuple[float, float, float, bool]:
         """The algorithm's extra trajectory columns at the current step.
@@ -124,7 +121,34 @@ class RenoFlow(FluidFlow):
             W_max [segments], and whether the Reno-friendly region applies; NaN and
             False for Reno, which has none of them.
         """
+        return self._columns()
+
+    def _avoid(self, t: float, dt: float, rtt: float, frac: float) -> None:
+        """Congestion avoidance over one step (``frac`` = dt / rtt of a round trip); the subclass's rule."""
+        raise NotImplementedError
+
+    def _reduced_window(self) -> float:
+        """The window kept after a loss, before the 2-segment floor [segments]; the subclass's rule."""
+        raise NotImplementedError
+
+    def _after_loss(self, t: float) -> None:
+        """What the algorithm does after the decrease at time ``t`` (nothing by default)."""
+
+    def _columns(self) -> tuple[float, float, float, bool]:
+        """:meth:`columns` of an algorithm without CUBIC's quantities."""
         return (math.nan, math.nan, math.nan, False)
+
+
+class RenoFlow(FluidFlow):
+    """Reno: +1 segment per RTT in congestion avoidance, halve on loss (RFC 5681)."""
+
+    __slots__ = ()
+
+    def _avoid(self, t: float, dt: float, rtt: float, frac: float) -> None:
+        self.cwnd += frac
+
+    def _reduced_window(self) -> float:
+        return self.cwnd / 2.0
 
 
 class CubicFlow(FluidFlow):
@@ -193,28 +217,7 @@ class CubicFlow(FluidFlow):
         self.k = (self.k_factor * gap / self.c) ** (1.0 / 3.0)
         self.w_est = self.cwnd
 
-    def advance(self, t: float, dt: float, rtt: float) -> None:
-        """Advance the window by one time step of the fluid per-ACK rule.
-
-        Parameters
-        ----------
-        t : float
-            Time at the start of the step. [s]
-        dt : float
-            Length of the step. [s]
-        rtt : float
-            Round-trip time during the step. [s]
-
-        Returns
-        -------
-        None
-            ``cwnd`` (and the algorithm's state) is updated in place. [segments]
-        """
-        frac = dt / rtt
-        if self._slow_start(frac):
-            if self.cwnd > self.max_cwnd:
-                self.cwnd = self.max_cwnd
-            return
+    def _avoid(self, t: float, dt: float, rtt: float, frac: float) -> None:
         if math.isnan(self.epoch_t):
             # first congestion avoidance without a loss: RFC 9438 Sec. 4.10, K = 0, W_max = cwnd
             self.w_max = self.cwnd
@@ -233,44 +236,20 @@ class CubicFlow(FluidFlow):
         else:
             self.reno_region = False
             self.cwnd = cubic_cwnd
-        if self.cwnd > self.max_cwnd:
-            self.cwnd = self.max_cwnd
 
-    def on_loss(self, t: float) -> None:
-        """Apply a loss event at time ``t`` (multiplicative decrease; a new epoch for CUBIC).
-
-        Parameters
-        ----------
-        t : float
-            Time of the loss. [s]
-
-        Returns
-        -------
-        None
-            ``cwnd``, ``ssthresh``, ``last_loss_t`` and ``losses`` are updated in place.
-        """
+    def _reduced_window(self) -> float:
         prior = self.cwnd
         if self.fast_convergence and prior < self.w_max:
             self.w_max = prior * (1.0 + self.beta) / 2.0
         else:
             self.w_max = prior
         self.cwnd_prior = prior
-        self.ssthresh = max(prior * self.beta, 2.0)
-        self.cwnd = self.ssthresh
-        self.last_loss_t = t
-        self.losses += 1
+        return prior * self.beta
+
+    def _after_loss(self, t: float) -> None:
         self.start_epoch(t)
 
-    def columns(self) -> tuple[float, float, float, bool]:
-        """The algorithm's extra trajectory columns at the current step.
-
-        Returns
-        -------
-        tuple of (float, float, float, bool)
-            ``(w_cubic, w_est, w_max, reno_region)``: CUBIC's W(t) and W_est and
-            W_max [segments], and whether the Reno-friendly region applies; NaN and
-            False for Reno, which has none of them.
-        """
+    def _columns(self) -> tuple[float, float, float, bool]:
         return (self.w_cubic_now, self.w_est, self.w_max, self.reno_region)
 
 

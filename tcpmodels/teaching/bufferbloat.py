@@ -16,6 +16,7 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
+from tcpmodels.datasets.bbr import SCHEMA
 from tcpmodels.models.bbr import (
     BBR_MIN_RTT_WINDOW_S,
     BBR_PROBE_RTT_DURATION_S,
@@ -128,7 +129,8 @@ def bbr_numbers(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: f
 
 
 def shipped_runs(data_dir: str | Path) -> pd.DataFrame | None:
-    """The shipped kernel and ns-3 runs of the BBR campaign (``bbr_runs.parquet``), or None if absent.
+    """The shipped kernel and ns-3 runs of the BBR campaign (table ``runs`` of :data:`tcpmodels.datasets.bbr.SCHEMA`,
+    ``bbr_runs.parquet``), or None if absent.
 
     Parameters
     ----------
@@ -140,11 +142,9 @@ def shipped_runs(data_dir: str | Path) -> pd.DataFrame | None:
     pandas.DataFrame or None
         One row per run (see :mod:`tcpmodels.experiments.bbr.dataset`), without the pilot.
     """
-    d = Path(data_dir)
-    path = d / "datasets" / "bbr_runs.parquet" if (d / "datasets").is_dir() else d / "bbr_runs.parquet"
-    if not path.exists():
+    if not SCHEMA.present(data_dir, ("runs",)):
         return None
-    runs = pd.read_parquet(path)
+    runs = SCHEMA.read(data_dir, ("runs",))["runs"]
     return runs[runs["campaign"] != "bbr_pilot"]
 
 

@@ -322,10 +322,7 @@ class Topology:
         KeyError
             If the topology has no such node.
         """
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(f"no node {name!r} in topology {self.name}")
+        return self._named("node", self.nodes, name)
 
     def link(self, name: str) -> Link:
         """The link called ``name``.
@@ -344,10 +341,14 @@ class Topology:
         KeyError
             If the topology has no such link.
         """
-        for lk in self.links:
-            if lk.name == name:
-                return lk
-        raise KeyError(f"no link {name!r} in topology {self.name}")
+        return self._named("link", self.links, name)
+
+    def _named(self, kind: str, items: tuple[Node, ...] | tuple[Link, ...], name: str) -> Node | Link:
+        """The item of ``items`` called ``name``; ``KeyError`` naming the ``kind`` and this topology if none."""
+        for item in items:
+            if item.name == name:
+                return item
+        raise KeyError(f"no {kind} {name!r} in topology {self.name}")
 
     def to_dict(self) -> dict:
         """Plain-data form (for the run record).

@@ -48,8 +48,8 @@ REPLY = struct.Struct("!Qdd")  # bytes, first byte, last byte (monotonic) [s]
 FLAG_DOWNLOAD = 1
 CHUNK = 256 * 1024
 
-# struct tcp_info (include/uapi/linux/tcp.h), 232 bytes on Linux >= 5.4
-_TCP_INFO = struct.Struct("=8B24I4Q6IQ3Q2I2Q4I")
+#: ``struct tcp_info`` (include/uapi/linux/tcp.h) up to ``tcpi_snd_wnd``, 232 bytes on Linux >= 5.4.
+TCP_INFO_STRUCT = struct.Struct("=8B24I4Q6IQ3Q2I2Q4I")
 _TCP_INFO_FIELDS = (
     "state ca_state retransmits probes backoff options wscale app_limited "
     "rto_us ato_us snd_mss rcv_mss unacked sacked lost retrans fackets "
@@ -63,14 +63,33 @@ _TCP_INFO_FIELDS = (
 ).split()
 
 
-def parse_tcp_info(raw: bytes) -> dict:
-    """The fields of ``struct tcp_info`` that matter, with units in the names.
+def tcp_info_fields(raw: bytes) -> dict:
+    """Every field of ``struct tcp_info`` (:data:`TCP_INFO_STRUCT`) by name, as the kernel gives it.
 
     Parameters
     ----------
     raw : bytes
         ``struct tcp_info`` as ``getsockopt(TCP_INFO)`` returns it; a shorter struct
         (older kernel) is padded with zeros, a longer one cut.
+
+    Returns
+    -------
+    dict
+        The kernel's field names without ``tcpi_``, with the unit appended where the kernel's
+        is not plain (``rtt_us``, ``busy_time_us``, ``delivery_rate_Bps``, ...); the byte after
+        the window scales is ``app_limited`` (bit 0: ``tcpi_delivery_rate_app_limited``).
+    """
+    raw = raw.ljust(TCP_INFO_STRUCT.size, b"\0")[: TCP_INFO_STRUCT.size]
+    return dict(zip(_TCP_INFO_FIELDS, TCP_INFO_STRUCT.unpack(raw)))
+
+
+def parse_tcp_info(raw: bytes) -> dict:
+    """The fields of ``struct tcp_info`` that matter, with units in the names.
+
+    Parameters
+    ----------
+    raw : bytes
+        ``getsockopt(TCP_INFO)``, of any length (as :func:`tcp_info_fields` reads it).
 
     Returns
     -------
@@ -85,8 +104,7 @@ def parse_tcp_info(raw: bytes) -> dict:
         ``rwnd_limited_s`` (time the sender spent limited by the peer's window). [bytes], [s]
         ``total_retrans``, ``lost`` and ``unacked`` are in [segments]; ``ca_state`` is the kernel's ``TCP_CA_*`` number.
     """
-    raw = raw.ljust(_TCP_INFO.size, b"\0")[: _TCP_INFO.size]
-    f = dict(zip(_TCP_INFO_FIELDS, _TCP_INFO.unpack(raw)))
+    f = tcp_info_fields(raw)
     return {
         "cwnd_segments": f["snd_cwnd"],
         "ssthresh_segments": f["snd_ssthresh"],
@@ -164,13 +182,13 @@ def sample(sock: socket.socket, mptcp: bool) -> list[dict]:
         If ``getsockopt`` fails (e.g. the socket is closed).
     """
     if not mptcp:
-        return [parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _TCP_INFO.size))]
+        return [parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, TCP_INFO_STRUCT.size))]
     out = []
     try:
-        infos = _subflow_data(sock, MPTCP_TCPINFO, _TCP_INFO.size)
+        infos = _subflow_data(sock, MPTCP_TCPINFO, TCP_INFO_STRUCT.size)
         addrs = _subflow_data(sock, MPTCP_SUBFLOW_ADDRS, 256)
     except OSError:  # fell back to plain TCP
-        return [parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, _TCP_INFO.size))]
+        return [parse_tcp_info(sock.getsockopt(socket.IPPROTO_TCP, TCP_INFO, TCP_INFO_STRUCT.size))]
     for i, raw in enumerate(infos):
         rec = parse_tcp_info(raw)
         rec["subflow"] = i

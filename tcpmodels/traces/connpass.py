@@ -36,7 +36,7 @@ except ImportError:  # pragma: no cover - depends on the install
 
 __all__ = ["compiled_pass_available", "use_compiled_pass", "table_columns", "run_table", "PassResult",
            "FLOW_DTYPE", "SAMPLE_DTYPE", "ROW_BITS", "flow_ids", "relative_s", "stream_records", "StreamResult",
-           "connection_share", "decoded_columns", "number_records", "address_text", "record_idents",
+           "connection_share", "mix64", "decoded_columns", "number_records", "address_text", "record_idents",
            "flow_columns", "warn_dropped", "STREAM_STATS"]
 
 #: Per-row flags of the compiled pass: annotation column -> bit.
@@ -264,8 +264,25 @@ def flow_ids(conn: np.ndarray, direction: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------- streams
 # read -> per-connection state -> flow records, in one pass over a capture (numpy only: no pandas import)
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser on uint64 (wrapping arithmetic)."""
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 (wrapping arithmetic): the mixing step of the endpoint hashes of
+    :func:`connection_share` and :func:`tcpmodels.traces.dataset.connection_partition`.
+
+    Parameters
+    ----------
+    x : numpy.ndarray of uint64
+        The values to mix (the products wrap modulo 2^64).
+
+    Returns
+    -------
+    numpy.ndarray of uint64
+        The mixed values.
+
+    References
+    ----------
+    .. [1] G. L. Steele, D. Lea and C. H. Flood, "Fast splittable pseudorandom number generators",
+       OOPSLA 2014.
+    """
     x = x ^ (x >> np.uint64(30))
     x = x * np.uint64(0xBF58476D1CE4E5B9)
     x = x ^ (x >> np.uint64(27))
@@ -291,12 +308,12 @@ def connection_share(cols: dict[str, np.ndarray], shares: int) -> np.ndarray:
     """
     with np.errstate(over="ignore"):
         def end(hi, lo, port, ver):
-            h = _mix(np.asarray(hi, np.uint64) ^ np.uint64(0x9E3779B97F4A7C15))
-            h = _mix(h ^ np.asarray(lo, np.uint64))
-            return _mix(h ^ ((np.asarray(ver, np.uint64) << np.uint64(16)) | np.asarray(port, np.uint64)))
+            h = mix64(np.asarray(hi, np.uint64) ^ np.uint64(0x9E3779B97F4A7C15))
+            h = mix64(h ^ np.asarray(lo, np.uint64))
+            return mix64(h ^ ((np.asarray(ver, np.uint64) << np.uint64(16)) | np.asarray(port, np.uint64)))
 
         ver = cols["ip_version"]
-        h = _mix(end(cols["src_hi"], cols["src_lo"], cols["src_port"], ver)
+        h = mix64(end(cols["src_hi"], cols["src_lo"], cols["src_port"], ver)
                  + end(cols["dst_hi"], cols["dst_lo"], cols["dst_port"], ver))
     return (h % np.uint64(shares)).astype(np.int64)
 

@@ -53,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES
+from .connpass import mix64
 from .decode import TUNNELS
 from .reader import ChunkedCapture, assemble_table, warn_accounting
 from .schema import COLUMNS, ReadAccounting, conform, empty_table
@@ -78,15 +79,6 @@ _HASH = "splitmix64(endpoint a) + splitmix64(endpoint b), v1"
 _CATEGORY_COLUMNS = ("tunnel", "src_addr", "dst_addr")
 
 
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser on uint64 (wrapping arithmetic)."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * np.uint64(0xBF58476D1CE4E5B9)
-    x = x ^ (x >> np.uint64(27))
-    x = x * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
-
-
 def connection_partition(src_hi: np.ndarray, src_lo: np.ndarray, src_port: np.ndarray, dst_hi: np.ndarray,
                          dst_lo: np.ndarray, dst_port: np.ndarray, partitions: int) -> np.ndarray:
     """Partition of each packet: a hash of its unordered endpoint pair, the same for both directions.
@@ -106,11 +98,11 @@ def connection_partition(src_hi: np.ndarray, src_lo: np.ndarray, src_port: np.nd
         int64 partition numbers in ``[0, partitions)``.
     """
     def endpoint(hi, lo, port):
-        h = _mix(np.asarray(hi, np.uint64) ^ np.uint64(0x9E3779B97F4A7C15))
-        h = _mix(h ^ np.asarray(lo, np.uint64))
-        return _mix(h ^ np.asarray(port, np.uint64))
+        h = mix64(np.asarray(hi, np.uint64) ^ np.uint64(0x9E3779B97F4A7C15))
+        h = mix64(h ^ np.asarray(lo, np.uint64))
+        return mix64(h ^ np.asarray(port, np.uint64))
 
-    h = _mix(endpoint(src_hi, src_lo, src_port) + endpoint(dst_hi, dst_lo, dst_port))
+    h = mix64(endpoint(src_hi, src_lo, src_port) + endpoint(dst_hi, dst_lo, dst_port))
     return (h % np.uint64(partitions)).astype(np.int64)
 
 

@@ -86,6 +86,7 @@ OPPORTUNITY_RTTS = 10
 #: :mod:`tcpmodels.experiments.limits` only (:func:`tcpmodels.experiments.limits.score.tune_signature`, 2026-12-06):
 #: 47 flows at both capture points, self-induced 0.745-0.801, external 0.050-0.465, midpoint 0.605, rounded.
 SIGNATURE_THRESHOLDS = {"norm_diff": 0.61, "min_samples": 10}
+#: A round trip between the sender and the capture point shorter than this does not matter. [s]
 NEGLIGIBLE_RTT_S = 1e-3
 
 _INTERVAL_COLUMNS = {
@@ -103,7 +104,8 @@ def capture_position(packets: pd.DataFrame, annotated: pd.DataFrame | None = Non
     SYN -> SYN/ACK at the capture point is the round trip to the responder, SYN/ACK -> ACK the one
     to the initiator. For a direction whose sender's part is below a quarter of the total (or below
     1 ms) the capture is at the sender; above three quarters at the receiver; else mid-path; without
-    the three handshake packets the point is unknown. (The rule of :func:`tcpmodels.analyze.capture.capture_point`.)
+    the three handshake packets the point is unknown. (:func:`tcpmodels.analyze.capture.capture_point` adds a
+    caution to each position.)
 
     Parameters
     ----------

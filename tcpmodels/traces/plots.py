@@ -48,6 +48,14 @@ def _ax(ax):
     return ax
 
 
+def _connection_mappings(mappings: pd.DataFrame, mptcp_id: int, t0_s: float | None) -> tuple[pd.DataFrame, float]:
+    """The mapped data packets of MPTCP connection ``mptcp_id`` and the time zero of the x axis (default: its first)."""
+    m = mappings[mappings["mptcp_id"] == mptcp_id]
+    if len(m) == 0:
+        raise ValueError(f"MPTCP connection {mptcp_id} has no mapped data packets")
+    return m, (m["time_s"].min() if t0_s is None else t0_s)
+
+
 def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = None,
                        annotated: pd.DataFrame | None = None, t0_s: float | None = None) -> Axes:
     """Stevens graph: each data segment as a bar over its bytes, retransmissions marked by class, the peer's
@@ -211,10 +219,7 @@ def plot_mptcp_data_sequence(mappings: pd.DataFrame, mptcp_id: int, ax: Axes | N
         The axes drawn on.
     """
     ax = _ax(ax)
-    m = mappings[mappings["mptcp_id"] == mptcp_id]
-    if len(m) == 0:
-        raise ValueError(f"MPTCP connection {mptcp_id} has no mapped data packets")
-    t0 = m["time_s"].min() if t0_s is None else t0_s
+    m, t0 = _connection_mappings(mappings, mptcp_id, t0_s)
     for sf, g in m.groupby("subflow"):
         _vertical_segments(ax, g["time_s"] - t0, g["data_seq_bytes"] / 1e6,
                            (g["data_seq_bytes"] + g["data_len_bytes"]) / 1e6, color=f"C{int(sf) % 10}", lw=1.2,
@@ -254,10 +259,7 @@ def plot_subflow_shares_over_time(mappings: pd.DataFrame, mptcp_id: int, bin_s: 
     if not bin_s > 0:
         raise ValueError(f"bin_s [s] must be > 0; got {bin_s!r}")
     ax = _ax(ax)
-    m = mappings[mappings["mptcp_id"] == mptcp_id]
-    if len(m) == 0:
-        raise ValueError(f"MPTCP connection {mptcp_id} has no mapped data packets")
-    t0 = m["time_s"].min() if t0_s is None else t0_s
+    m, t0 = _connection_mappings(mappings, mptcp_id, t0_s)
     b = np.floor((m["time_s"].to_numpy() - t0) / bin_s).astype(np.int64)
     table = pd.crosstab(b, m["subflow"].to_numpy(), values=m["data_len_bytes"].to_numpy(), aggfunc="sum").fillna(0)
     share = table.div(table.sum(axis=1), axis=0)

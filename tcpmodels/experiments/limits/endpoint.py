@@ -29,30 +29,18 @@ import argparse
 import json
 import signal
 import socket
-import struct
 import sys
 import threading
 import time
+
+from tcpmodels.testbed.traffic import TCP_INFO_STRUCT as _TCP_INFO
+from tcpmodels.testbed.traffic import tcp_info_fields
 
 __all__ = ["parse_tcp_info_chrono", "receive", "send_flows", "main"]
 
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
 CHUNK_BYTES = 64 * 1024
-
-# struct tcp_info up to tcpi_snd_wnd (Linux 5.4 and later), include/uapi/linux/tcp.h
-_TCP_INFO = struct.Struct("=8B24I4Q6IQ3Q2I2Q4I")
-_FIELDS = (
-    "state ca_state retransmits probes backoff options wscale flags "
-    "rto ato snd_mss rcv_mss unacked sacked lost retrans fackets "
-    "last_data_sent last_ack_sent last_data_recv last_ack_recv "
-    "pmtu rcv_ssthresh rtt rttvar snd_ssthresh snd_cwnd advmss reordering "
-    "rcv_rtt rcv_space total_retrans "
-    "pacing_rate max_pacing_rate bytes_acked bytes_received segs_out segs_in "
-    "notsent_bytes min_rtt data_segs_in data_segs_out delivery_rate "
-    "busy_time rwnd_limited sndbuf_limited delivered delivered_ce "
-    "bytes_sent bytes_retrans dsack_dups reord_seen rcv_ooopack snd_wnd"
-).split()
 
 
 def parse_tcp_info_chrono(raw: bytes) -> dict:
@@ -72,13 +60,12 @@ def parse_tcp_info_chrono(raw: bytes) -> dict:
         ``notsent_bytes``, ``unacked_segments``, ``bytes_acked``, ``bytes_sent``, ``bytes_retrans`` [bytes],
         ``total_retrans`` [segments], ``mss_bytes``, ``ca_state``.
     """
-    raw = raw.ljust(_TCP_INFO.size, b"\0")[: _TCP_INFO.size]
-    f = dict(zip(_FIELDS, _TCP_INFO.unpack(raw)))
+    f = tcp_info_fields(raw)
     return {
-        "busy_s": f["busy_time"] * 1e-6, "rwnd_limited_s": f["rwnd_limited"] * 1e-6,
-        "sndbuf_limited_s": f["sndbuf_limited"] * 1e-6, "app_limited": bool(f["flags"] & 1),
-        "delivery_rate_bps": f["delivery_rate"] * 8, "cwnd_segments": f["snd_cwnd"],
-        "ssthresh_segments": f["snd_ssthresh"], "srtt_s": f["rtt"] * 1e-6, "min_rtt_s": f["min_rtt"] * 1e-6,
+        "busy_s": f["busy_time_us"] * 1e-6, "rwnd_limited_s": f["rwnd_limited_us"] * 1e-6,
+        "sndbuf_limited_s": f["sndbuf_limited_us"] * 1e-6, "app_limited": bool(f["app_limited"] & 1),
+        "delivery_rate_bps": f["delivery_rate_Bps"] * 8, "cwnd_segments": f["snd_cwnd"],
+        "ssthresh_segments": f["snd_ssthresh"], "srtt_s": f["rtt_us"] * 1e-6, "min_rtt_s": f["min_rtt_us"] * 1e-6,
         "snd_wnd_bytes": f["snd_wnd"], "notsent_bytes": f["notsent_bytes"], "unacked_segments": f["unacked"],
         "bytes_acked": f["bytes_acked"], "bytes_sent": f["bytes_sent"], "bytes_retrans": f["bytes_retrans"],
         "total_retrans": f["total_retrans"], "mss_bytes": f["snd_mss"], "ca_state": f["ca_state"],

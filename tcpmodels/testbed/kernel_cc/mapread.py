@@ -194,7 +194,18 @@ def unregistered_still_loaded(program: str) -> int:
                and value.get("common", {}).get("state") not in (None, _INUSE))
 
 
-def _lookup(fd: int, key: ctypes.c_uint32, value: ctypes.Structure) -> bool:
+def _map_fd(map_id: int) -> int | None:
+    """A file descriptor of the map with id ``map_id``; None if it was unloaded meanwhile."""
+    try:
+        return _bpf(_BPF_MAP_GET_FD_BY_ID, _GetFdAttr(map_id=map_id))
+    except OSError as e:
+        if e.errno == errno.ENOENT:
+            return None
+        raise
+
+
+def _lookup(fd: int, key: ctypes.c_uint32, value: ctypes.Structure | ctypes.c_uint64) -> bool:
+    """Copy the value of ``key`` into ``value``; False if the map has no such key."""
     attr = _LookupAttr(map_fd=fd, key=ctypes.addressof(key), value=ctypes.addressof(value))
     try:
         _bpf(_BPF_MAP_LOOKUP_ELEM, attr)
@@ -294,23 +305,15 @@ def read_diag(map_name: str, map_ids: set[int] | None = None) -> dict[str, int] 
     for map_id, size in maps:
         if size != 8:
             raise TestbedError(f"{map_name} (id {map_id}) has {size}-byte values; its counters are u64")
-        try:
-            fd = _bpf(_BPF_MAP_GET_FD_BY_ID, _GetFdAttr(map_id=map_id))
-        except OSError as e:
-            if e.errno == errno.ENOENT:
-                continue
-            raise
+        fd = _map_fd(map_id)
+        if fd is None:
+            continue
         try:
             for i, name in enumerate(DIAG_COUNTERS):
                 key, value = ctypes.c_uint32(i), ctypes.c_uint64(0)
-                attr = _LookupAttr(map_fd=fd, key=ctypes.addressof(key), value=ctypes.addressof(value))
-                try:
-                    _bpf(_BPF_MAP_LOOKUP_ELEM, attr)
-                except OSError as e:
-                    if e.errno == errno.ENOENT:
-                        raise TestbedError(f"{map_name} (id {map_id}) has fewer than {len(DIAG_COUNTERS)} "
-                                           f"counters: update mapread.DIAG_COUNTERS with tm_bpf.h") from None
-                    raise
+                if not _lookup(fd, key, value):
+                    raise TestbedError(f"{map_name} (id {map_id}) has fewer than {len(DIAG_COUNTERS)} "
+                                       f"counters: update mapread.DIAG_COUNTERS with tm_bpf.h")
                 out[name] += value.value
         finally:
             os.close(fd)
@@ -348,12 +351,9 @@ def read_connections(map_name: str, map_ids: set[int] | None = None) -> list[dic
         if size != ctypes.sizeof(layout):
             raise TestbedError(f"{map_name} (id {map_id}) has {size}-byte values; mapread's layout has "
                                f"{ctypes.sizeof(layout)}: update mapread.{layout.__name__} with the C struct")
-        try:
-            fd = _bpf(_BPF_MAP_GET_FD_BY_ID, _GetFdAttr(map_id=map_id))
-        except OSError as e:
-            if e.errno == errno.ENOENT:   # unloaded meanwhile
-                continue
-            raise
+        fd = _map_fd(map_id)
+        if fd is None:
+            continue
         try:
             for token in _keys(fd):
                 key = ctypes.c_uint32(token)

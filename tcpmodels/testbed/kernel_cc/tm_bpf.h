@@ -176,6 +176,18 @@ static inline void *tm_conn_get(void *map, __u32 *token, const void *zero)
 		(c)->delivered_at_loss[slot] = (tp)->delivered;                               \
 	} while (0)
 
+/* The per-connection map of a coupled control (an LRU hash keyed by the MPTCP token, read from user space
+ * by tcpmodels.testbed.kernel_cc: dump_connections, mapread.read_connections) with entries of type
+ * conn_type, and zero, the all-zero entry a new connection starts from (tm_conn_get). */
+#define TM_CONN_MAP(map, conn_type, zero)                  \
+	struct {                                           \
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);       \
+		__uint(max_entries, 4096);                 \
+		__type(key, __u32);                        \
+		__type(value, conn_type);                  \
+	} map SEC(".maps");                                \
+	static const conn_type zero
+
 /* The connection entry of a subflow in map (0 for plain TCP or an absent entry), and its slot. */
 static inline void *tm_conn_lookup(struct sock *sk, void *map, __u32 n_slots, __u32 *slot)
 {
@@ -260,6 +272,51 @@ static inline __u32 tm_coupled_undo(const struct tcp_sock *tp, void *diag)
 	return TM_MIN(TM_MAX(tp->max_packets_out, 2U), TM_WINDOW_MAX);
 }
 
+/* The start of a coupled control's cong_avoid, after it has published its subflow: an acked count
+ * above TM_ACKED_MAX is ignored (counted in diag), a window that was not the limit does not grow,
+ * slow start is Reno's, and a plain TCP socket (coupled 0: no connection entry) grows as Reno in
+ * congestion avoidance. Returns the acked segments left for the coupled increase (0: none). */
+static __always_inline __u32 tm_coupled_acked(struct tcp_sock *tp, __u32 acked, int coupled, void *diag)
+{
+	if (acked > TM_ACKED_MAX) {
+		tm_diag_inc(diag, TM_DIAG_ACKED_BIG);
+		return 0;
+	}
+	if (!tm_cwnd_limited(tp))
+		return 0;
+	if (tm_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return 0;
+	}
+	if (!coupled) {
+		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
+		return 0;
+	}
+	return acked;
+}
+
+/* Record one computation of the coupled increase in k (struct tm_calc) with the inputs it used:
+ * the windows w, RTTs r and (tm_olia) l of every slot, l 0 for tm_lia (its records hold 0). */
+static __always_inline void tm_calc_store(struct tm_calc *k, const __u32 *w, const __u32 *r, const __u32 *l,
+					  __u32 alpha_q16, __s64 incr_q32, __u32 slot, __u64 now)
+{
+	__u32 i;
+
+	tm_calc_open(k);
+#pragma unroll
+	for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
+		k->cwnd[i] = w[i];
+		k->srtt_us[i] = r[i];
+		k->ell[i] = l ? l[i] : 0;
+	}
+	k->alpha_q16 = alpha_q16;
+	k->incr_q32 = incr_q32;
+	k->slot = slot;
+	k->updated_ns = now;
+	tm_calc_close(k);
+}
+
 /* What a coupled control remembers per subflow socket (first in its icsk_ca_priv state): the
  * connection token and subflow id it last published under, for release, when the kernel may
  * have detached the subflow's MPTCP context already. */
@@ -338,5 +395,48 @@ static inline void tm_conn_release(struct sock *sk, void *map, __u32 n_slots, vo
 		tm_diag_inc(diag, TM_DIAG_RELEASE_DELETED);
 	}
 }
+
+/* The callbacks the coupled controls (tm_lia, tm_olia) share, and their struct_ops table; prog##_init,
+ * prog##_ssthresh and prog##_cong_avoid are the program's own. The connection map `map` has entries of
+ * conn_type of which the first n_slots slots are used; diag is the program's TM_DIAG_MAP.
+ * set_state: a retransmission timeout (tcp_enter_loss sets TCP_CA_Loss on every expiry of the RTO timer)
+ * is counted in the slot; undo_cwnd: tm_coupled_undo; release: tm_conn_release. */
+#define TM_COUPLED_OPS(prog, conn_type, map, n_slots, diag)                                  \
+	SEC("struct_ops/" #prog "_set_state")                                                 \
+	void BPF_PROG(prog##_set_state, struct sock *sk, __u8 new_state)                      \
+	{                                                                                     \
+		conn_type *c;                                                                 \
+		__u32 slot;                                                                   \
+                                                                                              \
+		tm_fix_cwnd(tm_tcp_sk(sk), &diag, TM_DIAG_CWND_BIG_STATE);                    \
+		if (new_state != TCP_CA_Loss)                                                 \
+			return;                                                               \
+		c = tm_conn_lookup(sk, &map, n_slots, &slot);                                 \
+		if (c)                                                                        \
+			c->rto_events[slot & (n_slots - 1)]++;                                \
+	}                                                                                     \
+                                                                                              \
+	SEC("struct_ops/" #prog "_undo_cwnd")                                                 \
+	__u32 BPF_PROG(prog##_undo_cwnd, struct sock *sk)                                     \
+	{                                                                                     \
+		return tm_coupled_undo(tm_tcp_sk(sk), &diag);                                 \
+	}                                                                                     \
+                                                                                              \
+	SEC("struct_ops/" #prog "_release")                                                   \
+	void BPF_PROG(prog##_release, struct sock *sk)                                        \
+	{                                                                                     \
+		tm_conn_release(sk, &map, n_slots, &diag);                                    \
+	}                                                                                     \
+                                                                                              \
+	SEC(".struct_ops")                                                                    \
+	struct tcp_congestion_ops prog = {                                                    \
+		.init = (void *)prog##_init,                                                  \
+		.ssthresh = (void *)prog##_ssthresh,                                          \
+		.cong_avoid = (void *)prog##_cong_avoid,                                      \
+		.set_state = (void *)prog##_set_state,                                        \
+		.undo_cwnd = (void *)prog##_undo_cwnd,                                        \
+		.release = (void *)prog##_release,                                            \
+		.name = #prog,                                                                \
+	}
 
 #endif /* TM_BPF_H */

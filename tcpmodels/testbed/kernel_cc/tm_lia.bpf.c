@@ -25,14 +25,7 @@ struct tm_conn {
 	struct tm_calc calc[TM_MAX_SUBFLOWS];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct tm_conn);
-} tm_lia_conn SEC(".maps");
-
-static const struct tm_conn tm_lia_zero;
+TM_CONN_MAP(tm_lia_conn, struct tm_conn, tm_lia_zero);
 
 TM_DIAG_MAP(tm_lia_diag);
 
@@ -75,7 +68,6 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = tm_tcp_sk(sk);
 	struct tm_conn *c;
-	struct tm_calc *k;
 	__u32 slot = 0, total = 0, w[TM_MAX_SUBFLOWS], r[TM_MAX_SUBFLOWS], alpha, i;
 	__u64 now;
 
@@ -97,35 +89,11 @@ void BPF_PROG(tm_lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		c->alpha_q16 = alpha;
 		c->cwnd_total = total;
 		c->updated_ns = now;
-		k = &c->calc[slot & (TM_MAX_SUBFLOWS - 1)];
-		tm_calc_open(k);
-#pragma unroll
-		for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
-			k->cwnd[i] = w[i];
-			k->srtt_us[i] = r[i];
-			k->ell[i] = 0;
-		}
-		k->alpha_q16 = alpha;
-		k->incr_q32 = 0;
-		k->slot = slot;
-		k->updated_ns = now;
-		tm_calc_close(k);
+		tm_calc_store(&c->calc[slot & (TM_MAX_SUBFLOWS - 1)], w, r, 0, alpha, 0, slot, now);
 	}
-	if (acked > TM_ACKED_MAX) {
-		tm_diag_inc(&tm_lia_diag, TM_DIAG_ACKED_BIG);
+	acked = tm_coupled_acked(tp, acked, c != 0, &tm_lia_diag);
+	if (!acked || !c)  /* never 0 with a connection entry; !c for the verifier */
 		return;
-	}
-	if (!tm_cwnd_limited(tp))
-		return;
-	if (tm_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
-	if (!c) {
-		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
-		return;
-	}
 	c->acks++;
 	tcp_cong_avoid_ai(tp, tm_lia_ai_window(tp->snd_cwnd, total, alpha), acked);
 }
@@ -143,40 +111,4 @@ __u32 BPF_PROG(tm_lia_ssthresh, struct sock *sk)
 	return tm_coupled_ssthresh(tp, &tm_lia_diag);
 }
 
-/* A retransmission timeout (tcp_enter_loss sets TCP_CA_Loss on every expiry of the RTO timer). */
-SEC("struct_ops/tm_lia_set_state")
-void BPF_PROG(tm_lia_set_state, struct sock *sk, __u8 new_state)
-{
-	struct tm_conn *c;
-	__u32 slot;
-
-	tm_fix_cwnd(tm_tcp_sk(sk), &tm_lia_diag, TM_DIAG_CWND_BIG_STATE);
-	if (new_state != TCP_CA_Loss)
-		return;
-	c = tm_conn_lookup(sk, &tm_lia_conn, TM_MAX_SUBFLOWS, &slot);
-	if (c)
-		c->rto_events[slot & (TM_MAX_SUBFLOWS - 1)]++;
-}
-
-SEC("struct_ops/tm_lia_undo_cwnd")
-__u32 BPF_PROG(tm_lia_undo_cwnd, struct sock *sk)
-{
-	return tm_coupled_undo(tm_tcp_sk(sk), &tm_lia_diag);
-}
-
-SEC("struct_ops/tm_lia_release")
-void BPF_PROG(tm_lia_release, struct sock *sk)
-{
-	tm_conn_release(sk, &tm_lia_conn, TM_MAX_SUBFLOWS, &tm_lia_diag);
-}
-
-SEC(".struct_ops")
-struct tcp_congestion_ops tm_lia = {
-	.init = (void *)tm_lia_init,
-	.ssthresh = (void *)tm_lia_ssthresh,
-	.cong_avoid = (void *)tm_lia_cong_avoid,
-	.set_state = (void *)tm_lia_set_state,
-	.undo_cwnd = (void *)tm_lia_undo_cwnd,
-	.release = (void *)tm_lia_release,
-	.name = "tm_lia",
-};
+TM_COUPLED_OPS(tm_lia, struct tm_conn, tm_lia_conn, TM_MAX_SUBFLOWS, tm_lia_diag);

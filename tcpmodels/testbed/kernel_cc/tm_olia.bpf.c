@@ -30,14 +30,7 @@ struct tm_olia_conn {
 	struct tm_calc calc[TM_OLIA_SLOTS];
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct tm_olia_conn);
-} tm_olia_conn SEC(".maps");
-
-static const struct tm_olia_conn tm_olia_zero;
+TM_CONN_MAP(tm_olia_conn, struct tm_olia_conn, tm_olia_zero);
 
 TM_DIAG_MAP(tm_olia_diag);
 
@@ -67,7 +60,6 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	struct tcp_sock *tp = tm_tcp_sk(sk);
 	struct tm_olia *ca = tm_ca(sk);
 	struct tm_olia_conn *c;
-	struct tm_calc *k;
 	__u32 id, token, slot, i, total = 0, alpha;
 	__u32 w[TM_MAX_SUBFLOWS], r[TM_MAX_SUBFLOWS], l[TM_MAX_SUBFLOWS];
 	__u64 l1, l2, now;
@@ -88,21 +80,9 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		c->ell[slot] = (__u32)TM_MIN(TM_MAX(l1, l2), 1U << 24);   /* tm_olia_incr_q32 takes l < 2^24 */
 		tm_remember(sk, c->cwnd, TM_OLIA_SLOTS, token, id, &tm_olia_diag);
 	}
-	if (acked > TM_ACKED_MAX) {
-		tm_diag_inc(&tm_olia_diag, TM_DIAG_ACKED_BIG);
+	acked = tm_coupled_acked(tp, acked, c != 0, &tm_olia_diag);
+	if (!acked || !c)  /* never 0 with a connection entry; !c for the verifier */
 		return;
-	}
-	if (!tm_cwnd_limited(tp))
-		return;
-	if (tm_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
-	if (!c) {
-		tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
-		return;
-	}
 	/* the inputs copied once (other subflows republish theirs meanwhile), the increase
 	 * computed from the copies and stored with exactly them in this slot's record */
 #pragma unroll
@@ -115,19 +95,7 @@ void BPF_PROG(tm_olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 	incr = tm_olia_incr_q32(w, r, l, (int)slot);
 	alpha = tm_lia_alpha_q16(w, r);
 	now = bpf_ktime_get_ns();
-	k = &c->calc[slot & (TM_OLIA_SLOTS - 1)];
-	tm_calc_open(k);
-#pragma unroll
-	for (i = 0; i < TM_MAX_SUBFLOWS; i++) {
-		k->cwnd[i] = w[i];
-		k->srtt_us[i] = r[i];
-		k->ell[i] = l[i];
-	}
-	k->incr_q32 = incr;
-	k->alpha_q16 = alpha;
-	k->slot = slot;
-	k->updated_ns = now;
-	tm_calc_close(k);
+	tm_calc_store(&c->calc[slot & (TM_OLIA_SLOTS - 1)], w, r, l, alpha, incr, slot, now);
 	c->alpha_q16 = alpha;
 	c->cwnd_total = total;
 	c->updated_ns = now;
@@ -157,40 +125,4 @@ __u32 BPF_PROG(tm_olia_ssthresh, struct sock *sk)
 	return tm_coupled_ssthresh(tp, &tm_olia_diag);
 }
 
-/* A retransmission timeout (tcp_enter_loss sets TCP_CA_Loss on every expiry of the RTO timer). */
-SEC("struct_ops/tm_olia_set_state")
-void BPF_PROG(tm_olia_set_state, struct sock *sk, __u8 new_state)
-{
-	struct tm_olia_conn *c;
-	__u32 slot;
-
-	tm_fix_cwnd(tm_tcp_sk(sk), &tm_olia_diag, TM_DIAG_CWND_BIG_STATE);
-	if (new_state != TCP_CA_Loss)
-		return;
-	c = tm_conn_lookup(sk, &tm_olia_conn, TM_OLIA_SLOTS, &slot);
-	if (c)
-		c->rto_events[slot & (TM_OLIA_SLOTS - 1)]++;
-}
-
-SEC("struct_ops/tm_olia_undo_cwnd")
-__u32 BPF_PROG(tm_olia_undo_cwnd, struct sock *sk)
-{
-	return tm_coupled_undo(tm_tcp_sk(sk), &tm_olia_diag);
-}
-
-SEC("struct_ops/tm_olia_release")
-void BPF_PROG(tm_olia_release, struct sock *sk)
-{
-	tm_conn_release(sk, &tm_olia_conn, TM_OLIA_SLOTS, &tm_olia_diag);
-}
-
-SEC(".struct_ops")
-struct tcp_congestion_ops tm_olia = {
-	.init = (void *)tm_olia_init,
-	.ssthresh = (void *)tm_olia_ssthresh,
-	.cong_avoid = (void *)tm_olia_cong_avoid,
-	.set_state = (void *)tm_olia_set_state,
-	.undo_cwnd = (void *)tm_olia_undo_cwnd,
-	.release = (void *)tm_olia_release,
-	.name = "tm_olia",
-};
+TM_COUPLED_OPS(tm_olia, struct tm_olia_conn, tm_olia_conn, TM_OLIA_SLOTS, tm_olia_diag);
