@@ -10,17 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from tcpmodels.report import positive_int
+
 __all__ = ["add_subcommand"]
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer; got {value}")
-    return value
 
 
 def _flow_filter(text: str) -> str:
@@ -75,7 +67,7 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--flow", metavar="FILTER", default="", type=_flow_filter,
                    help="only flows with an endpoint ADDR, :PORT or ADDR:PORT ([v6addr]:PORT); an error if no "
                         "flow matches")
-    p.add_argument("--top", type=_positive_int, default=3, help="flows shown in detail (largest first; default 3)")
+    p.add_argument("--top", type=positive_int, default=3, help="flows shown in detail (largest first; default 3)")
     p.add_argument("--streaming", action="store_true",
                    help="stream the capture to a Parquet dataset and compute the flow table per partition on "
                         "Dask (automatic above 1 GiB): writes flows.csv and accounting.json, prints the largest "

@@ -1,7 +1,8 @@
 """What every campaign shares: the sample loop, its command-line errors, a testbed with a traffic server.
 
 :func:`run_samples` is the one campaign runner (resume, host lock, testbed
-rebuild, progress, durable records); :func:`campaign_errors` turns expected
+rebuild, progress, durable records); a :class:`KernelGrid` is a kernel campaign's
+grid run through it on one testbed session re-tuned per sample; :func:`campaign_errors` turns expected
 failures into exit codes; :class:`ServerTestbed` keeps a testbed and a traffic
 server up across samples. The records and provenance a campaign writes are
 :mod:`tcpmodels.records`.
@@ -15,16 +16,17 @@ import sys
 import time
 from contextlib import contextmanager, nullcontext
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from tqdm import tqdm
 
-from tcpmodels.datasets import KERNEL_TESTBEDS
-from tcpmodels.records import JsonlRecords
+from tcpmodels.datasets import KERNEL_TESTBEDS, REPO_ROOT
+from tcpmodels.records import JsonlRecords, git_state
 from tcpmodels.testbed import Topology
 
-__all__ = ["KERNEL_TESTBEDS", "kernel_testbed_of", "testbed_label", "ServerTestbed", "campaign_errors", "run_samples", "progress_bar", "campaign_parser", "add_run_command"]
+__all__ = ["KERNEL_TESTBEDS", "kernel_testbed_of", "testbed_label", "ServerTestbed", "campaign_errors", "run_samples", "KernelGrid", "progress_bar", "campaign_parser", "add_run_command", "with_reps"]
 
 
 @contextmanager
@@ -328,6 +330,82 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
     return n
 
 
+@dataclass(frozen=True)
+class KernelGrid:
+    """A kernel campaign's grid, run sample by sample on one testbed session that each sample re-tunes or
+    replaces; called as ``run_kernel_campaign(records_path, config, ...)`` (:meth:`__call__`).
+
+    What the kernel grids of the BBR, P3 and P4 campaigns share is stated here once: the records keyed by
+    ``key`` (a rerun resumes), the code at the start (:func:`tcpmodels.records.git_state`) handed to every
+    record, the loop of :func:`run_samples`; each campaign gives its plan, session and record.
+
+    Parameters
+    ----------
+    key : tuple of str
+        The fields that identify a sample; samples on file with the same key are skipped.
+    plan_of : callable
+        ``plan_of(config) -> list of dict``: every sample of the grid, in run order.
+    session_for : callable
+        ``session_for(config, sample, session) -> session``: the open testbed session for ``sample``, given
+        the current one (None at first): re-tuned, or a new one entered (the old one left).
+    measure : callable
+        ``measure(config, sample, session, git) -> dict``: one sample's record, ``git`` the code at the start.
+    desc : str or callable
+        The campaign as the progress bar and the host lock name it (``"p3 kernel"``), or ``desc(config) -> str``.
+    default_config : object
+        The setting when the caller gives none.
+    """
+
+    key: tuple[str, ...]
+    plan_of: Callable[[Any], list[dict]]
+    session_for: Callable[[Any, dict, Any], Any]
+    measure: Callable[[Any, dict, Any, dict], dict]
+    desc: str | Callable[[Any], str]
+    default_config: Any = None
+
+    def __call__(self, records_path: str | Path, config: Any = None, *, limit: int | None = None,
+                 progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
+                 yield_s: float = 0.5) -> int:
+        """Run (or resume) the grid; return the number of samples measured in this call.
+
+        Parameters
+        ----------
+        records_path : str or Path
+            JSONL file, one line per sample; samples already on file (same ``key``) are skipped.
+        config : object, optional
+            The campaign's setting (default: ``default_config``).
+        limit : int, optional
+            Stop after this many new samples (to time a sample; used by tests).
+        progress : bool
+            tqdm bar on stderr.
+        lock_timeout_s : float
+            Longest wait for the host lock per sample. [s]
+        plan : list of dict, optional
+            Samples to run instead of ``plan_of(config)`` (a repeat plan, or a test's).
+        yield_s : float
+            Pause after releasing the lock (see :func:`run_samples`). [s]
+
+        Returns
+        -------
+        int
+            Samples measured and recorded by this call.
+
+        Raises
+        ------
+        tcpmodels.testbed.PrivilegeError
+            Without root.
+        tcpmodels.testbed.TestbedError
+            After three failed samples in a row.
+        """
+        config = self.default_config if config is None else config
+        git = git_state(REPO_ROOT)  # the code that runs, in every record
+        return run_samples(JsonlRecords(records_path, self.key), self.plan_of(config) if plan is None else plan,
+                           lambda sample, session: self.measure(config, sample, session, git),
+                           desc=self.desc(config) if callable(self.desc) else self.desc,
+                           session_for=lambda sample, session: self.session_for(config, sample, session),
+                           limit=limit, progress=progress, lock_timeout_s=lock_timeout_s, yield_s=yield_s)
+
+
 def campaign_parser(campaign: str, doc: str) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     """The skeleton of a campaign's command line: ``python -m tcpmodels.experiments.<campaign> <command> ...``.
 
@@ -380,3 +458,22 @@ def add_run_command(sub: argparse._SubParsersAction, name: str, help: str, *,
         p.add_argument("--reps", type=int)
     p.add_argument("--no-progress", action="store_true")
     return p
+
+
+def with_reps(config: Any, reps: int | None) -> Any:
+    """The setting of a run with the ``--reps`` of :func:`add_run_command` applied: ``config`` with ``reps``
+    repetitions when the option was given, else ``config`` itself.
+
+    Parameters
+    ----------
+    config : dataclass
+        The campaign's setting (a frozen dataclass with a ``reps`` field).
+    reps : int or None
+        ``args.reps`` (None or 0: not given).
+
+    Returns
+    -------
+    dataclass
+        ``dataclasses.replace(config, reps=reps)``, or ``config``.
+    """
+    return replace(config, reps=reps) if reps else config

@@ -58,7 +58,7 @@ from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 from tcpmodels.experiments.campaign import run_samples
 
-__all__ = ["FitRun", "grid", "run_one", "run_campaign", "build_dataset", "SETTINGS", "KEY_FIELDS", "main"]
+__all__ = ["FitRun", "grid", "run_one", "run_campaign", "SETTINGS", "KEY_FIELDS", "main"]
 
 KEY_FIELDS = ("kind", "cc", "rtt_ms", "setting", "rep")
 _MSS_WIRE = 1514  # full frame with timestamps: 1448 payload + 32 TCP + 20 IP + 14 Ethernet [bytes]
@@ -413,39 +413,6 @@ def run_campaign(out_dir: str | Path = "runs/fit", *, which: str = "full", progr
     return records.read()[already:]
 
 
-def build_dataset(out_dir: str | Path = "runs/fit", data_dir: str | Path = "data", *,
-                  captures_to_ship: tuple[str, ...] = (), allow_dirty: bool = False) -> dict:
-    """Analyse every recorded run and write ``<data_dir>/datasets/fit_*`` with provenance; see :mod:`tcpmodels.fit.dataset`.
-
-    Parameters
-    ----------
-    out_dir : str or Path
-        Campaign folder holding ``records.jsonl`` and the captures.
-    data_dir : str or Path
-        Data folder; the tables go to ``datasets/``, shipped captures to ``captures/``.
-    captures_to_ship : tuple of str
-        Runs whose captures are trimmed into ``<data_dir>/captures``: ``NAME`` or
-        ``NAME:SECONDS`` (default 6 s).
-    allow_dirty : bool
-        Write a shipped dataset (under the repository's ``data/``) even from a working tree with
-        uncommitted changes (:func:`tcpmodels.records.shipped_git_state`; the provenance says so).
-
-    Returns
-    -------
-    dict
-        Summary: ``runs`` (recorded), ``failed`` (count), ``files`` written and
-        ``shipped`` capture names.
-
-    Raises
-    ------
-    ValueError
-        If a name in ``captures_to_ship`` is not a recorded run.
-    """
-    from tcpmodels.fit.dataset import write_dataset
-
-    return write_dataset(out_dir, data_dir, captures_to_ship=captures_to_ship, allow_dirty=allow_dirty)
-
-
 def main(argv: list[str] | None = None) -> int:
     """``python -m tcpmodels.experiments.fit {run,resume,build} ...`` (see the module docstring).
 
@@ -458,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         0; ``run``/``resume`` print the number of new runs as JSON, ``build`` the summary
-        of :func:`build_dataset`. Expected failures exit through
+        of :func:`tcpmodels.fit.dataset.write_dataset`. Expected failures exit through
         :func:`~tcpmodels.experiments.campaign.campaign_errors`.
     """
     from tcpmodels.experiments.campaign import campaign_parser
@@ -485,10 +452,11 @@ def main(argv: list[str] | None = None) -> int:
             new = run_campaign(args.out_dir, which=args.grid, progress=not args.no_progress, max_runs=args.max_runs)
         print(json.dumps({"new_runs": len(new)}))
         return 0
+    from tcpmodels.fit.dataset import write_dataset
     from tcpmodels.records import DirtyTreeError
 
     try:
-        info = build_dataset(args.out_dir, args.data_dir, captures_to_ship=tuple(args.ship), allow_dirty=args.allow_dirty)
+        info = write_dataset(args.out_dir, args.data_dir, captures_to_ship=tuple(args.ship), allow_dirty=args.allow_dirty)
     except DirtyTreeError as exc:
         print(f"fit: {exc}", file=sys.stderr)
         return 1

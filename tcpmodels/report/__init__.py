@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["KERNEL_START_FAILURES", "NotebookRun", "default_dirs", "default_jobs", "find_notebooks", "notebook_parameters", "run_notebook",
+__all__ = ["KERNEL_START_FAILURES", "NotebookRun", "default_dirs", "default_jobs", "find_notebooks", "notebook_parameters", "positive_int", "run_notebook",
            "run_report", "write_index"]
 
 #: Seconds one notebook may take before the run of that notebook is failed.
@@ -408,13 +408,11 @@ class _Worker:
 
     def close(self) -> None:
         """Let the worker finish (end of its stdin) and wait for it."""
+        from tcpmodels.report.kernels import end_with_stdin
+
         if self._proc is None:
             return
-        try:
-            self._proc.stdin.close()
-            self._proc.wait(timeout=60)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+        end_with_stdin(self._proc, 60.0)
         self.kill()
 
     def run(self, job: dict, timeout_s: float) -> tuple[str, str, float, Path | None, str]:
@@ -830,7 +828,25 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-def _positive_int(text: str) -> int:
+def positive_int(text: str) -> int:
+    """A command-line count: an ``argparse`` type that takes whole numbers >= 1 (``tcpmodels report -j``,
+    ``tcpmodels analyze --top``).
+
+    Parameters
+    ----------
+    text : str
+        The option's value as typed.
+
+    Returns
+    -------
+    int
+        The count.
+
+    Raises
+    ------
+    argparse.ArgumentTypeError
+        If ``text`` is not a whole number >= 1 (argparse prints it after the option's name).
+    """
     try:
         value = int(text)
     except ValueError:
@@ -864,7 +880,7 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
                    help="folder of notebooks (default: ./notebooks in the working directory)")
     p.add_argument("--output-dir", type=Path, default=None,
                    help="where executed copies and index.html go (default: ./reports in the working directory)")
-    p.add_argument("-j", "--jobs", type=_positive_int, default=None,
+    p.add_argument("-j", "--jobs", type=positive_int, default=None,
                    help="notebooks executed at the same time (default: the CPUs available, at most 4; 1: one by one)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_report)

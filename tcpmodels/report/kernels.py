@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ForkingKernelManager", "KernelTemplate", "PRELOAD"]
+__all__ = ["ForkingKernelManager", "KernelTemplate", "PRELOAD", "end_with_stdin"]
 
 #: Modules the template imports: what nearly every notebook imports, and the kernel itself.
 #: Not ``matplotlib_inline.backend_inline``: imported in a kernel, it hooks itself into the running shell, so it
@@ -211,6 +211,29 @@ def _become_kernel(request: dict, ready_w: int) -> int:
     return code
 
 
+def end_with_stdin(proc: subprocess.Popen, timeout_s: float) -> bool:
+    """Close the stdin of ``proc`` (the report's child processes end with it) and wait for it to end.
+
+    Parameters
+    ----------
+    proc : subprocess.Popen
+        A child started with ``stdin=subprocess.PIPE``.
+    timeout_s : float
+        Longest wait. [s]
+
+    Returns
+    -------
+    bool
+        Whether it ended in time (False also if closing the pipe or the wait failed).
+    """
+    try:
+        proc.stdin.close()
+        proc.wait(timeout=timeout_s)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return True
+
+
 class KernelTemplate:
     """The template process, seen from the report worker; started on first use.
 
@@ -285,10 +308,7 @@ class KernelTemplate:
         """End the template (its running kernels are not touched)."""
         if self._proc is None:
             return
-        try:
-            self._proc.stdin.close()
-            self._proc.wait(timeout=30)
-        except (OSError, subprocess.TimeoutExpired):
+        if not end_with_stdin(self._proc, 30.0):
             self._proc.kill()
             self._proc.wait()
         self._proc.stdout.close()

@@ -5,6 +5,7 @@ from tcpmodels.stats.claims import (
     VERDICT_COLUMNS,
     VERDICTS,
     ClaimSpec,
+    Family,
     Verdict,
     arithmetic,
     attainable_outcome,
@@ -26,7 +27,7 @@ from tcpmodels.stats.claims import (
 )
 
 __all__ = [
-    "POWER", "VERDICTS", "VERDICT_COLUMNS", "ClaimSpec", "Verdict", "arithmetic", "attainable_outcome",
+    "POWER", "VERDICTS", "VERDICT_COLUMNS", "ClaimSpec", "Family", "Verdict", "arithmetic", "attainable_outcome",
     "bootstrap_statistic", "claims_table", "difference", "direction_count", "distribution", "equivalence",
     "equivalence_ind", "equivalence_outcome", "holm", "inequality", "interval_outcome", "not_testable", "percentile_interval", "slope_equivalence", "verdict_counts",
 ]

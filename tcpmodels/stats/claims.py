@@ -56,7 +56,7 @@ with known-answer tests):
 
 Every sampled row carries, as scipy.stats results do, the ``statistic``, ``pvalue`` and ``df`` of the
 test its label rests on and the ``method``; :func:`claims_table` adjusts the p-values within each
-family (one paper's parts on one engine) by Holm's method and keeps a decided label only when the
+family (one paper's parts on one engine, read from a row by a :class:`Family`) by Holm's method and keeps a decided label only when the
 adjusted p-value stays below alpha (``pvalue_holm``); the intervals stay unadjusted.
 
 Examples
@@ -82,6 +82,7 @@ from tcpmodels.stats.means import (
     slope_equivalence,
 )
 from tcpmodels.stats.outcomes import attainable_outcome, equivalence_outcome, holm, interval_outcome
+from tcpmodels.stats.family import Family
 from tcpmodels.stats.spec import (
     POWER,
     VERDICT_COLUMNS,
@@ -96,4 +97,5 @@ __all__ = [
     "VERDICTS", "VERDICT_COLUMNS", "POWER", "ClaimSpec", "Verdict", "difference", "equivalence", "equivalence_ind",
     "bootstrap_statistic", "slope_equivalence", "percentile_interval", "direction_count", "distribution", "arithmetic", "inequality", "not_testable",
     "claims_table", "verdict_counts", "interval_outcome", "equivalence_outcome", "attainable_outcome", "holm",
+    "Family",
 ]

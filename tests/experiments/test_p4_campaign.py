@@ -32,7 +32,7 @@ def test_cells_keep_what_one_machine_carries_and_the_plan_repeats_them_shuffled(
     assert [s["order"] for s in plan] == list(range(len(plan)))
     assert plan == p4.kernel_plan(cfg)  # deterministic: a rerun resumes the same plan
     assert [(s["rcvbuf_cap_bytes"], s["rtt_ms"]) for s in plan[:len(cfg.cells)]] != cfg.cells  # shuffled
-    assert cfg.warmup_s(296.0) == pytest.approx(15 * 0.296) and cfg.measure_s(18.5) == cfg.measure_min_s
+    assert cfg.spans_s(296.0)[0] == pytest.approx(15 * 0.296) and cfg.spans_s(18.5)[1] == cfg.measure_min_s
     # the steered rerun: the same plan under its own label, kept apart from the unsteered samples by the key
     steered = p4.kernel_plan(replace(cfg, keep_flow_order=True))
     assert {s["campaign"] for s in plan} == {"p4_kernel"} and {s["campaign"] for s in steered} == {"p4_kernel_steered"}

@@ -73,9 +73,9 @@ def test_an_output_dir_that_is_a_file_or_unwritable_is_one_line(tmp_path, capsys
     (["--flow", "5201"], "a port is written with its colon: ':5201'"),
     (["--flow", "10.0.0.1:99999"], "port '99999' is not an integer in [0, 65535]"),
     (["--flow", "[fd00::1"], "expected ADDR, :PORT or ADDR:PORT"),
-    (["--top", "-3"], "--top: must be a positive integer; got -3"),
-    (["--top", "0"], "--top: must be a positive integer; got 0"),
-    (["--top", "x"], "--top: must be a positive integer; got 'x'"),
+    (["--top", "-3"], "--top: must be an integer >= 1; got '-3'"),
+    (["--top", "0"], "--top: must be an integer >= 1; got '0'"),
+    (["--top", "x"], "--top: must be an integer >= 1; got 'x'"),
 ])
 def test_options_are_checked_before_any_work(tmp_path, capsys, args, words):
     with pytest.raises(SystemExit) as stop:

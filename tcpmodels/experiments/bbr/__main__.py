@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from tcpmodels.experiments.bbr import __doc__ as package_doc
 from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, PILOT_CONFIG
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser, with_reps
 
 __all__ = ["main"]
 
@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.cmd == "ns3":
             from tcpmodels.experiments.bbr.ns3 import run_ns3_campaign
 
-            cfg = replace(DEFAULT_CONFIG, reps=args.reps) if args.reps else DEFAULT_CONFIG
+            cfg = with_reps(DEFAULT_CONFIG, args.reps)
             n = run_ns3_campaign(args.records, cfg, limit=args.limit, progress=not args.no_progress,
                                  host_lock=args.host_lock)
         else:

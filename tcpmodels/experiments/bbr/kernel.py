@@ -10,10 +10,9 @@ loss-based competitor, each with TCP_INFO sampled every ``sample_interval_s``.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
-from tcpmodels.experiments.bbr.config import KEY, BbrConfig, DEFAULT_CONFIG, flows_of, kernel_plan
-from tcpmodels.experiments.campaign import ServerTestbed, run_samples
+from tcpmodels.experiments.bbr.config import KEY, SCHEMA, BbrConfig, DEFAULT_CONFIG, flows_of, kernel_plan
+from tcpmodels.experiments.campaign import KernelGrid, ServerTestbed
 from tcpmodels.records.series import pack_series
 from tcpmodels.testbed import Topology
 
@@ -120,58 +119,26 @@ class KernelSession(ServerTestbed):
                 "drops": {"queue_drops": drops["queue_drops"], "cpu_drops": drops["cpu_drops"]}, "flows": out}
 
 
-def run_kernel_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CONFIG, *, limit: int | None = None,
-                        progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None) -> int:
-    """Run (or resume) the kernel grid; return the number of samples measured in this call.
+def _session_for(config: BbrConfig, sample: dict, session: KernelSession | None) -> KernelSession:
+    if session is not None and session.buffer_packets == sample["buffer_packets"]:
+        return session
+    if session is not None:
+        session.__exit__(None, None, None)
+    return KernelSession(config, sample["buffer_packets"]).__enter__()
 
-    Parameters
-    ----------
-    records_path : str or Path
-        JSONL file, one line per sample; samples already on file (same :data:`~tcpmodels.experiments.bbr.config.KEY`)
-        are skipped.
-    config : BbrConfig
-        The setting (:data:`~tcpmodels.experiments.bbr.config.DEFAULT_CONFIG`, or the pilot's).
-    limit : int, optional
-        Stop after this many new samples.
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per sample. [s]
-    plan : list of dict, optional
-        Samples to run instead of :func:`~tcpmodels.experiments.bbr.config.kernel_plan` (a test's).
 
-    Returns
-    -------
-    int
-        Samples measured and recorded by this call.
+def _record(config: BbrConfig, sample: dict, session: KernelSession, git: dict) -> dict:
+    return {"schema": SCHEMA, "git": git, "config": {
+        **{k: getattr(config, k) for k in ("rate_bps", "base_rtt_s", "packet_bytes", "measure_s",
+                                           "sample_interval_s", "warmup_rtts")},
+        "warmup_s": config.warmup_s(sample["queue_bdp"])},
+        **session.run(sample)}
 
-    Raises
-    ------
-    tcpmodels.testbed.PrivilegeError
-        Without root.
-    tcpmodels.testbed.TestbedError
-        After three failed samples in a row.
-    """
-    from tcpmodels.experiments.bbr.config import REPO
-    from tcpmodels.records import JsonlRecords, git_state
 
-    records = JsonlRecords(records_path, KEY)
-    git = git_state(REPO)  # the code that runs, in every record
-
-    def session_for(sample: dict, session: KernelSession | None) -> KernelSession:
-        if session is not None and session.buffer_packets == sample["buffer_packets"]:
-            return session
-        if session is not None:
-            session.__exit__(None, None, None)
-        return KernelSession(config, sample["buffer_packets"]).__enter__()
-
-    def measure(sample: dict, session: KernelSession) -> dict:
-        return {"schema": 1, "git": git, "config": {
-            **{k: getattr(config, k) for k in ("rate_bps", "base_rtt_s", "packet_bytes", "measure_s",
-                                               "sample_interval_s", "warmup_rtts")},
-            "warmup_s": config.warmup_s(sample["queue_bdp"])},
-            **session.run(sample)}
-
-    return run_samples(records, plan if plan is not None else kernel_plan(config), measure,
-                       desc=config.campaign.replace("_", " "), session_for=session_for, limit=limit,
-                       progress=progress, lock_timeout_s=lock_timeout_s)
+#: Run (or resume) the kernel grid, a :class:`~tcpmodels.experiments.campaign.KernelGrid`:
+#: ``run_kernel_campaign(records_path, config=DEFAULT_CONFIG, *, limit, progress, lock_timeout_s, plan, yield_s)``
+#: returns the samples measured by the call; samples on file (same :data:`~tcpmodels.experiments.bbr.config.KEY`)
+#: are skipped; ``plan`` (a test's) replaces :func:`~tcpmodels.experiments.bbr.config.kernel_plan`; ``config``
+#: is :data:`~tcpmodels.experiments.bbr.config.DEFAULT_CONFIG` or the pilot's. One testbed per bottleneck buffer.
+run_kernel_campaign = KernelGrid(key=KEY, plan_of=kernel_plan, session_for=_session_for, measure=_record,
+                                 desc=lambda config: config.campaign.replace("_", " "), default_config=DEFAULT_CONFIG)

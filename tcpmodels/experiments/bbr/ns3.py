@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from tcpmodels import congestion
-from tcpmodels.experiments.bbr.config import KEY, BbrConfig, DEFAULT_CONFIG, kernel_plan
+from tcpmodels.experiments.bbr.config import KEY, SCHEMA, BbrConfig, DEFAULT_CONFIG, kernel_plan
 from tcpmodels.experiments.campaign import run_samples
 from tcpmodels.models.bbr import BBR_PROBE_RTT_CWND_PACKETS
 from tcpmodels.sim.config import Dumbbell
@@ -160,7 +160,7 @@ def run_ns3_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CONFI
         q = res.queues
         q = q[q["device"] == "bottleneck"] if "device" in q else q.iloc[0:0]
         keep = ("date_utc", "ns3_version", "run_wall_s", "sim_s_per_wall_s", "config_hash")
-        return {"schema": 1, "git": git, "config": {
+        return {"schema": SCHEMA, "git": git, "config": {
             **{k: getattr(config, k) for k in ("rate_bps", "base_rtt_s", "packet_bytes", "measure_s", "warmup_rtts")},
             "warmup_s": config.warmup_s(sample["queue_bdp"])},
             "sim": {k: res.record.get(k) for k in keep}, "flows": flows,

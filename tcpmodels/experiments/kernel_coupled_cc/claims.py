@@ -79,7 +79,7 @@ def claims(rows: pd.DataFrame, ns3: pd.DataFrame | None = None, *, coupled: Sequ
     pandas.DataFrame
         A claims table (:data:`tcpmodels.stats.VERDICT_COLUMNS`); Holm's families ``"kernel"`` and ``"ns-3"``.
     """
-    from tcpmodels.stats import claims_table, equivalence, inequality, percentile_interval
+    from tcpmodels.stats import Family, claims_table, equivalence, inequality, percentile_interval
 
     out: list = []
     if "experiment" not in rows:
@@ -138,7 +138,7 @@ def claims(rows: pd.DataFrame, ns3: pd.DataFrame | None = None, *, coupled: Sequ
         for v, g in ns3.groupby("variant"):
             if len(g) >= 2:
                 out += _shared_claims(g, v, v == "ns3_lia", "ns-3")
-    return claims_table(out, family=lambda r: "ns-3" if "[ns-3," in r.claim else "kernel")
+    return claims_table(out, family=Family("", "claim", r"\[(ns-3),", default="kernel"))
 
 
 def _goal_b(variant: str, log_ratio: np.ndarray, pair: pd.DataFrame):

@@ -7,7 +7,7 @@ import json
 import sys
 from dataclasses import replace
 
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser, with_reps
 from tcpmodels.experiments.p2 import __doc__ as package_doc
 from tcpmodels.experiments.p2.client import client_main
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, SUBFLOW_CCS
@@ -76,8 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cmd in ("run", "resume", "sweep"):
             config = _setting(config, args)
         if args.cmd in ("run", "resume"):
-            if args.reps:
-                config = replace(config, reps=args.reps)
+            config = with_reps(config, args.reps)
             n = run_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))
         elif args.cmd == "sweep":

@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser, with_reps
 from tcpmodels.experiments.p3 import __doc__ as package_doc
 from tcpmodels.experiments.p3.config import (
     DEFAULT_CONFIG,
@@ -125,8 +125,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with campaign_errors("p3"):
         if args.cmd == "kernel":
-            if args.reps:
-                config = replace(config, reps=args.reps)
+            config = with_reps(config, args.reps)
             if args.kinds:
                 config = replace(config, kernel_kinds=tuple(args.kinds))
             if args.measure_s:

@@ -7,12 +7,11 @@ host lost outside the bottleneck queue, :mod:`tcpmodels.experiments.p3.cpu_loss`
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.experiments.campaign import KERNEL_TESTBEDS, kernel_testbed_of
-from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, REPO, SCHEMA, P3Config, kernel_campaign_label
+from tcpmodels.experiments.campaign import KERNEL_TESTBEDS, KernelGrid, kernel_testbed_of
+from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, SCHEMA, P3Config, kernel_campaign_label
 from tcpmodels.experiments.p3.cpu_loss import (
     CPU_TIME_COLUMNS,
     TCP_EXT_COLUMNS,
@@ -80,61 +79,28 @@ def kernel_plan(config: P3Config) -> list[dict]:
 KERNEL_KEY = ("campaign", "rep", "kind", "reno_rtt_ms", "cubic_rtt_ms")
 
 
-def run_kernel_campaign(records_path: str | Path, config: P3Config = DEFAULT_CONFIG, *, limit: int | None = None,
-                        progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
-                        yield_s: float = 0.5) -> int:
-    """Run (or resume) the kernel grid; return the number of samples measured in this call.
+def _session_for(config: P3Config, s: dict, session: KernelSession | None) -> KernelSession:
+    if session is None:
+        return KernelSession(config, s["reno_rtt_ms"], s["cubic_rtt_ms"], s.get("kind", "standard")).__enter__()
+    session.set_kind(s.get("kind", "standard"))
+    session.set_rtts(s["reno_rtt_ms"], s["cubic_rtt_ms"])
+    return session
 
-    Parameters
-    ----------
-    records_path : str or Path
-        JSONL file, one line per sample; samples already on file (same repetition, kind and RTT pair) are skipped.
-    config : P3Config
-        The campaign's setting.
-    limit : int, optional
-        Stop after this many new samples (to time a sample; used by tests).
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per sample. [s]
-    plan : list of dict, optional
-        Samples to run instead of :func:`kernel_plan`: :func:`~tcpmodels.experiments.p3.cpu_loss.cpu_loss_repeat_plan`'s, or a test's.
-    yield_s : float
-        Pause after releasing the lock so a waiting campaign can take it. [s]
 
-    Returns
-    -------
-    int
-        Samples measured and recorded by this call.
+def _record(config: P3Config, s: dict, session: KernelSession, git: dict) -> dict:
+    return {"schema": SCHEMA, "config_hash": config.hash(), "rate_bps": config.rate_bps,
+            "buffer_bytes": config.buffer_bytes, "warmup_s": config.warmup_s, "measure_s": config.measure_s,
+            "git": git, **session.run(s["reno_start_s"], s["cubic_start_s"])}
 
-    Raises
-    ------
-    tcpmodels.testbed.PrivilegeError
-        Without root.
-    tcpmodels.testbed.TestbedError
-        After three failed samples in a row.
-    """
-    from tcpmodels.experiments.campaign import run_samples
-    from tcpmodels.records import JsonlRecords, git_state
 
-    code = git_state(REPO)  # the code that ran: each record carries it
-
-    def session_for(s, session):
-        if session is None:
-            return KernelSession(config, s["reno_rtt_ms"], s["cubic_rtt_ms"], s.get("kind", "standard")).__enter__()
-        session.set_kind(s.get("kind", "standard"))
-        session.set_rtts(s["reno_rtt_ms"], s["cubic_rtt_ms"])
-        return session
-
-    def measure(s, session):
-        return {"schema": SCHEMA, "config_hash": config.hash(), "rate_bps": config.rate_bps,
-                "buffer_bytes": config.buffer_bytes, "warmup_s": config.warmup_s, "measure_s": config.measure_s,
-                "git": code, **session.run(s["reno_start_s"], s["cubic_start_s"])}
-
-    plan = kernel_plan(config) if plan is None else plan
-    return run_samples(JsonlRecords(records_path, KERNEL_KEY), plan, measure, desc="p3 kernel",
-                       session_for=session_for, limit=limit, progress=progress, lock_timeout_s=lock_timeout_s,
-                       yield_s=yield_s)
+#: Run (or resume) the kernel grid, a :class:`~tcpmodels.experiments.campaign.KernelGrid`:
+#: ``run_kernel_campaign(records_path, config=DEFAULT_CONFIG, *, limit, progress, lock_timeout_s, plan, yield_s)``
+#: returns the samples measured by the call; samples on file (same repetition, kind and RTT pair,
+#: :data:`KERNEL_KEY`) are skipped; ``plan`` replaces :func:`kernel_plan`:
+#: :func:`~tcpmodels.experiments.p3.cpu_loss.cpu_loss_repeat_plan`'s, or a test's. One testbed, its delays and
+#: CUBIC variant set per sample.
+run_kernel_campaign = KernelGrid(key=KERNEL_KEY, plan_of=kernel_plan, session_for=_session_for, measure=_record,
+                                 desc="p3 kernel", default_config=DEFAULT_CONFIG)
 
 
 def summarize_flow_samples(samples_by_flow: list[list[dict]], starts_mono_s: list[float], *, warmup_s: float,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser, with_reps
 from tcpmodels.experiments.p4 import __doc__ as package_doc
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG
 from tcpmodels.experiments.p4.dataset import build_dataset
@@ -42,8 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     config = DEFAULT_CONFIG
     with campaign_errors("p4"):
         if args.cmd == "kernel":
-            if args.reps:
-                config = replace(config, reps=args.reps)
+            config = with_reps(config, args.reps)
             if args.keep_flow_order:
                 config = replace(config, keep_flow_order=True)
             n = run_kernel_campaign(args.records, config, limit=args.limit, progress=not args.no_progress)

@@ -92,8 +92,8 @@ class P4Config(CampaignConfig):
         return [(int(c), float(r)) for r in self.rtts_ms for c in self.rcvbuf_caps_bytes
                 if c * 8 / (r * 1e-3) <= self.max_cap_rate_bps]
 
-    def warmup_s(self, rtt_ms: float) -> float:
-        """Warm-up discarded at a round-trip time.
+    def spans_s(self, rtt_ms: float) -> tuple[float, float]:
+        """Warm-up discarded and span measured at a round-trip time: each its floor or its round trips, the longer.
 
         Parameters
         ----------
@@ -102,25 +102,11 @@ class P4Config(CampaignConfig):
 
         Returns
         -------
-        float
-            ``max(warmup_min_s, warmup_rtts * RTT)``. [s]
+        tuple of float
+            ``(max(warmup_min_s, warmup_rtts * RTT), max(measure_min_s, measure_rtts * RTT))``. [s]
         """
-        return max(self.warmup_min_s, self.warmup_rtts * rtt_ms * 1e-3)
-
-    def measure_s(self, rtt_ms: float) -> float:
-        """Measured span at a round-trip time.
-
-        Parameters
-        ----------
-        rtt_ms : float
-            Round-trip time of the cell. [ms]
-
-        Returns
-        -------
-        float
-            ``max(measure_min_s, measure_rtts * RTT)``. [s]
-        """
-        return max(self.measure_min_s, self.measure_rtts * rtt_ms * 1e-3)
+        return (max(self.warmup_min_s, self.warmup_rtts * rtt_ms * 1e-3),
+                max(self.measure_min_s, self.measure_rtts * rtt_ms * 1e-3))
 
     def derived_fields(self) -> dict:
         """The cells run, which :meth:`to_dict` adds to the fields (a JSON-able setting).

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.experiments.campaign import ServerTestbed, kernel_testbed_of, testbed_label
-from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, SCHEMA, P4Config
+from tcpmodels.experiments.campaign import KernelGrid, ServerTestbed, kernel_testbed_of, testbed_label
+from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, REPO, SCHEMA, P4Config
+from tcpmodels.records import git_state
 from tcpmodels.testbed import Topology
 
 __all__ = ["KERNEL_KEY", "kernel_plan", "WindowSession", "run_kernel_campaign", "summarize_window_limited",
@@ -148,56 +148,27 @@ class WindowSession(ServerTestbed):
                 "link_rate_bps": self.config.link_rate_bps, "rps_cpus": tb.rps_cpus}
 
 
-def run_kernel_campaign(records_path: str | Path, config: P4Config = DEFAULT_CONFIG, *, limit: int | None = None,
-                        progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
-                        yield_s: float = 0.5) -> int:
-    """Run (or resume) the kernel grid; return the number of samples measured in this call.
+def _session_for(config: P4Config, s: dict, session: WindowSession | None) -> WindowSession:
+    if session is None:
+        return WindowSession(config, s["rcvbuf_cap_bytes"], s["rtt_ms"]).__enter__()
+    session.set_cell(s["rcvbuf_cap_bytes"], s["rtt_ms"])
+    return session
 
-    Parameters
-    ----------
-    records_path : str or Path
-        JSONL file, one line per sample; samples already on file are skipped.
-    config : P4Config
-        The grid.
-    limit : int, optional
-        Stop after this many new samples.
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per sample. [s]
-    plan : list of dict, optional
-        Samples to run instead of :func:`kernel_plan` (tests use one).
-    yield_s : float
-        Pause after releasing the lock so a waiting campaign can take it. [s]
 
-    Returns
-    -------
-    int
-        Samples measured in this call.
-    """
-    from tcpmodels.experiments.campaign import run_samples
-    from tcpmodels.experiments.p4.config import REPO
-    from tcpmodels.records import JsonlRecords, git_state
+def _record(config: P4Config, s: dict, session: WindowSession, git_at_start: dict) -> dict:
+    # ``git_at_start``: the code this process imported, the tree at its start (later edits to the tree do not
+    # change what runs, except the traffic program, started afresh per sample: the dataset checks it did not change)
+    duration = sum(config.spans_s(s["rtt_ms"]))
+    return {"schema": SCHEMA, "config_hash": config.hash(), "git_at_start": git_at_start, "git": git_state(REPO),
+            **session.run(duration, config.sample_interval_s)}
 
-    def session_for(s, session):
-        if session is None:
-            return WindowSession(config, s["rcvbuf_cap_bytes"], s["rtt_ms"]).__enter__()
-        session.set_cell(s["rcvbuf_cap_bytes"], s["rtt_ms"])
-        return session
 
-    # the code this process imported: the tree at its start (later edits to the tree do not change what runs,
-    # except the traffic program, started afresh per sample: the dataset checks it did not change)
-    git_at_start = git_state(REPO)
-
-    def measure(s, session):
-        duration = config.warmup_s(s["rtt_ms"]) + config.measure_s(s["rtt_ms"])
-        return {"schema": SCHEMA, "config_hash": config.hash(), "git_at_start": git_at_start, "git": git_state(REPO),
-                **session.run(duration, config.sample_interval_s)}
-
-    plan = kernel_plan(config) if plan is None else plan
-    return run_samples(JsonlRecords(records_path, KERNEL_KEY), plan, measure, desc="p4 kernel",
-                       session_for=session_for, limit=limit, progress=progress, lock_timeout_s=lock_timeout_s,
-                       yield_s=yield_s)
+#: Run (or resume) the kernel grid, a :class:`~tcpmodels.experiments.campaign.KernelGrid`:
+#: ``run_kernel_campaign(records_path, config=DEFAULT_CONFIG, *, limit, progress, lock_timeout_s, plan, yield_s)``
+#: returns the samples measured by the call; samples on file (same :data:`KERNEL_KEY`) are skipped; ``plan``
+#: (tests use one) replaces :func:`kernel_plan`. One testbed, its receive-buffer cap and delay set per sample.
+run_kernel_campaign = KernelGrid(key=KERNEL_KEY, plan_of=kernel_plan, session_for=_session_for, measure=_record,
+                                 desc="p4 kernel", default_config=DEFAULT_CONFIG)
 
 
 def summarize_window_limited(samples: list[dict], rtt_s: float, *, warmup_s: float,
@@ -310,7 +281,7 @@ def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> pd.D
                "campaign": r.get("campaign", "p4_kernel"),
                "testbed": kernel_testbed_of(r), "error": f.get("error")}
         try:
-            s = summarize_window_limited(f["samples"], r["rtt_ms"] * 1e-3, warmup_s=config.warmup_s(r["rtt_ms"]))
+            s = summarize_window_limited(f["samples"], r["rtt_ms"] * 1e-3, warmup_s=config.spans_s(r["rtt_ms"])[0])
         except (ValueError, KeyError) as exc:
             row["error"] = (row["error"] or "") + f" summary: {exc}"
             rows.append(row)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import replace
 
 from tcpmodels.experiments.sim_vs_kernel import __doc__ as package_doc
 from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, SCENARIOS
@@ -33,12 +32,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allow-dirty", action="store_true",
                    help="write a shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
-    from tcpmodels.experiments.campaign import campaign_errors
+    from tcpmodels.experiments.campaign import campaign_errors, with_reps
 
     with campaign_errors("sim_vs_kernel"):
         if args.cmd == "run":
-            config = SCENARIOS[args.scenario]
-            config = config if not args.reps else replace(config, reps=args.reps)
+            config = with_reps(SCENARIOS[args.scenario], args.reps)
             n = run_campaign(args.records, config, engines=tuple(args.engines), limit=args.limit,
                              progress=not args.no_progress)
             print(json.dumps({"measured": n, "records": args.records}))

@@ -10,7 +10,7 @@ import pandas as pd
 from tcpmodels.papers.bbr_coexistence.claims import PAPER_MEDIAN_ERROR, spec
 from tcpmodels.papers.bbr_coexistence.data import BbrDataset, grid_runs
 from tcpmodels.papers.bbr_coexistence.tables import points
-from tcpmodels.stats import (Verdict, bootstrap_statistic, claims_table, equivalence, equivalence_ind,
+from tcpmodels.stats import (Family, Verdict, bootstrap_statistic, claims_table, equivalence, equivalence_ind,
                              not_testable)
 
 __all__ = ["claims"]
@@ -62,8 +62,8 @@ def claims(dataset: BbrDataset) -> pd.DataFrame:
         r = grid_runs(dataset, engine)
         if r.empty:
             continue
-        rows.append(_median_error_verdict("a_cubic", engine, p[p["group"] == "vs_cubic"], PAPER_MEDIAN_ERROR["cubic"]))
-        rows.append(_median_error_verdict("a_reno", engine, p[p["group"] == "vs_reno"], PAPER_MEDIAN_ERROR["reno"]))
+        rows += [_median_error_verdict(f"a_{cc}", engine, p[p["group"] == f"vs_{cc}"], error)
+                 for cc, error in PAPER_MEDIAN_ERROR.items()]
         one = r[(r["competitor"] == "cubic") & (r["n_bbr"] == 1) & (r["n_loss"] == 1)]
         for (x, m), g in r[r["group"] == "many_cubic"].groupby(["queue_bdp", "n_loss"]):
             base = one[one["queue_bdp"] == x]["share_bbr"]
@@ -96,4 +96,4 @@ def claims(dataset: BbrDataset) -> pd.DataFrame:
                                     we_measured=f"standing queue {alone['standing_queue_bdp'].mean():.2f} BDP (model "
                                                 f"{alone['model_standing_queue_bdp'].mean():.2f}) over {len(diff)} runs, "
                                                 f"N = {sorted(int(n) for n in alone['n_bbr'].unique())}"))
-    return claims_table(rows, family=lambda v: "ns-3" if v.claim.startswith("[ns-3]") else "kernel")
+    return claims_table(rows, family=Family("", "claim", r"^\[(ns-3)\]", default="kernel"))

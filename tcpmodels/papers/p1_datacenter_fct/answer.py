@@ -11,7 +11,7 @@ import re
 
 import pandas as pd
 
-from tcpmodels.stats import Verdict
+from tcpmodels.stats import Family
 
 __all__ = ["family", "headline", "answer", "HEADLINE_PARTS"]
 
@@ -20,21 +20,9 @@ HEADLINE_PARTS = ("mean higher with MPTCP background", "mean FCT lower with the"
 _TAG = re.compile(r"\[(?P<engine>[^,\]]+),\s*(?P<cc>[^\]]+)\]")
 
 
-def family(verdict: Verdict) -> str:
-    """The Holm family of one P1 row: ``"P1 <engine>"`` from the claim's ``[engine, cc]``.
-
-    Parameters
-    ----------
-    verdict : Verdict
-        A row of the claims (its ``claim`` names ``[engine, cc]``).
-
-    Returns
-    -------
-    str
-        ``"P1 kernel"``, ``"P1 kernel_steered"``, ``"P1 ns3"`` (``"P1"`` without a tag).
-    """
-    m = _TAG.search(verdict.claim)
-    return f"P1 {m.group('engine')}" if m else "P1"
+#: The Holm family of one P1 row: ``"P1 <engine>"`` from the claim's ``[engine, cc]`` (``"P1 kernel"``,
+#: ``"P1 kernel_steered"``, ``"P1 ns3"``; ``"P1"`` without a tag).
+family = Family("P1", "claim", _TAG.pattern)
 
 
 def _tagged(verdicts: pd.DataFrame) -> pd.DataFrame:

@@ -37,7 +37,7 @@ import pandas as pd
 
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.runs import kernel_runs, ns3_duration_s
-from tcpmodels.stats import ClaimSpec, Verdict, claims_table, difference, direction_count, inequality, not_testable
+from tcpmodels.stats import ClaimSpec, Family, claims_table, difference, direction_count, inequality, not_testable
 
 __all__ = ["family", "headline", "answer", "claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
 
@@ -182,23 +182,8 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
     return claims_table(rows, family=family)
 
 
-def family(verdict: Verdict) -> str:
-    """The Holm family of a P3 row: ``"P3 kernel"``, ``"P3 fluid model"`` or ``"P3 ns-3"`` (from the part's prefix).
-
-    Parameters
-    ----------
-    verdict : Verdict
-        A row of :func:`claims`.
-
-    Returns
-    -------
-    str
-        The family's name.
-    """
-    for prefix in ("kernel", "fluid model"):
-        if verdict.part.startswith(prefix):
-            return f"P3 {prefix}"
-    return "P3 ns-3"
+#: The Holm family of a P3 row: ``"P3 kernel"``, ``"P3 fluid model"`` or ``"P3 ns-3"`` (from the part's prefix).
+family = Family("P3", "part", r"^(kernel|fluid model)", default="ns-3")
 
 
 def _engine(part: str) -> str:

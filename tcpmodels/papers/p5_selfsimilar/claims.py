@@ -43,8 +43,8 @@ import pandas as pd
 from tcpmodels.models.heavytail import hurst_from_alpha
 from tcpmodels.papers.p5_selfsimilar.data import P5Dataset
 from tcpmodels.stats import (
-    Verdict,
     ClaimSpec,
+    Family,
     claims_table,
     difference,
     direction_count,
@@ -210,20 +210,8 @@ def _c54_slope(h: pd.DataFrame, run_key: str, claim: str, series: str) -> object
                                  "residuals, which a line with another slope through the model at mid-grid passes")
 
 
-def family(verdict: Verdict) -> str:
-    """The Holm family of a P5 row: ``"P5 kernel"`` for the kernel testbed's parts, else ``"P5 ns-3"``.
-
-    Parameters
-    ----------
-    verdict : Verdict
-        A row of :func:`claims`.
-
-    Returns
-    -------
-    str
-        The family's name.
-    """
-    return "P5 kernel" if "[kernel testbed]" in verdict.claim else "P5 ns-3"
+#: The Holm family of a P5 row: ``"P5 kernel"`` for the kernel testbed's parts, else ``"P5 ns-3"``.
+family = Family("P5", "claim", r"\[(kernel) testbed\]", default="ns-3")
 
 
 def headline(verdicts: pd.DataFrame) -> pd.Series:
