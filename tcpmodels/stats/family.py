@@ -62,8 +62,22 @@ class Family:
         if re.compile(self.pattern).groups < 1:
             raise ValueError(f"pattern must have a group (the engine); got {self.pattern!r}")
 
+    def engine_of(self, text: str) -> str | None:
+        """The engine ``text`` (a row's claim or part) names: the pattern's first group, else ``default``.
+
+        Parameters
+        ----------
+        text : str
+            The text of the row's :attr:`field`.
+
+        Returns
+        -------
+        str or None
+            The engine.
+        """
+        m = re.search(self.pattern, text)
+        return m.group(1) if m else self.default
+
     def __call__(self, verdict: Verdict) -> str:
         """The family of ``verdict``, a row of the claims (:func:`~tcpmodels.stats.spec.claims_table` calls it)."""
-        m = re.search(self.pattern, getattr(verdict, self.field))
-        engine = m.group(1) if m else self.default
-        return " ".join(name for name in (self.paper, engine) if name)
+        return " ".join(name for name in (self.paper, self.engine_of(getattr(verdict, self.field))) if name)

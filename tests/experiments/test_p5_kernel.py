@@ -171,3 +171,11 @@ def test_campaign_records_carry_the_commit_that_ran_them(tmp_path, monkeypatch):
     assert p5k.run_kernel_campaign(tmp_path, cfg, progress=False) == 1
     (rec,) = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
     assert rec["alpha"] == 1.2 and rec["git"] == git_state(REPO_ROOT) and set(rec["git"]) >= {"commit", "dirty"}
+
+
+def test_kernel_records_skip_a_torn_line_as_every_campaign_does(tmp_path):
+    from tcpmodels.experiments.p5.kernel_config import read_kernel_records
+
+    (tmp_path / "records.jsonl").write_text('{"alpha": 1.2}\n{"alpha": 1.4, "se\n{"alpha": 1.6, "seed": 2}\n')
+    assert read_kernel_records(tmp_path) == [{"seed": 0, "alpha": 1.2}, {"seed": 2, "alpha": 1.6}]
+    assert read_kernel_records(tmp_path / "none") == []

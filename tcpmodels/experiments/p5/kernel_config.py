@@ -7,7 +7,6 @@ dataset is :mod:`tcpmodels.experiments.p5.kernel_dataset`.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,9 +147,7 @@ def read_kernel_records(runs_dir: str | Path) -> list[dict]:
     Returns
     -------
     list of dict
-        One record per finished run, in file order; empty without ``records.jsonl``.
+        One record per finished run, in file order; empty without ``records.jsonl``. A torn line (a run
+        killed mid-write) is skipped, as every campaign's records skip it (:meth:`JsonlRecords.read`).
     """
-    path = Path(runs_dir) / "records.jsonl"
-    if not path.exists():
-        return []
-    return [{"seed": 0, **json.loads(x)} for x in path.read_text().splitlines() if x.strip()]
+    return [{"seed": 0, **r} for r in kernel_records(runs_dir).read()]

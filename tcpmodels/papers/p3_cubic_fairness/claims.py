@@ -186,10 +186,6 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
 family = Family("P3", "part", r"^(kernel|fluid model)", default="ns-3")
 
 
-def _engine(part: str) -> str:
-    return "kernel" if part.startswith("kernel") else "fluid model" if part.startswith("fluid") else "ns-3"
-
-
 def headline(verdicts: pd.DataFrame) -> pd.Series:
     """Mask of the headline rows: the premise (C3.0) and every mean-dJ part of C3.1-C3.3 (ns-3 and kernel).
 
@@ -230,14 +226,14 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     if len(c31):
         out.append("The proposal's \"greatly improves fairness\" (C3.1, mean dJ at least +0.05), per engine and "
                    "reading: " + "; ".join(
-            f"{_engine(p)} {c[c.index('[reading: ') + 10:-1]} {v} ({e:+.3f})" for c, p, v, e in
+            f"{family.engine_of(p)} {c[c.index('[reading: ') + 10:-1]} {v} ({e:+.3f})" for c, p, v, e in
             zip(c31["claim"], c31["part"], c31["verdict"], c31["effect"])) + ".")
     gains = mean[mean["claim"].str.startswith(("C3.1", "C3.2"))]
     if len(gains):
         best = gains.loc[gains["effect"].idxmax()]
         reading = best["claim"][best["claim"].index("[reading: ") + 10:-1]
         out.append(f"The largest mean gain of fairness any engine and reading shows is {best['effect']:+.3f} "
-                   f"[{best['ci_low']:+.3f}, {best['ci_high']:+.3f}] ({_engine(best['part'])}, {reading} reading, "
+                   f"[{best['ci_low']:+.3f}, {best['ci_high']:+.3f}] ({family.engine_of(best['part'])}, {reading} reading, "
                    f"{best['claim'][:4]}: {best['verdict']}).")
     return out[:3]
 
