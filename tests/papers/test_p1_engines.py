@@ -55,3 +55,24 @@ def test_ns3_windows_fill_only_the_rows_they_cover(tmp_path):
     out = with_ns3_windows(sub, tmp_path)
     assert out["cwnd_mean_segments"].tolist()[0] == 20.0 and np.isnan(out["cwnd_mean_segments"].tolist()[1])
     assert len(out) == 2
+
+
+def _subflows(engine, cc, cwnd, loss, seeds=(0, 1)):
+    """Four subflows per background transfer, each of mean window ``cwnd`` (plausible: 1448 B at 1 ms, 100 Mbit/s)."""
+    return [{"engine": engine, "experiment": "s4", "protocol": "mptcp", "cc": cc, "seed": s, "conn_id": 0,
+             "subflow": k, "cwnd_mean_segments": cwnd, "loss_event_rate": loss, "mss_bytes": 1448, "rtt_mean_s": 1e-3,
+             "throughput_bps": 1e8} for s in seeds for k in range(4)]
+
+
+def test_engines_note_compares_the_backgrounds_windows(tmp_path):
+    from tcpmodels.papers.p1_datacenter_fct.engines import engines_note
+
+    verdicts = pd.DataFrame(columns=["claim", "part", "effect", "ci_low", "ci_high", "verdict", "n_runs"])
+    alike = pd.DataFrame(_subflows("kernel", "tm_lia", 16.0, 0.0005) + _subflows("ns3", "lia", 16.5, 0.0006))
+    text = engines_note(verdicts, alike, tmp_path)
+    assert "keeps a median 66 segments in flight" in text and "the kernel's tm_lia 64 at 0.05%" in text
+    assert "1.03x the segments in flight, 1.20x the loss-event rate" in text and "within 10 % of each other" in text
+    larger = pd.DataFrame(_subflows("kernel", "tm_lia", 16.0, 0.0005) + _subflows("ns3", "lia", 20.0, 0.0005))
+    assert "ns-3's coupled background keeps more segments in flight" in engines_note(verdicts, larger, tmp_path)
+    none = pd.DataFrame(_subflows("kernel", "tm_lia", 16.0, 0.0005))
+    assert "ns-3's windows are not yet measured" in engines_note(verdicts, none, tmp_path)

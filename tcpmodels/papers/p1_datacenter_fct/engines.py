@@ -118,6 +118,14 @@ def engines_note(verdicts: pd.DataFrame, subflows: pd.DataFrame, data_dir: str |
                f"loss-event rate of {win['ns3'][1]:.2%} ({win['ns3'][2]} traced seeds), the kernel's tm_lia "
                f"{win['kernel'][0]:.0f} at {win['kernel'][1]:.2%}" if win["ns3"][2] else
                "ns-3's windows are not yet measured (no traced rerun in the dataset)")
+    if win["ns3"][2] and win["kernel"][2] and win["kernel"][0] > 0:
+        w_ratio, l_ratio = win["ns3"][0] / win["kernel"][0], win["ns3"][1] / win["kernel"][1]
+        alike = abs(math.log(w_ratio)) < math.log(1.1)
+        ns3_win += (f" (ns-3 / kernel: {w_ratio:.2f}x the segments in flight, {l_ratio:.2f}x the loss-event rate; "
+                    "no interval): "
+                    + ("the two backgrounds keep windows within 10 % of each other, so a larger coupled window in "
+                       "ns-3 is not what the data show" if alike else
+                       f"ns-3's coupled background keeps {'more' if w_ratio > 1 else 'fewer'} segments in flight"))
     return (
         f"**ns-3's LIA against the kernel's tm_lia.** C1.3 mean (the 70 KB flows beside MPTCP against beside TCP, log "
         f"ratio): ns-3 LIA {row('ns3', 'lia')}; kernel tm_lia {row('kernel', 'tm_lia')} on the unsteered testbed and "
