@@ -373,7 +373,26 @@ def test_trace_widget_flow_range_follows_the_capture():
         assert message.value == "" and image.layout.display is None, (name, message.value)
     flow.value = flow.max
     assert message.value == "" and image.layout.display is None
-    assert 0.05 <= zoom.min and zoom.max == 1.0 and (start.min, start.max) == (0.0, 1.0)
+    assert 0.05 <= zoom.min and zoom.max == 1.0 and (start.min, start.max) == (0.0, 0.0) and start.disabled
+
+
+@needs_capture
+def test_trace_widget_start_stops_where_the_window_ends_at_the_flow_end():
+    """Every position of the start slider draws another window: its end is 1 - width (plot_trace moves a window
+    that would run past the end back), it is disabled at width 1, and it never holds a start beyond its end."""
+    from tcpmodels.teaching.traces import trace_widget
+
+    panel = trace_widget("cubic_bulk.pcap.gz", zoom_fraction=0.3, zoom_start_fraction=0.9, data_dir=DATA)
+    _, _, zoom, start = [w for row in panel.children[0].children for w in row.children]
+    image, message = panel.children[1].children
+    assert (start.max, start.value, start.disabled) == (0.7, 0.7, False)
+    zoom.value = 0.95
+    assert (start.max, start.value) == (0.05, 0.05) and not start.disabled
+    zoom.value = 1.0
+    assert (start.max, start.value, start.disabled) == (0.0, 0.0, True)
+    zoom.value = 0.5
+    assert (start.max, start.value, start.disabled) == (0.5, 0.0, False)
+    assert message.value == "" and image.layout.display is None
 
 
 def test_docstring_examples_of_the_teaching_modules():

@@ -341,14 +341,27 @@ def trace_widget(
     flow.disabled = n_flows <= 1
     # registered before figure_widget's observer, so the range is right when the figure is redrawn
     menu.observe(functools.partial(_follow_capture, flow, str(data_dir)), names="value")
-    controls = {
-        "capture": menu,
-        "flow_rank": flow,
-        "zoom_fraction": float_slider("window: fraction of the flow [-]", min(max(zoom_fraction, MIN_ZOOM_FRACTION), 1.0),
-                                      MIN_ZOOM_FRACTION, 1.0, 0.05),
-        "zoom_start_fraction": float_slider("window starts at [-]", min(max(zoom_start_fraction, 0.0), 1.0), 0.0, 1.0, 0.05),
-    }
+    zoom = float_slider("window: fraction of the flow [-]", min(max(zoom_fraction, MIN_ZOOM_FRACTION), 1.0),
+                        MIN_ZOOM_FRACTION, 1.0, 0.05)
+    start = float_slider("window starts at [-]", min(max(zoom_start_fraction, 0.0), 1.0), 0.0, 1.0, 0.05)
+    _follow_zoom(start, {"new": zoom.value})
+    zoom.observe(functools.partial(_follow_zoom, start), names="value")
+    controls = {"capture": menu, "flow_rank": flow, "zoom_fraction": zoom, "zoom_start_fraction": start}
     return figure_widget(plot_trace, controls, fixed={"data_dir": str(data_dir)})
+
+
+def _follow_zoom(start, change) -> None:
+    """Observer of the window width: the start slider offers only starts whose window ends inside the flow.
+
+    :func:`plot_trace` moves a window that would run past the end back to end there, so every start above
+    1 - width draws the same window; the slider stops at 1 - width (and is disabled at width 1), so that each
+    of its positions draws another window.
+    """
+    last = max(round(1.0 - float(change["new"]), 6), 0.0)
+    if start.value > last:
+        start.value = last
+    start.max = last
+    start.disabled = last <= 0.0
 
 
 def _flow_count(capture: str, data_dir: str | Path) -> int:
