@@ -9,10 +9,13 @@ hosts, as ``tcp_<name>``.
 
 from __future__ import annotations
 
+import pandas as pd
+
 from tcpmodels.datasets.p1 import KERNEL_ENGINES
 from tcpmodels.datasets.schema import Column, DatasetSchema, Table, columns
 
-__all__ = ["SCHEMA", "FLOWS", "RUNS", "KEY", "CAMPAIGN", "TESTBEDS", "RUNS_PER_SEED", "TCP_EXT_KEPT", "tcp_ext_column"]
+__all__ = ["SCHEMA", "FLOWS", "RUNS", "KEY", "CAMPAIGN", "TESTBEDS", "RUNS_PER_SEED", "TCP_EXT_KEPT", "tcp_ext_column",
+           "complete_seeds"]
 
 #: what identifies a run of the campaign
 KEY = ("campaign", "engine", "experiment", "protocol", "cc", "seed")
@@ -49,6 +52,23 @@ def tcp_ext_column(counter: str) -> str:
     'tcp_TCPTimeouts'
     """
     return f"tcp_{counter}"
+
+
+def complete_seeds(runs: pd.DataFrame) -> list[int]:
+    """The seeds with all :data:`RUNS_PER_SEED` runs (both testbeds, both backgrounds) in a runs table.
+
+    Parameters
+    ----------
+    runs : pandas.DataFrame
+        A session's runs table (or the campaign's runs before they are written).
+
+    Returns
+    -------
+    list of int
+        Sorted.
+    """
+    n = runs.groupby("seed").size()
+    return sorted(int(s) for s in n[n == RUNS_PER_SEED].index)
 
 
 #: the run a row belongs to, its place in the session and its testbed's place in its seed (0 first, 1 second)

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.datasets.p1_abab import CAMPAIGN, RUNS_PER_SEED, TCP_EXT_KEPT, tcp_ext_column
+from tcpmodels.datasets.p1_abab import CAMPAIGN, TCP_EXT_KEPT, complete_seeds, tcp_ext_column
 from tcpmodels.datasets.p1_abab import KEY as ABAB_KEY
 from tcpmodels.datasets.p1_abab import SCHEMA as DATASET
 from tcpmodels.datasets.p1_abab_idle import SCHEMA as IDLE_DATASET
@@ -244,10 +244,9 @@ def abab_frames(recs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _abab_tables(recs: list[dict]) -> tuple[dict, dict]:
     """The two tables (:func:`abab_frames`) and the provenance's facts: seeds complete, plan, times, loads."""
     flows, runs = abab_frames(recs)
-    complete = runs.groupby("seed").size()
     load = runs["load_avg_1m"]
     return {"flows": flows, "runs": runs}, {
-        "runs": int(len(runs)), "seeds_complete": sorted(int(s) for s in complete[complete == RUNS_PER_SEED].index),
+        "runs": int(len(runs)), "seeds_complete": complete_seeds(runs),
         "plan": {"seeds": list(SEEDS), "runs_planned": len(abab_plan(SEEDS))},
         "first_run_utc": min(runs["started_utc"]), "last_run_utc": max(runs["started_utc"]),
         "wall_s_median": round(float(runs["wall_s"].median()), 1),

@@ -57,13 +57,13 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.datasets import p1_abab_idle
-from tcpmodels.datasets.p1_abab import RUNS_PER_SEED, SCHEMA, TESTBEDS, tcp_ext_column
+from tcpmodels.datasets.p1_abab import SCHEMA, TESTBEDS, complete_seeds, tcp_ext_column
 from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT
 from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
 from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["ABAB_SPECS", "ABAB_FAMILY", "ABAB_LOADED_FAMILY", "SESSION_SCHEMAS", "Abab", "load_abab",
-           "complete_seeds", "abab_reading", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
+           "abab_reading", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
 
 #: the smallest drop of reordering events per 1000 data segments that matters: a quarter of the lowest rate the
 #: unsteered testbed showed (0.4 per 1000). [events / 1000 segments]
@@ -140,22 +140,6 @@ def load_abab(data_dir: str | Path = "data", session: str = "loaded") -> Abab | 
     tables = schema.read(data_dir, names)
     return Abab(tables["flows"], tables["runs"], session=session)
 
-
-def complete_seeds(runs: pd.DataFrame) -> list[int]:
-    """The seeds with all :data:`~tcpmodels.datasets.p1_abab.RUNS_PER_SEED` runs (both testbeds, both backgrounds).
-
-    Parameters
-    ----------
-    runs : pandas.DataFrame
-        A session's runs table.
-
-    Returns
-    -------
-    list of int
-        Sorted.
-    """
-    n = runs.groupby("seed").size()
-    return sorted(int(s) for s in n[n == RUNS_PER_SEED].index)
 
 
 def _paired(per: pd.DataFrame, col: str, log: bool = False) -> pd.Series:

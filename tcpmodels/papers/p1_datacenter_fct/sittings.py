@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.datasets.p1_abab import TESTBEDS
-from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_LOADED_FAMILY, Abab, abab_reading, complete_seeds, load_abab
+from tcpmodels.datasets.p1_abab import TESTBEDS, complete_seeds
+from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_LOADED_FAMILY, Abab, abab_reading, load_abab
 from tcpmodels.papers.p1_datacenter_fct.data import with_cc
 from tcpmodels.stats.spec import ttest_1samp
 
