@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from tcpmodels.stats import ClaimSpec, claims_table, equivalence_ind
+from tcpmodels.stats import ClaimSpec, Headline, claims_table, equivalence_ind
 
 __all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS", "claims", "answer", "headline",
            "compared_scenarios"]
@@ -244,20 +244,8 @@ def claims(frame: pd.DataFrame, prov: dict[str, Any]) -> pd.DataFrame:
     return claims_table(out, family="ns-3 vs kernel")
 
 
-def headline(verdicts: pd.DataFrame) -> pd.Series:
-    """Mask of the headline rows: every part (a few per scenario).
-
-    Parameters
-    ----------
-    verdicts : pandas.DataFrame
-        :func:`claims`.
-
-    Returns
-    -------
-    pandas.Series of bool
-        All True, aligned with ``verdicts``.
-    """
-    return pd.Series(True, index=verdicts.index)
+#: Mask of the headline rows: every part (a few per scenario).
+headline = Headline(every_row=True)
 
 
 def answer(verdicts: pd.DataFrame) -> list[str]:

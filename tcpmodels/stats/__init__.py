@@ -6,6 +6,7 @@ from tcpmodels.stats.claims import (
     VERDICTS,
     ClaimSpec,
     Family,
+    Headline,
     Verdict,
     arithmetic,
     attainable_outcome,
@@ -27,7 +28,7 @@ from tcpmodels.stats.claims import (
 )
 
 __all__ = [
-    "POWER", "VERDICTS", "VERDICT_COLUMNS", "ClaimSpec", "Family", "Verdict", "arithmetic", "attainable_outcome",
+    "POWER", "VERDICTS", "VERDICT_COLUMNS", "ClaimSpec", "Family", "Headline", "Verdict", "arithmetic", "attainable_outcome",
     "bootstrap_statistic", "claims_table", "difference", "direction_count", "distribution", "equivalence",
     "equivalence_ind", "equivalence_outcome", "holm", "inequality", "interval_outcome", "not_testable", "percentile_interval", "slope_equivalence", "verdict_counts",
 ]

@@ -83,6 +83,7 @@ from tcpmodels.stats.means import (
 )
 from tcpmodels.stats.outcomes import attainable_outcome, equivalence_outcome, holm, interval_outcome
 from tcpmodels.stats.family import Family
+from tcpmodels.stats.headline import Headline
 from tcpmodels.stats.spec import (
     POWER,
     VERDICT_COLUMNS,
@@ -97,5 +98,5 @@ __all__ = [
     "VERDICTS", "VERDICT_COLUMNS", "POWER", "ClaimSpec", "Verdict", "difference", "equivalence", "equivalence_ind",
     "bootstrap_statistic", "slope_equivalence", "percentile_interval", "direction_count", "distribution", "arithmetic", "inequality", "not_testable",
     "claims_table", "verdict_counts", "interval_outcome", "equivalence_outcome", "attainable_outcome", "holm",
-    "Family",
+    "Family", "Headline",
 ]

@@ -11,7 +11,7 @@ import re
 
 import pandas as pd
 
-from tcpmodels.stats import Family
+from tcpmodels.stats import Family, Headline
 
 __all__ = ["family", "headline", "answer", "HEADLINE_PARTS"]
 
@@ -30,20 +30,8 @@ def _tagged(verdicts: pd.DataFrame) -> pd.DataFrame:
     return verdicts.assign(engine=tag["engine"], cc=tag["cc"])
 
 
-def headline(verdicts: pd.DataFrame) -> pd.Series:
-    """Mask of the headline rows: C1.3's mean on every engine and control, and each coupling's mean FCT.
-
-    Parameters
-    ----------
-    verdicts : pandas.DataFrame
-        :func:`~.claims.claims`.
-
-    Returns
-    -------
-    pandas.Series of bool
-        Aligned with ``verdicts``.
-    """
-    return verdicts["part"].str.startswith(HEADLINE_PARTS)
+#: Mask of the headline rows: C1.3's mean on every engine and control, and each coupling's mean FCT.
+headline = Headline(parts=HEADLINE_PARTS)
 
 
 def _names(rows: pd.DataFrame) -> str:

@@ -44,7 +44,7 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
     x_proposed,
 )
 from tcpmodels.predict import PerPathProbeSVR, SingleProbeSVR, rpe
-from tcpmodels.stats import ClaimSpec, bootstrap_statistic, claims_table, difference, equivalence
+from tcpmodels.stats import ClaimSpec, Headline, bootstrap_statistic, claims_table, difference, equivalence
 
 __all__ = ["claims", "UNIT", "sample_errors", "rpe_headroom", "answer", "headline", "FAMILY"]
 
@@ -359,21 +359,8 @@ HEADLINE = (("C2.2", "Spearman rho falls"), ("C2.2", "Fraction of RPE falls"), (
             ("C2.5", "Fraction of RPE lower for RTT1 >= RTT2"))
 
 
-def headline(verdicts: pd.DataFrame) -> pd.Series:
-    """Mask of the headline parts (:data:`HEADLINE`) in a claims table of :func:`claims`.
-
-    Parameters
-    ----------
-    verdicts : pandas.DataFrame
-        :func:`claims`.
-
-    Returns
-    -------
-    pandas.Series of bool
-        True for the rows the notebook opens with.
-    """
-    keys = set(HEADLINE)
-    return pd.Series([(c[:4], p) in keys for c, p in zip(verdicts["claim"], verdicts["part"])], index=verdicts.index)
+#: Mask of the headline parts (:data:`HEADLINE`) in a claims table of :func:`claims`.
+headline = Headline(claim_parts=HEADLINE)
 
 
 def _label(verdicts: pd.DataFrame, claim_id: str, part: str) -> str:

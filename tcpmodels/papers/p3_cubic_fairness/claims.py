@@ -37,7 +37,7 @@ import pandas as pd
 
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.runs import kernel_runs, ns3_duration_s
-from tcpmodels.stats import ClaimSpec, Family, claims_table, difference, direction_count, inequality, not_testable
+from tcpmodels.stats import ClaimSpec, Family, Headline, claims_table, difference, direction_count, inequality, not_testable
 
 __all__ = ["family", "headline", "answer", "claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
 
@@ -186,20 +186,8 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
 family = Family("P3", "part", r"^(kernel|fluid model)", default="ns-3")
 
 
-def headline(verdicts: pd.DataFrame) -> pd.Series:
-    """Mask of the headline rows: the premise (C3.0) and every mean-dJ part of C3.1-C3.3 (ns-3 and kernel).
-
-    Parameters
-    ----------
-    verdicts : pandas.DataFrame
-        :func:`claims`.
-
-    Returns
-    -------
-    pandas.Series of bool
-        Aligned with ``verdicts``.
-    """
-    return verdicts["claim"].str.startswith("C3.0") | verdicts["part"].str.contains("mean dJ over runs")
+#: Mask of the headline rows: the premise (C3.0) and every mean-dJ part of C3.1-C3.3 (ns-3 and kernel).
+headline = Headline(claims=("C3.0",), part_contains="mean dJ over runs")
 
 
 def answer(verdicts: pd.DataFrame) -> list[str]:

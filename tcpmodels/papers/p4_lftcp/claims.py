@@ -19,7 +19,7 @@ from tcpmodels.papers.p4_lftcp.constants import (
     STANDARD_TCP_RATE_BPS,
 )
 from tcpmodels.papers.p4_lftcp.tables import P4Dataset
-from tcpmodels.stats import ClaimSpec, arithmetic, claims_table, inequality, not_testable
+from tcpmodels.stats import ClaimSpec, Headline, arithmetic, claims_table, inequality, not_testable
 
 def _gbps(x: float) -> str:
     return f"{x / 1e9:.2f} Gbit/s"
@@ -144,20 +144,8 @@ def claims(dataset: P4Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return claims_table(rows, family="P4 arithmetic")
 
 
-def headline(verdicts: pd.DataFrame) -> pd.Series:
-    """Mask of the headline rows: C4.1 (the 29 Gbit/s limit), C4.4 and C4.7's measured window-limited rate.
-
-    Parameters
-    ----------
-    verdicts : pandas.DataFrame
-        :func:`claims`, with :func:`~tcpmodels.papers.p4_lftcp.measured_claims` appended when measured.
-
-    Returns
-    -------
-    pandas.Series of bool
-        Aligned with ``verdicts``.
-    """
-    return verdicts["claim"].str.startswith(("C4.1", "C4.4", "C4.7")) & ~verdicts["part"].str.startswith("contrast")
+#: Mask of the headline rows: C4.1 (the 29 Gbit/s limit), C4.4 and C4.7's measured window-limited rate (when measured).
+headline = Headline(claims=("C4.1", "C4.4", "C4.7"), exclude_parts=("contrast",))
 
 
 def answer(verdicts: pd.DataFrame) -> list[str]:

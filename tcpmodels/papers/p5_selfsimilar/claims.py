@@ -45,6 +45,7 @@ from tcpmodels.papers.p5_selfsimilar.data import P5Dataset
 from tcpmodels.stats import (
     ClaimSpec,
     Family,
+    Headline,
     claims_table,
     difference,
     direction_count,
@@ -214,20 +215,8 @@ def _c54_slope(h: pd.DataFrame, run_key: str, claim: str, series: str) -> object
 family = Family("P5", "claim", r"\[(kernel) testbed\]", default="ns-3")
 
 
-def headline(verdicts: pd.DataFrame) -> pd.Series:
-    """Mask of the headline rows: every C5.4 part (pooled and slope, each engine) and C5.1.
-
-    Parameters
-    ----------
-    verdicts : pandas.DataFrame
-        :func:`claims`.
-
-    Returns
-    -------
-    pandas.Series of bool
-        Aligned with ``verdicts``.
-    """
-    return verdicts["claim"].str.startswith(("C5.4", "C5.1"))
+#: Mask of the headline rows: every C5.4 part (pooled and slope, each engine) and C5.1.
+headline = Headline(claims=("C5.4", "C5.1"))
 
 
 def answer(verdicts: pd.DataFrame) -> list[str]:
