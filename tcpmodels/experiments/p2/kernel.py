@@ -22,14 +22,17 @@ SWEEP_KEY = ("campaign", "cc", "rep", "rtt1_ms", "rtt2_ms")
 
 
 # ------------------------------------------------------------- one sample
-def _topology(config: P2Config, rtt1_ms: float, rtt2_ms: float):
+def _topology(config: P2Config, rtt1_ms: float, rtt2_ms: float, loss_rate: float = 0.0):
     from tcpmodels.testbed import PathSpec, two_path
 
     topo = two_path([PathSpec(rate_bps=config.rate_bps, rtt_s=r * 1e-3, buffer_bytes=config.buffer_bytes)
                      for r in (rtt1_ms, rtt2_ms)])
     m = config.sock_buf_max_bytes
     sysctls = (("net.ipv4.tcp_rmem", f"4096 131072 {m}"), ("net.ipv4.tcp_wmem", f"4096 16384 {m}"))
-    return replace(topo, nodes=tuple(replace(n, sysctls=n.sysctls + sysctls) for n in topo.nodes))
+    topo = replace(topo, nodes=tuple(replace(n, sysctls=n.sysctls + sysctls) for n in topo.nodes))
+    if loss_rate:  # random loss on both paths, each direction, by the delay element
+        topo = replace(topo, links=tuple(replace(lk, loss_rate=loss_rate) if lk.delayed else lk for lk in topo.links))
+    return topo
 
 
 def _transfers(steps: list[dict], lines: list[dict]) -> list[dict]:
@@ -60,15 +63,26 @@ class Session(ServerTestbed):
     Between samples only the delay elements are restarted with the new RTTs
     (:meth:`set_rtts`); namespaces, rate limiters, ARP entries and the server
     stay. Use as a context manager.
+
+    Parameters
+    ----------
+    config : P2Config
+        Path rate, buffer, socket buffers.
+    rtt1_ms, rtt2_ms : float
+        The first sample's round-trip delays of path 1 and path 2. [ms]
+    loss_rate : float
+        Random loss of each direction of both paths, by the delay elements (0: none; issue 57's
+        item 4 uses it for a setting where the throughput follows the RTTs). [-]
     """
 
     server_node = "s"
     port = 5201
     mptcp = True
 
-    def __init__(self, config: P2Config, rtt1_ms: float, rtt2_ms: float):
+    def __init__(self, config: P2Config, rtt1_ms: float, rtt2_ms: float, *, loss_rate: float = 0.0):
         self.config = config
         self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
+        self.loss_rate = float(loss_rate)
 
     def topology(self) -> Topology:
         """The two-path topology at the session's current RTTs.
@@ -77,9 +91,10 @@ class Session(ServerTestbed):
         -------
         tcpmodels.testbed.Topology
             :func:`~tcpmodels.testbed.topologies.two_path` with the configured rate and buffer,
-            and socket buffers up to ``sock_buf_max_bytes`` in every namespace.
+            socket buffers up to ``sock_buf_max_bytes`` in every namespace, and the session's
+            ``loss_rate`` on every delayed link.
         """
-        return _topology(self.config, *self.rtts_ms)
+        return _topology(self.config, *self.rtts_ms, self.loss_rate)
 
     def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
         """Restart the two delay elements with new round-trip delays [ms]; nothing else changes.
@@ -91,7 +106,7 @@ class Session(ServerTestbed):
         """
         if (float(rtt1_ms), float(rtt2_ms)) == self.rtts_ms:
             return
-        topo = _topology(self.config, rtt1_ms, rtt2_ms)
+        topo = _topology(self.config, rtt1_ms, rtt2_ms, self.loss_rate)
         for lk in topo.links:
             if lk.delayed:
                 self.tb.set_link_delay(lk.name, lk.delay_s, loss_rate=lk.loss_rate)
@@ -220,9 +235,10 @@ def _ensure_cc(cc: str) -> None:
 
 def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict], *, desc: str,
               limit: int | None, progress: bool, lock_timeout_s: float, capture_for=None,
-              yield_s: float = 0.5, key: tuple[str, ...] = SAMPLE_KEY) -> int:
-    """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused, host lock per sample;
-    a BPF ``config.cc`` is registered for the whole call (and again before a sample if it went away)."""
+              yield_s: float = 0.5, key: tuple[str, ...] = SAMPLE_KEY, loss_rate: float = 0.0) -> int:
+    """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused (with ``loss_rate`` on both
+    paths), host lock per sample; a BPF ``config.cc`` is registered for the whole call (and again before a
+    sample if it went away)."""
     from tcpmodels.experiments.campaign import run_samples
     from tcpmodels.records import JsonlRecords, git_state
 
@@ -230,7 +246,7 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
 
     def session_for(s, session):
         if session is None:
-            return Session(config, s["rtt1_ms"], s["rtt2_ms"]).__enter__()
+            return Session(config, s["rtt1_ms"], s["rtt2_ms"], loss_rate=loss_rate).__enter__()
         session.set_rtts(s["rtt1_ms"], s["rtt2_ms"])
         return session
 
@@ -254,7 +270,8 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
 
 
 def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, limit: int | None = None,
-                 progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None) -> int:
+                 progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
+                 loss_rate: float = 0.0, desc: str = "p2 samples") -> int:
     """Run (or resume) the campaign; return the number of samples measured in this call.
 
     One testbed serves every sample (the delay elements are restarted with each
@@ -280,6 +297,10 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
         Longest wait for the host lock per sample. [s]
     plan : list of dict, optional
         Samples to run instead of :func:`sample_plan` (tests use a tiny grid).
+    loss_rate : float
+        Random loss of each direction of both paths (:class:`Session`; issue 57's item 4). [-]
+    desc : str
+        The campaign as the progress bar and the host lock name it.
 
     Returns
     -------
@@ -294,8 +315,8 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
         After three failed samples in a row.
     """
     plan = sample_plan(config) if plan is None else plan
-    return _run_plan(records_path, config, plan, client_steps(config), desc="p2 samples", limit=limit,
-                     progress=progress, lock_timeout_s=lock_timeout_s)
+    return _run_plan(records_path, config, plan, client_steps(config), desc=desc, limit=limit,
+                     progress=progress, lock_timeout_s=lock_timeout_s, loss_rate=loss_rate)
 
 
 def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, capture_dir: str | Path | None = None,

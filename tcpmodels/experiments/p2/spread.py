@@ -31,7 +31,7 @@ import numpy as np
 
 from tcpmodels.datasets.p2_spread_pilot import SCHEMA as DATASET
 from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
-from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, MB, REPO, P2Config
+from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, MB, REPO
 
 __all__ = ["PILOT_LOSS_RATES", "PILOT_RTTS_MS", "MAX_CONSTANT_HITS", "PILOT_KEY", "SPREAD_CONFIG", "pilot_plan",
            "constant_hits", "choose_loss", "run_pilot", "write_pilot_summary", "main"]
@@ -117,30 +117,6 @@ def choose_loss(rows: list[dict]) -> dict:
             "rule": f"smallest loss rate whose constant predictor hits <= {MAX_CONSTANT_HITS:.0%} of the pairs"}
 
 
-def _lossy_session(config: P2Config, loss_rate: float, rtt1_ms: float, rtt2_ms: float):
-    """A P2 :class:`~tcpmodels.experiments.p2.kernel.Session` whose two paths drop ``loss_rate`` of the frames
-    (each direction, by the delay element), kept when the RTTs change."""
-    from tcpmodels.experiments.p2.kernel import Session
-
-    class LossySession(Session):
-        def topology(self):
-            topo = super().topology()
-            return replace(topo, links=tuple(replace(lk, loss_rate=loss_rate) if lk.delayed else lk
-                                             for lk in topo.links))
-
-        def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
-            if (float(rtt1_ms), float(rtt2_ms)) == self.rtts_ms:
-                return
-            self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
-            topo = self.topology()
-            for lk in topo.links:
-                if lk.delayed:
-                    self.tb.set_link_delay(lk.name, lk.delay_s, loss_rate=lk.loss_rate)
-            self.tb.topology = topo
-
-    return LossySession(config, rtt1_ms, rtt2_ms)
-
-
 def run_pilot(records_path: str | Path, *, limit: int | None = None, progress: bool = True) -> int:
     """Run (or resume) the pilot: the MPTCP data transfer of :data:`SPREAD_CONFIG` per sample of :func:`pilot_plan`.
 
@@ -161,6 +137,7 @@ def run_pilot(records_path: str | Path, *, limit: int | None = None, progress: b
         Samples measured by this call (0 when every sample of the plan is recorded already).
     """
     from tcpmodels.experiments.campaign import run_samples
+    from tcpmodels.experiments.p2.kernel import Session
     from tcpmodels.experiments.p2.plans import client_steps
     from tcpmodels.records import JsonlRecords, git_state
     from tcpmodels.testbed import kernel_cc
@@ -175,9 +152,7 @@ def run_pilot(records_path: str | Path, *, limit: int | None = None, progress: b
             return session
         if session is not None:
             session.__exit__(None, None, None)
-        new = _lossy_session(config, s["loss_rate"], s["rtt1_ms"], s["rtt2_ms"])
-        new.loss_rate = s["loss_rate"]
-        return new.__enter__()
+        return Session(config, s["rtt1_ms"], s["rtt2_ms"], loss_rate=s["loss_rate"]).__enter__()
 
     def measure(s: dict, session) -> dict:
         if config.cc not in kernel_cc.available_congestion_controls():

@@ -56,6 +56,7 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
     load_dataset,
     rtt_relation,
 )
+from tcpmodels.papers.p2_mptcp_prediction.lossy import LOSSY_FAMILY, load_lossy, lossy_section, lossy_verdicts
 from tcpmodels.papers.p2_mptcp_prediction.sndbuf import sndbuf_section
 from tcpmodels.papers.p2_mptcp_prediction.spread import spread_section
 from tcpmodels.papers.p2_mptcp_prediction.plots import plot_fig4, plot_per_path_surface, plot_probe_vs_data
@@ -68,7 +69,7 @@ from tcpmodels.papers.p2_mptcp_prediction.tables import (
 )
 
 __all__ = [
-    "sndbuf_section", "spread_section",
+    "sndbuf_section", "spread_section", "LOSSY_FAMILY", "load_lossy", "lossy_verdicts", "lossy_section",
     "CITATION", "KB_BYTES", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "PAPER_TABLE5", "PAPER_TABLE6",
     "PAPER_SPEARMAN", "PAPER_FIG4_SHARE_150_120_256MB", "PAPER_N_SAMPLES", "RTT_RELATIONS", "MPTCP_PROBES",
     "PROBE_TOTALS", "P2Dataset", "load_dataset", "tables", "claims", "UNIT", "sample_errors", "answer", "headline", "HEADLINE", "rpe_headroom", "fit_training_error",

@@ -46,7 +46,7 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
 from tcpmodels.predict import PerPathProbeSVR, SingleProbeSVR, rpe
 from tcpmodels.stats import ClaimSpec, Headline, bootstrap_statistic, claims_table, difference, equivalence
 
-__all__ = ["claims", "UNIT", "sample_errors", "rpe_headroom", "answer", "headline", "FAMILY"]
+__all__ = ["claims", "UNIT", "sample_errors", "rtt_pairs", "rpe_headroom", "answer", "headline", "FAMILY"]
 
 #: The Holm family of every P2 part: one paper on one engine.
 FAMILY = "P2 kernel"
@@ -188,6 +188,22 @@ def _rmse_cut(y, p_new, p_old) -> float:
     return 1.0 - _rmse(y, p_new) / _rmse(y, p_old)
 
 
+def rtt_pairs(samples: pd.DataFrame) -> np.ndarray:
+    """The RTT pair of each sample as a label, ``"<rtt1>-<rtt2>"`` in ms (the unit of replication).
+
+    Parameters
+    ----------
+    samples : pandas.DataFrame
+        ``rtt1_ms`` and ``rtt2_ms``. [ms]
+
+    Returns
+    -------
+    numpy.ndarray of str
+        One label per row.
+    """
+    return (samples["rtt1_ms"].map("{:g}".format) + "-" + samples["rtt2_ms"].map("{:g}".format)).to_numpy()
+
+
 def rpe_headroom(y_bps: np.ndarray, pair: np.ndarray) -> float:
     """``1 - F``: the largest change of the Fraction of RPE a probe can make in this setting.
 
@@ -226,7 +242,7 @@ def _spec(claim, part, says, quantity, effect, source, direction=1, headroom=Non
                      smallest_effect=effect, effect_source=source, **extra)
 
 
-def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame], *, family: str = FAMILY) -> pd.DataFrame:
     """Verdicts on C2.1-C2.5 (the claims of Hamazaki, Abe and Kato, Sec. 5-6), one row per part, by :mod:`tcpmodels.stats`.
 
     ``tables`` is the output of :func:`~tcpmodels.papers.p2_mptcp_prediction.tables` (its ``drivers``
@@ -239,6 +255,8 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         The campaign's data.
     tables : dict of str to pandas.DataFrame
         :func:`~tcpmodels.papers.p2_mptcp_prediction.tables` of the same dataset (at least ``drivers``).
+    family : str
+        The Holm family of the parts (:data:`FAMILY`; another setting's claims are their own family).
 
     Returns
     -------
@@ -248,7 +266,7 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """
     df = check_dataset(dataset)
     e = sample_errors(dataset)
-    pair = (e["rtt1_ms"].map("{:g}".format) + "-" + e["rtt2_ms"].map("{:g}".format)).to_numpy()
+    pair = rtt_pairs(e)
     n_pairs = len(set(pair))
     unit = UNIT.format(n=n_pairs, samples=len(e))
     headroom = rpe_headroom(e["y_mptcp"].to_numpy(float), pair)
@@ -347,7 +365,7 @@ def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         we_measured=f"Fraction of RPE {hits[lt].mean():.1%} ({lt.sum()} pairs with RTT1 < RTT2) vs "
                     f"{hits[~lt].mean():.1%} ({(~lt).sum()} with RTT1 >= RTT2)",
         why=f"{unit}; Welch over the two groups of RTT pairs; {mech}"))
-    table = claims_table(out, family=FAMILY)
+    table = claims_table(out, family=family)
     for col in ("we_measured", "test"):  # the tests' default texts say "runs"; here the unit is the RTT pair
         table[col] = table[col].str.replace(r"\bruns\b", "RTT pairs", regex=True)
     return table

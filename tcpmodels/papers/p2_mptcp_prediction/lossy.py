@@ -1,0 +1,107 @@
+"""P2's claims where the throughput follows the RTTs: random loss on both paths (issue 57, item 4, second stage).
+
+The campaign :mod:`tcpmodels.experiments.p2.lossy` measures P2's whole sample at the loss rate the spread
+pilot chose (:mod:`~tcpmodels.papers.p2_mptcp_prediction.spread`). Here the same claims
+(:func:`~tcpmodels.papers.p2_mptcp_prediction.claims`, unchanged) are judged on it as their own Holm family
+(:data:`LOSSY_FAMILY`), on the samples of its complete repetitions only (every RTT pair measured as often, so
+that the per-pair means weigh the pairs alike), and set beside the shipped setting's verdicts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from tcpmodels.datasets.p2_lossy import SCHEMA
+from tcpmodels.papers.p2_mptcp_prediction.claims import claims, rpe_headroom, rtt_pairs, sample_errors
+from tcpmodels.papers.p2_mptcp_prediction.data import P2Dataset
+from tcpmodels.papers.p2_mptcp_prediction.tables import tables
+
+__all__ = ["LOSSY_FAMILY", "load_lossy", "lossy_verdicts", "lossy_section"]
+
+#: the Holm family of the claims judged in the lossy setting
+LOSSY_FAMILY = "P2 lossy"
+
+
+def load_lossy(data_dir: str | Path = "data") -> P2Dataset | None:
+    """The lossy campaign's samples of its complete repetitions, or None when it is not shipped or has none.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The ``data`` folder.
+
+    Returns
+    -------
+    P2Dataset or None
+        ``samples`` (P2's samples table, the complete repetitions of the provenance's ``complete_reps``) and
+        ``provenance`` (loss rate, config, samples against the plan, times, loads).
+    """
+    if not SCHEMA.present(data_dir, ("samples",)):
+        return None
+    parts = SCHEMA.read(data_dir, ("samples",))
+    prov = parts["provenance"]
+    samples = parts["samples"]
+    samples = samples[samples["rep"].isin(prov.get("complete_reps", []))].reset_index(drop=True)
+    return P2Dataset(samples=samples, provenance=prov) if len(samples) else None
+
+
+def lossy_verdicts(data_dir: str | Path = "data", *, quick: bool = False, seed: int = 0) -> pd.DataFrame | None:
+    """P2's claims judged in the lossy setting (family :data:`LOSSY_FAMILY`), or None without its dataset.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The ``data`` folder.
+    quick : bool
+        As for :func:`~tcpmodels.papers.p2_mptcp_prediction.tables`.
+    seed : int
+        As for :func:`~tcpmodels.papers.p2_mptcp_prediction.tables`.
+
+    Returns
+    -------
+    pandas.DataFrame or None
+        The claims table.
+    """
+    ds = load_lossy(data_dir)
+    if ds is None:
+        return None
+    return claims(ds, tables(ds, quick=quick, seed=seed), family=LOSSY_FAMILY)
+
+
+def lossy_section(shipped: pd.DataFrame, data_dir: str | Path = "data", *, quick: bool = False,
+                  seed: int = 0) -> str:
+    """The notebook's paragraph: each part's verdict in the shipped setting beside the lossy one (Markdown).
+
+    Parameters
+    ----------
+    shipped : pandas.DataFrame
+        The shipped setting's claims table (:func:`~tcpmodels.papers.p2_mptcp_prediction.claims`).
+    data_dir : str or Path
+        The ``data`` folder.
+    quick, seed
+        As for :func:`lossy_verdicts`.
+
+    Returns
+    -------
+    str
+        Markdown; a sentence saying what is not run yet when the dataset is not shipped.
+    """
+    ds = load_lossy(data_dir)
+    if ds is None:
+        return ("**P2 at the pilot's loss rate** (`python -m tcpmodels.experiments.p2.lossy`): no complete "
+                "repetition is shipped yet, so the claims are not judged there.")
+    prov = ds.provenance
+    lossy = claims(ds, tables(ds, quick=quick, seed=seed), family=LOSSY_FAMILY)
+    e = sample_errors(ds)
+    room = rpe_headroom(e["y_mptcp"].to_numpy(float), rtt_pairs(e))
+    side = pd.concat({"shipped": shipped.set_index(["claim", "part"])["verdict"],
+                      "lossy": lossy.set_index(["claim", "part"])["verdict"]}, axis=1)
+    changed = side[side["shipped"] != side["lossy"]]
+    moves = "; ".join(f"{c[:4]} {p}: {a} -> {b}" for (c, p), a, b in
+                      zip(changed.index, changed["shipped"], changed["lossy"])) or "none"
+    return (f"**P2 at the pilot's loss rate {prov['loss_rate']:g}** ({len(ds.samples)} samples of "
+            f"{len(prov['complete_reps'])} complete repetition(s), {prov['samples']} of {prov['plan_samples']} "
+            f"planned measured): the constant predictor leaves {room:.1%} headroom for the Fraction of RPE. "
+            f"Parts whose verdict differs from the shipped setting's: {moves}.")
