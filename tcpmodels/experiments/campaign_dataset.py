@@ -69,7 +69,8 @@ class CampaignDataset:
         -------
         dict
             The provenance: ``dataset`` (the prefix), ``git`` (the tree that wrote it), ``host``, ``records``,
-            ``runs_git`` (the code of the runs), the campaign's facts, and what
+            ``records_torn_lines_skipped`` (torn lines of the records file, their samples rerun), ``runs_git``
+            (the code of the runs), the campaign's facts, and what
             :func:`tcpmodels.datasets.write_dataset` adds (``files``, ``written_utc``, ``schema_version``...).
 
         Raises
@@ -85,12 +86,13 @@ class CampaignDataset:
 
         out = Path(data_dir) / "datasets"
         git = shipped_git_state(REPO_ROOT, out, allow_dirty=allow_dirty)  # before anything is written
-        recs = JsonlRecords(records_path, tuple(self.key)).read()
+        records = JsonlRecords(records_path, tuple(self.key))
+        recs = records.read()
         if not recs:
             raise ValueError(f"{records_path}: no record of the {self.what} campaign")
         frames, facts = self.tables(recs)
         prov = {"dataset": self.schema.prefix, "git": git, "host": host_facts(), "records": str(records_path),
-                "runs_git": records_git_summary(recs), **facts}
+                "records_torn_lines_skipped": records.lines_skipped, "runs_git": records_git_summary(recs), **facts}
         write_dataset(self.schema, out, frames, prov)
         return prov
 

@@ -161,15 +161,22 @@ class JsonlRecords:
     key_fields : tuple of str
         Fields whose values identify a sample (e.g. ``("kind", "rep", "rtt1_ms", "rtt2_ms")``).
 
+    Attributes
+    ----------
+    lines_skipped : int
+        Unparsable (torn) lines the last :meth:`read` passed over (0 before any read).
+
     Notes
     -----
-    A torn last line (the process killed mid-write) is ignored on reading and
-    its sample counts as not done.
+    A torn line (the process killed mid-write; a later append starts on a fresh line, so it can stand
+    mid-file after a resume) is skipped on reading, counted in :attr:`lines_skipped`, and its sample
+    counts as not done.
     """
 
     def __init__(self, path: str | Path, key_fields: tuple[str, ...]):
         self.path = Path(path)
         self.key_fields = tuple(key_fields)
+        self.lines_skipped = 0
 
     def key(self, record: dict) -> tuple:
         """The key of ``record``; ``KeyError`` naming the missing field.
@@ -200,9 +207,10 @@ class JsonlRecords:
         Returns
         -------
         list of dict
-            The parsed records; empty if the file does not exist. Blank and unparsable
-            (torn) lines are skipped.
+            The parsed records; empty if the file does not exist. Blank lines are skipped, unparsable
+            (torn) ones too, counted in :attr:`lines_skipped`.
         """
+        self.lines_skipped = 0
         if not self.path.exists():
             return []
         out = []
@@ -213,8 +221,8 @@ class JsonlRecords:
                     continue
                 try:
                     out.append(json.loads(line))
-                except ValueError:
-                    continue  # torn last line of a killed run
+                except ValueError:  # torn by a killed run
+                    self.lines_skipped += 1
         return out
 
     def done_keys(self) -> set[tuple]:

@@ -53,6 +53,10 @@ def test_abab_dataset_round_trips_through_its_schema(tmp_path):
     stored = json.loads((tmp_path / "data" / "datasets" / "p1_abab_provenance.json").read_text())
     assert stored["schema_version"] == p1_abab.SCHEMA.version and stored["seeds_complete"] == [0, 1] == prov["seeds_complete"]
     assert stored["files"] == ["p1_abab_flows.parquet", "p1_abab_runs.parquet"] and stored["runs"] == 8
+    assert stored["records_torn_lines_skipped"] == 0
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text((tmp_path / "abab.jsonl").read_text().replace("\n", '\n{"campaign": "p1_ab\n', 1))
+    assert build_abab_dataset(torn, tmp_path / "data2")["records_torn_lines_skipped"] == 1
 
 
 def test_sndbuf_and_spread_datasets_round_trip(tmp_path):

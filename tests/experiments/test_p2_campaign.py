@@ -70,6 +70,7 @@ def test_jsonl_records_skip_done_keys_and_survive_a_torn_last_line(tmp_path):
     assert rec.done_keys() == {("p2", 0, 120.0, 124.0)}
     rec.append({"campaign": "p2", "rep": 1, "rtt1_ms": 120.0, "rtt2_ms": 124.0})
     assert len(rec.read()) == 2 and rec.done_keys() == {("p2", 0, 120.0, 124.0), ("p2", 1, 120.0, 124.0)}
+    assert rec.lines_skipped == 1  # the torn line, now mid-file: counted, not silently lost
     plan = [{"campaign": "p2", "rep": r, "rtt1_ms": 120.0, "rtt2_ms": 124.0, "order": r} for r in (2, 0, 3, 1)]
     assert [s["rep"] for s in rec.pending(plan)] == [2, 3]  # not yet recorded, in plan order
     with pytest.raises(KeyError, match="rtt2_ms"):
