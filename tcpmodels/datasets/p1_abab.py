@@ -54,13 +54,16 @@ def tcp_ext_column(counter: str) -> str:
     return f"tcp_{counter}"
 
 
-def complete_seeds(runs: pd.DataFrame) -> list[int]:
-    """The seeds with all :data:`RUNS_PER_SEED` runs (both testbeds, both backgrounds) in a runs table.
+def complete_seeds(runs: pd.DataFrame, runs_per_seed: int = RUNS_PER_SEED) -> list[int]:
+    """The seeds with all their runs (here :data:`RUNS_PER_SEED`: both testbeds, both backgrounds) in a runs table.
 
     Parameters
     ----------
     runs : pandas.DataFrame
         A session's runs table (or the campaign's runs before they are written).
+    runs_per_seed : int
+        The runs of a complete seed (another campaign with these tables has its own:
+        :data:`tcpmodels.datasets.p1_swaps.RUNS_PER_SEED`).
 
     Returns
     -------
@@ -68,7 +71,7 @@ def complete_seeds(runs: pd.DataFrame) -> list[int]:
         Sorted.
     """
     n = runs.groupby("seed").size()
-    return sorted(int(s) for s in n[n == RUNS_PER_SEED].index)
+    return sorted(int(s) for s in n[n == runs_per_seed].index)
 
 
 #: the run a row belongs to, its place in the session and its testbed's place in its seed (0 first, 1 second)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -43,9 +42,10 @@ from tcpmodels.datasets.p1_abab import KEY as ABAB_KEY
 from tcpmodels.datasets.p1_abab import SCHEMA as DATASET
 from tcpmodels.datasets.p1_abab_idle import SCHEMA as IDLE_DATASET
 from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
-from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, REPO, SCHEMA, UNCOUPLED, P1Config, engine_label
+from tcpmodels.experiments.p1.arms import TestbedArm
+from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, UNCOUPLED, P1Config, engine_label
 
-__all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "abab_plan", "run_abab", "abab_frames", "build_abab_dataset",
+__all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "TESTBED_ARMS", "abab_plan", "run_abab", "abab_frames", "build_abab_dataset",
            "build_abab_idle_dataset", "SESSIONS", "main"]
 
 #: the seeds of the campaign, run in this order (shipped schedules, so each run also pairs with the shipped runs of
@@ -55,6 +55,12 @@ __all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "abab_plan", "run_ab
 #: does (resumable), and the reading rule counts whatever seeds are complete (both testbeds, both backgrounds).
 SEEDS = tuple(range(12))
 # the run key (ABAB_KEY), the campaign label and the TcpExt counters kept are the dataset's: tcpmodels.datasets.p1_abab
+#: the two testbeds the runs name (``engine``): unsteered and steered (RPS, :class:`tcpmodels.testbed.Testbed`
+#: ``keep_flow_order``)
+TESTBED_ARMS = {engine_label("kernel", steered): TestbedArm(config={"keep_flow_order": steered})
+                for steered in (False, True)}
+
+
 def abab_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
     """The runs in the order they run: per seed both testbeds, their order alternating from seed to seed.
 
@@ -95,8 +101,8 @@ def run_abab(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: 
     """Run (or resume) the alternated campaign on the kernel; return the number of runs measured by this call.
 
     The fat-tree is rebuilt whenever the next run is on the other testbed (once per seed), with or
-    without RPS steering (:class:`tcpmodels.experiments.p1.kernel.KernelSession`); each run holds the
-    host lock while its traffic runs (:func:`tcpmodels.experiments.campaign.run_samples`).
+    without RPS steering (:data:`TESTBED_ARMS`, :func:`tcpmodels.experiments.p1.arms.run_arms`); each run
+    holds the host lock while its traffic runs.
 
     Parameters
     ----------
@@ -127,61 +133,11 @@ def run_abab(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: 
     tcpmodels.testbed.TestbedError
         After three failed runs in a row.
     """
-    from tcpmodels.experiments.campaign import run_samples
-    from tcpmodels.experiments.p1.kernel import KernelSession, kernel_rows
-    from tcpmodels.experiments.p1.schedule import schedule
-    from tcpmodels.records import JsonlRecords, Stopwatch, git_state
-    from tcpmodels.testbed.cpu_times import cpu_time_delta, read_cpu_times
+    from tcpmodels.experiments.p1.arms import run_arms
 
-    plan = abab_plan(seeds)
-    code = git_state(REPO)
-    opened: list = []
-
-    def cfg_of(s: dict) -> P1Config:
-        return replace(config, keep_flow_order=s["engine"] == "kernel_steered", seeds=tuple(int(x) for x in seeds),
-                       experiments=("s4",))
-
-    def stem(s: dict) -> str:
-        return f"p1abab_{s['engine']}_{s['protocol']}_seed{s['seed']}"
-
-    def capture(s: dict):
-        if capture_dir is None:
-            return None
-        cap = Path(capture_dir)
-        cap.mkdir(parents=True, exist_ok=True)
-        return cap
-
-    def session_for(s: dict, session):
-        want = cfg_of(s)
-        if session is not None and session.config.keep_flow_order == want.keep_flow_order:
-            return session
-        if session is not None:
-            session.__exit__(None, None, None)
-        opened.append(KernelSession(want).__enter__())
-        return opened[-1]
-
-    def measure(s: dict, session) -> dict:
-        conns = schedule(cfg_of(s), s["experiment"], s["protocol"], s["seed"])
-        extra = {"setup_s": round(opened[-1].setup_s, 2)} if opened else {}
-        opened.clear()
-        cpu0 = read_cpu_times()
-        res = session.run(conns, capture_dir=capture(s), capture_stem=stem(s), cc=UNCOUPLED)
-        cpu = cpu_time_delta(cpu0, read_cpu_times())
-        return {"conns": conns, "res": res, "extra": {**extra, "cpu_time_s": cpu}}
-
-    def finish(s: dict, measured: dict) -> dict:
-        conns, res = measured["conns"], measured["res"]
-        watch = Stopwatch()
-        flows, subflows, samples = kernel_rows(conns, res, capture(s))
-        return {"schema": SCHEMA, "config_hash": cfg_of(s).hash(), "config": cfg_of(s).to_dict(), "git": code,
-                "n_connections": len(conns), "flows": flows, "subflows": subflows, "tcpinfo": samples,
-                **measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
-                "analysis_s": round(watch.elapsed_s, 2), "base_rtt_s": res["base_rtt_s"], "tcp_ext": res.get("tcp_ext"),
-                "rps_cpus": res.get("rps_cpus")}
-
-    return run_samples(JsonlRecords(records_path, ABAB_KEY), plan, measure, desc="p1 abab", session_for=session_for,
-                       finish=finish, limit=limit, progress=progress, lock_timeout_s=lock_timeout_s, yield_s=1.0,
-                       unit="run")
+    return run_arms(records_path, abab_plan(seeds), TESTBED_ARMS, key=ABAB_KEY, desc="p1 abab", seeds=seeds,
+                    config=config, capture_dir=capture_dir, limit=limit, progress=progress,
+                    lock_timeout_s=lock_timeout_s)
 
 
 def abab_frames(recs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:

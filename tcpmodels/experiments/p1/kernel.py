@@ -109,7 +109,7 @@ def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: floa
     return out
 
 
-def _topology(config: P1Config):
+def _topology(config: P1Config, host_sysctls: tuple[tuple[str, str], ...] = ()):
     from tcpmodels.testbed import fat_tree
 
     topo = fat_tree(host_rate_bps=config.host_rate_bps, edge_agg_rate_bps=config.edge_agg_rate_bps,
@@ -117,7 +117,7 @@ def _topology(config: P1Config):
     # every host pair crosses exactly two host links, each twice per round trip
     links = tuple(replace(lk, delay_s=config.rtt_s / 4) if lk.name.startswith("hl") and config.delay_element else lk
                   for lk in topo.links)
-    sysctls = (("net.ipv4.tcp_no_metrics_save", "1"),)  # no ssthresh carried from one flow to the next
+    sysctls = (("net.ipv4.tcp_no_metrics_save", "1"),) + tuple(host_sysctls)  # no ssthresh carried over flows
     nodes = tuple(replace(n, sysctls=n.sysctls + sysctls) if n.name.startswith("h") else n for n in topo.nodes)
     return replace(topo, links=links, nodes=nodes)
 
@@ -150,10 +150,19 @@ class KernelSession:
 
     With ``config.keep_flow_order`` every veth's received packets are steered with RPS
     (:class:`tcpmodels.testbed.Testbed` ``keep_flow_order``).
+
+    Parameters
+    ----------
+    config : P1Config
+        The setting (rates, buffers, base RTT, steering).
+    host_sysctls : tuple of (str, str)
+        Sysctls set in every host's namespace besides P1's own (e.g. ``net.ipv4.tcp_recovery`` 0: one factor
+        swapped toward ns-3, :mod:`tcpmodels.experiments.p1.swaps`).
     """
 
-    def __init__(self, config: P1Config):
+    def __init__(self, config: P1Config, host_sysctls: tuple[tuple[str, str], ...] = ()):
         self.config = config
+        self.host_sysctls = tuple(host_sysctls)
         self.tb = None
         self.servers: list = []
         self.setup_s = None
@@ -163,7 +172,8 @@ class KernelSession:
         from tcpmodels.testbed import workload as wl
 
         t0 = time.monotonic()
-        self.tb = Testbed(_topology(self.config), keep_flow_order=self.config.keep_flow_order).__enter__()
+        self.tb = Testbed(_topology(self.config, self.host_sysctls),
+                          keep_flow_order=self.config.keep_flow_order).__enter__()
         try:
             for n in range(N_HOSTS):
                 for port in (BG_PORT, FLOW_PORT):

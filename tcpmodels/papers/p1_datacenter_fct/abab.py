@@ -62,7 +62,7 @@ from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFF
 from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
 from tcpmodels.stats.spec import fmt_runs_needed
 
-__all__ = ["ABAB_SPECS", "ABAB_FAMILY", "ABAB_LOADED_FAMILY", "SESSION_SCHEMAS", "Abab", "load_abab",
+__all__ = ["per_seed_table", "ABAB_SPECS", "ABAB_FAMILY", "ABAB_LOADED_FAMILY", "SESSION_SCHEMAS", "Abab", "load_abab",
            "abab_reading", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
 
 #: the smallest drop of reordering events per 1000 data segments that matters: a quarter of the lowest rate the
@@ -142,6 +142,42 @@ def load_abab(data_dir: str | Path = "data", session: str = "loaded") -> Abab | 
 
 
 
+def per_seed_table(flows: pd.DataFrame, runs: pd.DataFrame, seeds: list[int]) -> pd.DataFrame:
+    """Per seed and testbed: the 70 KB flows' mean FCT and lossy share per background, the counters, the rates.
+
+    Parameters
+    ----------
+    flows, runs : pandas.DataFrame
+        The alternated tables (:mod:`tcpmodels.datasets.p1_abab`, or another campaign's with them).
+    seeds : list of int
+        The seeds that count (complete ones).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index (seed, engine); columns ``mean_fct_tcp_s``, ``mean_fct_mptcp_s`` [s], ``lossy_tcp``,
+        ``lossy_mptcp`` [-], ``headline`` (log MPTCP/TCP mean FCT) [-], ``bg_rate_tcp_bps`` [bit/s],
+        per 1000 data segments of the TCP-background run ``<counter>_per_1000`` for the mechanism
+        counters, ``load_avg_1m`` (median of the seed's two runs on that testbed) and ``cpu_steal_s``
+        (summed) [s].
+    """
+    short = flows[(flows["kind"] == "short") & flows["fct_s"].notna() & flows["seed"].isin(seeds)]
+    short = short.assign(lossy=pd.to_numeric(short["retransmitted_packets"], errors="coerce").fillna(0) > 0)
+    g = short.groupby(["seed", "engine", "protocol"])
+    wide = pd.concat({"mean_fct": g["fct_s"].mean(), "lossy": g["lossy"].mean()}, axis=1).unstack("protocol")
+    wide.columns = [f"{a}_{b}" + ("_s" if a == "mean_fct" else "") for a, b in wide.columns]
+    wide["headline"] = np.log(wide["mean_fct_mptcp_s"] / wide["mean_fct_tcp_s"])
+    r = runs[runs["seed"].isin(seeds)].set_index(["seed", "engine", "protocol"])
+    tcp = r.xs("tcp", level="protocol")
+    wide["bg_rate_tcp_bps"] = tcp["bg_rate_bps"]
+    for label, cols in _MECHANISM.items():
+        wide[f"{label}_per_1000"] = tcp[list(cols)].sum(axis=1) / tcp[tcp_ext_column("TCPOrigDataSent")] * 1000
+    by = runs[runs["seed"].isin(seeds)].groupby(["seed", "engine"])
+    wide["load_avg_1m"] = by["load_avg_1m"].median()
+    wide["cpu_steal_s"] = by["cpu_steal_s"].sum(min_count=1)
+    return wide.sort_index()
+
+
 def _paired(per: pd.DataFrame, col: str, log: bool = False) -> pd.Series:
     """steered - unsteered (or log steered/unsteered) of ``col`` per seed."""
     u = per.xs(_UNSTEERED, level="engine")[col]
@@ -173,31 +209,8 @@ class Abab:
 
     @cached_property
     def per_seed(self) -> pd.DataFrame:
-        """Per seed and testbed: the 70 KB flows' mean FCT and lossy share per background, the counters, the rates.
-
-        Index (seed, engine); columns ``mean_fct_tcp_s``, ``mean_fct_mptcp_s`` [s], ``lossy_tcp``,
-        ``lossy_mptcp`` [-], ``headline`` (log MPTCP/TCP mean FCT) [-], ``bg_rate_tcp_bps`` [bit/s],
-        per 1000 data segments of the TCP-background run ``<counter>_per_1000`` for the mechanism
-        counters, ``load_avg_1m`` (median of the seed's two runs on that testbed) and ``cpu_steal_s``
-        (summed) [s].
-        """
-        flows, runs = self.flows, self.runs
-        seeds = complete_seeds(runs)
-        short = flows[(flows["kind"] == "short") & flows["fct_s"].notna() & flows["seed"].isin(seeds)]
-        short = short.assign(lossy=pd.to_numeric(short["retransmitted_packets"], errors="coerce").fillna(0) > 0)
-        g = short.groupby(["seed", "engine", "protocol"])
-        wide = pd.concat({"mean_fct": g["fct_s"].mean(), "lossy": g["lossy"].mean()}, axis=1).unstack("protocol")
-        wide.columns = [f"{a}_{b}" + ("_s" if a == "mean_fct" else "") for a, b in wide.columns]
-        wide["headline"] = np.log(wide["mean_fct_mptcp_s"] / wide["mean_fct_tcp_s"])
-        r = runs[runs["seed"].isin(seeds)].set_index(["seed", "engine", "protocol"])
-        tcp = r.xs("tcp", level="protocol")
-        wide["bg_rate_tcp_bps"] = tcp["bg_rate_bps"]
-        for label, cols in _MECHANISM.items():
-            wide[f"{label}_per_1000"] = tcp[list(cols)].sum(axis=1) / tcp[tcp_ext_column("TCPOrigDataSent")] * 1000
-        by = runs[runs["seed"].isin(seeds)].groupby(["seed", "engine"])
-        wide["load_avg_1m"] = by["load_avg_1m"].median()
-        wide["cpu_steal_s"] = by["cpu_steal_s"].sum(min_count=1)
-        return wide.sort_index()
+        """:func:`per_seed_table` of the seeds with all four runs."""
+        return per_seed_table(self.flows, self.runs, complete_seeds(self.runs))
 
     def verdicts(self) -> pd.DataFrame:
         """The claims of :data:`ABAB_SPECS` judged on the seeds with all four runs.

@@ -1,0 +1,167 @@
+"""P1's engines: the kernel with one factor at a time swapped toward ns-3 (issue 57, item 2).
+
+C1.3's coupled headline (the 70 KB flows' mean FCT beside LIA-coupled MPTCP against beside TCP, in log) is
++0.111 [+0.064, +0.159] on ns-3 and -0.030 [-0.092, +0.031] on the kernel's ``tm_lia`` (contradicted). ns-3's and the kernel's
+TCP already agree on the minimum RTO (0.2 s), the initial window (10) and the loss recovery (PRR)
+(:class:`tcpmodels.sim.config.TcpOptions`); what still differs, and can be swapped on the kernel, is one
+factor per variant (:data:`~tcpmodels.datasets.p1_swaps.ARMS`, :data:`TESTBED_ARMS`):
+
+* ``kernel_norack``: RACK and tail loss probes off in every host (``net.ipv4.tcp_recovery`` 0,
+  ``net.ipv4.tcp_early_retrans`` 0; ns-3 has neither);
+* ``kernel_rtt05``: the 0.5 ms base RTT ns-3 runs at, by the delay element on the 16 host links (the
+  kernel testbed otherwise has the namespaces' own tens of microseconds);
+* ``kernel_steered``: no reordering (RPS steering; ns-3 does not reorder).
+
+Not swapped, and why: delayed ACKs (ns-3 acknowledges every segment, ``DelAckCount`` 1, because 2 locks
+flows out after an RTO, :mod:`tcpmodels.sim`; the kernel has no sysctl for it, only a per-route ``quickack``
+the fat-tree's multipath routes do not carry yet).
+
+**Plan** (:func:`swaps_plan`): seeds 0-11 (the shipped schedules), experiment ``s4``; per seed every
+variant with the TCP and the ``tm_lia`` background (8 runs), the variants' order rotated from seed to seed
+(seed k starts at variant k mod 4), so a drift over the session falls on every variant alike: 96 runs, about
+1 min each plus a testbed rebuild per variant (about 2 h). The claims and the rule for reading them:
+:mod:`tcpmodels.papers.p1_datacenter_fct.swaps`.
+
+Command line::
+
+    python -m tcpmodels.experiments.p1.swaps run --records runs/p1/swaps.jsonl
+    python -m tcpmodels.experiments.p1.swaps dataset --records runs/p1/swaps.jsonl --out data
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from tcpmodels.datasets.p1_swaps import ARMS, BASELINE, CAMPAIGN, COUPLED_CC, KEY, RUNS_PER_SEED, SCHEMA
+from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
+from tcpmodels.experiments.p1.arms import TestbedArm
+from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, UNCOUPLED, P1Config
+
+__all__ = ["SEEDS", "TESTBED_ARMS", "swaps_plan", "run_swaps", "build_swaps_dataset", "main"]
+
+#: the seeds, in run order (the alternated campaign's: the shipped schedules)
+SEEDS = tuple(range(12))
+#: what each variant changes on the shipped kernel testbed
+TESTBED_ARMS = {
+    BASELINE: TestbedArm(config={"keep_flow_order": False, "delay_element": False}),
+    "kernel_norack": TestbedArm(config={"keep_flow_order": False, "delay_element": False},
+                                host_sysctls=(("net.ipv4.tcp_recovery", "0"), ("net.ipv4.tcp_early_retrans", "0"))),
+    "kernel_rtt05": TestbedArm(config={"keep_flow_order": False, "delay_element": True}),
+    "kernel_steered": TestbedArm(config={"keep_flow_order": True, "delay_element": False}),
+}
+
+
+def swaps_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
+    """The runs in order: per seed every variant (rotated from seed to seed), the TCP then the ``tm_lia`` background.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+        Schedule seeds, run in this order.
+
+    Returns
+    -------
+    list of dict
+        The fields of :data:`~tcpmodels.datasets.p1_swaps.KEY`, ``order`` and ``arm_position`` (the variant's place
+        in its seed, 0-3).
+
+    Raises
+    ------
+    ValueError
+        If ``seeds`` is empty or repeats a seed.
+    """
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be a non-empty list without repeats; got {seeds}")
+    out = []
+    for k, seed in enumerate(seeds):
+        for pos in range(len(ARMS)):
+            arm = ARMS[(k + pos) % len(ARMS)]
+            for protocol, cc in (("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)):
+                out.append({"campaign": CAMPAIGN, "engine": arm, "experiment": "s4", "protocol": protocol, "cc": cc,
+                            "seed": seed, "arm_position": pos, "order": len(out)})
+    return out
+
+
+def run_swaps(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
+              capture_dir: str | Path | None = None, limit: int | None = None, progress: bool = True,
+              lock_timeout_s: float = 7200.0) -> int:
+    """Run (or resume) the swaps on the kernel (:func:`tcpmodels.experiments.p1.arms.run_arms`); return the runs.
+
+    Parameters
+    ----------
+    records_path : str or Path
+        JSONL, one record per run; runs already there are skipped.
+    seeds : sequence of int
+        :func:`swaps_plan`'s seeds.
+    config : P1Config
+        The P1 setting each variant changes.
+    capture_dir : str or Path, optional
+        Capture the 70 KB flows here.
+    limit : int, optional
+        Stop after this many new runs.
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per run. [s]
+
+    Returns
+    -------
+    int
+        Runs measured and recorded by this call.
+    """
+    from tcpmodels.experiments.p1.arms import run_arms
+
+    return run_arms(records_path, swaps_plan(seeds), TESTBED_ARMS, key=KEY, desc="p1 swaps", seeds=seeds,
+                    config=config, capture_dir=capture_dir, limit=limit, progress=progress,
+                    lock_timeout_s=lock_timeout_s)
+
+
+def _swaps_tables(recs: list[dict]) -> tuple[dict, dict]:
+    """The alternated campaign's two tables; the provenance's facts: complete seeds, plan, times, loads."""
+    from tcpmodels.datasets.p1_abab import complete_seeds
+    from tcpmodels.experiments.p1.abab import abab_frames
+
+    flows, runs = abab_frames(recs)
+    load = runs["load_avg_1m"]
+    return {"flows": flows, "runs": runs}, {
+        "runs": int(len(runs)), "seeds_complete": complete_seeds(runs, RUNS_PER_SEED),
+        "plan": {"seeds": list(SEEDS), "runs_planned": len(swaps_plan(SEEDS)), "arms": list(ARMS)},
+        "host_sysctls": {arm: [list(kv) for kv in a.host_sysctls] for arm, a in TESTBED_ARMS.items()},
+        "first_run_utc": min(runs["started_utc"]), "last_run_utc": max(runs["started_utc"]),
+        "load_avg_1m": {"min": float(load.min()), "median": float(load.median()), "max": float(load.max())},
+        "flow_errors": int(runs["n_errors"].sum())}
+
+
+#: records -> ``p1_swaps_flows.parquet``, ``p1_swaps_runs.parquet`` and ``p1_swaps_provenance.json`` through the
+#: dataset's schema: ``build_swaps_dataset(records_path, data_dir, *, allow_dirty=False) -> provenance``
+build_swaps_dataset = CampaignDataset(SCHEMA, KEY, _swaps_tables, "p1 swaps")
+
+
+def _options(run: argparse.ArgumentParser, dataset: argparse.ArgumentParser) -> None:
+    """``run``: the seeds and where to capture."""
+    run.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+    run.add_argument("--captures", help="capture the 70 KB flows here (their loss)")
+
+
+def _run(a: argparse.Namespace) -> dict:
+    """Run or resume the swaps."""
+    return {"measured": run_swaps(a.records, seeds=a.seeds, capture_dir=a.captures, limit=a.limit,
+                                  progress=not a.no_progress), "records": a.records}
+
+
+def _dataset(a: argparse.Namespace) -> dict:
+    """Build the dataset; its runs and complete seeds."""
+    prov = build_swaps_dataset(a.records, a.out, allow_dirty=a.allow_dirty)
+    return {"runs": prov["runs"], "seeds_complete": prov["seeds_complete"]}
+
+
+#: ``python -m tcpmodels.experiments.p1.swaps run|dataset ...``: ``main(argv=None) -> exit status``
+main = CampaignCli("p1.swaps", __doc__, "p1 swaps", run=_run, dataset=_dataset,
+                  run_help="run or resume the factor swaps on the kernel", options=_options)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,170 @@
+"""Which factor makes ns-3 and the kernel disagree on C1.3 with LIA (issue 57, item 2): the swaps judged.
+
+Data: ``p1_swaps_*`` (:mod:`tcpmodels.experiments.p1.swaps`): per seed the shipped kernel testbed and three
+variants, each with one factor swapped toward ns-3 (RACK and tail loss probes off; the 0.5 ms base RTT; no
+reordering), each with the TCP and the ``tm_lia`` background. The coupled headline per seed and variant is
+log(mean FCT of the 70 KB flows beside ``tm_lia`` / beside TCP) (:func:`~.abab.per_seed_table`).
+
+Claims, stated before the runs (:data:`SWAPS_SPECS`, family :data:`SWAPS_FAMILY`), the seed as the unit, per
+swapped factor: the variant's headline minus the shipped testbed's, same seed, is at least
+:data:`GAP_SHARE` of the engines' shipped gap (ns-3 LIA +0.111 against ``tm_lia`` -0.030, so +0.07) in
+ns-3's direction. Validity, stated before: the base-RTT variant runs 16 delay elements, which did not keep
+up on a loaded host (:class:`~tcpmodels.experiments.p1.config.P1Config` ``delay_element``); it is judged only
+when its TCP background carries at least 90 % of the shipped testbed's (median over the complete seeds), else
+*not testable in this setting*.
+
+**Rule for reading them** (:func:`swaps_reading`): a factor whose swap is *supported* accounts for at least
+half the engines' gap (the factor the experiments isolate); *contradicted* or *smaller than claimed*
+excludes it as the main factor; *inconclusive* leaves it open, with the seeds needed. No supported factor
+and every swap excluded: the gap is in what was not swapped (delayed ACKs, ns-3's MPTCP itself).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from tcpmodels.datasets.p1_abab import complete_seeds
+from tcpmodels.datasets.p1_swaps import BASELINE, RUNS_PER_SEED, SCHEMA
+from tcpmodels.papers.p1_datacenter_fct.abab import per_seed_table
+from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
+from tcpmodels.stats.spec import fmt_runs_needed
+
+__all__ = ["SWAPS_FAMILY", "SHIPPED_HEADLINES", "GAP_SHARE", "SWAPS_SPECS", "MIN_BG_RATE_SHARE", "load_swaps",
+           "swaps_verdicts", "swaps_reading", "swaps_section"]
+
+SWAPS_FAMILY = "P1 swaps"
+#: C1.3's coupled headline (mean over seeds of the log FCT ratio) on the shipped runs, per engine [-]
+SHIPPED_HEADLINES = {"ns-3 LIA": 0.111, "kernel tm_lia": -0.030}
+#: the share of the engines' gap a swap must move the kernel's headline by to account for it [-]
+GAP_SHARE = 0.5
+_GAP = SHIPPED_HEADLINES["ns-3 LIA"] - SHIPPED_HEADLINES["kernel tm_lia"]
+#: the base-RTT variant is judged only when its TCP background carries at least this share of the shipped
+#: testbed's (the delay elements keep up) [-]
+MIN_BG_RATE_SHARE = 0.90
+_SAYS = ("not a claim of the paper: which factor makes ns-3 (LIA +0.111 [+0.064, +0.159]) and the kernel (tm_lia "
+         "-0.030 [-0.092, +0.031], contradicted) disagree on C1.3's coupled headline")
+_FACTORS = {"kernel_norack": "RACK and tail loss probes off", "kernel_rtt05": "the 0.5 ms base RTT (delay element)",
+            "kernel_steered": "no reordering (RPS steering)"}
+SWAPS_SPECS = {arm: ClaimSpec(
+    claim="P1 kernel with one factor swapped toward ns-3 (variant - shipped testbed, same session)",
+    part=f"{factor} moves the tm_lia headline toward ns-3 by >= {GAP_SHARE:.0%} of the gap", paper_says=_SAYS,
+    quantity="log(tm_lia/TCP-background mean FCT of the 70 KB flows), variant - shipped, per seed [-]", direction=1,
+    smallest_effect=round(GAP_SHARE * _GAP, 3),
+    effect_source=f"half the engines' shipped gap ({SHIPPED_HEADLINES['ns-3 LIA']:+.3f} - "
+                  f"({SHIPPED_HEADLINES['kernel tm_lia']:+.3f}))") for arm, factor in _FACTORS.items()}
+
+
+def load_swaps(data_dir: str | Path = "data") -> tuple[pd.DataFrame, pd.DataFrame] | None:
+    """The campaign's flows and runs tables, or None when it is not shipped.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The ``data`` folder.
+
+    Returns
+    -------
+    tuple of (pandas.DataFrame, pandas.DataFrame) or None
+        ``flows`` and ``runs`` (:mod:`tcpmodels.datasets.p1_swaps`).
+    """
+    if not SCHEMA.present(data_dir, ("flows", "runs")):
+        return None
+    t = SCHEMA.read(data_dir, ("flows", "runs"))
+    return t["flows"], t["runs"]
+
+
+def swaps_verdicts(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
+    """The claims of :data:`SWAPS_SPECS` on the seeds with all :data:`~tcpmodels.datasets.p1_swaps.RUNS_PER_SEED` runs.
+
+    Parameters
+    ----------
+    flows, runs : pandas.DataFrame
+        :func:`load_swaps`, or :func:`tcpmodels.experiments.p1.abab.abab_frames` of the campaign's records.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Claims table rows (family :data:`SWAPS_FAMILY`) with a ``key`` column (the variant).
+    """
+    seeds = complete_seeds(runs, RUNS_PER_SEED)
+    per = per_seed_table(flows, runs, seeds)
+    base = per.xs(BASELINE, level="engine")
+    rows = []
+    for arm, spec in SWAPS_SPECS.items():
+        var = per.xs(arm, level="engine") if arm in per.index.get_level_values("engine") else base.iloc[:0]
+        share = float((var["bg_rate_tcp_bps"] / base["bg_rate_tcp_bps"]).median()) if len(var) else float("nan")
+        if arm == "kernel_rtt05" and not share >= MIN_BG_RATE_SHARE:
+            rows.append(not_testable(spec, we_measured=f"TCP background {share:.0%} of the shipped testbed's",
+                                     why=f"the delay elements did not keep up (below {MIN_BG_RATE_SHARE:.0%}, the "
+                                         "validity rule stated before the runs)"))
+            continue
+        rows.append(difference(spec, (var["headline"] - base["headline"]).dropna(),
+                               why=f"{len(seeds)} complete seeds; TCP background {share:.0%} of the shipped testbed's"))
+    table = claims_table(rows, family=SWAPS_FAMILY)
+    table.insert(0, "key", list(SWAPS_SPECS))
+    return table
+
+
+def _need(n: float) -> str:
+    return fmt_runs_needed(n) if n == n else "more"
+
+
+def swaps_reading(verdicts: pd.DataFrame | None) -> str:
+    """The notebook's paragraph: the rule stated before the runs applied to :func:`swaps_verdicts` (Markdown).
+
+    Parameters
+    ----------
+    verdicts : pandas.DataFrame or None
+        :func:`swaps_verdicts`, or None when the campaign is not shipped.
+
+    Returns
+    -------
+    str
+        Which factor the swaps isolate, which they exclude and which stay open.
+    """
+    if verdicts is None:
+        return ("**Which factor makes the engines disagree (swaps)**: the campaign (`python -m "
+                "tcpmodels.experiments.p1.swaps`, stated in docs/CAMPAIGNS.md) has no shipped dataset yet.")
+    v = verdicts.set_index("key")
+    named = {arm: _FACTORS[arm] for arm in v.index}
+
+    def cite(arm: str) -> str:
+        r = v.loc[arm]
+        return f"{named[arm]} ({r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {r.verdict})"
+
+    found = [cite(a) for a in v.index if v.loc[a, "verdict"] == "supported"]
+    excluded = [cite(a) for a in v.index if v.loc[a, "verdict"] in ("contradicted", "smaller than claimed")]
+    open_ = [f"{cite(a)}, {_need(v.loc[a, 'runs_needed'])} seeds would decide it" for a in v.index
+             if v.loc[a, "verdict"] == "inconclusive"]
+    untested = [f"{named[a]} ({v.loc[a, 'why']})" for a in v.index if v.loc[a, "verdict"] == "not testable here"]
+    parts = []
+    if found:
+        parts.append("the factor the swaps isolate: " + "; ".join(found))
+    if excluded:
+        parts.append("excluded as the main factor: " + "; ".join(excluded))
+    if open_:
+        parts.append("open: " + "; ".join(open_))
+    if untested:
+        parts.append("not testable here: " + "; ".join(untested))
+    tail = (" No swapped factor accounts for the gap: it lies in what was not swapped (delayed ACKs, ns-3's MPTCP)."
+            if not found and not open_ and not untested else "")
+    return "**Which factor makes the engines disagree (swaps)**: " + "; ".join(parts) + "." + tail
+
+
+def swaps_section(data_dir: str | Path = "data") -> str:
+    """:func:`swaps_reading` of the shipped campaign (Markdown), or the sentence saying it is not shipped.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The ``data`` folder.
+
+    Returns
+    -------
+    str
+        Markdown.
+    """
+    tables = load_swaps(data_dir)
+    return swaps_reading(None if tables is None else swaps_verdicts(*tables))
