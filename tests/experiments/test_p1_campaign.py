@@ -373,3 +373,30 @@ def test_dataset_keeps_the_shipped_runs_and_adds_the_coupled_ones(tmp_path):
     rec = _fake_record("ns3", "s4", "tcp", 0, cc="lia")
     JsonlRecords(again, p1.KEY).append(rec | {"config": {**rec["config"], "duration_s4_s": 45.0}})
     assert p1.build_dataset([again], data)["configs"]["ns3"]["duration_s4_s"] == 45.0
+
+
+@pytest.mark.testbed
+def test_tiny_swapped_variant_runs_with_its_sysctls_in_every_host(testbed_available, tmp_path, monkeypatch):
+    from tcpmodels.datasets.p1_swaps import KEY
+    from tcpmodels.experiments.p1.arms import run_arms
+    from tcpmodels.experiments.p1.kernel import KernelSession
+    from tcpmodels.experiments.p1.swaps import TESTBED_ARMS
+
+    cfg = replace(CFG, duration_s4_s=2.0, warmup_s=0.5, drain_s=0.5, seeds=(7,))
+    plan = [{"campaign": "p1_swaps", "engine": "kernel_norack", "experiment": "s4", "protocol": "tcp",
+             "cc": "uncoupled", "seed": 7, "arm_position": 0, "order": 0}]
+    path, seen, run = tmp_path / "swaps.jsonl", {}, KernelSession.run
+
+    def spy(self, *a, **k):  # what the hosts' namespaces hold when the run's traffic starts
+        seen.update({n: self.tb.exec(n, ["sysctl", "-n", "net.ipv4.tcp_recovery"]).stdout.strip()
+                     for n in ("h0", "h15")})
+        return run(self, *a, **k)
+
+    monkeypatch.setattr(KernelSession, "run", spy)
+    args = dict(key=KEY, desc="p1 swaps", seeds=(7,), config=cfg, progress=False)
+    assert run_arms(path, plan, TESTBED_ARMS, **args) == 1
+    rec = JsonlRecords(path, KEY).read()[0]
+    assert rec["host_sysctls"] == [["net.ipv4.tcp_recovery", "0"], ["net.ipv4.tcp_early_retrans", "0"]]
+    assert seen == {"h0": "0", "h15": "0"} and rec["flows"] and not any(f["error"] for f in rec["flows"])
+    with pytest.raises(KeyError, match="kernel_fast"):
+        run_arms(path, [dict(plan[0], engine="kernel_fast")], TESTBED_ARMS, **args)

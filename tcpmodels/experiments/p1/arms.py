@@ -94,7 +94,7 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
     if unknown:
         raise KeyError(f"runs name testbed variants {unknown} that the campaign does not define ({sorted(arms)})")
     records = JsonlRecords(records_path, key)
-    check_kernel_ccs(records.pending(plan))
+    check_kernel_ccs([dict(s, engine="kernel") for s in records.pending(plan)])  # every variant is the kernel
     code = git_state(REPO)
     opened: list = []
 
