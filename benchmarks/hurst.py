@@ -40,13 +40,13 @@ import warnings
 _HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != _HERE]
 
+import importlib.util as _ilu  # noqa: E402
+
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from tcpmodels.models import hurst as ours  # noqa: E402
 from tcpmodels.models.heavytail import fgn  # noqa: E402
-
-import importlib.util as _ilu  # noqa: E402
 
 _spec = _ilu.spec_from_file_location("hurst_coverage", os.path.join(_HERE, "hurst_coverage.py"))
 hurst_coverage = _ilu.module_from_spec(_spec)

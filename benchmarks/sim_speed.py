@@ -52,9 +52,8 @@ import sys
 import tempfile
 import time
 
-import pandas as pd
-
 import numpy as np
+import pandas as pd
 
 from tcpmodels.sim.config import (
     BulkApp,

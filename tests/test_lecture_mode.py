@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from tcpmodels.teaching import cubic as teaching
-from tcpmodels.teaching import bdp, bufferbloat, heavytail, mptcp, throughput, traces
-from tcpmodels.teaching.style import LECTURE_FONT_PT, LECTURE_WIDTH_IN, text_overlaps
 from tcpmodels.notebook.widgets import LECTURE_CLASS, LECTURE_DPI, LECTURE_ENV, lecture_mode
+from tcpmodels.teaching import bdp, bufferbloat, heavytail, mptcp, throughput, traces
+from tcpmodels.teaching import cubic as teaching
+from tcpmodels.teaching.style import LECTURE_FONT_PT, LECTURE_WIDTH_IN, text_overlaps
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "data"

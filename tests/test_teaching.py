@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from tcpmodels.teaching import cubic as teaching
 from tcpmodels.models.cubic import (
     cubic_alpha_reno_friendly,
     cubic_k_s,
@@ -20,6 +19,7 @@ from tcpmodels.models.cubic import (
     kozu_k_s,
     reno_window_segments,
 )
+from tcpmodels.teaching import cubic as teaching
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "teach_cubic_vs_reno.ipynb"
 

@@ -5,8 +5,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from tcpmodels.teaching.bufferbloat import (bbr_numbers, bufferbloat_widget, live_or_shipped, plot_bbr_simple_model,
-                                                  plot_bufferbloat, queueing_delay_table, shipped_runs)
+from tcpmodels.teaching.bufferbloat import (
+    bbr_numbers,
+    bufferbloat_widget,
+    live_or_shipped,
+    plot_bbr_simple_model,
+    plot_bufferbloat,
+    queueing_delay_table,
+    shipped_runs,
+)
 
 
 def test_queueing_delay_is_b_over_c():

@@ -30,11 +30,11 @@ from tcpmodels.teaching.heavytail import (
     POINTS_PER_PANEL,
     aggregate_series,
     hurst_table,
+    hurst_widget,
+    pareto_widget,
     plot_hurst_estimates,
     plot_pareto_samples,
-    pareto_widget,
     plot_self_similarity,
-    hurst_widget,
     self_similarity_widget,
 )
 from tcpmodels.teaching.mptcp import lia_table, lia_widget, plot_lia_two_paths

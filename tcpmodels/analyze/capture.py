@@ -43,18 +43,33 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import Patch
 import pandas as pd
+from matplotlib.patches import Patch
 
 from tcpmodels.fit import flow_estimates, group_loss_events
 from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
-from tcpmodels.traces import (ReadAccounting, TraceWarning, annotate, bytes_in_flight, flows,
-                              mptcp_subflows, read_pcap, rtt_samples, throughput_series)
+from tcpmodels.traces import (
+    ReadAccounting,
+    TraceWarning,
+    annotate,
+    bytes_in_flight,
+    flows,
+    mptcp_subflows,
+    read_pcap,
+    rtt_samples,
+    throughput_series,
+)
 from tcpmodels.traces.limits import LimitDiagnosis, capture_position, diagnose
 from tcpmodels.traces.limits_plot import CLASS_COLOURS, plot_limit_band
-from tcpmodels.traces.plots import (TIME_LABEL, plot_mptcp_data_sequence, plot_subflow_shares_over_time)
 from tcpmodels.traces.pcapfile import iter_batches
-from tcpmodels.traces.plots import plot_bytes_in_flight, plot_rtt_samples, plot_time_sequence
+from tcpmodels.traces.plots import (
+    TIME_LABEL,
+    plot_bytes_in_flight,
+    plot_mptcp_data_sequence,
+    plot_rtt_samples,
+    plot_subflow_shares_over_time,
+    plot_time_sequence,
+)
 
 __all__ = ["read_capture", "connection_table", "select_flows", "parse_flow_filter", "capture_point", "model_predictions",
            "plot_flow", "plot_mptcp_connection", "connection_views", "expert_table", "report_inputs", "ReportInputs",

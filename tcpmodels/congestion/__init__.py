@@ -20,6 +20,7 @@ engine does, imports no model (nor the pandas and scipy they need).
 
 from __future__ import annotations
 
+from tcpmodels.congestion import bbr, cubic, cubic_x, lia, olia, reno  # noqa: F401  (they register)
 from tcpmodels.congestion.base import ENGINES, CongestionControl, Parameter
 from tcpmodels.congestion.registry import (
     all_controls,
@@ -31,7 +32,6 @@ from tcpmodels.congestion.registry import (
     ns3_type_ids,
     register,
 )
-from tcpmodels.congestion import reno, cubic, cubic_x, lia, olia, bbr  # noqa: F401  (they register)
 
 __all__ = ["ENGINES", "CongestionControl", "Parameter", "register", "get", "names", "all_controls",
            "by_kernel_name", "bpf_programs", "kernel_congestion_controls", "ns3_type_ids"]

@@ -14,8 +14,8 @@ import argparse
 import os
 import sys
 import time
-from contextlib import contextmanager, nullcontext
 from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable

@@ -55,8 +55,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tcpmodels.datasets import REPO_ROOT
-from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 from tcpmodels.experiments.campaign import run_samples
+from tcpmodels.records import JsonlRecords, git_state, host_facts, load_average, utc_now
 
 __all__ = ["FitRun", "grid", "run_one", "run_campaign", "SETTINGS", "KEY_FIELDS", "main"]
 
@@ -274,9 +274,8 @@ def run_one(run: FitRun, out_dir: str | Path, *, seed_base: int = 1100) -> dict:
     ValueError
         If ``run.kind`` is neither ``"single"`` nor ``"mptcp"``.
     """
-    from tcpmodels.testbed import Testbed, two_path, PathSpec
+    from tcpmodels.testbed import PathSpec, Testbed, tool_versions, two_path
     from tcpmodels.testbed import workload as wl
-    from tcpmodels.testbed import tool_versions
     from tcpmodels.testbed.capture import start_capture
 
     out_dir = Path(out_dir)

@@ -40,9 +40,13 @@ from scipy.optimize import least_squares
 from tcpmodels._arrays import check_range
 from tcpmodels._typing import Numeric
 from tcpmodels.models.cubic import (
-    BETA_CUBIC, C_CUBIC, cubic_reno_friendly_window_segments, cubic_window_segments,
+    BETA_CUBIC,
+    C_CUBIC,
+    cubic_reno_friendly_window_segments,
+    cubic_reno_friendly_window_unchecked,
+    cubic_window_segments,
+    cubic_window_unchecked,
 )
-from tcpmodels.models.cubic import cubic_reno_friendly_window_unchecked, cubic_window_unchecked
 
 __all__ = ["cwnd_epochs", "cubic_epoch_window_segments", "w_origin_segments", "CubicFit", "fit_cubic",
            "predicted_regrowth_s", "fit_epoch_k"]

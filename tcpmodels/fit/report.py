@@ -7,9 +7,8 @@ One call per result: :func:`load`, :func:`estimator_checks`, :func:`mathis_fits`
 from __future__ import annotations
 
 import math
-from pathlib import Path
-
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd

@@ -9,8 +9,8 @@ for the regime, the bottleneck goodput ``capacity_bps`` when known.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,10 @@ from statsmodels.tools.tools import add_constant
 from tcpmodels._arrays import check_range
 from tcpmodels.models.cubic import cubic_average_window_segments
 from tcpmodels.models.throughput import (
-    mathis_throughput_bps, padhye_approx_throughput_bps, padhye_throughput_bps, window_limited_throughput_bps,
+    mathis_throughput_bps,
+    padhye_approx_throughput_bps,
+    padhye_throughput_bps,
+    window_limited_throughput_bps,
 )
 
 __all__ = ["add_predictions", "classify_regime", "REGIMES", "MathisFit", "fit_mathis_c", "LossExponentFit",

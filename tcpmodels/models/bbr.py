@@ -71,8 +71,8 @@ import math
 
 import numpy as np
 
-from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._typing import Numeric
 from tcpmodels.models.constants import BBR_CWND_GAIN
 
 __all__ = [

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, finite_result, wrap
+from tcpmodels._typing import Numeric
 from tcpmodels.models.throughput import window_limited_throughput_bps
 
 __all__ = [

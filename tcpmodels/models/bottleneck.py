@@ -17,10 +17,9 @@ from typing import Any
 import pandas as pd
 
 from tcpmodels._arrays import check_flag, check_scalar
-from tcpmodels.models.window_dynamics import MAX_MSS_BYTES, MAX_RTT_S
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, PowerLawX, kozu_k_factor
 from tcpmodels.models.fairness import jain_index
-from tcpmodels.models.window_dynamics import CubicFlow, FluidFlow, RenoFlow
+from tcpmodels.models.window_dynamics import MAX_MSS_BYTES, MAX_RTT_S, CubicFlow, FluidFlow, RenoFlow
 
 __all__ = ["BottleneckShare", "reno_cubic_bottleneck", "MAX_CAPACITY_BPS", "MAX_BUFFER_BYTES"]
 

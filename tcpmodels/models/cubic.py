@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, check_scalar, finite_result, wrap
+from tcpmodels._typing import Numeric
 from tcpmodels.models.constants import BETA_CUBIC, C_CUBIC
 
 __all__ = [

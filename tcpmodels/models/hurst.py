@@ -53,8 +53,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from numpy.typing import ArrayLike
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
 from tcpmodels._arrays import check_magnitude

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 
 from tcpmodels._arrays import broadcast, check_range, check_scalar, finite_result, wrap

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcpmodels._typing import Numeric
 from tcpmodels._arrays import broadcast, check_range, finite_result, wrap
+from tcpmodels._typing import Numeric
 
 __all__ = [
     "mathis_throughput_bps",

@@ -41,7 +41,6 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
-
 __all__ = ["LECTURE_CLASS", "LECTURE_DPI", "LECTURE_ENV", "REPORT_DPI", "dropdown", "figure_dpi", "figure_widget",
            "float_slider", "int_slider", "lecture_mode", "log_slider", "render", "save_figure"]  # fmt: skip
 

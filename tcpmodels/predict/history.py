@@ -42,8 +42,8 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
-from numpy.typing import ArrayLike
 import pandas as pd
+from numpy.typing import ArrayLike
 from statsmodels.tsa.holtwinters import ExponentialSmoothing
 
 from tcpmodels._arrays import check_range

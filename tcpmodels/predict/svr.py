@@ -89,13 +89,13 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import numbers
+from collections.abc import Callable
 from typing import Any, NamedTuple, Self
 
 import numpy as np
-from numpy.typing import ArrayLike
 import pandas as pd
+from numpy.typing import ArrayLike
 from scipy.spatial.distance import cdist, pdist
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.compose import TransformedTargetRegressor

@@ -54,8 +54,16 @@ import numpy as np
 import pandas as pd
 
 import tcpmodels
-from tcpmodels.sim.config import (Caterpillar, Dumbbell, FatTree, Multipath, config_from_dict, config_hash,
-                                  config_to_dict, config_to_json)
+from tcpmodels.sim.config import (
+    Caterpillar,
+    Dumbbell,
+    FatTree,
+    Multipath,
+    config_from_dict,
+    config_hash,
+    config_to_dict,
+    config_to_json,
+)
 
 __all__ = ["SimResult", "SimulationError", "run_config", "load_result", "simulate", "main"]
 

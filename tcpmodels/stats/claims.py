@@ -73,6 +73,8 @@ Examples
 """
 
 from tcpmodels.stats.counts import arithmetic, direction_count, distribution, inequality, not_testable
+from tcpmodels.stats.family import Family
+from tcpmodels.stats.headline import Headline
 from tcpmodels.stats.means import (
     bootstrap_statistic,
     difference,
@@ -82,8 +84,6 @@ from tcpmodels.stats.means import (
     slope_equivalence,
 )
 from tcpmodels.stats.outcomes import attainable_outcome, equivalence_outcome, holm, interval_outcome
-from tcpmodels.stats.family import Family
-from tcpmodels.stats.headline import Headline
 from tcpmodels.stats.spec import (
     POWER,
     VERDICT_COLUMNS,

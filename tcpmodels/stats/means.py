@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from scipy import stats as sps
 
+from tcpmodels.stats.outcomes import equivalence_outcome
 from tcpmodels.stats.spec import (
     POWER,
     ClaimSpec,
@@ -23,7 +24,6 @@ from tcpmodels.stats.spec import (
     ttest_runs_needed,
     verdict_row,
 )
-from tcpmodels.stats.outcomes import equivalence_outcome
 
 __all__ = ["difference", "equivalence", "equivalence_ind", "bootstrap_statistic", "slope_equivalence", "percentile_interval",
            "welch"]

@@ -13,8 +13,13 @@ form) keeps working, the names of :mod:`.cubic`.
 """
 
 from tcpmodels.notebook.widgets import figure_widget, render, save_figure
-from tcpmodels.teaching.cubic import (PARAMETERS, bottleneck_table, cubic_vs_reno_summary,
-                                      cubic_vs_reno_widget, plot_cubic_vs_reno)
+from tcpmodels.teaching.cubic import (
+                                      PARAMETERS,
+                                      bottleneck_table,
+                                      cubic_vs_reno_summary,
+                                      cubic_vs_reno_widget,
+                                      plot_cubic_vs_reno,
+)
 
 __all__ = ["figure_widget", "render", "save_figure", "PARAMETERS", "bottleneck_table",
            "cubic_vs_reno_summary", "cubic_vs_reno_widget", "plot_cubic_vs_reno"]

@@ -12,7 +12,6 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
-from tcpmodels.notebook.params import flag, folder, integer, real
 from tcpmodels.models.bdp import (
     WSCALE_SHIFT_MAX,
     bdp_bytes,
@@ -20,10 +19,10 @@ from tcpmodels.models.bdp import (
     max_window_ceiling_bps,
     sizing_table,
 )
-from tcpmodels.papers import p4_lftcp
-
-from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
+from tcpmodels.notebook.params import flag, folder, integer, real
 from tcpmodels.notebook.widgets import figure_widget, int_slider, log_slider
+from tcpmodels.papers import p4_lftcp
+from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 
 __all__ = ["PARAMETERS", "RATE_GBPS_RANGE", "RTT_MS_RANGE", "plot_bdp_window", "bdp_table", "bdp_widget"]
 

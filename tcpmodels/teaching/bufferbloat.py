@@ -30,8 +30,8 @@ from tcpmodels.models.bbr import (
     ware_simple_inflight_cap_packets,
 )
 from tcpmodels.notebook.params import flag, folder, integer, real
-from tcpmodels.teaching.style import legend, new_figure, panels, reuse_layout, teaching_figure, title
 from tcpmodels.notebook.widgets import figure_widget, int_slider, log_slider
+from tcpmodels.teaching.style import legend, new_figure, panels, reuse_layout, teaching_figure, title
 
 __all__ = ["PARAMETERS", "queueing_delay_table", "bbr_numbers", "shipped_runs", "plot_bufferbloat", "plot_bbr_simple_model", "bufferbloat_widget",
            "live_or_shipped"]

@@ -29,8 +29,8 @@ from tcpmodels.models.cubic import (
 )
 from tcpmodels.models.window_dynamics import cubic_window_trajectory, reno_window_trajectory
 from tcpmodels.notebook.params import choice, flag, folder, real
-from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 from tcpmodels.notebook.widgets import save_figure
+from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 
 __all__ = ["PARAMETERS", "bottleneck_table", "cubic_vs_reno_summary", "cubic_vs_reno_widget", "plot_cubic_vs_reno",
            "save_figure"]  # fmt: skip

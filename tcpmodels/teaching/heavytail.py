@@ -31,10 +31,9 @@ from matplotlib.ticker import FormatStrFormatter, MultipleLocator
 from tcpmodels._arrays import check_range
 from tcpmodels.models.heavytail import Pareto, hurst_from_alpha, onoff_aggregate_rate, onoff_mean_rate
 from tcpmodels.models.hurst import METHODS, estimate_all, hurst_aggvar
-
 from tcpmodels.notebook.params import flag, folder, integer, real
-from tcpmodels.teaching.style import legend, new_figure, panels, reuse_layout, suptitle, teaching_figure, title
 from tcpmodels.notebook.widgets import figure_widget, float_slider, int_slider
+from tcpmodels.teaching.style import legend, new_figure, panels, reuse_layout, suptitle, teaching_figure, title
 
 __all__ = [
     "PARAMETERS",

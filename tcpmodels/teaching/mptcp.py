@@ -15,10 +15,9 @@ from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
 from tcpmodels.models.mptcp import lia_equilibrium
-
 from tcpmodels.notebook.params import flag, folder, integer, real
-from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 from tcpmodels.notebook.widgets import figure_widget, log_slider
+from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 
 __all__ = ["PARAMETERS", "plot_lia_two_paths", "lia_table", "lia_widget"]
 

@@ -19,17 +19,16 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._typing import Numeric
 from tcpmodels.models.throughput import (
     mathis_throughput_bps,
     padhye_approx_throughput_bps,
     padhye_throughput_bps,
     window_limited_throughput_bps,
 )
-
-from tcpmodels._typing import Numeric
 from tcpmodels.notebook.params import choice, flag, folder, integer, real
-from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 from tcpmodels.notebook.widgets import dropdown, figure_widget, float_slider, int_slider, log_slider
+from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 
 __all__ = ["PARAMETERS", "REGIMES", "pftk_regime", "plot_throughput_models", "throughput_table", "throughput_widget"]
 

@@ -20,8 +20,8 @@ from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
 from tcpmodels.notebook.params import flag, folder, integer, real, text
-from tcpmodels.teaching.style import figure_wide, new_figure, teaching_figure, title
 from tcpmodels.notebook.widgets import dropdown, figure_widget, float_slider, int_slider, lecture_mode
+from tcpmodels.teaching.style import figure_wide, new_figure, teaching_figure, title
 
 __all__ = ["CAPTURE_SUFFIXES", "PARAMETERS", "shipped_captures", "data_flows", "flows_table", "capture_provenance",
            "plot_trace", "trace_widget"]  # fmt: skip

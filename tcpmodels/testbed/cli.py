@@ -57,9 +57,8 @@ def add_subcommand(subparsers: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from tcpmodels.testbed._system import PrivilegeError, TestbedError
-    from tcpmodels.testbed.runner import run_config
-
     from tcpmodels.testbed.kernel_cc import KernelCcUnavailable
+    from tcpmodels.testbed.runner import run_config
 
     try:
         result = run_config(args.config, out_dir=args.out_dir, progress=not args.no_progress)

@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from tcpmodels.testbed.topology import Link, MptcpEndpoint, Node, Route, Rule, Topology
-
 from tcpmodels.topology.addressing import (
     N_CORES,
     N_HOSTS,

@@ -52,9 +52,9 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES
 from .connpass import mix64
 from .decode import TUNNELS
+from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES
 from .reader import ChunkedCapture, assemble_table, warn_accounting
 from .schema import COLUMNS, ReadAccounting, conform, empty_table
 

@@ -8,11 +8,11 @@ band below, one time axis) that ``tcpmodels analyze`` can show for each flow.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
-import numpy as np
-import pandas as pd
 
 from .annotation import annotate
 from .limits import CLASSES, limit_intervals

@@ -8,10 +8,10 @@ capture's first packet -- share one time axis.
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib.axes import Axes
-from matplotlib.collections import LineCollection
 import numpy as np
 import pandas as pd
+from matplotlib.axes import Axes
+from matplotlib.collections import LineCollection
 
 from .series import SEGMENT_KINDS, time_sequence
 

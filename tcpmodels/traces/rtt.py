@@ -22,10 +22,10 @@ References
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
-
-import warnings
 
 from . import connpass
 from .annotation import annotate

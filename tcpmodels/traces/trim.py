@@ -21,6 +21,7 @@ import struct
 from pathlib import Path
 
 from tcpmodels.records import reproducible_gzip_writer
+
 from .pcapfile import PCAP_MAGIC, CaptureFileError
 
 __all__ = ["trim_capture", "repair_original_lengths"]

@@ -4,10 +4,10 @@ Chromium at 1400 x 900 and screenshotted (the PNGs stay in the test's temporary 
 from __future__ import annotations
 
 import pytest
+from _labtools import REPO
 
 from tcpmodels.analyze.capture import report_folders
 from tcpmodels.cli import main
-from _labtools import REPO
 
 pytestmark = pytest.mark.browser
 

@@ -24,11 +24,10 @@ import subprocess
 import time
 
 import pytest
-
 from _labtools import BIN, REPO, api_get, free_port, stop_process_group, wait_for_status
 
-from tcpmodels.teaching.style import LECTURE_WIDTH_IN
 from tcpmodels.notebook.widgets import LECTURE_CLASS, LECTURE_DPI
+from tcpmodels.teaching.style import LECTURE_WIDTH_IN
 
 WIDGET_MANAGER = "@jupyter-widgets/jupyterlab-manager"
 #: A lecture-mode figure's width in pixels.

@@ -9,8 +9,15 @@ import numpy as np
 import pytest
 
 from tcpmodels.experiments.bbr import metrics
-from tcpmodels.experiments.bbr.config import (DEFAULT_CONFIG, KEY, PILOT_CONFIG, GridPoint, buffer_packets, flows_of,
-                                              kernel_plan)
+from tcpmodels.experiments.bbr.config import (
+    DEFAULT_CONFIG,
+    KEY,
+    PILOT_CONFIG,
+    GridPoint,
+    buffer_packets,
+    flows_of,
+    kernel_plan,
+)
 from tcpmodels.experiments.bbr.dataset import merge_episodes, run_rows
 from tcpmodels.experiments.bbr.ns3 import ns3_plan, ns3_scenario
 from tcpmodels.models.bbr import rate_pps, ware_bbr_share

@@ -142,8 +142,9 @@ def test_samples_are_keyed_by_cc_and_data_size():
 
 
 def test_command_line_sets_cc_data_size_rate_and_grid():
-    from tcpmodels.experiments.p2.__main__ import _setting, _setting_options
     import argparse
+
+    from tcpmodels.experiments.p2.__main__ import _setting, _setting_options
 
     ap = argparse.ArgumentParser()
     _setting_options(ap)

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 from tcpmodels.experiments import p3
+from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 from tcpmodels.records import JsonlRecords
 from tcpmodels.records.series import as_sample_list, is_packed_series
-from tcpmodels.models.cubic import PowerLawX, x_power_law_params
 
 CFG = p3.DEFAULT_CONFIG
 

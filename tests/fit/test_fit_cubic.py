@@ -7,7 +7,12 @@ import pandas as pd
 import pytest
 
 from tcpmodels.fit.cubic import (
-    cubic_epoch_window_segments, cwnd_epochs, fit_cubic, fit_epoch_k, predicted_regrowth_s, w_origin_segments,
+    cubic_epoch_window_segments,
+    cwnd_epochs,
+    fit_cubic,
+    fit_epoch_k,
+    predicted_regrowth_s,
+    w_origin_segments,
 )
 from tcpmodels.models.cubic import cubic_k_s
 

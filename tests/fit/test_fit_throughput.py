@@ -7,7 +7,13 @@ import pandas as pd
 import pytest
 
 from tcpmodels.fit.throughput import (
-    MODELS, REGIMES, add_predictions, classify_regime, error_table, fit_loss_exponent, fit_mathis_c,
+    MODELS,
+    REGIMES,
+    add_predictions,
+    classify_regime,
+    error_table,
+    fit_loss_exponent,
+    fit_mathis_c,
 )
 from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from fit_synth import MSS, simulate
+
 from tcpmodels.fit import flow_estimates, retransmissions
 from tcpmodels.traces import TraceWarning, flows, read_pcap, rtt_samples
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tcpmodels.models.bottleneck import BottleneckShare, reno_cubic_bottleneck
 from tcpmodels.models.cubic import (
     X_READINGS,
     PowerLawX,
@@ -26,7 +27,6 @@ from tcpmodels.models.cubic import (
     reduction_from_beta_cubic,
     reno_window_segments,
 )
-from tcpmodels.models.bottleneck import BottleneckShare, reno_cubic_bottleneck
 from tcpmodels.models.window_dynamics import cubic_window_trajectory, reno_window_trajectory
 
 # deterministic hypothesis settings for this module (no global profile change)

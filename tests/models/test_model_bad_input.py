@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tcpmodels.models.heavytail import Pareto, fgn, onoff_aggregate_rate
 from tcpmodels.models.bottleneck import reno_cubic_bottleneck
 from tcpmodels.models.cubic import PowerLawX
+from tcpmodels.models.heavytail import Pareto, fgn, onoff_aggregate_rate
 from tcpmodels.models.throughput import mathis_throughput_bps
 from tcpmodels.models.window_dynamics import cubic_window_trajectory
 

@@ -10,7 +10,7 @@ from tcpmodels.datasets import p1_swaps
 from tcpmodels.datasets.p1_abab import TCP_EXT_KEPT
 from tcpmodels.experiments.p1.abab import abab_frames
 from tcpmodels.experiments.p1.swaps import TESTBED_ARMS, build_swaps_dataset, swaps_plan
-from tcpmodels.papers.p1_datacenter_fct.swaps import (SWAPS_SPECS, load_swaps, swaps_reading, swaps_verdicts)
+from tcpmodels.papers.p1_datacenter_fct.swaps import SWAPS_SPECS, load_swaps, swaps_reading, swaps_verdicts
 
 
 def test_plan_rotates_the_variants_and_pairs_each_with_both_backgrounds():

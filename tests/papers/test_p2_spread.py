@@ -34,8 +34,8 @@ def test_rule_takes_the_smallest_loss_that_leaves_room():
 def test_section_from_a_written_pilot(tmp_path):
     import pandas as pd
 
-    from tcpmodels.datasets.writer import write_dataset
     from tcpmodels.datasets.p2_spread_pilot import SCHEMA
+    from tcpmodels.datasets.writer import write_dataset
     from tcpmodels.papers.p2_mptcp_prediction.spread import spread_section
 
     assert "no shipped dataset" in spread_section(tmp_path)

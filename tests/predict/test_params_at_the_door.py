@@ -8,10 +8,10 @@ import json
 
 import numpy as np
 import pytest
+from test_persist import _rehash
 
 from tcpmodels.predict.persist import load_json, save_json
 from tcpmodels.predict.svr import PerPathProbeSVR, SingleProbeSVR, make_svr_pipeline, tune_svr
-from test_persist import _rehash
 
 RNG = np.random.default_rng(0)
 X = RNG.uniform(1e6, 1e7, size=(40, 1))

@@ -7,6 +7,7 @@ import json
 import numpy as np
 import pytest
 
+from tcpmodels.sim.blocks import flow_schedule
 from tcpmodels.sim.config import (
     BulkApp,
     Caterpillar,
@@ -21,7 +22,6 @@ from tcpmodels.sim.config import (
     config_to_dict,
     config_to_json,
 )
-from tcpmodels.sim.blocks import flow_schedule
 
 
 def dumbbell(**kw):

@@ -20,10 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcpmodels.testbed import Link, Node, PathSpec, Testbed, Topology, dumbbell, fat_tree, single_link, two_path
-from tcpmodels.testbed import netns
-from tcpmodels.testbed.cpu_latency import hold_cpu_latency
+from tcpmodels.testbed import Link, Node, PathSpec, Testbed, Topology, dumbbell, fat_tree, netns, single_link, two_path
 from tcpmodels.testbed import workload as wl
+from tcpmodels.testbed.cpu_latency import hold_cpu_latency
 
 pytestmark = [pytest.mark.testbed, pytest.mark.usefixtures("testbed_available")]
 

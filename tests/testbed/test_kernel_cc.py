@@ -17,9 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcpmodels.testbed import kernel_cc
 from tcpmodels.models.mptcp import lia_alpha
-from tcpmodels.testbed import PathSpec, Testbed, TestbedError, single_link, two_path
+from tcpmodels.testbed import PathSpec, Testbed, TestbedError, kernel_cc, single_link, two_path
 from tcpmodels.testbed import workload as wl
 
 REASON = kernel_cc.unavailable_reason()

@@ -12,10 +12,10 @@ import shutil
 import numpy as np
 import pytest
 
-from tcpmodels.testbed.kernel_cc import loader
-from tcpmodels.testbed.kernel_cc.arithmetic import OLIA_SLOTS, Harness, olia_increase_segments
 from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, x_power_law_params
 from tcpmodels.models.mptcp import lia_alpha
+from tcpmodels.testbed.kernel_cc import loader
+from tcpmodels.testbed.kernel_cc.arithmetic import OLIA_SLOTS, Harness, olia_increase_segments
 
 pytestmark = pytest.mark.skipif(not (shutil.which("gcc") or shutil.which("cc")), reason="no C compiler (gcc)")
 

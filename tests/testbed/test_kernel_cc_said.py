@@ -14,11 +14,11 @@ import time
 from types import SimpleNamespace
 
 import pytest
+from test_kernel_cc_shared import fake_kernel, other_process  # noqa: F401 - fixtures
 
 from tcpmodels.cli import main
 from tcpmodels.testbed import kernel_cc
 from tcpmodels.testbed.kernel_cc import loader, mapread
-from test_kernel_cc_shared import fake_kernel, other_process  # noqa: F401 - fixtures
 
 
 @pytest.fixture

@@ -9,8 +9,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tcpmodels.testbed import Link, Node, PathSpec, Route, Testbed, Topology, dumbbell, fat_tree, two_path
-from tcpmodels.testbed import _system, netns, runner, traffic, workload
+from tcpmodels.testbed import (
+    Link,
+    Node,
+    PathSpec,
+    Route,
+    Testbed,
+    Topology,
+    _system,
+    dumbbell,
+    fat_tree,
+    netns,
+    runner,
+    traffic,
+    two_path,
+    workload,
+)
 
 
 def test_link_validation_names_parameter_and_range():

@@ -8,12 +8,12 @@ import re
 import nbformat
 import numpy as np
 import pytest
+from corpus_check import CORPUS
+from trace_fixtures import CAPTURES
 
 from tcpmodels.analyze.capture import capture_point, connection_table, model_predictions, read_capture, select_flows
 from tcpmodels.cli import main
 from tcpmodels.traces import annotate, flows
-from corpus_check import CORPUS
-from trace_fixtures import CAPTURES
 
 
 @pytest.mark.notebook
@@ -98,9 +98,9 @@ def test_select_flows_with_ipv6_and_ports():
 def test_plot_flow_without_acks_or_data(tmp_path):
     """A lone data segment (no ACK captured): no RTT sample, no bytes in flight; the panels say so."""
     import matplotlib.pyplot as plt
+    from test_flows import ACK, conversation
 
     from tcpmodels.analyze.capture import plot_flow
-    from test_flows import ACK, conversation
 
     fig = plot_flow(conversation(tmp_path, [(0, "c", 1000, 5, ACK, 500, 1, 0)]), 0)
     texts = [t.get_text() for ax in fig.axes for t in ax.texts]
@@ -109,8 +109,13 @@ def test_plot_flow_without_acks_or_data(tmp_path):
 
 
 def test_report_sections_say_what_they_mean(tmp_path):
-    from tcpmodels.analyze.capture import (capture_point_notes, consistency_notes, expert_table, reader_notes,
-                                   summary_markdown)
+    from tcpmodels.analyze.capture import (
+        capture_point_notes,
+        consistency_notes,
+        expert_table,
+        reader_notes,
+        summary_markdown,
+    )
     from tcpmodels.traces import rtt_samples
     p = read_capture(CAPTURES / "mptcp_2path.pcapng.gz")[0]
     an = annotate(p)

@@ -12,11 +12,17 @@ import shutil
 
 import pandas as pd
 import pytest
-
-from tcpmodels.analyze.capture import analyze_streaming, capture_endpoints, parse_flow_filter, report_folders, \
-    report_notebook, select_flows
-from tcpmodels.cli import main
 from trace_fixtures import CAPTURES
+
+from tcpmodels.analyze.capture import (
+    analyze_streaming,
+    capture_endpoints,
+    parse_flow_filter,
+    report_folders,
+    report_notebook,
+    select_flows,
+)
+from tcpmodels.cli import main
 
 CAP = CAPTURES / "reno_bulk.pcap.gz"
 

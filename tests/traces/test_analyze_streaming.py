@@ -7,11 +7,11 @@ import warnings
 
 import numpy as np
 import pandas as pd
+from trace_fixtures import CAPTURES
 
 from tcpmodels.analyze.capture import SUMMARY_COLUMNS
 from tcpmodels.cli import main
 from tcpmodels.traces import TraceWarning, flows, read_pcap
-from trace_fixtures import CAPTURES
 
 
 def test_streaming_analyze_writes_the_flow_table(tmp_path, capsys):

@@ -6,12 +6,12 @@ import struct
 import warnings
 
 import pytest
+from trace_fixtures import CAPTURES
+from trace_synth import ether, ipv4, pcapng_section, tcp, write_pcap
 
 from tcpmodels.traces import CaptureFileError, TraceWarning, read_pcap
 from tcpmodels.traces.annotation import annotate
 from tcpmodels.traces.flows import flows
-from trace_fixtures import CAPTURES
-from trace_synth import ether, ipv4, pcapng_section, tcp, write_pcap
 
 T0 = 1_700_000_000_000_000_000
 

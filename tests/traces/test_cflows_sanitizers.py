@@ -19,7 +19,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
 from pass_equality import needs_pass
 
 SOURCE = Path(__file__).resolve().parents[2] / "tcpmodels" / "traces" / "cflows.c"

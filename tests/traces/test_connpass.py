@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from pass_equality import assert_captures_equal, assert_pass_equal, mutated_tables, needs_pass, read_quietly
+from trace_fixtures import CAPTURES
+
 from tcpmodels.traces import connpass
 from tcpmodels.traces.pcapfile import set_kernel
-from trace_fixtures import CAPTURES
 
 CORPORA = [Path(os.environ.get("TCPMODELS_EXTERNAL_CAPTURES", "/work/shared/data/external_captures")),
            Path(os.environ.get("TCPMODELS_EXTERNAL_CAPTURES2", "/work/shared/data/external_captures2"))]

@@ -15,9 +15,17 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
-from corpus_check import (CORPUS, CORPUS2, TCPTRACE_WRONG, captures, check_capture, compare_analysis,
-                          compare_tcptrace, read_quietly, tshark_analysis)
+from corpus_check import (
+    CORPUS,
+    CORPUS2,
+    TCPTRACE_WRONG,
+    captures,
+    check_capture,
+    compare_analysis,
+    compare_tcptrace,
+    read_quietly,
+    tshark_analysis,
+)
 from trace_fixtures import CAPTURES
 
 if not CORPUS.is_dir():

@@ -7,15 +7,14 @@ import hashlib
 import numpy as np
 import pandas as pd
 import pytest
+from trace_fixtures import CAPTURES, FIXTURES, load, needs_tshark, provenance
 
 from tcpmodels.traces import COLUMNS
-from tcpmodels.traces.engines import run_tshark_fields
 from tcpmodels.traces.annotation import annotate
+from tcpmodels.traces.engines import run_tshark_fields
 from tcpmodels.traces.flows import flows
 from tcpmodels.traces.mptcp import mptcp_subflows, mptcp_token
 from tcpmodels.traces.rtt import rtt_samples
-
-from trace_fixtures import CAPTURES, FIXTURES, load, needs_tshark, provenance
 
 ANALYSIS = ["tcp.analysis.retransmission", "tcp.analysis.out_of_order", "tcp.analysis.duplicate_ack",
             "tcp.analysis.ack_rtt", "tcp.srcport", "frame.number"]

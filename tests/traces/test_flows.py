@@ -8,13 +8,23 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from pass_equality import assert_captures_equal
-from tcpmodels.traces.connpass import compiled_pass_available
-from tcpmodels.traces import (TraceWarning, annotate, bytes_in_flight, classify_short_flows, flows, link_rate_series,
-                              read_pcap, rtt_samples, throughput_series, time_sequence)
 from trace_fixtures import CAPTURES, FIXTURES, load
 from trace_synth import ether, ipv4, tcp, write_pcap
+
+from tcpmodels.traces import (
+    TraceWarning,
+    annotate,
+    bytes_in_flight,
+    classify_short_flows,
+    flows,
+    link_rate_series,
+    read_pcap,
+    rtt_samples,
+    throughput_series,
+    time_sequence,
+)
+from tcpmodels.traces.connpass import compiled_pass_available
 
 T0 = 1_700_000_000_000_000_000
 SYN, ACK, FIN, PSH = 0x02, 0x10, 0x01, 0x08

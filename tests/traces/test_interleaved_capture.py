@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from trace_fixtures import CAPTURES
+from trace_synth import ether, ipv4, sll2, tcp, write_pcap
 
 from tcpmodels.traces import TraceWarning, flows, read_pcap
 from tcpmodels.traces.pcapfile import iter_batches
-from trace_fixtures import CAPTURES
-from trace_synth import ether, ipv4, sll2, tcp, write_pcap
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "interleaved_capture.py"
 _spec = importlib.util.spec_from_file_location("interleaved_capture", SCRIPT)

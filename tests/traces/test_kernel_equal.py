@@ -15,12 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from trace_fixtures import CAPTURES
 
-from tcpmodels.traces import TraceWarning, read_pcap
-from tcpmodels.traces import pcapfile
+from tcpmodels.traces import TraceWarning, pcapfile, read_pcap
 from tcpmodels.traces.decode import decode_batch
 from tcpmodels.traces.pcapfile import CaptureFileError, RecordBatch, active_kernel, iter_batches, set_kernel
-from trace_fixtures import CAPTURES
 
 EXTERNAL = Path(os.environ.get("TCPMODELS_EXTERNAL_CAPTURES", "/work/shared/data/external_captures"))
 BIG = Path(os.environ.get("TCPMODELS_BIG_CAPTURES", "/work/bigcaps")) / "interleaved_1M.pcap"

@@ -12,12 +12,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from limits_synth import transfer
 
 from tcpmodels.traces import TraceWarning, annotate, read_pcap
-from tcpmodels.traces.limits import (CLASSES, NETWORK_CLASSES, capture_position, congestion_signature, diagnose,
-                                     limit_intervals, limit_summary)
-
-from limits_synth import transfer
+from tcpmodels.traces.limits import (
+    CLASSES,
+    NETWORK_CLASSES,
+    capture_position,
+    congestion_signature,
+    diagnose,
+    limit_intervals,
+    limit_summary,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "data" / "limits"

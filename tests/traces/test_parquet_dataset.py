@@ -11,9 +11,15 @@ import pandas as pd
 import pytest
 
 from tcpmodels.traces import TraceWarning, flows, read_pcap
+from tcpmodels.traces.dataset import (
+    METADATA_FILE,
+    DatasetError,
+    connection_partition,
+    open_dataset,
+    read_parquet_dataset,
+    to_parquet,
+)
 from tcpmodels.traces.flows import PartitionFlows, combine_partition_flows, partition_flows
-from tcpmodels.traces.dataset import METADATA_FILE, DatasetError, connection_partition, open_dataset, \
-    read_parquet_dataset, to_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTERNAL = ROOT.parent / "shared" / "data" / "external_captures"

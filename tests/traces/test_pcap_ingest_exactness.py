@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
 from corpus_check import CORPUS
 
 ROOT = Path(__file__).resolve().parents[2]

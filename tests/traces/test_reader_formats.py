@@ -9,12 +9,26 @@ import struct
 import warnings
 
 import pytest
+from trace_fixtures import needs_tshark
+from trace_synth import (
+    ether,
+    geneve,
+    gre,
+    ipv4,
+    ipv6,
+    loopback,
+    pcapng_section,
+    ppp,
+    sll,
+    sll2,
+    tcp,
+    udp,
+    vxlan,
+    write_pcap,
+)
 
 from tcpmodels.traces import COLUMNS, TraceWarning, read_pcap
 from tcpmodels.traces.mptcp import mptcp_token
-from trace_fixtures import needs_tshark
-from trace_synth import (ether, geneve, gre, ipv4, ipv6, loopback, pcapng_section, ppp, sll, sll2, tcp, udp, vxlan,
-                         write_pcap)
 
 T0 = 1_700_000_000_123_456_789
 OPTS = (b"\x02\x04\x05\xb4" + b"\x01\x03\x03\x07" + b"\x04\x02" + b"\x08\x0a" + struct.pack("!II", 111, 222)

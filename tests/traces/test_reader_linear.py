@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from trace_fixtures import CAPTURES
 
 from tcpmodels.traces import read_pcap
 from tcpmodels.traces.reader import GrowingColumns, _expected_rows
-from trace_fixtures import CAPTURES
 
 
 def test_growing_columns_equal_concatenation():

@@ -15,11 +15,11 @@ import warnings
 
 import numpy as np
 import pytest
+from trace_fixtures import CAPTURES
+from trace_synth import _block, _opt, ether, ipv4, tcp, write_pcap
 
 from tcpmodels.traces import CaptureFileError, TraceWarning, read_pcap
 from tcpmodels.traces.pcapfile import MIN_CHUNK_BYTES
-from trace_fixtures import CAPTURES
-from trace_synth import _block, _opt, ether, ipv4, tcp, write_pcap
 
 T0 = 1_700_000_000_000_000_000
 

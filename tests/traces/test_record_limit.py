@@ -15,10 +15,10 @@ import warnings
 
 import numpy as np
 import pytest
+from trace_synth import _block, _opt, ether, ipv4, tcp, write_pcap
 
 from tcpmodels.traces import CaptureFileError, TraceWarning, read_pcap
 from tcpmodels.traces.pcapfile import MAX_RECORD_BYTES, RECORD_LIMIT_CEILING, iter_batches, set_kernel
-from trace_synth import _block, _opt, ether, ipv4, tcp, write_pcap
 
 T0 = 1_700_000_000_000_000_000
 

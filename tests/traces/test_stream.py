@@ -9,15 +9,14 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-
 from pass_equality import needs_pass, read_quietly
 from test_connpass import CORPORA
-from tcpmodels.traces import CaptureFileError, TraceWarning, connpass, flows, split
-from tcpmodels.traces.pcapfile import MAX_RECORD_BYTES, iter_batches, set_kernel
-from tcpmodels.traces.stream import (DEFAULT_IDLE_TIMEOUT_S, _finish, connection_share, dask_stream_flows,
-                                     stream_flows)
 from trace_fixtures import CAPTURES
 from trace_synth import ether, ipv4, tcp, write_pcap
+
+from tcpmodels.traces import CaptureFileError, TraceWarning, connpass, flows, split
+from tcpmodels.traces.pcapfile import MAX_RECORD_BYTES, iter_batches, set_kernel
+from tcpmodels.traces.stream import DEFAULT_IDLE_TIMEOUT_S, _finish, connection_share, dask_stream_flows, stream_flows
 
 T0 = 1_700_000_000_000_000_000
 
@@ -328,8 +327,9 @@ def sync_reference(window: bytes, big: bool, frac_limit: int, max_incl: int, max
 
 @needs_pass
 def test_sync_guess_equals_its_reference_on_hostile_windows(tmp_path):
-    from tcpmodels.traces import cflows
     from test_reader_robustness import _mutants
+
+    from tcpmodels.traces import cflows
 
     raw = gzip.decompress((CAPTURES / "short_flows_any.pcap.gz").read_bytes())[:6000]
     rng = np.random.default_rng(5151)

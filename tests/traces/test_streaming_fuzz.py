@@ -18,11 +18,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from test_reader_robustness import _mutants
+from trace_fixtures import CAPTURES
 
 from tcpmodels.traces import CaptureFileError, TraceWarning, flows, read_pcap
 from tcpmodels.traces.dataset import read_parquet_dataset, to_parquet
-from test_reader_robustness import _mutants
-from trace_fixtures import CAPTURES
 
 SOURCES = ["short_flows_any.pcap.gz", "mptcp_2path.pcapng.gz", "reno_bulk.pcap.gz"]
 PER_SOURCE = 24

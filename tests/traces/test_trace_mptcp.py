@@ -7,11 +7,11 @@ import shutil
 import struct
 
 import pytest
-
 from pass_equality import assert_captures_equal
-from tcpmodels.traces.connpass import compiled_pass_available
-from tcpmodels.traces import annotate, mptcp_idsn, mptcp_subflows, mptcp_token, read_pcap
 from trace_synth import ether, ipv4, tcp, write_pcap
+
+from tcpmodels.traces import annotate, mptcp_idsn, mptcp_subflows, mptcp_token, read_pcap
+from tcpmodels.traces.connpass import compiled_pass_available
 
 T0 = 1_700_000_000_000_000_000
 SYN, ACK = 0x02, 0x10

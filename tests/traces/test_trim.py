@@ -8,11 +8,11 @@ import subprocess
 import warnings
 
 import pytest
+from trace_fixtures import CAPTURES, needs_tshark
+from trace_synth import ether, ipv4, tcp, write_pcap
 
 from tcpmodels.traces import TraceWarning, read_pcap
 from tcpmodels.traces.trim import repair_original_lengths, trim_capture
-from trace_fixtures import CAPTURES, needs_tshark
-from trace_synth import ether, ipv4, tcp, write_pcap
 
 T0 = 1_700_000_000_000_000_000
 

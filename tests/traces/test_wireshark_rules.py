@@ -15,14 +15,14 @@ import warnings
 
 import numpy as np
 import pytest
-
 from corpus_check import compare_analysis, compare_tables, tshark_analysis
 from pass_equality import assert_captures_equal
-from tcpmodels.traces.connpass import compiled_pass_available
-from tcpmodels.traces import TraceWarning, annotate, flows, mptcp_subflows, read_pcap, rtt_samples
-from tcpmodels.traces.fragments import Fragment, Reassembler
 from trace_fixtures import needs_tshark
 from trace_synth import ether, gre, ipv4, ipv6, tcp, write_pcap
+
+from tcpmodels.traces import TraceWarning, annotate, flows, mptcp_subflows, read_pcap, rtt_samples
+from tcpmodels.traces.connpass import compiled_pass_available
+from tcpmodels.traces.fragments import Fragment, Reassembler
 
 HAVE_TSHARK = shutil.which("tshark") is not None
 T0 = 1_700_000_000_000_000_000

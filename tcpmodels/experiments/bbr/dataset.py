@@ -32,7 +32,7 @@ import pandas as pd
 from tcpmodels.datasets import write_provenance, write_tables
 from tcpmodels.datasets.bbr import SCHEMA
 from tcpmodels.experiments.bbr import metrics
-from tcpmodels.experiments.bbr.config import KEY, REPO, DEFAULT_CONFIG, PILOT_CONFIG
+from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, KEY, PILOT_CONFIG, REPO
 from tcpmodels.models.bbr import (
     BBR_PROBE_RTT_DURATION_S,
     bbr_standing_queue_packets,

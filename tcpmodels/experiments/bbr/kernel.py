@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tcpmodels.experiments.bbr.config import KEY, SCHEMA, BbrConfig, DEFAULT_CONFIG, flows_of, kernel_plan
+from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, KEY, SCHEMA, BbrConfig, flows_of, kernel_plan
 from tcpmodels.experiments.campaign import KernelGrid, ServerTestbed
 from tcpmodels.records.series import pack_series
 from tcpmodels.testbed import Topology

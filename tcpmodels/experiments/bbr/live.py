@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, GridPoint, KEY
+from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, KEY, GridPoint
 from tcpmodels.experiments.bbr.dataset import run_rows
 from tcpmodels.experiments.bbr.kernel import run_kernel_campaign
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from tcpmodels import congestion
-from tcpmodels.experiments.bbr.config import KEY, SCHEMA, BbrConfig, DEFAULT_CONFIG, kernel_plan
+from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, KEY, SCHEMA, BbrConfig, kernel_plan
 from tcpmodels.experiments.campaign import run_samples
 from tcpmodels.models.bbr import BBR_PROBE_RTT_CWND_PACKETS
 from tcpmodels.sim.config import Dumbbell

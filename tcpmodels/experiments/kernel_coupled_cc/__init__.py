@@ -61,11 +61,26 @@ the item-4 summary of :func:`summarize`); cwnd samples of one disjoint run per v
 to ``<out>_cwnd.parquet``.
 """
 
-from tcpmodels.experiments.kernel_coupled_cc.observe import observed_k, shared_link
-from tcpmodels.experiments.kernel_coupled_cc.validation import ns3_shared_link, run_validation
-from tcpmodels.experiments.kernel_coupled_cc.ratios import clamped_snapshots, goal_ratios, lia_model_table, mean_ratio_ci, olia_loss_events, pairs_to_decide, ratio_table, reps_to_exclude
-from tcpmodels.experiments.kernel_coupled_cc.claims import claims, rto_share_ci, summarize, timeout_difference, timeout_table
-from tcpmodels.experiments.kernel_coupled_cc.dataset import build_from_records, findings_lines, records_from_dataset
+from tcpmodels.experiments.kernel_coupled_cc.claims import (
+    claims,
+    rto_share_ci,
+    summarize,
+    timeout_difference,
+    timeout_table,
+)
 from tcpmodels.experiments.kernel_coupled_cc.cli import main
+from tcpmodels.experiments.kernel_coupled_cc.dataset import build_from_records, findings_lines, records_from_dataset
+from tcpmodels.experiments.kernel_coupled_cc.observe import observed_k, shared_link
+from tcpmodels.experiments.kernel_coupled_cc.ratios import (
+    clamped_snapshots,
+    goal_ratios,
+    lia_model_table,
+    mean_ratio_ci,
+    olia_loss_events,
+    pairs_to_decide,
+    ratio_table,
+    reps_to_exclude,
+)
+from tcpmodels.experiments.kernel_coupled_cc.validation import ns3_shared_link, run_validation
 
 __all__ = ["shared_link", "observed_k", "ns3_shared_link", "mean_ratio_ci", "ratio_table", "olia_loss_events", "timeout_table", "rto_share_ci", "timeout_difference", "clamped_snapshots", "pairs_to_decide", "reps_to_exclude", "claims", "goal_ratios", "lia_model_table", "records_from_dataset", "summarize", "findings_lines", "build_from_records", "run_validation", "main"]

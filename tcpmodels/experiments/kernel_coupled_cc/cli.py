@@ -8,13 +8,18 @@ import os
 import time
 from pathlib import Path
 
-
 from tcpmodels.datasets import REPO_ROOT
-from tcpmodels.testbed import kernel_cc
 from tcpmodels.experiments.kernel_coupled_cc.claims import summarize
-from tcpmodels.experiments.kernel_coupled_cc.dataset import build_from_records, jsonable, provenance_facts, records_from_dataset, write_dataset_files
+from tcpmodels.experiments.kernel_coupled_cc.dataset import (
+    build_from_records,
+    jsonable,
+    provenance_facts,
+    records_from_dataset,
+    write_dataset_files,
+)
 from tcpmodels.experiments.kernel_coupled_cc.ratios import mean_ratio_ci
 from tcpmodels.experiments.kernel_coupled_cc.validation import ns3_shared_link, run_validation
+from tcpmodels.testbed import kernel_cc
 
 __all__ = ["main"]
 

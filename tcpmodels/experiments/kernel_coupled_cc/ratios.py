@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-
 __all__ = ["mean_ratio_ci", "pairs_to_decide", "reps_to_exclude", "ratio_table", "olia_loss_events", "clamped_snapshots", "lia_model_table", "goal_ratios", "disjoint_pairs"]
 
 

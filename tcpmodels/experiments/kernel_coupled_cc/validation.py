@@ -11,14 +11,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from tcpmodels.testbed import kernel_cc
-from tcpmodels.testbed.kernel_cc.arithmetic import olia_increase_segments
+from tcpmodels.experiments.kernel_coupled_cc.observe import X_EXPONENT, X_OF_RTT, observed_k, shared_link
 from tcpmodels.models.cubic import kozu_k_s
 from tcpmodels.models.mptcp import lia_alpha
-from tcpmodels.testbed import PathSpec, Testbed, dumbbell, single_link, two_path
+from tcpmodels.testbed import PathSpec, Testbed, dumbbell, kernel_cc, single_link, two_path
 from tcpmodels.testbed import workload as wl
 from tcpmodels.testbed.hostlock import host_lock
-from tcpmodels.experiments.kernel_coupled_cc.observe import X_EXPONENT, X_OF_RTT, observed_k, shared_link
+from tcpmodels.testbed.kernel_cc.arithmetic import olia_increase_segments
 
 __all__ = ["run_validation", "ns3_shared_link"]
 

@@ -25,7 +25,6 @@ def main(argv: list[str] | None = None) -> int:
         :func:`~tcpmodels.experiments.campaign.campaign_errors`.
     """
     from tcpmodels.experiments.campaign import campaign_errors, campaign_parser
-
     from tcpmodels.experiments.limits import campaign
 
     parser, sub = campaign_parser("limits", campaign.__doc__)

@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from matplotlib.figure import Figure
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 __all__ = ["KERNEL_CLASSES", "INTERVAL_S", "KERNEL_SCORED_SCENARIOS", "CLAIMED_SHARE", "CLAIM_SPECS", "kernel_intervals",
            "kernel_class_of", "agrees", "match_intervals", "tune_signature", "claims", "confusion", "design_table",

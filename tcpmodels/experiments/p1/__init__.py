@@ -76,6 +76,7 @@ References
 .. [3] RFC 6356, "Coupled Congestion Control for Multipath Transport Protocols".
 """
 
+from tcpmodels.experiments.cli import package_main
 from tcpmodels.experiments.p1.cc_watch import CcMapWatch
 from tcpmodels.experiments.p1.config import (
     AGGREGATOR_HOSTS,
@@ -85,9 +86,9 @@ from tcpmodels.experiments.p1.config import (
     ENGINES,
     EXPERIMENTS,
     FLOW_PORT,
-    KEY,
     KERNEL_CCS,
     KERNEL_ENGINES,
+    KEY,
     N_HOSTS,
     NS3_CC,
     PROTOCOLS,
@@ -111,7 +112,6 @@ from tcpmodels.experiments.p1.kernel import (
 from tcpmodels.experiments.p1.ns3 import ns3_config, ns3_rows, run_ns3
 from tcpmodels.experiments.p1.runs import check_kernel_ccs, run_campaign
 from tcpmodels.experiments.p1.schedule import run_plan, schedule
-from tcpmodels.experiments.cli import package_main
 
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "schedule", "run_plan",
            "run_campaign", "build_dataset", "subflow_stats", "kernel_flows", "host_addr", "KernelSession",

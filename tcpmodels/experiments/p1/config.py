@@ -11,7 +11,6 @@ from tcpmodels.experiments.campaign import testbed_label
 from tcpmodels.experiments.campaign_config import CampaignConfig
 from tcpmodels.topology.addressing import N_CORES, N_HOSTS
 
-
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "N_HOSTS", "N_CORES",
            "AGGREGATOR_HOSTS", "WORKER_HOSTS", "BG_PORT", "FLOW_PORT", "SCHEMA", "KEY", "REPO", "KB", "CCS",
            "KERNEL_CCS", "NS3_CC", "UNCOUPLED", "record_cc", "KERNEL_ENGINES", "engine_label", "engine_family"]

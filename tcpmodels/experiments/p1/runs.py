@@ -5,8 +5,16 @@ from __future__ import annotations
 from contextlib import nullcontext
 from pathlib import Path
 
-from tcpmodels.experiments.p1.config import (DEFAULT_CONFIG, KEY, REPO, SCHEMA, UNCOUPLED, P1Config, engine_family,
-                                             engine_label)
+from tcpmodels.experiments.p1.config import (
+    DEFAULT_CONFIG,
+    KEY,
+    REPO,
+    SCHEMA,
+    UNCOUPLED,
+    P1Config,
+    engine_family,
+    engine_label,
+)
 from tcpmodels.experiments.p1.kernel import KernelSession, kernel_rows
 from tcpmodels.experiments.p1.ns3 import ns3_rows, run_ns3
 from tcpmodels.experiments.p1.schedule import run_plan, schedule
@@ -35,8 +43,7 @@ def check_kernel_ccs(plan: list[dict]) -> list[str]:
     tcpmodels.testbed.kernel_cc.KernelCcUnavailable
         If BPF congestion controls cannot be loaded here or one does not build (the message says why).
     """
-    from tcpmodels.testbed import TestbedError
-    from tcpmodels.testbed import kernel_cc
+    from tcpmodels.testbed import TestbedError, kernel_cc
 
     wanted = sorted({s["cc"] for s in plan
                      if engine_family(s["engine"]) == "kernel" and s.get("cc", UNCOUPLED) != UNCOUPLED})

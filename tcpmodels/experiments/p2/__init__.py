@@ -66,22 +66,28 @@ References
 .. [2] Lee et al., history-based throughput prediction with SVR from a probe.
 """
 
+from tcpmodels.experiments.cli import package_main
 from tcpmodels.experiments.p2.config import (
+    CONDITION_LIMITS,
     DEFAULT_CONFIG,
     FIG4_RTT_PAIRS_MS,
-    CONDITION_LIMITS,
     PAPER_PROBE_LABELS,
     SAMPLE_FIELDS,
     SAMPLE_KEY,
-    SUBFLOW_CCS,
     SCHEMA,
+    SUBFLOW_CCS,
     TRANSFER_FIELDS,
     P2Config,
 )
-from tcpmodels.experiments.p2.dataset import add_conditions, build_dataset, conditions_summary, samples_frame, sweep_frame
+from tcpmodels.experiments.p2.dataset import (
+    add_conditions,
+    build_dataset,
+    conditions_summary,
+    samples_frame,
+    sweep_frame,
+)
 from tcpmodels.experiments.p2.kernel import Session, measure, run_campaign, run_sweep
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
-from tcpmodels.experiments.cli import package_main
 
 __all__ = ["P2Config", "DEFAULT_CONFIG", "sample_plan", "client_steps", "sweep_steps", "run_campaign", "run_sweep",
            "build_dataset", "samples_frame", "sweep_frame", "Session", "measure", "SAMPLE_FIELDS", "TRANSFER_FIELDS",

@@ -9,7 +9,6 @@ import threading
 import time
 from collections.abc import Collection
 
-
 __all__ = ["client_main", "parse_ss_subflows"]
 
 

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.experiments.campaign_config import CampaignConfig
 
-
 __all__ = ["P2Config", "DEFAULT_CONFIG", "SAMPLE_FIELDS", "TRANSFER_FIELDS", "PAPER_PROBE_LABELS",
            "PAPER_PATH_PROBE_TOTALS", "FIG4_RTT_PAIRS_MS", "SCHEMA", "REPO", "KB", "MB", "SUBFLOW_CCS", "SAMPLE_KEY",
            "CONDITION_LIMITS"]

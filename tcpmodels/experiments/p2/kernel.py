@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from dataclasses import replace
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 

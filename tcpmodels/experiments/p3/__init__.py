@@ -107,6 +107,7 @@ References
    Allocation in Shared Computer Systems", DEC-TR-301, 1984.
 """
 
+from tcpmodels.experiments.cli import package_main
 from tcpmodels.experiments.p3.config import (
     DEFAULT_CONFIG,
     NS3_KINDS,
@@ -150,7 +151,6 @@ from tcpmodels.experiments.p3.ns3 import (
     run_ns3,
 )
 from tcpmodels.models.fairness import jain_index
-from tcpmodels.experiments.cli import package_main
 
 __all__ = ["P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "NS3_SETTINGS", "SCHEMA", "KERNEL_KEY", "TESTBEDS", "kernel_campaign_label",
            "kernel_plan", "REPEAT_SUFFIX", "cpu_loss_repeat_plan", "record_cpu_drops",

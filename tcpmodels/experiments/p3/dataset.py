@@ -110,7 +110,14 @@ def build_dataset(records_path: str | Path | None, cache_dir: str | Path | None,
     """
     from datetime import datetime
 
-    from tcpmodels.records import JsonlRecords, host_facts, load_average, records_git_summary, shipped_git_state, utc_now
+    from tcpmodels.records import (
+        JsonlRecords,
+        host_facts,
+        load_average,
+        records_git_summary,
+        shipped_git_state,
+        utc_now,
+    )
 
     git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written
     out_dir = Path(out_dir)

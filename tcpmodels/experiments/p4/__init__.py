@@ -42,6 +42,7 @@ References
 .. [2] RFC 7323, "TCP Extensions for High Performance", Sec. 2 (window scale).
 """
 
+from tcpmodels.experiments.cli import package_main
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, SCHEMA, P4Config
 from tcpmodels.experiments.p4.dataset import build_dataset
 from tcpmodels.experiments.p4.kernel import (
@@ -52,7 +53,6 @@ from tcpmodels.experiments.p4.kernel import (
     run_kernel_campaign,
     summarize_window_limited,
 )
-from tcpmodels.experiments.cli import package_main
 
 __all__ = ["P4Config", "DEFAULT_CONFIG", "SCHEMA", "KERNEL_KEY", "kernel_plan", "WindowSession",
            "run_kernel_campaign", "summarize_window_limited", "kernel_frame", "build_dataset", "main"]

@@ -78,6 +78,7 @@ References
    of Ethernet traffic (extended version)", IEEE/ACM ToN 2(1), 1-15, 1994.
 """
 
+from tcpmodels.experiments.cli import package_main
 from tcpmodels.experiments.p5.config import BELLCORE_PATH, CASES, DEFAULT_CONFIG, SERVER_ADDR, P5Config
 from tcpmodels.experiments.p5.counts import bellcore_counts, packet_counts
 from tcpmodels.experiments.p5.dataset import build_dataset, merge_tables, read_shipped, shipped_run_ids
@@ -86,7 +87,6 @@ from tcpmodels.experiments.p5.kernel_config import DEFAULT_KERNEL_CONFIG, Testbe
 from tcpmodels.experiments.p5.kernel_dataset import build_kernel_dataset, shipped_kernel_keys
 from tcpmodels.experiments.p5.plan import caterpillar_for, plan
 from tcpmodels.experiments.p5.runs import run_campaign, run_p5
-from tcpmodels.experiments.cli import package_main
 
 __all__ = [
     "P5Config",

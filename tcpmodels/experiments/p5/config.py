@@ -9,7 +9,6 @@ import numpy as np
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.experiments.campaign_config import CampaignConfig
 
-
 __all__ = ["P5Config", "DEFAULT_CONFIG", "CASES", "REPO", "BELLCORE_PATH", "SERVER_ADDR"]
 
 

@@ -203,7 +203,7 @@ def build_dataset(config: P5Config = DEFAULT_CONFIG, *, cache_dir: str | os.Path
     git = shipped_git_state(REPO, out_dir, allow_dirty=allow_dirty)  # before anything is written (captures too)
     from tcpmodels.models.heavytail import hurst_from_alpha
     from tcpmodels.models.hurst import estimate_all
-    from tcpmodels.sweep import read_cached, cache_key
+    from tcpmodels.sweep import cache_key, read_cached
 
     items = plan(config, CASES, seeds)
     cache = Path(cache_dir)

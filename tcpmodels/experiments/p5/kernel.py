@@ -108,9 +108,8 @@ def run_alpha(config: TestbedP5Config, alpha: float, runs_dir: str | Path, seed:
     from tcpmodels.experiments.p5.counts import packet_counts
     from tcpmodels.models.heavytail import hurst_from_alpha
     from tcpmodels.models.hurst import estimate_all
-    from tcpmodels.testbed import PathSpec, Testbed, single_link
+    from tcpmodels.testbed import PathSpec, Testbed, single_link, tool_versions
     from tcpmodels.testbed import workload as wl
-    from tcpmodels.testbed import tool_versions
     from tcpmodels.testbed.capture import start_capture
     from tcpmodels.testbed.netns import tcp_ext_delta
     from tcpmodels.traces import read_pcap

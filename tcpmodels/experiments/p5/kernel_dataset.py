@@ -16,7 +16,12 @@ import pandas as pd
 
 from tcpmodels.datasets import REPO_ROOT, write_provenance, write_tables
 from tcpmodels.datasets.p5_testbed import SCHEMA
-from tcpmodels.experiments.p5.kernel_config import DEFAULT_KERNEL_CONFIG, TestbedP5Config, counts_name, read_kernel_records
+from tcpmodels.experiments.p5.kernel_config import (
+    DEFAULT_KERNEL_CONFIG,
+    TestbedP5Config,
+    counts_name,
+    read_kernel_records,
+)
 from tcpmodels.records import shipped_git_state, utc_now
 
 __all__ = ["build_kernel_dataset", "shipped_kernel_keys"]

@@ -13,8 +13,8 @@ __all__ = ["caterpillar_for", "plan", "run_id"]
 
 def _builder_version() -> str:
     """Hash of the code a caterpillar run depends on (not the whole sim modules: other topologies change there)."""
-    from tcpmodels.sim import run as simrun
     from tcpmodels.sim import blocks, scenarios
+    from tcpmodels.sim import run as simrun
     from tcpmodels.sim.config import Caterpillar, Link, PoissonFlows, SizeDistribution, TcpOptions
 
     h = hashlib.sha256()

@@ -69,6 +69,7 @@ References
    Research and Experience 3(3), 1992.
 """
 
+from tcpmodels.experiments.cli import package_main
 from tcpmodels.experiments.sim_vs_kernel.compare import agreement, flow_frame
 from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, KEY, NS3_VARIANT, SCENARIOS, SCHEMA, SvkConfig
 from tcpmodels.experiments.sim_vs_kernel.dataset import build_dataset, load_dataset
@@ -80,7 +81,6 @@ from tcpmodels.experiments.sim_vs_kernel.runs import (
     run_ns3_sample,
     summarize_flows,
 )
-from tcpmodels.experiments.cli import package_main
 
 __all__ = ["SvkConfig", "DEFAULT_CONFIG", "plan", "ns3_config", "summarize_flows", "run_kernel_sample",
            "run_ns3_sample", "run_campaign", "flow_frame", "agreement", "build_dataset", "load_dataset",

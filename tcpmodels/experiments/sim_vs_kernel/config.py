@@ -8,7 +8,6 @@ from tcpmodels import congestion
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.experiments.campaign_config import CampaignConfig
 
-
 __all__ = ["SvkConfig", "DEFAULT_CONFIG", "SCENARIOS", "NS3_VARIANT", "KEY", "SCHEMA", "REPO", "config_from_record"]
 
 

@@ -10,8 +10,15 @@ import pandas as pd
 from tcpmodels.papers.bbr_coexistence.claims import PAPER_MEDIAN_ERROR, spec
 from tcpmodels.papers.bbr_coexistence.data import BbrDataset, grid_runs
 from tcpmodels.papers.bbr_coexistence.tables import points
-from tcpmodels.stats import (Family, Verdict, bootstrap_statistic, claims_table, equivalence, equivalence_ind,
-                             not_testable)
+from tcpmodels.stats import (
+    Family,
+    Verdict,
+    bootstrap_statistic,
+    claims_table,
+    equivalence,
+    equivalence_ind,
+    not_testable,
+)
 
 __all__ = ["claims"]
 

@@ -45,10 +45,11 @@ References
 .. [4] M. Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010 (the query / short-message classes).
 """
 
+from tcpmodels.papers.p1_datacenter_fct.abab import Abab, load_abab
 from tcpmodels.papers.p1_datacenter_fct.answer import answer, headline
 from tcpmodels.papers.p1_datacenter_fct.claims import claims, claims_with_cc, coupling_claims, verdicts_by_cc
 from tcpmodels.papers.p1_datacenter_fct.coupling import coupling_answer
-from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
+from tcpmodels.papers.p1_datacenter_fct.cpu import cpu_correlations, cpu_paragraph, cpu_runs
 from tcpmodels.papers.p1_datacenter_fct.data import (
     CC_LABELS,
     CITATION,
@@ -59,14 +60,15 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     PAPER_TABLE4,
     FctSummary,
     P1Dataset,
-    fct_summary,
     background_label,
     backgrounds,
     engines_in,
+    fct_summary,
     load_dataset,
     mptcp_ccs,
     with_cc,
 )
+from tcpmodels.papers.p1_datacenter_fct.engines import STACK_SETTINGS, engines_note, shared_link_ratios
 from tcpmodels.papers.p1_datacenter_fct.patterns import (
     LOSS_WITHOUT_TIMEOUT,
     SPLIT_IN_DATASET,
@@ -75,13 +77,9 @@ from tcpmodels.papers.p1_datacenter_fct.patterns import (
     split_comparison,
     table3,
 )
-from tcpmodels.papers.p1_datacenter_fct.abab import Abab, load_abab
-from tcpmodels.papers.p1_datacenter_fct.cpu import cpu_correlations, cpu_paragraph, cpu_runs
-from tcpmodels.papers.p1_datacenter_fct.swaps import swaps_section
+from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
 from tcpmodels.papers.p1_datacenter_fct.sittings import session_section, sitting_effect, sitting_sentence
-from tcpmodels.papers.p1_datacenter_fct.engines import STACK_SETTINGS, engines_note, shared_link_ratios
-from tcpmodels.papers.p1_datacenter_fct.windows import implausible_windows, plausible_subflows, window_note
-from tcpmodels.papers.p1_datacenter_fct.testbeds import busy_seeds, testbed_effect, testbed_pairs, verdicts_by_testbed
+from tcpmodels.papers.p1_datacenter_fct.swaps import swaps_section
 from tcpmodels.papers.p1_datacenter_fct.tables import (
     background_table,
     campaign_table,
@@ -95,6 +93,8 @@ from tcpmodels.papers.p1_datacenter_fct.tables import (
     table4,
     tables,
 )
+from tcpmodels.papers.p1_datacenter_fct.testbeds import busy_seeds, testbed_effect, testbed_pairs, verdicts_by_testbed
+from tcpmodels.papers.p1_datacenter_fct.windows import implausible_windows, plausible_subflows, window_note
 
 __all__ = ["cpu_runs", "cpu_correlations", "cpu_paragraph", "swaps_section", "CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "P1Dataset",
            "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3", "table4",

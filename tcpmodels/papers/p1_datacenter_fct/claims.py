@@ -44,6 +44,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from tcpmodels.papers.p1_datacenter_fct.answer import family
 from tcpmodels.papers.p1_datacenter_fct.data import (
     CLAIM_ENGINES,
     KERNEL_ENGINES,
@@ -52,7 +53,6 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     mptcp_ccs,
     with_cc,
 )
-from tcpmodels.papers.p1_datacenter_fct.answer import family
 from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 

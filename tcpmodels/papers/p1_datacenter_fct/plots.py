@@ -10,6 +10,7 @@ from matplotlib.axes import Axes
 
 from tcpmodels.papers.p1_datacenter_fct.data import ENGINE_LABELS
 
+
 def plot_fig7(cdf: pd.DataFrame, axes: Sequence[Axes] | np.ndarray | None = None) -> Sequence[Axes] | np.ndarray:
     """Fig. 7: CDF of the 70 KB FCTs under TCP and each MPTCP background, one panel per engine (log x).
 

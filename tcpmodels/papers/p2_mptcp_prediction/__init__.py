@@ -35,7 +35,15 @@ References
 """
 
 from tcpmodels.papers.p2_mptcp_prediction.captures import capture_shares
-from tcpmodels.papers.p2_mptcp_prediction.claims import HEADLINE, UNIT, answer, claims, headline, rpe_headroom, sample_errors
+from tcpmodels.papers.p2_mptcp_prediction.claims import (
+    HEADLINE,
+    UNIT,
+    answer,
+    claims,
+    headline,
+    rpe_headroom,
+    sample_errors,
+)
 from tcpmodels.papers.p2_mptcp_prediction.data import (
     CITATION,
     KB_BYTES,
@@ -57,9 +65,9 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
     rtt_relation,
 )
 from tcpmodels.papers.p2_mptcp_prediction.lossy import LOSSY_FAMILY, load_lossy, lossy_section, lossy_verdicts
+from tcpmodels.papers.p2_mptcp_prediction.plots import plot_fig4, plot_per_path_surface, plot_probe_vs_data
 from tcpmodels.papers.p2_mptcp_prediction.sndbuf import sndbuf_section
 from tcpmodels.papers.p2_mptcp_prediction.spread import spread_section
-from tcpmodels.papers.p2_mptcp_prediction.plots import plot_fig4, plot_per_path_surface, plot_probe_vs_data
 from tcpmodels.papers.p2_mptcp_prediction.tables import (
     campaign_table,
     fig4_against_paper,

@@ -37,7 +37,16 @@ import pandas as pd
 
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.runs import kernel_runs, ns3_duration_s
-from tcpmodels.stats import ClaimSpec, Family, Headline, claims_table, difference, direction_count, inequality, not_testable
+from tcpmodels.stats import (
+    ClaimSpec,
+    Family,
+    Headline,
+    claims_table,
+    difference,
+    direction_count,
+    inequality,
+    not_testable,
+)
 
 __all__ = ["family", "headline", "answer", "claims", "reading_summary", "GREAT_DJ", "SMALL_DJ", "SHARE_EFFECT"]
 

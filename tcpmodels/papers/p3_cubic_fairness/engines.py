@@ -11,8 +11,8 @@ from tcpmodels.papers.p3_cubic_fairness.cells import cell_stats, significant
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.fairness import ns3_main_runs
 from tcpmodels.papers.p3_cubic_fairness.runs import (
-    kernel_all_testbeds,
     fluid_at,
+    kernel_all_testbeds,
     kernel_rate_bps,
     kernel_runs,
     kernel_testbed,

@@ -18,7 +18,6 @@ from tcpmodels.papers.p3_cubic_fairness.runs import (
     ns3_runs,
 )
 
-
 __all__ = ["fairness_table", "fairness_table_at", "columns_by_pair", "ns3_main_runs", "FIGURE_COLUMNS"]
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import pandas as pd
 
 from tcpmodels.papers.p3_cubic_fairness.data import P3Dataset

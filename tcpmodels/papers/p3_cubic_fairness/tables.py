@@ -18,8 +18,8 @@ from tcpmodels.papers.p3_cubic_fairness.engines import cross_validation, engine_
 from tcpmodels.papers.p3_cubic_fairness.fairness import columns_by_pair, fairness_table_at, ns3_main_runs
 from tcpmodels.papers.p3_cubic_fairness.paired import kernel_paired_dj, paired_dj
 from tcpmodels.papers.p3_cubic_fairness.runs import (
-    kernel_all_testbeds,
     fluid_rates_bps,
+    kernel_all_testbeds,
     kernel_rate_bps,
     kernel_runs,
     kernel_testbed,

@@ -33,9 +33,9 @@ from tcpmodels.papers.p4_lftcp.measured import (
     RATIO_MARGIN,
     load_measured,
     measured_claims,
-    measured_testbed,
     measured_findings,
     measured_table,
+    measured_testbed,
     plot_measured,
     testbed_comparison,
 )

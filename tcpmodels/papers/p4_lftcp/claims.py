@@ -13,13 +13,14 @@ from tcpmodels.models.bdp import (
     window_needed_bytes,
 )
 from tcpmodels.papers.p4_lftcp.constants import (
-    RATE_HALF_UNIT_BPS,
     LFTCP_RATE_BPS,
+    RATE_HALF_UNIT_BPS,
     STANDARD_TCP_FRACTION_OF_THEORY,
     STANDARD_TCP_RATE_BPS,
 )
 from tcpmodels.papers.p4_lftcp.tables import P4Dataset
 from tcpmodels.stats import ClaimSpec, Headline, arithmetic, claims_table, inequality, not_testable
+
 
 def _gbps(x: float) -> str:
     return f"{x / 1e9:.2f} Gbit/s"

@@ -12,6 +12,7 @@ from matplotlib.figure import Figure
 from tcpmodels.models.bdp import WSCALE_SHIFT_MAX, max_window_ceiling_bps
 from tcpmodels.papers.p4_lftcp.constants import LFTCP_RATE_BPS, LINK_RATE_BPS, RTT_S, STANDARD_TCP_RATE_BPS
 
+
 def plot_ceiling_vs_rtt(
     ax: Axes | None = None,
     *,

@@ -25,16 +25,17 @@ from tcpmodels.papers.p4_lftcp.constants import (
     ETHERNET_OVERHEAD_BYTES,
     FIBRE_INDEX,
     FRACTION_HALF_UNIT,
-    IP_TCP_TS_HEADER_BYTES,
-    RATE_HALF_UNIT_BPS,
     IN_FLIGHT_LIMIT_BYTES,
+    IP_TCP_TS_HEADER_BYTES,
     LFTCP_RATE_BPS,
     LINK_RATE_BPS,
+    RATE_HALF_UNIT_BPS,
     ROUND_TRIP_DISTANCE_M,
     RTT_S,
     STANDARD_TCP_FRACTION_OF_THEORY,
     STANDARD_TCP_RATE_BPS,
 )
+
 
 @dataclass(frozen=True, kw_only=True)
 class P4Dataset:

@@ -29,7 +29,6 @@ References
 """
 
 from tcpmodels.papers.p5_selfsimilar.claims import answer, claims, headline
-from tcpmodels.papers.p5_selfsimilar.plots import plot_counts_scales, plot_figures, plot_hurst_vs_alpha, plot_over_time
 from tcpmodels.papers.p5_selfsimilar.data import (
     BELLCORE_FULL_TRACE_H,
     CITATION,
@@ -39,6 +38,7 @@ from tcpmodels.papers.p5_selfsimilar.data import (
     load_dataset,
 )
 from tcpmodels.papers.p5_selfsimilar.hurst import hurst_aggregated
+from tcpmodels.papers.p5_selfsimilar.plots import plot_counts_scales, plot_figures, plot_hurst_vs_alpha, plot_over_time
 from tcpmodels.papers.p5_selfsimilar.tables import (
     closing_tables,
     loss_table,

@@ -11,6 +11,7 @@ from matplotlib.figure import Figure
 
 from tcpmodels.papers.p5_selfsimilar.data import PAPER_FIGURES
 
+
 def plot_over_time(table: pd.DataFrame, ax: Axes | None = None, *, ylabel: str = "", title: str = "") -> Axes:
     """Step plot of one :func:`over_time` table (one line per client count); returns the axes.
 

@@ -31,9 +31,9 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from tcpmodels import congestion
