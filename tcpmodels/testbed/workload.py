@@ -357,10 +357,7 @@ def measure_rtt(tb: Testbed, node: str, dst: str, *, port: int = 5201, count: in
     TestbedError
         If the measuring process fails or times out.
     """
-    argv = ["rtt", "--dst", dst, "--port", str(port), "--count", str(count), "--interval-s", str(interval_s),
-            "--size-bytes", str(size_bytes)] + (["--bind", bind] if bind else [])
-    proc = tb.exec(node, _python_argv(*argv), timeout=60 + count * (interval_s + 1))
-    return np.asarray(json.loads(proc.stdout.strip().splitlines()[-1])["rtt_s"])
+    return _echo_rtt_s(tb, node, ["rtt", "--port", str(port)], dst, count, interval_s, size_bytes, bind)
 
 
 def ping_rtt(tb: Testbed, node: str, dst: str, *, count: int = 20, interval_s: float = 0.02, size_bytes: int = 56,
@@ -394,7 +391,13 @@ def ping_rtt(tb: Testbed, node: str, dst: str, *, count: int = 20, interval_s: f
     TestbedError
         If the ping process fails or times out.
     """
-    argv = ["ping", "--dst", dst, "--count", str(count), "--interval-s", str(interval_s),
+    return _echo_rtt_s(tb, node, ["ping"], dst, count, interval_s, size_bytes, bind)
+
+
+def _echo_rtt_s(tb: Testbed, node: str, command: list[str], dst: str, count: int, interval_s: float,
+                size_bytes: int, bind: str | None) -> np.ndarray:
+    """Run an echo subcommand of the traffic tool in ``node``; the round-trip times it prints last. [s]"""
+    argv = [*command, "--dst", dst, "--count", str(count), "--interval-s", str(interval_s),
             "--size-bytes", str(size_bytes)] + (["--bind", bind] if bind else [])
     proc = tb.exec(node, _python_argv(*argv), timeout=60 + count * (interval_s + 1))
     return np.asarray(json.loads(proc.stdout.strip().splitlines()[-1])["rtt_s"])
