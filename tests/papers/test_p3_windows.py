@@ -48,3 +48,9 @@ def test_claims_on_known_answers():
     v = windows_verdicts(pd.DataFrame(rows)).set_index("key")
     assert v.loc["C3.1", "effect"] == pytest.approx(0.075, abs=0.01)
     assert v.loc["C3.1", "verdict"] == "supported" and v.loc["64 ms", "verdict"] == "supported"
+
+
+def test_section_without_the_dataset_says_so(tmp_path):
+    from tcpmodels.papers.p3_cubic_fairness.windows import windows_section
+
+    assert "has no shipped dataset yet" in windows_section(tmp_path)

@@ -93,8 +93,9 @@ from tcpmodels.papers.p3_cubic_fairness.runs import (
     with_testbed,
 )
 from tcpmodels.papers.p3_cubic_fairness.tables import provenance_table, setting_table, tables
+from tcpmodels.papers.p3_cubic_fairness.windows import windows_section
 
-__all__ = ["TESTBEDS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "testbed_comparison", "kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
+__all__ = ["windows_section", "TESTBEDS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "testbed_comparison", "kernel_runs", "kernel_settings", "proposal_setting", "engine_table", "kernel_paired_dj",
            "ns3_runs", "ns3_rate_bps", "ns3_settings", "ns3_duration_s", "kernel_rate_bps", "fluid_at", "fluid_rates_bps", "LEGACY_NS3_RATE_BPS",
            "P3Dataset", "load_dataset", "cell_stats", "fairness_table", "cross_validation", "k_table", "paired_dj",
            "significant", "run_spread_proxy", "setting_table", "provenance_table", "FIGURE_COLUMNS", "claims", "answer", "headline", "tables", "plot_figure", "plot_exponent_fairness",

@@ -30,7 +30,7 @@ from tcpmodels.stats import ClaimSpec, claims_table, difference
 from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["WINDOWS_SPECS", "WINDOWS_FAMILY", "PAPER_WMAX_SEGMENTS", "load_windows", "dj_per_rep", "windows_verdicts",
-           "windows_table", "windows_reading", "windows_paragraph"]
+           "windows_table", "windows_reading", "windows_paragraph", "windows_section"]
 
 WINDOWS_FAMILY = "P3 windows"
 #: the paper's window of one CUBIC flow alone at 1 Gbit/s per CUBIC RTT (``P3Config.scaling()``), [segments]
@@ -205,3 +205,31 @@ def windows_paragraph(samples: pd.DataFrame, shipped: pd.DataFrame | None = None
                      for c, r in t.iterrows() if r.wmax_segments == r.wmax_segments)
     return (f"**At the paper's windows** ({rate:.0f} Mbit/s, RTTs x {scale:g}; {len(samples)} samples). CUBIC's median "
             f"W_max sharing the link, segments (the paper: one flow alone): {wins}. {windows_reading(windows_verdicts(samples))}")
+
+
+def windows_section(data_dir: str | Path = "data", shipped: pd.DataFrame | None = None) -> str:
+    """The notebook's section: :func:`windows_paragraph` of the shipped campaign, with how much of its plan ran.
+
+    Parameters
+    ----------
+    data_dir : str or Path
+        The ``data`` folder.
+    shipped : pandas.DataFrame, optional
+        The kernel samples of ``p3_kernel.parquet`` (``P3Dataset.kernel``; the 400 Mbit/s columns).
+
+    Returns
+    -------
+    str
+        Markdown; a sentence saying the campaign is not shipped yet when it is not.
+    """
+    samples = load_windows(data_dir)
+    if samples is None:
+        return ("**At the paper's windows**: the campaign (`python -m tcpmodels.experiments.p3.windows`, stated in "
+                "docs/CAMPAIGNS.md) has no shipped dataset yet.")
+    prov = SCHEMA.read(data_dir, ("",))["provenance"]
+    done = (f" {prov['samples']} of the {prov['plan_samples']} planned samples ran (the campaign resumes where it "
+            "stopped); complete repetitions only count for the mean over the pairs."
+            if "plan_samples" in prov else "")
+    if shipped is not None and "campaign" not in shipped:
+        shipped = None
+    return windows_paragraph(samples, shipped) + done
