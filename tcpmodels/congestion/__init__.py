@@ -20,7 +20,6 @@ engine does, imports no model (nor the pandas and scipy they need).
 
 from __future__ import annotations
 
-from tcpmodels.congestion import bbr, cubic, cubic_x, lia, olia, reno  # noqa: F401  (they register)
 from tcpmodels.congestion.base import ENGINES, CongestionControl, Parameter
 from tcpmodels.congestion.registry import (
     all_controls,
@@ -32,6 +31,11 @@ from tcpmodels.congestion.registry import (
     ns3_type_ids,
     register,
 )
+
+# the entries register in this order, which names() and the engine tables keep: not sorted
+# isort: off
+from tcpmodels.congestion import reno, cubic, cubic_x, lia, olia, bbr  # noqa: F401  (they register)
+# isort: on
 
 __all__ = ["ENGINES", "CongestionControl", "Parameter", "register", "get", "names", "all_controls",
            "by_kernel_name", "bpf_programs", "kernel_congestion_controls", "ns3_type_ids"]
