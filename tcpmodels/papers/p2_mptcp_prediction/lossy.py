@@ -65,8 +65,10 @@ def lossy_verdicts(data_dir: str | Path = "data", *, quick: bool = False, seed: 
         The claims table.
     """
     ds = load_lossy(data_dir)
-    if ds is None:
-        return None
+    return None if ds is None else _judged(ds, quick, seed)
+
+
+def _judged(ds: P2Dataset, quick: bool, seed: int) -> pd.DataFrame:
     return claims(ds, tables(ds, quick=quick, seed=seed), family=LOSSY_FAMILY)
 
 
@@ -93,7 +95,7 @@ def lossy_section(shipped: pd.DataFrame, data_dir: str | Path = "data", *, quick
         return ("**P2 at the pilot's loss rate** (`python -m tcpmodels.experiments.p2.lossy`): no complete "
                 "repetition is shipped yet, so the claims are not judged there.")
     prov = ds.provenance
-    lossy = claims(ds, tables(ds, quick=quick, seed=seed), family=LOSSY_FAMILY)
+    lossy = _judged(ds, quick, seed)
     e = sample_errors(ds)
     room = rpe_headroom(e["y_mptcp"].to_numpy(float), rtt_pairs(e))
     side = pd.concat({"shipped": shipped.set_index(["claim", "part"])["verdict"],

@@ -222,11 +222,11 @@ def windows_section(data_dir: str | Path = "data", shipped: pd.DataFrame | None 
     str
         Markdown; a sentence saying the campaign is not shipped yet when it is not.
     """
-    samples = load_windows(data_dir)
-    if samples is None:
+    if not SCHEMA.present(data_dir, ("",)):
         return ("**At the paper's windows**: the campaign (`python -m tcpmodels.experiments.p3.windows`, stated in "
                 "docs/CAMPAIGNS.md) has no shipped dataset yet.")
-    prov = SCHEMA.read(data_dir, ("",))["provenance"]
+    read = SCHEMA.read(data_dir, ("",))  # the table and its provenance, read once
+    samples, prov = read[""], read["provenance"]
     done = (f" {prov['samples']} of the {prov['plan_samples']} planned samples ran (the campaign resumes where it "
             "stopped); complete repetitions only count for the mean over the pairs."
             if "plan_samples" in prov else "")
