@@ -267,19 +267,29 @@ class _QuietWait:
         return busy
 
 
-def _move_slider(page, slider, direction: str = "ArrowRight") -> str:
-    """Move a slider one keyboard step (``direction``, or the other way at the end); returns 'label: old -> new'."""
-    readout = slider.locator(".widget-readout")
-    before = readout.text_content()
-    handle = slider.locator(".noUi-handle")
-    handle.scroll_into_view_if_needed()
-    handle.focus()
-    other = "ArrowLeft" if direction == "ArrowRight" else "ArrowRight"
-    for key in (direction, other):
-        page.keyboard.press(key)
-        if readout.text_content() != before:
-            return f"{slider.locator('.widget-label').first.text_content()}: {before} -> {readout.text_content()}"
-    raise AssertionError(f"the slider {slider.text_content()!r} did not move")
+class _SliderMover:
+    """Moves one slider a keyboard step per call, onwards in one direction: ArrowRight until the end of the
+    track, then ArrowLeft from there on. Every call draws a value not drawn before, and a retried move never
+    bounces back to where it started (at width 1 the trace explorer's start slider is disabled, so bouncing
+    the width back to 1 left the next control nothing to move)."""
+
+    def __init__(self, page, slider) -> None:
+        self.page, self.slider, self.direction = page, slider, "ArrowRight"
+
+    def __call__(self) -> str:
+        """Move one step; returns 'label: old -> new'."""
+        readout = self.slider.locator(".widget-readout")
+        before = readout.text_content()
+        handle = self.slider.locator(".noUi-handle")
+        handle.scroll_into_view_if_needed()
+        handle.focus()
+        other = "ArrowLeft" if self.direction == "ArrowRight" else "ArrowRight"
+        for key in (self.direction, other):
+            self.page.keyboard.press(key)
+            if readout.text_content() != before:
+                self.direction = key
+                return f"{self.slider.locator('.widget-label').first.text_content()}: {before} -> {readout.text_content()}"
+        raise AssertionError(f"the slider {self.slider.text_content()!r} did not move")
 
 
 def _move_dropdown(select) -> str:
@@ -376,9 +386,9 @@ def test_lecture_runs_in_lecture_mode_at_1024x768_and_every_control_redraws_in_p
                 assert float(flow_max) >= 1, f"the flow slider offers only flow 0 (max {flow_max})"
             for kind, control in controls:
                 best = None
+                # every attempt a value not drawn before (onwards in one direction), so nothing is a repeat
+                mover = _SliderMover(page, control) if kind == "slider" else (lambda c=control: _move_dropdown(c))
                 for attempt in range(REDRAW_ATTEMPTS):
-                    # every attempt a value not drawn before (onwards in one direction), so nothing is a repeat
-                    mover = (lambda: _move_slider(page, control)) if kind == "slider" else (lambda: _move_dropdown(control))
                     busy = quiet()
                     seconds, empty, what = _measure(page, i, mover)
                     assert not empty, f"panel {i}, {kind} {what}: frames without the figure (ms after the move): {empty[:5]}"
