@@ -395,6 +395,38 @@ def test_trace_widget_start_stops_where_the_window_ends_at_the_flow_end():
     assert message.value == "" and image.layout.display is None
 
 
+@needs_capture
+@pytest.mark.parametrize("lecture", ["0", "1"])
+def test_trace_zoom_reuses_the_layout_the_engine_would_give(lecture, monkeypatch):
+    """A zoom redraws without the layout engine (the flow's layout is kept) and places the axes where the engine
+    would: also with a tick label at the right end of the axes ("1.40" at width 0.1 from 0.45), which a layout
+    kept from a figure without one cut off."""
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from tcpmodels.notebook.widgets import LECTURE_ENV, _png
+    from tcpmodels.teaching import style
+    from tcpmodels.teaching.traces import plot_trace
+
+    monkeypatch.setenv(LECTURE_ENV, lecture)
+    monkeypatch.setattr(style, "_LAYOUTS", {})
+    zooms = [(1.0, 0.0), (0.15, 0.0), (0.1, 0.45)]
+    engine = {}
+    for zoom, start in zooms:  # each laid out by the engine alone
+        monkeypatch.setattr(style, "_LAYOUTS", {})
+        fig = plot_trace("cubic_bulk.pcap.gz", 0, zoom, DATA, start)
+        _png(fig, 100)
+        engine[zoom, start] = [ax.get_position().bounds for ax in fig.axes]
+    monkeypatch.setattr(style, "_LAYOUTS", {})
+    for zoom, start in zooms:  # every layout key these zooms need, laid out once
+        _png(plot_trace("cubic_bulk.pcap.gz", 0, zoom, DATA, start), 100)
+    for zoom, start in zooms:
+        kept = plot_trace("cubic_bulk.pcap.gz", 0, zoom, DATA, start)
+        assert not isinstance(kept.get_layout_engine(), ConstrainedLayoutEngine), "the layout engine runs again"
+        _png(kept, 100)
+        for a, b in zip(kept.axes, engine[zoom, start]):
+            assert a.get_position().bounds == pytest.approx(b, abs=0.004), (zoom, start)
+
+
 def test_docstring_examples_of_the_teaching_modules():
     import doctest
     import importlib

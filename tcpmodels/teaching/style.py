@@ -117,8 +117,8 @@ def reuse_layout(fig: Figure, key: tuple) -> Figure:
     :func:`tcpmodels.teaching.heavytail.plot_self_similarity` that was 0.12-0.26 s of a
     0.4 s redraw in lecture mode (2026-12-06), and a widget must redraw in under 0.5 s. The first
     figure of a key is laid out by the engine when it is drawn; the positions of its axes and of its
-    figure title are then kept (on the canvas's ``draw_event``) and set on every later figure of that
-    key, whose layout engine is switched off.
+    figure title and x label are then kept (on the canvas's ``draw_event``) and set on every later figure
+    of that key, whose layout engine is switched off.
 
     Parameters
     ----------
@@ -139,19 +139,25 @@ def reuse_layout(fig: Figure, key: tuple) -> Figure:
     if saved is None:
 
         def keep(event: Any) -> None:  # after the first draw, when the engine has placed everything
-            title = fig._suptitle.get_position() if fig._suptitle is not None else None
-            _LAYOUTS[full_key] = ([ax.get_position().bounds for ax in fig.axes], title)
+            labels = tuple(None if t is None else t.get_position() for t in _figure_labels(fig))
+            _LAYOUTS[full_key] = ([ax.get_position().bounds for ax in fig.axes], labels)
             fig.canvas.mpl_disconnect(cid)
 
         cid = fig.canvas.mpl_connect("draw_event", keep)
         return fig
-    positions, title = saved
+    positions, labels = saved
     fig.set_layout_engine("none")
     for ax, bounds in zip(fig.axes, positions):
         ax.set_position(bounds)
-    if title is not None and fig._suptitle is not None:
-        fig._suptitle.set_position(title)
+    for text, position in zip(_figure_labels(fig), labels):
+        if text is not None and position is not None:
+            text.set_position(position)
     return fig
+
+
+def _figure_labels(fig: Figure) -> tuple:
+    """The figure's title and its x label (``suptitle``, ``supxlabel``), None where not set."""
+    return fig._suptitle, fig._supxlabel
 
 
 def panels(fig: Figure, n: int, **gridspec: Any) -> list[Axes]:

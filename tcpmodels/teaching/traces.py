@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from tcpmodels._arrays import check_range
 from tcpmodels.notebook.params import flag, folder, integer, real, text
 from tcpmodels.notebook.widgets import dropdown, figure_widget, float_slider, int_slider, lecture_mode
-from tcpmodels.teaching.style import figure_wide, new_figure, teaching_figure, title
+from tcpmodels.teaching.style import figure_wide, new_figure, reuse_layout, teaching_figure, title
 
 __all__ = ["CAPTURE_SUFFIXES", "PARAMETERS", "shipped_captures", "data_flows", "flows_table", "capture_provenance",
            "plot_trace", "trace_widget"]  # fmt: skip
@@ -290,7 +290,22 @@ def plot_trace(
     footer = "; ".join(([f"captured at: {where}"] if where else []) + list(notes))
     if footer:
         fig.supxlabel(figure_wide(footer, scale=0.83), fontsize="small", color="0.35")
-    return fig
+    # the zoom moves only the x limits: the margins are the flow's (y tick labels, titles, footer) but for an
+    # x tick label at the right end of the axes, half of which lies outside them ("1.40" at zoom 0.1 from 0.45)
+    return reuse_layout(fig, ("plot_trace", str(Path(data_dir).resolve()), capture, int(flow_rank), _right_end_label(ax_fl)))
+
+
+def _right_end_label(ax, near: float = 0.03) -> int:
+    """Length of the x tick label drawn within ``near`` of the axes' width from their right end, 0 if none is.
+
+    Computed at the current limits without drawing. ``near`` is about half a 4-character label's width on a
+    lecture figure: a label farther in does not reach past the axes. (At the left end the y tick labels are
+    wider than half an x label.)
+    """
+    low, high = sorted(ax.get_xlim())
+    locs = [x for x in ax.xaxis.get_major_locator()() if low <= x <= high]
+    labels = ax.xaxis.get_major_formatter().format_ticks(locs) if locs else []  # the decimals come from all of them
+    return max((len(label) for x, label in zip(locs, labels) if x >= high - near * (high - low)), default=0)
 
 
 def trace_widget(
