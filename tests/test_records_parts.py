@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 
 import pytest
 
@@ -61,3 +62,20 @@ def test_commands_ship_and_cat_round_trip(tmp_path, capsys):
     assert capsys.readouterr().out == src.read_text()
     assert main(["records", "cat", str(tmp_path / "none")]) == 2
     assert "no records shipped under" in capsys.readouterr().err
+
+
+def test_new_lines_larger_than_a_part_are_cut_into_consecutive_parts(tmp_path):
+    """A part stays under ``max_part_bytes`` compressed: the new lines go into as many parts as that takes, cut
+    between lines, read back in order."""
+    import random
+
+    rng = random.Random(0)
+    src, stem = tmp_path / "run.jsonl", tmp_path / "recs"
+    src.write_text("".join(json.dumps({"key": i, "noise": "".join(rng.choice("abcdef0123456789") for _ in range(3000))})
+                           + "\n" for i in range(40)))
+    first = ship_new_records(src, stem, max_part_bytes=20_000)
+    parts = record_parts(stem)
+    assert first == parts[0] == tmp_path / "recs.jsonl.gz" and len(parts) > 2
+    assert all(p.stat().st_size <= 20_000 for p in parts)
+    assert shipped_record_lines(stem) == src.read_text().splitlines(keepends=True)
+    assert ship_new_records(src, stem, max_part_bytes=20_000) is None

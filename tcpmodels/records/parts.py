@@ -24,7 +24,10 @@ from pathlib import Path
 
 from tcpmodels.records import reproducible_gzip_writer
 
-__all__ = ["record_parts", "shipped_record_lines", "ship_new_records", "add_subcommand"]
+__all__ = ["MAX_PART_BYTES", "record_parts", "shipped_record_lines", "ship_new_records", "add_subcommand"]
+
+#: Largest shipped part, compressed: the repository keeps every file under 10 MiB. [bytes]
+MAX_PART_BYTES = 8 * 2**20
 
 
 def _stem_path(stem: str | Path) -> Path:
@@ -82,8 +85,9 @@ def shipped_record_lines(stem: str | Path) -> list[str]:
     return lines
 
 
-def ship_new_records(src: str | Path, stem: str | Path) -> Path | None:
-    """Write the lines of ``src`` that no part of ``stem`` has yet into the next part (reproducible gzip).
+def ship_new_records(src: str | Path, stem: str | Path, *, max_part_bytes: int = MAX_PART_BYTES) -> Path | None:
+    """Write the lines of ``src`` that no part of ``stem`` has yet into the next part (reproducible gzip), or into
+    several consecutive parts when one would be larger than ``max_part_bytes`` compressed.
 
     Parameters
     ----------
@@ -91,12 +95,16 @@ def ship_new_records(src: str | Path, stem: str | Path) -> Path | None:
         The campaign's records file (JSON lines, appended to by the campaign).
     stem : str or Path
         The shipped records' path without suffix, e.g. ``data/datasets/p3_kernel_x_records``.
+    max_part_bytes : int
+        Largest compressed part; the new lines are cut (between lines) into as many parts as keep each below it.
+        A single line larger than that stays whole. [bytes]
 
     Returns
     -------
     Path or None
-        The part written (``<stem>.jsonl.gz`` when nothing was shipped yet, else ``<stem>_partNN.jsonl.gz``
-        with ``NN`` one past the last), or None when every line of ``src`` is shipped already.
+        The first part written (``<stem>.jsonl.gz`` when nothing was shipped yet, else ``<stem>_partNN.jsonl.gz``
+        with ``NN`` one past the last; further parts follow it by number, :func:`record_parts`), or None when
+        every line of ``src`` is shipped already.
 
     Raises
     ------
@@ -123,14 +131,36 @@ def ship_new_records(src: str | Path, stem: str | Path) -> Path | None:
     if not new:
         return None
     parts = _numbered_parts(stem)
-    if not parts:
-        dst = stem.with_name(stem.name + ".jsonl.gz")
-    else:
-        dst = stem.with_name(f"{stem.name}_part{parts[-1][0] + 1:02d}.jsonl.gz")
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with reproducible_gzip_writer(dst, text=True) as out:
-        out.writelines(new)
-    return dst
+    return _write_parts(stem, parts[-1][0] + 1 if parts else 1, new, max_part_bytes)[0]
+
+
+def _part_path(stem: Path, number: int) -> Path:
+    return stem.with_name(stem.name + ".jsonl.gz" if number == 1 else f"{stem.name}_part{number:02d}.jsonl.gz")
+
+
+def _write_parts(stem: Path, first: int, lines: list[str], max_part_bytes: int) -> list[Path]:
+    """Write ``lines`` as parts ``first, first + 1, ...``: the fewest contiguous groups of about equal size whose
+    compressed files are each at most ``max_part_bytes`` (one line a part at the most)."""
+    n_groups = 1
+    while True:
+        sizes = [len(line.encode("utf-8")) for line in lines]
+        total, groups, start, acc = sum(sizes), [], 0, 0
+        for i, size in enumerate(sizes):  # cut where the running size passes the next k/n of the total
+            acc += size
+            if acc * n_groups >= total * (len(groups) + 1) or i == len(lines) - 1:
+                groups.append(lines[start:i + 1])
+                start = i + 1
+        paths = [_part_path(stem, first + k) for k in range(len(groups))]
+        paths[0].parent.mkdir(parents=True, exist_ok=True)
+        for path, group in zip(paths, groups):
+            with reproducible_gzip_writer(path, text=True) as out:
+                out.writelines(group)
+        largest = max(path.stat().st_size for path in paths)
+        if largest <= max_part_bytes or len(groups) == len(lines):
+            return paths
+        for path in paths:
+            path.unlink()
+        n_groups = max(n_groups + 1, -(-n_groups * largest // max_part_bytes))
 
 
 def _cmd_ship(args: argparse.Namespace) -> int:
@@ -141,10 +171,12 @@ def _cmd_ship(args: argparse.Namespace) -> int:
         return 2
     if dst is None:
         print(f"every record of {args.src} is shipped already under {args.stem}: nothing written")
-    else:
-        with gzip.open(dst, "rt", encoding="utf-8") as fh:
+        return 0
+    parts = record_parts(args.stem)
+    for path in parts[parts.index(dst):]:
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
             count = sum(1 for line in fh if line.strip())
-        print(f"{count} new records -> {dst} ({dst.stat().st_size / 1e6:.2f} MB)")
+        print(f"{count} new records -> {path} ({path.stat().st_size / 1e6:.2f} MB)")
     return 0
 
 
