@@ -29,6 +29,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import Any
 from tcpmodels.testbed._system import TestbedError, delay_element_binary, require_privileges, run
 from tcpmodels.testbed.topology import DELAY_NODE, Link, Topology
 
-__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE", "parse_proc_netstat", "delay_counter_delta", "tcp_ext_delta", "cpumask_hex"]
+__all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE", "parse_proc_netstat", "delay_counter_delta", "tcp_ext_delta", "cpumask_hex", "cpuset_mask_hex"]
 
 #: where run state files live (tmpfs, gone after a reboot like the namespaces themselves)
 STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels"))
@@ -146,6 +147,10 @@ class Testbed:
         a sender's veth into the delay element's input, whose receive side RPS steers). Not loss-free
         by construction: 7 of those 11 drops were at the end a pinned element's frames arrive on, so
         its own CPU's backlog filled too; why either backlog filled is not measured.
+    steer_cpus : tuple of int, optional
+        With ``keep_flow_order``: the CPUs RPS steers the received packets to (default all of the host's). One
+        CPU puts the receive work of every veth hop on it and leaves the others to the applications and the
+        senders (issue 57's placement test, :mod:`tcpmodels.experiments.p1.placement`).
 
     Raises
     ------
@@ -156,10 +161,18 @@ class Testbed:
     __test__ = False  # not a pytest test class
 
     def __init__(self, topology: Topology, *, run_id: str | None = None, seed: int = 0, keep_flow_order: bool = False,
-                 pin_delay_elements: bool = False):
+                 pin_delay_elements: bool = False, steer_cpus: tuple[int, ...] | None = None):
         if pin_delay_elements and not keep_flow_order:
             raise ValueError("pin_delay_elements needs keep_flow_order=True (it changes how the steered testbed "
                              "handles the delay elements' frames); got keep_flow_order=False")
+        if steer_cpus is not None:
+            if not keep_flow_order:
+                raise ValueError(f"steer_cpus chooses where RPS steers; it needs keep_flow_order=True; got "
+                                 f"steer_cpus={steer_cpus!r} with keep_flow_order=False")
+            host = os.cpu_count() or 1
+            if not steer_cpus or any(not 0 <= int(c) < host for c in steer_cpus):
+                raise ValueError(f"steer_cpus must name CPUs of this host (0 to {host - 1}); got {steer_cpus!r}")
+        self.steer_cpus = None if steer_cpus is None else tuple(sorted({int(c) for c in steer_cpus}))
         if run_id is None:
             run_id = secrets.token_hex(3)
         if not re.fullmatch(r"[0-9a-f]{6}", run_id):
@@ -347,7 +360,8 @@ class Testbed:
         for ns, cmds in per_ns.items():
             run(["ip", "-n", ns, "-batch", "-"], input_text="\n".join(cmds) + "\n")
         if self.keep_flow_order:
-            self._steer_receive(cpumask_hex(os.cpu_count() or 1))
+            cpus = self.steer_cpus if self.steer_cpus is not None else range(os.cpu_count() or 1)
+            self._steer_receive(cpuset_mask_hex(cpus))
 
         for lk in topo.links:
             offloads = lk.offloads if lk.offloads is not None else not lk.delayed
@@ -720,6 +734,37 @@ class Testbed:
         return parse_proc_netstat(text).get("TcpExt", {})
 
 
+def cpuset_mask_hex(cpus: Iterable[int]) -> str:
+    """The kernel's hex CPU-mask notation for a set of CPUs (as in ``rps_cpus``).
+
+    Groups of 32 CPUs are 8 hex digits, separated by commas, most significant first.
+
+    Parameters
+    ----------
+    cpus : iterable of int
+        CPU numbers, at least one, none negative.
+
+    Returns
+    -------
+    str
+        e.g. ``"1"`` for CPU 0, ``"2"`` for CPU 1, ``"3"`` for both, ``"1,00000000"`` for CPU 32.
+
+    Raises
+    ------
+    ValueError
+        If ``cpus`` is empty or holds a negative number.
+    """
+    cpus = [int(c) for c in cpus]
+    if not cpus or min(cpus) < 0:
+        raise ValueError(f"cpus must hold at least one CPU number, none negative; got {cpus}")
+    digits = f"{sum(1 << c for c in set(cpus)):x}"
+    groups = []
+    while digits:
+        groups.insert(0, digits[-8:])
+        digits = digits[:-8]
+    return ",".join([groups[0]] + [g.rjust(8, "0") for g in groups[1:]])
+
+
 def cpumask_hex(n_cpus: int) -> str:
     """The kernel's hex CPU-mask notation for CPUs ``0 .. n_cpus - 1`` (as in ``rps_cpus``).
 
@@ -742,12 +787,7 @@ def cpumask_hex(n_cpus: int) -> str:
     """
     if n_cpus < 1:
         raise ValueError(f"n_cpus must be at least 1; got {n_cpus}")
-    digits = f"{(1 << n_cpus) - 1:x}"
-    groups = []
-    while digits:
-        groups.insert(0, digits[-8:])
-        digits = digits[:-8]
-    return ",".join([groups[0]] + [g.rjust(8, "0") for g in groups[1:]])
+    return cpuset_mask_hex(range(n_cpus))
 
 
 def parse_proc_netstat(text: str) -> dict:

@@ -20,7 +20,7 @@ import pytest
 
 from tcpmodels.testbed import Testbed, dumbbell
 from tcpmodels.testbed import workload as wl
-from tcpmodels.testbed.netns import cpumask_hex, delay_counter_delta, tcp_ext_delta
+from tcpmodels.testbed.netns import cpumask_hex, cpuset_mask_hex, delay_counter_delta, tcp_ext_delta
 
 pytestmark = [pytest.mark.testbed, pytest.mark.usefixtures("testbed_available")]
 
@@ -31,6 +31,10 @@ def test_cpumask_hex_is_the_kernels_notation():
     assert cpumask_hex(36) == "f,ffffffff"
     with pytest.raises(ValueError, match="n_cpus must be at least 1; got 0"):
         cpumask_hex(0)
+    assert cpuset_mask_hex([0]) == "1" and cpuset_mask_hex([1]) == "2" and cpuset_mask_hex([1, 0, 1]) == "3"
+    assert cpuset_mask_hex([32]) == "1,00000000" and cpuset_mask_hex(range(36)) == cpumask_hex(36)
+    with pytest.raises(ValueError, match="at least one CPU number, none negative; got \\[\\]"):
+        cpuset_mask_hex([])
 
 
 def _two_window_limited_flows(keep_flow_order: bool, pin: bool = False) -> tuple[dict, int, str, dict]:
@@ -104,6 +108,20 @@ def test_pinned_delay_elements_need_steering():
         ["p3_kernel", "p3_kernel_steered", "p3_kernel_pinned"]
     with pytest.raises(ValueError, match="pin_delay_elements needs keep_flow_order"):
         testbed_label("p3_kernel", False, True)
+
+
+def test_steering_to_one_cpu_writes_its_mask_on_every_interface_and_refuses_what_cannot_be():
+    """``steer_cpus=(0,)`` (the placement test's one-CPU arm): every veth's receive queues steer to CPU 0."""
+    topo = dumbbell(access_rtts_s=(0.004, 0.004), bottleneck_rate_bps=100e6)
+    with pytest.raises(ValueError, match="needs keep_flow_order=True"):
+        Testbed(topo, steer_cpus=(0,))
+    with pytest.raises(ValueError, match=f"must name CPUs of this host \\(0 to {(os.cpu_count() or 1) - 1}\\)"):
+        Testbed(topo, keep_flow_order=True, steer_cpus=(os.cpu_count() or 1,))
+    with Testbed(topo, keep_flow_order=True, steer_cpus=(0,)) as tb:
+        masks = {(n, lk.name): tb.exec(n, ["sh", "-c", f"cat /sys/class/net/{lk.name}/queues/rx-*/rps_cpus"])
+                 .stdout.split() for lk in tb.topology.links for n in (lk.a, lk.b)}
+        assert tb.rps_cpus == "1" and tb.steer_cpus == (0,)
+    assert masks and all(m and {int(x.replace(",", ""), 16) for x in m} == {1} for m in masks.values()), masks
 
 
 def test_a_restarted_delay_element_stays_pinned():

@@ -45,7 +45,7 @@ from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
 from tcpmodels.experiments.p1.arms import TestbedArm
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, UNCOUPLED, P1Config, engine_label
 
-__all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "TESTBED_ARMS", "abab_plan", "run_abab", "abab_frames", "build_abab_dataset",
+__all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "TESTBED_ARMS", "abab_plan", "run_abab", "abab_frames", "arms_tables", "build_abab_dataset",
            "build_abab_idle_dataset", "SESSIONS", "main"]
 
 #: the seeds of the campaign, run in this order (shipped schedules, so each run also pairs with the shipped runs of
@@ -210,6 +210,32 @@ def _abab_tables(recs: list[dict]) -> tuple[dict, dict]:
         "load_avg_1m": {"min": float(load.min()), "median": float(load.median()), "max": float(load.max())},
         "cpu_steal_s_sum": None if runs["cpu_steal_s"].isna().all() else round(float(runs["cpu_steal_s"].sum()), 2),
         "flow_errors": int(runs["n_errors"].sum()), "config": recs[0].get("config")}
+
+
+def arms_tables(recs: list[dict], *, runs_per_seed: int, plan: dict) -> tuple[dict, dict]:
+    """A campaign of :func:`~tcpmodels.experiments.p1.arms.run_arms`: its two tables and its provenance's facts.
+
+    Parameters
+    ----------
+    recs : list of dict
+        The campaign's records.
+    runs_per_seed : int
+        The runs of a complete seed.
+    plan : dict
+        The plan's facts for the provenance (seeds, runs planned, arms...).
+
+    Returns
+    -------
+    tuple of (dict, dict)
+        ``{"flows", "runs"}`` (:func:`abab_frames`) and the facts.
+    """
+    flows, runs = abab_frames(recs)
+    load = runs["load_avg_1m"]
+    return {"flows": flows, "runs": runs}, {
+        "runs": int(len(runs)), "seeds_complete": complete_seeds(runs, runs_per_seed), "plan": plan,
+        "first_run_utc": min(runs["started_utc"]), "last_run_utc": max(runs["started_utc"]),
+        "load_avg_1m": {"min": float(load.min()), "median": float(load.median()), "max": float(load.max())},
+        "flow_errors": int(runs["n_errors"].sum())}
 
 
 #: records -> ``p1_abab_flows.parquet``, ``p1_abab_runs.parquet`` and ``p1_abab_provenance.json`` through the

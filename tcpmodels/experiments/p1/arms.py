@@ -32,10 +32,13 @@ class TestbedArm:
         ``delay_element``...).
     host_sysctls : tuple of (str, str)
         Sysctls set in every host's namespace (:class:`~tcpmodels.experiments.p1.kernel.KernelSession`).
+    steer_cpus : tuple of int, optional
+        On the steered testbed, the CPUs RPS steers to (default all; :class:`tcpmodels.testbed.Testbed`).
     """
 
     config: dict = field(default_factory=dict)
     host_sysctls: tuple[tuple[str, str], ...] = ()
+    steer_cpus: tuple[int, ...] | None = None
 
 
 def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, TestbedArm], *, key: tuple[str, ...],
@@ -112,13 +115,14 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
         return cap
 
     def session_for(s: dict, session):
-        want, sysctls = cfg_of(s), arms[s["engine"]].host_sysctls
-        if session is not None and (session.config.keep_flow_order, session.config.delay_element,
-                                    session.host_sysctls) == (want.keep_flow_order, want.delay_element, sysctls):
+        want, arm = cfg_of(s), arms[s["engine"]]
+        if session is not None and (session.config.keep_flow_order, session.config.delay_element, session.host_sysctls,
+                                    session.steer_cpus) == (want.keep_flow_order, want.delay_element,
+                                                            arm.host_sysctls, arm.steer_cpus):
             return session
         if session is not None:
             session.__exit__(None, None, None)
-        opened.append(KernelSession(want, sysctls).__enter__())
+        opened.append(KernelSession(want, arm.host_sysctls, arm.steer_cpus).__enter__())
         return opened[-1]
 
     def measure(s: dict, session) -> dict:
@@ -146,3 +150,4 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
 
     return run_samples(records, plan, measure, desc=desc, session_for=session_for, finish=finish, limit=limit,
                        progress=progress, lock_timeout_s=lock_timeout_s, yield_s=1.0, unit="run")
+

@@ -158,11 +158,16 @@ class KernelSession:
     host_sysctls : tuple of (str, str)
         Sysctls set in every host's namespace besides P1's own (e.g. ``net.ipv4.tcp_recovery`` 0: one factor
         swapped toward ns-3, :mod:`tcpmodels.experiments.p1.swaps`).
+    steer_cpus : tuple of int, optional
+        With ``config.keep_flow_order``: the CPUs RPS steers to (:class:`tcpmodels.testbed.Testbed`
+        ``steer_cpus``; default all, :mod:`tcpmodels.experiments.p1.placement`).
     """
 
-    def __init__(self, config: P1Config, host_sysctls: tuple[tuple[str, str], ...] = ()):
+    def __init__(self, config: P1Config, host_sysctls: tuple[tuple[str, str], ...] = (),
+                 steer_cpus: tuple[int, ...] | None = None):
         self.config = config
         self.host_sysctls = tuple(host_sysctls)
+        self.steer_cpus = steer_cpus
         self.tb = None
         self.servers: list = []
         self.setup_s = None
@@ -173,7 +178,7 @@ class KernelSession:
 
         t0 = time.monotonic()
         self.tb = Testbed(_topology(self.config, self.host_sysctls),
-                          keep_flow_order=self.config.keep_flow_order).__enter__()
+                          keep_flow_order=self.config.keep_flow_order, steer_cpus=self.steer_cpus).__enter__()
         try:
             for n in range(N_HOSTS):
                 for port in (BG_PORT, FLOW_PORT):

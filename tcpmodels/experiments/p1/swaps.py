@@ -120,19 +120,15 @@ def run_swaps(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config:
 
 
 def _swaps_tables(recs: list[dict]) -> tuple[dict, dict]:
-    """The alternated campaign's two tables; the provenance's facts: complete seeds, plan, times, loads."""
-    from tcpmodels.datasets.p1_abab import complete_seeds
-    from tcpmodels.experiments.p1.abab import abab_frames
+    """The alternated campaign's two tables; the provenance's facts: complete seeds, plan, times, loads, sysctls."""
+    from tcpmodels.experiments.p1.abab import arms_tables
 
-    flows, runs = abab_frames(recs)
-    load = runs["load_avg_1m"]
-    return {"flows": flows, "runs": runs}, {
-        "runs": int(len(runs)), "seeds_complete": complete_seeds(runs, RUNS_PER_SEED),
-        "plan": {"seeds": list(SEEDS), "runs_planned": len(swaps_plan(SEEDS)), "arms": list(ARMS)},
-        "host_sysctls": {arm: [list(kv) for kv in a.host_sysctls] for arm, a in TESTBED_ARMS.items()},
-        "first_run_utc": min(runs["started_utc"]), "last_run_utc": max(runs["started_utc"]),
-        "load_avg_1m": {"min": float(load.min()), "median": float(load.median()), "max": float(load.max())},
-        "flow_errors": int(runs["n_errors"].sum())}
+    tables, facts = arms_tables(recs, runs_per_seed=RUNS_PER_SEED, plan={
+        "seeds": list(SEEDS), "runs_planned": len(swaps_plan(SEEDS)), "arms": list(ARMS)})
+    # the keys in the order of the shipped provenance
+    return tables, {**{k: facts[k] for k in ("runs", "seeds_complete", "plan")},
+                    "host_sysctls": {arm: [list(kv) for kv in a.host_sysctls] for arm, a in TESTBED_ARMS.items()},
+                    **facts}
 
 
 #: records -> ``p1_swaps_flows.parquet``, ``p1_swaps_runs.parquet`` and ``p1_swaps_provenance.json`` through the

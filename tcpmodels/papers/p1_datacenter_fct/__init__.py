@@ -77,6 +77,7 @@ from tcpmodels.papers.p1_datacenter_fct.patterns import (
     split_comparison,
     table3,
 )
+from tcpmodels.papers.p1_datacenter_fct.placement import placement_section
 from tcpmodels.papers.p1_datacenter_fct.plots import plot_fig7, plot_figs8_10
 from tcpmodels.papers.p1_datacenter_fct.sittings import session_section, sitting_effect, sitting_sentence
 from tcpmodels.papers.p1_datacenter_fct.swaps import swaps_section
@@ -96,7 +97,7 @@ from tcpmodels.papers.p1_datacenter_fct.tables import (
 from tcpmodels.papers.p1_datacenter_fct.testbeds import busy_seeds, testbed_effect, testbed_pairs, verdicts_by_testbed
 from tcpmodels.papers.p1_datacenter_fct.windows import implausible_windows, plausible_subflows, window_note
 
-__all__ = ["cpu_runs", "cpu_correlations", "cpu_paragraph", "swaps_section", "CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "P1Dataset",
+__all__ = ["cpu_runs", "cpu_correlations", "cpu_paragraph", "placement_section", "swaps_section", "CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TABLE4", "ENGINE_LABELS", "P1Dataset",
            "FctSummary", "load_dataset", "fct_summary", "tables", "claims", "table1", "table2", "table3", "table4",
            "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "plot_fig7", "plot_figs8_10", "classify_capture",
            "campaign_table", "load_sensitivity", "background_table", "paper_patterns", "LOSS_WITHOUT_TIMEOUT",
