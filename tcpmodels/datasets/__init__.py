@@ -5,7 +5,7 @@ One module per dataset (:mod:`~tcpmodels.datasets.p1` ... :mod:`~tcpmodels.datas
 :mod:`~tcpmodels.datasets.fit`, :mod:`~tcpmodels.datasets.kernel_coupled_cc` and its ``_ns3`` part,
 :mod:`~tcpmodels.datasets.bbr`, and the datasets of issue 57's campaigns: :mod:`~tcpmodels.datasets.p1_abab` (and its second session
 :mod:`~tcpmodels.datasets.p1_abab_idle`),
-:mod:`~tcpmodels.datasets.p1_ns3_windows`, :mod:`~tcpmodels.datasets.p1_swaps`, :mod:`~tcpmodels.datasets.p1_placement`,
+:mod:`~tcpmodels.datasets.p1_ns3_windows`, :mod:`~tcpmodels.datasets.p1_swaps`, :mod:`~tcpmodels.datasets.p1_placement`, :mod:`~tcpmodels.datasets.p1_delack`,
 :mod:`~tcpmodels.datasets.p2_sndbuf`,
 :mod:`~tcpmodels.datasets.p2_spread_pilot`, :mod:`~tcpmodels.datasets.p2_lossy`, :mod:`~tcpmodels.datasets.p3_windows`) holds its
 ``SCHEMA`` (:class:`~tcpmodels.datasets.schema.DatasetSchema`: tables, columns with dtype and unit, version), the
@@ -23,7 +23,7 @@ __all__ = ["Column", "DatasetSchema", "SchemaError", "Table", "columns", "unit_o
 
 #: the module of each dataset, by its prefix
 SCHEMAS = ("p1", "p2", "p3", "p4", "p5", "p5_testbed", "sim_vs_kernel", "limits", "fit", "kernel_coupled_cc",
-           "kernel_coupled_cc_ns3", "bbr", "p1_abab", "p1_abab_idle", "p1_ns3_windows", "p1_swaps", "p1_placement", "p2_sndbuf", "p2_spread_pilot", "p2_lossy",
+           "kernel_coupled_cc_ns3", "bbr", "p1_abab", "p1_abab_idle", "p1_ns3_windows", "p1_swaps", "p1_placement", "p1_delack", "p2_sndbuf", "p2_spread_pilot", "p2_lossy",
            "p3_windows")
 #: the datasets of :data:`SCHEMAS` whose campaigns have not shipped them yet (issue 57's, running)
-NOT_YET_SHIPPED = ("p1_placement", "p2_lossy")
+NOT_YET_SHIPPED = ("p1_placement", "p1_delack", "p2_lossy")

@@ -186,9 +186,11 @@ class Link:
 
 @dataclass(frozen=True, kw_only=True)
 class Route:
-    """A route in one node: ``ip route add DST [via VIA] [dev LINK] [src SRC] [table T]``.
+    """A route in one node: ``ip route add DST [via VIA] [dev LINK] [src SRC] [table T] [quickack 1]``.
 
     ``nexthops`` (pairs of gateway address and link name) makes an ECMP route instead of ``via``.
+    ``quickack`` sets the route's ``RTAX_QUICKACK`` metric: a TCP connection whose ACKs take the route
+    acknowledges every segment at once (no delayed ACKs; Linux has no sysctl for it, ip-route(8)).
     """
 
     node: str
@@ -198,6 +200,7 @@ class Route:
     src: str | None = None
     table: int | None = None
     nexthops: tuple[tuple[str, str], ...] = ()
+    quickack: bool = False
 
     def ip_args(self) -> list[str]:
         """Arguments of ``ip`` that add this route (run in the route's node).
@@ -220,6 +223,8 @@ class Route:
             args += ["src", self.src]
         if self.table is not None:
             args += ["table", str(self.table)]
+        if self.quickack:
+            args += ["quickack", "1"]
         return args
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tcpmodels.experiments.p1.config import REPO, SCHEMA, UNCOUPLED, P1Config
 
-__all__ = ["TestbedArm", "run_arms"]
+__all__ = ["TestbedArm", "rotated_plan", "run_arms"]
 
 
 @dataclass(frozen=True)
@@ -34,11 +34,53 @@ class TestbedArm:
         Sysctls set in every host's namespace (:class:`~tcpmodels.experiments.p1.kernel.KernelSession`).
     steer_cpus : tuple of int, optional
         On the steered testbed, the CPUs RPS steers to (default all; :class:`tcpmodels.testbed.Testbed`).
+    host_quickack : bool
+        Every host's routes carry ``quickack 1``: no delayed ACKs
+        (:class:`~tcpmodels.experiments.p1.kernel.KernelSession`).
     """
 
     config: dict = field(default_factory=dict)
     host_sysctls: tuple[tuple[str, str], ...] = ()
     steer_cpus: tuple[int, ...] | None = None
+    host_quickack: bool = False
+
+
+def rotated_plan(campaign: str, arms: Sequence[str], backgrounds: Sequence[tuple[str, str]],
+                 seeds: Sequence[int]) -> list[dict]:
+    """Section 4 runs in order: per seed every arm, seed k starting at arm k mod n, each arm with every background.
+
+    Parameters
+    ----------
+    campaign : str
+        The runs' ``campaign`` label.
+    arms : sequence of str
+        The arms (a run's ``engine``), in the order the first seed runs them.
+    backgrounds : sequence of (str, str)
+        ``(protocol, cc)`` of each background run on an arm, in order.
+    seeds : sequence of int
+        Schedule seeds, run in this order.
+
+    Returns
+    -------
+    list of dict
+        ``campaign``, ``engine``, ``experiment`` (``s4``), ``protocol``, ``cc``, ``seed``, ``arm_position`` (the
+        arm's place in its seed) and ``order`` (the run's place in the session).
+
+    Raises
+    ------
+    ValueError
+        If ``seeds`` is empty or repeats a seed.
+    """
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be a non-empty list without repeats; got {seeds}")
+    out = []
+    for k, seed in enumerate(seeds):
+        for pos in range(len(arms)):
+            for protocol, cc in backgrounds:
+                out.append({"campaign": campaign, "engine": arms[(k + pos) % len(arms)], "experiment": "s4",
+                            "protocol": protocol, "cc": cc, "seed": seed, "arm_position": pos, "order": len(out)})
+    return out
 
 
 def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, TestbedArm], *, key: tuple[str, ...],
@@ -117,12 +159,12 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
     def session_for(s: dict, session):
         want, arm = cfg_of(s), arms[s["engine"]]
         if session is not None and (session.config.keep_flow_order, session.config.delay_element, session.host_sysctls,
-                                    session.steer_cpus) == (want.keep_flow_order, want.delay_element,
-                                                            arm.host_sysctls, arm.steer_cpus):
+                                    session.steer_cpus, session.host_quickack) == (
+                want.keep_flow_order, want.delay_element, arm.host_sysctls, arm.steer_cpus, arm.host_quickack):
             return session
         if session is not None:
             session.__exit__(None, None, None)
-        opened.append(KernelSession(want, arm.host_sysctls, arm.steer_cpus).__enter__())
+        opened.append(KernelSession(want, arm.host_sysctls, arm.steer_cpus, arm.host_quickack).__enter__())
         return opened[-1]
 
     def measure(s: dict, session) -> dict:
@@ -143,6 +185,7 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
         flows, subflows, samples = kernel_rows(conns, res, capture(s))
         return {"schema": SCHEMA, "config_hash": cfg_of(s).hash(), "config": cfg_of(s).to_dict(), "git": code,
                 "host_sysctls": [list(kv) for kv in arms[s["engine"]].host_sysctls],
+                "host_quickack": arms[s["engine"]].host_quickack,
                 "n_connections": len(conns), "flows": flows, "subflows": subflows, "tcpinfo": samples,
                 **measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
                 "analysis_s": round(watch.elapsed_s, 2), "base_rtt_s": res["base_rtt_s"], "tcp_ext": res.get("tcp_ext"),

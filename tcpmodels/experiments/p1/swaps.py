@@ -36,7 +36,7 @@ from pathlib import Path
 
 from tcpmodels.datasets.p1_swaps import ARMS, BASELINE, CAMPAIGN, COUPLED_CC, KEY, RUNS_PER_SEED, SCHEMA
 from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
-from tcpmodels.experiments.p1.arms import TestbedArm
+from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, UNCOUPLED, P1Config
 
 __all__ = ["SEEDS", "TESTBED_ARMS", "swaps_plan", "run_swaps", "build_swaps_dataset", "main"]
@@ -72,17 +72,7 @@ def swaps_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
     ValueError
         If ``seeds`` is empty or repeats a seed.
     """
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be a non-empty list without repeats; got {seeds}")
-    out = []
-    for k, seed in enumerate(seeds):
-        for pos in range(len(ARMS)):
-            arm = ARMS[(k + pos) % len(ARMS)]
-            for protocol, cc in (("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)):
-                out.append({"campaign": CAMPAIGN, "engine": arm, "experiment": "s4", "protocol": protocol, "cc": cc,
-                            "seed": seed, "arm_position": pos, "order": len(out)})
-    return out
+    return rotated_plan(CAMPAIGN, ARMS, (("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)), seeds)
 
 
 def run_swaps(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,

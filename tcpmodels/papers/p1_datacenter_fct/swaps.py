@@ -17,6 +17,10 @@ when its TCP background carries at least 90 % of the shipped testbed's (median o
 half the engines' gap (the factor the experiments isolate); *contradicted* or *smaller than claimed*
 excludes it as the main factor; *inconclusive* leaves it open, with the seeds needed. No supported factor
 and every swap excluded: the gap is in what was not swapped (delayed ACKs, ns-3's MPTCP itself).
+
+A second session (``p1_delack_*``, :mod:`tcpmodels.experiments.p1.delack`, family :data:`DELACK_FAMILY`) swaps
+delayed ACKs off (``quickack 1`` on every host route) against the shipped testbed in the same session, with the
+same claim and rule; :func:`swaps_section` reads both sessions into one paragraph.
 """
 
 from __future__ import annotations
@@ -25,16 +29,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels.datasets import p1_delack
 from tcpmodels.datasets.p1_abab import complete_seeds
 from tcpmodels.datasets.p1_swaps import BASELINE, RUNS_PER_SEED, SCHEMA
 from tcpmodels.papers.p1_datacenter_fct.abab import per_seed_table
 from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
-__all__ = ["SWAPS_FAMILY", "SHIPPED_HEADLINES", "GAP_SHARE", "SWAPS_SPECS", "MIN_BG_RATE_SHARE", "load_swaps",
+__all__ = ["SWAPS_FAMILY", "DELACK_FAMILY", "SHIPPED_HEADLINES", "GAP_SHARE", "SWAPS_SPECS", "MIN_BG_RATE_SHARE", "load_swaps",
            "swaps_verdicts", "swaps_reading", "swaps_section"]
 
 SWAPS_FAMILY = "P1 swaps"
+#: the second session's family (delayed ACKs off against the shipped testbed)
+DELACK_FAMILY = "P1 swaps (delayed ACKs)"
 #: C1.3's coupled headline (mean over seeds of the log FCT ratio) on the shipped runs, per engine [-]
 SHIPPED_HEADLINES = {"ns-3 LIA": 0.111, "kernel tm_lia": -0.030}
 #: the share of the engines' gap a swap must move the kernel's headline by to account for it [-]
@@ -46,7 +53,10 @@ MIN_BG_RATE_SHARE = 0.90
 _SAYS = ("not a claim of the paper: which factor makes ns-3 (LIA +0.111 [+0.064, +0.159]) and the kernel (tm_lia "
          "-0.030 [-0.092, +0.031], contradicted) disagree on C1.3's coupled headline")
 _FACTORS = {"kernel_norack": "RACK and tail loss probes off", "kernel_rtt05": "the 0.5 ms base RTT (delay element)",
-            "kernel_steered": "no reordering (RPS steering)"}
+            "kernel_steered": "no reordering (RPS steering)",
+            p1_delack.QUICKACK: "no delayed ACKs (quickack on every host route)"}
+#: what no session swapped, named when every swapped factor is excluded
+_NOT_SWAPPABLE = "ns-3's MPTCP"
 SWAPS_SPECS = {arm: ClaimSpec(
     claim="P1 kernel with one factor swapped toward ns-3 (variant - shipped testbed, same session)",
     part=f"{factor} moves the tm_lia headline toward ns-3 by >= {GAP_SHARE:.0%} of the gap", paper_says=_SAYS,
@@ -75,24 +85,33 @@ def load_swaps(data_dir: str | Path = "data") -> tuple[pd.DataFrame, pd.DataFram
     return t["flows"], t["runs"]
 
 
-def swaps_verdicts(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
-    """The claims of :data:`SWAPS_SPECS` on the seeds with all :data:`~tcpmodels.datasets.p1_swaps.RUNS_PER_SEED` runs.
+def swaps_verdicts(flows: pd.DataFrame, runs: pd.DataFrame, *, runs_per_seed: int = RUNS_PER_SEED,
+                   family: str = SWAPS_FAMILY) -> pd.DataFrame:
+    """The claims of :data:`SWAPS_SPECS` for the variants a session ran, on its seeds with all their runs.
 
     Parameters
     ----------
     flows, runs : pandas.DataFrame
         :func:`load_swaps`, or :func:`tcpmodels.experiments.p1.abab.abab_frames` of the campaign's records.
+    runs_per_seed : int
+        The runs of a complete seed (:data:`tcpmodels.datasets.p1_swaps.RUNS_PER_SEED`, or the second session's
+        :data:`tcpmodels.datasets.p1_delack.RUNS_PER_SEED`).
+    family : str
+        The rows' family (:data:`SWAPS_FAMILY`, or :data:`DELACK_FAMILY`).
 
     Returns
     -------
     pandas.DataFrame
-        Claims table rows (family :data:`SWAPS_FAMILY`) with a ``key`` column (the variant).
+        Claims table rows, one per variant the runs name besides the shipped testbed, with a ``key`` column (the
+        variant).
     """
-    seeds = complete_seeds(runs, RUNS_PER_SEED)
+    seeds = complete_seeds(runs, runs_per_seed)
     per = per_seed_table(flows, runs, seeds)
     base = per.xs(BASELINE, level="engine")
+    ran = set(runs["engine"])
+    specs = {arm: spec for arm, spec in SWAPS_SPECS.items() if arm in ran}
     rows = []
-    for arm, spec in SWAPS_SPECS.items():
+    for arm, spec in specs.items():
         var = per.xs(arm, level="engine") if arm in per.index.get_level_values("engine") else base.iloc[:0]
         share = float((var["bg_rate_tcp_bps"] / base["bg_rate_tcp_bps"]).median()) if len(var) else float("nan")
         if arm == "kernel_rtt05" and not share >= MIN_BG_RATE_SHARE:
@@ -102,8 +121,8 @@ def swaps_verdicts(flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
             continue
         rows.append(difference(spec, (var["headline"] - base["headline"]).dropna(),
                                why=f"{len(seeds)} complete seeds; TCP background {share:.0%} of the shipped testbed's"))
-    table = claims_table(rows, family=SWAPS_FAMILY)
-    table.insert(0, "key", list(SWAPS_SPECS))
+    table = claims_table(rows, family=family)
+    table.insert(0, "key", list(specs))
     return table
 
 
@@ -148,13 +167,14 @@ def swaps_reading(verdicts: pd.DataFrame | None) -> str:
         parts.append("open: " + "; ".join(open_))
     if untested:
         parts.append("not testable here: " + "; ".join(untested))
-    tail = (" No swapped factor accounts for the gap: it lies in what was not swapped (delayed ACKs, ns-3's MPTCP)."
+    unswapped = ([] if p1_delack.QUICKACK in v.index else ["delayed ACKs"]) + [_NOT_SWAPPABLE]
+    tail = (f" No swapped factor accounts for the gap: it lies in what was not swapped ({', '.join(unswapped)})."
             if not found and not open_ and not untested else "")
     return "**Which factor makes the engines disagree (swaps)**: " + "; ".join(parts) + "." + tail
 
 
 def swaps_section(data_dir: str | Path = "data") -> str:
-    """:func:`swaps_reading` of the shipped campaign (Markdown), or the sentence saying it is not shipped.
+    """:func:`swaps_reading` of the shipped sessions (Markdown), or the sentence saying none is shipped.
 
     Parameters
     ----------
@@ -167,4 +187,11 @@ def swaps_section(data_dir: str | Path = "data") -> str:
         Markdown.
     """
     tables = load_swaps(data_dir)
-    return swaps_reading(None if tables is None else swaps_verdicts(*tables))
+    if tables is None:
+        return swaps_reading(None)
+    verdicts = swaps_verdicts(*tables)
+    if p1_delack.SCHEMA.present(data_dir, ("flows", "runs")):
+        second = p1_delack.SCHEMA.read(data_dir, ("flows", "runs"))
+        verdicts = pd.concat([verdicts, swaps_verdicts(second["flows"], second["runs"], family=DELACK_FAMILY,
+                                                       runs_per_seed=p1_delack.RUNS_PER_SEED)], ignore_index=True)
+    return swaps_reading(verdicts)

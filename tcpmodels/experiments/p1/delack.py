@@ -1,0 +1,83 @@
+"""P1's engines: the kernel without delayed ACKs, the factor the first swaps could not swap (issue 57, item 2).
+
+The first swaps session (:mod:`tcpmodels.experiments.p1.swaps`) excluded reordering, left RACK/TLP open and
+could not test the 0.5 ms base RTT; delayed ACKs were not swapped because Linux has no sysctl for them. ns-3
+acknowledges every segment (``DelAckCount`` 1, :mod:`tcpmodels.sim`); the kernel delays ACKs outside its
+quick-ACK mode. A route's ``quickack 1`` metric turns delayed ACKs off for the connections whose ACKs take it
+(:class:`tcpmodels.testbed.topology.Route`), so the swap is every host route carrying it:
+
+* ``kernel``: the shipped kernel testbed (unsteered, no delay element);
+* ``kernel_quickack``: the same with ``quickack 1`` on every host route (the TcpExt ``DelayedACKs`` counter of its
+  runs shows whether the swap took).
+
+**Plan** (:func:`delack_plan`): seeds 0-11 (the shipped schedules), experiment ``s4``; per seed both arms with
+the TCP and the ``tm_lia`` background (4 runs), the first arm alternating from seed to seed: 48 runs of about
+1 min. The claim is the swaps' (the variant's coupled headline minus the shipped testbed's, same seed, at least
+half the engines' gap toward ns-3), judged with the first session's rule:
+:mod:`tcpmodels.papers.p1_datacenter_fct.swaps`.
+
+Command line::
+
+    python -m tcpmodels.experiments.p1.delack run --records runs/p1/delack.jsonl
+    python -m tcpmodels.experiments.p1.delack dataset --records runs/p1/delack.jsonl --out data
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tcpmodels.datasets.p1_delack import ARMS, BASELINE, CAMPAIGN, COUPLED_CC, KEY, QUICKACK, RUNS_PER_SEED, SCHEMA
+from tcpmodels.experiments.p1.abab import SEEDS
+from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan
+from tcpmodels.experiments.p1.arms_campaign import ArmsCampaign
+from tcpmodels.experiments.p1.config import UNCOUPLED
+
+__all__ = ["TESTBED_ARMS", "delack_plan", "DELACK", "run_delack", "build_delack_dataset", "main"]
+
+#: what each arm sets on the shipped kernel testbed
+TESTBED_ARMS = {
+    BASELINE: TestbedArm(config={"keep_flow_order": False, "delay_element": False}),
+    QUICKACK: TestbedArm(config={"keep_flow_order": False, "delay_element": False}, host_quickack=True),
+}
+
+
+def delack_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
+    """The runs in order: per seed both arms (the first alternating), each with the TCP then the ``tm_lia`` background.
+
+    Parameters
+    ----------
+    seeds : sequence of int
+        Schedule seeds, run in this order (default: the alternated campaign's, the shipped schedules).
+
+    Returns
+    -------
+    list of dict
+        The fields of :data:`~tcpmodels.datasets.p1_delack.KEY`, ``order`` and ``arm_position`` (0 first, 1
+        second in its seed).
+
+    Raises
+    ------
+    ValueError
+        If ``seeds`` is empty or repeats a seed.
+    """
+    return rotated_plan(CAMPAIGN, ARMS, (("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)), seeds)
+
+
+#: the campaign whole (:class:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign`)
+DELACK = ArmsCampaign(
+    what="p1 delack", module="p1.delack", doc=__doc__, plan=delack_plan, arms=TESTBED_ARMS, schema=SCHEMA, key=KEY,
+    runs_per_seed=RUNS_PER_SEED,
+    plan_facts={"host_quickack": {arm: a.host_quickack for arm, a in TESTBED_ARMS.items()}},
+    run_help="run or resume the delayed-ACK swap on the kernel",
+)
+#: run (or resume) the campaign on the kernel (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.run`)
+run_delack = DELACK.run
+#: records -> ``p1_delack_flows.parquet``, ``p1_delack_runs.parquet`` and ``p1_delack_provenance.json``:
+#: ``build_delack_dataset(records_path, data_dir, *, allow_dirty=False) -> provenance``
+build_delack_dataset = DELACK.build_dataset
+#: ``python -m tcpmodels.experiments.p1.delack run|dataset ...``: ``main(argv=None) -> exit status``
+main = DELACK.main
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
