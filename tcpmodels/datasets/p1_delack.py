@@ -1,4 +1,4 @@
-"""P1's delayed-ACK swap on the kernel toward ns-3 (issue 57, item 2, second session): arms, tables, schema.
+"""P1's ACK-every-segment swap on the kernel toward ns-3 (issue 57, item 2, second session): arms, tables, schema.
 
 :mod:`tcpmodels.experiments.p1.delack` writes it, :mod:`tcpmodels.papers.p1_datacenter_fct.swaps` reads it
 beside the first session's swaps (:mod:`tcpmodels.datasets.p1_swaps`). The tables are those of the alternated
@@ -14,18 +14,18 @@ from dataclasses import replace
 from tcpmodels.datasets import p1_abab
 from tcpmodels.datasets.p1_swaps import BASELINE, COUPLED_CC
 
-__all__ = ["SCHEMA", "KEY", "CAMPAIGN", "BASELINE", "QUICKACK", "ARMS", "COUPLED_CC", "RUNS_PER_SEED"]
+__all__ = ["SCHEMA", "KEY", "CAMPAIGN", "BASELINE", "ACK_EVERY", "ARMS", "COUPLED_CC", "RUNS_PER_SEED"]
 
 #: what identifies a run (the alternated campaign's key)
 KEY = p1_abab.KEY
 #: its ``campaign`` label
 CAMPAIGN = "p1_delack"
-#: the shipped kernel testbed with every host acknowledging every segment at once (``quickack 1`` on every host
-#: route), as ns-3 does (``DelAckCount`` 1)
-QUICKACK = "kernel_quickack"
+#: the shipped kernel testbed sending one segment a packet and acknowledging each at once (no TSO/GSO/GRO on the
+#: host links, ``quickack 1`` on every host route), as ns-3 does (``DelAckCount`` 1, no offloads)
+ACK_EVERY = "kernel_ack_every"
 #: the arms (``engine`` of a run): the shipped testbed (:data:`~tcpmodels.datasets.p1_swaps.BASELINE`) and
-#: :data:`QUICKACK`
-ARMS = (BASELINE, QUICKACK)
+#: :data:`ACK_EVERY`
+ARMS = (BASELINE, ACK_EVERY)
 #: the runs of a complete seed: both arms with both backgrounds
 RUNS_PER_SEED = 2 * len(ARMS)
 

@@ -17,21 +17,24 @@ from tcpmodels.papers.p1_datacenter_fct.swaps import DELACK_FAMILY, swaps_sectio
 from tcpmodels.testbed.topology import Route
 
 
-def test_a_quickack_route_says_so_to_ip_and_the_arm_puts_it_on_every_host_route_only():
+def test_a_quickack_route_says_so_to_ip_and_the_arm_puts_it_on_every_host_route_with_no_offloads():
     r = Route(node="h0", dst="10.16.0.0/12", via="10.255.0.1", src="10.16.0.2", quickack=True)
     assert r.ip_args() == ["route", "add", "10.16.0.0/12", "via", "10.255.0.1", "src", "10.16.0.2", "quickack", "1"]
     assert "quickack" not in Route(node="h0", dst="default", via="10.0.0.1").ip_args()
-    plain, quick = _topology(DEFAULT_CONFIG), _topology(DEFAULT_CONFIG, host_quickack=True)
+    plain, quick = _topology(DEFAULT_CONFIG), _topology(DEFAULT_CONFIG, ack_every_segment=True)
     assert len(plain.routes) == len(quick.routes) and not any(r.quickack for r in plain.routes)
     assert {r.node[0] for r in quick.routes if r.quickack} == {"h"}  # hosts' routes only: switches forward
     assert all(r.quickack for r in quick.routes if r.node.startswith("h"))
+    assert {lk.name for lk in quick.links if lk.offloads is False} == {lk.name for lk in plain.links
+                                                                         if lk.name.startswith("hl")}
+    assert all(lk.offloads is None for lk in plain.links)
 
 
 def test_plan_alternates_the_first_arm_and_runs_both_backgrounds_on_each():
     plan = delack_plan()
     assert len(plan) == 12 * p1_delack.RUNS_PER_SEED == 48 and [p["order"] for p in plan] == list(range(48))
-    assert tuple(TESTBED_ARMS) == p1_delack.ARMS and TESTBED_ARMS["kernel_quickack"].host_quickack
-    assert not TESTBED_ARMS["kernel"].host_quickack
+    assert tuple(TESTBED_ARMS) == p1_delack.ARMS and TESTBED_ARMS["kernel_ack_every"].ack_every_segment
+    assert not TESTBED_ARMS["kernel"].ack_every_segment
     assert [p["engine"] for p in plan if p["arm_position"] == 0 and p["protocol"] == "tcp"][:2] == list(p1_delack.ARMS)
     for seed in range(12):
         assert sorted((p["engine"], p["cc"]) for p in plan if p["seed"] == seed) == sorted(
@@ -72,14 +75,14 @@ def test_both_sessions_read_into_one_paragraph_and_the_second_names_delayed_acks
     assert "it lies in what was not swapped (delayed ACKs, ns-3's MPTCP)" in first_only
     # second session: delayed ACKs off moves the tm_lia headline by +0.15 toward ns-3
     prov = build_delack_dataset(_write(tmp_path / "delack.jsonl",
-                                       _records(delack_plan(range(6)), {"kernel_quickack": 0.15})), data)
-    assert prov["seeds_complete"] == list(range(6)) and prov["plan"]["host_quickack"]["kernel_quickack"] is True
+                                       _records(delack_plan(range(6)), {"kernel_ack_every": 0.15})), data)
+    assert prov["seeds_complete"] == list(range(6)) and prov["plan"]["ack_every_segment"]["kernel_ack_every"] is True
     tables = p1_delack.SCHEMA.read(data, ("flows", "runs"))
     v = swaps_verdicts(tables["flows"], tables["runs"], runs_per_seed=p1_delack.RUNS_PER_SEED, family=DELACK_FAMILY)
-    assert list(v["key"]) == ["kernel_quickack"] and v["family"].iloc[0] == DELACK_FAMILY
+    assert list(v["key"]) == ["kernel_ack_every"] and v["family"].iloc[0] == DELACK_FAMILY
     assert v["verdict"].iloc[0] == "supported" and v["effect"].iloc[0] == pytest.approx(0.15, abs=0.02)
     both = swaps_section(data)
-    assert re.search(r"the factor the swaps isolate: no delayed ACKs \(quickack on every host route\) \(\+0\.1[4-6]\d "
+    assert re.search(r"the factor the swaps isolate: an ACK for every segment \(no offloads on the host links, quickack\) \(\+0\.1[4-6]\d "
                      r"\[\+0\.1\d\d, \+0\.1\d\d\], supported\)", both), both
     assert "excluded as the main factor: RACK and tail loss probes off" in both and "not swapped" not in both
 

@@ -62,7 +62,7 @@ def test_the_reading_names_the_factor_excludes_one_and_sets_aside_an_rtt_arm_tha
     assert v.loc["kernel_norack", "effect"] == pytest.approx(0.15, abs=0.02)
     assert v.loc["kernel_steered", "verdict"] in ("contradicted", "smaller than claimed")
     assert v.loc["kernel_rtt05", "verdict"] == "not testable here" and "55%" in v.loc["kernel_rtt05", "we_measured"]
-    assert set(v["family"]) == {"P1 swaps"} and set(v.index) == set(SWAPS_SPECS) - {"kernel_quickack"}
+    assert set(v["family"]) == {"P1 swaps"} and set(v.index) == set(SWAPS_SPECS) - {"kernel_ack_every"}
     text = swaps_reading(v.reset_index())
     assert "the factor the swaps isolate: RACK and tail loss probes off" in text
     assert "excluded as the main factor: no reordering" in text and "not testable here: the 0.5 ms base RTT" in text

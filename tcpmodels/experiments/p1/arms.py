@@ -34,15 +34,15 @@ class TestbedArm:
         Sysctls set in every host's namespace (:class:`~tcpmodels.experiments.p1.kernel.KernelSession`).
     steer_cpus : tuple of int, optional
         On the steered testbed, the CPUs RPS steers to (default all; :class:`tcpmodels.testbed.Testbed`).
-    host_quickack : bool
-        Every host's routes carry ``quickack 1``: no delayed ACKs
-        (:class:`~tcpmodels.experiments.p1.kernel.KernelSession`).
+    ack_every_segment : bool
+        One segment a packet and an ACK for each (no offloads on the host links, ``quickack 1`` on every host
+        route; :class:`~tcpmodels.experiments.p1.kernel.KernelSession`).
     """
 
     config: dict = field(default_factory=dict)
     host_sysctls: tuple[tuple[str, str], ...] = ()
     steer_cpus: tuple[int, ...] | None = None
-    host_quickack: bool = False
+    ack_every_segment: bool = False
 
 
 def rotated_plan(campaign: str, arms: Sequence[str], backgrounds: Sequence[tuple[str, str]],
@@ -159,12 +159,12 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
     def session_for(s: dict, session):
         want, arm = cfg_of(s), arms[s["engine"]]
         if session is not None and (session.config.keep_flow_order, session.config.delay_element, session.host_sysctls,
-                                    session.steer_cpus, session.host_quickack) == (
-                want.keep_flow_order, want.delay_element, arm.host_sysctls, arm.steer_cpus, arm.host_quickack):
+                                    session.steer_cpus, session.ack_every_segment) == (
+                want.keep_flow_order, want.delay_element, arm.host_sysctls, arm.steer_cpus, arm.ack_every_segment):
             return session
         if session is not None:
             session.__exit__(None, None, None)
-        opened.append(KernelSession(want, arm.host_sysctls, arm.steer_cpus, arm.host_quickack).__enter__())
+        opened.append(KernelSession(want, arm.host_sysctls, arm.steer_cpus, arm.ack_every_segment).__enter__())
         return opened[-1]
 
     def measure(s: dict, session) -> dict:
@@ -185,7 +185,7 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
         flows, subflows, samples = kernel_rows(conns, res, capture(s))
         return {"schema": SCHEMA, "config_hash": cfg_of(s).hash(), "config": cfg_of(s).to_dict(), "git": code,
                 "host_sysctls": [list(kv) for kv in arms[s["engine"]].host_sysctls],
-                "host_quickack": arms[s["engine"]].host_quickack,
+                "ack_every_segment": arms[s["engine"]].ack_every_segment,
                 "n_connections": len(conns), "flows": flows, "subflows": subflows, "tcpinfo": samples,
                 **measured["extra"], "run_id": res["run_id"], "captures": res["captures"],
                 "analysis_s": round(watch.elapsed_s, 2), "base_rtt_s": res["base_rtt_s"], "tcp_ext": res.get("tcp_ext"),

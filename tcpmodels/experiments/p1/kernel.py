@@ -109,7 +109,7 @@ def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: floa
     return out
 
 
-def _topology(config: P1Config, host_sysctls: tuple[tuple[str, str], ...] = (), host_quickack: bool = False):
+def _topology(config: P1Config, host_sysctls: tuple[tuple[str, str], ...] = (), ack_every_segment: bool = False):
     from tcpmodels.testbed import fat_tree
 
     topo = fat_tree(host_rate_bps=config.host_rate_bps, edge_agg_rate_bps=config.edge_agg_rate_bps,
@@ -119,8 +119,11 @@ def _topology(config: P1Config, host_sysctls: tuple[tuple[str, str], ...] = (), 
                   for lk in topo.links)
     sysctls = (("net.ipv4.tcp_no_metrics_save", "1"),) + tuple(host_sysctls)  # no ssthresh carried over flows
     nodes = tuple(replace(n, sysctls=n.sysctls + sysctls) if n.name.startswith("h") else n for n in topo.nodes)
-    routes = tuple(replace(r, quickack=True) if host_quickack and r.node.startswith("h") else r for r in topo.routes)
-    return replace(topo, links=links, nodes=nodes, routes=routes)
+    if ack_every_segment:  # one data segment a packet and an ACK for each, as ns-3 sends and acknowledges
+        links = tuple(replace(lk, offloads=False) if lk.name.startswith("hl") else lk for lk in links)
+        routes = tuple(replace(r, quickack=True) if r.node.startswith("h") else r for r in topo.routes)
+        return replace(topo, links=links, nodes=nodes, routes=routes)
+    return replace(topo, links=links, nodes=nodes)
 
 
 def client_main(spec: dict) -> None:
@@ -162,17 +165,19 @@ class KernelSession:
     steer_cpus : tuple of int, optional
         With ``config.keep_flow_order``: the CPUs RPS steers to (:class:`tcpmodels.testbed.Testbed`
         ``steer_cpus``; default all, :mod:`tcpmodels.experiments.p1.placement`).
-    host_quickack : bool
-        Every host's routes carry ``quickack 1`` (:class:`tcpmodels.testbed.topology.Route`): no delayed ACKs,
-        as ns-3 runs (:mod:`tcpmodels.experiments.p1.delack`).
+    ack_every_segment : bool
+        Send one segment a packet and acknowledge every one, as ns-3 does (:mod:`tcpmodels.experiments.p1.delack`):
+        no TSO, GSO or GRO on the host links (the offloads that let a host send, and a receiver acknowledge, several
+        segments as one packet) and ``quickack 1`` on every host route (no delayed ACKs;
+        :class:`tcpmodels.testbed.topology.Route`).
     """
 
     def __init__(self, config: P1Config, host_sysctls: tuple[tuple[str, str], ...] = (),
-                 steer_cpus: tuple[int, ...] | None = None, host_quickack: bool = False):
+                 steer_cpus: tuple[int, ...] | None = None, ack_every_segment: bool = False):
         self.config = config
         self.host_sysctls = tuple(host_sysctls)
         self.steer_cpus = steer_cpus
-        self.host_quickack = bool(host_quickack)
+        self.ack_every_segment = bool(ack_every_segment)
         self.tb = None
         self.servers: list = []
         self.setup_s = None
@@ -182,7 +187,7 @@ class KernelSession:
         from tcpmodels.testbed import workload as wl
 
         t0 = time.monotonic()
-        self.tb = Testbed(_topology(self.config, self.host_sysctls, self.host_quickack),
+        self.tb = Testbed(_topology(self.config, self.host_sysctls, self.ack_every_segment),
                           keep_flow_order=self.config.keep_flow_order, steer_cpus=self.steer_cpus).__enter__()
         try:
             for n in range(N_HOSTS):
