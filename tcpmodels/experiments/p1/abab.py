@@ -42,7 +42,7 @@ from tcpmodels.datasets.p1_abab import KEY as ABAB_KEY
 from tcpmodels.datasets.p1_abab import SCHEMA as DATASET
 from tcpmodels.datasets.p1_abab_idle import SCHEMA as IDLE_DATASET
 from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
-from tcpmodels.experiments.p1.arms import TestbedArm
+from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, UNCOUPLED, P1Config, engine_label
 
 __all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "TESTBED_ARMS", "abab_plan", "run_abab", "abab_frames", "arms_tables", "build_abab_dataset",
@@ -81,18 +81,8 @@ def abab_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
     ValueError
         If ``seeds`` is empty or repeats a seed.
     """
-    seeds = [int(s) for s in seeds]
-    if not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be a non-empty list without repeats; got {seeds}")
-    out = []
-    for k, seed in enumerate(seeds):
-        testbeds = (False, True) if k % 2 == 0 else (True, False)
-        for pos, steered in enumerate(testbeds):
-            for protocol in ("tcp", "mptcp"):
-                out.append({"campaign": CAMPAIGN, "engine": engine_label("kernel", steered), "experiment": "s4",
-                            "protocol": protocol, "cc": UNCOUPLED, "seed": seed, "arm_position": pos,
-                            "order": len(out)})
-    return out
+    testbeds = tuple(engine_label("kernel", steered) for steered in (False, True))
+    return rotated_plan(CAMPAIGN, testbeds, (("tcp", UNCOUPLED), ("mptcp", UNCOUPLED)), seeds)
 
 
 def run_abab(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
