@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
 
@@ -210,7 +211,7 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
                 finish: Callable[[dict, dict], dict] | None = None,
                 limit: int | None = None, progress: bool = True, lock_timeout_s: float = 1800.0,
                 lock_path: str | Path | None = None, yield_s: float = 0.5, max_failures: int = 3,
-                unit: str = "sample") -> int:
+                unit: str = "sample", stop_at_utc: str | None = None) -> int:
     """Run the samples of ``plan`` not yet in ``records``, append one record each; return how many ran.
 
     The one campaign loop: what is already recorded is skipped (a rerun resumes),
@@ -256,6 +257,9 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
         Failed samples in a row after which the error propagates.
     unit : str
         What one step of the progress bar counts (e.g. ``"run"``).
+    stop_at_utc : str, optional
+        ISO 8601 UTC time (``2026-12-07T11:35``) after which no new sample starts: the sample running then
+        finishes and is recorded, so a session stops by the clock at a sample boundary (:func:`parse_utc`).
 
     Returns
     -------
@@ -280,6 +284,7 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
     from tcpmodels.testbed import PrivilegeError, TestbedError
     from tcpmodels.testbed.hostlock import host_lock
 
+    stop_at = None if stop_at_utc is None else parse_utc(stop_at_utc)
     pending = records.pending(plan)
     todo = pending if limit is None else pending[:limit]
     bar = progress_bar(len(plan), len(plan) - len(pending), desc, progress, unit=unit)
@@ -293,6 +298,9 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
 
     try:
         for s in todo:
+            if stop_at is not None and datetime.now(timezone.utc) >= stop_at:
+                print(f"{desc}: stopped by the clock at {stop_at_utc} UTC after {n} {unit}s", file=sys.stderr)
+                break
             locked = on_host(s)
             lock = (host_lock(timeout_s=lock_timeout_s, holder=f"{desc} {s.get('order', '')} pid {os.getpid()}",
                               path=lock_path) if locked else nullcontext(0.0))
@@ -328,6 +336,31 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
         close_session()
         bar.close()
     return n
+
+
+def parse_utc(text: str) -> datetime:
+    """An ISO 8601 time read as UTC (``2026-12-07T11:35``; an explicit offset is honoured).
+
+    Parameters
+    ----------
+    text : str
+        The time.
+
+    Returns
+    -------
+    datetime.datetime
+        Timezone-aware.
+
+    Raises
+    ------
+    ValueError
+        Naming the text and the expected form.
+    """
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"stop time {text!r} is not an ISO 8601 time such as 2026-12-07T11:35 (UTC)") from None
+    return t.replace(tzinfo=timezone.utc) if t.tzinfo is None else t
 
 
 @dataclass(frozen=True)

@@ -88,3 +88,31 @@ def test_samples_off_the_host_take_no_lock_and_finish_runs_after_it(tmp_path):
     assert n == 2 and [r["done"] for r in records.read()] == [1, 2]
     assert all(r["lock_wait_s"] == 0.0 and "raw" not in r for r in records.read())
     assert not lock.parent.exists()
+
+
+def test_a_stop_time_ends_the_call_at_a_sample_boundary(tmp_path, monkeypatch, capsys):
+    """The sample running at the stop time finishes and is recorded; the next does not start."""
+    from datetime import datetime, timezone
+
+    import tcpmodels.experiments.campaign as campaign
+
+    clock = iter([datetime(2026, 12, 7, 11, m, tzinfo=timezone.utc) for m in (30, 34, 35, 36)])
+
+    class FakeDatetime(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return next(clock)
+
+    monkeypatch.setattr(campaign, "datetime", FakeDatetime)
+    records = JsonlRecords(tmp_path / "r.jsonl", ("k",))
+    kw = dict(desc="t", session_for=_session_for, progress=False, lock_path=tmp_path / "lock", yield_s=0.0)
+    assert run_samples(records, PLAN, lambda s, session: {}, stop_at_utc="2026-12-07T11:35", **kw) == 2
+    assert [r["k"] for r in records.read()] == [0, 1]
+    assert "stopped by the clock at 2026-12-07T11:35 UTC after 2 samples" in capsys.readouterr().err
+
+
+def test_a_stop_time_that_is_not_a_time_is_a_clear_error(tmp_path):
+    records = JsonlRecords(tmp_path / "r.jsonl", ("k",))
+    with pytest.raises(ValueError, match=r"'half past eleven' is not an ISO 8601 time"):
+        run_samples(records, PLAN, lambda s, session: {}, desc="t", progress=False, stop_at_utc="half past eleven")
+    assert not (tmp_path / "r.jsonl").exists() or records.read() == []

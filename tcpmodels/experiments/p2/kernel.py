@@ -235,7 +235,8 @@ def _ensure_cc(cc: str) -> None:
 
 def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict], *, desc: str,
               limit: int | None, progress: bool, lock_timeout_s: float, capture_for=None,
-              yield_s: float = 0.5, key: tuple[str, ...] = SAMPLE_KEY, loss_rate: float = 0.0) -> int:
+              yield_s: float = 0.5, key: tuple[str, ...] = SAMPLE_KEY, loss_rate: float = 0.0,
+              stop_at_utc: str | None = None) -> int:
     """Run the samples of ``plan`` not yet in ``records_path``; one testbed reused (with ``loss_rate`` on both
     paths), host lock per sample; a BPF ``config.cc`` is registered for the whole call (and again before a
     sample if it went away)."""
@@ -266,12 +267,13 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
         return 0
     with _cc_loaded(config.cc):
         return run_samples(records, plan, measure, desc=desc, session_for=session_for, limit=limit,
-                           progress=progress, lock_timeout_s=lock_timeout_s, yield_s=yield_s)
+                           progress=progress, lock_timeout_s=lock_timeout_s, yield_s=yield_s,
+                           stop_at_utc=stop_at_utc)
 
 
 def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, limit: int | None = None,
                  progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
-                 loss_rate: float = 0.0, desc: str = "p2 samples") -> int:
+                 loss_rate: float = 0.0, desc: str = "p2 samples", stop_at_utc: str | None = None) -> int:
     """Run (or resume) the campaign; return the number of samples measured in this call.
 
     One testbed serves every sample (the delay elements are restarted with each
@@ -301,6 +303,8 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
         Random loss of each direction of both paths (:class:`Session`; issue 57's item 4). [-]
     desc : str
         The campaign as the progress bar and the host lock name it.
+    stop_at_utc : str, optional
+        No sample starts after this UTC time (:func:`tcpmodels.experiments.campaign.run_samples`).
 
     Returns
     -------
@@ -316,7 +320,7 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
     """
     plan = sample_plan(config) if plan is None else plan
     return _run_plan(records_path, config, plan, client_steps(config), desc=desc, limit=limit,
-                     progress=progress, lock_timeout_s=lock_timeout_s, loss_rate=loss_rate)
+                     progress=progress, lock_timeout_s=lock_timeout_s, loss_rate=loss_rate, stop_at_utc=stop_at_utc)
 
 
 def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, capture_dir: str | Path | None = None,

@@ -99,7 +99,7 @@ def lossy_plan(loss_rate: float, config: P2Config = LOSSY_CONFIG) -> list[dict]:
 
 
 def run_lossy(records_path: str | Path, pilot_path: str | Path, *, reps: int = REPS, limit: int | None = None,
-              progress: bool = True, lock_timeout_s: float = 7200.0) -> int:
+              progress: bool = True, lock_timeout_s: float = 7200.0, stop_at_utc: str | None = None) -> int:
     """Run (or resume) the campaign at the pilot's loss rate; return the samples measured by this call.
 
     Parameters
@@ -116,6 +116,8 @@ def run_lossy(records_path: str | Path, pilot_path: str | Path, *, reps: int = R
         tqdm bar.
     lock_timeout_s : float
         Longest wait for the host lock per sample. [s]
+    stop_at_utc : str, optional
+        No sample starts after this UTC time (a session's stop by the clock, at a sample boundary).
 
     Returns
     -------
@@ -127,7 +129,7 @@ def run_lossy(records_path: str | Path, pilot_path: str | Path, *, reps: int = R
     loss = loss_rate_of(pilot_path)
     config = replace(LOSSY_CONFIG, reps=reps)
     return run_campaign(records_path, config, plan=lossy_plan(loss, config), limit=limit, progress=progress,
-                        lock_timeout_s=lock_timeout_s, loss_rate=loss, desc="p2 lossy")
+                        lock_timeout_s=lock_timeout_s, loss_rate=loss, desc="p2 lossy", stop_at_utc=stop_at_utc)
 
 
 def _lossy_tables(recs: list[dict]) -> tuple[dict, dict]:
@@ -167,12 +169,13 @@ build_lossy_dataset = CampaignDataset(DATASET, SAMPLE_KEY, _lossy_tables, "p2 lo
 def _options(run: argparse.ArgumentParser, dataset: argparse.ArgumentParser) -> None:
     """``run`` takes the pilot's provenance (the dataset reads the loss rate from the records)."""
     run.add_argument("--pilot", required=True, help="p2_spread_pilot.json (the loss rate the pilot chose)")
+    run.add_argument("--stop-at", help="UTC time (ISO 8601, e.g. 2026-12-07T11:35) after which no sample starts")
 
 
 def _run(a: argparse.Namespace) -> dict:
     """Run or resume at the pilot's loss rate."""
     return {"measured": run_lossy(a.records, a.pilot, reps=a.reps or REPS, limit=a.limit,
-                                  progress=not a.no_progress)}
+                                  progress=not a.no_progress, stop_at_utc=a.stop_at)}
 
 
 def _dataset(a: argparse.Namespace) -> dict:
