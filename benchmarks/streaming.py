@@ -13,7 +13,8 @@ with the machine, the versions, the date and the load average (the machine may b
 whole table) and checks that the flow tables are equal.
 
 ``--method`` picks what is measured: ``parquet`` (``to_parquet`` + ``dataset_flows`` on Dask, the default),
-``stream`` (``stream_flows``: one process, one pass, no packet table) or ``dask_stream``
+``stream`` (``stream_flows``: one process, one pass, no packet table; with two CPUs allowed it decodes the next
+chunk in a second thread, so ``--cpus 0`` measures it on one core) or ``dask_stream``
 (``dask_stream_flows`` on ``--workers`` local workers, each connection on one worker; ``split`` records how the
 capture was divided, its spill files go to ``--work-dir``). With several captures,
 the exponent of wall time against packets is fitted by least squares over them (``fitted_exponent``).
@@ -22,6 +23,7 @@ Usage::
 
     python benchmarks/streaming.py /work/bigcaps/interleaved_10M.pcap /work/bigcaps/interleaved_100M.pcap
     python benchmarks/streaming.py --method stream /work/bigcaps/interleaved_{1M,3M,10M,30M}.pcap
+    python benchmarks/streaming.py --method stream --cpus 0 /work/bigcaps/interleaved_{1M,3M,10M,30M}.pcap
     python benchmarks/streaming.py --check /work/bigcaps/interleaved_1M.pcap
 """
 
@@ -131,11 +133,13 @@ def _gb_list(values) -> str:
 
 
 def measure(capture: Path, partitions: int | None, workers: int, check: bool, memory_limit: str,
-            work_dir: Path, reuse: Path | None = None, method: str = "parquet") -> dict:
+            work_dir: Path, reuse: Path | None = None, method: str = "parquet",
+            cpus: list[int] | None = None) -> dict:
     """Run one capture in a child process; return its result with peak tree RSS and load averages.
 
     With ``reuse`` (a dataset that ``to_parquet`` wrote from ``capture``) only the flows stage runs
-    (``read_s`` is then empty) and the dataset is kept."""
+    (``read_s`` is then empty) and the dataset is kept. With ``cpus`` the child (and what it starts) may run
+    on those CPUs only (``sched_setaffinity``), e.g. ``[0]`` for "on one core"."""
     size = capture.stat().st_size
     if reuse is not None:
         from tcpmodels.traces.dataset import open_dataset
@@ -151,7 +155,8 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(capture), str(out), str(parts), str(workers),
                               "1" if check else "0", memory_limit, str(reuse or ""), method], stdout=subprocess.PIPE,
-                             text=True, env=env)
+                             text=True, env=env,
+                             preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     ps = psutil.Process(child.pid)
     peak = 0
     cpu: dict[int, float] = {}
@@ -176,6 +181,7 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     load1 = os.getloadavg()
     res.update(capture=str(capture), file_bytes=size, dataset_bytes=dataset_bytes, partitions=parts,
                workers=workers, memory_limit=memory_limit, wall_s=wall, peak_rss_gb=peak / 1e9,
+               cpus_allowed=";".join(map(str, cpus)) if cpus else "all",
                cpu_s=sum(cpu.values()),
                load_avg_1min_start=load0[0], load_avg_1min_end=load1[0], load_avg_15min_end=load1[2])
     others = sorted((pid for pid in peaks if pid != child.pid and peaks[pid] >= _SMALL_PROCESS),
@@ -248,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--method", choices=("parquet", "stream", "dask_stream"), default="parquet",
                     help="parquet: to_parquet + dataset_flows on Dask; stream: stream_flows in one process; "
                          "dask_stream: dask_stream_flows, each connection on one of --workers workers")
+    ap.add_argument("--cpus", type=lambda v: [int(c) for c in v.split(",")], default=None,
+                    help="CPUs the measured process may use, e.g. 0 (one core) or 0,1 (default: all)")
     args = ap.parse_args(argv)
     machine = {"date_utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
                "host": platform.node(), "cpus": os.cpu_count(),
@@ -257,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     for cap in args.captures:
         res = {**machine, **_versions(), **measure(cap, args.partitions, args.workers, args.check,
                                                    args.memory_limit, args.work_dir, args.reuse_dataset,
-                                                   args.method)}
+                                                   args.method, args.cpus)}
         rows.append(res)
     fit = fit_exponent([r["packets"] for r in rows], [r["wall_s"] for r in rows])
     for res in rows:

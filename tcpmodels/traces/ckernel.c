@@ -37,6 +37,7 @@ static PyObject *walk_classic(PyObject *self, PyObject *args) {
     int64_t *po = (int64_t *)opos.buf;
     uint32_t *ho = (uint32_t *)ohdr.buf;
     long long bad_pos = -1, bad_incl = 0;
+    Py_BEGIN_ALLOW_THREADS
     while (pos + 16 <= end && n < cap) {
         const uint8_t *h = b + pos;
         uint32_t w[4];
@@ -53,6 +54,7 @@ static PyObject *walk_classic(PyObject *self, PyObject *args) {
         n++;
         pos = nxt;
     }
+    Py_END_ALLOW_THREADS
     PyBuffer_Release(&chunk);
     PyBuffer_Release(&opos);
     PyBuffer_Release(&ohdr);

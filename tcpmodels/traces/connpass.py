@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from . import pcapfile
+from .prefetch import prefetched
 from .reader import ChunkedCapture
 from .schema import ReadAccounting, TraceWarning
 
@@ -382,7 +383,7 @@ def stream_records(capture: str | os.PathLike, *, idle_timeout_s: float, chunk_b
                    max_gzip_expansion: float | None, share: tuple[int, int] | None = None,
                    progress: Callable[[int], object] | None = None,
                    on_chunk: Callable[[dict], object] | None = None,
-                   max_record_bytes: int = pcapfile.MAX_RECORD_BYTES) -> StreamResult:
+                   max_record_bytes: int = pcapfile.MAX_RECORD_BYTES, decode_ahead: bool = False) -> StreamResult:
     """Decode a capture chunk by chunk and run the compiled pass over it, keeping only live connections.
 
     Parameters
@@ -403,6 +404,10 @@ def stream_records(capture: str | os.PathLike, *, idle_timeout_s: float, chunk_b
         Called with each chunk's decoded columns (all packets, before any share is taken).
     max_record_bytes : int
         As for :func:`~tcpmodels.traces.read_pcap`: longer records are skipped and counted. [bytes]
+    decode_ahead : bool
+        Read and decode the next chunk in a second thread while this one is analysed (:func:`~tcpmodels.
+        traces.prefetch.prefetched`; both steps release the GIL, so two CPUs overlap them; ``progress`` is
+        then called from that thread).
 
     Returns
     -------
@@ -411,20 +416,26 @@ def stream_records(capture: str | os.PathLike, *, idle_timeout_s: float, chunk_b
     """
     reading = ChunkedCapture(capture, chunk_bytes, max_gzip_expansion, on_batch=progress,
                              max_record_bytes=max_record_bytes)
+
+    def prepared():  # read, decode, and lay out the columns the pass reads
+        for cols in reading.decoded():
+            ts = cols["timestamp_ns"]
+            columns = decoded_columns(cols)
+            if share is not None:  # only this worker's connections
+                mine = connection_share(cols, share[1]) == share[0]
+                columns = tuple(c[mine] for c in columns)
+            yield (cols if on_chunk is not None else None), columns, int(ts[0]), int(ts.min())
+
     stream = None
     parts = []
     t_min = None
-    for cols in reading.decoded():
-        ts = cols["timestamp_ns"]
-        t_min = int(ts.min()) if t_min is None else min(t_min, int(ts.min()))
+    chunks = prefetched(prepared(), depth=1, name="tcpmodels-decode-ahead") if decode_ahead else prepared()
+    for cols, columns, ts0, ts_min in chunks:
+        t_min = ts_min if t_min is None else min(t_min, ts_min)
         if on_chunk is not None:
             on_chunk(cols)
         if stream is None:  # times relative to the capture's first packet (the same on every worker)
-            stream = _cflows.Stream(int(ts[0]), int(idle_timeout_s * 1e9), False)
-        columns = decoded_columns(cols)
-        if share is not None:  # only the columns the pass reads, only this worker's connections
-            mine = connection_share(cols, share[1]) == share[0]
-            columns = tuple(c[mine] for c in columns)
+            stream = _cflows.Stream(ts0, int(idle_timeout_s * 1e9), False)
         del cols
         stream.feed(columns)
         del columns

@@ -74,7 +74,7 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
                  chunk_bytes: int = 32 << 20, max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
                  packets_parquet: str | os.PathLike | None = None,
                  progress: Callable[[int], object] | None = None,
-                 max_record_bytes: int = MAX_RECORD_BYTES) -> pd.DataFrame:
+                 max_record_bytes: int = MAX_RECORD_BYTES, decode_ahead: bool | None = None) -> pd.DataFrame:
     """The flow table of a capture of any size, in one pass with memory bounded by the live connections.
 
     Parameters
@@ -94,6 +94,10 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
         Called after each chunk with the number of (decompressed) file bytes just read. [bytes]
     max_record_bytes : int
         As for :func:`~tcpmodels.traces.read_pcap`: longer records are skipped and counted. [bytes]
+    decode_ahead : bool, optional
+        Read and decode the next chunk in a second thread while the current one is analysed (at most one
+        chunk ahead, so memory stays bounded; ``progress`` is then called from that thread). Default: when
+        this process may run on more than one CPU (``os.sched_getaffinity``). The result is the same.
 
     Returns
     -------
@@ -131,7 +135,8 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
         res = connpass.stream_records(capture, idle_timeout_s=idle_timeout_s, chunk_bytes=chunk_bytes,
                                       max_gzip_expansion=max_gzip_expansion, progress=progress,
                                       on_chunk=write if packets_parquet is not None else None,
-                                      max_record_bytes=max_record_bytes)
+                                      max_record_bytes=max_record_bytes,
+                                      decode_ahead=_more_than_one_cpu() if decode_ahead is None else decode_ahead)
     finally:
         if writer[0] is not None:
             writer[0].close()
@@ -140,6 +145,14 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
     out.attrs["accounting"] = res.accounting
     out.attrs["stream"] = res.stats
     return out
+
+
+def _more_than_one_cpu() -> bool:
+    """Whether this process may run on more than one CPU (its affinity; the CPU count where that is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except AttributeError:  # not Linux
+        return (os.cpu_count() or 1) > 1
 
 
 def _finish(records: np.ndarray, negative: int, t_min: int | None, stats: dict) -> pd.DataFrame:

@@ -36,14 +36,15 @@ def _files():
 
 
 @needs_pass
-def test_stream_equals_the_whole_table_on_every_capture():
+@pytest.mark.parametrize("decode_ahead", [False, True])
+def test_stream_equals_the_whole_table_on_every_capture(decode_ahead):
     checked = 0
     for path in _files():
         table = read_quietly(path)
         if table is None:
             continue
         # small chunks: connections, duplicates and RTT samples cross chunk boundaries
-        got = _stream(path, chunk_bytes=1 << 14, idle_timeout_s=1e9)
+        got = _stream(path, chunk_bytes=1 << 14, idle_timeout_s=1e9, decode_ahead=decode_ahead)
         pd.testing.assert_frame_equal(got, flows(table), check_exact=True, obj=path.name)
         assert got.attrs["stream"]["live_connections"] == 0
         checked += 1
@@ -369,3 +370,24 @@ def test_dask_splits_an_uncompressed_capture(tmp_path):
         pd.testing.assert_frame_equal(out, want, check_exact=True)
         assert out.attrs["accounting"] == want.attrs["accounting"]
     assert not list(tmp_path.glob("tcpmodels-split-*"))
+
+
+@needs_pass
+def test_a_corrupt_record_read_ahead_is_the_readers_error_in_the_caller(tmp_path):
+    """With the next chunks decoded in a second thread, a corrupt record far into the file still raises the
+    reader's own error, naming the file and the offset, and the thread is gone afterwards."""
+    import threading
+
+    frames = [(T0 + i * 1_000_000, ether(ipv4(tcp(40000, 80, 1000 + 100 * i, 1, 0x18, payload=100),
+                                                  src="10.0.0.1", dst="10.0.0.2"))) for i in range(400)]
+    path = tmp_path / "corrupt.pcap"
+    write_pcap(path, frames, snaplen=65535)
+    raw = bytearray(path.read_bytes())
+    record = 16 + len(frames[0][1])
+    at = 24 + 300 * record  # record 300's header, in the fourth 16 KiB chunk
+    raw[at + 8:at + 12] = struct.pack("<I", 1 << 30)
+    path.write_bytes(bytes(raw))
+    before = threading.active_count()
+    with pytest.raises(CaptureFileError, match=rf"corrupt.pcap: offset {at}: record 300 claims 1073741824"):
+        _stream(path, chunk_bytes=1 << 14, decode_ahead=True)
+    assert threading.active_count() == before

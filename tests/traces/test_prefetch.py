@@ -1,0 +1,77 @@
+"""tcpmodels.traces.prefetch: an iterator run ahead in a thread keeps order, bounds, errors and closing."""
+
+import threading
+import time
+
+import pytest
+
+from tcpmodels.traces.prefetch import prefetched
+
+
+def test_items_come_in_order_and_the_thread_ends():
+    before = threading.active_count()
+    assert list(prefetched(iter(range(1000)), depth=3)) == list(range(1000))
+    assert threading.active_count() == before
+
+
+def test_the_producer_runs_at_most_depth_items_ahead_of_the_consumer():
+    made = []
+
+    def items():
+        for i in range(20):
+            made.append(i)
+            yield i
+
+    it = prefetched(items(), depth=2)
+    assert next(it) == 0
+    # the producer has made item 0 (held), items 1-2 (queued) and is making item 3 (blocked on the full queue)
+    time.sleep(0.3)  # time for a producer that ignored the bound to run on
+    assert len(made) <= 4
+    assert list(it) == list(range(1, 20))
+
+
+def test_an_error_in_the_producer_is_raised_in_the_consumer_where_it_happened():
+    def items():
+        yield 1
+        yield 2
+        raise OSError("disk went away at item 3")
+
+    got = []
+    with pytest.raises(OSError, match="disk went away at item 3"):
+        for x in prefetched(items()):
+            got.append(x)
+    assert got == [1, 2]
+
+
+def test_closing_early_stops_the_producer_and_closes_its_generator():
+    closed = threading.Event()
+    before = threading.active_count()
+
+    def items():
+        try:
+            i = 0
+            while True:
+                yield i
+                i += 1
+        finally:
+            closed.set()
+
+    for x in prefetched(items(), depth=1):
+        if x == 5:
+            break
+    assert closed.wait(5)
+    assert threading.active_count() == before
+
+
+def test_an_error_in_the_consumer_stops_the_producer():
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="consumer failed"):
+        for x in prefetched(iter(range(10**9))):
+            if x == 3:
+                raise RuntimeError("consumer failed")
+    assert threading.active_count() == before
+
+
+def test_depth_below_one_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"depth=0, expected a whole number of at least 1"):
+        prefetched([1, 2], depth=0)
