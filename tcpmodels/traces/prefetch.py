@@ -11,18 +11,36 @@ producer is raised in the consumer, at the item where it happened, with its own 
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Iterable, Iterator
 from typing import TypeVar
 
-__all__ = ["prefetched"]
+__all__ = ["prefetched", "more_than_one_cpu"]
 
 T = TypeVar("T")
 
 _ITEM, _END, _ERROR = 0, 1, 2
 #: how often a blocked producer checks whether the consumer has gone away [s]
 _POLL_S = 0.05
+
+
+def more_than_one_cpu() -> bool:
+    """Whether this process may run on more than one CPU: its affinity (Linux), else the CPU count.
+
+    The readers decode ahead (:func:`prefetched`) by default only then: on one CPU the second thread would
+    only take turns with the first.
+
+    Returns
+    -------
+    bool
+        True with two or more CPUs allowed.
+    """
+    try:
+        return len(os.sched_getaffinity(0)) > 1
+    except AttributeError:  # not Linux
+        return (os.cpu_count() or 1) > 1
 
 
 def prefetched(items: Iterable[T], *, depth: int = 1, name: str = "tcpmodels-prefetch") -> Iterator[T]:

@@ -21,6 +21,7 @@ from . import engines
 from .decode import LINK_TYPES, TUNNELS, decode_batch
 from .fragments import Datagram, Reassembler
 from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES, PAD_BYTES, RecordBatch, iter_batches
+from .prefetch import more_than_one_cpu, prefetched
 from .schema import ReadAccounting, TraceWarning, conform, empty_table
 
 __all__ = ["read_pcap", "TraceWarning", "ENGINES"]
@@ -39,7 +40,7 @@ _YEAR_2100_NS = 4_102_444_800 * 1_000_000_000
 
 def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: int = 32 << 20,
               max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
-              max_record_bytes: int = MAX_RECORD_BYTES) -> pd.DataFrame:
+              max_record_bytes: int = MAX_RECORD_BYTES, decode_ahead: bool | None = None) -> pd.DataFrame:
     """Read a capture file into the packet table (one row per TCP segment).
 
     Parameters
@@ -60,6 +61,10 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     max_record_bytes : int
         Native engine: largest record read; a longer one is skipped without being buffered and
         counted (``record_over_limit``); a file header's snap length does not raise it. [bytes]
+    decode_ahead : bool, optional
+        Native engine: read and decode the next chunk in a second thread while the current one is added to
+        the table (:func:`~tcpmodels.traces.prefetch.prefetched`: one chunk ahead). Default: when this
+        process may run on more than one CPU. The table is the same.
 
     Returns
     -------
@@ -86,7 +91,8 @@ def read_pcap(path: str | os.PathLike, engine: str = "native", *, chunk_bytes: i
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}; got {engine!r}")
     if engine == "native":
-        table, acc = _read_native(path, chunk_bytes, max_gzip_expansion, max_record_bytes)
+        ahead = more_than_one_cpu() if decode_ahead is None else bool(decode_ahead)
+        table, acc = _read_native(path, chunk_bytes, max_gzip_expansion, max_record_bytes, ahead)
     else:
         table, acc = engines.read_with_wireshark(path, engine)
     warn_accounting(acc)
@@ -389,10 +395,12 @@ def _expected_rows(path) -> int:
 
 
 def _read_native(path, chunk_bytes: int, max_gzip_expansion: float | None,
-                 max_record_bytes: int = MAX_RECORD_BYTES) -> tuple[pd.DataFrame, ReadAccounting]:
+                 max_record_bytes: int = MAX_RECORD_BYTES,
+                 decode_ahead: bool = False) -> tuple[pd.DataFrame, ReadAccounting]:
     reading = ChunkedCapture(path, chunk_bytes, max_gzip_expansion, max_record_bytes=max_record_bytes)
     growing = GrowingColumns(_expected_rows(path))
-    for cols in reading.decoded():
+    chunks = reading.decoded()
+    for cols in prefetched(chunks, name="tcpmodels-decode-ahead") if decode_ahead else chunks:
         growing.append(cols)
         del cols
     table = assemble_table(growing.columns()) if growing.rows else empty_table()

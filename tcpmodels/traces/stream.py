@@ -38,6 +38,7 @@ from . import connpass, split
 from .connpass import connection_share
 from .flows import flow_table, flows
 from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES, check_chunk_bytes, check_max_record_bytes
+from .prefetch import more_than_one_cpu
 from .reader import assemble_table, read_pcap, warn_accounting
 from .schema import TraceWarning
 
@@ -136,7 +137,7 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
                                       max_gzip_expansion=max_gzip_expansion, progress=progress,
                                       on_chunk=write if packets_parquet is not None else None,
                                       max_record_bytes=max_record_bytes,
-                                      decode_ahead=_more_than_one_cpu() if decode_ahead is None else decode_ahead)
+                                      decode_ahead=more_than_one_cpu() if decode_ahead is None else decode_ahead)
     finally:
         if writer[0] is not None:
             writer[0].close()
@@ -145,14 +146,6 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
     out.attrs["accounting"] = res.accounting
     out.attrs["stream"] = res.stats
     return out
-
-
-def _more_than_one_cpu() -> bool:
-    """Whether this process may run on more than one CPU (its affinity; the CPU count where that is unknown)."""
-    try:
-        return len(os.sched_getaffinity(0)) > 1
-    except AttributeError:  # not Linux
-        return (os.cpu_count() or 1) > 1
 
 
 def _finish(records: np.ndarray, negative: int, t_min: int | None, stats: dict) -> pd.DataFrame:
