@@ -9,19 +9,24 @@ in HDLC-like framing (what ns-3's point-to-point devices write), 113 Linux cooke
 276 Linux cooked v2 (SLL2, ``tcpdump -i any``), 101 / 12 / 14 raw IP, 228 raw
 IPv4, 229 raw IPv6, 0 BSD loopback (host byte order), 108 OpenBSD loopback
 (network byte order), 239 Linux netfilter log (NFLOG: the packet is the
-``NFULA_PAYLOAD`` TLV, TLV lengths and types in the capturing host's byte order).
+``NFULA_PAYLOAD`` TLV, TLV lengths and types in the capturing host's byte order);
+105 IEEE 802.11, 127 radiotap, 192 PPI, 197 ERF, 226 Solaris IPNET and 117 OpenBSD
+pflog (:mod:`tcpmodels.traces.linkheaders`).
 Below the link layer (and inside a bridged tunnel's Ethernet frame), up to eight of:
-802.1Q / 802.1ad / QinQ tags, a PPPoE session header (ethertype 0x8864, RFC 2516)
+802.1Q / 802.1ad / QinQ tags, 802.1ah (PBB) I-tags, Cisco VN-Tags, 802.1BR E-Tags and
+Cisco MetaData (:data:`ETH_TAGS`), an 802.3 length field with LLC/SNAP carrying an
+ethertype (RFC 1042), a PPPoE session header (ethertype 0x8864, RFC 2516)
 with its PPP protocol, and an MPLS label stack (0x8847 / 0x8848, RFC 3032) whose
 payload is IPv4 or IPv6 (first nibble 4 or 6), or a pseudowire control word and an
 Ethernet frame (first nibble 0, RFC 4385 / RFC 4448).
 
 IPv6 extension headers are followed (at most 8), including the hop-by-hop Jumbo
 Payload option that gives the length of a jumbogram (Linux BIG TCP). TCP inside
-a tunnel -- GRE (version 0 and PPTP's version 1), IP-in-IP / 6in4 / 4in6, VXLAN
-(UDP port 4789) and Geneve (UDP 6081), nested up to three deep -- is decoded to the
-inner packet: its addresses, ports and lengths are the inner ones and the
-``tunnel`` column names the outermost tunnel. A segment whose IP length claims
+a tunnel -- IP-in-IP / 6in4 / 4in6, GRE (version 0 and PPTP's version 1; ERSPAN,
+WCCP, NSH and MPLS inside it; also over UDP), VXLAN, VXLAN-GPE, Geneve, GTP-U,
+Teredo, L2TPv2 and MPLS in UDP (:mod:`tcpmodels.traces.tunnels`), nested up to
+three deep -- is decoded to the inner packet: its addresses, ports and lengths are
+the inner ones and the ``tunnel`` column names the outermost tunnel. A segment whose IP length claims
 more than the frame held on the wire keeps only what the frame held
 (``payload_beyond_frame`` note), unless the record was cut at the snap length and
 its wire length equals its captured length (a writer that lost the wire length).
@@ -30,43 +35,50 @@ References
 ----------
 .. [1] tcpdump.org, "Link-layer header types" (LINKTYPE_ values, SLL and SLL2 layouts).
 .. [2] RFC 791 (IPv4), RFC 8200 (IPv6 and its extension headers), RFC 9293 (TCP).
-.. [3] RFC 2675 (IPv6 jumbograms), RFC 1661 (PPP), RFC 2784 / 2890 (GRE), RFC 2637 (PPTP's GRE),
-   RFC 7348 (VXLAN), RFC 8926 (Geneve), RFC 2516 (PPPoE), RFC 3032 (MPLS label stack), RFC 4385 / 4448
-   (MPLS pseudowire control word, Ethernet over MPLS).
+.. [3] RFC 2675 (IPv6 jumbograms), RFC 1661 (PPP), RFC 2516 (PPPoE), RFC 3032 (MPLS label stack),
+   RFC 4385 / 4448 (MPLS pseudowire control word, Ethernet over MPLS), RFC 1042 (IP over IEEE 802 networks:
+   LLC/SNAP), IEEE 802.1Q (VLAN, provider bridges, PBB), IEEE 802.1BR (E-Tag); the tunnels' references are
+   in :mod:`tcpmodels.traces.tunnels`.
 .. [4] netfilter, ``linux/netfilter/nfnetlink_log.h`` (NFLOG attributes; NFULA_PAYLOAD = 9).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
+from . import tunnels
 from .fragments import Fragment
+from .linkheaders import LINK_NAMES, PSEUDO_HEADER_LINKS, link_header, pseudo_headers
 from .options import parse_options, u8, u16, u32
 from .pcapfile import RecordBatch, active_kernel, compiled_kernel
+from .tunnels import CUT, ETH_BRIDGE, ETH_IPV4, ETH_IPV6, ETH_MPLS, PPP_IPV4, PPP_IPV6
 
 __all__ = ["decode_batch", "LINK_TYPES", "TUNNELS"]
 
 LINK_TYPES = {0: "BSD loopback", 1: "Ethernet", 9: "PPP", 50: "PPP in HDLC-like framing", 12: "raw IP", 14: "raw IP",
               101: "raw IP", 108: "OpenBSD loopback",
               113: "Linux cooked (SLL)", 228: "raw IPv4", 229: "raw IPv6", 239: "Linux netfilter log (NFLOG)",
-              276: "Linux cooked v2 (SLL2)"}
+              276: "Linux cooked v2 (SLL2)", **LINK_NAMES}
 VLAN_TPIDS = (0x8100, 0x88A8, 0x9100)
+#: Tags between an Ethernet header and its payload: ethertype -> bytes from the tag to the payload, the
+#: payload's ethertype in the last two (802.1Q / 802.1ad / QinQ; 802.1ah PBB: I-tag and the customer's
+#: addresses; Cisco VN-Tag; 802.1BR E-Tag; Cisco MetaData)
+ETH_TAGS = {**dict.fromkeys(VLAN_TPIDS, 4), 0x88E7: 18, 0x8926: 6, 0x893F: 8, 0x8909: 8}
 ETH_PPPOE_SESSION = 0x8864
-ETH_MPLS = (0x8847, 0x8848)
-#: Layers of VLAN tags, PPPoE and MPLS labels followed below a link-layer header (more: ``bad_header``).
+#: IEEE 802.2 SNAP organisation codes whose protocol id is an ethertype (RFC 1042; Cisco's 0x0000F8)
+SNAP_ETHERTYPE_OUIS = (0x000000, 0x0000F8)
+#: Layers of tags, LLC/SNAP, PPPoE and MPLS labels followed below a link-layer header (more: ``bad_header``).
 MAX_L2_LAYERS = 8
 LINKTYPE_NFLOG = 239
 NFULA_PAYLOAD = 9
 #: NFLOG attributes (TLVs) looked at before the payload one (the kernel writes about ten).
 MAX_NFLOG_TLVS = 32
-ETH_IPV4, ETH_IPV6 = 0x0800, 0x86DD
-PPP_IPV4, PPP_IPV6 = 0x0021, 0x0057
-ETH_BRIDGE = 0x6558  # transparent Ethernet bridging (GRE, Geneve)
 IPV6_EXT = (0, 43, 60, 135, 139, 140, 253, 254)  # hop-by-hop, routing, dest opts, mobility, HIP, shim6, tests
 JUMBO_OPTION = 0xC2
-VXLAN_PORT, GENEVE_PORT = 4789, 6081
 #: Values of the ``tunnel`` column, by code ("" = not tunnelled).
-TUNNELS = ("", "gre", "ipip", "vxlan", "geneve")
+TUNNELS = ("", "gre", "ipip", "vxlan", "geneve", "gtp", "teredo", "l2tp", "mpls")
 TUNNEL_CODES = {name: code for code, name in enumerate(TUNNELS)}
 MAX_TUNNEL_DEPTH = 3
 REASON_CODES = {1: "not_ip", 2: "not_tcp", 3: "ip_fragment", 4: "truncated_headers", 5: "bad_header",
@@ -116,6 +128,11 @@ def _link_layer(buf, start, cap, link, reason):
     proto[lo] = np.where(fam == 2, ETH_IPV4, np.where(np.isin(fam, (10, 23, 24, 28, 30)), ETH_IPV6, 0))
     off[lo] = 4
     _nflog(buf, start, cap, link, proto, off, reason)
+    for lt in LINK_NAMES:  # 802.11, radiotap, PPI, ERF, IPNET, pflog: linkheaders
+        w = np.flatnonzero((link == lt) & (reason == 0))
+        if len(w):
+            proto[w], off[w] = link_header(buf, lt, start[w], cap[w])
+            reason[w[off[w] == CUT]] = _TRUNC
     ok = (reason == 0) & (off >= 0)
     if ok.any():
         rows = np.flatnonzero(ok)
@@ -168,7 +185,7 @@ def _nflog(buf, start, cap, link, proto, off, reason) -> None:
 
 
 def _below_link(buf, rows, pos, proto, cap_end, reason) -> tuple[np.ndarray, np.ndarray]:
-    """Follow VLAN tags, a PPPoE session and MPLS label stacks below a link-layer header.
+    """Follow tags (:data:`ETH_TAGS`), LLC/SNAP, a PPPoE session and MPLS label stacks below a link-layer header.
 
     ``pos`` is where the payload of ``proto`` starts (absolute). Returns the network protocol (ethertype)
     and where its header starts (-1 where the record ends first: ``truncated_headers``; or more than
@@ -176,20 +193,30 @@ def _below_link(buf, rows, pos, proto, cap_end, reason) -> tuple[np.ndarray, np.
     """
     proto = proto.astype(np.int64).copy()
     pos = pos.astype(np.int64).copy()
+    tag_types = np.array(sorted(ETH_TAGS), np.int64)
+    tag_sizes = np.array([ETH_TAGS[t] for t in sorted(ETH_TAGS)], np.int64)
     for _ in range(MAX_L2_LAYERS):
-        vlan = np.isin(proto, VLAN_TPIDS)
+        tagged = np.isin(proto, tag_types)
+        llc = (proto > 0) & (proto <= 1500)  # an 802.3 length (or SLL's 802.2 protocol 4): an LLC header follows
         pppoe = proto == ETH_PPPOE_SESSION
         mpls = np.isin(proto, ETH_MPLS)
-        todo = (vlan | pppoe | mpls) & (pos >= 0)
+        todo = (tagged | llc | pppoe | mpls) & (pos >= 0)
         if not todo.any():
             return proto, pos
-        need = np.where(vlan, 4, np.where(pppoe, 8, 4))
+        size = np.zeros(len(proto), np.int64)
+        size[tagged] = tag_sizes[np.searchsorted(tag_types, proto[tagged])]
+        need = np.where(tagged, size, np.where(pppoe | llc, 8, 4))
         cut = todo & (cap_end[rows] < pos + need)
         reason[rows[cut & (reason[rows] == 0)]] = _TRUNC
         pos[cut], proto[cut] = -1, 0
         todo &= ~cut
-        v = np.flatnonzero(todo & vlan)
-        proto[v], pos[v] = u16(buf, pos[v] + 2), pos[v] + 4
+        v = np.flatnonzero(todo & tagged)
+        proto[v], pos[v] = u16(buf, pos[v] + size[v] - 2), pos[v] + size[v]
+        # LLC: SNAP (AA AA 03) with an ethertype organisation code gives an ethertype; other LLC is not IP
+        q = np.flatnonzero(todo & llc)
+        snap = (u16(buf, pos[q]) == 0xAAAA) & (u8(buf, pos[q] + 2) == 0x03) \
+            & np.isin(u32(buf, pos[q] + 2) & 0xFFFFFF, SNAP_ETHERTYPE_OUIS)
+        proto[q], pos[q] = np.where(snap, u16(buf, pos[q] + 6), 0), pos[q] + 8
         # PPPoE session: version/type, code, session id, length (6 bytes), then the PPP protocol: 2 bytes, or
         # 1 when its first byte is odd (protocol field compression, RFC 1661 Sec. 6.5)
         q = np.flatnonzero(todo & pppoe)
@@ -216,7 +243,8 @@ def _below_link(buf, rows, pos, proto, cap_end, reason) -> tuple[np.ndarray, np.
             short = ~room | (cw & ~eth_ok)
             reason[rows[inner[short]][reason[rows[inner[short]]] == 0]] = _TRUNC
             pos[inner[short]], proto[inner[short]] = -1, 0
-    deep = np.isin(proto, VLAN_TPIDS + (ETH_PPPOE_SESSION,) + ETH_MPLS) & (pos >= 0)
+    deep = (np.isin(proto, tag_types) | np.isin(proto, (ETH_PPPOE_SESSION,) + ETH_MPLS) | ((proto > 0) & (proto <= 1500))
+            ) & (pos >= 0)
     reason[rows[deep & (reason[rows] == 0)]] = _BAD
     pos[deep], proto[deep] = -1, 0
     return proto, pos
@@ -265,10 +293,23 @@ def decode_batch(batch: RecordBatch, kernel: str | None = None, fragments: list 
         ``options_truncated``: TCP headers whose options the snap length cut;
         ``payload_beyond_frame``: segments whose IP length claimed more payload than the
         frame held on the wire (payload counted up to the frame's end).
+
+    Notes
+    -----
+    An ERF record's time and wire length are its own header's, and the lengths of ERF and SunATM frames leave
+    their pseudo-header out (:func:`~tcpmodels.traces.linkheaders.pseudo_headers`), as Wireshark counts them.
     """
-    if active_kernel(kernel) == "c":
-        return _decode_compiled(batch, fragments)
-    return _decode_numpy(batch, fragments)
+    decode = _decode_compiled if active_kernel(kernel) == "c" else _decode_numpy
+    if not np.isin(batch.link_type, PSEUDO_HEADER_LINKS).any():
+        return decode(batch, fragments)
+    ts, header, wire = pseudo_headers(batch.buf, batch.link_type, batch.data_offset, batch.captured_bytes,
+                                      batch.wire_bytes, batch.timestamp_ns)
+    batch = replace(batch, timestamp_ns=ts, wire_bytes=wire.astype(np.uint32))
+    cols, skipped, notes = decode(batch, fragments)
+    cut = header[np.searchsorted(batch.frame_index, cols["frame_index"])]
+    for c in ("wire_bytes", "captured_bytes"):
+        cols[c] = (cols[c].astype(np.int64) - cut).astype(cols[c].dtype)
+    return cols, skipped, notes
 
 
 def _decode_compiled(batch: RecordBatch, fragments: list | None = None) -> tuple[dict[str, np.ndarray], dict[str, int], dict[str, int]]:
@@ -535,37 +576,38 @@ def _ethernet(buf, rows, pos, cap_end, reason) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tunnels(buf, rows, ip, proto, cap_end, reason, st: _IpState) -> tuple[np.ndarray, np.ndarray]:
-    """Rows whose IP payload is a tunnel: set ``ip`` / ``proto`` to the inner packet; returns (rows, kind)."""
+    """Rows whose IP payload is a tunnel: set ``ip`` / ``proto`` to the inner packet; returns (rows, kind).
+
+    The tunnels' headers are read by :mod:`tcpmodels.traces.tunnels`; an Ethernet frame or an MPLS label
+    stack inside is followed here (VLAN tags, PPPoE and MPLS as below a link layer)."""
     nh = st.nh[rows]
     l4 = st.l4[rows]
-    inner = np.full(len(rows), -1, np.int64)
+    end = cap_end[rows]
+    inner = np.full(len(rows), CUT, np.int64)
     iproto = np.zeros(len(rows), np.int64)
     kind = np.zeros(len(rows), np.int8)
-    ether = np.zeros(len(rows), bool)  # the inner packet is an Ethernet frame
     # IP in IP (IPv4 4, IPv6 41: IP-in-IP, 6in4, 4in6)
     m = np.isin(nh, (4, 41))
     inner[m], iproto[m], kind[m] = l4[m], np.where(nh[m] == 4, ETH_IPV4, ETH_IPV6), TUNNEL_CODES["ipip"]
-    # GRE (RFC 2784/2890): flags C, K, S add 4 bytes each; version 1 is PPTP's (K always, S and A optional)
-    m = (nh == 47) & (cap_end[rows] >= l4 + 4)
-    fl = u16(buf, l4[m])
-    ver = fl & 7
-    hl = np.where(ver == 1, 8 + 4 * ((fl >> 12) & 1) + 4 * ((fl >> 7) & 1),
-                  4 + 4 * ((fl >> 15) & 1) + 4 * ((fl >> 13) & 1) + 4 * ((fl >> 12) & 1))
-    inner[m], iproto[m], kind[m] = l4[m] + hl, u16(buf, l4[m] + 2), TUNNEL_CODES["gre"]
-    # VXLAN (RFC 7348, UDP 4789): 8-byte header, then Ethernet
-    udp = (nh == 17) & (cap_end[rows] >= l4 + 16)
-    dport = np.zeros(len(rows), np.int64)
-    dport[udp] = u16(buf, l4[udp] + 2)
-    m = udp & (dport == VXLAN_PORT)
-    inner[m], iproto[m], kind[m] = l4[m] + 16, ETH_BRIDGE, TUNNEL_CODES["vxlan"]
-    # Geneve (RFC 8926, UDP 6081): 8 bytes + options (6-bit length in 4-byte words), protocol type at +2
-    m = udp & (dport == GENEVE_PORT)
-    inner[m] = l4[m] + 16 + (u8(buf, l4[m] + 8) & 0x3F) * 4
-    iproto[m], kind[m] = u16(buf, l4[m] + 10), TUNNEL_CODES["geneve"]
-    ether = (kind != 0) & (iproto == ETH_BRIDGE)
-    if ether.any():
-        e = np.flatnonzero(ether)
-        iproto[e], inner[e] = _ethernet(buf, rows[e], inner[e], cap_end, reason)
+    m = np.flatnonzero(nh == 47)
+    iproto[m], inner[m] = tunnels.gre(buf, l4[m], end[m])
+    kind[m] = TUNNEL_CODES["gre"]
+    u = np.flatnonzero((nh == 17) & (end >= l4 + 8))
+    port = tunnels.udp_tunnel_port(u16(buf, l4[u]), u16(buf, l4[u] + 2))
+    u, port = u[port != 0], port[port != 0]
+    carries, p, i = tunnels.udp_tunnel(buf, port, l4[u] + 8, end[u])
+    u, port = u[carries], port[carries]
+    iproto[u], inner[u] = p[carries], i[carries]
+    kind[u] = [TUNNEL_CODES[tunnels.UDP_TUNNELS[int(x)]] for x in port]
+    cut = (kind != 0) & (inner == CUT)
+    reason[rows[cut & (reason[rows] == 0)]] = _TRUNC
+    kind[cut] = 0
+    ether = np.flatnonzero((kind != 0) & (iproto == ETH_BRIDGE))
+    if len(ether):
+        iproto[ether], inner[ether] = _ethernet(buf, rows[ether], inner[ether], cap_end, reason)
+    mpls = np.flatnonzero((kind != 0) & np.isin(iproto, ETH_MPLS))
+    if len(mpls):
+        iproto[mpls], inner[mpls] = _below_link(buf, rows[mpls], inner[mpls], iproto[mpls], cap_end, reason)
     found = (kind != 0) & (reason[rows] == 0)
     notip = found & ~np.isin(iproto, (ETH_IPV4, ETH_IPV6))
     reason[rows[notip]] = _NOT_IP

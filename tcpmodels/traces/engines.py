@@ -109,7 +109,11 @@ def tshark_path() -> str:
 #: Fields of the (inner, when tunnelled) IP header: their last occurrence is kept, of the others the first.
 IP_FIELDS = ("ip4_src", "ip4_dst", "ip6_src", "ip6_dst", "ip_id", "ip_mf", "ip_frag_offset", "ip6_frag", "ip6_more")
 #: Protocol names of ``frame.protocols`` that mark a tunnel, and the ``tunnel`` value they give.
-TSHARK_TUNNELS = {"gre": "gre", "vxlan": "vxlan", "geneve": "geneve"}
+TSHARK_TUNNELS = {"gre": "gre", "vxlan": "vxlan", "geneve": "geneve", "gtp": "gtp", "teredo": "teredo",
+                  "l2tp": "l2tp"}
+#: The same for the protocol right after ``udp`` when it is not a tunnel's own name: MPLS in UDP, and what
+#: VXLAN-GPE carries (Wireshark leaves VXLAN-GPE out of ``frame.protocols``; GPE carrying MPLS reads "mpls").
+TSHARK_AFTER_UDP = {"mpls": "mpls", "eth": "vxlan", "ip": "vxlan", "ipv6": "vxlan", "nsh": "vxlan"}
 
 
 def tshark_command(path: str, fields: list[str], extra_prefs: list[str] | None = None,
@@ -206,10 +210,14 @@ def _epoch_ns(series: pd.Series) -> np.ndarray:
 
 def _tunnel_and_ip(protocols: str) -> tuple[str, str]:
     """(tunnel, inner IP protocol name) from a ``frame.protocols`` string such as ``eth:ethertype:ip:gre:ip:tcp``."""
-    tunnel, seen_ip, inner = "", False, ""
+    tunnel, seen_ip, inner, previous = "", False, "", ""
     for name in protocols.split(":"):
         if name == "tcp":
             break
+        after_udp = previous == "udp"
+        previous = name
+        if after_udp and seen_ip and not tunnel and name in TSHARK_AFTER_UDP:
+            tunnel = TSHARK_AFTER_UDP[name]
         if name in ("ip", "ipv6"):
             if seen_ip and not tunnel:
                 tunnel = "ipip"

@@ -19,7 +19,8 @@ wire_bytes             uint32       frame length on the wire (the record's origi
 captured_bytes         uint32       bytes stored in the file for this frame [bytes]
 ip_version             uint8        4 or 6 (of the inner packet when tunnelled)
 tunnel                 category     "" or the outermost tunnel the segment came in: "gre",
-                                    "ipip" (IP-in-IP, 6in4, 4in6), "vxlan", "geneve"
+                                    "ipip" (IP-in-IP, 6in4, 4in6), "vxlan" (and VXLAN-GPE),
+                                    "geneve", "gtp" (GTP-U), "teredo", "l2tp", "mpls" (in UDP)
 src_addr, dst_addr     category     IP addresses as text (``"10.0.0.1"``, ``"fd00::1"``)
 ip_id                  uint32       IPv4 identification field; 0 for IPv6
 src_port, dst_port     uint16       TCP ports

@@ -11,19 +11,40 @@ import warnings
 import pytest
 from trace_fixtures import needs_tshark
 from trace_synth import (
+    atm_llc,
+    c_hdlc,
+    erf,
+    erspan2,
+    erspan3,
     ether,
+    ether_llc,
+    ether_tagged,
+    frame_relay,
     geneve,
     gre,
+    gre_raw,
+    gtp_u,
+    ipnet,
     ipv4,
     ipv6,
+    l2tp,
     loopback,
+    mpls,
+    nsh,
     pcapng_section,
+    pflog,
+    ppi,
     ppp,
+    radiotap,
     sll,
     sll2,
+    sunatm,
     tcp,
+    teredo,
     udp,
     vxlan,
+    vxlan_gpe,
+    wlan,
     write_pcap,
 )
 
@@ -43,6 +64,37 @@ LINKS = {
     "ethernet": (1, lambda ip: ether(ip)),
     "vlan": (1, lambda ip: ether(ip, vlans=(0x8100,))),
     "qinq": (1, lambda ip: ether(ip, vlans=(0x88A8, 0x8100))),
+    "llc_snap": (1, ether_llc),
+    "llc_snap_cisco": (1, lambda ip: ether_llc(ip, oui=0xF8)),
+    "pbb": (1, lambda ip: ether_tagged(ip, 0x88E7, bytes.fromhex("00000100") + b"\x06" * 6 + b"\x08" * 6)),
+    "vn_tag": (1, lambda ip: ether_tagged(ip, 0x8926, bytes(4))),
+    "e_tag": (1, lambda ip: ether_tagged(ip, 0x893F, bytes(6))),
+    "cisco_metadata": (1, lambda ip: ether_tagged(ip, 0x8909, bytes.fromhex("010100010005"))),
+    "vlan_then_llc": (1, lambda ip: ether_llc(ip, vlan=True)),
+    "wlan": (105, wlan),
+    "wlan_qos_4addr_htc": (105, lambda ip: wlan(ip, from_ds=True, qos=True, htc=True)),
+    "wlan_order_bit_without_qos": (105, lambda ip: wlan(ip, to_ds=False, from_ds=True, htc=True)),
+    "radiotap": (127, lambda ip: radiotap(wlan(ip))),
+    "radiotap_tsft_flags_fcs": (127, lambda ip: radiotap(wlan(ip) + b"\x11\x22\x33\x44", tsft=True, flags=0x10)),
+    "radiotap_data_pad": (127, lambda ip: radiotap(wlan(ip, qos=True, pad=True), flags=0x20)),
+    "radiotap_presence_words": (127, lambda ip: radiotap(wlan(ip, qos=True, pad=True), tsft=True, flags=0x20,
+                                                         extra_presence_words=2)),
+    "ppi_wlan": (192, lambda ip: ppi(wlan(ip))),
+    "ppi_ethernet": (192, lambda ip: ppi(ether(ip), dlt=1)),
+    "erf_ethernet": (197, lambda ip: erf(ether(ip))),
+    "erf_extensions": (197, lambda ip: erf(ether(ip, vlans=(0x8100,)), extensions=2)),
+    "erf_ip": (197, lambda ip: erf(ip, record_type=22 if ip[0] >> 4 == 4 else 23)),
+    "ipnet": (226, ipnet),
+    "pflog": (117, pflog),
+    "pflog_freebsd": (117, lambda ip: pflog(ip, af=2 if ip[0] >> 4 == 4 else 28)),
+    "cisco_hdlc": (104, c_hdlc),
+    "atm_rfc1483": (100, atm_llc),
+    "sunatm": (123, sunatm),
+    "frame_relay": (107, frame_relay),
+    "frame_relay_padded": (107, lambda ip: frame_relay(ip, "padded")),
+    "frame_relay_snap": (107, lambda ip: frame_relay(ip, "snap")),
+    "frame_relay_cisco": (107, lambda ip: frame_relay(ip, "cisco")),
+    "frame_relay_address4": (107, lambda ip: frame_relay(ip, "address4")),
     "sll": (113, sll),
     "sll2": (276, sll2),
     "raw": (101, lambda ip: ip),
@@ -66,7 +118,8 @@ def test_link_types_and_options(tmp_path, link, version):
     t = read_pcap(path)
     assert len(t) == 2
     r = t.iloc[0]
-    assert r["timestamp_ns"] == T0 and t["timestamp_ns"].iloc[1] == T0 + 1500
+    if lt != 197:  # an ERF record's time is its own header's: test_erf_time_and_lengths_are_the_records_own
+        assert r["timestamp_ns"] == T0 and t["timestamp_ns"].iloc[1] == T0 + 1500
     assert r["ip_version"] == version and r["payload_bytes"] == 100 and r["tcp_header_bytes"] == 20 + len(OPTS)
     assert r["src_addr"] == ("10.0.0.1" if version == 4 else "fd00::1")
     assert (r["src_port"], r["dst_port"], r["seq"], r["ack"], r["window"]) == (40000, 443, 4294967000, 17, 512)
@@ -77,7 +130,7 @@ def test_link_types_and_options(tmp_path, link, version):
 
 
 @needs_tshark
-@pytest.mark.parametrize("link", ["vlan", "qinq", "sll", "sll2", "raw", "null", "loop", "ppp", "ppp_hdlc"])
+@pytest.mark.parametrize("link", sorted(set(LINKS) - {"ethernet", "raw12", "raw14"}))
 def test_synthetic_link_types_agree_with_tshark(tmp_path, link):
     lt, wrap = LINKS[link]
     path = tmp_path / "x.pcap"
@@ -86,6 +139,72 @@ def test_synthetic_link_types_agree_with_tshark(tmp_path, link):
     a, b = read_pcap(path), read_pcap(path, "tshark")
     for col in COLUMNS:
         assert (a[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
+
+
+def test_erf_time_and_lengths_are_the_records_own(tmp_path):
+    """ERF's 32.32 fixed-point time rounded to the nearest ns (a fraction of 2**32 - 1 carries into the next
+    second), its wire length, and the frame without the ERF header, as tshark counts them."""
+    ip = ipv4(segment())
+    frames = []
+    for frac in (0, 1, 0x12345678, 1 << 31, 0xFFFFFFFF):
+        rec = bytearray(erf(ether(ip), extensions=1))
+        struct.pack_into("<Q", rec, 0, (1_700_000_123 << 32) | frac)
+        struct.pack_into("!H", rec, 14, len(ether(ip)) + 4)  # the wire length counts the FCS, not captured
+        frames.append((T0, bytes(rec)))
+    path = tmp_path / "e.pcap"
+    write_pcap(path, frames, linktype=197, nano=True, orig_lens=[len(frames[0][1]) + 99] * len(frames))
+    t = read_pcap(path)
+    expected = [1_700_000_123 * 10**9 + (f * 10**9 + 2**31) // 2**32 for f in (0, 1, 0x12345678, 1 << 31, 0xFFFFFFFF)]
+    assert list(t["timestamp_ns"]) == expected and expected[-1] == 1_700_000_124 * 10**9
+    assert set(t["wire_bytes"]) == {len(ether(ip)) + 4} and set(t["captured_bytes"]) == {len(ether(ip))}
+    if shutil.which("tshark"):
+        b = read_pcap(path, "tshark")
+        for col in COLUMNS:
+            assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
+
+
+#: 802.11 frames that carry no packet Wireshark follows: name -> frame
+WLAN_WITHOUT_A_PACKET = {
+    "protected": wlan(ipv4(segment()), protected=True),
+    "null_function": wlan(ipv4(segment()), subtype=4),
+    "qos_null": wlan(ipv4(segment()), subtype=12),
+    "a_msdu": wlan(ipv4(segment()), qos=True, amsdu=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WLAN_WITHOUT_A_PACKET))
+def test_wlan_frames_without_a_packet_are_not_ip(tmp_path, name):
+    path = tmp_path / "w.pcap"
+    write_pcap(path, [(T0, WLAN_WITHOUT_A_PACKET[name]), (T0 + 1, wlan(ipv4(segment())))], linktype=105, nano=True)
+    with pytest.warns(TraceWarning, match="not_ip"):
+        t = read_pcap(path)
+    assert len(t) == 1 and t.attrs["accounting"].skipped == {"not_ip": 1}
+    if shutil.which("tshark"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TraceWarning)
+            assert len(read_pcap(path, "tshark")) == 1
+
+
+def _read_every_cut(tmp_path, frame: bytes, linktype: int):
+    """``frame`` cut at every snap length (its wire length kept), read: (table, accounting), parsed + skipped =
+    read checked."""
+    path = tmp_path / "c.pcap"
+    write_pcap(path, [(T0 + cut, frame[:cut]) for cut in range(1, len(frame) + 1)], linktype=linktype, nano=True,
+               orig_lens=[len(frame)] * len(frame))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        t = read_pcap(path)
+    acc = t.attrs["accounting"]
+    assert acc.records_read == len(frame) == acc.tcp_parsed + sum(acc.skipped.values())
+    return t, acc
+
+
+@pytest.mark.parametrize("link", sorted(set(LINKS) - {"ethernet", "raw12", "raw14"}))
+def test_a_link_header_cut_anywhere_is_accounted_for(tmp_path, link):
+    """Every snap length of one frame: parsed + skipped = read, only truncation skipped, the whole frame parsed."""
+    lt, wrap = LINKS[link]
+    t, acc = _read_every_cut(tmp_path, wrap(ipv4(segment())), lt)
+    assert set(acc.skipped) <= {"truncated_headers"} and acc.tcp_parsed >= 1
 
 
 @pytest.mark.parametrize("nano", [False, True])
@@ -196,6 +315,50 @@ TUNNELLED = {  # name -> (tunnel column, outer IP packet, inner source address)
     "geneve": ("geneve", ipv6(udp(geneve(ether(INNER4), options=b"\x01\x02\x03\x01" + b"\x00" * 4),
                                   dport=6081), nh=17), "192.168.1.1"),
     "geneve_ip": ("geneve", ipv4(udp(geneve(INNER6, proto=0x86DD), dport=6081), proto=17, **OUT4), "fd01::a"),
+    # what else Wireshark follows inside GRE
+    "erspan_i": ("gre", ipv4(gre_raw(ether(INNER4), 0x88BE), proto=47, **OUT4), "192.168.1.1"),
+    "erspan_ii": ("gre", ipv4(erspan2(ether(INNER4, vlans=(0x8100,))), proto=47, **OUT4), "192.168.1.1"),
+    "erspan_iii": ("gre", ipv6(erspan3(ether(INNER6)), nh=47), "fd01::a"),
+    "erspan_iii_subheader": ("gre", ipv4(erspan3(ether(INNER4), subheader=True), proto=47, **OUT4), "192.168.1.1"),
+    "wccp_redirect": ("gre", ipv4(gre_raw(bytes(4) + INNER4, 0x883E), proto=47, **OUT4), "192.168.1.1"),
+    "wccp_plain": ("gre", ipv4(gre_raw(INNER4, 0x883E), proto=47, **OUT4), "192.168.1.1"),
+    "nsh_md1": ("gre", ipv4(gre_raw(nsh(INNER4, md_type=1), 0x894F), proto=47, **OUT4), "192.168.1.1"),
+    "nsh_md2_ethernet": ("gre", ipv4(gre_raw(nsh(ether(INNER6), next_protocol=3, context=bytes(8)), 0x894F),
+                                     proto=47, **OUT4), "fd01::a"),
+    "gre_mpls": ("gre", ipv4(gre_raw(mpls(INNER4, labels=(16, 17)), 0x8847), proto=47, **OUT4), "192.168.1.1"),
+    "gre_in_udp": ("gre", ipv4(udp(gre_raw(INNER6, 0x86DD)[0], sport=50000, dport=4754), proto=17, **OUT4),
+                   "fd01::a"),
+    # UDP tunnels
+    "gtp_u": ("gtp", ipv4(udp(gtp_u(INNER4), sport=2152, dport=2152), proto=17, **OUT4), "192.168.1.1"),
+    "gtp_u_extensions": ("gtp", ipv6(udp(gtp_u(INNER6, extensions=[b"\x09", b"\x01\x02\x03\x04\x05"]), sport=2152,
+                                         dport=40000), nh=17), "fd01::a"),
+    "teredo": ("teredo", ipv4(udp(teredo(INNER6), sport=3544, dport=40001), proto=17, **OUT4), "fd01::a"),
+    "teredo_indications": ("teredo", ipv4(udp(teredo(INNER6, auth=True, origin=True), sport=40001, dport=3544),
+                                          proto=17, **OUT4), "fd01::a"),
+    "l2tp_hdlc": ("l2tp", ipv4(udp(l2tp(ppp(INNER4, hdlc=True)), sport=1701, dport=1701), proto=17, **OUT4),
+                  "192.168.1.1"),
+    "l2tp_length_sequence": ("l2tp", ipv4(udp(l2tp(ppp(INNER6), length=True, sequence=True), sport=1701, dport=1701),
+                                          proto=17, **OUT4), "fd01::a"),
+    "l2tp_compressed_protocol": ("l2tp", ipv4(udp(l2tp(b"\x21" + INNER4), sport=1701, dport=1701), proto=17, **OUT4),
+                                 "192.168.1.1"),
+    "mpls_in_udp": ("mpls", ipv4(udp(mpls(INNER4), sport=50000, dport=6635), proto=17, **OUT4), "192.168.1.1"),
+    "vxlan_gpe_ipv4": ("vxlan", ipv4(udp(vxlan_gpe(INNER4), dport=4790), proto=17, **OUT4), "192.168.1.1"),
+    "vxlan_gpe_ethernet": ("vxlan", ipv4(udp(vxlan_gpe(ether(INNER6), next_protocol=3), dport=4790), proto=17,
+                                         **OUT4), "fd01::a"),
+    "vxlan_source_port": ("vxlan", ipv4(udp(vxlan(ether(INNER4)), sport=4789, dport=40000), proto=17, **OUT4),
+                          "192.168.1.1"),
+}
+#: UDP and GRE packets on tunnel ports or types that carry no TCP segment, for Wireshark as for the reader:
+#: name -> (outer IP packet, the reader's skip reason)
+NO_TCP_INSIDE = {
+    "gtp_echo": (ipv4(udp(gtp_u(bytes(4), msg_type=1), sport=2152, dport=2152), proto=17, **OUT4), "not_tcp"),
+    "gtp_beside_a_well_known_port": (ipv4(udp(gtp_u(INNER4), sport=53, dport=2152), proto=17, **OUT4), "not_tcp"),
+    "l2tp_control": (ipv4(udp(l2tp(bytes(8), control=True, length=True, sequence=True), sport=1701, dport=1701),
+                          proto=17, **OUT4), "not_tcp"),
+    "l2tp_lcp": (ipv4(udp(l2tp(b"\xff\x03\xc0\x21" + bytes(8)), sport=1701, dport=1701), proto=17, **OUT4), "not_ip"),
+    "erspan_iii_ip_frame": (ipv4(erspan3(INNER4, frame_type=2), proto=47, **OUT4), "not_ip"),
+    "vxlan_gpe_unknown_next_protocol": (ipv4(udp(vxlan_gpe(INNER4, next_protocol=0), dport=4790), proto=17, **OUT4),
+                                        "not_ip"),
 }
 
 
@@ -216,10 +379,36 @@ def test_tunnelled_tcp_is_decoded_to_the_inner_packet(tmp_path, name):
             assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), (col, t[col], b[col])
 
 
+@pytest.mark.parametrize("name", sorted(NO_TCP_INSIDE))
+def test_tunnel_ports_and_types_without_a_segment_inside(tmp_path, name):
+    outer, reason = NO_TCP_INSIDE[name]
+    path = tmp_path / "n.pcap"
+    write_pcap(path, [(T0, ether(outer)), (T0 + 10, ether(INNER4))], nano=True)
+    with pytest.warns(TraceWarning, match=reason):
+        t = read_pcap(path)
+    assert len(t) == 1 and t.attrs["accounting"].skipped == {reason: 1}
+    if shutil.which("tshark"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TraceWarning)
+            assert len(read_pcap(path, "tshark")) == 1
+
+
+@pytest.mark.parametrize("name", sorted(TUNNELLED))
+def test_a_tunnelled_frame_cut_anywhere_is_accounted_for(tmp_path, name):
+    """Every snap length: parsed + skipped = read; a record cut inside the tunnel's headers is truncated, one cut
+    inside an outer UDP header (its ports unknown) is UDP, not TCP."""
+    kind, outer, _ = TUNNELLED[name]
+    t, acc = _read_every_cut(tmp_path, ether(outer), 1)
+    over_udp = kind not in ("gre", "ipip") or name == "gre_in_udp"
+    assert set(acc.skipped) <= {"truncated_headers", "bad_header", "not_tcp"}
+    assert acc.skipped.get("not_tcp", 0) == (8 if over_udp else 0)
+    assert acc.tcp_parsed >= 1 and (t["tunnel"].astype(str) == kind).all()
+
+
 def test_udp_on_other_ports_and_non_ip_in_a_tunnel_are_not_tcp(tmp_path):
     path = tmp_path / "u.pcap"
     arp = b"\xff" * 6 + b"\x02" * 6 + b"\x08\x06" + bytes(28)
-    frames = [(T0, ether(ipv4(udp(vxlan(ether(INNER4)), dport=4790), proto=17))),
+    frames = [(T0, ether(ipv4(udp(vxlan(ether(INNER4)), dport=4791), proto=17))),
               (T0 + 1, ether(ipv4(udp(vxlan(arp)), proto=17)))]
     write_pcap(path, frames, nano=True)
     with pytest.warns(TraceWarning, match="not_ip.*not_tcp|not_tcp.*not_ip"):
