@@ -497,6 +497,11 @@ def _ip_layer(buf, rows, ip, proto, cap_end, wire_end, reason, st: _IpState) -> 
     ver = np.zeros(len(reason), np.int64)
     r = np.flatnonzero(is4 | is6)
     ver[r] = u8(buf, ip[r]) >> 4
+    # Wireshark's IPv4 dissector hands a version-6 header to IPv6 ("Bogus IPv4 version"); IPv6's keeps no IPv4
+    swap = is4 & (ver == 6)
+    reason[swap & (cap_end < ip + 40)] = _TRUNC
+    is4 &= ~swap
+    is6 |= swap & (cap_end >= ip + 40)
     badver = (is4 & (ver != 4)) | (is6 & (ver != 6))
     reason[badver] = _BAD
     is4 &= ~badver

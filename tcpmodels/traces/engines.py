@@ -265,6 +265,8 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
         tun_ip = [_tunnel_and_ip(p) for p in raw["protocols"]]
         raw["tunnel"] = [t for t, _ in tun_ip]
         inner = pd.Series([i for _, i in tun_ip], index=raw.index)
+        # "ip:ipv6" without an IPv4 address: an IPv6 header behind IPv4's ethertype, not 6in4
+        raw.loc[(raw["tunnel"] == "ipip") & (inner == "ipv6") & (raw["ip4_src"] == ""), "tunnel"] = ""
     else:
         raw["tunnel"] = ""
         inner = pd.Series("", index=raw.index)

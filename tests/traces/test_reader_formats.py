@@ -141,6 +141,24 @@ def test_synthetic_link_types_agree_with_tshark(tmp_path, link):
         assert (a[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
 
 
+def test_ip_version_against_the_ethertype_as_wireshark_reads_it(tmp_path):
+    """IPv4's ethertype over an IPv6 header: decoded as IPv6 (Wireshark's IPv4 dissector hands it on); IPv6's
+    ethertype over an IPv4 header: a bad header (Wireshark's IPv6 dissector does not)."""
+    path = tmp_path / "v.pcap"
+    write_pcap(path, [(T0, ether(ipv6(segment()), ethertype=0x0800)), (T0 + 1, ether(ipv4(segment()), ethertype=0x86DD)),
+                      (T0 + 2, ether(ipv6(segment())[:30], ethertype=0x0800))], nano=True)
+    with pytest.warns(TraceWarning, match="bad_header"):
+        t = read_pcap(path)
+    assert len(t) == 1 and t["ip_version"].iloc[0] == 6
+    assert t.attrs["accounting"].skipped == {"bad_header": 1, "truncated_headers": 1}
+    if shutil.which("tshark"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TraceWarning)
+            b = read_pcap(path, "tshark")
+        for col in COLUMNS:
+            assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
+
+
 def test_erf_time_and_lengths_are_the_records_own(tmp_path):
     """ERF's 32.32 fixed-point time rounded to the nearest ns (a fraction of 2**32 - 1 carries into the next
     second), its wire length, and the frame without the ERF header, as tshark counts them."""
