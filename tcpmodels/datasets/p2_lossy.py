@@ -13,10 +13,12 @@ from __future__ import annotations
 from tcpmodels.datasets.p2 import SAMPLES
 from tcpmodels.datasets.schema import DatasetSchema
 
-__all__ = ["SCHEMA", "SAMPLES", "CAMPAIGN"]
+__all__ = ["SCHEMA", "SAMPLES", "CAMPAIGN", "PLANNED_SAMPLES"]
 
 #: the ``campaign`` field of the records (and the dataset's prefix)
 CAMPAIGN = "p2_lossy"
+#: samples the campaign plans: P2's 256 RTT pairs, the paper's 2 repetitions (``experiments.p2.lossy.lossy_plan``)
+PLANNED_SAMPLES = 512
 
 #: the dataset: P2's samples table under its own prefix
 SCHEMA = DatasetSchema(prefix=CAMPAIGN, version=1, tables=(SAMPLES,),

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tcpmodels.datasets import REPO_ROOT, p2_lossy
+from tcpmodels.datasets.p2_lossy import PLANNED_SAMPLES
 from tcpmodels.experiments.p2.kernel import Session
 from tcpmodels.experiments.p2.lossy import LOSSY_CONFIG, REPS, build_lossy_dataset, loss_rate_of, lossy_plan, main
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan
@@ -32,7 +33,7 @@ def test_the_loss_rate_is_the_shipped_pilots_choice_and_a_pilot_without_one_is_r
 def test_plan_is_p2s_grid_and_order_at_the_loss_rate():
     plan = lossy_plan(1e-3)
     base = sample_plan(LOSSY_CONFIG)
-    assert len(plan) == 256 * REPS == len(base)
+    assert len(plan) == 256 * REPS == len(base) == PLANNED_SAMPLES
     assert [(p["rep"], p["rtt1_ms"], p["rtt2_ms"], p["order"]) for p in plan] == \
         [(p["rep"], p["rtt1_ms"], p["rtt2_ms"], p["order"]) for p in base]
     assert {p["campaign"] for p in plan} == {"p2_lossy"} and {p["loss_rate"] for p in plan} == {1e-3}
@@ -103,3 +104,18 @@ def test_the_paper_judges_the_complete_repetitions_as_their_own_family(tmp_path)
     text = lossy_section(shipped, tmp_path / "data", quick=True)
     assert "256 samples of 1 complete repetition(s), 300 of 512 planned measured" in text
     assert "headroom for the Fraction of RPE" in text and "P2 at the pilot's loss rate 0.001" in text
+
+
+def test_before_a_complete_repetition_the_paragraph_counts_the_shipped_records_only(tmp_path):
+    from tcpmodels.papers.p2_mptcp_prediction import lossy_section
+    from tcpmodels.records.parts import ship_new_records
+
+    data = tmp_path / "data"
+    (data / "datasets").mkdir(parents=True)
+    assert "no complete repetition is shipped yet" in lossy_section(None, data)
+    assert "recorded so far" not in lossy_section(None, data)
+    path = tmp_path / "lossy.jsonl"
+    path.write_text("".join(json.dumps(_record(s, 1e6)) + "\n" for s in lossy_plan(1e-3)[:37]))
+    ship_new_records(path, data / "datasets" / "p2_lossy_records")
+    text = lossy_section(None, data)
+    assert "37 of the 512 planned samples are recorded so far" in text and "not judged" in text

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from tcpmodels.datasets.p2_lossy import SCHEMA
+from tcpmodels.datasets.p2_lossy import PLANNED_SAMPLES, SCHEMA
 from tcpmodels.papers.p2_mptcp_prediction.claims import claims, rpe_headroom, rtt_pairs, sample_errors
 from tcpmodels.papers.p2_mptcp_prediction.data import P2Dataset
 from tcpmodels.papers.p2_mptcp_prediction.tables import tables
+from tcpmodels.records.parts import shipped_record_lines
 
 __all__ = ["LOSSY_FAMILY", "load_lossy", "lossy_verdicts", "lossy_section"]
 
@@ -91,9 +92,12 @@ def lossy_section(shipped: pd.DataFrame, data_dir: str | Path = "data", *, quick
         Markdown; a sentence saying what is not run yet when the dataset is not shipped.
     """
     ds = load_lossy(data_dir)
-    if ds is None:
-        return ("**P2 at the pilot's loss rate** (`python -m tcpmodels.experiments.p2.lossy`): no complete "
-                "repetition is shipped yet, so the claims are not judged there.")
+    if ds is None:  # the campaign spans sessions: only how far it got is said before a repetition is complete
+        recorded = len(shipped_record_lines(Path(data_dir) / "datasets" / f"{SCHEMA.prefix}_records"))
+        so_far = (f" {recorded} of the {PLANNED_SAMPLES} planned samples are recorded so far (the records are "
+                  "shipped; the campaign resumes from them)," if recorded else "")
+        return ("**P2 at the pilot's loss rate** (`python -m tcpmodels.experiments.p2.lossy`):" + so_far
+                + " no complete repetition is shipped yet, so the claims are not judged there.")
     prov = ds.provenance
     lossy = _judged(ds, quick, seed)
     e = sample_errors(ds)
