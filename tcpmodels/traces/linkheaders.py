@@ -20,7 +20,7 @@ frame) and its offset from the record's start (:data:`CUT` where the record ends
 * 117 PFLOG (OpenBSD pf): the header's own length (rounded up to 4 bytes); family 2 IPv4, 24 / 28 / 30 IPv6
   (the BSDs' values).
 * 104 Cisco HDLC (address, control, ethertype); 107 Frame Relay (:func:`_frame_relay`); 100 ATM with RFC 1483
-  LLC and 123 SunATM (4 bytes of VPI/VCI, then LLC).
+  LLC and 123 SunATM (4 bytes of VPI/VCI, then LLC); 258 Apple PKTAP (:func:`_pktap`).
 
 These are the rules Wireshark (4.x) reads them by; the tests check each against tshark.
 
@@ -47,12 +47,13 @@ __all__ = ["LINKTYPE_IEEE802_11", "LINKTYPE_RADIOTAP", "LINKTYPE_PPI", "LINKTYPE
 LINKTYPE_IEEE802_11, LINKTYPE_RADIOTAP, LINKTYPE_PPI = 105, 127, 192
 LINKTYPE_ERF, LINKTYPE_IPNET, LINKTYPE_PFLOG = 197, 226, 117
 LINKTYPE_C_HDLC, LINKTYPE_ATM_RFC1483, LINKTYPE_FRELAY, LINKTYPE_SUNATM = 104, 100, 107, 123
+LINKTYPE_PKTAP = 258
 #: the link types this module reads, by name
 LINK_NAMES = {LINKTYPE_IEEE802_11: "IEEE 802.11", LINKTYPE_RADIOTAP: "IEEE 802.11 with radiotap",
               LINKTYPE_PPI: "PPI", LINKTYPE_ERF: "ERF (Endace DAG)", LINKTYPE_IPNET: "Solaris IPNET",
               LINKTYPE_PFLOG: "OpenBSD pflog", LINKTYPE_C_HDLC: "Cisco HDLC",
               LINKTYPE_ATM_RFC1483: "ATM (RFC 1483 LLC)", LINKTYPE_FRELAY: "Frame Relay",
-              LINKTYPE_SUNATM: "SunATM"}
+              LINKTYPE_SUNATM: "SunATM", LINKTYPE_PKTAP: "Apple PKTAP"}
 #: the protocol value meaning "an IEEE 802.2 LLC header follows" (Linux's ETH_P_802_2, as in SLL)
 LLC_FOLLOWS = 0x0004
 #: ERF record types carrying an Ethernet frame after 2 bytes of padding, and IPv4 / IPv6 packets
@@ -197,6 +198,36 @@ def _frame_relay(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
     return np.where(whole, proto, 0), np.where(whole, start, CUT)
 
 
+#: BSD loopback address families: IPv4, and IPv6 as the BSDs, FreeBSD and Darwin number it
+NULL_FAMILIES = {2: ETH_IPV4, 24: ETH_IPV6, 28: ETH_IPV6, 30: ETH_IPV6}
+
+
+def _pktap(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
+    """Apple PKTAP (``tcpdump -i pktap`` / ``-k`` on macOS): the header's own length and the packet's DLT
+    (little-endian), then Ethernet (DLT 1), BSD loopback (0: a 4-byte family, either byte order) or raw IP
+    (12)."""
+    ok = end >= at + 12
+    safe = np.where(ok, at, 0)
+    length, kind, dlt = _le32(buf, safe), _le32(buf, safe + 4), _le32(buf, safe + 8)
+    ok &= (length >= 12) & (end >= at + length)
+    packet = ok & (kind == 1)  # PTH_TYPE_PACKET
+    inner = at + length
+    proto, pos = np.zeros(len(at), np.int64), np.where(ok, inner, CUT)
+    e = packet & (dlt == 1)
+    proto[e], pos[e] = _ethernet_at(buf, inner[e], end[e])
+    n = np.flatnonzero(packet & (dlt == 0))
+    fam_ok = end[n] >= inner[n] + 4
+    fam = np.where(fam_ok, _le32(buf, np.where(fam_ok, inner[n], 0)), 0)
+    fam = np.where(fam >= 65536, ((fam & 0xFF) << 24) | ((fam & 0xFF00) << 8) | ((fam >> 8) & 0xFF00) | (fam >> 24),
+                   fam)
+    proto[n], pos[n] = _by_family(fam, NULL_FAMILIES), np.where(fam_ok, inner[n] + 4, CUT)
+    r = np.flatnonzero(packet & (dlt == 12))
+    first, okr = _read(buf, inner[r], end[r])
+    proto[r] = np.where((first >> 4) == 4, ETH_IPV4, np.where((first >> 4) == 6, ETH_IPV6, 0))
+    pos[r] = np.where(okr, inner[r], CUT)
+    return proto, pos
+
+
 def _read(buf, pos, end) -> tuple[np.ndarray, np.ndarray]:
     ok = end >= pos + 1
     return np.where(ok, u8(buf, np.where(ok, pos, 0)), 0), ok
@@ -211,7 +242,7 @@ _READERS = {LINKTYPE_IEEE802_11: lambda buf, at, end: _ieee80211(buf, at, end, n
             LINKTYPE_RADIOTAP: _radiotap, LINKTYPE_PPI: _ppi, LINKTYPE_ERF: _erf, LINKTYPE_IPNET: _ipnet,
             LINKTYPE_PFLOG: _pflog, LINKTYPE_C_HDLC: _c_hdlc,
             LINKTYPE_ATM_RFC1483: lambda buf, at, end: (np.full(len(at), LLC_FOLLOWS, np.int64), at.copy()),
-            LINKTYPE_FRELAY: _frame_relay,
+            LINKTYPE_FRELAY: _frame_relay, LINKTYPE_PKTAP: _pktap,
             LINKTYPE_SUNATM: lambda buf, at, end: (np.full(len(at), LLC_FOLLOWS, np.int64),
                                                    np.where(end >= at + 4, at + 4, CUT))}
 

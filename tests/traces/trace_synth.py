@@ -295,3 +295,11 @@ def frame_relay(ip: bytes, encap: str = "nlpid") -> bytes:
     if encap == "snap":
         return addr + b"\x03\x00\x80" + b"\x00\x00\x00" + ether(ip)[12:14] + ip
     return addr + b"\x03" + (b"\x00" if encap == "padded" else b"") + (b"\xcc" if v4 else b"\x8e") + ip
+
+
+def pktap(frame: bytes, dlt: int = 1) -> bytes:
+    """Apple PKTAP header (LINKTYPE 258): 108 bytes, little-endian, packet type 1, ``frame``'s DLT, interface
+    en0, process curl; then ``frame``."""
+    hdr = struct.pack("<III", 108, 1, dlt) + b"en0".ljust(24, b"\0") + struct.pack("<IIIIi", 0, 2, 0, 0, 123) \
+        + b"curl".ljust(17, b"\0")
+    return hdr.ljust(108, b"\0") + frame
