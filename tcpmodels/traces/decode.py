@@ -21,7 +21,8 @@ payload is IPv4 or IPv6 (first nibble 4 or 6), or a pseudowire control word and 
 Ethernet frame (first nibble 0, RFC 4385 / RFC 4448).
 
 IPv6 extension headers are followed (at most 8), including the hop-by-hop Jumbo
-Payload option that gives the length of a jumbogram (Linux BIG TCP). TCP inside
+Payload option that gives the length of a jumbogram (Linux BIG TCP), and so are IPsec
+AH headers after IPv4 (at most 2; RFC 4302). TCP inside
 a tunnel -- IP-in-IP / 6in4 / 4in6, GRE (version 0 and PPTP's version 1; ERSPAN,
 WCCP, NSH and MPLS inside it; also over UDP), VXLAN, VXLAN-GPE, Geneve, GTP-U,
 Teredo, L2TPv2 and MPLS in UDP (:mod:`tcpmodels.traces.tunnels`), nested up to
@@ -75,6 +76,8 @@ LINKTYPE_NFLOG = 239
 NFULA_PAYLOAD = 9
 #: NFLOG attributes (TLVs) looked at before the payload one (the kernel writes about ten).
 MAX_NFLOG_TLVS = 32
+#: IPsec AH headers followed after an IPv4 header (IPv6 follows AH among its extension headers)
+MAX_AH_HEADERS = 2
 IPV6_EXT = (0, 43, 60, 135, 139, 140, 253, 254)  # hop-by-hop, routing, dest opts, mobility, HIP, shim6, tests
 JUMBO_OPTION = 0xC2
 #: Values of the ``tunnel`` column, by code ("" = not tunnelled).
@@ -528,6 +531,20 @@ def _ip_layer(buf, rows, ip, proto, cap_end, wire_end, reason, st: _IpState) -> 
     st.dst_hi[i4] = 0
     st.src_lo[i4] = u32(buf, p + 12).astype(np.uint64)
     st.dst_lo[i4] = u32(buf, p + 16).astype(np.uint64)
+    # IPsec AH (RFC 4302) in front of the transport header: its length is (field + 2) 32-bit words
+    ah = i4[(reason[i4] == 0) & (st.nh[i4] == 51)]
+    for _ in range(MAX_AH_HEADERS):
+        if len(ah) == 0:
+            break
+        cut = cap_end[ah] < st.l4[ah] + 12
+        reason[ah[cut]] = _TRUNC
+        ah = ah[~cut]
+        q = st.l4[ah]
+        size = (u8(buf, q + 1) + 2) * 4
+        st.nh[ah] = u8(buf, q)
+        st.l4[ah] += size
+        st.l4_total[ah] -= size
+        ah = ah[st.nh[ah] == 51]
 
     i6 = np.flatnonzero(is6)
     p = ip[i6]

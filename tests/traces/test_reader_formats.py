@@ -145,6 +145,32 @@ def test_synthetic_link_types_agree_with_tshark(tmp_path, link):
         assert (a[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
 
 
+def _ah(next_header: int, payload: bytes, icv_bytes: int = 12) -> bytes:
+    """An IPsec AH header (RFC 4302; SPI 0x100, sequence 1, an ICV of ``icv_bytes``) before ``payload``."""
+    return bytes([next_header, (12 + icv_bytes) // 4 - 2, 0, 0]) + struct.pack("!II", 0x100, 1) + bytes(icv_bytes) \
+        + payload
+
+
+def test_ipsec_ah_before_tcp_is_followed(tmp_path):
+    """AH in transport mode after an IPv4 or IPv6 header, once or twice, then TCP: as tshark decodes it."""
+    seg, _ = segment()
+    frames = [ether(ipv4((_ah(6, seg), 0), proto=51, ip_id=1)),
+              ether(ipv4((_ah(51, _ah(6, seg, icv_bytes=16)), 0), proto=51, ip_id=2)),
+              ether(ipv6((_ah(6, seg), 0), nh=51)),
+              ether(ipv4((_ah(6, seg), 0), proto=51, ip_id=3))[:14 + 20 + 10]]
+    path = tmp_path / "ah.pcap"
+    write_pcap(path, [(T0 + i, f) for i, f in enumerate(frames)], nano=True)
+    with pytest.warns(TraceWarning, match="truncated_headers"):
+        t = read_pcap(path)
+    assert list(t["payload_bytes"]) == [100, 100, 100] and list(t["tcp_header_bytes"]) == [20 + len(OPTS)] * 3
+    if shutil.which("tshark"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TraceWarning)
+            b = read_pcap(path, "tshark")
+        for col in COLUMNS:
+            assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
+
+
 def test_ip_version_against_the_ethertype_as_wireshark_reads_it(tmp_path):
     """IPv4's ethertype over an IPv6 header: decoded as IPv6 (Wireshark's IPv4 dissector hands it on); IPv6's
     ethertype over an IPv4 header: a bad header (Wireshark's IPv6 dissector does not)."""
