@@ -145,6 +145,16 @@ def test_synthetic_link_types_agree_with_tshark(tmp_path, link):
         assert (a[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
 
 
+def _same_as_tshark(path, table) -> None:
+    """Every column of ``table`` equal to the tshark engine's reading of ``path`` (where tshark is installed)."""
+    if shutil.which("tshark"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", TraceWarning)
+            b = read_pcap(path, "tshark")
+        for col in COLUMNS:
+            assert (table[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
+
+
 def _ah(next_header: int, payload: bytes, icv_bytes: int = 12) -> bytes:
     """An IPsec AH header (RFC 4302; SPI 0x100, sequence 1, an ICV of ``icv_bytes``) before ``payload``."""
     return bytes([next_header, (12 + icv_bytes) // 4 - 2, 0, 0]) + struct.pack("!II", 0x100, 1) + bytes(icv_bytes) \
@@ -163,12 +173,7 @@ def test_ipsec_ah_before_tcp_is_followed(tmp_path):
     with pytest.warns(TraceWarning, match="truncated_headers"):
         t = read_pcap(path)
     assert list(t["payload_bytes"]) == [100, 100, 100] and list(t["tcp_header_bytes"]) == [20 + len(OPTS)] * 3
-    if shutil.which("tshark"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TraceWarning)
-            b = read_pcap(path, "tshark")
-        for col in COLUMNS:
-            assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
+    _same_as_tshark(path, t)
 
 
 def test_ip_version_against_the_ethertype_as_wireshark_reads_it(tmp_path):
@@ -181,12 +186,7 @@ def test_ip_version_against_the_ethertype_as_wireshark_reads_it(tmp_path):
         t = read_pcap(path)
     assert len(t) == 1 and t["ip_version"].iloc[0] == 6
     assert t.attrs["accounting"].skipped == {"bad_header": 1, "truncated_headers": 1}
-    if shutil.which("tshark"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", TraceWarning)
-            b = read_pcap(path, "tshark")
-        for col in COLUMNS:
-            assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
+    _same_as_tshark(path, t)
 
 
 def test_erf_time_and_lengths_are_the_records_own(tmp_path):
@@ -205,10 +205,7 @@ def test_erf_time_and_lengths_are_the_records_own(tmp_path):
     expected = [1_700_000_123 * 10**9 + (f * 10**9 + 2**31) // 2**32 for f in (0, 1, 0x12345678, 1 << 31, 0xFFFFFFFF)]
     assert list(t["timestamp_ns"]) == expected and expected[-1] == 1_700_000_124 * 10**9
     assert set(t["wire_bytes"]) == {len(ether(ip)) + 4} and set(t["captured_bytes"]) == {len(ether(ip))}
-    if shutil.which("tshark"):
-        b = read_pcap(path, "tshark")
-        for col in COLUMNS:
-            assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), col
+    _same_as_tshark(path, t)
 
 
 #: 802.11 frames that carry no packet Wireshark follows: name -> frame
@@ -421,10 +418,7 @@ def test_tunnelled_tcp_is_decoded_to_the_inner_packet(tmp_path, name):
     assert r["src_addr"] == inner_src and r["ip_version"] == (4 if "." in inner_src else 6)
     assert (r["src_port"], r["dst_port"], r["payload_bytes"], r["tsval"]) == (40000, 443, 100, 111)
     assert r["wire_bytes"] == len(ether(outer))
-    if shutil.which("tshark"):
-        b = read_pcap(path, "tshark")
-        for col in COLUMNS:
-            assert (t[col].astype(str).to_numpy() == b[col].astype(str).to_numpy()).all(), (col, t[col], b[col])
+    _same_as_tshark(path, t)
 
 
 @pytest.mark.parametrize("name", sorted(NO_TCP_INSIDE))
