@@ -93,3 +93,33 @@ def test_read_pcap_gives_the_same_table_decoding_ahead_or_not():
         assert two.attrs["accounting"] == one.attrs["accounting"]
         checked += 1
     assert checked >= 10
+
+
+def test_decoding_ahead_follows_the_cpus_the_process_may_use(monkeypatch):
+    import tcpmodels.traces.prefetch as prefetch
+
+    monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    assert prefetch.more_than_one_cpu() is False
+    monkeypatch.setattr(prefetch.os, "sched_getaffinity", lambda pid: {0, 3}, raising=False)
+    assert prefetch.more_than_one_cpu() is True
+    monkeypatch.delattr(prefetch.os, "sched_getaffinity")
+    monkeypatch.setattr(prefetch.os, "cpu_count", lambda: 1)
+    assert prefetch.more_than_one_cpu() is False
+
+
+def test_read_pcap_on_one_cpu_starts_no_thread(monkeypatch):
+    """Where the process may use one CPU only, the reader does not decode ahead (the thread would only take
+    turns with the caller)."""
+    import tcpmodels.traces.reader as reader
+
+    started = []
+    monkeypatch.setattr(reader, "more_than_one_cpu", lambda: False)
+    monkeypatch.setattr(reader, "prefetched", lambda items, **kw: started.append(kw) or items)
+    path = sorted(CAPTURES.glob("*.pcap*"))[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        read_pcap(path)
+        assert started == []
+        monkeypatch.setattr(reader, "more_than_one_cpu", lambda: True)
+        read_pcap(path)
+    assert len(started) == 1
