@@ -113,12 +113,12 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         ``is_dup_ack``, ``is_keepalive`` (bool), the classes of a retransmission as
         Wireshark's ``tcp.analysis`` flags name them (disjoint, each a subset of
         ``is_retransmission``; the rest are plain retransmissions):
-        ``is_fast_retransmission`` (the sequence number the peer's last ACK asked for,
-        after at least two duplicate ACKs, within 20 ms of that ACK),
+        ``is_spurious_retransmission`` (payload the peer had already acknowledged; tested
+        first), ``is_fast_retransmission`` (the sequence number the peer's last ACK asked
+        for, after at least two duplicate ACKs, within 20 ms of that ACK),
         ``is_out_of_order`` (sent less than the connection's initial RTT -- 3 ms if
         unknown -- after the segment that set the highest sequence number, and not
-        ending there), ``is_spurious_retransmission`` (payload the peer had already
-        acknowledged) (bool); and the other conditions of Wireshark's Expert Info
+        ending there) (bool); and the other conditions of Wireshark's Expert Info
         (bool): ``is_zero_window``, ``is_zero_window_probe``, ``is_window_update``,
         ``is_window_full``, ``is_previous_segment_not_captured`` (the segment starts
         beyond the highest sequence number seen so far: bytes before it were not
@@ -308,8 +308,9 @@ def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hma
                             dupack, peer):
     """Fast / spurious / out-of-order flags (rows sorted by flow, then capture order).
 
-    Wireshark's order of tests ([1]_ in :mod:`.flows`): fast retransmission first, then out-of-order, then
-    spurious; what remains is a plain retransmission.
+    Wireshark's order of tests (4.x, ``tcp_analyze_sequence_number`` of ``packet-tcp.c``; [1]_ in
+    :mod:`.flows`): spurious first (the payload ends at or below the peer's last acknowledgment), then fast
+    retransmission, then out-of-order; what remains is a plain retransmission.
     """
     # Wireshark's dupacknum: duplicate ACKs since the acknowledgment number last changed
     run_break = fstart.copy()
@@ -319,14 +320,14 @@ def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hma
     peer_row = peer["row"]
     dupacks = np.where(peer_row >= 0, run_len[np.maximum(peer_row, 0)], 0)
     peer_ack, peer_t = peer["ack"], peer["t"]
-    fast = retrans & (dupacks >= 2) & (peer_ack == seq_u) & (t - peer_t < 20e6)
+    spurious = retrans & (payload > 0) & (peer_ack > 0) & (seq_end <= peer_ack)
+    fast = retrans & ~spurious & (dupacks >= 2) & (peer_ack == seq_u) & (t - peer_t < 20e6)
     # out of order: soon after the segment that set the mark (the connection's initial RTT; 3 ms unknown)
     setter_t = np.where(seeds & (seq_end > hmax), t, np.nan).astype(float)
     gid = np.cumsum(fstart)
     mark_t = pd.Series(setter_t).groupby(gid).ffill().groupby(gid).shift(1).to_numpy()
     ooo_window = np.where(np.isnan(irtt), UNKNOWN_INITIAL_RTT_NS, irtt)
-    ooo = retrans & ~fast & (t - mark_t < ooo_window) & (hmax != seq_end)
-    spurious = retrans & ~fast & ~ooo & (payload > 0) & (peer_ack > 0) & (seq_end <= peer_ack)
+    ooo = retrans & ~spurious & ~fast & (t - mark_t < ooo_window) & (hmax != seq_end)
     return fast, spurious, ooo
 
 

@@ -717,10 +717,11 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int64_t run_len = run_break ? dupack : F->run_len + dupack;
     /* retransmission classes */
     const int64_t dupacks = hit ? P->last_runlen : 0;
-    const int fast = rtx && dupacks >= 2 && peer_ack == seq_u && (td - peer_t < 20e6);
+    /* Wireshark 4's order: spurious (data the peer has acknowledged) first, then fast, then out of order */
+    const int spur = rtx && payload > 0 && peer_ack > 0 && seq_end <= peer_ack;
+    const int fast = rtx && !spur && dupacks >= 2 && peer_ack == seq_u && (td - peer_t < 20e6);
     const double ooo_win = isnan(irtt) ? 3000000.0 : irtt;
-    const int ooo = rtx && !fast && (td - F->mark_t < ooo_win) && hmax != (double)seq_end;
-    const int spur = rtx && !fast && !ooo && payload > 0 && peer_ack > 0 && seq_end <= peer_ack;
+    const int ooo = rtx && !spur && !fast && (td - F->mark_t < ooo_win) && hmax != (double)seq_end;
     if (seed && (double)seq_end > hmax) F->mark_t = td;
     /* window-scale facts (the reference uses the final ones: a change after a decision marks the connection) */
     if (syn) {

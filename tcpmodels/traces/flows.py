@@ -28,11 +28,11 @@ Definitions (per direction, in capture order)
   number: a pure ACK or a RST without payload never does (Wireshark lets a pure ACK
   set it, so a reordered first copy captured after a pure ACK whose seq ran ahead is
   a "retransmission" there and not here). Split as Wireshark's ``tcp.analysis`` flags
-  do, in its order of tests: *fast retransmission* (after two or more duplicate ACKs
+  do, in Wireshark 4's order of tests: *spurious* (payload ending at or below the
+  peer's last acknowledgment), *fast retransmission* (after two or more duplicate ACKs
   for this sequence number, within 20 ms of the last ACK), *out-of-order* (within
   the connection's initial RTT of the segment that set the highest sequence number),
-  *spurious* (payload already acknowledged), and plain retransmission;
-  ``retransmitted_packets`` counts all four.
+  and plain retransmission; ``retransmitted_packets`` counts all four.
 - *Initial RTT*: as Wireshark's ``tcp.analysis.initial_rtt``, from the most recent
   SYN to the first ACK after the SYN/ACK (after a retransmitted SYN, from the SYN
   that was answered); 3 ms where the out-of-order test needs it and the handshake

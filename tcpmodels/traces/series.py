@@ -132,7 +132,7 @@ def link_rate_series(packets: pd.DataFrame, bin_s: float, *, interface_id: int |
 
 
 #: Retransmission classes of :func:`time_sequence`, in the order Wireshark tests them.
-SEGMENT_KINDS = ("new", "fast retransmission", "out-of-order", "spurious retransmission", "retransmission")
+SEGMENT_KINDS = ("new", "spurious retransmission", "fast retransmission", "out-of-order", "retransmission")
 
 
 def time_sequence(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
@@ -164,8 +164,8 @@ def time_sequence(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame |
     if not (fl == flow_id).any():
         raise ValueError(f"flow_id {flow_id} has no packets")
     base = an["seq_u"].to_numpy()[fl == flow_id].min()
-    kind = np.select([an["is_fast_retransmission"].to_numpy(), an["is_out_of_order"].to_numpy(),
-                      an["is_spurious_retransmission"].to_numpy(), an["is_retransmission"].to_numpy()],
+    kind = np.select([an["is_spurious_retransmission"].to_numpy(), an["is_fast_retransmission"].to_numpy(),
+                      an["is_out_of_order"].to_numpy(), an["is_retransmission"].to_numpy()],
                      list(SEGMENT_KINDS[1:]), default=SEGMENT_KINDS[0])
     seg = pd.DataFrame({"time_s": packets["timestamp_s"].to_numpy()[mine],
                         "seq_bytes": an["seq_u"].to_numpy()[mine] - base,

@@ -4,8 +4,10 @@ An event loop moves segments of ``mss_bytes`` from A (10.0.0.1:40000) to B (10.0
 of round trip ``rtt_s`` whose bottleneck spaces segments ``gap_s`` apart; B acknowledges every segment
 at once with the window ``window_bytes`` (scale 7 on both SYNs). The sender keeps at most ``cwnd``
 segments and at most the window in flight, sends only what the application has written
-(``burst``/``every_s``: that many segments every so often; default always more), and retransmits one
-segment every ``rtx_every`` segments (a loss the receiver never saw). The tables are built with
+(``burst``/``every_s``: that many segments every so often; default always more), and loses one
+segment every ``rtx_every`` segments: the receiver never sees it (nor does a capture at the receiver),
+acknowledges the hole with duplicate ACKs, and the sender sends it again after three more segments (a
+retransmission of data the receiver has not acknowledged, not a spurious one). The tables are built with
 :func:`tcpmodels.traces.schema.conform`, independent of any capture reader.
 """
 
@@ -57,6 +59,7 @@ def transfer(*, rtt_s=0.05, duration_s=3.0, mss_bytes=1000, cwnd=10_000, window_
         rows.append(_row(rtt_s + (1 - x) * half + 1e-6, B, A, isn_b + 1, isn_a + 1, 0x10, 65535 >> SCALE, 0))
     t = rtt_s if sender_opens else rtt_s + half
     next_seq, acked, sent = isn_a + 1, isn_a + 1, 0
+    hole, resend_at = None, None  # the lost segment B has not received, and when A sends it again (its count)
     written = np.inf if burst is None else 0
     next_write = t
     arrivals: list[tuple[float, int]] = []  # (time the ACK reaches A, ack number)
@@ -72,21 +75,29 @@ def transfer(*, rtt_s=0.05, duration_s=3.0, mss_bytes=1000, cwnd=10_000, window_
         flight = next_seq - acked
         can = (flight + mss_bytes <= min(cwnd * mss_bytes, win)) and (next_seq - isn_a - 1 + mss_bytes <= written)
         if can:
-            seq = next_seq
             sent += 1
-            if rtx_every and sent % rtx_every == 0 and seq - 3 * mss_bytes > acked:
-                seq = seq - 3 * mss_bytes  # a retransmission of an earlier segment
+            lost = False
+            if hole is not None and sent >= resend_at:  # the lost segment again, after three more
+                seq, resend = hole, True
             else:
+                seq, resend = next_seq, False
                 next_seq += mss_bytes
+                lost = bool(rtx_every) and sent % rtx_every == 0 and hole is None
             depart = max(t, bottleneck_free) + gap_s
             bottleneck_free = depart
             at_b = depart + half
-            rows.append(_row(t if x == 0 else depart + x * half, A, B, seq, isn_b + 1, 0x10, 65535 >> SCALE,
-                             mss_bytes, tsval=1 + int(t * 1000)))
-            a = next_seq  # cumulative: in order, or a retransmission of bytes B already holds
-            if acks:
-                rows.append(_row(at_b + 1e-6 + (1 - x) * half, B, A, isn_b + 1, a, 0x10, win >> SCALE, 0))
-            heapq.heappush(arrivals, (at_b + half, a))
+            if not lost or x < 1:  # a lost segment is gone before the receiver
+                rows.append(_row(t if x == 0 else depart + x * half, A, B, seq, isn_b + 1, 0x10, 65535 >> SCALE,
+                                 mss_bytes, tsval=1 + int(t * 1000)))
+            if lost:
+                hole, resend_at = seq, sent + 4
+            else:
+                if resend:
+                    hole = None
+                a = hole if hole is not None else next_seq  # cumulative: below the hole while there is one
+                if acks:
+                    rows.append(_row(at_b + 1e-6 + (1 - x) * half, B, A, isn_b + 1, a, 0x10, win >> SCALE, 0))
+                heapq.heappush(arrivals, (at_b + half, a))
             t += 1e-5
         else:
             nxt = [arrivals[0][0]] if arrivals else []

@@ -101,6 +101,24 @@ def test_an_rto_copy_is_a_retransmission_and_a_double_capture_a_duplicate(tmp_pa
     assert not ((seq["method"] == "seq") & (seq["ack_frame_index"] == 6)).any()
 
 
+def test_acknowledged_data_sent_again_is_spurious_before_out_of_order_or_fast(tmp_path):
+    """Wireshark 4 tests "spurious" first: a segment whose bytes the peer's last ACK covers is spurious even
+    within the initial RTT of the highest segment (out-of-order otherwise) and after duplicate ACKs for it."""
+    ev, c, s = handshake(rtt_us=20_000)
+    ev += [(30_000, "c", c, s, ACK | PSH, 1000), (31_000, "c", c + 1000, s, ACK | PSH, 1000),
+           (32_000, "c", c + 2000, s, ACK | PSH, 1000),
+           (40_000, "s", s, c + 1000, ACK, 0),  # acknowledges the first segment
+           (41_000, "c", c, s, ACK | PSH, 1000),  # it again, 9 ms after the highest: within the initial RTT
+           (45_000, "s", s, c + 3000, ACK, 0)]
+    path = write_conversation(tmp_path, ev)
+    an = annotate(_read(path))
+    row = 7
+    assert an["is_retransmission"].iloc[row] and an["is_spurious_retransmission"].iloc[row]
+    assert not an["is_out_of_order"].iloc[row] and not an["is_fast_retransmission"].iloc[row]
+    if HAVE_TSHARK:
+        assert tshark_agrees(path) == {}
+
+
 def test_a_syn_sent_again_after_a_second_is_a_retransmission(tmp_path):
     ev, c, s = handshake(rtt_us=10_000, syn_again_us=1_000_000)
     path = write_conversation(tmp_path, ev, ip_ids=False)  # IPv4 with ID 0: the two SYNs are identical

@@ -1,0 +1,117 @@
+"""Random transfers, captured at the sender, analysed as tshark analyses them (a differential test).
+
+Each seed writes one connection: a handshake (its SYN sometimes sent twice), then data segments of a random
+size with random losses after the capture point, duplicate ACKs for the holes, retransmissions after a
+short or a long wait (fast-retransmit-like or RTO-like, of the first unacknowledged segment, which the
+receiver may already hold), acknowledged segments sent again (spurious timeouts), frames captured twice, keep-alives when idle, zero windows and window updates,
+and a FIN exchange. corpus_check.compare_analysis compares every per-packet class and RTT sample with tshark's
+``tcp.analysis`` fields (equal, or different only in a class argued in tcpmodels.traces.flows). This found
+that Wireshark 4 tests "spurious" before "fast" and "out-of-order".
+"""
+
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+from corpus_check import compare_analysis, tshark_analysis
+from trace_fixtures import needs_tshark
+from trace_synth import ether, ipv4, tcp, write_pcap
+
+from tcpmodels.traces import TraceWarning, read_pcap
+
+SYN, ACK, FIN, PSH = 0x02, 0x10, 0x01, 0x08
+C, S = ("10.0.0.1", 40000), ("10.0.0.2", 80)
+SEEDS = range(30)
+
+
+class _Capture:
+    """Frames as the sender's capture point sees them."""
+
+    def __init__(self, rng: random.Random):
+        self.rng, self.t, self.ip_id, self.frames = rng, 1_700_000_000_000_000_000, 1, []
+
+    def emit(self, src, dst, seq, ack, flags, payload=0, win=65535, dt_ms=None, twice=False):
+        self.t += int((dt_ms if dt_ms is not None else self.rng.uniform(0.05, 3)) * 1e6)
+        self.ip_id += 1
+        frame = ether(ipv4(tcp(src[1], dst[1], seq % 2**32, ack % 2**32, flags, window=win, payload=payload),
+                           src=src[0], dst=dst[0], ip_id=self.ip_id))
+        self.frames.append((self.t, frame))
+        if twice:  # the same frame captured again
+            self.frames.append((self.t + 1000, frame))
+
+
+def random_transfer(seed: int) -> list[tuple[int, bytes]]:
+    """One connection's frames (see the module docstring)."""
+    r = random.Random(seed)
+    cap = _Capture(r)
+    isn_c, isn_s = r.randrange(2**32), r.randrange(2**32)
+    cap.emit(C, S, isn_c, 0, SYN)
+    if r.random() < 0.2:
+        cap.emit(C, S, isn_c, 0, SYN, dt_ms=1000)
+    cap.emit(S, C, isn_s, isn_c + 1, SYN | ACK, dt_ms=10)
+    cap.emit(C, S, isn_c + 1, isn_s + 1, ACK, dt_ms=10)
+    mss, n = r.choice([100, 536, 1000, 1448]), r.randrange(5, 60)
+    una = nxt = rcv = isn_c + 1  # the sender's unacknowledged and next byte, the receiver's cumulative ACK
+    held, sent, win, i = set(), [], 65535, 0
+
+    def deliver(seg, size):
+        nonlocal rcv
+        if seg == rcv:
+            rcv += size
+            while any(s == rcv for s, _ in held):
+                hit = next(h for h in held if h[0] == rcv)
+                held.discard(hit)
+                rcv += hit[1]
+        elif seg > rcv:
+            held.add((seg, size))
+
+    while i < n or una < nxt:
+        if i < n and nxt - una < 8 * mss:
+            seg = nxt
+            size = mss if r.random() < 0.85 else r.randrange(1, mss)
+            cap.emit(C, S, seg, isn_s + 1, ACK | PSH, payload=size, twice=r.random() < 0.03)
+            nxt += size
+            i += 1
+            sent.append((seg, size))
+            if r.random() >= 0.08:  # not lost after the capture point
+                in_order = seg == rcv
+                deliver(seg, size)
+                if not in_order or r.random() < 0.6:
+                    win = 0 if in_order and r.random() < 0.05 else 65535
+                    cap.emit(S, C, isn_s + 1, rcv, ACK, win=win, dt_ms=r.uniform(5, 20))
+                    una = max(una, rcv)
+        else:  # send the first unacknowledged segment again, soon or after a timeout
+            first = [s for s in sent if s[0] == una]
+            if not first:
+                una = nxt
+                continue
+            seg, size = first[0]
+            cap.emit(C, S, seg, isn_s + 1, ACK | PSH, payload=size, dt_ms=r.choice([2, 200, 1000]))
+            if r.random() < 0.85:
+                deliver(seg, size)
+                cap.emit(S, C, isn_s + 1, rcv, ACK, win=65535 if win else 0, dt_ms=r.uniform(5, 20))
+                una = max(una, rcv)
+        acked = [x for x in sent if x[0] + x[1] <= una]
+        if acked and r.random() < 0.05:  # an acknowledged segment sent again (a spurious timeout)
+            seg, size = acked[-1 - r.randrange(min(3, len(acked)))]
+            cap.emit(C, S, seg, isn_s + 1, ACK | PSH, payload=size, dt_ms=r.choice([1, 5, 50]))
+        if r.random() < 0.02 and una == nxt:  # a keep-alive while idle, and its ACK
+            cap.emit(C, S, nxt - 1, isn_s + 1, ACK, dt_ms=2000)
+            cap.emit(S, C, isn_s + 1, rcv, ACK, dt_ms=10)
+    cap.emit(C, S, nxt, isn_s + 1, FIN | ACK)
+    cap.emit(S, C, isn_s + 1, nxt + 1, FIN | ACK, dt_ms=10)
+    cap.emit(C, S, nxt + 1, isn_s + 2, ACK, dt_ms=10)
+    return cap.frames
+
+
+@needs_tshark
+@pytest.mark.parametrize("seed", SEEDS)
+def test_random_transfer_is_analysed_as_tshark_analyses_it(tmp_path, seed):
+    path = tmp_path / f"random{seed}.pcap"
+    write_pcap(path, random_transfer(seed), nano=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TraceWarning)
+        packets = read_pcap(path)
+    assert compare_analysis(packets, tshark_analysis(path), path.name) == {}
