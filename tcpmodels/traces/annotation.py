@@ -21,6 +21,9 @@ import pandas as pd
 
 from . import connpass
 
+#: passes of the zero-window-probe fixed point (each settles the probes a probe before them hid)
+MAX_PROBE_PASSES = 8
+
 __all__ = ["annotate", "ANNOTATION_COLUMNS", "DUPLICATE_MAX_GAP_OF_INITIAL_RTT", "DUPLICATE_MAX_GAP_NS",
            "UNKNOWN_INITIAL_RTT_NS"]
 
@@ -197,24 +200,35 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     # the highest sequence number sent so far: set by segments that occupy sequence space (payload, SYN or
     # FIN), never by a pure ACK or a RST without payload (whose seq may run ahead of data still in flight)
     occupies = (payload > 0) | syn | fin
-    seeds = ~dup & occupies
-    hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
-    has_prev = hmax > -np.inf
     ack = packets["ack"].to_numpy(np.int64)[order]
     win = packets["window"].to_numpy(np.int64)[order]
     ack_u = _unwrap_acks(f, fstart, ackf, ack, seq_u)
+    # a zero-window probe: one byte at the mark while the peer's last window is 0; as in Wireshark it does
+    # not move the mark, so a probe sent again is at the mark too (a fixed point: probes leave the seeds)
+    peer_spoke, peer_row = _peer_rows(f, order, dup)
+    peer_closed = peer_spoke & (win[np.maximum(peer_row, 0)] == 0)
+    probe_like = (payload == 1) & ~syn & ~fin & ~rst & ~dup & peer_closed
+    zw_probe = np.zeros(n, bool)
+    for _ in range(MAX_PROBE_PASSES):
+        seeds = ~dup & occupies & ~zw_probe
+        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
+        again = probe_like & (hmax > -np.inf) & (seq_u == hmax)
+        if np.array_equal(again, zw_probe):
+            break
+        zw_probe = again
+    seeds = ~dup & occupies & ~zw_probe
+    hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
+    has_prev = hmax > -np.inf
     peer = _peer_state(f, order, t, ackf, ack_u, win, dup, seeds, seq_end, fstart)
     # keep-alive: at most one byte, one below the highest sequence number, and (when the peer's ACKs were
     # captured) a byte the peer has already acknowledged; an unacknowledged byte sent again is a retransmission
     peer_acked = np.where(peer["max_ack"] >= 0, peer["max_ack"] > seq_u, True)
-    keepalive = (payload <= 1) & ~syn & ~fin & ~rst & has_prev & (seq_u == hmax - 1) & peer_acked
-    # a one-byte probe of a closed window (the peer's last window 0) at or one below the mark
-    zw_probe = ((payload == 1) & (peer["win"] == 0) & has_prev & ((seq_u == hmax) | (seq_u == hmax - 1))
-                & ~syn & ~fin & ~rst & ~dup)
+    keepalive = (payload <= 1) & ~syn & ~fin & ~rst & has_prev & (seq_u == hmax - 1) & peer_acked & ~zw_probe
     retrans = occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive & ~zw_probe
-    # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload never do). Its
-    # duplicate-ACK, window-update and previous-segment-not-captured tests compare with it
-    nxt = _exclusive_cummax(np.where(~dup & (occupies | ~rst), seq_end, -np.inf), fstart, floor=-np.inf)
+    # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload and zero-window
+    # probes never do). Its duplicate-ACK, window-update and previous-segment-not-captured tests compare with it
+    nxt = _exclusive_cummax(np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf), fstart,
+                            floor=-np.inf)
     ctl = syn | fin | rst
     prev_win, prev_ack = _previous(win, fstart), _previous(ack, fstart)
     # duplicate ACKs (Wireshark's rule): no payload, the direction's window and acknowledgment number repeated,
@@ -276,6 +290,21 @@ def _unwrap_acks(f, fstart, ackf, ack, seq_u) -> np.ndarray:
     return ack_u
 
 
+def _peer_rows(f, pos, dup) -> tuple[np.ndarray, np.ndarray]:
+    """(whether the peer had spoken, the row of its last packet or -1) just before each row (rows sorted by
+    flow, then capture order; duplicates are not the peer speaking)."""
+    # flow * (n + 1) + position is sorted; the peer's last packet before a row is the last key of the peer
+    # flow below (peer flow, row's position)
+    stride = np.int64(len(f) + 1)
+    key = f.astype(np.int64) * stride + pos
+    speaking = np.flatnonzero(~dup)
+    j = np.searchsorted(key[speaking], (f ^ 1).astype(np.int64) * stride + pos, side="left") - 1
+    hit = j >= 0
+    prow = np.where(hit, speaking[np.maximum(j, 0)], -1)
+    hit &= (prow >= 0) & (f[np.maximum(prow, 0)] == (f ^ 1))
+    return hit, np.where(hit, prow, -1)
+
+
 def _peer_state(f, pos, t, ackf, ack_u, win, dup, seeds, seq_end, fstart) -> dict[str, np.ndarray]:
     """What the peer had last said just before each packet (rows sorted by flow, then capture order).
 
@@ -284,20 +313,10 @@ def _peer_state(f, pos, t, ackf, ack_u, win, dup, seeds, seq_end, fstart) -> dic
     acknowledgment it had sent, -1 if none), ``row`` (its last packet's row, -1 if none). Duplicates are not the
     peer speaking.
     """
-    n = len(f)
     gid = np.cumsum(fstart)
     own_next = pd.Series(np.where(seeds, seq_end, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
     own_max_ack = pd.Series(np.where(ackf & ~dup, ack_u, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
-    # rows are sorted by flow, then capture position: flow * (n + 1) + position is sorted; the peer's last packet
-    # before a row is the last key of the peer flow below (peer flow, row's position)
-    stride = np.int64(n + 1)
-    key = f.astype(np.int64) * stride + pos
-    speaking = np.flatnonzero(~dup)
-    j = np.searchsorted(key[speaking], (f ^ 1).astype(np.int64) * stride + pos, side="left") - 1
-    hit = j >= 0
-    prow = np.where(hit, speaking[np.maximum(j, 0)], -1)
-    hit &= (prow >= 0) & (f[np.maximum(prow, 0)] == (f ^ 1))
-    prow = np.where(hit, prow, -1)
+    hit, prow = _peer_rows(f, pos, dup)
     r = np.maximum(prow, 0)
     return {"ack": np.where(hit & ackf[r], ack_u[r], -1), "t": np.where(hit, t[r].astype(float), np.nan),
             "win": np.where(hit, win[r], -1), "next_seq": np.where(hit, np.nan_to_num(own_next[r], nan=-1.0), -1.0),

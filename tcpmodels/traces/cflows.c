@@ -689,7 +689,6 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     if (dup_check(&x->dt, c->id * 2 + d, p, gap, &found, &prev_t)) return -1;
     const int dup = found && (td - (double)prev_t < gap);
     const int occupies = payload > 0 || syn || fin;
-    const int seed = !dup && occupies;
     const double hmax = F->seed_has ? (double)F->seedmax : NEG_INF;
     const int has_prev = hmax > NEG_INF;
     /* the peer's last packet */
@@ -701,9 +700,10 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const double peer_maxack = hit && P->maxack_has ? (double)(P->maxack_u0 + k_of(P)) : -1.0;
     const double sq = (double)seq_u;
     const int peer_acked = peer_maxack >= 0 ? peer_maxack > sq : 1;
-    const int ka = payload <= 1 && !syn && !fin && !rst && has_prev && sq == hmax - 1 && peer_acked;
-    const int zwp = payload == 1 && peer_win == 0 && has_prev && (sq == hmax || sq == hmax - 1) && !syn && !fin &&
-                    !rst && !dup;
+    /* a zero-window probe is at the mark and, as in Wireshark, does not move it (so is a probe sent again) */
+    const int zwp = payload == 1 && peer_win == 0 && has_prev && sq == hmax && !syn && !fin && !rst && !dup;
+    const int seed = !dup && occupies && !zwp;
+    const int ka = payload <= 1 && !syn && !fin && !rst && has_prev && sq == hmax - 1 && peer_acked && !zwp;
     const int rtx = occupies && has_prev && sq < hmax && !dup && !ka && !zwp;
     const double nxt = F->nxt;
     const int ctl = syn || fin || rst;
@@ -766,7 +766,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
         F->au_last_has = 1;
     }
     /* state after the row */
-    if (!dup && (occupies || !rst)) { if ((double)seq_end > F->nxt) F->nxt = (double)seq_end; }
+    if (!dup && (occupies || !rst) && !zwp) { if ((double)seq_end > F->nxt) F->nxt = (double)seq_end; }
     if (seed && (!F->seed_has || seq_end > F->seedmax)) { F->seedmax = seq_end; F->seed_has = 1; }
     if (ackf && !dup && (!F->maxack_has || u0 > F->maxack_u0)) { F->maxack_u0 = u0; F->maxack_has = 1; }
     F->has_row = 1;

@@ -42,8 +42,11 @@ Definitions (per direction, in capture order)
   captured). Wireshark omits the last condition, so a one-byte segment re-sent
   after an RTO and never acknowledged is a keep-alive there and a retransmission
   here (and gives no RTT sample: Karn's rule).
-- *Zero-window probe*: one byte, at or one below the highest sequence number, while
-  the peer's last advertised window is zero; not a retransmission.
+- *Zero-window probe*: one byte at the highest sequence number while the peer's last
+  advertised window is zero; not a retransmission. As in Wireshark, a probe does not
+  move the highest sequence number (nor Wireshark's nextseq), so a probe sent again is
+  a probe and the data sent when the window opens is new; one byte one below it is a
+  keep-alive.
 - *Duplicate ACK*: a pure ACK (no payload, SYN, FIN or RST) with the same
   acknowledgment number, window and sequence number as the previous packet of
   the direction, and a non-zero window ([1]_).

@@ -4,9 +4,12 @@ Each seed writes one connection: a handshake (its SYN sometimes sent twice), the
 size with random losses after the capture point, duplicate ACKs for the holes, retransmissions after a
 short or a long wait (fast-retransmit-like or RTO-like, of the first unacknowledged segment, which the
 receiver may already hold), acknowledged segments sent again (spurious timeouts), frames captured twice, keep-alives when idle, zero windows and window updates,
-and a FIN exchange. corpus_check.compare_analysis compares every per-packet class and RTT sample with tshark's
+and a FIN exchange; or, captured at the receiver, segments lost before the capture point and sent again later,
+reordered pairs, copies, a receiver whose window closes and the sender's one-byte zero-window probes.
+corpus_check.compare_analysis compares every per-packet class and RTT sample with tshark's
 ``tcp.analysis`` fields (equal, or different only in a class argued in tcpmodels.traces.flows). This found
-that Wireshark 4 tests "spurious" before "fast" and "out-of-order".
+that Wireshark 4 tests "spurious" before "fast" and "out-of-order", and that its zero-window probes are at
+(never one below) the next sequence number and do not move it.
 """
 
 from __future__ import annotations
@@ -106,11 +109,62 @@ def random_transfer(seed: int) -> list[tuple[int, bytes]]:
     return cap.frames
 
 
+def random_receiver_capture(seed: int) -> list[tuple[int, bytes]]:
+    """One connection captured at the receiver (see the module docstring)."""
+    r = random.Random(seed)
+    cap = _Capture(r)
+    isn_c, isn_s = r.randrange(2**32), r.randrange(2**32)
+    cap.emit(C, S, isn_c, 0, SYN, dt_ms=1)
+    cap.emit(S, C, isn_s, isn_c + 1, SYN | ACK, dt_ms=0.1)
+    cap.emit(C, S, isn_c + 1, isn_s + 1, ACK, dt_ms=20)
+    mss, seq, segs = r.choice([500, 1448]), isn_c + 1, []
+    for _ in range(r.randrange(10, 80)):
+        size = mss if r.random() < 0.9 else r.randrange(1, mss)
+        segs.append((seq, size))
+        seq += size
+    arrivals, pending, later = [], list(segs), []
+    while pending or later:
+        if later and (not pending or r.random() < 0.3):
+            arrivals.append(later.pop(0))  # a segment lost before the capture point, sent again
+            continue
+        x, seg = r.random(), pending.pop(0)
+        if x < 0.07:
+            later.append(seg)
+        elif x < 0.12 and pending:
+            arrivals += [pending.pop(0), seg]  # a reordered pair
+        else:
+            arrivals.append(seg)
+        if r.random() < 0.02:
+            arrivals.append(seg)  # a copy the receiver already holds
+    rcv, held, win = isn_c + 1, set(), 65535
+    for seg, size in arrivals:
+        cap.emit(C, S, seg, isn_s + 1, ACK | PSH, payload=size, dt_ms=r.uniform(0.01, 2))
+        if seg == rcv:
+            rcv += size
+            while any(h[0] == rcv for h in held):
+                hit = next(h for h in held if h[0] == rcv)
+                held.discard(hit)
+                rcv += hit[1]
+        elif seg > rcv:
+            held.add((seg, size))
+        if r.random() < 0.7 or seg != rcv:
+            win = 0 if r.random() < 0.03 else (65535 if win == 0 and r.random() < 0.5 else win)
+            cap.emit(S, C, isn_s + 1, rcv, ACK, win=win, dt_ms=0.05)
+            if win == 0 and r.random() < 0.5:  # a probe of the closed window, and the answer
+                cap.emit(C, S, seq, isn_s + 1, ACK, payload=1, dt_ms=200)
+                cap.emit(S, C, isn_s + 1, rcv, ACK, win=0, dt_ms=0.05)
+    cap.emit(C, S, seq, isn_s + 1, FIN | ACK, dt_ms=1)
+    cap.emit(S, C, isn_s + 1, seq + 1, FIN | ACK, dt_ms=0.05)
+    cap.emit(C, S, seq + 1, isn_s + 2, ACK, dt_ms=20)
+    return cap.frames
+
+
 @needs_tshark
+@pytest.mark.parametrize("where", ["sender", "receiver"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_random_transfer_is_analysed_as_tshark_analyses_it(tmp_path, seed):
+def test_random_transfer_is_analysed_as_tshark_analyses_it(tmp_path, seed, where):
     path = tmp_path / f"random{seed}.pcap"
-    write_pcap(path, random_transfer(seed), nano=True)
+    write_pcap(path, (random_transfer if where == "sender" else random_receiver_capture)(seed), nano=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TraceWarning)
         packets = read_pcap(path)

@@ -119,6 +119,42 @@ def test_acknowledged_data_sent_again_is_spurious_before_out_of_order_or_fast(tm
         assert tshark_agrees(path) == {}
 
 
+def _zero_window_conversation(tmp_path, tail, name):
+    """A handshake, 1000 bytes, the receiver's window closing, then ``tail``: (ms, 'c'|'s', rel seq, rel ack,
+    flags, payload, window)."""
+    c0, s0 = ISN_C + 1, ISN_S + 1
+    ev = [(0, "c", ISN_C, 0, SYN, 0, 65535), (10, "s", ISN_S, c0, SYN | ACK, 0, 65535), (20, "c", c0, s0, ACK, 0, 65535),
+          (21, "c", c0, s0, ACK | PSH, 1000, 65535), (30, "s", s0, c0 + 1000, ACK, 0, 0)]
+    frames = []
+    for ms, who, seq, ack, flags, payload, win in ev + [(ms, w, c0 + a if w == "c" else s0 + a,
+                                                        (s0 + b) if w == "c" else (c0 + b), fl, p, wn)
+                                                       for ms, w, a, b, fl, p, wn in tail]:
+        src, dst = (("10.0.0.1", 40000), ("10.0.0.2", 80)) if who == "c" else (("10.0.0.2", 80), ("10.0.0.1", 40000))
+        seg = tcp(sport=src[1], dport=dst[1], seq=seq, ack=ack, flags=flags, window=win, payload=payload)
+        frames.append((T0 + ms * 1_000_000, ether(ipv4(seg, src=src[0], dst=dst[0], ip_id=len(frames) + 1))))
+    path = tmp_path / name
+    write_pcap(path, frames, nano=True)
+    return path
+
+
+def test_zero_window_probes_are_at_the_next_byte_and_do_not_move_it(tmp_path):
+    """A probe sent twice is a probe both times, and the data sent when the window opens at that byte is new;
+    one byte sent one below the next byte while the window is closed is a keep-alive, not a probe."""
+    probes = _zero_window_conversation(tmp_path, [
+        (230, "c", 1000, 0, ACK | PSH, 1, 65535), (240, "s", 0, 1000, ACK, 0, 0),
+        (640, "c", 1000, 0, ACK | PSH, 1, 65535), (650, "s", 0, 1000, ACK, 0, 65535),
+        (651, "c", 1000, 0, ACK | PSH, 1000, 65535), (660, "s", 0, 2000, ACK, 0, 65535)], "probes.pcap")
+    an = annotate(_read(probes))
+    assert an["is_zero_window_probe"].tolist() == [False] * 5 + [True, False, True, False, False, False]
+    assert not an["is_retransmission"].any()
+    keepalive = _zero_window_conversation(tmp_path, [(230, "c", 999, 0, ACK, 1, 65535), (240, "s", 0, 1000, ACK, 0, 0)],
+                                          "ka.pcap")
+    an = annotate(_read(keepalive))
+    assert an["is_keepalive"].iloc[5] and not an["is_zero_window_probe"].iloc[5]
+    if HAVE_TSHARK:
+        assert tshark_agrees(probes) == {} and tshark_agrees(keepalive) == {}
+
+
 def test_a_syn_sent_again_after_a_second_is_a_retransmission(tmp_path):
     ev, c, s = handshake(rtt_us=10_000, syn_again_us=1_000_000)
     path = write_conversation(tmp_path, ev, ip_ids=False)  # IPv4 with ID 0: the two SYNs are identical
