@@ -214,10 +214,11 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
         again = probe_like & (hmax > -np.inf) & (seq_u == hmax)
         if np.array_equal(again, zw_probe):
-            break
+            break  # seeds and hmax are those of the final probes
         zw_probe = again
-    seeds = ~dup & occupies & ~zw_probe
-    hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
+    else:
+        seeds = ~dup & occupies & ~zw_probe
+        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
     has_prev = hmax > -np.inf
     peer = _peer_state(f, order, t, ackf, ack_u, win, dup, seeds, seq_end, fstart)
     # keep-alive: at most one byte, one below the highest sequence number, and (when the peer's ACKs were

@@ -83,9 +83,8 @@ JUMBO_OPTION = 0xC2
 #: Values of the ``tunnel`` column, by code ("" = not tunnelled).
 TUNNELS = ("", "gre", "ipip", "vxlan", "geneve", "gtp", "teredo", "l2tp", "mpls")
 TUNNEL_CODES = {name: code for code, name in enumerate(TUNNELS)}
-#: the UDP tunnels' ports, sorted, and their ``tunnel`` codes
-_UDP_TUNNEL_PORTS = np.array(sorted(tunnels.UDP_TUNNELS), np.int64)
-_UDP_TUNNEL_CODES = np.array([TUNNEL_CODES[tunnels.UDP_TUNNELS[p]] for p in sorted(tunnels.UDP_TUNNELS)], np.int8)
+#: the ``tunnel`` code of each UDP tunnel port (:data:`tcpmodels.traces.tunnels.UDP_TUNNEL_PORTS` order)
+_UDP_TUNNEL_CODES = np.array([TUNNEL_CODES[tunnels.UDP_TUNNELS[int(p)]] for p in tunnels.UDP_TUNNEL_PORTS], np.int8)
 MAX_TUNNEL_DEPTH = 3
 REASON_CODES = {1: "not_ip", 2: "not_tcp", 3: "ip_fragment", 4: "truncated_headers", 5: "bad_header",
                 6: "unknown_link_type", 7: "ipsec_esp"}
@@ -623,7 +622,7 @@ def _tunnels(buf, rows, ip, proto, cap_end, reason, st: _IpState) -> tuple[np.nd
     carries, p, i = tunnels.udp_tunnel(buf, port, l4[u] + 8, end[u])
     u, port = u[carries], port[carries]
     iproto[u], inner[u] = p[carries], i[carries]
-    kind[u] = _UDP_TUNNEL_CODES[np.searchsorted(_UDP_TUNNEL_PORTS, port)]
+    kind[u] = _UDP_TUNNEL_CODES[np.searchsorted(tunnels.UDP_TUNNEL_PORTS, port)]
     cut = (kind != 0) & (inner == CUT)
     reason[rows[cut & (reason[rows] == 0)]] = _TRUNC
     kind[cut] = 0

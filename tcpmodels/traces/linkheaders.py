@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .options import u8, u16
-from .tunnels import CUT, ETH_IPV4, ETH_IPV6
+from .options import u8, u8_within, u16, u16_within
+from .tunnels import CUT, ETH_IPV4, ETH_IPV6, ethertype_of
 
 __all__ = ["LINKTYPE_IEEE802_11", "LINKTYPE_RADIOTAP", "LINKTYPE_PPI", "LINKTYPE_ERF", "LINKTYPE_IPNET",
            "LINKTYPE_PFLOG", "LINK_NAMES", "LLC_FOLLOWS", "link_header", "erf_records", "PSEUDO_HEADER_LINKS", "pseudo_headers"]
@@ -71,13 +71,6 @@ def _le16(buf, idx):
 
 def _le32(buf, idx):
     return _le16(buf, idx) | (_le16(buf, idx + 2) << 16)
-
-
-def _by_family(values: np.ndarray, families: dict[int, int]) -> np.ndarray:
-    out = np.zeros(len(values), np.int64)
-    for fam, proto in families.items():
-        out[values == fam] = proto
-    return out
 
 
 def _ieee80211(buf, at: np.ndarray, end: np.ndarray, data_pad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,7 +150,7 @@ def _erf(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
 def _ipnet(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
     ok = end >= at + IPNET_HEADER_BYTES
     fam = np.where(ok, u8(buf, np.where(ok, at + 1, 0)), 0)
-    return _by_family(fam, IPNET_FAMILIES), np.where(ok, at + IPNET_HEADER_BYTES, CUT)
+    return ethertype_of(fam, IPNET_FAMILIES), np.where(ok, at + IPNET_HEADER_BYTES, CUT)
 
 
 def _pflog(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +159,7 @@ def _pflog(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
     size = (u8(buf, safe) + 3) & ~3
     fam = u8(buf, safe + 1)
     ok &= (size >= 4) & (end >= at + size)
-    return np.where(ok, _by_family(fam, PFLOG_FAMILIES), 0), np.where(ok, at + size, CUT)
+    return np.where(ok, ethertype_of(fam, PFLOG_FAMILIES), 0), np.where(ok, at + size, CUT)
 
 
 def _c_hdlc(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
@@ -181,18 +174,18 @@ def _frame_relay(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
     ethertype."""
     pos = at + 2
     for _ in range(2):  # 3- and 4-byte addresses
-        last, ok = _read(buf, pos - 1, end)
+        last, ok = u8_within(buf, pos - 1, end)
         pos = np.where(ok & ((last & 1) == 0), pos + 1, pos)
-    control, ok = _read(buf, pos, end)
+    control, ok = u8_within(buf, pos, end)
     ui = ok & (control == 0x03)
     nlpid_at = pos + 1
-    nlpid, ok1 = _read(buf, nlpid_at, end)
+    nlpid, ok1 = u8_within(buf, nlpid_at, end)
     padded = ui & ok1 & (nlpid == 0)
     nlpid_at = np.where(padded, nlpid_at + 1, nlpid_at)
-    nlpid, ok1 = _read(buf, nlpid_at, end)
-    ether, ok2 = _read16(buf, np.where(ui, nlpid_at + 4, pos), end)
+    nlpid, ok1 = u8_within(buf, nlpid_at, end)
+    ether, ok2 = u16_within(buf, np.where(ui, nlpid_at + 4, pos), end)
     proto = np.where(ui, np.where(nlpid == 0xCC, ETH_IPV4, np.where(nlpid == 0x8E, ETH_IPV6, np.where(
-        (nlpid == 0x80) & ok2, np.where(_read(buf, nlpid_at + 3, end)[0] == 0, ether, 0), 0))), ether)
+        (nlpid == 0x80) & ok2, np.where(u8_within(buf, nlpid_at + 3, end)[0] == 0, ether, 0), 0))), ether)
     start = np.where(ui, np.where(nlpid == 0x80, nlpid_at + 6, nlpid_at + 1), pos + 2)
     whole = np.where(ui, ok1 & ((nlpid != 0x80) | ok2), ok2) & (end >= start)
     return np.where(whole, proto, 0), np.where(whole, start, CUT)
@@ -220,22 +213,12 @@ def _pktap(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
     fam = np.where(fam_ok, _le32(buf, np.where(fam_ok, inner[n], 0)), 0)
     fam = np.where(fam >= 65536, ((fam & 0xFF) << 24) | ((fam & 0xFF00) << 8) | ((fam >> 8) & 0xFF00) | (fam >> 24),
                    fam)
-    proto[n], pos[n] = _by_family(fam, NULL_FAMILIES), np.where(fam_ok, inner[n] + 4, CUT)
+    proto[n], pos[n] = ethertype_of(fam, NULL_FAMILIES), np.where(fam_ok, inner[n] + 4, CUT)
     r = np.flatnonzero(packet & (dlt == 12))
-    first, okr = _read(buf, inner[r], end[r])
+    first, okr = u8_within(buf, inner[r], end[r])
     proto[r] = np.where((first >> 4) == 4, ETH_IPV4, np.where((first >> 4) == 6, ETH_IPV6, 0))
     pos[r] = np.where(okr, inner[r], CUT)
     return proto, pos
-
-
-def _read(buf, pos, end) -> tuple[np.ndarray, np.ndarray]:
-    ok = end >= pos + 1
-    return np.where(ok, u8(buf, np.where(ok, pos, 0)), 0), ok
-
-
-def _read16(buf, pos, end) -> tuple[np.ndarray, np.ndarray]:
-    ok = end >= pos + 2
-    return np.where(ok, u16(buf, np.where(ok, pos, 0)), 0), ok
 
 
 _READERS = {LINKTYPE_IEEE802_11: lambda buf, at, end: _ieee80211(buf, at, end, np.zeros(len(at), bool)),

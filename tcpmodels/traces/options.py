@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["parse_options", "u8", "u16", "u32", "u64"]
+__all__ = ["parse_options", "u8", "u16", "u32", "u64", "u8_within", "u16_within"]
 
 MAX_OPTION_BYTES = 40
 
@@ -99,6 +99,52 @@ def u64(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
         The values, one per index.
     """
     return (u32(buf, idx).astype(np.uint64) << np.uint64(32)) | u32(buf, idx + 4).astype(np.uint64)
+
+
+def u8_within(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, at: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The byte at ``pos + at`` where the record (ending at ``end``) holds it, else 0; and whether it does.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray of uint8
+        The bytes.
+    pos, end : numpy.ndarray of int64
+        A header's start and its record's end in ``buf``.
+    at : int
+        Offset in the header. [bytes]
+
+    Returns
+    -------
+    values : numpy.ndarray of int64
+        The bytes (0 where not captured).
+    held : numpy.ndarray of bool
+        Whether the record holds them.
+    """
+    ok = end >= pos + at + 1
+    return np.where(ok, u8(buf, np.where(ok, pos + at, 0)), 0), ok
+
+
+def u16_within(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, at: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`u8_within` for the big-endian 16-bit word at ``pos + at``.
+
+    Parameters
+    ----------
+    buf : numpy.ndarray of uint8
+        The bytes.
+    pos, end : numpy.ndarray of int64
+        A header's start and its record's end in ``buf``.
+    at : int
+        Offset in the header. [bytes]
+
+    Returns
+    -------
+    values : numpy.ndarray of int64
+        The words (0 where not captured).
+    held : numpy.ndarray of bool
+        Whether the record holds them.
+    """
+    ok = end >= pos + at + 2
+    return np.where(ok, u16(buf, np.where(ok, pos + at, 0)), 0), ok
 
 
 def parse_options(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> dict[str, np.ndarray]:

@@ -40,10 +40,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .options import u8, u16
+from .options import u8_within, u16_within
 
-__all__ = ["ETH_IPV4", "ETH_IPV6", "ETH_BRIDGE", "ETH_MPLS", "PPP_IPV4", "PPP_IPV6", "CUT", "UDP_TUNNELS", "gre", "udp_tunnel_port",
-           "udp_tunnel"]
+__all__ = ["ETH_IPV4", "ETH_IPV6", "ETH_BRIDGE", "ETH_MPLS", "PPP_IPV4", "PPP_IPV6", "CUT", "UDP_TUNNELS", "UDP_TUNNEL_PORTS", "gre", "udp_tunnel_port",
+           "udp_tunnel", "ethertype_of"]
 
 ETH_IPV4, ETH_IPV6 = 0x0800, 0x86DD
 ETH_BRIDGE = 0x6558  # transparent Ethernet bridging: an Ethernet frame follows (GRE, Geneve)
@@ -55,39 +55,42 @@ CUT = -1
 #: UDP port -> the ``tunnel`` column's name for the tunnel on it
 UDP_TUNNELS = {4789: "vxlan", 4790: "vxlan", 6081: "geneve", 2152: "gtp", 3544: "teredo", 1701: "l2tp",
                6635: "mpls", 4754: "gre"}
+#: their ports, sorted
+UDP_TUNNEL_PORTS = np.array(sorted(UDP_TUNNELS), np.int64)
 #: GTP-U extension headers followed at most, and NSH / VXLAN-GPE next-protocol values
 MAX_GTP_EXTENSIONS = 8
 _NEXT_PROTOCOL = {1: ETH_IPV4, 2: ETH_IPV6, 3: ETH_BRIDGE, 5: ETH_MPLS[0]}
 
 
-def _byte(buf, pos, end, at: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(byte at ``pos + at`` where the record holds it, else 0; whether it does)."""
-    ok = end >= pos + at + 1
-    return np.where(ok, u8(buf, np.where(ok, pos + at, 0)), 0), ok
+def ethertype_of(values: np.ndarray, table: dict[int, int]) -> np.ndarray:
+    """The ethertype ``table`` gives each of ``values`` (a protocol or address-family field), 0 for others.
 
+    Parameters
+    ----------
+    values : numpy.ndarray of int64
+        The field's values.
+    table : dict
+        Value -> ethertype.
 
-def _word(buf, pos, end, at: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(16-bit word at ``pos + at`` where the record holds it, else 0; whether it does)."""
-    ok = end >= pos + at + 2
-    return np.where(ok, u16(buf, np.where(ok, pos + at, 0)), 0), ok
-
-
-def _by_next_protocol(value: np.ndarray) -> np.ndarray:
-    """Ethertype of an NSH / VXLAN-GPE next-protocol value (0 for NSH-in-NSH and unknown values)."""
-    out = np.zeros(len(value), np.int64)
-    for v, proto in _NEXT_PROTOCOL.items():
-        out[value == v] = proto
+    Returns
+    -------
+    numpy.ndarray of int64
+        Ethertypes.
+    """
+    out = np.zeros(len(values), np.int64)
+    for v, proto in table.items():
+        out[values == v] = proto
     return out
 
 
 def _nsh(buf, pos, end) -> tuple[np.ndarray, np.ndarray]:
     """NSH (RFC 8300): MD type 1 headers are 24 bytes (as Wireshark reads them), others their length field."""
-    length, ok1 = _byte(buf, pos, end, 1)
-    md_type, ok2 = _byte(buf, pos, end, 2)
-    nxt, ok3 = _byte(buf, pos, end, 3)
+    length, ok1 = u8_within(buf, pos, end, 1)
+    md_type, ok2 = u8_within(buf, pos, end, 2)
+    nxt, ok3 = u8_within(buf, pos, end, 3)
     size = np.where((md_type & 0x0F) == 1, 24, (length & 0x3F) * 4)
     ok = ok1 & ok2 & ok3 & (size >= 8) & (end >= pos + size)
-    return np.where(ok, _by_next_protocol(nxt), 0), np.where(ok, pos + size, CUT)
+    return np.where(ok, ethertype_of(nxt, _NEXT_PROTOCOL), 0), np.where(ok, pos + size, CUT)
 
 
 def gre(buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -109,8 +112,8 @@ def gre(buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, 
     inner : numpy.ndarray of int64
         Where it starts (:data:`CUT` where the record ends first).
     """
-    flags, ok = _word(buf, pos, end, 0)
-    proto, ok2 = _word(buf, pos, end, 2)
+    flags, ok = u16_within(buf, pos, end, 0)
+    proto, ok2 = u16_within(buf, pos, end, 2)
     ok &= ok2
     ver = flags & 7
     # flags C, K, S add 4 bytes each; version 1 (PPTP) always has the key, and S and A optional
@@ -124,14 +127,14 @@ def gre(buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, 
     proto[e2] = ETH_BRIDGE
     # ERSPAN type III: 12 bytes, 8 more with the O flag; frame type (bits 10-14 of the last word) 0 is Ethernet
     e3 = np.flatnonzero(ok & (proto == ERSPAN_III))
-    last, ok3 = _word(buf, inner[e3], end[e3], 10)
+    last, ok3 = u16_within(buf, inner[e3], end[e3], 10)
     ethernet = ok3 & (((last >> 10) & 0x1F) == 0)
     proto[e3] = np.where(ethernet, ETH_BRIDGE, 0)
     inner[e3] += 12 + 8 * (last & 1)
     ok[e3[~ok3]] = False
     # WCCP: a 4-byte redirect header, unless an IPv4 header follows at once
     w = np.flatnonzero(ok & (proto == WCCP))
-    first, okw = _byte(buf, inner[w], end[w])
+    first, okw = u8_within(buf, inner[w], end[w])
     inner[w] += np.where((first >> 4) == 4, 0, 4)
     proto[w] = ETH_IPV4
     ok[w[~okw]] = False
@@ -154,35 +157,35 @@ def udp_tunnel_port(sport: np.ndarray, dport: np.ndarray) -> np.ndarray:
     numpy.ndarray of int64
         The port whose tunnel the payload is, or 0.
     """
-    ports = np.array(sorted(UDP_TUNNELS))
+    ports = UDP_TUNNEL_PORTS
     lo, hi = np.minimum(sport, dport), np.maximum(sport, dport)
     return np.where(np.isin(lo, ports), lo, np.where(np.isin(hi, ports) & (lo >= 1024), hi, 0))
 
 
 def _gtp_u(buf, pos, end) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """GTPv1-U G-PDUs: (tunnel?, proto, inner)."""
-    flags, ok = _byte(buf, pos, end, 0)
-    mtype, ok2 = _byte(buf, pos, end, 1)
+    flags, ok = u8_within(buf, pos, end, 0)
+    mtype, ok2 = u8_within(buf, pos, end, 1)
     header_cut = ~(ok & ok2)  # which message it is is not captured: a cut tunnel header
     tunnel = header_cut | (((flags >> 5) == 1) & ((flags & 0x10) != 0) & (mtype == 0xFF))
     optional = (flags & 0x07) != 0
     inner = pos + np.where(optional, 12, 8)
-    nxt, ok3 = _byte(buf, pos, end, 11)
+    nxt, ok3 = u8_within(buf, pos, end, 11)
     nxt = np.where(tunnel & optional & ((flags & 0x04) != 0), nxt, 0)
     cut = header_cut | (tunnel & optional & ~ok3)
     for _ in range(MAX_GTP_EXTENSIONS):
         more = np.flatnonzero(tunnel & ~cut & (nxt != 0))
         if len(more) == 0:
             break
-        words, okl = _byte(buf, inner[more], end[more])
+        words, okl = u8_within(buf, inner[more], end[more])
         size = words * 4
-        after, okn = _byte(buf, inner[more] + np.maximum(size, 1) - 1, end[more])
+        after, okn = u8_within(buf, inner[more] + np.maximum(size, 1) - 1, end[more])
         bad = ~okl | ~okn | (size == 0)
         cut[more[bad]] = True
         inner[more] += size
         nxt[more] = np.where(bad, 0, after)
     cut |= tunnel & (nxt != 0)  # more extension headers than followed
-    first, okf = _byte(buf, inner, end)
+    first, okf = u8_within(buf, inner, end)
     proto = np.where((first >= 0x45) & (first <= 0x4E), ETH_IPV4, np.where((first >> 4) == 6, ETH_IPV6, 0))
     cut |= tunnel & ~okf
     return tunnel, proto, np.where(cut, CUT, inner)
@@ -191,15 +194,15 @@ def _gtp_u(buf, pos, end) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def _teredo(buf, pos, end) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Teredo: the authentication indication (type 1), then the origin indication (type 0), then IPv6."""
     inner = pos.copy()
-    kind, ok = _word(buf, inner, end)
+    kind, ok = u16_within(buf, inner, end)
     auth = ok & (kind == 1)
     a = np.flatnonzero(auth)
-    id_len, ok1 = _byte(buf, inner[a], end[a], 2)
-    au_len, ok2 = _byte(buf, inner[a], end[a], 3)
+    id_len, ok1 = u8_within(buf, inner[a], end[a], 2)
+    au_len, ok2 = u8_within(buf, inner[a], end[a], 3)
     inner[a] += 4 + id_len + au_len + 8 + 1
     cut = np.zeros(len(pos), bool)
     cut[a] = ~(ok1 & ok2)
-    kind, ok = _word(buf, inner, end)
+    kind, ok = u16_within(buf, inner, end)
     inner += np.where(ok & (kind == 0), 8, 0)
     cut |= inner >= end
     return np.ones(len(pos), bool), np.where(cut, 0, ETH_IPV6), np.where(cut, CUT, inner)
@@ -207,18 +210,18 @@ def _teredo(buf, pos, end) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _l2tp(buf, pos, end) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """L2TPv2 data messages, then PPP: (tunnel?, proto, inner)."""
-    flags, ok = _word(buf, pos, end)
+    flags, ok = u16_within(buf, pos, end)
     tunnel = ~ok | (((flags & 0x000F) == 2) & ((flags & 0x8000) == 0))  # flags not captured: a cut header
     inner = pos + 6 + 2 * ((flags >> 14) & 1) + 4 * ((flags >> 11) & 1)  # length; Ns and Nr
     offset_flag = (flags & 0x0200) != 0
-    pad, okp = _word(buf, inner, end)
+    pad, okp = u16_within(buf, inner, end)
     inner += np.where(offset_flag, 2 + pad, 0)
     cut = ~ok | (tunnel & offset_flag & ~okp)
-    first, ok1 = _byte(buf, inner, end)
+    first, ok1 = u8_within(buf, inner, end)
     hdlc = ok1 & (first == 0xFF)
     inner += np.where(hdlc, 2, 0)
-    first, ok1 = _byte(buf, inner, end)
-    word, ok2 = _word(buf, inner, end)
+    first, ok1 = u8_within(buf, inner, end)
+    word, ok2 = u16_within(buf, inner, end)
     compressed = (first & 1) == 1  # protocol field compression (RFC 1661 Sec. 6.5)
     ppp = np.where(compressed, first, word)
     cut |= tunnel & ~(ok1 & (compressed | ok2))
@@ -262,11 +265,11 @@ def udp_tunnel(buf: np.ndarray, port: np.ndarray, pos: np.ndarray, end: np.ndarr
     v = np.flatnonzero(port == 4789)  # VXLAN: 8 bytes, then Ethernet
     put(v, True, ETH_BRIDGE, np.where(end[v] >= pos[v] + 8, pos[v] + 8, CUT))
     v = np.flatnonzero(port == 4790)  # VXLAN-GPE: 8 bytes, next protocol in the fourth
-    nxt, ok = _byte(buf, pos[v], end[v], 3)
-    put(v, True, np.where(ok, _by_next_protocol(nxt), 0), np.where(ok & (end[v] >= pos[v] + 8), pos[v] + 8, CUT))
+    nxt, ok = u8_within(buf, pos[v], end[v], 3)
+    put(v, True, np.where(ok, ethertype_of(nxt, _NEXT_PROTOCOL), 0), np.where(ok & (end[v] >= pos[v] + 8), pos[v] + 8, CUT))
     g = np.flatnonzero(port == 6081)  # Geneve: 8 bytes + options (6-bit length in 4-byte words)
-    opt, ok = _byte(buf, pos[g], end[g], 0)
-    gp, ok2 = _word(buf, pos[g], end[g], 2)
+    opt, ok = u8_within(buf, pos[g], end[g], 0)
+    gp, ok2 = u16_within(buf, pos[g], end[g], 2)
     put(g, True, gp, np.where(ok & ok2, pos[g] + 8 + (opt & 0x3F) * 4, CUT))
     m = np.flatnonzero(port == 6635)  # MPLS in UDP: the label stack at once
     put(m, True, ETH_MPLS[0], pos[m])
