@@ -72,6 +72,7 @@ import math
 import numpy as np
 
 from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels._typing import Numeric
 from tcpmodels.models.constants import BBR_CWND_GAIN
 
@@ -111,6 +112,18 @@ BBR_PROBE_RTT_DURATION_S = 0.2
 BBR_MIN_RTT_WINDOW_S = 10.0
 #: Window of the max-bandwidth filter, in round trips (``CYCLE_LEN + 2``). [rounds]
 BBR_BW_FILTER_ROUNDS = 10
+
+#: The path and flow parameters of Ware et al.'s model, documented once (symbols as in the module's table).
+_PARAMETERS = SharedEntries("""
+    bottleneck_rate_pps : numeric
+        c, > 0. [packets/s]
+    base_rtt_s : numeric
+        l, in (0, 3600]. [s]
+    queue_packets : numeric
+        q, >= 0. [packets]
+    n_bbr_flows : numeric
+        N, a whole number >= 1. [-]
+""")
 
 
 def _check_path(args: dict) -> None:
@@ -224,6 +237,7 @@ def ware_simple_inflight_cap_packets(queue_packets: Numeric, loss_based_share: N
     return wrap(2.0 * args["queue_packets"] * p * (1.0 - p), kind)
 
 
+@_PARAMETERS.fill
 def ware_rtt_estimate_alone_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, n_bbr_flows: Numeric) -> Numeric:
     r"""RTT estimate of N BBR flows sharing a bottleneck with nothing else (Ware et al. eq. 6).
 
@@ -232,12 +246,7 @@ def ware_rtt_estimate_alone_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric,
 
     Parameters
     ----------
-    bottleneck_rate_pps : numeric
-        c, > 0. [packets/s]
-    base_rtt_s : numeric
-        l, in (0, 3600]. [s]
-    n_bbr_flows : numeric
-        N, a whole number >= 1. [-]
+    {bottleneck_rate_pps, base_rtt_s, n_bbr_flows}
 
     Returns
     -------
@@ -263,6 +272,7 @@ def ware_rtt_estimate_alone_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric,
     return wrap(np.maximum(l_s, (BBR_PROBE_RTT_CWND_PACKETS * n - c * l_s) / c + l_s), kind)
 
 
+@_PARAMETERS.fill
 def ware_loss_based_share(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_packets: Numeric,
                           n_bbr_flows: Numeric) -> Numeric:
     r"""Share of the link the loss-based flows keep against N BBR flows (Ware et al. eq. 9).
@@ -274,14 +284,10 @@ def ware_loss_based_share(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, que
 
     Parameters
     ----------
-    bottleneck_rate_pps : numeric
-        c, > 0. [packets/s]
-    base_rtt_s : numeric
-        l, in (0, 3600]. [s]
+    {bottleneck_rate_pps, base_rtt_s}
     queue_packets : numeric
         q, > 0 (with q = 0 the share is 0). [packets]
-    n_bbr_flows : numeric
-        N, a whole number >= 1. [-]
+    {n_bbr_flows}
 
     Returns
     -------
@@ -313,6 +319,7 @@ def ware_loss_based_share(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, que
     return wrap(p, kind)
 
 
+@_PARAMETERS.fill
 def ware_rtt_estimate_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_packets: Numeric,
                         n_bbr_flows: Numeric) -> Numeric:
     r"""RTT estimate of N BBR flows against loss-based flows (Ware et al. eq. 7), p from eq. (9).
@@ -322,14 +329,7 @@ def ware_rtt_estimate_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue
 
     Parameters
     ----------
-    bottleneck_rate_pps : numeric
-        c, > 0. [packets/s]
-    base_rtt_s : numeric
-        l, in (0, 3600]. [s]
-    queue_packets : numeric
-        q, >= 0. [packets]
-    n_bbr_flows : numeric
-        N, a whole number >= 1. [-]
+    {bottleneck_rate_pps, base_rtt_s, queue_packets, n_bbr_flows}
 
     Returns
     -------
@@ -356,6 +356,7 @@ def ware_rtt_estimate_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue
     return wrap((args["p"] * q + BBR_PROBE_RTT_CWND_PACKETS * n) / c + l_s, kind)
 
 
+@_PARAMETERS.fill
 def ware_inflight_cap_packets(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_packets: Numeric,
                               n_bbr_flows: Numeric) -> Numeric:
     r"""Aggregate in-flight cap of N BBR flows against loss-based flows (Ware et al. eq. 8).
@@ -366,14 +367,7 @@ def ware_inflight_cap_packets(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric,
 
     Parameters
     ----------
-    bottleneck_rate_pps : numeric
-        c, > 0. [packets/s]
-    base_rtt_s : numeric
-        l, in (0, 3600]. [s]
-    queue_packets : numeric
-        q, >= 0. [packets]
-    n_bbr_flows : numeric
-        N, a whole number >= 1. [-]
+    {bottleneck_rate_pps, base_rtt_s, queue_packets, n_bbr_flows}
 
     Returns
     -------
@@ -399,6 +393,7 @@ def ware_inflight_cap_packets(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric,
     return wrap(BBR_CWND_GAIN * (1.0 - args["p"]) * args["bottleneck_rate_pps"] * args["rtt"], kind)
 
 
+@_PARAMETERS.fill
 def ware_probe_rtt_time_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_packets: Numeric,
                           duration_s: Numeric) -> Numeric:
     r"""Time BBR spends in ProbeRTT over ``d`` seconds of competition (Ware et al. eq. 11).
@@ -408,12 +403,7 @@ def ware_probe_rtt_time_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, que
 
     Parameters
     ----------
-    bottleneck_rate_pps : numeric
-        c, > 0. [packets/s]
-    base_rtt_s : numeric
-        l, in (0, 3600]. [s]
-    queue_packets : numeric
-        q, >= 0. [packets]
+    {bottleneck_rate_pps, base_rtt_s, queue_packets}
     duration_s : numeric
         d, competition time after convergence, > 0. [s]
 
@@ -443,6 +433,7 @@ def ware_probe_rtt_time_s(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, que
     return wrap(per_probe * args["duration_s"] / BBR_MIN_RTT_WINDOW_S, kind)
 
 
+@_PARAMETERS.fill
 def ware_bbr_share(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_packets: Numeric,
                    n_bbr_flows: Numeric) -> Numeric:
     r"""Aggregate share of the link N BBR flows take from loss-based flows (Ware et al. eq. 10).
@@ -452,14 +443,7 @@ def ware_bbr_share(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_pack
 
     Parameters
     ----------
-    bottleneck_rate_pps : numeric
-        c, > 0. [packets/s]
-    base_rtt_s : numeric
-        l, in (0, 3600]. [s]
-    queue_packets : numeric
-        q, >= 0. [packets]
-    n_bbr_flows : numeric
-        N, a whole number >= 1. [-]
+    {bottleneck_rate_pps, base_rtt_s, queue_packets, n_bbr_flows}
 
     Returns
     -------
@@ -497,6 +481,7 @@ def ware_bbr_share(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, queue_pack
     return wrap((1.0 - args["p"]) * (1.0 - per_probe / BBR_MIN_RTT_WINDOW_S), kind)
 
 
+@_PARAMETERS.fill
 def bbr_standing_queue_packets(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric, n_bbr_flows: Numeric,
                                buffer_packets: Numeric = np.inf) -> Numeric:
     r"""Standing queue of N BBR v1 flows alone on a bottleneck (Hock et al., with Ware et al. eq. 6).
@@ -510,10 +495,7 @@ def bbr_standing_queue_packets(bottleneck_rate_pps: Numeric, base_rtt_s: Numeric
 
     Parameters
     ----------
-    bottleneck_rate_pps : numeric
-        c, > 0. [packets/s]
-    base_rtt_s : numeric
-        l, in (0, 3600]. [s]
+    {bottleneck_rate_pps, base_rtt_s}
     n_bbr_flows : numeric
         N, a whole number >= 1 (with N = 1 the flow is not held by its cap and keeps
         almost no queue; the formula is for N >= 2). [-]
