@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.patches import Patch
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.fit import flow_estimates, group_loss_events
 from tcpmodels.models.throughput import mathis_throughput_bps, padhye_throughput_bps
 from tcpmodels.traces import (
@@ -77,6 +78,20 @@ __all__ = ["read_capture", "connection_table", "select_flows", "parse_flow_filte
            "analyze_streaming", "StreamingRun", "check_capture", "report_folders", "report_notebook", "NOTEBOOK_NAME",
            "STREAMING_THRESHOLD_BYTES"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    path : str or path-like
+        The capture file.
+    capture : str or path-like
+        The capture file.
+    connections : pandas.DataFrame
+        :func:`connection_table`.
+""")
+
 #: The report notebook, in the shipped notebooks (:func:`tcpmodels.report.project.shipped_root`).
 NOTEBOOK_NAME = "analyze_capture.ipynb"
 #: File endings a report folder's name leaves out (``run.pcap.gz`` -> ``run``).
@@ -93,13 +108,13 @@ SUMMARY_COLUMNS = ["flow", "packets", "unique_payload_bytes", "duration_s", "thr
                    "rtt_median_s", "loss_rate", "fct_s"]
 
 
+@_PARAMETERS.fill
 def read_capture(path: str | os.PathLike) -> tuple[pd.DataFrame, list[str]]:
     """The packet table of a capture and the reader's warnings (as text, not raised).
 
     Parameters
     ----------
-    path : str or path-like
-        The capture file.
+    {path}
 
     Returns
     -------
@@ -162,13 +177,13 @@ class ReportInputs:
     limits: LimitDiagnosis
 
 
+@_PARAMETERS.fill
 def report_inputs(capture: str | os.PathLike, flow_filter: str = "", top_flows: int = 3) -> ReportInputs:
     """Read a capture and compute what the ``analyze`` report shows.
 
     Parameters
     ----------
-    capture : str or path-like
-        The capture file.
+    {capture}
     flow_filter : str
         Only flows with an endpoint ``ADDR``, ``:PORT`` or ``ADDR:PORT`` (see :func:`select_flows`).
     top_flows : int
@@ -229,15 +244,13 @@ def _host(addr: str) -> str:
     return f"[{addr}]" if ":" in addr else addr
 
 
+@_PARAMETERS.fill
 def connection_table(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per direction that carried payload, largest first.
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {packets, annotated}
 
     Returns
     -------
@@ -397,13 +410,13 @@ def _no_match_error(capture: Path, flow_filter: str, endpoints: list[tuple[str, 
     return ValueError(f"no flow matches --flow {flow_filter!r} in {capture}: its endpoints are {shown}{more}")
 
 
+@_PARAMETERS.fill
 def capture_endpoints(path: str | os.PathLike) -> list[tuple[str, int]]:
     """The TCP endpoints (address, port) of a capture, most packets first (one pass over the file).
 
     Parameters
     ----------
-    path : str or path-like
-        The capture file.
+    {path}
 
     Returns
     -------
@@ -426,6 +439,7 @@ def capture_endpoints(path: str | os.PathLike) -> list[tuple[str, int]]:
     return sorted(counts, key=lambda k: -counts[k])
 
 
+@_PARAMETERS.fill
 def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Where each flow was captured, from its handshake, and the caution for RTT and loss measured there.
 
@@ -439,10 +453,7 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {packets, annotated}
 
     Returns
     -------
@@ -471,6 +482,7 @@ def capture_point(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) 
     return where[["sender_side_rtt_s", "receiver_side_rtt_s", "position"]].assign(caution=caution)
 
 
+@_PARAMETERS.fill
 def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | pd.Index,
                       annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Mathis and PFTK throughput from each flow's own p, RTT, T0, b and W_max, beside its measured rate.
@@ -480,12 +492,10 @@ def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | 
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    {packets}
     flow_ids : list of int, numpy.ndarray or pandas.Index
         The flows to predict.
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {annotated}
 
     Returns
     -------
@@ -527,6 +537,7 @@ def model_predictions(packets: pd.DataFrame, flow_ids: list[int] | np.ndarray | 
     return pd.DataFrame.from_dict(rows, orient="index", columns=cols).rename_axis("flow_id")
 
 
+@_PARAMETERS.fill
 def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None,
               samples: pd.DataFrame | None = None, t0_s: float | None = None,
               limits: pd.DataFrame | None = None) -> plt.Figure:
@@ -535,12 +546,10 @@ def plot_flow(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | Non
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    {packets}
     flow_id : int
         The flow.
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {annotated}
     samples : pandas.DataFrame, optional
         :func:`~tcpmodels.traces.rtt_samples` of ``packets`` if already computed.
     t0_s : float, optional
@@ -656,14 +665,14 @@ CONNECTION_VIEWS = {
 }
 
 
+@_PARAMETERS.fill
 def connection_views(connections: pd.DataFrame, where: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """The connection table split in two for reading (:data:`CONNECTION_VIEWS`): flows and their rates, then
     their retransmissions and loss events.
 
     Parameters
     ----------
-    connections : pandas.DataFrame
-        :func:`connection_table`.
+    {connections}
     where : pandas.DataFrame
         :func:`capture_point`.
 
@@ -676,18 +685,17 @@ def connection_views(connections: pd.DataFrame, where: pd.DataFrame) -> dict[str
     return {name: t[list(cols)].rename(columns=cols) for name, cols in CONNECTION_VIEWS.items()}
 
 
+@_PARAMETERS.fill
 def expert_table(packets: pd.DataFrame, flow_ids: Sequence[int],
                  annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per flow, the counts Wireshark's Expert Info gives, and the bytes the capture missed.
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    {packets}
     flow_ids : sequence of int
         The flows (rows, in this order).
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {annotated}
 
     Returns
     -------
@@ -841,6 +849,7 @@ def summary_markdown(capture: str, packets: pd.DataFrame, connections: pd.DataFr
     return "\n\n".join(lines)
 
 
+@_PARAMETERS.fill
 def consistency_notes(connections: pd.DataFrame, samples: pd.DataFrame, predictions: pd.DataFrame,
                       flow_ids: Sequence[int]) -> list[str]:
     """One sentence per flow where two numbers of the report that look alike differ, saying why.
@@ -854,8 +863,7 @@ def consistency_notes(connections: pd.DataFrame, samples: pd.DataFrame, predicti
 
     Parameters
     ----------
-    connections : pandas.DataFrame
-        :func:`connection_table`.
+    {connections}
     samples : pandas.DataFrame
         :func:`~tcpmodels.traces.rtt_samples`.
     predictions : pandas.DataFrame
@@ -1092,6 +1100,7 @@ class StreamingRun:
         return self.flows_csv
 
 
+@_PARAMETERS.fill
 def analyze_streaming(capture: str | os.PathLike, output_dir: str | os.PathLike, *, scheduler: str | None = None,
                       partitions: int | None = None, flow_filter: str = "", top_flows: int = 3,
                       progress: bool = True) -> StreamingRun:
@@ -1102,8 +1111,7 @@ def analyze_streaming(capture: str | os.PathLike, output_dir: str | os.PathLike,
 
     Parameters
     ----------
-    capture : str or path-like
-        The capture file.
+    {capture}
     output_dir : str or path-like
         Report folder: ``flows.csv``, ``accounting.json`` and ``packets.parquet/`` (the dataset) go there.
     scheduler : str, optional

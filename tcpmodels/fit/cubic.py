@@ -38,6 +38,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels._typing import Numeric
 from tcpmodels.models.cubic import (
     BETA_CUBIC,
@@ -50,6 +51,14 @@ from tcpmodels.models.cubic import (
 
 __all__ = ["cwnd_epochs", "cubic_epoch_window_segments", "w_origin_segments", "CubicFit", "fit_cubic",
            "predicted_regrowth_s", "fit_epoch_k"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    c : float
+        CUBIC constant. [segments/s^3]
+    beta_cubic : float
+        Fraction of the window kept. [-]
+""")
 
 
 def cwnd_epochs(t_s: npt.ArrayLike, cwnd_segments: npt.ArrayLike, ssthresh_segments: npt.ArrayLike,
@@ -179,6 +188,7 @@ def w_origin_segments(w_prior_segments: npt.ArrayLike, beta_cubic: float = BETA_
     return out
 
 
+@_PARAMETERS.fill
 def cubic_epoch_window_segments(t_s: Numeric, w_prior_segments: Numeric, w_origin: Numeric, rtt_s: Numeric,
                                 c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC, *,
                                 reno_friendly: bool = True) -> np.ndarray | float:
@@ -194,10 +204,7 @@ def cubic_epoch_window_segments(t_s: Numeric, w_prior_segments: Numeric, w_origi
         Plateau of the curve (``W_max`` after fast convergence, :func:`w_origin_segments`). [segments]
     rtt_s : numeric
         RTT for the Reno-friendly estimate. [s]
-    c : float
-        CUBIC constant. [segments/s^3]
-    beta_cubic : float
-        Fraction of the window kept. [-]
+    {c, beta_cubic}
     reno_friendly : bool
         Take the larger of the cubic curve and the Reno-friendly estimate W_est.
 
@@ -241,6 +248,7 @@ def _epoch_window(t, w_prior, w_origin, rtt, c, beta_cubic, reno_friendly):
     return np.fmax(cub, cubic_reno_friendly_window_unchecked(t0, w_prior, rtt, beta_cubic))
 
 
+@_PARAMETERS.fill
 def predicted_regrowth_s(w_prior_segments: npt.ArrayLike, w_origin: npt.ArrayLike, rtt_s: npt.ArrayLike,
                          c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC, *,
                          reno_friendly: bool = True) -> np.ndarray:
@@ -265,10 +273,7 @@ def predicted_regrowth_s(w_prior_segments: npt.ArrayLike, w_origin: npt.ArrayLik
         ``w_prior_segments``. [segments]
     rtt_s : array_like
         RTT of the Reno-friendly estimate, broadcast likewise; NaN estimate where not > 0. [s]
-    c : float
-        CUBIC constant. [segments/s^3]
-    beta_cubic : float
-        Fraction of the window kept. [-]
+    {c, beta_cubic}
     reno_friendly : bool
         Include the Reno-friendly crossing time.
 

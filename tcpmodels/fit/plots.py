@@ -9,24 +9,31 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.fit.cubic import cubic_epoch_window_segments
 from tcpmodels.fit.throughput import REGIMES
 from tcpmodels.fit.trace import FlowEstimates
 
 __all__ = ["measured_vs_predicted", "window_vs_loss", "epoch_trajectory", "k_observed_vs_predicted", "lia_paths"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ax : matplotlib.axes.Axes
+        Where to draw.
+""")
+
 _MARKERS = {"reno": "o", "cubic": "^"}
 _COLORS = dict(zip(REGIMES, ["0.6", "tab:purple", "tab:red", "tab:orange", "tab:blue", "tab:green", "tab:brown"],
                    strict=True))
 
 
+@_PARAMETERS.fill
 def measured_vs_predicted(ax: Axes, flows: pd.DataFrame, model: str, title: str = "") -> Axes:
     """Log-log scatter of predicted against measured throughput, by regime and congestion control.
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
+    {ax}
     flows : pandas.DataFrame
         Flows with ``throughput_bps``, ``cc``, ``regime`` and the ``model`` column
         (:func:`~tcpmodels.fit.throughput.add_predictions`,
@@ -64,13 +71,13 @@ def _plain_log_ticks(ax):
         axis.set_minor_formatter(mticker.NullFormatter())
 
 
+@_PARAMETERS.fill
 def window_vs_loss(ax: Axes, flows: pd.DataFrame, c_fit: float | None = None) -> Axes:
     """Measured window ``B RTT / MSS`` against the loss-event rate, with ``C / sqrt(p)`` lines.
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
+    {ax}
     flows : pandas.DataFrame
         Flows with ``loss_event_rate``, ``throughput_bps``, ``rtt_mean_s``, ``mss_bytes``,
         ``cc`` and ``regime``; rows without loss or throughput are left out.
@@ -97,6 +104,7 @@ def window_vs_loss(ax: Axes, flows: pd.DataFrame, c_fit: float | None = None) ->
     return ax
 
 
+@_PARAMETERS.fill
 def epoch_trajectory(ax: Axes, samples: pd.DataFrame, epochs: pd.DataFrame, *, c: float, beta_cubic: float,
                      flight: pd.Series | None = None, mss_bytes: float = 1448.0,
                      t_max_s: float | None = None) -> Axes:
@@ -104,8 +112,7 @@ def epoch_trajectory(ax: Axes, samples: pd.DataFrame, epochs: pd.DataFrame, *, c
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
+    {ax}
     samples : pandas.DataFrame
         TCP_INFO samples with ``t_s`` (since connect) [s] and ``cwnd_segments``.
     epochs : pandas.DataFrame
@@ -145,14 +152,14 @@ def epoch_trajectory(ax: Axes, samples: pd.DataFrame, epochs: pd.DataFrame, *, c
     return ax
 
 
+@_PARAMETERS.fill
 def k_observed_vs_predicted(ax: Axes, ktab: pd.DataFrame) -> Axes:
     """Observed regrowth time against K = cbrt(W (1 - beta) / C) and the full RFC 9438 prediction;
     per-epoch fitted inflection time against K with fast convergence.
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
+    {ax}
     ktab : pandas.DataFrame
         :func:`tcpmodels.fit.report.k_table`: ``k_obs_s``, ``k_rfc_s``, ``k_model_s``,
         ``k_fc_s``, ``k_fit_s`` [s] and ``reno_friendly``.
@@ -214,14 +221,14 @@ def lia_paths(axes: Sequence[Axes], tcpinfo: pd.DataFrame, series: pd.DataFrame)
     return axes
 
 
+@_PARAMETERS.fill
 def loss_events(ax: Axes, packets: pd.DataFrame, *, t_min_s: float = 0.0,
                 t_max_s: float | None = None) -> tuple[Axes, FlowEstimates]:
     """Time-sequence graph of one flow with its retransmissions grouped into loss events (shaded spans).
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes
-        Where to draw.
+    {ax}
     packets : pandas.DataFrame
         A packet table (:func:`tcpmodels.traces.read_pcap`); the flow is the one
         :func:`~tcpmodels.fit.trace.flow_estimates` picks (the most payload).

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.fit import SCHEMA
 from tcpmodels.fit.cubic import CubicFit, fit_cubic, fit_epoch_k, predicted_regrowth_s, w_origin_segments
 from tcpmodels.fit.lia import lia_counterfactual
@@ -23,6 +24,12 @@ from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, cubic_k_s
 __all__ = ["load", "estimator_checks", "mathis_fits", "cubic_fits", "k_table", "mptcp_tables", "MATHIS_PUBLISHED_C",
            "cubic_fit_table", "plot_run_epochs", "plot_lia_run", "summary_series", "LOW_LOSS_SETTINGS", "tables", "claims",
            "MATHIS_C_PER_SEGMENT", "MATHIS_C_DELAYED_ACK"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    epochs : pandas.DataFrame
+        The ``epochs`` table of :func:`load`.
+""")
 
 #: Mathis et al. (1997), Table 1: C for periodic / random loss, without / with delayed ACKs
 MATHIS_PUBLISHED_C = {"periodic, no delayed ACK": 1.22, "periodic, delayed ACK": 0.87,
@@ -155,6 +162,7 @@ def _run_key(df: pd.DataFrame) -> pd.Series:
     return df["name"]
 
 
+@_PARAMETERS.fill
 def cubic_fits(epochs: pd.DataFrame, tcpinfo: pd.DataFrame, *, n_boot: int = 100, seed: int = 0,
                min_bdp_segments: float = 0.0, max_bdp_segments: float = np.inf,
                settings: Iterable[str] | None = None) -> tuple[CubicFit, pd.DataFrame, pd.DataFrame]:
@@ -163,8 +171,7 @@ def cubic_fits(epochs: pd.DataFrame, tcpinfo: pd.DataFrame, *, n_boot: int = 100
 
     Parameters
     ----------
-    epochs : pandas.DataFrame
-        The ``epochs`` table of :func:`load`.
+    {epochs}
     tcpinfo : pandas.DataFrame
         The ``tcpinfo`` table (TCP_INFO samples of every run).
     n_boot : int
@@ -298,13 +305,13 @@ def mptcp_tables(subflows: pd.DataFrame) -> dict[str, pd.DataFrame]:
 LOW_LOSS_SETTINGS = ("buf", "r0.1")
 
 
+@_PARAMETERS.fill
 def cubic_fit_table(epochs: pd.DataFrame, tcpinfo: pd.DataFrame, *, n_boot: int, seed: int) -> dict:
     """The three CUBIC fits the notebook compares (large windows, small BDP, lossy) and their table.
 
     Parameters
     ----------
-    epochs : pandas.DataFrame
-        The ``epochs`` table of :func:`load`.
+    {epochs}
     tcpinfo : pandas.DataFrame
         The ``tcpinfo`` table.
     n_boot : int

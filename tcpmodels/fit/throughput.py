@@ -20,6 +20,7 @@ from statsmodels.regression.linear_model import OLS  # not statsmodels.api: 1 s 
 from statsmodels.tools.tools import add_constant
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.cubic import cubic_average_window_segments
 from tcpmodels.models.throughput import (
     mathis_throughput_bps,
@@ -30,6 +31,12 @@ from tcpmodels.models.throughput import (
 
 __all__ = ["add_predictions", "classify_regime", "REGIMES", "MathisFit", "fit_mathis_c", "LossExponentFit",
            "fit_loss_exponent", "error_table", "MODELS"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    throughput_bps : array_like
+        Measured rate of each flow. [bit/s]
+""")
 
 #: prediction columns added by :func:`add_predictions`, with a label for tables
 MODELS = {
@@ -213,14 +220,14 @@ def _c_interval(logc: np.ndarray, level: float) -> tuple:
     return float(np.exp(lo)), float(np.exp(hi))
 
 
+@_PARAMETERS.fill
 def fit_mathis_c(throughput_bps: npt.ArrayLike, mss_bytes: npt.ArrayLike, rtt_s: npt.ArrayLike,
                  loss_rate: npt.ArrayLike, *, confidence_level: float = 0.95) -> MathisFit:
     r"""Fit the constant C of the square-root law to measured throughputs.
 
     Parameters
     ----------
-    throughput_bps : array_like
-        Measured rate of each flow. [bit/s]
+    {throughput_bps}
     mss_bytes : array_like
         Segment size. [bytes]
     rtt_s : array_like
@@ -307,14 +314,14 @@ class LossExponentFit:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+@_PARAMETERS.fill
 def fit_loss_exponent(throughput_bps: npt.ArrayLike, mss_bytes: npt.ArrayLike, rtt_s: npt.ArrayLike,
                       loss_rate: npt.ArrayLike, *, confidence_level: float = 0.95) -> LossExponentFit:
     """Regress the window ``B RTT / (8 MSS)`` on p in log-log (OLS, :mod:`statsmodels`).
 
     Parameters
     ----------
-    throughput_bps : array_like
-        Measured rate of each flow. [bit/s]
+    {throughput_bps}
     mss_bytes : array_like
         Segment size, broadcast to ``throughput_bps``. [bytes]
     rtt_s : array_like

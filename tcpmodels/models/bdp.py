@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels._arrays import broadcast, check_range, finite_result, wrap
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels._typing import Numeric
 from tcpmodels.models.throughput import window_limited_throughput_bps
 
@@ -31,12 +32,21 @@ __all__ = [
     "sizing_table",
 ]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rtt_s : numeric
+        Round-trip time, >= 0. [s]
+    rate_bps : numeric
+        Target rate, >= 0. [bit/s]
+""")
+
 #: Largest value of TCP's 16-bit window field (RFC 9293 Sec. 3.1). [bytes]
 WINDOW_FIELD_MAX_BYTES = 65_535
 #: Largest window-scale shift count (RFC 7323 Sec. 2.3: a larger value is treated as 14). [-]
 WSCALE_SHIFT_MAX = 14
 
 
+@_PARAMETERS.fill
 @finite_result
 def bdp_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     r"""Bandwidth-delay product: the bytes in flight that keep a link busy.
@@ -45,8 +55,7 @@ def bdp_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     ----------
     rate_bps : numeric
         Link (or target) rate, >= 0. [bit/s]
-    rtt_s : numeric
-        Round-trip time, >= 0. [s]
+    {rtt_s}
 
     Returns
     -------
@@ -73,6 +82,7 @@ def bdp_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     return wrap(args["rate_bps"] * args["rtt_s"] / 8.0, kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def window_needed_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     """Window (bytes in flight) a single connection needs to sustain ``rate_bps``.
@@ -83,10 +93,7 @@ def window_needed_bytes(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
 
     Parameters
     ----------
-    rate_bps : numeric
-        Target rate, >= 0. [bit/s]
-    rtt_s : numeric
-        Round-trip time, >= 0. [s]
+    {rate_bps, rtt_s}
 
     Returns
     -------
@@ -184,16 +191,14 @@ def max_window_ceiling_bps(wscale_shift: Numeric, rtt_s: Numeric) -> Numeric:
     return wrap(window_limited_throughput_bps(window, args["rtt_s"]), kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def min_wscale_shift(rate_bps: Numeric, rtt_s: Numeric) -> Numeric:
     r"""Smallest window-scale shift whose largest window covers ``rate * RTT``.
 
     Parameters
     ----------
-    rate_bps : numeric
-        Target rate, >= 0. [bit/s]
-    rtt_s : numeric
-        Round-trip time, >= 0. [s]
+    {rate_bps, rtt_s}
 
     Returns
     -------

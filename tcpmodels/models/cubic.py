@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from tcpmodels._arrays import broadcast, check_range, check_scalar, finite_result, wrap
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels._typing import Numeric
 from tcpmodels.models.constants import BETA_CUBIC, C_CUBIC
 
@@ -63,6 +64,24 @@ __all__ = [
     "kozu_k_s",
     "x_power_law_params",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    c : float
+        CUBIC scaling constant. [segments/s^3]
+    rtt_s : numeric
+        Round-trip time. [s]
+    beta_cubic : float
+        Multiplicative decrease factor (fraction kept). [-]
+    w_max_segments : numeric
+        Window just before the reduction. [segments]
+    t : numpy.ndarray
+        Time since the window reduction. [s]
+    w : numpy.ndarray
+        W_max. [segments]
+    t_s : numeric
+        Time since the window reduction. [s]
+""")
 
 # C_CUBIC (RFC 9438 Sec. 4.2 / 5.1, [segments/s^3]) and BETA_CUBIC (Sec. 4.6, [-]): tcpmodels.models.constants
 #: Readings of the Kozu–Yamaguchi eq. (4): unmodified CUBIC, x multiplies, x divides.
@@ -142,6 +161,7 @@ def _check_c(c: np.ndarray) -> None:
 # --------------------------------------------------------------------------------------
 # closed forms
 # --------------------------------------------------------------------------------------
+@_PARAMETERS.fill
 @finite_result
 def cubic_k_s(w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""Time for CUBIC to grow back to W_max after a window reduction.
@@ -150,8 +170,7 @@ def cubic_k_s(w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = B
     ----------
     w_max_segments : numeric
         Congestion window just before the reduction. [segments]
-    c : float
-        CUBIC scaling constant. [segments/s^3]
+    {c}
     beta_cubic : float
         Multiplicative decrease factor (fraction of the window kept). [-]
         For the paper convention (``beta = 0.2`` removed) pass
@@ -187,6 +206,7 @@ def cubic_k_s(w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = B
     return wrap(np.cbrt(w * (1.0 - b) / cc), kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def cubic_window_segments(t_s: Numeric, w_max_segments: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC, k_s: Numeric | None = None) -> Numeric:
     r"""CUBIC window growth function W_cubic(t) after a loss at W_max.
@@ -195,12 +215,7 @@ def cubic_window_segments(t_s: Numeric, w_max_segments: Numeric, c: float = C_CU
     ----------
     t_s : numeric
         Time since the window reduction (start of the congestion-avoidance epoch). [s]
-    w_max_segments : numeric
-        Window just before the reduction. [segments]
-    c : float
-        CUBIC scaling constant. [segments/s^3]
-    beta_cubic : float
-        Multiplicative decrease factor (fraction kept). [-]
+    {w_max_segments, c, beta_cubic}
     k_s : numeric, optional
         Use this K instead of :func:`cubic_k_s` (e.g. from :func:`kozu_k_s`). [s]
 
@@ -243,6 +258,7 @@ def cubic_window_segments(t_s: Numeric, w_max_segments: Numeric, c: float = C_CU
     return wrap(cubic_window_unchecked(t, w, cc, k), kind)
 
 
+@_PARAMETERS.fill
 def cubic_window_unchecked(t: np.ndarray, w: np.ndarray, c: np.ndarray, k: np.ndarray) -> np.ndarray:
     """The formula of :func:`cubic_window_segments` without input checks, for arrays already validated.
 
@@ -251,10 +267,7 @@ def cubic_window_unchecked(t: np.ndarray, w: np.ndarray, c: np.ndarray, k: np.nd
 
     Parameters
     ----------
-    t : numpy.ndarray
-        Time since the window reduction. [s]
-    w : numpy.ndarray
-        W_max. [segments]
+    {t, w}
     c : numpy.ndarray
         CUBIC constant C. [segments/s^3]
     k : numpy.ndarray
@@ -303,20 +316,17 @@ def cubic_alpha_reno_friendly(beta_cubic: Numeric = BETA_CUBIC) -> Numeric:
     return wrap(3.0 * (1.0 - b) / (1.0 + b), kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def cubic_reno_friendly_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""CUBIC's Reno-friendly window estimate W_est(t) after a loss at W_max.
 
     Parameters
     ----------
-    t_s : numeric
-        Time since the window reduction. [s]
+    {t_s}
     w_max_segments : numeric
         Window just before the reduction (``cwnd_prior``). [segments]
-    rtt_s : numeric
-        Round-trip time. [s]
-    beta_cubic : float
-        Multiplicative decrease factor (fraction kept). [-]
+    {rtt_s, beta_cubic}
 
     Returns
     -------
@@ -355,16 +365,14 @@ def cubic_reno_friendly_window_segments(t_s: Numeric, w_max_segments: Numeric, r
     return wrap(cubic_reno_friendly_window_unchecked(t, w, r, b), kind)
 
 
+@_PARAMETERS.fill
 def cubic_reno_friendly_window_unchecked(t: np.ndarray, w: np.ndarray, r: np.ndarray,
                                          b: np.ndarray) -> np.ndarray:
     """The formula of :func:`cubic_reno_friendly_window_segments` without input checks (arrays already validated).
 
     Parameters
     ----------
-    t : numpy.ndarray
-        Time since the window reduction. [s]
-    w : numpy.ndarray
-        W_max. [segments]
+    {t, w}
     r : numpy.ndarray
         RTT. [s]
     b : numpy.ndarray
@@ -381,18 +389,14 @@ def cubic_reno_friendly_window_unchecked(t: np.ndarray, w: np.ndarray, r: np.nda
     return np.where(np.isnan(t) | np.isnan(t1), np.nan, out)
 
 
+@_PARAMETERS.fill
 @finite_result
 def reno_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, beta_reno: float = 0.5) -> Numeric:
     r"""Reno's congestion-avoidance window after a loss at W_max (additive increase).
 
     Parameters
     ----------
-    t_s : numeric
-        Time since the window reduction. [s]
-    w_max_segments : numeric
-        Window just before the reduction. [segments]
-    rtt_s : numeric
-        Round-trip time. [s]
+    {t_s, w_max_segments, rtt_s}
     beta_reno : float
         Fraction of the window kept at a loss (0.5 for Reno). [-]
 
@@ -425,6 +429,7 @@ def reno_window_segments(t_s: Numeric, w_max_segments: Numeric, rtt_s: Numeric, 
     return wrap(b * w + t / r, kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def cubic_average_window_segments(loss_rate: Numeric, rtt_s: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""CUBIC's average window under deterministic loss (response function), Reno-friendly floor included.
@@ -433,12 +438,7 @@ def cubic_average_window_segments(loss_rate: Numeric, rtt_s: Numeric, c: float =
     ----------
     loss_rate : numeric
         Packet loss rate p, one loss every 1/p packets. [-]
-    rtt_s : numeric
-        Round-trip time. [s]
-    c : float
-        CUBIC scaling constant. [segments/s^3]
-    beta_cubic : float
-        Multiplicative decrease factor (fraction kept). [-]
+    {rtt_s, c, beta_cubic}
 
     Returns
     -------
@@ -479,6 +479,7 @@ def cubic_average_window_segments(loss_rate: Numeric, rtt_s: Numeric, c: float =
     return wrap(out, kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def cubic_loss_rate_for_window(window_segments: Numeric, rtt_s: Numeric, c: float = C_CUBIC, beta_cubic: float = BETA_CUBIC) -> Numeric:
     r"""Loss rate at which CUBIC's average window equals ``window_segments`` (inverse response function).
@@ -487,12 +488,7 @@ def cubic_loss_rate_for_window(window_segments: Numeric, rtt_s: Numeric, c: floa
     ----------
     window_segments : numeric
         Target average window, e.g. ``rate * RTT / (8 * packet size)``. [segments]
-    rtt_s : numeric
-        Round-trip time. [s]
-    c : float
-        CUBIC scaling constant. [segments/s^3]
-    beta_cubic : float
-        Multiplicative decrease factor (fraction kept). [-]
+    {rtt_s, c, beta_cubic}
 
     Returns
     -------
@@ -588,13 +584,13 @@ class PowerLawX:
         return wrap(self.x1 * (r / self.rtt1_s) ** self.exponent, kind)
 
 
+@_PARAMETERS.fill
 def kozu_x(rtt_s: Numeric, x_of_rtt: Callable[[Any], Any] | None = None) -> Numeric:
     """Evaluate the x(RTT) hook: ``x_of_rtt(rtt_s)``, default :class:`PowerLawX` ``()``.
 
     Parameters
     ----------
-    rtt_s : numeric
-        Round-trip time. [s]
+    {rtt_s}
     x_of_rtt : callable, optional
         Function of RTT [s] returning x [-] (positive). Default: the power law through
         (1 ms, 10) and (1000 ms, 1) read from P3 Fig. 2 (an assumption, see :class:`PowerLawX`).
@@ -654,6 +650,7 @@ def _x_factor(reading: str, x: np.ndarray) -> np.ndarray:
     raise ValueError(f"reading must be one of {X_READINGS}; got {reading!r}")
 
 
+@_PARAMETERS.fill
 @finite_result
 def kozu_k_s(
     w_max_segments: Numeric,
@@ -667,8 +664,7 @@ def kozu_k_s(
 
     Parameters
     ----------
-    w_max_segments : numeric
-        Window just before the reduction. [segments]
+    {w_max_segments}
     rtt_s : numeric
         Round-trip time of the flow. [s]
     reading : {"multiply", "divide", "none"}
@@ -676,8 +672,7 @@ def kozu_k_s(
     x_of_rtt : callable, optional
         x(RTT) [-] as a function of RTT [s]; default :class:`PowerLawX` ``()``
         through (1 ms, 10) and (1000 ms, 1), an assumption read off P3 Fig. 2.
-    c : float
-        CUBIC scaling constant. [segments/s^3]
+    {c}
     beta_cubic : float
         Multiplicative decrease factor (fraction kept); the paper's reduction beta = 0.2
         is ``beta_cubic_from_reduction(0.2)``. [-]

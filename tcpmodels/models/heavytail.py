@@ -40,6 +40,7 @@ from numpy.typing import ArrayLike
 from scipy import special, stats
 
 from tcpmodels._arrays import broadcast, check_range, check_scalar, finite_result, wrap
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels._typing import Numeric
 
 __all__ = [
@@ -55,6 +56,18 @@ __all__ = [
     "circulant_gaussian",
     "fgn",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rng : numpy.random.Generator
+        Source of randomness.
+    scale : numeric
+        Scale (minimum value) :math:`x_m`, > 0. [x]
+    alpha : numeric
+        Shape (tail index), > 0. [-]
+    size : int or tuple of int
+        Output shape.
+""")
 
 
 def _check_alpha(alpha: Any) -> None:
@@ -104,15 +117,13 @@ def pareto_scale(mean: Numeric, alpha: Numeric) -> Numeric:
     return wrap(args["mean"] * (args["alpha"] - 1.0) / args["alpha"], kind)
 
 
+@_PARAMETERS.fill
 def pareto_mean(scale: Numeric, alpha: Numeric) -> Numeric:
     r"""Mean of a Pareto distribution, :math:`\alpha x_m / (\alpha - 1)`.
 
     Parameters
     ----------
-    scale : numeric
-        Scale (minimum value) :math:`x_m`, > 0. [x]
-    alpha : numeric
-        Shape (tail index), > 0. [-]
+    {scale, alpha}
 
     Returns
     -------
@@ -140,16 +151,14 @@ def pareto_mean(scale: Numeric, alpha: Numeric) -> Numeric:
     return wrap(out, kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def pareto_median(scale: Numeric, alpha: Numeric) -> Numeric:
     r"""Median of a Pareto distribution, :math:`x_m 2^{1/\alpha}`.
 
     Parameters
     ----------
-    scale : numeric
-        Scale (minimum value) :math:`x_m`, > 0. [x]
-    alpha : numeric
-        Shape (tail index), > 0. [-]
+    {scale, alpha}
 
     Returns
     -------
@@ -341,15 +350,13 @@ class Pareto:
         """
         return stats.pareto(self.alpha, scale=self.scale)
 
+    @_PARAMETERS.fill
     def sample(self, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         """Draw independent values using ``rng`` (no global random state).
 
         Parameters
         ----------
-        size : int or tuple of int
-            Output shape.
-        rng : numpy.random.Generator
-            Source of randomness.
+        {size, rng}
 
         Returns
         -------
@@ -359,6 +366,7 @@ class Pareto:
         _check_rng(rng)
         return self.scale * (1.0 + rng.pareto(self.alpha, size))
 
+    @_PARAMETERS.fill
     def sample_equilibrium(self, size: int | tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
         r"""Draw from the equilibrium (residual-life) distribution; needs alpha > 1.
 
@@ -370,10 +378,7 @@ class Pareto:
 
         Parameters
         ----------
-        size : int or tuple of int
-            Output shape.
-        rng : numpy.random.Generator
-            Source of randomness.
+        {size, rng}
 
         Returns
         -------
@@ -431,6 +436,7 @@ def onoff_mean_rate(n_sources: Numeric, mean_on_s: Numeric, mean_off_s: Numeric,
     return wrap(args["n_sources"] * args["peak_rate"] * on / (on + off), kind)
 
 
+@_PARAMETERS.fill
 def onoff_aggregate_rate(
     *,
     n_sources: int,
@@ -464,8 +470,7 @@ def onoff_aggregate_rate(
         Width of a time bin, > 0. [s]
     n_bins : int
         Number of bins, >= 1; the series covers [0, n_bins * bin_s). [-]
-    rng : numpy.random.Generator
-        Source of randomness.
+    {rng}
     peak_rate : float
         Rate of one source while ON, > 0. [unit/s]
 
@@ -605,6 +610,7 @@ def fgn_autocovariance(lag: Numeric, hurst: Numeric) -> Numeric:
     return wrap(out, kind)
 
 
+@_PARAMETERS.fill
 def circulant_gaussian(
     autocovariance: ArrayLike, rng: np.random.Generator, *, n_series: int | None = None, tolerance: float = 1e-9
 ) -> np.ndarray:
@@ -614,8 +620,7 @@ def circulant_gaussian(
     ----------
     autocovariance : array_like
         :math:`\gamma(0), \dots, \gamma(n-1)` of the wanted series (n >= 2). [x^2]
-    rng : numpy.random.Generator
-        Source of randomness.
+    {rng}
     n_series : int, optional
         Number of independent series to draw at once; default one. [-]
     tolerance : float
@@ -686,6 +691,7 @@ def _count(name: str, value: Any, low: int = 1) -> int:
     return int(value)
 
 
+@_PARAMETERS.fill
 @finite_result
 def fgn(
     n: int, hurst: float, rng: np.random.Generator, *, sigma: float = 1.0, n_series: int | None = None
@@ -698,8 +704,7 @@ def fgn(
         Length of the series, >= 2. [samples]
     hurst : float
         Hurst parameter H in (0, 1); H = 0.5 is white noise. [-]
-    rng : numpy.random.Generator
-        Source of randomness.
+    {rng}
     sigma : float
         Standard deviation of each sample, > 0. [x]
     n_series : int, optional

@@ -58,6 +58,7 @@ from numpy.typing import ArrayLike
 from scipy import optimize, special, stats
 
 from tcpmodels._arrays import check_magnitude
+from tcpmodels._docstrings import SharedEntries
 
 __all__ = [
     "HurstResult",
@@ -73,6 +74,16 @@ __all__ = [
     "BIASED_RANGES",
     "MAX_SQUARED_SUM",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    x : array_like or pandas.Series
+        The series, at least 128 values, no NaN. [any]
+    min_window, max_window : int
+        Smallest and largest window, default 16 and n/4. [samples]
+    n_windows : int
+        Number of window sizes, log-spaced. [-]
+""")
 
 #: Largest ``n * max|x|`` the estimators accept for a series of n samples: they square sums of up to n
 #: values, and (1e150)^2 stays far inside a float's range (1.8e308), with room for the sums of squares.
@@ -338,6 +349,7 @@ def _loglog_result(
 # --------------------------------------------------------------------------- time-domain estimators
 
 
+@_PARAMETERS.fill
 def hurst_rs(x: ArrayLike, *, min_window: int = 16, max_window: int | None = None, n_windows: int = 20) -> HurstResult:
     r"""Hurst parameter by rescaled-range (R/S) analysis.
 
@@ -351,10 +363,7 @@ def hurst_rs(x: ArrayLike, *, min_window: int = 16, max_window: int | None = Non
     ----------
     x : array_like or pandas.Series
         The series (e.g. bytes per bin), at least 128 values, no NaN. [any]
-    min_window, max_window : int
-        Smallest and largest window, default 16 and n/4. [samples]
-    n_windows : int
-        Number of window sizes, log-spaced. [-]
+    {min_window, max_window, n_windows}
 
     Returns
     -------
@@ -420,6 +429,7 @@ def hurst_rs(x: ArrayLike, *, min_window: int = 16, max_window: int | None = Non
     )
 
 
+@_PARAMETERS.fill
 def hurst_aggvar(x: ArrayLike, *, min_block: int = 10, max_block: int | None = None, n_blocks: int = 20) -> HurstResult:
     r"""Hurst parameter by the aggregated-variance method.
 
@@ -430,8 +440,7 @@ def hurst_aggvar(x: ArrayLike, *, min_block: int = 10, max_block: int | None = N
 
     Parameters
     ----------
-    x : array_like or pandas.Series
-        The series, at least 128 values, no NaN. [any]
+    {x}
     min_block, max_block : int
         Smallest and largest block, default 10 and n/10 (at least 10 blocks). [samples]
     n_blocks : int
@@ -478,6 +487,7 @@ def hurst_aggvar(x: ArrayLike, *, min_block: int = 10, max_block: int | None = N
     )
 
 
+@_PARAMETERS.fill
 def hurst_dfa(x: ArrayLike, *, min_window: int = 16, max_window: int | None = None, n_windows: int = 20) -> HurstResult:
     r"""Hurst parameter by detrended fluctuation analysis of order 1 (DFA-1).
 
@@ -491,10 +501,7 @@ def hurst_dfa(x: ArrayLike, *, min_window: int = 16, max_window: int | None = No
     ----------
     x : array_like or pandas.Series
         The series (the increments, e.g. bytes per bin), at least 128 values. [any]
-    min_window, max_window : int
-        Smallest and largest window, default 16 and n/4. [samples]
-    n_windows : int
-        Number of window sizes, log-spaced. [-]
+    {min_window, max_window, n_windows}
 
     Returns
     -------
@@ -550,6 +557,7 @@ def _bandwidth(n: int, n_freq: int | None, exponent: float, name: str) -> int:
     return m
 
 
+@_PARAMETERS.fill
 def hurst_periodogram(x: ArrayLike, *, n_freq: int | None = None) -> HurstResult:
     r"""Hurst parameter by regression of the log periodogram at low frequencies.
 
@@ -560,8 +568,7 @@ def hurst_periodogram(x: ArrayLike, *, n_freq: int | None = None) -> HurstResult
 
     Parameters
     ----------
-    x : array_like or pandas.Series
-        The series, at least 128 values, no NaN. [any]
+    {x}
     n_freq : int, optional
         Number m of frequencies used; default :math:`\lfloor n^{0.6} \rfloor`. [-]
 
@@ -603,6 +610,7 @@ def hurst_periodogram(x: ArrayLike, *, n_freq: int | None = None) -> HurstResult
     )
 
 
+@_PARAMETERS.fill
 def hurst_local_whittle(x: ArrayLike, *, n_freq: int | None = None, bounds: tuple[float, float] = (0.001, 1.499)) -> HurstResult:
     r"""Hurst parameter by Robinson's local Whittle (Gaussian semiparametric) estimator.
 
@@ -615,8 +623,7 @@ def hurst_local_whittle(x: ArrayLike, *, n_freq: int | None = None, bounds: tupl
 
     Parameters
     ----------
-    x : array_like or pandas.Series
-        The series, at least 128 values, no NaN. [any]
+    {x}
     n_freq : int, optional
         Bandwidth m (number of lowest Fourier frequencies); default
         :math:`\lfloor n^{0.65} \rfloor`. [-]

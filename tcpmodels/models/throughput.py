@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from tcpmodels._arrays import broadcast, check_range, finite_result, wrap
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels._typing import Numeric
 
 __all__ = [
@@ -34,6 +35,12 @@ __all__ = [
     "padhye_approx_throughput_bps",
     "window_limited_throughput_bps",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rtt_s : numeric
+        Round-trip time. [s]
+""")
 
 _BITS_PER_BYTE = 8.0
 
@@ -47,6 +54,7 @@ def _mathis_constant(b: np.ndarray, c: float | None) -> np.ndarray:
     return c_arr
 
 
+@_PARAMETERS.fill
 @finite_result
 def mathis_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, b: Numeric = 1, c: float | None = None) -> Numeric:
     r"""Mathis et al. square-root law for TCP Reno in congestion avoidance.
@@ -55,8 +63,7 @@ def mathis_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric
     ----------
     mss_bytes : numeric
         Maximum segment size, payload bytes per segment. [bytes]
-    rtt_s : numeric
-        Round-trip time. [s]
+    {rtt_s}
     loss_rate : numeric
         Probability that a segment is lost, ``p`` in (0, 1]. [-]
     b : numeric, default 1
@@ -104,6 +111,7 @@ def mathis_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric
     return wrap(rate, kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def mathis_loss_rate(rate_bps: Numeric, mss_bytes: Numeric, rtt_s: Numeric, b: Numeric = 1, c: float | None = None) -> Numeric:
     r"""Loss rate at which the Mathis law gives ``rate_bps``.
@@ -114,8 +122,7 @@ def mathis_loss_rate(rate_bps: Numeric, mss_bytes: Numeric, rtt_s: Numeric, b: N
         Target average throughput (payload). [bit/s]
     mss_bytes : numeric
         Maximum segment size. [bytes]
-    rtt_s : numeric
-        Round-trip time. [s]
+    {rtt_s}
     b : numeric, default 1
         Segments acknowledged per ACK, >= 1. [segments]
     c : float, optional
@@ -274,6 +281,7 @@ def padhye_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric
     return wrap(rate * mss * _BITS_PER_BYTE, kind)
 
 
+@_PARAMETERS.fill
 @finite_result
 def padhye_approx_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: Numeric, t0_s: Numeric, w_max_segments: Numeric, b: Numeric = 2) -> Numeric:
     r"""Closed-form approximation of the PFTK model (eq. (32) of the ToN paper).
@@ -282,8 +290,7 @@ def padhye_approx_throughput_bps(mss_bytes: Numeric, rtt_s: Numeric, loss_rate: 
     ----------
     mss_bytes : numeric
         Segment size. [bytes]
-    rtt_s : numeric
-        Round-trip time. [s]
+    {rtt_s}
     loss_rate : numeric
         ``p`` in (0, 1]. [-]
     t0_s : numeric

@@ -20,10 +20,23 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels._arrays import check_flag, check_scalar
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.cubic import BETA_CUBIC, C_CUBIC, kozu_k_factor
 
 __all__ = ["reno_window_trajectory", "cubic_window_trajectory", "FluidFlow", "RenoFlow", "CubicFlow", "MAX_RTT_S",
            "MAX_MSS_BYTES"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rtt_s : float
+        Round-trip time (constant; no queueing). [s]
+    duration_s : float
+        Length of the trajectory. [s]
+    loss_interval_s : float, optional
+        Periodic losses at t = T, 2T, ... [s]
+    dt_s : float, optional
+        Time step; default ``min(rtt_s / 10, duration_s / 200)``. [s]
+""")
 
 #: Longest round-trip time the window models accept: an hour, beyond any path (Earth-Mars is at most
 #: about 44 minutes); larger values only overflow the cubic term. [s]
@@ -317,6 +330,7 @@ def _trajectory_args(rtt_s, duration_s, w_max_segments, loss_interval_s, cap_seg
     return rtt, dur, w_max, interval, cap, dt
 
 
+@_PARAMETERS.fill
 def reno_window_trajectory(
     *,
     rtt_s: float,
@@ -330,18 +344,13 @@ def reno_window_trajectory(
 
     Parameters
     ----------
-    rtt_s : float
-        Round-trip time (constant; no queueing). [s]
-    duration_s : float
-        Length of the trajectory. [s]
+    {rtt_s, duration_s}
     w_max_segments : float
         Window at a loss just before t = 0; the trajectory starts at ``W_max / 2``. [segments]
-    loss_interval_s : float, optional
-        Periodic losses at t = T, 2T, ... [s]
+    {loss_interval_s}
     cap_segments : float, optional
         A loss whenever the window reaches this value, e.g. BDP + buffer in segments. [segments]
-    dt_s : float, optional
-        Time step; default ``min(rtt_s / 10, duration_s / 200)``. [s]
+    {dt_s}
 
     Returns
     -------
@@ -365,6 +374,7 @@ def reno_window_trajectory(
     return _trajectory(flow, rtt_s=rtt, duration_s=dur, dt_s=dt, loss_interval_s=interval, cap_segments=cap)
 
 
+@_PARAMETERS.fill
 def cubic_window_trajectory(
     *,
     rtt_s: float,
@@ -383,14 +393,10 @@ def cubic_window_trajectory(
 
     Parameters
     ----------
-    rtt_s : float
-        Round-trip time (constant; no queueing). [s]
-    duration_s : float
-        Length of the trajectory. [s]
+    {rtt_s, duration_s}
     w_max_segments : float
         Window at a loss just before t = 0; the trajectory starts at ``beta_cubic * W_max``. [segments]
-    loss_interval_s : float, optional
-        Periodic losses at t = T, 2T, ... [s]
+    {loss_interval_s}
     cap_segments : float, optional
         A loss whenever the window reaches this value (e.g. BDP + buffer). [segments]
     c : float
@@ -404,8 +410,7 @@ def cubic_window_trajectory(
     fast_convergence : bool
         RFC 9438 Sec. 4.7: if a loss comes before W_max is regained, W_max is set to
         ``cwnd (1 + beta_cubic) / 2``. Linux enables it by default.
-    dt_s : float, optional
-        Time step; default ``min(rtt_s / 10, duration_s / 200)``. [s]
+    {dt_s}
 
     Returns
     -------

@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = ["Param", "check_parameters", "choice", "find_folder", "flag", "folder", "integer", "real", "text"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    unit : str
+        Unit for the message.
+""")
 
 #: Type names as the parameters cell annotates them.
 _KINDS = ("bool", "int", "float", "str")
@@ -116,6 +124,7 @@ def flag() -> Param:
     return Param(kind="bool")
 
 
+@_PARAMETERS.fill
 def integer(low: int | None = None, high: int | None = None, unit: str = "-") -> Param:
     """An ``int`` parameter in ``[low, high]``.
 
@@ -123,8 +132,7 @@ def integer(low: int | None = None, high: int | None = None, unit: str = "-") ->
     ----------
     low, high : int, optional
         Inclusive bounds; None for none.
-    unit : str
-        Unit for the message.
+    {unit}
 
     Returns
     -------
@@ -134,6 +142,7 @@ def integer(low: int | None = None, high: int | None = None, unit: str = "-") ->
     return Param(kind="int", low=low, high=high, unit=unit)
 
 
+@_PARAMETERS.fill
 def real(
     low: float | None = None,
     high: float | None = None,
@@ -148,8 +157,7 @@ def real(
     ----------
     low, high : float, optional
         Bounds; None for none.
-    unit : str
-        Unit for the message.
+    {unit}
     low_open, high_open : bool
         Exclude the bound.
 

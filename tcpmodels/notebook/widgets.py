@@ -41,8 +41,18 @@ from typing import Any
 import ipywidgets as widgets
 from matplotlib.figure import Figure
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = ["LECTURE_CLASS", "LECTURE_DPI", "LECTURE_ENV", "REPORT_DPI", "dropdown", "figure_dpi", "figure_widget",
            "float_slider", "int_slider", "lecture_mode", "log_slider", "render", "save_figure"]  # fmt: skip
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    description : str
+        Label, with the unit in brackets.
+    readout_format : str
+        Format of the number shown beside the slider.
+""")
 
 #: Prefix of a panel image's value (see the module docstring).
 _DATA_URL = b"data:image/png;base64,"
@@ -327,6 +337,7 @@ def dropdown(description: str, options: Sequence[Any], value: Any) -> widgets.Dr
                             layout=_control_layout())  # fmt: skip
 
 
+@_PARAMETERS.fill
 def log_slider(
     description: str, value: float, low: float, high: float, *, steps_per_decade: int = 20, readout_format: str = ".3g"
 ) -> widgets.FloatLogSlider:
@@ -334,16 +345,14 @@ def log_slider(
 
     Parameters
     ----------
-    description : str
-        Label, with the unit in brackets.
+    {description}
     value : float
         Initial value (clamped into the range by ipywidgets).
     low, high : float
         Range, 0 < low < high.
     steps_per_decade : int
         Keyboard/drag steps per factor of ten. [-]
-    readout_format : str
-        Format of the number shown beside the slider.
+    {readout_format}
 
     Returns
     -------
@@ -360,6 +369,7 @@ def log_slider(
     )  # fmt: skip
 
 
+@_PARAMETERS.fill
 def float_slider(
     description: str, value: float, low: float, high: float, step: float, *, readout_format: str = ".3g"
 ) -> widgets.FloatSlider:
@@ -367,16 +377,14 @@ def float_slider(
 
     Parameters
     ----------
-    description : str
-        Label, with the unit in brackets.
+    {description}
     value : float
         Initial value.
     low, high : float
         Range.
     step : float
         Step of the slider and the arrow keys.
-    readout_format : str
-        Format of the number shown beside the slider.
+    {readout_format}
 
     Returns
     -------
@@ -390,13 +398,13 @@ def float_slider(
     )  # fmt: skip
 
 
+@_PARAMETERS.fill
 def int_slider(description: str, value: int, low: int, high: int, step: int = 1) -> widgets.IntSlider:
     """A :class:`ipywidgets.IntSlider` that redraws on release.
 
     Parameters
     ----------
-    description : str
-        Label, with the unit in brackets.
+    {description}
     value : int
         Initial value.
     low, high : int

@@ -47,8 +47,17 @@ from numpy.typing import ArrayLike
 from statsmodels.tsa.holtwinters import ExponentialSmoothing
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 
 __all__ = ["moving_average_forecast", "ewma_forecast", "holt_winters_forecast"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    series : array-like or pandas.Series of shape (n,)
+        Throughputs of past transfers in time order, finite, >= 0. [bit/s]
+    by : array-like of shape (n,), optional
+        Path id of each sample; each path gets its own history.
+""")
 
 
 def _by_group(series, by, one_path: Callable[[np.ndarray], np.ndarray], name: str):
@@ -94,18 +103,17 @@ def _check_fraction(name: str, value: float, *, low_open: bool) -> float:
     return float(value)
 
 
+@_PARAMETERS.fill
 def moving_average_forecast(series: ArrayLike, window: int, *, by: ArrayLike | None = None) -> np.ndarray | pd.Series:
     """One-step-ahead prediction by the mean of the last ``window`` samples (MA).
 
     Parameters
     ----------
-    series : array-like or pandas.Series of shape (n,)
-        Throughputs of past transfers in time order, finite, >= 0. [bit/s]
+    {series}
     window : int
         Number of past samples averaged, >= 1; the first ``window - 1``
         predictions average the fewer samples available.
-    by : array-like of shape (n,), optional
-        Path id of each sample; each path gets its own history.
+    {by}
 
     Returns
     -------
@@ -131,17 +139,16 @@ def moving_average_forecast(series: ArrayLike, window: int, *, by: ArrayLike | N
     return _by_group(series, by, one_path, "moving_average_forecast")
 
 
+@_PARAMETERS.fill
 def ewma_forecast(series: ArrayLike, alpha: float, *, by: ArrayLike | None = None) -> np.ndarray | pd.Series:
     r"""One-step-ahead prediction by an exponentially weighted moving average (EWMA).
 
     Parameters
     ----------
-    series : array-like or pandas.Series of shape (n,)
-        Throughputs of past transfers in time order, finite, >= 0. [bit/s]
+    {series}
     alpha : float
         Weight of the newest sample, in (0, 1]; ``alpha = 1`` predicts the last value. [-]
-    by : array-like of shape (n,), optional
-        Path id of each sample; each path gets its own history.
+    {by}
 
     Returns
     -------
@@ -170,19 +177,18 @@ def ewma_forecast(series: ArrayLike, alpha: float, *, by: ArrayLike | None = Non
     return _by_group(series, by, one_path, "ewma_forecast")
 
 
+@_PARAMETERS.fill
 def holt_winters_forecast(series: ArrayLike, alpha: float, beta: float, *, by: ArrayLike | None = None) -> np.ndarray | pd.Series:
     r"""One-step-ahead prediction by non-seasonal Holt-Winters (level + additive trend).
 
     Parameters
     ----------
-    series : array-like or pandas.Series of shape (n,)
-        Throughputs of past transfers in time order, finite, >= 0. [bit/s]
+    {series}
     alpha : float
         Level smoothing, in (0, 1]. [-]
     beta : float
         Trend smoothing, in [0, 1]; 0 keeps the trend at its start value 0. [-]
-    by : array-like of shape (n,), optional
-        Path id of each sample; each path gets its own history.
+    {by}
 
     Returns
     -------

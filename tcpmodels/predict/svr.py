@@ -106,6 +106,7 @@ from sklearn.svm import SVR
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from tcpmodels._arrays import check_flag
+from tcpmodels._docstrings import SharedEntries
 
 __all__ = [
     "ProbeSVRBase",
@@ -118,6 +119,12 @@ __all__ = [
     "TunedSVR",
     "DEFAULT_PARAM_GRID",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    C, epsilon, gamma, log_throughput, tol
+        See :class:`ProbeSVRBase`; the defaults are R kernlab's.
+""")
 
 #: Grid searched by :func:`tune_svr` unless told otherwise (kernlab's defaults C = 1,
 #: epsilon = 0.1, gamma = sigest are in it).
@@ -487,6 +494,7 @@ class ProbeSVRBase(RegressorMixin, BaseEstimator):
             self.feature_names_in_ = np.asarray(state["feature_names_in_"], dtype=object)
 
 
+@_PARAMETERS.fill
 class SingleProbeSVR(ProbeSVRBase):
     """Lee et al.'s predictor: one probe throughput -> data throughput.
 
@@ -499,8 +507,7 @@ class SingleProbeSVR(ProbeSVRBase):
 
     Parameters
     ----------
-    C, epsilon, gamma, log_throughput, tol
-        See :class:`ProbeSVRBase`; the defaults are R kernlab's.
+    {C, epsilon, gamma, log_throughput, tol}
 
     References
     ----------
@@ -529,6 +536,7 @@ class SingleProbeSVR(ProbeSVRBase):
         return ["probe_bps"]
 
 
+@_PARAMETERS.fill
 class PerPathProbeSVR(ProbeSVRBase):
     """Hamazaki et al.'s predictor: one single-path TCP probe per path -> MPTCP data throughput.
 
@@ -544,8 +552,7 @@ class PerPathProbeSVR(ProbeSVRBase):
     n_paths : int or None, default None
         Number of paths ``m``. ``None`` takes it from ``X``; an integer makes
         :meth:`fit` reject ``X`` with a different number of columns.
-    C, epsilon, gamma, log_throughput, tol
-        See :class:`ProbeSVRBase`; the defaults are R kernlab's.
+    {C, epsilon, gamma, log_throughput, tol}
 
     Attributes
     ----------

@@ -24,8 +24,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Iterator
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = ["JsonlRecords", "Stopwatch", "gzip_reproducibly", "reproducible_gzip_writer", "records_git_summary", "load_average", "git_state", "utc_now", "host_facts", "DirtyTreeError",
            "shipped_git_state"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    dst : str or Path
+        Where the ``.gz`` goes (overwritten).
+""")
 
 
 def utc_now() -> str:
@@ -298,6 +306,7 @@ class Stopwatch:
         return time.monotonic() - self.t0
 
 
+@_PARAMETERS.fill
 @contextlib.contextmanager
 def reproducible_gzip_writer(dst: str | Path, *, text: bool = False) -> Iterator[IO]:
     """Open ``dst`` for writing as ``gzip -9 -n`` does: no file name and mtime 0 in the header, so the
@@ -305,8 +314,7 @@ def reproducible_gzip_writer(dst: str | Path, *, text: bool = False) -> Iterator
 
     Parameters
     ----------
-    dst : str or Path
-        Where the ``.gz`` goes (overwritten).
+    {dst}
     text : bool
         Yield a UTF-8 text stream (as ``gzip.open(dst, "wt")``) instead of a binary one.
 
@@ -331,6 +339,7 @@ def reproducible_gzip_writer(dst: str | Path, *, text: bool = False) -> Iterator
             wrapper.detach()  # the gzip stream is closed by its own ``with``
 
 
+@_PARAMETERS.fill
 def gzip_reproducibly(src: str | Path, dst: str | Path) -> None:
     """``gzip -9 -n`` of ``src`` into ``dst`` (:func:`reproducible_gzip_writer`): the same input always
     gives the same bytes.
@@ -339,8 +348,7 @@ def gzip_reproducibly(src: str | Path, dst: str | Path) -> None:
     ----------
     src : str or Path
         The file to compress.
-    dst : str or Path
-        Where the ``.gz`` goes (overwritten).
+    {dst}
     """
     import shutil
 

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from scipy import stats as sps
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.stats.outcomes import equivalence_outcome
 from tcpmodels.stats.spec import (
     POWER,
@@ -27,6 +28,14 @@ from tcpmodels.stats.spec import (
 
 __all__ = ["difference", "equivalence", "equivalence_ind", "bootstrap_statistic", "slope_equivalence", "percentile_interval",
            "welch"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    spec : ClaimSpec
+    we_measured, why : str
+        Text for the row; a default ``we_measured`` is built from the numbers, ``why`` is put
+        before the reason of the verdict.
+""")
 
 
 def welch(x: np.ndarray, y: np.ndarray, value: float, level: float) -> tuple[float, float, float, float, float]:
@@ -64,13 +73,14 @@ def _text(why: str, reason: str) -> str:
     return (why + "; " if why else "") + reason
 
 
+@_PARAMETERS.fill
 def difference(spec: ClaimSpec, per_run: Iterable[float], *, baseline: Iterable[float] | None = None,
                method: str = "t", seed: int = 0, we_measured: str | None = None, why: str = "") -> Verdict:
     """Judge "the quantity is positive (``direction=+1``) or negative (``-1``)", at the size that matters, from one value per run.
 
     Parameters
     ----------
-    spec : ClaimSpec
+    {spec}
     per_run : iterable of float
         The quantity for each run (e.g. a paired difference per seed). NaN are dropped.
     baseline : iterable of float, optional
@@ -175,6 +185,7 @@ def _tost_text(verdict: str, spec: ClaimSpec, p_tost: float, n: int, enough: boo
     return f"TOST p = {p_tost:.3g}: cannot exclude a change of {m}" if enough else "fewer than 2 runs: no interval"
 
 
+@_PARAMETERS.fill
 def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str | None = None,
                 why: str = "") -> Verdict:
     """Judge "the quantity does not change" by two one-sided t tests (TOST) with margin ``±smallest_effect``.
@@ -194,9 +205,7 @@ def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str |
         The claim; ``smallest_effect`` is the equivalence margin, ``direction`` is ignored.
     per_run : iterable of float
         The change for each run, in the unit of ``spec.quantity``. NaN are dropped.
-    we_measured, why : str
-        Text for the row; a default ``we_measured`` is built from the numbers, ``why`` is put
-        before the reason of the verdict.
+    {we_measured, why}
 
     Returns
     -------
@@ -243,6 +252,7 @@ def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str |
                 pvalue=p, verdict=verdict, runs_needed=needed, why=_text(why, reason))
 
 
+@_PARAMETERS.fill
 def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[float], *,
                     we_measured: str | None = None, why: str = "") -> Verdict:
     """Judge "A and B do not differ" from independent runs of each, by TOST on Welch's t (margin ``±smallest_effect``).
@@ -261,9 +271,7 @@ def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[f
         The claim; ``smallest_effect`` is the equivalence margin, ``direction`` is ignored.
     runs_a, runs_b : iterable of float
         One value per independent run of A and of B, in the unit of ``spec.quantity``. NaN are dropped.
-    we_measured, why : str
-        Text for the row; a default ``we_measured`` is built from the numbers, ``why`` is put
-        before the reason of the verdict.
+    {we_measured, why}
 
     Returns
     -------
@@ -312,6 +320,7 @@ def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[f
                        statistic=stat, df=df, pvalue=p, verdict=verdict, runs_needed=needed, why=_text(why, reason))
 
 
+@_PARAMETERS.fill
 def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statistic: Callable[..., float], *,
                         unit: str = "run", n_resamples: int = 2999, seed: int = 0, we_measured: str | None = None,
                         why: str = "", vectorized: bool = False, clusters: Iterable | None = None) -> Verdict:
@@ -319,7 +328,7 @@ def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statis
 
     Parameters
     ----------
-    spec : ClaimSpec
+    {spec}
     data : sequence of arrays of equal length
         One array per variable, one element per unit (resampled together, so pairing is kept).
         Units with a NaN in any variable are dropped.
@@ -494,6 +503,7 @@ def slope_equivalence(spec: ClaimSpec, x: Iterable[float], y: Iterable[float], *
                        pvalue=p, verdict=verdict, runs_needed=needed, why=_text(why, reason))
 
 
+@_PARAMETERS.fill
 def percentile_interval(spec: ClaimSpec, effect: float, boot: Iterable[float], *, n_runs: int, what: str,
                         we_measured: str, why: str = "") -> Verdict:
     """Judge a signed effect from a bootstrap distribution made elsewhere (e.g. two groups resampled independently).
@@ -505,7 +515,7 @@ def percentile_interval(spec: ClaimSpec, effect: float, boot: Iterable[float], *
 
     Parameters
     ----------
-    spec : ClaimSpec
+    {spec}
     effect : float
         The statistic on the data, in the unit of ``spec.quantity``.
     boot : iterable of float

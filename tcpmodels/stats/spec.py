@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.stats.outcomes import DIRECTION_OPEN, holm, interval_outcome
 
 __all__ = [
@@ -21,6 +22,12 @@ __all__ = [
     "verdict_counts", "finite_values", "fmt_number", "fmt_runs_needed", "ttest_runs_needed", "ttest_ind_runs_needed", "verdict_row", "decide",
     "label_test", "ttest_1samp", "percentile_pvalue", "DECIDED",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    effect : float
+        The effect to detect (> 0), in the quantity's unit.
+""")
 
 #: The five outcomes, in the order tables show them (rules in :mod:`tcpmodels.stats.outcomes`).
 VERDICTS = ("supported", "smaller than claimed", "contradicted", "inconclusive", "not testable here")
@@ -253,13 +260,13 @@ def _runs_needed(power: Any, effect: float, sd: float, alpha: float, alternative
     return float(math.ceil(max(n, 2.0))) if math.isfinite(n) else math.nan
 
 
+@_PARAMETERS.fill
 def ttest_runs_needed(effect: float, sd: float, alpha: float, *, alternative: str = "two-sided") -> float:
     """Runs a one-sample t test needs to detect ``effect`` at ``sd`` with :data:`POWER` (NaN if undefined).
 
     Parameters
     ----------
-    effect : float
-        The effect to detect (> 0), in the quantity's unit.
+    {effect}
     sd : float
         Standard deviation of one run, in the quantity's unit.
     alpha : float
@@ -278,13 +285,13 @@ def ttest_runs_needed(effect: float, sd: float, alpha: float, *, alternative: st
     return _runs_needed(TTestPower(), effect, sd, alpha, alternative)
 
 
+@_PARAMETERS.fill
 def ttest_ind_runs_needed(effect: float, sd: float, alpha: float, *, alternative: str = "two-sided") -> float:
     """Runs per group a two-sample t test needs to detect ``effect`` at ``sd`` with :data:`POWER` (NaN if undefined).
 
     Parameters
     ----------
-    effect : float
-        The effect to detect (> 0), in the quantity's unit.
+    {effect}
     sd : float
         Pooled standard deviation of one run, in the quantity's unit.
     alpha : float

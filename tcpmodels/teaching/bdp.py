@@ -12,6 +12,7 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.bdp import (
     WSCALE_SHIFT_MAX,
     bdp_bytes,
@@ -25,6 +26,12 @@ from tcpmodels.papers import p4_lftcp
 from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 
 __all__ = ["PARAMETERS", "RATE_GBPS_RANGE", "RTT_MS_RANGE", "plot_bdp_window", "bdp_table", "bdp_widget"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rate_gbps : float
+        Link rate. [Gbit/s]
+""")
 
 #: Range of the link-rate slider and parameter. [Gbit/s]
 RATE_GBPS_RANGE = (0.01, 400.0)
@@ -61,13 +68,13 @@ def _check(rate_gbps: float, rtt_ms: float, wscale_shift: int) -> None:
         raise ValueError(f"wscale_shift [-] must be an integer in [0, {WSCALE_SHIFT_MAX}]; got {wscale_shift}")
 
 
+@_PARAMETERS.fill
 def bdp_table(rate_gbps: float = 100.0, rtt_ms: float = 296.0, wscale_shift: int = WSCALE_SHIFT_MAX) -> pd.DataFrame:
     """One path's sizing as ``quantity, value, unit`` rows (from :func:`tcpmodels.models.bdp.sizing_table`).
 
     Parameters
     ----------
-    rate_gbps : float
-        Link rate. [Gbit/s]
+    {rate_gbps}
     rtt_ms : float
         Round-trip time. [ms]
     wscale_shift : int
@@ -92,6 +99,7 @@ def bdp_table(rate_gbps: float = 100.0, rtt_ms: float = 296.0, wscale_shift: int
     return pd.DataFrame(rows, columns=["quantity", "value", "unit"])
 
 
+@_PARAMETERS.fill
 @teaching_figure
 def plot_bdp_window(
     rate_gbps: float = 100.0,
@@ -104,8 +112,7 @@ def plot_bdp_window(
 
     Parameters
     ----------
-    rate_gbps : float
-        Link rate. [Gbit/s]
+    {rate_gbps}
     rtt_ms : float
         Round-trip time of the marked path. [ms]
     wscale_shift : int

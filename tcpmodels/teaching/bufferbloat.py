@@ -16,6 +16,7 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.bbr import SCHEMA
 from tcpmodels.models.bbr import (
     BBR_MIN_RTT_WINDOW_S,
@@ -35,6 +36,20 @@ from tcpmodels.teaching.style import legend, new_figure, panels, reuse_layout, t
 
 __all__ = ["PARAMETERS", "queueing_delay_table", "bbr_numbers", "shipped_runs", "plot_bufferbloat", "plot_bbr_simple_model", "bufferbloat_widget",
            "live_or_shipped"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rate_mbps : float
+        Bottleneck rate. [Mbit/s]
+    base_rtt_ms : float
+        Base RTT. [ms]
+    data_dir : str or Path
+        The project's ``data`` directory.
+    n_bbr : int
+        N. [-]
+    n_points : int
+        Points per curve (>= 10).
+""")
 
 
 #: The lecture notebook's parameters (checked by :func:`tcpmodels.notebook.params.check_parameters`).
@@ -87,16 +102,14 @@ def queueing_delay_table(rates_mbps: tuple[float, ...] = (1.0, 10.0, 100.0, 1000
     return pd.DataFrame(data, index=pd.Index([f"{b:g} KB" for b in buffers_kb], name="buffer"))
 
 
+@_PARAMETERS.fill
 def bbr_numbers(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, n_bbr: int = 1,
                 packet_bytes: int = 1500) -> pd.DataFrame:
     """Ware et al.'s model, step by step, for one setting: ``quantity, value, unit`` rows.
 
     Parameters
     ----------
-    rate_mbps : float
-        Bottleneck rate. [Mbit/s]
-    base_rtt_ms : float
-        Base RTT. [ms]
+    {rate_mbps, base_rtt_ms}
     queue_bdp : float
         X, the buffer in BDPs. [-]
     n_bbr : int
@@ -128,14 +141,14 @@ def bbr_numbers(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: f
     return pd.DataFrame(rows, columns=["quantity", "value", "unit"])
 
 
+@_PARAMETERS.fill
 def shipped_runs(data_dir: str | Path) -> pd.DataFrame | None:
     """The shipped kernel and ns-3 runs of the BBR campaign (table ``runs`` of :data:`tcpmodels.datasets.bbr.SCHEMA`,
     ``bbr_runs.parquet``), or None if absent.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The project's ``data`` directory.
+    {data_dir}
 
     Returns
     -------
@@ -148,6 +161,7 @@ def shipped_runs(data_dir: str | Path) -> pd.DataFrame | None:
     return runs[runs["campaign"] != "bbr_pilot"]
 
 
+@_PARAMETERS.fill
 @teaching_figure
 def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, n_bbr: int = 1,
                      *, runs: pd.DataFrame | None = None, n_points: int = 200) -> Figure:
@@ -155,18 +169,13 @@ def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_b
 
     Parameters
     ----------
-    rate_mbps : float
-        Bottleneck rate. [Mbit/s]
-    base_rtt_ms : float
-        Base RTT. [ms]
+    {rate_mbps, base_rtt_ms}
     queue_bdp : float
         X, the marked buffer. [-]
-    n_bbr : int
-        N. [-]
+    {n_bbr}
     runs : pandas.DataFrame, optional
         :func:`shipped_runs` (measured points at 10 Mbit/s x 40 ms; drawn only at that setting).
-    n_points : int
-        Points per curve (>= 10).
+    {n_points}
 
     Returns
     -------
@@ -244,6 +253,7 @@ def plot_bufferbloat(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_b
     return reuse_layout(fig, ("plot_bufferbloat", bool(measured), int(n_bbr) == 1, len(str(int(n_bbr))), lines))
 
 
+@_PARAMETERS.fill
 @teaching_figure
 def plot_bbr_simple_model(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue_bdp: float = 8.0, *,
                           n_points: int = 200) -> Figure:
@@ -251,14 +261,10 @@ def plot_bbr_simple_model(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, qu
 
     Parameters
     ----------
-    rate_mbps : float
-        Bottleneck rate. [Mbit/s]
-    base_rtt_ms : float
-        Base RTT. [ms]
+    {rate_mbps, base_rtt_ms}
     queue_bdp : float
         X, the buffer. [-]
-    n_points : int
-        Points per curve (>= 10).
+    {n_points}
 
     Returns
     -------
@@ -314,17 +320,16 @@ def bufferbloat_widget(rate_mbps: float = 10.0, base_rtt_ms: float = 40.0, queue
     return figure_widget(plot_bufferbloat, controls, fixed={"runs": runs, "n_points": n_points})
 
 
+@_PARAMETERS.fill
 def live_or_shipped(data_dir: str | Path, queue_bdp: float, n_bbr: int, *, live: bool) -> pd.DataFrame:
     """A run of N BBR flows against one CUBIC flow: live on the testbed (root, ``live``) or the shipped ones.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The project's ``data`` directory.
+    {data_dir}
     queue_bdp : float
         X. [-]
-    n_bbr : int
-        N. [-]
+    {n_bbr}
     live : bool
         Run it now (about 30 s plus set-up) if the process is root; otherwise, or if False, show the
         shipped kernel runs at the grid point nearest (X, N).

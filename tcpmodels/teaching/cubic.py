@@ -17,6 +17,7 @@ import pandas as pd
 from ipywidgets import VBox
 from matplotlib.figure import Figure
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.cubic import (
     X_READINGS,
     cubic_alpha_reno_friendly,
@@ -34,6 +35,16 @@ from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure
 
 __all__ = ["PARAMETERS", "bottleneck_table", "cubic_vs_reno_summary", "cubic_vs_reno_widget", "plot_cubic_vs_reno",
            "save_figure"]  # fmt: skip
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    c : float
+        CUBIC scaling constant. [segments/s^3]
+    rtt_s : float
+        Round-trip time. [s]
+    x_of_rtt : callable, optional
+        x(RTT); default the power law through (1 ms, 10) and (1 s, 1).
+""")
 
 #: Ranges of the sliders and parameters: W_max [segments], C [segments/s^3], beta_cubic [-], RTT [s].
 W_MAX_SEGMENTS_RANGE = (3.0, 1e4)
@@ -72,6 +83,7 @@ def _dt_s(rtt_s: float, duration_s: float) -> float:
     return min(max(min(rtt_s / 4.0, duration_s / 1500.0), duration_s / _MAX_STEPS), 1.0)
 
 
+@_PARAMETERS.fill
 def cubic_vs_reno_summary(
     w_max_segments: float = 100.0,
     c: float = 0.4,
@@ -86,16 +98,13 @@ def cubic_vs_reno_summary(
     ----------
     w_max_segments : float
         Window at the loss. [segments]
-    c : float
-        CUBIC scaling constant. [segments/s^3]
+    {c}
     beta_cubic : float
         Fraction of the window CUBIC keeps at a loss (RFC 9438). [-]
-    rtt_s : float
-        Round-trip time. [s]
+    {rtt_s}
     x_reading : {"none", "multiply", "divide"}
         Kozu–Yamaguchi modification of K (see :func:`tcpmodels.models.cubic.kozu_k_s`).
-    x_of_rtt : callable, optional
-        x(RTT); default the power law through (1 ms, 10) and (1 s, 1).
+    {x_of_rtt}
 
     Returns
     -------
@@ -124,6 +133,7 @@ def cubic_vs_reno_summary(
     return pd.DataFrame(rows, columns=["quantity", "value", "unit", "formula"])
 
 
+@_PARAMETERS.fill
 @teaching_figure
 def plot_cubic_vs_reno(
     w_max_segments: float = 100.0,
@@ -142,12 +152,10 @@ def plot_cubic_vs_reno(
     w_max_segments : float
         Window at the loss (and, in the right panel, the cap where every loss happens,
         e.g. BDP + buffer). [segments]
-    c : float
-        CUBIC scaling constant. [segments/s^3]
+    {c}
     beta_cubic : float
         Fraction of the window CUBIC keeps (RFC 9438; the paper's reduction 0.2 is 0.8). [-]
-    rtt_s : float
-        Round-trip time. [s]
+    {rtt_s}
     x_reading : {"none", "multiply", "divide"}
         Also draw the Kozu–Yamaguchi curve with K scaled by x(RTT) or 1/x(RTT).
     x_of_rtt : callable, optional
@@ -278,6 +286,7 @@ def cubic_vs_reno_widget(
     return figure_widget(plot_cubic_vs_reno, controls, fixed={"cycles": cycles})
 
 
+@_PARAMETERS.fill
 def bottleneck_table(
     rtt_pairs_s: list[tuple[float, float]],
     *,
@@ -303,8 +312,7 @@ def bottleneck_table(
         Simulated time and the part excluded from the averages. [s]
     x_reading : {"none", "multiply", "divide"}
         Kozu–Yamaguchi modification of the CUBIC flow's K.
-    x_of_rtt : callable, optional
-        x(RTT); default the power law through (1 ms, 10) and (1 s, 1).
+    {x_of_rtt}
     loss_sharing : {"synchronized", "proportional"}
         Who sees a loss at a buffer overflow (see ``reno_cubic_bottleneck``).
 

@@ -29,6 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, MultipleLocator
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.heavytail import Pareto, hurst_from_alpha, onoff_aggregate_rate, onoff_mean_rate
 from tcpmodels.models.hurst import METHODS, estimate_all, hurst_aggvar
 from tcpmodels.notebook.params import flag, folder, integer, real
@@ -50,6 +51,16 @@ __all__ = [
     "self_similarity_widget",
     "hurst_widget",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    seed : int
+        Initial seed of the random generator.
+    alpha : float
+        Initial tail index of the ON and OFF periods. [-]
+    n_sources : int
+        Initial number of ON/OFF sources. [-]
+""")
 
 #: Width of the finest time bin. [s]
 BIN_S = 0.1
@@ -159,6 +170,7 @@ def plot_pareto_samples(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: in
     return fig
 
 
+@_PARAMETERS.fill
 def pareto_widget(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20_000, seed: int = 0) -> VBox:
     """Sliders for alpha, the mean, the sample size and the seed above :func:`plot_pareto_samples`.
 
@@ -170,8 +182,7 @@ def pareto_widget(alpha: float = 1.2, mean_kb: float = 10.0, n_samples: int = 20
         Initial mean file size. [KB]
     n_samples : int
         Initial number of files drawn. [-]
-    seed : int
-        Initial seed of the random generator.
+    {seed}
 
     Returns
     -------
@@ -382,17 +393,13 @@ def plot_hurst_estimates(alpha: float = 1.4, n_sources: int = 50, seed: int = 0,
     return fig
 
 
+@_PARAMETERS.fill
 def self_similarity_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> VBox:
     """Sliders for alpha, the number of sources and the seed above :func:`plot_self_similarity`.
 
     Parameters
     ----------
-    alpha : float
-        Initial tail index of the ON and OFF periods. [-]
-    n_sources : int
-        Initial number of ON/OFF sources. [-]
-    seed : int
-        Initial seed of the random generator.
+    {alpha, n_sources, seed}
     n_scales : int
         Time scales shown (fixed). [-]
 
@@ -404,17 +411,13 @@ def self_similarity_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 
     return figure_widget(plot_self_similarity, _traffic_controls(alpha, n_sources, seed), fixed={"n_scales": n_scales})
 
 
+@_PARAMETERS.fill
 def hurst_widget(alpha: float = 1.4, n_sources: int = 50, seed: int = 0, *, n_scales: int = 4) -> VBox:
     """Sliders for alpha, the number of sources and the seed above :func:`plot_hurst_estimates`.
 
     Parameters
     ----------
-    alpha : float
-        Initial tail index of the ON and OFF periods. [-]
-    n_sources : int
-        Initial number of ON/OFF sources. [-]
-    seed : int
-        Initial seed of the random generator.
+    {alpha, n_sources, seed}
     n_scales : int
         Sets the series length, as in :func:`aggregate_series` (fixed). [-]
 

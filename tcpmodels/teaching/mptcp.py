@@ -14,12 +14,21 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.mptcp import lia_equilibrium
 from tcpmodels.notebook.params import flag, folder, integer, real
 from tcpmodels.notebook.widgets import figure_widget, log_slider
 from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 
 __all__ = ["PARAMETERS", "plot_lia_two_paths", "lia_table", "lia_widget"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rtt1_ms, rtt2_ms : float
+        RTT of path 1 and 2. [ms]
+    mss_bytes : float
+        Packet size. [bytes]
+""")
 
 #: Range of the RTT sliders and parameters. [ms]
 RTT_MS_RANGE = (1.0, 1000.0)
@@ -44,6 +53,7 @@ def _check(rtt1_ms, rtt2_ms, loss_rate1, loss_rate2) -> None:
         check_range(name, value, unit="-", low=0, high=1, low_open=True)
 
 
+@_PARAMETERS.fill
 def lia_table(
     rtt1_ms: float = 20.0,
     rtt2_ms: float = 80.0,
@@ -56,12 +66,10 @@ def lia_table(
 
     Parameters
     ----------
-    rtt1_ms, rtt2_ms : float
-        RTT of path 1 and 2. [ms]
+    {rtt1_ms, rtt2_ms}
     loss_rate1, loss_rate2 : float
         Loss rate of path 1 and 2, in (0, 1]. [-]
-    mss_bytes : float
-        Packet size. [bytes]
+    {mss_bytes}
     window_constant : float
         k in TCP's window k / sqrt(p) (see :func:`tcpmodels.models.mptcp.lia_equilibrium`). [-]
 
@@ -89,6 +97,7 @@ def lia_table(
     return table
 
 
+@_PARAMETERS.fill
 @teaching_figure
 def plot_lia_two_paths(
     rtt1_ms: float = 20.0,
@@ -103,12 +112,10 @@ def plot_lia_two_paths(
 
     Parameters
     ----------
-    rtt1_ms, rtt2_ms : float
-        RTT of path 1 and 2. [ms]
+    {rtt1_ms, rtt2_ms}
     loss_rate1, loss_rate2 : float
         Loss rate of path 1 and 2. [-]
-    mss_bytes : float
-        Packet size. [bytes]
+    {mss_bytes}
     n_points : int
         Points of the sweep.
 

@@ -32,6 +32,7 @@ from matplotlib.text import Text
 from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 from matplotlib.transforms import ScaledTranslation
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.notebook.widgets import LECTURE_DPI, lecture_mode
 
 __all__ = [
@@ -50,6 +51,14 @@ __all__ = [
     "text_overlaps",
     "title",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    fig : matplotlib.figure.Figure
+        The figure.
+    ax : Axes
+        The axes.
+""")
 
 #: Figure width in lecture mode. [in]
 LECTURE_WIDTH_IN = 6.0
@@ -160,13 +169,13 @@ def _figure_labels(fig: Figure) -> tuple:
     return fig._suptitle, fig._supxlabel
 
 
+@_PARAMETERS.fill
 def panels(fig: Figure, n: int, **gridspec: Any) -> list[Axes]:
     """``n`` axes side by side in the report, stacked (one per row) in lecture mode.
 
     Parameters
     ----------
-    fig : matplotlib.figure.Figure
-        The figure.
+    {fig}
     n : int
         Number of panels.
     **gridspec
@@ -186,13 +195,13 @@ def panels(fig: Figure, n: int, **gridspec: Any) -> list[Axes]:
     return list(axes)
 
 
+@_PARAMETERS.fill
 def title(ax: Axes, text: str, **kwargs: Any) -> Text:
     """Set an axes title, wrapped onto lines that fit a panel of the current mode.
 
     Parameters
     ----------
-    ax : Axes
-        The axes.
+    {ax}
     text : str
         The title.
     **kwargs
@@ -208,13 +217,13 @@ def title(ax: Axes, text: str, **kwargs: Any) -> Text:
     return ax.set_title(text, **kwargs)
 
 
+@_PARAMETERS.fill
 def legend(ax: Axes, loc: str = "best", *, lecture_columns: int = 1, **kwargs: Any) -> Legend:
     """A legend inside the axes in the report, under them (below the x label) in lecture mode.
 
     Parameters
     ----------
-    ax : Axes
-        The axes.
+    {ax}
     loc : str
         Location inside the axes in the report.
     lecture_columns : int
@@ -235,13 +244,13 @@ def legend(ax: Axes, loc: str = "best", *, lecture_columns: int = 1, **kwargs: A
     return ax.legend(loc=loc, **kwargs)
 
 
+@_PARAMETERS.fill
 def suptitle(fig: Figure, text: str, **kwargs: Any) -> Text:
     """Set a figure title, wrapped onto lines as wide as the figure of the current mode.
 
     Parameters
     ----------
-    fig : matplotlib.figure.Figure
-        The figure.
+    {fig}
     text : str
         The title (``\\n`` starts a new line).
     **kwargs

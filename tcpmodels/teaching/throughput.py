@@ -19,6 +19,7 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import broadcast, check_range, wrap
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels._typing import Numeric
 from tcpmodels.models.throughput import (
     mathis_throughput_bps,
@@ -31,6 +32,14 @@ from tcpmodels.notebook.widgets import dropdown, figure_widget, float_slider, in
 from tcpmodels.teaching.style import legend, new_figure, panels, teaching_figure, title
 
 __all__ = ["PARAMETERS", "REGIMES", "pftk_regime", "plot_throughput_models", "throughput_table", "throughput_widget"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rtt_ms : float
+        Round-trip time. [ms]
+    mss_bytes : float
+        Segment size. [bytes]
+""")
 
 #: Ranges of the sliders and parameters: loss rate [-], RTT [ms], MSS [bytes], T0 [ms], W_max [segments].
 LOSS_RATE_RANGE = (1e-6, 0.5)
@@ -138,6 +147,7 @@ def _shade(ax, x: np.ndarray, codes: np.ndarray) -> None:
             start = i
 
 
+@_PARAMETERS.fill
 @teaching_figure
 def plot_throughput_models(
     loss_rate: float = 0.01,
@@ -155,10 +165,7 @@ def plot_throughput_models(
     ----------
     loss_rate : float
         Loss-event probability p at the marked point, in (0, 1). [-]
-    rtt_ms : float
-        Round-trip time. [ms]
-    mss_bytes : float
-        Segment size. [bytes]
+    {rtt_ms, mss_bytes}
     t0_ms : float
         First retransmission timeout T0. [ms]
     w_max_segments : float
@@ -212,6 +219,7 @@ def plot_throughput_models(
     return fig
 
 
+@_PARAMETERS.fill
 def throughput_table(
     loss_rate: float = 0.01,
     rtt_ms: float = 100.0,
@@ -226,10 +234,7 @@ def throughput_table(
     ----------
     loss_rate : float
         Loss-event rate p in (0, 1). [-]
-    rtt_ms : float
-        Round-trip time. [ms]
-    mss_bytes : float
-        Segment size. [bytes]
+    {rtt_ms, mss_bytes}
     t0_ms : float
         First retransmission timeout. [ms]
     w_max_segments : float

@@ -19,12 +19,21 @@ from ipywidgets import VBox
 from matplotlib.figure import Figure
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.notebook.params import flag, folder, integer, real, text
 from tcpmodels.notebook.widgets import dropdown, figure_widget, float_slider, int_slider, lecture_mode
 from tcpmodels.teaching.style import figure_wide, new_figure, reuse_layout, teaching_figure, title
 
 __all__ = ["CAPTURE_SUFFIXES", "PARAMETERS", "shipped_captures", "data_flows", "flows_table", "capture_provenance",
            "plot_trace", "trace_widget"]  # fmt: skip
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    data_dir : str or Path
+        Folder holding ``captures/``.
+    capture : str
+        File name in ``<data_dir>/captures/``.
+""")
 
 #: Smallest zoom: the window shows at least this fraction of the flow's duration. [-]
 MIN_ZOOM_FRACTION = 0.05
@@ -51,13 +60,13 @@ def _captures_dir(data_dir: str | Path) -> Path:
     return Path(data_dir) / "captures"
 
 
+@_PARAMETERS.fill
 def shipped_captures(data_dir: str | Path = "../data") -> list[str]:
     """Names of the capture files in ``<data_dir>/captures/``, sorted.
 
     Parameters
     ----------
-    data_dir : str or Path
-        Folder holding ``captures/``.
+    {data_dir}
 
     Returns
     -------
@@ -110,15 +119,13 @@ def _load(capture: str, data_dir: str | Path):
     return _analysed(str(path.resolve()), path.stat().st_mtime_ns)
 
 
+@_PARAMETERS.fill
 def data_flows(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> pd.DataFrame:
     """The flow directions of a capture that carry payload, largest first (``flow_rank`` 0, 1, ...).
 
     Parameters
     ----------
-    capture : str
-        File name in ``<data_dir>/captures/``.
-    data_dir : str or Path
-        Folder holding ``captures/``.
+    {capture, data_dir}
 
     Returns
     -------
@@ -131,15 +138,13 @@ def data_flows(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../d
     return carrying.sort_values("unique_payload_bytes", ascending=False, kind="stable")[_FLOW_COLUMNS]
 
 
+@_PARAMETERS.fill
 def flows_table(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> pd.DataFrame:
     """:func:`data_flows` in the lecture's units (KB, ms, Mbit/s), for display.
 
     Parameters
     ----------
-    capture : str
-        File name in ``<data_dir>/captures/``.
-    data_dir : str or Path
-        Folder holding ``captures/``.
+    {capture, data_dir}
 
     Returns
     -------
@@ -167,15 +172,13 @@ def flows_table(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../
     return out
 
 
+@_PARAMETERS.fill
 def capture_provenance(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path = "../data") -> dict[str, Any]:
     """The JSON provenance record shipped beside a capture.
 
     Parameters
     ----------
-    capture : str
-        File name in ``<data_dir>/captures/``.
-    data_dir : str or Path
-        Folder holding ``captures/``.
+    {capture, data_dir}
 
     Returns
     -------
@@ -191,6 +194,7 @@ def capture_provenance(capture: str = "cubic_bulk.pcap.gz", data_dir: str | Path
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+@_PARAMETERS.fill
 @teaching_figure
 def plot_trace(
     capture: str = "cubic_bulk.pcap.gz",
@@ -203,14 +207,12 @@ def plot_trace(
 
     Parameters
     ----------
-    capture : str
-        File name in ``<data_dir>/captures/``.
+    {capture}
     flow_rank : int
         Which payload-carrying flow direction: 0 the one with the most bytes, 1 the next, ... [-]
     zoom_fraction : float
         Width of the time window shown, as a fraction of the flow's duration, in (0, 1]. [-]
-    data_dir : str or Path
-        Folder holding ``captures/``.
+    {data_dir}
     zoom_start_fraction : float
         Where the window starts, as a fraction of the flow's duration, in [0, 1]; a window that
         would run past the end is moved back to end there. [-]
@@ -308,6 +310,7 @@ def _right_end_label(ax, near: float = 0.03) -> int:
     return max((len(label) for x, label in zip(locs, labels) if x >= high - near * (high - low)), default=0)
 
 
+@_PARAMETERS.fill
 def trace_widget(
     capture: str = "cubic_bulk.pcap.gz",
     flow_rank: int = 0,
@@ -331,8 +334,7 @@ def trace_widget(
         Initial flow: 0 the one with the most bytes. [-]
     zoom_fraction : float
         Initial width of the time window, as a fraction of the flow's duration, in [0.05, 1]. [-]
-    data_dir : str or Path
-        Folder holding ``captures/``.
+    {data_dir}
     zoom_start_fraction : float
         Initial start of the window, as a fraction of the flow's duration, in [0, 1]. [-]
     preload : bool

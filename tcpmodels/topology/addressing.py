@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import ipaddress
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = [
     "N_HOSTS",
     "N_CORES",
@@ -34,6 +36,12 @@ __all__ = [
     "fat_tree_link_name",
     "fat_tree_routes",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    n : int
+        Host index, 0..15. [-]
+""")
 
 #: Hosts of the k=4 fat-tree. [-]
 N_HOSTS = 16
@@ -77,13 +85,13 @@ def check_plane(c: int) -> None:
         raise ValueError(f"plane [core index] must be an integer in [0, {N_CORES - 1}]; got {c!r}")
 
 
+@_PARAMETERS.fill
 def host_name(n: int) -> str:
     """Testbed name of host n: ``"h{n}"``.
 
     Parameters
     ----------
-    n : int
-        Host index, 0..15. [-]
+    {n}
 
     Returns
     -------
@@ -121,13 +129,13 @@ def core_name(c: int) -> str:
     return f"c{c // 2}{c % 2}"
 
 
+@_PARAMETERS.fill
 def plane_address(n: int, c: int) -> str:
     """Host n's address on plane c: ``10.{16c + n}.0.1`` (as in the kernel testbed).
 
     Parameters
     ----------
-    n : int
-        Host index, 0..15. [-]
+    {n}
     c : int
         Plane (core) index, 0..3. [-]
 

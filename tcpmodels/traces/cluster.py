@@ -24,6 +24,8 @@ from typing import Callable, Iterator
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
+
 from .dataset import DEFAULT_PARTITIONS, PacketDataset, open_dataset, to_parquet
 from .flows import PartitionFlows, combine_partition_flows, flows, partition_flows
 from .pcapfile import MAX_GZIP_EXPANSION
@@ -31,6 +33,14 @@ from .reader import read_pcap
 from .schema import TraceWarning
 
 __all__ = ["dask_client", "capture_flows", "dataset_flows", "large_capture_flows"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    scheduler : str, optional
+        Scheduler address; ``None``: a local cluster (see :func:`dask_client`).
+    client : dask.distributed.Client, optional
+        An existing client to use instead.
+""")
 
 
 @contextmanager
@@ -137,6 +147,7 @@ def _capture_task(path: str) -> tuple[pd.DataFrame, dict]:
     return flows(table), table.attrs["accounting"].to_dict()
 
 
+@_PARAMETERS.fill
 def capture_flows(captures: list[str | os.PathLike], *, scheduler: str | None = None, client: object = None,
                   progress: bool = False) -> dict[str, tuple[pd.DataFrame, dict]]:
     """Flow tables of many captures, one Dask task per capture.
@@ -146,8 +157,7 @@ def capture_flows(captures: list[str | os.PathLike], *, scheduler: str | None = 
     captures : list of str or path-like
         Capture files (each must fit in a worker's memory; for one that does not, use
         :func:`large_capture_flows`).
-    scheduler : str, optional
-        Scheduler address; ``None``: a local cluster (see :func:`dask_client`).
+    {scheduler}
     client : dask.distributed.Client, optional
         An existing client to use instead (``scheduler`` is then ignored).
     progress : bool
@@ -165,6 +175,7 @@ def capture_flows(captures: list[str | os.PathLike], *, scheduler: str | None = 
     return dict(zip(paths, results))
 
 
+@_PARAMETERS.fill
 def dataset_flows(dataset: PacketDataset | str | os.PathLike, *, scheduler: str | None = None,
                   client: object = None, progress: bool = False) -> pd.DataFrame:
     """:func:`~tcpmodels.traces.flows` of a packet dataset, one Dask task per non-empty partition.
@@ -173,10 +184,7 @@ def dataset_flows(dataset: PacketDataset | str | os.PathLike, *, scheduler: str 
     ----------
     dataset : PacketDataset, str or path-like
         A dataset written by :func:`~tcpmodels.traces.to_parquet` (the workers read its files).
-    scheduler : str, optional
-        Scheduler address; ``None``: a local cluster (see :func:`dask_client`).
-    client : dask.distributed.Client, optional
-        An existing client to use instead.
+    {scheduler, client}
     progress : bool
         Show a progress bar (tqdm) over the partitions.
 
@@ -198,6 +206,7 @@ def dataset_flows(dataset: PacketDataset | str | os.PathLike, *, scheduler: str 
     return combine_partition_flows(parts)
 
 
+@_PARAMETERS.fill
 def large_capture_flows(capture: str | os.PathLike, out_dir: str | os.PathLike, *, scheduler: str | None = None,
                         client: object = None, partitions: int | None = None, chunk_bytes: int = 32 << 20,
                         max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
@@ -210,10 +219,7 @@ def large_capture_flows(capture: str | os.PathLike, out_dir: str | os.PathLike, 
         The capture file.
     out_dir : str or path-like
         Where the dataset goes (kept: reuse it with :func:`dataset_flows` or ``flows(out_dir)``).
-    scheduler : str, optional
-        Scheduler address; ``None``: a local cluster (see :func:`dask_client`).
-    client : dask.distributed.Client, optional
-        An existing client to use instead.
+    {scheduler, client}
     partitions : int, optional
         Partitions of the dataset; default: :data:`~tcpmodels.traces.dataset.DEFAULT_PARTITIONS` or
         one per 64 MiB of the file, whichever is more (so that one partition's analysis stays

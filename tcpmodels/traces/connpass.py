@@ -25,6 +25,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
+
 from . import pcapfile
 from .prefetch import prefetched
 from .reader import ChunkedCapture
@@ -39,6 +41,12 @@ __all__ = ["compiled_pass_available", "use_compiled_pass", "table_columns", "run
            "FLOW_DTYPE", "SAMPLE_DTYPE", "ROW_BITS", "flow_ids", "relative_s", "stream_records", "StreamResult",
            "connection_share", "mix64", "decoded_columns", "number_records", "address_text", "record_idents",
            "flow_columns", "warn_dropped", "STREAM_STATS"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    records : numpy.ndarray
+        :data:`FLOW_DTYPE` records.
+""")
 
 #: Per-row flags of the compiled pass: annotation column -> bit.
 ROW_BITS = {"is_initiator": 0, "is_retransmission": 1, "is_duplicate": 2, "is_dup_ack": 3, "is_keepalive": 4,
@@ -453,6 +461,7 @@ def stream_records(capture: str | os.PathLike, *, idle_timeout_s: float, chunk_b
                         reading.accounting(), stats)
 
 
+@_PARAMETERS.fill
 def number_records(records: np.ndarray) -> np.ndarray:
     """Records (renumbered in place when writable) with connection numbers as the whole-table analysis gives
     them: by the first packet of the 4-tuple, then the connection's own first packet (which no other
@@ -460,8 +469,7 @@ def number_records(records: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    records : numpy.ndarray
-        :data:`FLOW_DTYPE` records.
+    {records}
 
     Returns
     -------
@@ -515,13 +523,13 @@ def address_text(vp: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> np.ndarray:
     return np.array(names, dtype=object)[codes] if len(codes) else np.zeros(0, dtype=object)
 
 
+@_PARAMETERS.fill
 def record_idents(records: np.ndarray) -> dict[str, np.ndarray]:
     """The flow table's identity columns from flow records (the flow's first packet's endpoints).
 
     Parameters
     ----------
-    records : numpy.ndarray
-        :data:`FLOW_DTYPE` records.
+    {records}
 
     Returns
     -------
@@ -589,13 +597,13 @@ def flow_columns(records: np.ndarray, ns0: int, ident: dict[str, np.ndarray]) ->
     return flow_ids(r["conn"], r["dir"]), out
 
 
+@_PARAMETERS.fill
 def warn_dropped(records: np.ndarray, negative_rtt: int, stacklevel: int = 3) -> None:
     """Warn as the reference does about RTT samples and flow completion times dropped as negative.
 
     Parameters
     ----------
-    records : numpy.ndarray
-        :data:`FLOW_DTYPE` records.
+    {records}
     negative_rtt : int
         RTT samples the pass dropped (the capture's clock went backwards between a segment and its ACK).
     stacklevel : int

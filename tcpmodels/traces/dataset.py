@@ -52,6 +52,8 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
+
 from .connpass import mix64
 from .decode import TUNNELS
 from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES
@@ -60,6 +62,12 @@ from .schema import COLUMNS, ReadAccounting, conform, empty_table
 
 __all__ = ["to_parquet", "open_dataset", "read_parquet_dataset", "PacketDataset", "DatasetError", "METADATA_FILE",
            "DEFAULT_PARTITIONS"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    i : int
+        Partition number, ``0 <= i < partitions``.
+""")
 
 #: The dataset's description, beside the partitions.
 METADATA_FILE = "tcpmodels_dataset.json"
@@ -177,13 +185,13 @@ class PacketDataset:
     time_origin_ns: int
     files: tuple | None = None
 
+    @_PARAMETERS.fill
     def partition_path(self, i: int) -> Path:
         """The directory of partition ``i``'s Parquet files.
 
         Parameters
         ----------
-        i : int
-            Partition number, ``0 <= i < partitions``.
+        {i}
 
         Returns
         -------
@@ -195,13 +203,13 @@ class PacketDataset:
     def _listed(self, i: int) -> list[DatasetFile]:
         return [f for f in self.files if f.partition == i] if self.files is not None else []
 
+    @_PARAMETERS.fill
     def partition_files(self, i: int) -> list[Path]:
         """The Parquet files of partition ``i``, in the order they were written.
 
         Parameters
         ----------
-        i : int
-            Partition number, ``0 <= i < partitions``.
+        {i}
 
         Returns
         -------

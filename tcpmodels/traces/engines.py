@@ -27,10 +27,22 @@ import subprocess
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
+
 from .pcapfile import CaptureFileError
 from .schema import ReadAccounting, conform, empty_table
 
 __all__ = ["tshark_path", "read_with_wireshark", "TSHARK_FIELDS", "TSHARK_MISSING"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    path : str
+        Capture file.
+    extra_prefs : list of str, optional
+        ``name:value`` preferences added to :data:`TSHARK_PREFS`.
+    occurrence : {"f", "l", "a"}
+        First, last or all (comma-separated) occurrences of a repeated field.
+""")
 
 TSHARK_MISSING = ("tshark (Wireshark's command-line dissector) was not found on PATH. Install it with "
                   "`sudo apt-get install tshark` (Debian/Ubuntu), `sudo dnf install wireshark-cli` (Fedora), "
@@ -116,20 +128,17 @@ TSHARK_TUNNELS = {"gre": "gre", "vxlan": "vxlan", "geneve": "geneve", "gtp": "gt
 TSHARK_AFTER_UDP = {"mpls": "mpls", "eth": "vxlan", "ip": "vxlan", "ipv6": "vxlan", "nsh": "vxlan"}
 
 
+@_PARAMETERS.fill
 def tshark_command(path: str, fields: list[str], extra_prefs: list[str] | None = None,
                    occurrence: str = "f") -> list[str]:
     """The ``tshark -T fields`` command line of the tshark engine.
 
     Parameters
     ----------
-    path : str
-        Capture file.
+    {path}
     fields : list of str
         Wireshark field names, one output column each.
-    extra_prefs : list of str, optional
-        ``name:value`` preferences added to :data:`TSHARK_PREFS`.
-    occurrence : {"f", "l", "a"}
-        First, last or all (comma-separated) occurrences of a repeated field.
+    {extra_prefs, occurrence}
 
     Returns
     -------
@@ -144,20 +153,17 @@ def tshark_command(path: str, fields: list[str], extra_prefs: list[str] | None =
     return cmd
 
 
+@_PARAMETERS.fill
 def run_tshark_fields(path: str, fields: list[str], extra_prefs: list[str] | None = None,
                       occurrence: str = "f") -> pd.DataFrame:
     """Run ``tshark -T fields`` and return its output as a DataFrame of strings (one column per field).
 
     Parameters
     ----------
-    path : str
-        Capture file.
+    {path}
     fields : list of str
         Wireshark field names.
-    extra_prefs : list of str, optional
-        ``name:value`` preferences added to :data:`TSHARK_PREFS`.
-    occurrence : {"f", "l", "a"}
-        First, last or all (comma-separated) occurrences of a repeated field.
+    {extra_prefs, occurrence}
 
     Returns
     -------

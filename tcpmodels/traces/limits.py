@@ -62,11 +62,21 @@ import numpy as np
 import pandas as pd
 from scipy.ndimage import minimum_filter1d
 
+from tcpmodels._docstrings import SharedEntries
+
 from .annotation import annotate
 from .rtt import rtt_samples
 
 __all__ = ["CLASSES", "NETWORK_CLASSES", "SIGNATURE_THRESHOLDS", "LimitDiagnosis", "capture_position", "diagnose",
            "limit_intervals", "congestion_signature", "limit_summary"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+""")
 
 #: the classes of :func:`limit_intervals`, in the order figures and tables show them
 CLASSES = ("opportunity", "receiver_window", "send_buffer", "application", "congestion", "bandwidth", "undecided")
@@ -98,6 +108,7 @@ _INTERVAL_COLUMNS = {
 
 
 # --------------------------------------------------------------------------- capture point and window scale
+@_PARAMETERS.fill
 def capture_position(packets: pd.DataFrame, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Where each flow was captured, from its handshake: ``"sender"``, ``"receiver"``, ``"middle"`` or ``"unknown"``.
 
@@ -109,10 +120,7 @@ def capture_position(packets: pd.DataFrame, annotated: pd.DataFrame | None = Non
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {packets, annotated}
 
     Returns
     -------
@@ -486,6 +494,7 @@ def _undecided_row(fid: int, pos: str, why: str, t0: float) -> dict:
     return row
 
 
+@_PARAMETERS.fill
 def limit_intervals(packets: pd.DataFrame, annotated: pd.DataFrame | None = None, *,
                     flow_ids: list[int] | np.ndarray | None = None, interval_s: float | None = None,
                     origin_s: float | None = None, min_data_packets: int = 2) -> pd.DataFrame:
@@ -517,10 +526,7 @@ def limit_intervals(packets: pd.DataFrame, annotated: pd.DataFrame | None = None
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {packets, annotated}
     flow_ids : list of int or numpy.ndarray, optional
         The flows (directions) to diagnose; default every flow that carries payload.
     interval_s : float, optional
@@ -647,6 +653,7 @@ def _flows_of(packets: pd.DataFrame, an: pd.DataFrame, flow_ids, min_data_packet
 
 
 # --------------------------------------------------------------------------- Sundaresan et al.
+@_PARAMETERS.fill
 def congestion_signature(packets: pd.DataFrame, annotated: pd.DataFrame | None = None, *,
                          flow_ids: list[int] | np.ndarray | None = None,
                          thresholds: dict | None = None) -> pd.DataFrame:
@@ -663,10 +670,7 @@ def congestion_signature(packets: pd.DataFrame, annotated: pd.DataFrame | None =
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {packets, annotated}
     flow_ids : list of int or numpy.ndarray, optional
         The flows; default every flow that carries payload.
     thresholds : dict, optional
@@ -853,16 +857,14 @@ class LimitDiagnosis:
         return {"intervals": self.intervals, "signature": self.signature, "summary": self.summary}
 
 
+@_PARAMETERS.fill
 def diagnose(packets: pd.DataFrame, annotated: pd.DataFrame | None = None, *,
              flow_ids: list[int] | np.ndarray | None = None, interval_s: float | None = None) -> LimitDiagnosis:
     """Why each flow was slow: :func:`limit_intervals`, :func:`congestion_signature` and :func:`limit_summary` at once.
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {packets, annotated}
     flow_ids : list of int or numpy.ndarray, optional
         The flows (directions); default every flow that carries payload.
     interval_s : float, optional

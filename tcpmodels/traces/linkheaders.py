@@ -38,11 +38,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
+
 from .options import u8, u8_within, u16, u16_within
 from .tunnels import CUT, ETH_IPV4, ETH_IPV6, ethertype_of
 
 __all__ = ["LINKTYPE_IEEE802_11", "LINKTYPE_RADIOTAP", "LINKTYPE_PPI", "LINKTYPE_ERF", "LINKTYPE_IPNET",
            "LINKTYPE_PFLOG", "LINK_NAMES", "LLC_FOLLOWS", "link_header", "erf_records", "PSEUDO_HEADER_LINKS", "pseudo_headers"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    buf : numpy.ndarray of uint8
+        The chunk's bytes.
+    start : numpy.ndarray of int64
+        Where each record's bytes start in ``buf``.
+""")
 
 LINKTYPE_IEEE802_11, LINKTYPE_RADIOTAP, LINKTYPE_PPI = 105, 127, 192
 LINKTYPE_ERF, LINKTYPE_IPNET, LINKTYPE_PFLOG = 197, 226, 117
@@ -230,17 +240,16 @@ _READERS = {LINKTYPE_IEEE802_11: lambda buf, at, end: _ieee80211(buf, at, end, n
                                                    np.where(end >= at + 4, at + 4, CUT))}
 
 
+@_PARAMETERS.fill
 def link_header(buf: np.ndarray, link: int, start: np.ndarray, cap: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """What follows the link-layer header of records of one of :data:`LINK_NAMES`' link types.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The chunk's bytes.
+    {buf}
     link : int
         The records' link type (a key of :data:`LINK_NAMES`).
-    start : numpy.ndarray of int64
-        Where each record's bytes start in ``buf``.
+    {start}
     cap : numpy.ndarray of int64
         Each record's captured length. [bytes]
 
@@ -276,6 +285,7 @@ def _erf_header_bytes(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
     return pos - at, ok & (end >= pos)
 
 
+@_PARAMETERS.fill
 def erf_records(buf: np.ndarray, start: np.ndarray, cap: np.ndarray, fallback_ns: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What Wireshark takes from ERF records' own headers: their time, and the frame without the header.
@@ -288,10 +298,7 @@ def erf_records(buf: np.ndarray, start: np.ndarray, cap: np.ndarray, fallback_ns
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The chunk's bytes.
-    start : numpy.ndarray of int64
-        Where each record's bytes start in ``buf``.
+    {buf, start}
     cap : numpy.ndarray
         Each record's captured length. [bytes]
     fallback_ns : numpy.ndarray of int64
@@ -324,14 +331,14 @@ PSEUDO_HEADER_LINKS = (LINKTYPE_ERF, LINKTYPE_SUNATM)
 SUNATM_HEADER_BYTES = 4
 
 
+@_PARAMETERS.fill
 def pseudo_headers(buf: np.ndarray, link_type: np.ndarray, start: np.ndarray, cap: np.ndarray, wire: np.ndarray,
                    timestamp_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Records as Wireshark counts them where their link type starts with a pseudo-header (ERF, SunATM).
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The chunk's bytes.
+    {buf}
     link_type, start, cap, wire, timestamp_ns : numpy.ndarray
         Per record: link type, where its bytes start in ``buf``, captured and wire lengths [bytes], time [ns].
 

@@ -23,10 +23,22 @@ import hashlib
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
+
 from .annotation import annotate
 from .flows import flows
 
 __all__ = ["mptcp_token", "mptcp_idsn", "mptcp_subflows", "mptcp_mappings"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    key : int
+        The 64-bit key (as in MP_CAPABLE).
+    version : int
+        MPTCP version: 0 (RFC 6824, SHA-1) or 1 (RFC 8684, SHA-256).
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+""")
 
 _HASHES = {0: hashlib.sha1, 1: hashlib.sha256}
 
@@ -37,15 +49,13 @@ def _digest(key: int, version: int) -> bytes:
     return _HASHES[version](int(key).to_bytes(8, "big")).digest()
 
 
+@_PARAMETERS.fill
 def mptcp_token(key: int, version: int = 1) -> int:
     """Token of an MPTCP key: the most significant 32 bits of SHA-256(key) (v1) or SHA-1(key) (v0).
 
     Parameters
     ----------
-    key : int
-        The 64-bit key (as in MP_CAPABLE).
-    version : int
-        MPTCP version: 0 (RFC 6824, SHA-1) or 1 (RFC 8684, SHA-256).
+    {key, version}
 
     Returns
     -------
@@ -55,15 +65,13 @@ def mptcp_token(key: int, version: int = 1) -> int:
     return int.from_bytes(_digest(key, version)[:4], "big")
 
 
+@_PARAMETERS.fill
 def mptcp_idsn(key: int, version: int = 1) -> int:
     """Initial data sequence number of an MPTCP key: the least significant 64 bits of its SHA-256 / SHA-1 hash.
 
     Parameters
     ----------
-    key : int
-        The 64-bit key (as in MP_CAPABLE).
-    version : int
-        MPTCP version: 0 (RFC 6824, SHA-1) or 1 (RFC 8684, SHA-256).
+    {key, version}
 
     Returns
     -------
@@ -73,14 +81,14 @@ def mptcp_idsn(key: int, version: int = 1) -> int:
     return int.from_bytes(_digest(key, version)[-8:], "big")
 
 
+@_PARAMETERS.fill
 def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None,
                    annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per MPTCP subflow (a TCP connection), grouped into MPTCP connections.
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    {packets}
     flow_table, annotated : pandas.DataFrame, optional
         :func:`~tcpmodels.traces.flows.flows` and :func:`~tcpmodels.traces.annotation.annotate`
         of ``packets`` if already computed.
@@ -213,14 +221,14 @@ def mptcp_subflows(packets: pd.DataFrame, flow_table: pd.DataFrame | None = None
     return sub.sort_values(["mptcp_id", "subflow"]).reset_index(drop=True)[cols]
 
 
+@_PARAMETERS.fill
 def mptcp_mappings(packets: pd.DataFrame, subflows: pd.DataFrame | None = None,
                    annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every data packet an MPTCP connection's initiator sent, on every subflow, at its data-level sequence number.
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    {packets}
     subflows, annotated : pandas.DataFrame, optional
         :func:`mptcp_subflows` and :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
 

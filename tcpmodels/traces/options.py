@@ -24,18 +24,30 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = ["parse_options", "u8", "u16", "u32", "u64", "u8_within", "u16_within"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    buf : numpy.ndarray of uint8
+        The bytes.
+    pos, end : numpy.ndarray of int64
+        A header's start and its record's end in ``buf``.
+    at : int
+        Offset in the header. [bytes]
+""")
 
 MAX_OPTION_BYTES = 40
 
 
+@_PARAMETERS.fill
 def u8(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Unsigned 8-bit big-endian integers read at ``idx``.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The bytes.
+    {buf}
     idx : numpy.ndarray of int64
         Index of the first byte of each value (``idx + 0`` must be inside ``buf``).
 
@@ -47,13 +59,13 @@ def u8(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return buf[idx].astype(np.int64)
 
 
+@_PARAMETERS.fill
 def u16(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Unsigned 16-bit big-endian integers read at ``idx``.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The bytes.
+    {buf}
     idx : numpy.ndarray of int64
         Index of the first byte of each value (``idx + 1`` must be inside ``buf``).
 
@@ -65,13 +77,13 @@ def u16(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return (buf[idx].astype(np.int64) << 8) | buf[idx + 1]
 
 
+@_PARAMETERS.fill
 def u32(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Unsigned 32-bit big-endian integers read at ``idx``.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The bytes.
+    {buf}
     idx : numpy.ndarray of int64
         Index of the first byte of each value (``idx + 3`` must be inside ``buf``).
 
@@ -83,13 +95,13 @@ def u32(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return (u16(buf, idx) << 16) | u16(buf, idx + 2)
 
 
+@_PARAMETERS.fill
 def u64(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
     """Unsigned 64-bit big-endian integers read at ``idx``.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The bytes.
+    {buf}
     idx : numpy.ndarray of int64
         Index of the first byte of each value (``idx + 7`` must be inside ``buf``).
 
@@ -101,17 +113,13 @@ def u64(buf: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return (u32(buf, idx).astype(np.uint64) << np.uint64(32)) | u32(buf, idx + 4).astype(np.uint64)
 
 
+@_PARAMETERS.fill
 def u8_within(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, at: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """The byte at ``pos + at`` where the record (ending at ``end``) holds it, else 0; and whether it does.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The bytes.
-    pos, end : numpy.ndarray of int64
-        A header's start and its record's end in ``buf``.
-    at : int
-        Offset in the header. [bytes]
+    {buf, pos, end, at}
 
     Returns
     -------
@@ -124,17 +132,13 @@ def u8_within(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, at: int = 0) ->
     return np.where(ok, u8(buf, np.where(ok, pos + at, 0)), 0), ok
 
 
+@_PARAMETERS.fill
 def u16_within(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, at: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """:func:`u8_within` for the big-endian 16-bit word at ``pos + at``.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The bytes.
-    pos, end : numpy.ndarray of int64
-        A header's start and its record's end in ``buf``.
-    at : int
-        Offset in the header. [bytes]
+    {buf, pos, end, at}
 
     Returns
     -------

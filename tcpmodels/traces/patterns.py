@@ -38,16 +38,24 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 
 from .flows import annotate, flows
 
 __all__ = ["PATTERNS", "SPLITS", "classify_short_flows", "ack_clock"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+""")
 
 PATTERNS = ("Full window", "Intensive flow", "Delay with loss", "Extreme delay", "Incomplete")
 #: How the loss-free flows are split into "Full window" and "Intensive flow".
 SPLITS = ("fct", "ack_clock")
 
 
+@_PARAMETERS.fill
 def ack_clock(packets: pd.DataFrame, *, link_rate_bps: float, compression: float = 0.5,
               flight_gap_mss: float = 2.0, annotated: pd.DataFrame | None = None) -> pd.DataFrame:
     """The ACK clock of every data-sending direction, as seen at the sender's capture point.
@@ -64,8 +72,7 @@ def ack_clock(packets: pd.DataFrame, *, link_rate_bps: float, compression: float
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    {packets}
     link_rate_bps : float
         Rate of the sender's link (the capture point's link), > 0. [bit/s]
     compression : float
@@ -115,6 +122,7 @@ def ack_clock(packets: pd.DataFrame, *, link_rate_bps: float, compression: float
     return out
 
 
+@_PARAMETERS.fill
 def classify_short_flows(packets: pd.DataFrame, *, full_window_max_fct_s: float = 0.030,
                          extreme_min_fct_s: float = 0.300, rto_min_s: float = 0.200,
                          early_bytes: int = 1460, max_bytes: int | None = None, initiator_only: bool = True,
@@ -125,8 +133,7 @@ def classify_short_flows(packets: pd.DataFrame, *, full_window_max_fct_s: float 
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    {packets}
     full_window_max_fct_s : float
         Longest FCT of a loss-free "Full window" flow; longer loss-free flows are
         "Intensive flow". [s]

@@ -519,6 +519,20 @@ def _next_space(carry: np.ndarray, chunk_bytes: int, need: int) -> tuple[np.ndar
     return space, want
 
 
+def _next_chunk(fh, carry: np.ndarray, chunk_bytes: int, need: int) -> tuple[np.ndarray, int, int]:
+    """The next chunk, read in place after ``carry`` into a buffer of :func:`_next_space`, zero-padded.
+
+    Returns the buffer, the bytes read from ``fh`` (0 at its end) and the end of the chunk's data in the buffer
+    (``len(carry)`` plus the bytes read; :data:`PAD_BYTES` of zeros follow it).
+    """
+    kept = len(carry)
+    space, want = _next_space(carry, chunk_bytes, need)
+    got = _read_into(fh, memoryview(space)[kept:kept + want])
+    end = kept + got
+    space[end:end + PAD_BYTES] = 0
+    return space, got, end
+
+
 class _Range:
     """An open file read from ``start`` to ``stop`` only: its end is ``stop`` (:func:`iter_batches`' byte_range)."""
 
@@ -564,12 +578,8 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = Fa
     while True:
         # one allocation per chunk: the carried partial record (copied once, from the last chunk's buffer),
         # then the file's bytes read in place, then padding
-        kept = len(carry)
-        space, want = _next_space(carry, chunk_bytes, need)
+        space, got, end = _next_chunk(fh, carry, chunk_bytes, need)
         del carry
-        got = _read_into(fh, memoryview(space)[kept:kept + want])
-        end = kept + got
-        space[end:end + PAD_BYTES] = 0
         buf = space[:end + PAD_BYTES]
         offsets, headers, frames = [], [], []
         numbered = st.records  # record number of the chunk's next record (skipped ones included)
@@ -732,12 +742,8 @@ def _pcapng(fh, magic: bytes, st: _State, chunk_bytes: int,
     need = 0
     file_pos = 0
     while True:
-        kept = len(carry)
-        space, want = _next_space(carry, chunk_bytes, need)
+        space, got, end = _next_chunk(fh, carry, chunk_bytes, need)
         del carry
-        got = _read_into(fh, memoryview(space)[kept:kept + want])
-        end = kept + got
-        space[end:end + PAD_BYTES] = 0
         buf = space[:end + PAD_BYTES]
         unpack_from = struct.unpack_from
         mv = memoryview(space)

@@ -13,10 +13,24 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.collections import LineCollection
 
+from tcpmodels._docstrings import SharedEntries
+
 from .series import SEGMENT_KINDS, time_sequence
 
 __all__ = ["plot_time_sequence", "plot_rtt_samples", "plot_bytes_in_flight", "plot_subflow_shares",
            "plot_mptcp_data_sequence", "plot_subflow_shares_over_time", "TIME_LABEL"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ax : matplotlib.axes.Axes, optional
+        Where to draw (a new figure if None).
+    mappings : pandas.DataFrame
+        :func:`~tcpmodels.traces.mptcp_mappings` of a packet table.
+    mptcp_id : int
+        The MPTCP connection.
+    t0_s : float, optional
+        Time zero of the x axis (absolute) [s]; default the connection's first data packet.
+""")
 
 #: The x label of every panel drawn against ``t0_s``.
 TIME_LABEL = "time since the capture's first packet [s]"
@@ -56,6 +70,7 @@ def _connection_mappings(mappings: pd.DataFrame, mptcp_id: int, t0_s: float | No
     return m, (m["time_s"].min() if t0_s is None else t0_s)
 
 
+@_PARAMETERS.fill
 def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = None,
                        annotated: pd.DataFrame | None = None, t0_s: float | None = None) -> Axes:
     """Stevens graph: each data segment as a bar over its bytes, retransmissions marked by class, the peer's
@@ -67,8 +82,7 @@ def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = No
         A packet table from :func:`~tcpmodels.traces.read_pcap`.
     flow_id : int
         The flow.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw (a new figure if None).
+    {ax}
     annotated : pandas.DataFrame, optional
         :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
     t0_s : float, optional
@@ -109,6 +123,7 @@ def plot_time_sequence(packets: pd.DataFrame, flow_id: int, ax: Axes | None = No
     return ax
 
 
+@_PARAMETERS.fill
 def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax: Axes | None = None, t0_s: float | None = None) -> Axes:
     """RTT samples of one flow over time, by method (sequence/ACK matching and timestamp echoes).
 
@@ -118,8 +133,7 @@ def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax: Axes | None = None
         :func:`~tcpmodels.traces.rtt_samples` of a packet table.
     flow_id : int
         The flow (it must have samples).
-    ax : matplotlib.axes.Axes, optional
-        Where to draw (a new figure if None).
+    {ax}
     t0_s : float, optional
         Time zero of the x axis (absolute) [s]; default the first sample's time.
 
@@ -142,6 +156,7 @@ def plot_rtt_samples(samples: pd.DataFrame, flow_id: int, ax: Axes | None = None
     return ax
 
 
+@_PARAMETERS.fill
 def plot_bytes_in_flight(flight: pd.Series, ax: Axes | None = None, t0_s: float | None = None) -> Axes:
     """Bytes in flight over time (from :func:`~tcpmodels.traces.series.bytes_in_flight`).
 
@@ -149,8 +164,7 @@ def plot_bytes_in_flight(flight: pd.Series, ax: Axes | None = None, t0_s: float 
     ----------
     flight : pandas.Series
         Bytes in flight indexed by time [bytes, s].
-    ax : matplotlib.axes.Axes, optional
-        Where to draw (a new figure if None).
+    {ax}
     t0_s : float, optional
         Time zero of the x axis (absolute) [s]; default the first time of ``flight``.
 
@@ -167,6 +181,7 @@ def plot_bytes_in_flight(flight: pd.Series, ax: Axes | None = None, t0_s: float 
     return ax
 
 
+@_PARAMETERS.fill
 def plot_subflow_shares(subflows: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Share of each MPTCP connection's forward bytes carried by each subflow (stacked bars).
 
@@ -174,8 +189,7 @@ def plot_subflow_shares(subflows: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ----------
     subflows : pandas.DataFrame
         :func:`~tcpmodels.traces.mptcp_subflows` of a packet table.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw (a new figure if None).
+    {ax}
 
     Returns
     -------
@@ -197,6 +211,7 @@ def plot_subflow_shares(subflows: pd.DataFrame, ax: Axes | None = None) -> Axes:
     return ax
 
 
+@_PARAMETERS.fill
 def plot_mptcp_data_sequence(mappings: pd.DataFrame, mptcp_id: int, ax: Axes | None = None,
                              t0_s: float | None = None) -> Axes:
     """Data-level sequence graph of one MPTCP connection: each data packet at its data sequence number, coloured
@@ -204,14 +219,7 @@ def plot_mptcp_data_sequence(mappings: pd.DataFrame, mptcp_id: int, ax: Axes | N
 
     Parameters
     ----------
-    mappings : pandas.DataFrame
-        :func:`~tcpmodels.traces.mptcp_mappings` of a packet table.
-    mptcp_id : int
-        The MPTCP connection.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw (a new figure if None).
-    t0_s : float, optional
-        Time zero of the x axis (absolute) [s]; default the connection's first data packet.
+    {mappings, mptcp_id, ax, t0_s}
 
     Returns
     -------
@@ -234,22 +242,17 @@ def plot_mptcp_data_sequence(mappings: pd.DataFrame, mptcp_id: int, ax: Axes | N
     return ax
 
 
+@_PARAMETERS.fill
 def plot_subflow_shares_over_time(mappings: pd.DataFrame, mptcp_id: int, bin_s: float, ax: Axes | None = None,
                                   t0_s: float | None = None) -> Axes:
     """Each subflow's share of one MPTCP connection's data bytes in time bins (stacked).
 
     Parameters
     ----------
-    mappings : pandas.DataFrame
-        :func:`~tcpmodels.traces.mptcp_mappings` of a packet table.
-    mptcp_id : int
-        The MPTCP connection.
+    {mappings, mptcp_id}
     bin_s : float
         Bin width. [s]
-    ax : matplotlib.axes.Axes, optional
-        Where to draw (a new figure if None).
-    t0_s : float, optional
-        Time zero of the x axis (absolute) [s]; default the connection's first data packet.
+    {ax, t0_s}
 
     Returns
     -------

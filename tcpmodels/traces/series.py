@@ -10,10 +10,23 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels._arrays import check_range
+from tcpmodels._docstrings import SharedEntries
 
 from .annotation import annotate
 
 __all__ = ["throughput_series", "bytes_in_flight", "link_rate_series", "time_sequence", "SEGMENT_KINDS"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    bin_s : float
+        Bin width. [s]
+    packets : pandas.DataFrame
+        A packet table from :func:`~tcpmodels.traces.read_pcap`.
+    flow_id : int
+        The flow (``flow_id`` of :func:`~tcpmodels.traces.flows`).
+    annotated : pandas.DataFrame, optional
+        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+""")
 
 
 def _bins(t: np.ndarray, bin_s: float, t0_s: float | None, t_end_s: float | None) -> tuple[np.ndarray, np.ndarray]:
@@ -25,6 +38,7 @@ def _bins(t: np.ndarray, bin_s: float, t0_s: float | None, t_end_s: float | None
     return idx, t0 + bin_s * np.arange(n)
 
 
+@_PARAMETERS.fill
 def throughput_series(packets: pd.DataFrame, flow_id: int, bin_s: float, annotated: pd.DataFrame | None = None,
                       *, unique: bool = False) -> pd.Series:
     """Payload rate of one flow (one direction) in time bins.
@@ -35,8 +49,7 @@ def throughput_series(packets: pd.DataFrame, flow_id: int, bin_s: float, annotat
         A packet table.
     flow_id : int
         Flow (direction) as numbered by :func:`~tcpmodels.traces.flows.flows`.
-    bin_s : float
-        Bin width. [s]
+    {bin_s}
     unique : bool
         Count only new bytes (retransmissions excluded) instead of all payload.
 
@@ -58,6 +71,7 @@ def throughput_series(packets: pd.DataFrame, flow_id: int, bin_s: float, annotat
     return pd.Series(8.0 * b / bin_s, index=pd.Index(starts, name="time_s"), name="rate_bps")
 
 
+@_PARAMETERS.fill
 def bytes_in_flight(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None) -> pd.Series:
     """Outstanding bytes of one flow: highest sequence sent minus highest acknowledged, after every event.
 
@@ -67,12 +81,7 @@ def bytes_in_flight(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
-    flow_id : int
-        The flow (``flow_id`` of :func:`~tcpmodels.traces.flows`).
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {packets, flow_id, annotated}
 
     Returns
     -------
@@ -97,6 +106,7 @@ def bytes_in_flight(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame
     return pd.Series(flight[valid], index=pd.Index(t[valid], name="time_s"), name="bytes_in_flight")
 
 
+@_PARAMETERS.fill
 def link_rate_series(packets: pd.DataFrame, bin_s: float, *, interface_id: int | None = None,
                      src_addr: str | None = None, t0_s: float | None = None,
                      t_end_s: float | None = None) -> pd.Series:
@@ -104,8 +114,7 @@ def link_rate_series(packets: pd.DataFrame, bin_s: float, *, interface_id: int |
 
     Parameters
     ----------
-    bin_s : float
-        Bin width. [s]
+    {bin_s}
     interface_id : int, optional
         Keep only packets captured on this pcapng interface.
     src_addr : str, optional
@@ -135,17 +144,13 @@ def link_rate_series(packets: pd.DataFrame, bin_s: float, *, interface_id: int |
 SEGMENT_KINDS = ("new", "spurious retransmission", "fast retransmission", "out-of-order", "retransmission")
 
 
+@_PARAMETERS.fill
 def time_sequence(packets: pd.DataFrame, flow_id: int, annotated: pd.DataFrame | None = None) -> dict[str, pd.DataFrame]:
     """Data for a time-sequence (Stevens) graph of one flow: segments, the peer's ACKs, window and SACK blocks.
 
     Parameters
     ----------
-    packets : pandas.DataFrame
-        A packet table from :func:`~tcpmodels.traces.read_pcap`.
-    flow_id : int
-        The flow (``flow_id`` of :func:`~tcpmodels.traces.flows`).
-    annotated : pandas.DataFrame, optional
-        :func:`~tcpmodels.traces.annotate` of ``packets`` if already computed.
+    {packets, flow_id, annotated}
 
     Returns
     -------

@@ -32,6 +32,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
+
 from . import connpass
 from .connpass import FLOW_DTYPE, StreamResult, decoded_columns, number_records
 from .pcapfile import PCAP_MAGIC, CaptureFileError
@@ -43,6 +45,14 @@ except ImportError:  # pragma: no cover - no compiler where the package was inst
     _compiled = None
 
 __all__ = ["plan_ranges", "split_records", "range_task", "share_task", "SPILL_DTYPES", "SYNC_WINDOW_BYTES"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    path : str or path-like
+        The capture.
+    chunk_bytes, max_record_bytes : int
+        As for :func:`~tcpmodels.traces.read_pcap`. [bytes]
+""")
 
 #: The pass columns (:func:`~tcpmodels.traces.connpass.decoded_columns`' order) as they are spilled.
 SPILL_DTYPES = tuple(np.dtype(d) for d in ("<i8", "<i8", "<u8", "<u8", "<u4", "<u8", "<u8", "<u4", "<u4", "<u4",
@@ -67,13 +77,13 @@ def _cflows():
     return _compiled
 
 
+@_PARAMETERS.fill
 def plan_ranges(path: str | os.PathLike, pieces: int, max_record_bytes: int) -> list[tuple[int, int]] | None:
     """Byte ranges cutting an uncompressed classic pcap file into about equal pieces at (guessed) record starts.
 
     Parameters
     ----------
-    path : str or path-like
-        The capture.
+    {path}
     pieces : int
         Ranges wanted (at least 1).
     max_record_bytes : int
@@ -119,6 +129,7 @@ def _spill_path(folder: str, k: int, s: int) -> str:
     return os.path.join(folder, f"range{k:04d}-share{s:04d}.bin")
 
 
+@_PARAMETERS.fill
 def range_task(path: str, k: int, byte_range: tuple[int, int], shares: int, folder: str, chunk_bytes: int,
                max_record_bytes: int) -> dict:
     """Stage 1: decode one byte range; spill each packet's pass columns to its connection's share.
@@ -136,8 +147,7 @@ def range_task(path: str, k: int, byte_range: tuple[int, int], shares: int, fold
     folder : str
         Where the spill files go (``range{k}-share{s}.bin``: per decoded chunk, the share's rows column after
         column in :data:`SPILL_ORDER`, :data:`ROW_BYTES` bytes a row, padded to a multiple of 8 bytes).
-    chunk_bytes, max_record_bytes : int
-        As for :func:`~tcpmodels.traces.read_pcap`. [bytes]
+    {chunk_bytes, max_record_bytes}
 
     Returns
     -------
@@ -256,6 +266,7 @@ def run_here(fn: Callable, args: list) -> list:
     return [fn(*a) for a in args]
 
 
+@_PARAMETERS.fill
 def split_records(path: str | os.PathLike, shares: int, run: Runner = run_here, *, idle_timeout_s: float,
                   chunk_bytes: int, max_record_bytes: int, spill_dir: str | os.PathLike | None = None,
                   pieces: int | None = None) -> StreamResult | None:
@@ -263,16 +274,14 @@ def split_records(path: str | os.PathLike, shares: int, run: Runner = run_here, 
 
     Parameters
     ----------
-    path : str or path-like
-        The capture.
+    {path}
     shares : int
         Stage-2 tasks (connections divided among them by hash); 1 to 127.
     run : callable
         Runs a list of tasks, returning their results in order (:func:`run_here`, or Dask's submit + gather).
     idle_timeout_s : float
         As for :func:`~tcpmodels.traces.stream_flows`. [s]
-    chunk_bytes, max_record_bytes : int
-        As for :func:`~tcpmodels.traces.read_pcap`. [bytes]
+    {chunk_bytes, max_record_bytes}
     spill_dir : str or path-like, optional
         Folder for the spill files (a temporary folder is made in it and removed at the end); every task must
         see it: local disk for a local cluster. Default: the system's temporary folder.

@@ -40,10 +40,20 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
+
 from .options import u8_within, u16_within
 
 __all__ = ["ETH_IPV4", "ETH_IPV6", "ETH_BRIDGE", "ETH_MPLS", "PPP_IPV4", "PPP_IPV6", "CUT", "UDP_TUNNELS", "UDP_TUNNEL_PORTS", "gre", "udp_tunnel_port",
            "udp_tunnel", "ethertype_of"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    buf : numpy.ndarray of uint8
+        The chunk's bytes.
+    end : numpy.ndarray of int64
+        End of each record's captured bytes.
+""")
 
 ETH_IPV4, ETH_IPV6 = 0x0800, 0x86DD
 ETH_BRIDGE = 0x6558  # transparent Ethernet bridging: an Ethernet frame follows (GRE, Geneve)
@@ -93,17 +103,16 @@ def _nsh(buf, pos, end) -> tuple[np.ndarray, np.ndarray]:
     return np.where(ok, ethertype_of(nxt, _NEXT_PROTOCOL), 0), np.where(ok, pos + size, CUT)
 
 
+@_PARAMETERS.fill
 def gre(buf: np.ndarray, pos: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The packet inside GRE headers at ``pos``.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The chunk's bytes.
+    {buf}
     pos : numpy.ndarray of int64
         Start of each GRE header.
-    end : numpy.ndarray of int64
-        End of each record's captured bytes.
+    {end}
 
     Returns
     -------
@@ -230,20 +239,19 @@ def _l2tp(buf, pos, end) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return tunnel, proto, np.where(cut, CUT, inner)
 
 
+@_PARAMETERS.fill
 def udp_tunnel(buf: np.ndarray, port: np.ndarray, pos: np.ndarray, end: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The packet inside UDP payloads at ``pos`` that :func:`udp_tunnel_port` gave ``port``.
 
     Parameters
     ----------
-    buf : numpy.ndarray of uint8
-        The chunk's bytes.
+    {buf}
     port : numpy.ndarray of int64
         The tunnel port of each datagram (a key of :data:`UDP_TUNNELS`).
     pos : numpy.ndarray of int64
         Start of each UDP payload.
-    end : numpy.ndarray of int64
-        End of each record's captured bytes.
+    {end}
 
     Returns
     -------

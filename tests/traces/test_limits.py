@@ -247,6 +247,9 @@ def test_band_under_time_sequence(tmp_path):
     assert set(CLASS_COLOURS) == set(CLASSES)
     with pytest.raises(ValueError, match="flow_id 7"):
         plot_limit_band(limit_intervals(packets), 7)
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)  # pyplot's figure, not left open for the tests that check nothing is
 
 
 # ------------------------------------------------------------------ the campaign's ground truth
