@@ -1,7 +1,8 @@
 """A campaign of P1 testbed variants alternated per seed, whole: plan, run, dataset and command line.
 
-:mod:`~tcpmodels.experiments.p1.placement` and :mod:`~tcpmodels.experiments.p1.delack` differ only in their
-arms and plan; an :class:`ArmsCampaign` gives each of them the rest once: the run
+:mod:`~tcpmodels.experiments.p1.swaps`, :mod:`~tcpmodels.experiments.p1.placement` and
+:mod:`~tcpmodels.experiments.p1.delack` differ only in their arms, plan and what their provenance says of them;
+an :class:`ArmsCampaign` gives each of them the rest once: the run
 (:func:`~tcpmodels.experiments.p1.arms.run_arms` on its plan), the dataset (the alternated campaign's tables,
 :func:`~tcpmodels.experiments.p1.abab.arms_tables`, through its schema) and the ``run``/``dataset`` command line.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -49,6 +50,10 @@ class ArmsCampaign:
         What the provenance says of the plan besides its seeds and size (the arms' settings).
     run_help : str
         One line for the run command.
+    facts : dict
+        What the provenance says of the campaign besides the plan, right after it (the arms' sysctls).
+    captures : bool
+        Whether the run command takes ``--captures`` (where to capture the 70 KB flows).
     """
 
     what: str
@@ -61,9 +66,12 @@ class ArmsCampaign:
     runs_per_seed: int
     plan_facts: dict
     run_help: str
+    facts: dict = field(default_factory=dict)
+    captures: bool = False
 
     def run(self, records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
-            limit: int | None = None, progress: bool = True, lock_timeout_s: float = 7200.0) -> int:
+            capture_dir: str | Path | None = None, limit: int | None = None, progress: bool = True,
+            lock_timeout_s: float = 7200.0) -> int:
         """Run (or resume) the plan on the kernel; return the runs measured.
 
         Parameters
@@ -74,6 +82,8 @@ class ArmsCampaign:
             The plan's seeds (default: the alternated campaign's, the shipped schedules).
         config : P1Config
             The P1 setting the arms share.
+        capture_dir : str or Path, optional
+            Capture the 70 KB flows here (their loss and pattern; without it those columns are empty).
         limit : int, optional
             Stop after this many new runs.
         progress : bool
@@ -87,7 +97,8 @@ class ArmsCampaign:
             Runs measured and recorded by this call.
         """
         return run_arms(records_path, self.plan(seeds), self.arms, key=self.key, desc=self.what, seeds=seeds,
-                        config=config, limit=limit, progress=progress, lock_timeout_s=lock_timeout_s)
+                        config=config, capture_dir=capture_dir, limit=limit, progress=progress,
+                        lock_timeout_s=lock_timeout_s)
 
     def tables(self, recs: list[dict]) -> tuple[dict, dict]:
         """The campaign's two tables and its provenance's facts (:func:`~tcpmodels.experiments.p1.abab.arms_tables`).
@@ -100,10 +111,12 @@ class ArmsCampaign:
         Returns
         -------
         tuple of (dict, dict)
-            ``{"flows", "runs"}`` and the facts (the plan: seeds, runs planned, arms and :attr:`plan_facts`).
+            ``{"flows", "runs"}`` and the facts (the plan: seeds, runs planned, arms and :attr:`plan_facts`;
+            then :attr:`facts`).
         """
-        return arms_tables(recs, runs_per_seed=self.runs_per_seed, plan={
+        tables, facts = arms_tables(recs, runs_per_seed=self.runs_per_seed, plan={
             "seeds": list(SEEDS), "runs_planned": len(self.plan(SEEDS)), "arms": list(self.arms), **self.plan_facts})
+        return tables, {**{k: facts[k] for k in ("runs", "seeds_complete", "plan")}, **self.facts, **facts}
 
     @cached_property
     def build_dataset(self) -> CampaignDataset:
@@ -116,10 +129,12 @@ class ArmsCampaign:
 
         def options(run: argparse.ArgumentParser, dataset: argparse.ArgumentParser) -> None:
             run.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
+            if self.captures:
+                run.add_argument("--captures", help="capture the 70 KB flows here (their loss)")
 
         def run(a: argparse.Namespace) -> dict:
-            return {"measured": self.run(a.records, seeds=a.seeds, limit=a.limit, progress=not a.no_progress),
-                    "records": a.records}
+            return {"measured": self.run(a.records, seeds=a.seeds, capture_dir=getattr(a, "captures", None),
+                                         limit=a.limit, progress=not a.no_progress), "records": a.records}
 
         def dataset(a: argparse.Namespace) -> dict:
             prov = self.build_dataset(a.records, a.out, allow_dirty=a.allow_dirty)
