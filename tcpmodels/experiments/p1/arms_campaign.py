@@ -1,16 +1,17 @@
 """A campaign of P1 testbed variants alternated per seed, whole: plan, run, dataset and command line.
 
 :mod:`~tcpmodels.experiments.p1.swaps`, :mod:`~tcpmodels.experiments.p1.placement` and
-:mod:`~tcpmodels.experiments.p1.delack` differ only in their arms, plan and what their provenance says of them;
-an :class:`ArmsCampaign` gives each of them the rest once: the run
-(:func:`~tcpmodels.experiments.p1.arms.run_arms` on its plan), the dataset (the alternated campaign's tables,
+:mod:`~tcpmodels.experiments.p1.delack` differ only in their arms, backgrounds and what their provenance says of
+them; an :class:`ArmsCampaign` gives each of them the rest once: the plan
+(:func:`~tcpmodels.experiments.p1.arms.rotated_plan`), the run (:func:`~tcpmodels.experiments.p1.arms.run_arms`
+on its plan), the dataset (the alternated campaign's tables,
 :func:`~tcpmodels.experiments.p1.abab.arms_tables`, through its schema) and the ``run``/``dataset`` command line.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 from tcpmodels.datasets import DatasetSchema
 from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
 from tcpmodels.experiments.p1.abab import SEEDS, arms_tables
-from tcpmodels.experiments.p1.arms import TestbedArm, run_arms
+from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan, run_arms
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, P1Config
 
 __all__ = ["ArmsCampaign"]
@@ -36,10 +37,12 @@ class ArmsCampaign:
         Its module below ``tcpmodels.experiments`` (``p1.placement``), for the command line.
     doc : str
         Its module's docstring (the ``--help`` text).
-    plan : callable
-        ``plan(seeds) -> runs in order`` (each run names its arm in ``engine``).
+    campaign : str
+        Its runs' ``campaign`` label.
     arms : mapping of str to TestbedArm
-        What each arm sets.
+        What each arm sets, in the order the first seed runs them (a run names its arm in ``engine``).
+    backgrounds : tuple of (str, str)
+        ``(protocol, cc)`` of each background run on an arm, in order.
     schema : DatasetSchema
         Its dataset.
     key : tuple of str
@@ -59,8 +62,9 @@ class ArmsCampaign:
     what: str
     module: str
     doc: str
-    plan: Callable[[Sequence[int]], list[dict]]
+    campaign: str
     arms: Mapping[str, TestbedArm]
+    backgrounds: tuple[tuple[str, str], ...]
     schema: DatasetSchema
     key: tuple[str, ...]
     runs_per_seed: int
@@ -68,6 +72,27 @@ class ArmsCampaign:
     run_help: str
     facts: dict = field(default_factory=dict)
     captures: bool = False
+
+    def plan(self, seeds: Sequence[int] = SEEDS) -> list[dict]:
+        """The runs in order: per seed every arm, the first rotating from seed to seed, each with every background.
+
+        Parameters
+        ----------
+        seeds : sequence of int
+            Schedule seeds, run in this order (default: the alternated campaign's, the shipped schedules).
+
+        Returns
+        -------
+        list of dict
+            The fields of :attr:`key`, ``order`` and ``arm_position`` (the arm's place in its seed, 0 first;
+            :func:`~tcpmodels.experiments.p1.arms.rotated_plan`).
+
+        Raises
+        ------
+        ValueError
+            If ``seeds`` is empty or repeats a seed.
+        """
+        return rotated_plan(self.campaign, tuple(self.arms), self.backgrounds, seeds)
 
     def run(self, records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
             capture_dir: str | Path | None = None, limit: int | None = None, progress: bool = True,

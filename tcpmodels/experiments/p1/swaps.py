@@ -30,10 +30,8 @@ Command line::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from tcpmodels.datasets.p1_swaps import ARMS, BASELINE, CAMPAIGN, COUPLED_CC, KEY, RUNS_PER_SEED, SCHEMA
-from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan
+from tcpmodels.datasets.p1_swaps import BASELINE, CAMPAIGN, COUPLED_CC, KEY, RUNS_PER_SEED, SCHEMA
+from tcpmodels.experiments.p1.arms import TestbedArm
 from tcpmodels.experiments.p1.arms_campaign import ArmsCampaign
 from tcpmodels.experiments.p1.config import UNCOUPLED
 
@@ -51,36 +49,18 @@ TESTBED_ARMS = {
 }
 
 
-def swaps_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
-    """The runs in order: per seed every variant (rotated from seed to seed), the TCP then the ``tm_lia`` background.
-
-    Parameters
-    ----------
-    seeds : sequence of int
-        Schedule seeds, run in this order.
-
-    Returns
-    -------
-    list of dict
-        The fields of :data:`~tcpmodels.datasets.p1_swaps.KEY`, ``order`` and ``arm_position`` (the variant's place
-        in its seed, 0-3).
-
-    Raises
-    ------
-    ValueError
-        If ``seeds`` is empty or repeats a seed.
-    """
-    return rotated_plan(CAMPAIGN, ARMS, (("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)), seeds)
-
-
 #: the campaign whole (:class:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign`); its provenance also says
 #: which sysctls each variant sets in every host
 SWAPS = ArmsCampaign(
-    what="p1 swaps", module="p1.swaps", doc=__doc__, plan=swaps_plan, arms=TESTBED_ARMS, schema=SCHEMA, key=KEY,
-    runs_per_seed=RUNS_PER_SEED, plan_facts={},
+    what="p1 swaps", module="p1.swaps", doc=__doc__,
+    campaign=CAMPAIGN, arms=TESTBED_ARMS, backgrounds=(("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)), schema=SCHEMA,
+    key=KEY, runs_per_seed=RUNS_PER_SEED, plan_facts={},
     facts={"host_sysctls": {arm: [list(kv) for kv in a.host_sysctls] for arm, a in TESTBED_ARMS.items()}},
     run_help="run or resume the factor swaps on the kernel", captures=True,
 )
+#: the runs in order, per seed every arm (the first rotating from seed to seed) with each background:
+#: ``swaps_plan(seeds=SEEDS) -> list of dict`` (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.plan`)
+swaps_plan = SWAPS.plan
 #: run (or resume) the swaps on the kernel (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.run`,
 #: through :func:`tcpmodels.experiments.p1.arms.run_arms`)
 run_swaps = SWAPS.run
