@@ -2,6 +2,8 @@
 
 :func:`campaign_parser` is the skeleton of ``python -m tcpmodels.experiments.<campaign> <command> ...``;
 :func:`add_run_command` adds a command that runs or resumes records, :func:`with_reps` applies its ``--reps``;
+:func:`add_dataset_output` and :func:`add_allow_dirty` give a dataset command where it writes and whether a
+dirty tree may write it;
 :func:`campaign_errors` turns the failures a user can cause or fix into a line on stderr and an exit code.
 """
 
@@ -14,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
-__all__ = ["campaign_errors", "campaign_parser", "add_run_command", "with_reps"]
+__all__ = ["campaign_errors", "campaign_parser", "add_run_command", "with_reps", "add_allow_dirty", "add_dataset_output"]
 
 
 @contextmanager
@@ -134,3 +136,29 @@ def with_reps(config: Any, reps: int | None) -> Any:
         ``dataclasses.replace(config, reps=reps)``, or ``config``.
     """
     return replace(config, reps=reps) if reps else config
+
+
+def add_allow_dirty(parser: argparse.ArgumentParser) -> None:
+    """Add ``--allow-dirty`` to a command that writes a shipped dataset: the one sentence of its help, stated once.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The dataset command's parser; ``args.allow_dirty`` is True when the option is given.
+    """
+    parser.add_argument("--allow-dirty", action="store_true",
+                        help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+
+
+def add_dataset_output(parser: argparse.ArgumentParser) -> None:
+    """Add what a dataset command writes and how: ``--out`` (required), ``--note`` (default empty) and
+    ``--allow-dirty`` (:func:`add_allow_dirty`), in this order.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+        The dataset command's parser.
+    """
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--note", default="")
+    add_allow_dirty(parser)
