@@ -127,7 +127,7 @@ class CampaignCli:
     Called as ``main(argv=None)``, it parses, runs the command and prints its JSON answer (:meth:`__call__`).
     The run command takes ``--records``, ``--limit``, ``--no-progress`` (and ``--reps``); the dataset
     command ``--records``, ``--out`` (the ``data`` folder) and ``--allow-dirty``; ``options`` adds the
-    campaign's own. Expected failures become exit codes (:func:`tcpmodels.experiments.campaign.campaign_errors`).
+    campaign's own. Expected failures become exit codes (:func:`tcpmodels.experiments.campaign_cli.campaign_errors`).
 
     Parameters
     ----------
@@ -175,7 +175,7 @@ class CampaignCli:
         int
             Exit status.
         """
-        from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+        from tcpmodels.experiments.campaign_cli import add_run_command, campaign_errors, campaign_parser
 
         parser, sub = campaign_parser(self.module, self.doc)
         run_parser = add_run_command(sub, self.commands[0], self.run_help, reps=self.reps)

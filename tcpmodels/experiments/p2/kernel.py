@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tcpmodels.experiments.campaign import ServerTestbed
+from tcpmodels.experiments.campaign_testbed import ServerTestbed
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, FIG4_RTT_PAIRS_MS, REPO, SAMPLE_KEY, SCHEMA, P2Config
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
 from tcpmodels.testbed import Topology

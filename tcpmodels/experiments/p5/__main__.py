@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         0 (a one-line JSON summary is printed); expected failures exit through
-        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
+        :func:`~tcpmodels.experiments.campaign_cli.campaign_errors`.
     """
     parser, sub = campaign_parser("p5", package_doc)
     p = sub.add_parser("run", help="run or resume the sweep (cached runs are skipped)")
