@@ -1,22 +1,24 @@
-"""What every campaign shares: the sample loop, its command-line errors, a testbed with a traffic server.
+"""The one campaign runner: the sample loop, its progress bar and clock, and a kernel campaign's grid.
 
 :func:`run_samples` is the one campaign runner (resume, host lock, testbed
 rebuild, progress, durable records); a :class:`KernelGrid` is a kernel campaign's
-grid run through it on one testbed session re-tuned per sample; :func:`campaign_errors` turns expected
-failures into exit codes; :class:`ServerTestbed` keeps a testbed and a traffic
-server up across samples. The records and provenance a campaign writes are
-:mod:`tcpmodels.records`.
+grid run through it on one testbed session re-tuned per sample. The records and provenance a campaign
+writes are :mod:`tcpmodels.records`.
+
+What else every campaign shares has its own module and stays importable from here:
+its command line (:func:`campaign_errors`, :func:`campaign_parser`, :func:`add_run_command`,
+:func:`with_reps`: :mod:`tcpmodels.experiments.campaign_cli`) and its kernel testbed
+(:data:`KERNEL_TESTBEDS`, :func:`kernel_testbed_of`, :func:`testbed_label`, :class:`ServerTestbed`:
+:mod:`tcpmodels.experiments.campaign_testbed`).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from contextlib import nullcontext
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable
@@ -24,160 +26,11 @@ from typing import Any, Callable
 from tqdm import tqdm
 
 from tcpmodels.datasets import KERNEL_TESTBEDS, REPO_ROOT
+from tcpmodels.experiments.campaign_cli import add_run_command, campaign_errors, campaign_parser, with_reps
+from tcpmodels.experiments.campaign_testbed import ServerTestbed, kernel_testbed_of, testbed_label
 from tcpmodels.records import JsonlRecords, git_state
-from tcpmodels.testbed import Topology
 
 __all__ = ["KERNEL_TESTBEDS", "kernel_testbed_of", "testbed_label", "ServerTestbed", "campaign_errors", "run_samples", "KernelGrid", "progress_bar", "campaign_parser", "add_run_command", "with_reps"]
-
-
-@contextmanager
-def campaign_errors(name: str, also: tuple[type[Exception], ...] = ()) -> Iterator[None]:
-    """Turn a campaign command's expected failures into one line on stderr and an exit code.
-
-    For the ``main()`` of every campaign module: what a user can cause or fix
-    reads as a sentence, never as a traceback, and a script can tell the cases
-    apart by the exit status (raised as :class:`SystemExit`).
-
-    ====================================================  ====
-    no root / no namespaces (:class:`PrivilegeError`)      77 (the "skipped" status of automake and pytest plugins)
-    :class:`TestbedError`, :class:`ValueError`, ``also``   1
-    Ctrl-C (the records on disk stay valid: rerun resumes) 130
-    ====================================================  ====
-
-    Parameters
-    ----------
-    name : str
-        Prefix of the message, e.g. ``"p3"``.
-    also : tuple of exception types
-        Further expected failures of this command (exit status 1).
-
-    Yields
-    ------
-    None
-        Run the command's body inside the ``with`` block.
-
-    Raises
-    ------
-    SystemExit
-        With status 77, 1 or 130 for the failures above (other exceptions propagate).
-    """
-    from tcpmodels.testbed import PrivilegeError, TestbedError
-
-    try:
-        yield
-    except PrivilegeError as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
-        raise SystemExit(77) from None
-    except (TestbedError, ValueError, *also) as exc:
-        print(f"{name}: {exc}", file=sys.stderr)
-        raise SystemExit(1) from None
-    except KeyboardInterrupt:
-        print(f"{name}: interrupted; rerun the same command to resume", file=sys.stderr)
-        raise SystemExit(130) from None
-
-
-
-
-def kernel_testbed_of(record: dict) -> str:
-    """The kernel testbed a sample ran on, from what its record holds.
-
-    Parameters
-    ----------
-    record : dict
-        A kernel sample's record: ``delay_element_cpus`` (the pinned elements' CPUs) and ``rps_cpus``
-        (the RPS mask) where the testbed had them.
-
-    Returns
-    -------
-    str
-        One of :data:`KERNEL_TESTBEDS`: ``pinned`` if the record names pinned delay elements, else
-        ``steered`` if it has an RPS mask, else ``reordering``.
-    """
-    if record.get("delay_element_cpus"):
-        return "pinned"
-    return "steered" if record.get("rps_cpus") else "reordering"
-
-
-def testbed_label(campaign: str, keep_flow_order: bool, pin_delay_elements: bool = False) -> str:
-    """A kernel campaign's ``campaign`` label on a testbed: the samples of two testbeds never share a key.
-
-    Parameters
-    ----------
-    campaign : str
-        The label on the unsteered testbed, e.g. ``"p3_kernel"``.
-    keep_flow_order, pin_delay_elements : bool
-        The testbed (:class:`tcpmodels.testbed.Testbed`'s options of those names).
-
-    Returns
-    -------
-    str
-        ``campaign``, ``campaign + "_steered"`` or ``campaign + "_pinned"``.
-
-    Raises
-    ------
-    ValueError
-        If ``pin_delay_elements`` is set without ``keep_flow_order``.
-    """
-    if pin_delay_elements and not keep_flow_order:
-        raise ValueError("pin_delay_elements needs keep_flow_order; got keep_flow_order=False")
-    return campaign + ("_pinned" if pin_delay_elements else "_steered" if keep_flow_order else "")
-
-
-class ServerTestbed:
-    """A testbed with one traffic server, kept up across the samples of a campaign; a context manager.
-
-    Subclasses implement :meth:`topology` and set ``server_node``, ``port`` and
-    ``mptcp``. If the server does not start, the testbed is torn down before the
-    error propagates. The server's records are read and dropped as they come (each
-    sample reads its own); on exit the server is stopped and the testbed torn down.
-    """
-
-    server_node = "s"
-    port = 5201
-    mptcp = False
-    #: :class:`tcpmodels.testbed.Testbed`'s ``keep_flow_order`` (RPS steering against reordering)
-    keep_flow_order = False
-    #: :class:`tcpmodels.testbed.Testbed`'s ``pin_delay_elements`` (with ``keep_flow_order``)
-    pin_delay_elements = False
-    tb = None
-    server = None
-
-    def topology(self) -> Topology:
-        """The :class:`tcpmodels.testbed.Topology` to build.
-
-        Returns
-        -------
-        tcpmodels.testbed.Topology
-            The namespaces, links and routes of the testbed; must contain ``server_node``.
-
-        Raises
-        ------
-        NotImplementedError
-            Always, in this base class: subclasses implement it.
-        """
-        raise NotImplementedError
-
-    def __enter__(self):
-        from tcpmodels.testbed import Testbed
-        from tcpmodels.testbed import workload as wl
-
-        self.tb = Testbed(self.topology(), keep_flow_order=self.keep_flow_order,
-                          pin_delay_elements=self.pin_delay_elements).__enter__()
-        try:
-            self.server = wl.start_server(self.tb, self.server_node, port=self.port, mptcp=self.mptcp,
-                                          keep_records=False)
-        except BaseException:
-            self.tb.__exit__(None, None, None)
-            raise
-        return self
-
-    def __exit__(self, *exc) -> None:
-        try:
-            if self.server is not None:
-                self.server.stop()
-        except Exception:  # noqa: BLE001 - the testbed teardown kills it anyway
-            pass
-        self.tb.__exit__(*exc)
 
 
 def progress_bar(total: int, initial: int, desc: str, enabled: bool, *, unit: str = "sample") -> tqdm:
@@ -437,76 +290,3 @@ class KernelGrid:
                            desc=self.desc(config) if callable(self.desc) else self.desc,
                            session_for=lambda sample, session: self.session_for(config, sample, session),
                            limit=limit, progress=progress, lock_timeout_s=lock_timeout_s, yield_s=yield_s)
-
-
-def campaign_parser(campaign: str, doc: str) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
-    """The skeleton of a campaign's command line: ``python -m tcpmodels.experiments.<campaign> <command> ...``.
-
-    Returns the parser (described by the first line of ``doc``, the campaign's
-    docstring) and its required subcommands, to which the campaign adds its own.
-
-    Parameters
-    ----------
-    campaign : str
-        Module name under ``tcpmodels.experiments`` (the program name shown in usage).
-    doc : str
-        The campaign module's docstring; its first line is the description.
-
-    Returns
-    -------
-    tuple
-        ``(argparse.ArgumentParser, subparsers action)``; the subcommand chosen is
-        ``args.cmd``.
-    """
-    parser = argparse.ArgumentParser(prog=f"python -m tcpmodels.experiments.{campaign}",
-                                     description=doc.split("\n")[0])
-    return parser, parser.add_subparsers(dest="cmd", required=True)
-
-
-def add_run_command(sub: argparse._SubParsersAction, name: str, help: str, *,
-                    reps: bool = False) -> argparse.ArgumentParser:
-    """A subcommand that runs or resumes records: ``--records`` (required), ``--limit``, ``--no-progress``
-    (and ``--reps`` with ``reps=True``); the campaign adds the rest.
-
-    Parameters
-    ----------
-    sub : argparse._SubParsersAction
-        The subcommands of :func:`campaign_parser`.
-    name : str
-        Name of the subcommand (e.g. ``"run"``).
-    help : str
-        One line shown in the campaign's ``--help``.
-    reps : bool
-        Also add ``--reps N`` (repetitions per configuration).
-
-    Returns
-    -------
-    argparse.ArgumentParser
-        The subcommand's parser, to add campaign-specific options to.
-    """
-    p = sub.add_parser(name, help=help)
-    p.add_argument("--records", required=True)
-    p.add_argument("--limit", type=int)
-    if reps:
-        p.add_argument("--reps", type=int)
-    p.add_argument("--no-progress", action="store_true")
-    return p
-
-
-def with_reps(config: Any, reps: int | None) -> Any:
-    """The setting of a run with the ``--reps`` of :func:`add_run_command` applied: ``config`` with ``reps``
-    repetitions when the option was given, else ``config`` itself.
-
-    Parameters
-    ----------
-    config : dataclass
-        The campaign's setting (a frozen dataclass with a ``reps`` field).
-    reps : int or None
-        ``args.reps`` (None or 0: not given).
-
-    Returns
-    -------
-    dataclass
-        ``dataclasses.replace(config, reps=reps)``, or ``config``.
-    """
-    return replace(config, reps=reps) if reps else config

@@ -7,7 +7,8 @@ The campaigns :mod:`~tcpmodels.experiments.p1.abab`, :mod:`~tcpmodels.experiment
 dataset from a dirty tree refused), the records read, the provenance every such dataset holds (records,
 host, the code of the runs) and the writing through :func:`tcpmodels.datasets.write_dataset` (tables
 checked against the schema before any file is touched). A :class:`CampaignCli` is their command line: a
-command that runs or resumes the records, one that builds the dataset.
+command that runs or resumes the records, one that builds the dataset. :func:`session_facts` is what a
+provenance says of the session that made the records (sample time, first and last start, host load).
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from tcpmodels.datasets import REPO_ROOT, DatasetSchema, write_dataset
 
-__all__ = ["CampaignDataset", "CampaignCli"]
+__all__ = ["CampaignDataset", "CampaignCli", "session_facts"]
 
 #: ``tables(records) -> (frames, facts)``: the tables by name and what the provenance says of the campaign
 TablesOf = Callable[[list[dict]], tuple[Mapping[str, pd.DataFrame], dict]]
@@ -97,6 +99,27 @@ class CampaignDataset:
         return prov
 
 
+def session_facts(recs: Sequence[dict]) -> dict:
+    """What a provenance says of the session that made the records: sample time, first and last start, host load.
+
+    Parameters
+    ----------
+    recs : sequence of dict
+        Records of :func:`tcpmodels.experiments.campaign.run_samples` (``wall_s`` [s], ``started_utc``,
+        ``load_avg``); at least one.
+
+    Returns
+    -------
+    dict
+        ``wall_s_median`` [s], ``first_utc`` and ``last_utc`` (the earliest and latest ``started_utc``) and
+        ``load_avg_1m`` (``[min, max]`` of the 1-minute load average before the samples), in this order.
+    """
+    load = [r["load_avg"][0] for r in recs]
+    return {"wall_s_median": float(np.median([r["wall_s"] for r in recs])),
+            "first_utc": min(r["started_utc"] for r in recs), "last_utc": max(r["started_utc"] for r in recs),
+            "load_avg_1m": [float(min(load)), float(max(load))]}
+
+
 @dataclass(frozen=True)
 class CampaignCli:
     """``python -m tcpmodels.experiments.<module> run|dataset ...``: a small campaign's command line.
@@ -104,7 +127,7 @@ class CampaignCli:
     Called as ``main(argv=None)``, it parses, runs the command and prints its JSON answer (:meth:`__call__`).
     The run command takes ``--records``, ``--limit``, ``--no-progress`` (and ``--reps``); the dataset
     command ``--records``, ``--out`` (the ``data`` folder) and ``--allow-dirty``; ``options`` adds the
-    campaign's own. Expected failures become exit codes (:func:`tcpmodels.experiments.campaign.campaign_errors`).
+    campaign's own. Expected failures become exit codes (:func:`tcpmodels.experiments.campaign_cli.campaign_errors`).
 
     Parameters
     ----------
@@ -152,7 +175,7 @@ class CampaignCli:
         int
             Exit status.
         """
-        from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+        from tcpmodels.experiments.campaign_cli import add_run_command, campaign_errors, campaign_parser
 
         parser, sub = campaign_parser(self.module, self.doc)
         run_parser = add_run_command(sub, self.commands[0], self.run_help, reps=self.reps)

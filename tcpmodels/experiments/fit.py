@@ -425,9 +425,9 @@ def main(argv: list[str] | None = None) -> int:
     int
         0; ``run``/``resume`` print the number of new runs as JSON, ``build`` the summary
         of :func:`tcpmodels.fit.dataset.write_dataset`. Expected failures exit through
-        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
+        :func:`~tcpmodels.experiments.campaign_cli.campaign_errors`.
     """
-    from tcpmodels.experiments.campaign import campaign_parser
+    from tcpmodels.experiments.campaign_cli import campaign_parser
 
     parser, sub = campaign_parser("fit", __doc__)
     for name in ("run", "resume"):
@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="write the shipped dataset (under data/) from a tree with uncommitted changes")
     args = parser.parse_args(argv)
     if args.cmd in ("run", "resume"):
-        from tcpmodels.experiments.campaign import campaign_errors
+        from tcpmodels.experiments.campaign_cli import campaign_errors
 
         with campaign_errors("fit campaign"):
             new = run_campaign(args.out_dir, which=args.grid, progress=not args.no_progress, max_runs=args.max_runs)

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from tcpmodels.experiments.bbr import __doc__ as package_doc
 from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, PILOT_CONFIG
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser, with_reps
+from tcpmodels.experiments.campaign_cli import add_run_command, campaign_errors, campaign_parser, with_reps
 
 __all__ = ["main"]
 

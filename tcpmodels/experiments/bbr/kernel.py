@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, KEY, SCHEMA, BbrConfig, flows_of, kernel_plan
-from tcpmodels.experiments.campaign import KernelGrid, ServerTestbed
+from tcpmodels.experiments.campaign import KernelGrid
+from tcpmodels.experiments.campaign_testbed import ServerTestbed
 from tcpmodels.records.series import pack_series
 from tcpmodels.testbed import Topology
 

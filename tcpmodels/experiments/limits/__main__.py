@@ -22,9 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         0 (a one-line JSON summary is printed); expected failures exit through
-        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
+        :func:`~tcpmodels.experiments.campaign_cli.campaign_errors`.
     """
-    from tcpmodels.experiments.campaign import campaign_errors, campaign_parser
+    from tcpmodels.experiments.campaign_cli import campaign_errors, campaign_parser
     from tcpmodels.experiments.limits import campaign
 
     parser, sub = campaign_parser("limits", campaign.__doc__)

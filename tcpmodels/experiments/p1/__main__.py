@@ -7,7 +7,7 @@ import json
 import sys
 from dataclasses import replace
 
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser
+from tcpmodels.experiments.campaign_cli import add_allow_dirty, add_run_command, campaign_errors, campaign_parser
 from tcpmodels.experiments.p1 import __doc__ as package_doc
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, ENGINES, EXPERIMENTS, KERNEL_CCS, UNCOUPLED
 from tcpmodels.experiments.p1.dataset import build_dataset
@@ -46,8 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--duration-s4-s", type=float)
     p.add_argument("--duration-s5-s", type=float)
     p.add_argument("--seeds", nargs="+", type=int)
-    p.add_argument("--allow-dirty", action="store_true",
-                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    add_allow_dirty(p)
     sub.add_parser("client", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.cmd == "client":

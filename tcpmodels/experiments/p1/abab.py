@@ -13,7 +13,7 @@ fast retransmissions, data segments sent) plus the host's CPU time by kind over 
 the hypervisor's; ``softirq``: the veth hops) and the load before and after.
 
 Plan, claims and the rule for reading them are stated in code before the run:
-:data:`SEEDS` and :func:`abab_plan` here, the claims in
+:data:`SEEDS` (:mod:`~tcpmodels.experiments.p1.arms`'s) and :func:`abab_plan` here, the claims in
 :mod:`tcpmodels.papers.p1_datacenter_fct.abab` (``ABAB_SPECS``, ``Abab.verdicts``, ``Abab.paragraph``).
 
 Command line::
@@ -32,8 +32,6 @@ else on the host, :mod:`tcpmodels.datasets.p1_abab_idle`) keeps its own records 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from pathlib import Path
 
 import pandas as pd
 
@@ -42,18 +40,12 @@ from tcpmodels.datasets.p1_abab import KEY as ABAB_KEY
 from tcpmodels.datasets.p1_abab import SCHEMA as DATASET
 from tcpmodels.datasets.p1_abab_idle import SCHEMA as IDLE_DATASET
 from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
-from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan
-from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, UNCOUPLED, P1Config, engine_label
+from tcpmodels.experiments.p1.arms import SEEDS, ArmsRun, TestbedArm
+from tcpmodels.experiments.p1.config import UNCOUPLED, engine_label
 
-__all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "TESTBED_ARMS", "abab_plan", "run_abab", "abab_frames", "arms_tables", "build_abab_dataset",
+__all__ = ["SEEDS", "ABAB_KEY", "CAMPAIGN", "TCP_EXT_KEPT", "TESTBED_ARMS", "ABAB", "abab_plan", "run_abab", "abab_frames", "arms_tables", "build_abab_dataset",
            "build_abab_idle_dataset", "SESSIONS", "main"]
 
-#: the seeds of the campaign, run in this order (shipped schedules, so each run also pairs with the shipped runs of
-#: its seed on either testbed). 12 seeds: the per-seed difference of the uncoupled headline between the shipped
-#: testbeds had sd 0.33 (17 seeds, steered sd dominated), so 12 seeds give a 95 % interval of about +-0.21 around the
-#: difference, narrow enough to tell the shipped difference (-0.22) from none; the campaign stops where the session
-#: does (resumable), and the reading rule counts whatever seeds are complete (both testbeds, both backgrounds).
-SEEDS = tuple(range(12))
 # the run key (ABAB_KEY), the campaign label and the TcpExt counters kept are the dataset's: tcpmodels.datasets.p1_abab
 #: the two testbeds the runs name (``engine``): unsteered and steered (RPS, :class:`tcpmodels.testbed.Testbed`
 #: ``keep_flow_order``)
@@ -61,73 +53,17 @@ TESTBED_ARMS = {engine_label("kernel", steered): TestbedArm(config={"keep_flow_o
                 for steered in (False, True)}
 
 
-def abab_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
-    """The runs in the order they run: per seed both testbeds, their order alternating from seed to seed.
-
-    Parameters
-    ----------
-    seeds : sequence of int
-        Schedule seeds (:func:`tcpmodels.experiments.p1.schedule`), run in this order.
-
-    Returns
-    -------
-    list of dict
-        One dict per run with the keys of :data:`ABAB_KEY` and ``order`` (position in the session),
-        ``arm_position`` (0: the seed's first testbed, 1: its second); experiment ``s4``, MPTCP control
-        ``uncoupled``; on each testbed the TCP-background run, then the MPTCP-background run.
-
-    Raises
-    ------
-    ValueError
-        If ``seeds`` is empty or repeats a seed.
-    """
-    testbeds = tuple(engine_label("kernel", steered) for steered in (False, True))
-    return rotated_plan(CAMPAIGN, testbeds, (("tcp", UNCOUPLED), ("mptcp", UNCOUPLED)), seeds)
-
-
-def run_abab(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
-             capture_dir: str | Path | None = None, limit: int | None = None, progress: bool = True,
-             lock_timeout_s: float = 7200.0) -> int:
-    """Run (or resume) the alternated campaign on the kernel; return the number of runs measured by this call.
-
-    The fat-tree is rebuilt whenever the next run is on the other testbed (once per seed), with or
-    without RPS steering (:data:`TESTBED_ARMS`, :func:`tcpmodels.experiments.p1.arms.run_arms`); each run
-    holds the host lock while its traffic runs.
-
-    Parameters
-    ----------
-    records_path : str or Path
-        JSONL, one record per run; runs already there are skipped.
-    seeds : sequence of int
-        :func:`abab_plan`'s seeds.
-    config : P1Config
-        The P1 setting (its ``keep_flow_order`` is set per run from the run's testbed).
-    capture_dir : str or Path, optional
-        Capture the 70 KB flows here (their loss and pattern; without it those columns are empty).
-    limit : int, optional
-        Stop after this many new runs.
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per run. [s]
-
-    Returns
-    -------
-    int
-        Runs measured and recorded by this call.
-
-    Raises
-    ------
-    tcpmodels.testbed.PrivilegeError
-        Without root.
-    tcpmodels.testbed.TestbedError
-        After three failed runs in a row.
-    """
-    from tcpmodels.experiments.p1.arms import run_arms
-
-    return run_arms(records_path, abab_plan(seeds), TESTBED_ARMS, key=ABAB_KEY, desc="p1 abab", seeds=seeds,
-                    config=config, capture_dir=capture_dir, limit=limit, progress=progress,
-                    lock_timeout_s=lock_timeout_s)
+#: the campaign's plan and run (:class:`~tcpmodels.experiments.p1.arms.ArmsRun`): per seed both testbeds, their
+#: order alternating from seed to seed, on each the TCP-background run then the MPTCP-background run (``uncoupled``)
+ABAB = ArmsRun(what="p1 abab", campaign=CAMPAIGN, arms=TESTBED_ARMS,
+               backgrounds=(("tcp", UNCOUPLED), ("mptcp", UNCOUPLED)), key=ABAB_KEY)
+#: the runs in the order they run: ``abab_plan(seeds=SEEDS) -> list of dict`` with the keys of :data:`ABAB_KEY`,
+#: ``order`` and ``arm_position`` (:meth:`~tcpmodels.experiments.p1.arms.ArmsRun.plan`)
+abab_plan = ABAB.plan
+#: run (or resume) the alternated campaign on the kernel, the fat-tree rebuilt whenever the next run is on the other
+#: testbed: ``run_abab(records_path, *, seeds=SEEDS, config=DEFAULT_CONFIG, capture_dir=None, limit=None,
+#: progress=True, lock_timeout_s=7200.0) -> runs measured`` (:meth:`~tcpmodels.experiments.p1.arms.ArmsRun.run`)
+run_abab = ABAB.run
 
 
 def abab_frames(recs: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:

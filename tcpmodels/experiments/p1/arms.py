@@ -6,7 +6,8 @@ its variant in ``engine``; a :class:`TestbedArm` says what that variant changes 
 every host). :func:`run_arms` runs such a plan: the fat-tree rebuilt whenever the next run is on another
 variant, the host lock held while a run's traffic runs, each run recorded as the P1 runner records it (flows,
 background subflows, TCP_INFO samples, the TcpExt counters that moved) plus the host's CPU time by kind per
-CPU over the run.
+CPU over the run. An :class:`ArmsRun` is one campaign's plan (:func:`rotated_plan` of its arms and backgrounds)
+and its run, stated once for all of them.
 """
 
 from __future__ import annotations
@@ -16,9 +17,16 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from tcpmodels.experiments.p1.config import REPO, SCHEMA, UNCOUPLED, P1Config
+from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, REPO, SCHEMA, UNCOUPLED, P1Config
 
-__all__ = ["TestbedArm", "rotated_plan", "run_arms"]
+__all__ = ["SEEDS", "TestbedArm", "rotated_plan", "run_arms", "ArmsRun"]
+
+#: the seeds of the alternated campaigns (:mod:`~tcpmodels.experiments.p1.abab` first), run in this order (shipped schedules, so each run also pairs with the shipped runs of
+#: its seed on either testbed). 12 seeds: the per-seed difference of the uncoupled headline between the shipped
+#: testbeds had sd 0.33 (17 seeds, steered sd dominated), so 12 seeds give a 95 % interval of about +-0.21 around the
+#: difference, narrow enough to tell the shipped difference (-0.22) from none; the campaign stops where the session
+#: does (resumable), and the reading rule counts whatever seeds are complete (both testbeds, both backgrounds).
+SEEDS = tuple(range(12))
 
 
 @dataclass(frozen=True)
@@ -194,3 +202,79 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
     return run_samples(records, plan, measure, desc=desc, session_for=session_for, finish=finish, limit=limit,
                        progress=progress, lock_timeout_s=lock_timeout_s, yield_s=1.0, unit="run")
 
+
+@dataclass(frozen=True)
+class ArmsRun:
+    """One campaign's arms alternated per seed: its plan (:func:`rotated_plan`) and its run (:func:`run_arms`).
+
+    Parameters
+    ----------
+    what : str
+        The campaign as the progress bar, the host lock and messages name it (``p1 placement``).
+    campaign : str
+        Its runs' ``campaign`` label.
+    arms : mapping of str to TestbedArm
+        What each arm sets, in the order the first seed runs them (a run names its arm in ``engine``).
+    backgrounds : tuple of (str, str)
+        ``(protocol, cc)`` of each background run on an arm, in order.
+    key : tuple of str
+        What identifies a run.
+    """
+
+    what: str
+    campaign: str
+    arms: Mapping[str, TestbedArm]
+    backgrounds: tuple[tuple[str, str], ...]
+    key: tuple[str, ...]
+
+    def plan(self, seeds: Sequence[int] = SEEDS) -> list[dict]:
+        """The runs in order: per seed every arm, the first rotating from seed to seed, each with every background.
+
+        Parameters
+        ----------
+        seeds : sequence of int
+            Schedule seeds, run in this order (default: the alternated campaign's, the shipped schedules).
+
+        Returns
+        -------
+        list of dict
+            The fields of :attr:`key`, ``order`` and ``arm_position`` (the arm's place in its seed, 0 first;
+            :func:`~tcpmodels.experiments.p1.arms.rotated_plan`).
+
+        Raises
+        ------
+        ValueError
+            If ``seeds`` is empty or repeats a seed.
+        """
+        return rotated_plan(self.campaign, tuple(self.arms), self.backgrounds, seeds)
+
+    def run(self, records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
+            capture_dir: str | Path | None = None, limit: int | None = None, progress: bool = True,
+            lock_timeout_s: float = 7200.0) -> int:
+        """Run (or resume) the plan on the kernel; return the runs measured.
+
+        Parameters
+        ----------
+        records_path : str or Path
+            JSONL, one record per run; runs already there are skipped.
+        seeds : sequence of int
+            The plan's seeds (default: the alternated campaign's, the shipped schedules).
+        config : P1Config
+            The P1 setting the arms share.
+        capture_dir : str or Path, optional
+            Capture the 70 KB flows here (their loss and pattern; without it those columns are empty).
+        limit : int, optional
+            Stop after this many new runs.
+        progress : bool
+            tqdm bar on stderr.
+        lock_timeout_s : float
+            Longest wait for the host lock per run. [s]
+
+        Returns
+        -------
+        int
+            Runs measured and recorded by this call.
+        """
+        return run_arms(records_path, self.plan(seeds), self.arms, key=self.key, desc=self.what, seeds=seeds,
+                        config=config, capture_dir=capture_dir, limit=limit, progress=progress,
+                        lock_timeout_s=lock_timeout_s)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.datasets.p1 import KERNEL_ENGINES, KEY, NS3_CC, UNCOUPLED, cc_of
 from tcpmodels.datasets.p1 import SCHEMA as DATASET_SCHEMA
-from tcpmodels.experiments.campaign import testbed_label
 from tcpmodels.experiments.campaign_config import CampaignConfig
+from tcpmodels.experiments.campaign_testbed import testbed_label
 from tcpmodels.topology.addressing import N_CORES, N_HOSTS
 
 __all__ = ["P1Config", "DEFAULT_CONFIG", "EXPERIMENTS", "PROTOCOLS", "ENGINES", "N_HOSTS", "N_CORES",
@@ -52,7 +52,7 @@ def engine_label(engine: str, keep_flow_order: bool = False) -> str:
     -------
     str
         ``"ns3"``; for the kernel ``"kernel_steered"`` with RPS steering, else ``"kernel"``
-        (:func:`tcpmodels.experiments.campaign.testbed_label`).
+        (:func:`tcpmodels.experiments.campaign_testbed.testbed_label`).
 
     Raises
     ------

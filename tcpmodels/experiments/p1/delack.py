@@ -27,11 +27,8 @@ Command line::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from tcpmodels.datasets.p1_delack import ACK_EVERY, ARMS, BASELINE, CAMPAIGN, COUPLED_CC, KEY, RUNS_PER_SEED, SCHEMA
-from tcpmodels.experiments.p1.abab import SEEDS
-from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan
+from tcpmodels.datasets.p1_delack import ACK_EVERY, BASELINE, CAMPAIGN, COUPLED_CC, KEY, RUNS_PER_SEED, SCHEMA
+from tcpmodels.experiments.p1.arms import TestbedArm
 from tcpmodels.experiments.p1.arms_campaign import ArmsCampaign
 from tcpmodels.experiments.p1.config import UNCOUPLED
 
@@ -44,35 +41,17 @@ TESTBED_ARMS = {
 }
 
 
-def delack_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
-    """The runs in order: per seed both arms (the first alternating), each with the TCP then the ``tm_lia`` background.
-
-    Parameters
-    ----------
-    seeds : sequence of int
-        Schedule seeds, run in this order (default: the alternated campaign's, the shipped schedules).
-
-    Returns
-    -------
-    list of dict
-        The fields of :data:`~tcpmodels.datasets.p1_delack.KEY`, ``order`` and ``arm_position`` (0 first, 1
-        second in its seed).
-
-    Raises
-    ------
-    ValueError
-        If ``seeds`` is empty or repeats a seed.
-    """
-    return rotated_plan(CAMPAIGN, ARMS, (("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)), seeds)
-
-
 #: the campaign whole (:class:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign`)
 DELACK = ArmsCampaign(
-    what="p1 delack", module="p1.delack", doc=__doc__, plan=delack_plan, arms=TESTBED_ARMS, schema=SCHEMA, key=KEY,
-    runs_per_seed=RUNS_PER_SEED,
+    what="p1 delack", module="p1.delack", doc=__doc__,
+    campaign=CAMPAIGN, arms=TESTBED_ARMS, backgrounds=(("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)), schema=SCHEMA,
+    key=KEY, runs_per_seed=RUNS_PER_SEED,
     plan_facts={"ack_every_segment": {arm: a.ack_every_segment for arm, a in TESTBED_ARMS.items()}},
     run_help="run or resume the ACK-every-segment swap on the kernel",
 )
+#: the runs in order, per seed every arm (the first rotating from seed to seed) with each background:
+#: ``delack_plan(seeds=SEEDS) -> list of dict`` (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.plan`)
+delack_plan = DELACK.plan
 #: run (or resume) the campaign on the kernel (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.run`)
 run_delack = DELACK.run
 #: records -> ``p1_delack_flows.parquet``, ``p1_delack_runs.parquet`` and ``p1_delack_provenance.json``:

@@ -25,11 +25,8 @@ Command line::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from tcpmodels.datasets.p1_placement import ARMS, BASELINE, CAMPAIGN, KEY, ONE_CPU, RUNS_PER_SEED, SCHEMA
-from tcpmodels.experiments.p1.abab import SEEDS
-from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan
+from tcpmodels.datasets.p1_placement import BASELINE, CAMPAIGN, KEY, ONE_CPU, RUNS_PER_SEED, SCHEMA
+from tcpmodels.experiments.p1.arms import TestbedArm
 from tcpmodels.experiments.p1.arms_campaign import ArmsCampaign
 from tcpmodels.experiments.p1.config import UNCOUPLED
 
@@ -42,35 +39,17 @@ TESTBED_ARMS = {
 }
 
 
-def placement_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
-    """The runs in order: per seed both arms with the TCP background, the first arm alternating from seed to seed.
-
-    Parameters
-    ----------
-    seeds : sequence of int
-        Schedule seeds, run in this order (default: the alternated campaign's, the shipped schedules).
-
-    Returns
-    -------
-    list of dict
-        The fields of :data:`~tcpmodels.datasets.p1_placement.KEY`, ``order`` and ``arm_position`` (0 first, 1
-        second in its seed).
-
-    Raises
-    ------
-    ValueError
-        If ``seeds`` is empty or repeats a seed.
-    """
-    return rotated_plan(CAMPAIGN, ARMS, (("tcp", UNCOUPLED),), seeds)
-
-
 #: the campaign whole (:class:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign`)
 PLACEMENT = ArmsCampaign(
-    what="p1 placement", module="p1.placement", doc=__doc__, plan=placement_plan, arms=TESTBED_ARMS, schema=SCHEMA,
+    what="p1 placement", module="p1.placement", doc=__doc__,
+    campaign=CAMPAIGN, arms=TESTBED_ARMS, backgrounds=(("tcp", UNCOUPLED),), schema=SCHEMA,
     key=KEY, runs_per_seed=RUNS_PER_SEED,
     plan_facts={"steer_cpus": {arm: a.steer_cpus for arm, a in TESTBED_ARMS.items()}},
     run_help="run or resume the CPU-placement test on the steered kernel testbed",
 )
+#: the runs in order, per seed every arm (the first rotating from seed to seed) with each background:
+#: ``placement_plan(seeds=SEEDS) -> list of dict`` (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.plan`)
+placement_plan = PLACEMENT.plan
 #: run (or resume) the campaign on the kernel (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.run`)
 run_placement = PLACEMENT.run
 #: records -> ``p1_placement_flows.parquet``, ``p1_placement_runs.parquet`` and ``p1_placement_provenance.json``:

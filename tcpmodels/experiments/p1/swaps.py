@@ -30,16 +30,12 @@ Command line::
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Sequence
-from pathlib import Path
+from tcpmodels.datasets.p1_swaps import BASELINE, CAMPAIGN, COUPLED_CC, KEY, RUNS_PER_SEED, SCHEMA
+from tcpmodels.experiments.p1.arms import TestbedArm
+from tcpmodels.experiments.p1.arms_campaign import ArmsCampaign
+from tcpmodels.experiments.p1.config import UNCOUPLED
 
-from tcpmodels.datasets.p1_swaps import ARMS, BASELINE, CAMPAIGN, COUPLED_CC, KEY, RUNS_PER_SEED, SCHEMA
-from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
-from tcpmodels.experiments.p1.arms import TestbedArm, rotated_plan
-from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, UNCOUPLED, P1Config
-
-__all__ = ["SEEDS", "TESTBED_ARMS", "swaps_plan", "run_swaps", "build_swaps_dataset", "main"]
+__all__ = ["SEEDS", "TESTBED_ARMS", "swaps_plan", "SWAPS", "run_swaps", "build_swaps_dataset", "main"]
 
 #: the seeds, in run order (the alternated campaign's: the shipped schedules)
 SEEDS = tuple(range(12))
@@ -53,100 +49,26 @@ TESTBED_ARMS = {
 }
 
 
-def swaps_plan(seeds: Sequence[int] = SEEDS) -> list[dict]:
-    """The runs in order: per seed every variant (rotated from seed to seed), the TCP then the ``tm_lia`` background.
-
-    Parameters
-    ----------
-    seeds : sequence of int
-        Schedule seeds, run in this order.
-
-    Returns
-    -------
-    list of dict
-        The fields of :data:`~tcpmodels.datasets.p1_swaps.KEY`, ``order`` and ``arm_position`` (the variant's place
-        in its seed, 0-3).
-
-    Raises
-    ------
-    ValueError
-        If ``seeds`` is empty or repeats a seed.
-    """
-    return rotated_plan(CAMPAIGN, ARMS, (("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)), seeds)
-
-
-def run_swaps(records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
-              capture_dir: str | Path | None = None, limit: int | None = None, progress: bool = True,
-              lock_timeout_s: float = 7200.0) -> int:
-    """Run (or resume) the swaps on the kernel (:func:`tcpmodels.experiments.p1.arms.run_arms`); return the runs.
-
-    Parameters
-    ----------
-    records_path : str or Path
-        JSONL, one record per run; runs already there are skipped.
-    seeds : sequence of int
-        :func:`swaps_plan`'s seeds.
-    config : P1Config
-        The P1 setting each variant changes.
-    capture_dir : str or Path, optional
-        Capture the 70 KB flows here.
-    limit : int, optional
-        Stop after this many new runs.
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per run. [s]
-
-    Returns
-    -------
-    int
-        Runs measured and recorded by this call.
-    """
-    from tcpmodels.experiments.p1.arms import run_arms
-
-    return run_arms(records_path, swaps_plan(seeds), TESTBED_ARMS, key=KEY, desc="p1 swaps", seeds=seeds,
-                    config=config, capture_dir=capture_dir, limit=limit, progress=progress,
-                    lock_timeout_s=lock_timeout_s)
-
-
-def _swaps_tables(recs: list[dict]) -> tuple[dict, dict]:
-    """The alternated campaign's two tables; the provenance's facts: complete seeds, plan, times, loads, sysctls."""
-    from tcpmodels.experiments.p1.abab import arms_tables
-
-    tables, facts = arms_tables(recs, runs_per_seed=RUNS_PER_SEED, plan={
-        "seeds": list(SEEDS), "runs_planned": len(swaps_plan(SEEDS)), "arms": list(ARMS)})
-    # the keys in the order of the shipped provenance
-    return tables, {**{k: facts[k] for k in ("runs", "seeds_complete", "plan")},
-                    "host_sysctls": {arm: [list(kv) for kv in a.host_sysctls] for arm, a in TESTBED_ARMS.items()},
-                    **facts}
-
-
+#: the campaign whole (:class:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign`); its provenance also says
+#: which sysctls each variant sets in every host
+SWAPS = ArmsCampaign(
+    what="p1 swaps", module="p1.swaps", doc=__doc__,
+    campaign=CAMPAIGN, arms=TESTBED_ARMS, backgrounds=(("tcp", UNCOUPLED), ("mptcp", COUPLED_CC)), schema=SCHEMA,
+    key=KEY, runs_per_seed=RUNS_PER_SEED, plan_facts={},
+    facts={"host_sysctls": {arm: [list(kv) for kv in a.host_sysctls] for arm, a in TESTBED_ARMS.items()}},
+    run_help="run or resume the factor swaps on the kernel", captures=True,
+)
+#: the runs in order, per seed every arm (the first rotating from seed to seed) with each background:
+#: ``swaps_plan(seeds=SEEDS) -> list of dict`` (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.plan`)
+swaps_plan = SWAPS.plan
+#: run (or resume) the swaps on the kernel (:meth:`~tcpmodels.experiments.p1.arms_campaign.ArmsCampaign.run`,
+#: through :func:`tcpmodels.experiments.p1.arms.run_arms`)
+run_swaps = SWAPS.run
 #: records -> ``p1_swaps_flows.parquet``, ``p1_swaps_runs.parquet`` and ``p1_swaps_provenance.json`` through the
 #: dataset's schema: ``build_swaps_dataset(records_path, data_dir, *, allow_dirty=False) -> provenance``
-build_swaps_dataset = CampaignDataset(SCHEMA, KEY, _swaps_tables, "p1 swaps")
-
-
-def _options(run: argparse.ArgumentParser, dataset: argparse.ArgumentParser) -> None:
-    """``run``: the seeds and where to capture."""
-    run.add_argument("--seeds", nargs="+", type=int, default=list(SEEDS))
-    run.add_argument("--captures", help="capture the 70 KB flows here (their loss)")
-
-
-def _run(a: argparse.Namespace) -> dict:
-    """Run or resume the swaps."""
-    return {"measured": run_swaps(a.records, seeds=a.seeds, capture_dir=a.captures, limit=a.limit,
-                                  progress=not a.no_progress), "records": a.records}
-
-
-def _dataset(a: argparse.Namespace) -> dict:
-    """Build the dataset; its runs and complete seeds."""
-    prov = build_swaps_dataset(a.records, a.out, allow_dirty=a.allow_dirty)
-    return {"runs": prov["runs"], "seeds_complete": prov["seeds_complete"]}
-
-
+build_swaps_dataset = SWAPS.build_dataset
 #: ``python -m tcpmodels.experiments.p1.swaps run|dataset ...``: ``main(argv=None) -> exit status``
-main = CampaignCli("p1.swaps", __doc__, "p1 swaps", run=_run, dataset=_dataset,
-                  run_help="run or resume the factor swaps on the kernel", options=_options)
+main = SWAPS.main
 
 
 if __name__ == "__main__":

@@ -7,7 +7,13 @@ import json
 import sys
 from dataclasses import replace
 
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser, with_reps
+from tcpmodels.experiments.campaign_cli import (
+    add_dataset_output,
+    add_run_command,
+    campaign_errors,
+    campaign_parser,
+    with_reps,
+)
 from tcpmodels.experiments.p2 import __doc__ as package_doc
 from tcpmodels.experiments.p2.client import client_main
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, SUBFLOW_CCS
@@ -55,10 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("dataset", help="JSONL records -> Parquet + provenance (keeps the rows already in --out)")
     p.add_argument("--records", help="sample records (omit: only rewrite the rows already in --out)")
     p.add_argument("--sweep")
-    p.add_argument("--out", required=True)
-    p.add_argument("--note", default="")
-    p.add_argument("--allow-dirty", action="store_true",
-                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    add_dataset_output(p)
     p = sub.add_parser("ship-captures", help="gzip a sweep's sample captures into data/captures with their notes")
     p.add_argument("--sweep", required=True, help="records of `sweep --captures`")
     p.add_argument("--captures", required=True, help="the --captures folder of that sweep")

@@ -6,16 +6,17 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tcpmodels.experiments.campaign import ServerTestbed
+from tcpmodels.experiments.campaign_testbed import ServerTestbed
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, FIG4_RTT_PAIRS_MS, REPO, SAMPLE_KEY, SCHEMA, P2Config
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
 from tcpmodels.testbed import Topology
 
-__all__ = ["Session", "measure", "run_campaign", "run_sweep", "SWEEP_KEY"]
+__all__ = ["Session", "measure", "cc_loaded", "ensure_cc", "run_campaign", "run_sweep", "SWEEP_KEY"]
 
 #: fields that identify a Fig. 4 sweep sample in its records
 SWEEP_KEY = ("campaign", "cc", "rep", "rtt1_ms", "rtt2_ms")
@@ -212,8 +213,20 @@ def measure(config: P2Config, rtt1_ms: float, rtt2_ms: float, steps: list[dict],
 
 
 # --------------------------------------------------------------- campaigns
-def _cc_loaded(cc: str):
-    """Context: the BPF congestion control ``cc`` registered for the campaign (nothing for the kernel's own)."""
+def cc_loaded(cc: str) -> AbstractContextManager:
+    """Context: the BPF congestion control ``cc`` registered for the campaign (nothing for the kernel's own).
+
+    Parameters
+    ----------
+    cc : str
+        The campaign's MPTCP congestion control; a ``tm_*`` one is a BPF program.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        :func:`tcpmodels.testbed.kernel_cc.congestion_control` for a ``tm_*`` control, else a context that does
+        nothing.
+    """
     from contextlib import nullcontext
 
     if not cc.startswith("tm_"):
@@ -223,8 +236,14 @@ def _cc_loaded(cc: str):
     return kernel_cc.congestion_control(cc)
 
 
-def _ensure_cc(cc: str) -> None:
-    """Register ``cc`` again if another process unregistered it between samples (its owner ended)."""
+def ensure_cc(cc: str) -> None:
+    """Register ``cc`` again if another process unregistered it between samples (its owner ended).
+
+    Parameters
+    ----------
+    cc : str
+        The campaign's MPTCP congestion control; nothing is done for one that is not ``tm_*``.
+    """
     if not cc.startswith("tm_"):
         return
     from tcpmodels.testbed import kernel_cc
@@ -253,7 +272,7 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
 
     def measure(s, session):
         cap_dir, cap_stem = capture_for(s) if capture_for else (None, "")
-        _ensure_cc(config.cc)
+        ensure_cc(config.cc)
         res = session.run(steps, capture_dir=cap_dir, capture_stem=cap_stem)
         rec = {"schema": SCHEMA, "path_rate_bps": config.rate_bps, "rtt_measured_ms": res["rtt_measured_ms"],
                "run_id": res["run_id"], "config_hash": config.hash(), "config": config.to_dict(),
@@ -265,7 +284,7 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
     records = JsonlRecords(records_path, key)
     if not records.pending(plan)[:limit]:
         return 0
-    with _cc_loaded(config.cc):
+    with cc_loaded(config.cc):
         return run_samples(records, plan, measure, desc=desc, session_for=session_for, limit=limit,
                            progress=progress, lock_timeout_s=lock_timeout_s, yield_s=yield_s,
                            stop_at_utc=stop_at_utc)

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from tcpmodels.datasets.p2_lossy import CAMPAIGN
 from tcpmodels.datasets.p2_lossy import SCHEMA as DATASET
-from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
+from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset, session_facts
 from tcpmodels.experiments.p2.config import SAMPLE_KEY, P2Config
 from tcpmodels.experiments.p2.spread import SPREAD_CONFIG
 
@@ -140,8 +140,6 @@ def _lossy_tables(recs: list[dict]) -> tuple[dict, dict]:
     ValueError
         If the records were measured at more than one loss rate.
     """
-    import numpy as np
-
     from tcpmodels.experiments.p2.dataset import conditions_summary, samples_frame
 
     losses = sorted({r["loss_rate"] for r in recs})
@@ -149,14 +147,11 @@ def _lossy_tables(recs: list[dict]) -> tuple[dict, dict]:
         raise ValueError(f"the records mix loss rates {losses}; one dataset holds one setting")
     plan = lossy_plan(losses[0])
     samples = samples_frame(recs)
-    load = [r["load_avg"][0] for r in recs]
     per_rep = len(plan) // REPS
     return {"samples": samples}, {
         "loss_rate": losses[0], "config": recs[0]["config"], "samples": len(recs), "plan_samples": len(plan),
         "complete_reps": sorted(int(rep) for rep, g in samples.groupby("rep") if len(g) == per_rep),
-        "wall_s_median": float(np.median([r["wall_s"] for r in recs])),
-        "first_utc": min(r["started_utc"] for r in recs), "last_utc": max(r["started_utc"] for r in recs),
-        "load_avg_1m": [float(min(load)), float(max(load))], "conditions": conditions_summary(samples)}
+        **session_facts(recs), "conditions": conditions_summary(samples)}
 
 
 #: records -> ``p2_lossy_samples.parquet`` (P2's samples table) and ``p2_lossy_provenance.json`` through the

@@ -25,7 +25,6 @@ Command line::
 from __future__ import annotations
 
 import argparse
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,7 +32,7 @@ import numpy as np
 
 from tcpmodels.datasets.p2_sndbuf import RTTS_MS, SIZES_BYTES, WMEM_FACTORS
 from tcpmodels.datasets.p2_sndbuf import SCHEMA as DATASET
-from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset
+from tcpmodels.experiments.campaign_dataset import CampaignCli, CampaignDataset, session_facts
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, REPO, P2Config
 
 __all__ = ["WMEM_FACTORS", "SIZES_BYTES", "RTTS_MS", "SNDBUF_KEY", "SNDBUF_CONFIG", "bdp_bytes_150ms", "sndbuf_plan",
@@ -117,10 +116,9 @@ def run_sndbuf(records_path: str | Path, *, reps: int = 4, limit: int | None = N
         Samples measured.
     """
     from tcpmodels.experiments.campaign import run_samples
-    from tcpmodels.experiments.p2.kernel import Session
+    from tcpmodels.experiments.p2.kernel import Session, cc_loaded, ensure_cc
     from tcpmodels.experiments.p2.plans import sweep_steps
     from tcpmodels.records import JsonlRecords, git_state
-    from tcpmodels.testbed import kernel_cc
 
     config = SNDBUF_CONFIG
     steps = sweep_steps(config)
@@ -132,14 +130,13 @@ def run_sndbuf(records_path: str | Path, *, reps: int = 4, limit: int | None = N
     def measure(s: dict, session) -> dict:
         wmem = f"4096 16384 {s['wmem_max_bytes']}"
         set_to = session.tb.set_sysctls("c", (("net.ipv4.tcp_wmem", wmem),))
-        if config.cc not in kernel_cc.available_congestion_controls():
-            kernel_cc.load(config.cc, owner_pid=os.getpid(), replace=True)
+        ensure_cc(config.cc)
         res = session.run(steps)
         return {"schema": 1, "path_rate_bps": config.rate_bps, "rtt_measured_ms": res["rtt_measured_ms"],
                 "run_id": res["run_id"], "config_hash": config.hash(), "config": config.to_dict(), "git": code,
                 "tcp_wmem": wmem, "sysctl_set": set_to, "transfers": res["transfers"], "tcp_ext": res["tcp_ext"]}
 
-    with kernel_cc.congestion_control(config.cc):
+    with cc_loaded(config.cc):  # config.cc is tm_lia: registered for the call
         return run_samples(JsonlRecords(records_path, SNDBUF_KEY), sndbuf_plan(reps), measure, desc="p2 sndbuf",
                            session_for=session_for, limit=limit, progress=progress, lock_timeout_s=lock_timeout_s,
                            yield_s=1.0)
@@ -162,12 +159,9 @@ def _sndbuf_tables(recs: list[dict]) -> tuple[dict, dict]:
     """One row per transfer; the provenance's facts: samples against the plan, the BDP, times, loads."""
     import pandas as pd
 
-    load = [r["load_avg"][0] for r in recs]
     return {"": pd.DataFrame([_transfer_row(r, t) for r in recs for t in r["transfers"]])}, {
         "samples": len(recs), "plan_samples": len(sndbuf_plan()), "config": recs[0]["config"],
-        "bdp_bytes_150ms": bdp_bytes_150ms(), "wall_s_median": float(np.median([r["wall_s"] for r in recs])),
-        "first_utc": min(r["started_utc"] for r in recs), "last_utc": max(r["started_utc"] for r in recs),
-        "load_avg_1m": [float(min(load)), float(max(load))],
+        "bdp_bytes_150ms": bdp_bytes_150ms(), **session_facts(recs),
         "schedulers": "net.mptcp.available_schedulers = default (no bpf_mptcp_sched_ops in /proc/kallsyms)"}
 
 

@@ -8,7 +8,13 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser, with_reps
+from tcpmodels.experiments.campaign_cli import (
+    add_dataset_output,
+    add_run_command,
+    campaign_errors,
+    campaign_parser,
+    with_reps,
+)
 from tcpmodels.experiments.p3 import __doc__ as package_doc
 from tcpmodels.experiments.p3.config import (
     DEFAULT_CONFIG,
@@ -113,10 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     _ns3_setting_args(p, default=None, what="a further ns-3 setting to look up in the cache (the named ones always are)")
     p.add_argument("--fluid", help="fluid table written by the fluid command (else computed)")
     p.add_argument("--keep-fluid", action="store_true", help="keep the fluid table in --out and its provenance")
-    p.add_argument("--out", required=True)
-    p.add_argument("--note", default="")
-    p.add_argument("--allow-dirty", action="store_true",
-                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    add_dataset_output(p)
     p.add_argument("--drop-superseded-kernel", action="store_true",
                    help="leave out the kernel samples an earlier build made from records that --records does not "
                         "hold (a grid restarted into a new records file); rows whose records are gone stay")

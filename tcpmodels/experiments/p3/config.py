@@ -7,8 +7,8 @@ from dataclasses import dataclass, replace
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.datasets.p3 import LEGACY_NS3_RATE_BPS
 from tcpmodels.datasets.p3 import SCHEMA as DATASET_SCHEMA
-from tcpmodels.experiments.campaign import testbed_label
 from tcpmodels.experiments.campaign_config import CampaignConfig
+from tcpmodels.experiments.campaign_testbed import testbed_label
 from tcpmodels.models.cubic import x_power_law_params
 
 __all__ = ["kernel_campaign_label", "P3Config", "DEFAULT_CONFIG", "NS3_PHASES", "NS3_KINDS", "SCHEMA", "REPO", "LEGACY_NS3_RATE_BPS",

@@ -10,7 +10,9 @@ import math
 
 import pandas as pd
 
-from tcpmodels.experiments.campaign import KERNEL_TESTBEDS, KernelGrid, kernel_testbed_of
+from tcpmodels.datasets import KERNEL_TESTBEDS
+from tcpmodels.experiments.campaign import KernelGrid
+from tcpmodels.experiments.campaign_testbed import kernel_testbed_of
 from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, SCHEMA, P3Config, kernel_campaign_label
 from tcpmodels.experiments.p3.cpu_loss import (
     CPU_TIME_COLUMNS,
@@ -27,7 +29,7 @@ __all__ = ["TESTBEDS", "KERNEL_KEY", "kernel_plan", "run_kernel_campaign", "summ
 
 
 # ---------------------------------------------------------------- kernel plan
-#: the testbeds a kernel sample can have run on (:func:`tcpmodels.experiments.campaign.kernel_testbed_of`)
+#: the testbeds a kernel sample can have run on (:func:`tcpmodels.experiments.campaign_testbed.kernel_testbed_of`)
 TESTBEDS = KERNEL_TESTBEDS
 
 
@@ -194,7 +196,7 @@ def kernel_frame(records: list[dict], config: P3Config = DEFAULT_CONFIG) -> pd.D
         :func:`~tcpmodels.experiments.p3.config.kernel_campaign_label`, + :data:`~tcpmodels.experiments.p3.cpu_loss.REPEAT_SUFFIX` for a repeat of :func:`~tcpmodels.experiments.p3.cpu_loss.cpu_loss_repeat_plan`),
         ``repeats_started_utc`` (a repeat: when the sample it repeats started; else None), ``testbed`` (one of
         :data:`TESTBEDS`,
-        :func:`~tcpmodels.experiments.campaign.kernel_testbed_of`: ``pinned`` if the record names pinned delay
+        :func:`~tcpmodels.experiments.campaign_testbed.kernel_testbed_of`: ``pinned`` if the record names pinned delay
         elements, ``steered`` if it has an RPS mask, else ``reordering``) and
         ``error`` (a sample whose samples cannot be summarised has only its key columns and ``error``).
     """

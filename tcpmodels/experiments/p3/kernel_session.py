@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tcpmodels.experiments.campaign import ServerTestbed
+from tcpmodels.experiments.campaign_testbed import ServerTestbed
 from tcpmodels.experiments.p3.config import P3Config
 from tcpmodels.experiments.p3.cpu_loss import DROPS_COUNTING, TCP_EXT_NODES, cpu_loss
 from tcpmodels.records.series import pack_series

@@ -5,7 +5,13 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from tcpmodels.experiments.campaign import add_run_command, campaign_errors, campaign_parser, with_reps
+from tcpmodels.experiments.campaign_cli import (
+    add_dataset_output,
+    add_run_command,
+    campaign_errors,
+    campaign_parser,
+    with_reps,
+)
 from tcpmodels.experiments.p4 import __doc__ as package_doc
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG
 from tcpmodels.experiments.p4.dataset import build_dataset
@@ -34,10 +40,7 @@ def main(argv: list[str] | None = None) -> int:
                         "are labelled p4_kernel_steered and kept apart from the unsteered ones (default: off)")
     p = sub.add_parser("dataset", help="records -> Parquet + compressed records + provenance")
     p.add_argument("--records", required=True)
-    p.add_argument("--out", required=True)
-    p.add_argument("--note", default="")
-    p.add_argument("--allow-dirty", action="store_true",
-                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    add_dataset_output(p)
     args = parser.parse_args(argv)
     config = DEFAULT_CONFIG
     with campaign_errors("p4"):

@@ -7,7 +7,8 @@ from dataclasses import replace
 
 import pandas as pd
 
-from tcpmodels.experiments.campaign import KernelGrid, ServerTestbed, kernel_testbed_of, testbed_label
+from tcpmodels.experiments.campaign import KernelGrid
+from tcpmodels.experiments.campaign_testbed import ServerTestbed, kernel_testbed_of, testbed_label
 from tcpmodels.experiments.p4.config import DEFAULT_CONFIG, REPO, SCHEMA, P4Config
 from tcpmodels.records import git_state
 from tcpmodels.testbed import Topology
@@ -265,7 +266,7 @@ def kernel_frame(records: list[dict], config: P4Config = DEFAULT_CONFIG) -> pd.D
         ``cap_model_bps`` (cap / RTT, the naive reading), ``adv_fraction_of_cap``,
         ``link_rate_bps``, ``rate_fraction_of_link``, ``load_avg_1m``, ``wall_s``,
         ``started_utc``, ``cc_effective``, ``campaign`` (the record's label), ``testbed``
-        (:func:`~tcpmodels.experiments.campaign.kernel_testbed_of`: ``steered`` if the record has an RPS mask,
+        (:func:`~tcpmodels.experiments.campaign_testbed.kernel_testbed_of`: ``steered`` if the record has an RPS mask,
         ``rps_cpus``, else ``reordering``: every sample before 2026-11-28), ``error``.
     """
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from tcpmodels.experiments.campaign import campaign_errors, campaign_parser
+from tcpmodels.experiments.campaign_cli import add_allow_dirty, campaign_errors, campaign_parser
 from tcpmodels.experiments.p5 import __doc__ as package_doc
 from tcpmodels.experiments.p5.config import CASES, DEFAULT_CONFIG, REPO
 from tcpmodels.experiments.p5.dataset import build_dataset, shipped_run_ids
@@ -36,8 +36,7 @@ def _add_kernel_commands(sub) -> None:
     p.add_argument("--note", default="")
     p.add_argument("--no-merge", action="store_true",
                    help="drop the rows of the dataset in --out that the runs folder lacks (default: keep them)")
-    p.add_argument("--allow-dirty", action="store_true",
-                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    add_allow_dirty(p)
 
 
 def _kernel_main(args) -> int:
@@ -76,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     -------
     int
         0 (a one-line JSON summary is printed); expected failures exit through
-        :func:`~tcpmodels.experiments.campaign.campaign_errors`.
+        :func:`~tcpmodels.experiments.campaign_cli.campaign_errors`.
     """
     parser, sub = campaign_parser("p5", package_doc)
     p = sub.add_parser("run", help="run or resume the sweep (cached runs are skipped)")
@@ -101,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-merge", action="store_true",
                    help="drop the rows of the dataset in --out that the cache does not hold (default: keep them)")
     p.add_argument("--note", default="")
-    p.add_argument("--allow-dirty", action="store_true",
-                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    add_allow_dirty(p)
     _add_kernel_commands(sub)
     args = parser.parse_args(argv)
     if args.cmd in ("kernel", "kernel-dataset"):

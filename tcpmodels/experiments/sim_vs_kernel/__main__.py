@@ -15,7 +15,7 @@ __all__ = ["main"]
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: ``run`` and ``dataset`` (see the module docstring)."""
-    from tcpmodels.experiments.campaign import campaign_parser
+    from tcpmodels.experiments.campaign_cli import add_dataset_output, campaign_parser
 
     parser, sub = campaign_parser("sim_vs_kernel", package_doc)
     p = sub.add_parser("run", help="run or resume both engines (kernel needs root; host lock per kernel sample)")
@@ -27,12 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-progress", action="store_true")
     p = sub.add_parser("dataset", help="records -> Parquet + provenance")
     p.add_argument("--records", required=True, nargs="+", help="one JSONL file per scenario")
-    p.add_argument("--out", required=True)
-    p.add_argument("--note", default="")
-    p.add_argument("--allow-dirty", action="store_true",
-                   help="write a shipped dataset (under data/) from a tree with uncommitted changes")
+    add_dataset_output(p)
     args = parser.parse_args(argv)
-    from tcpmodels.experiments.campaign import campaign_errors, with_reps
+    from tcpmodels.experiments.campaign_cli import campaign_errors, with_reps
 
     with campaign_errors("sim_vs_kernel"):
         if args.cmd == "run":
