@@ -24,6 +24,7 @@ import pandas as pd
 from tcpmodels.datasets.p1_abab import TESTBEDS, complete_seeds
 from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_LOADED_FAMILY, Abab, abab_reading, load_abab
 from tcpmodels.papers.p1_datacenter_fct.data import with_cc
+from tcpmodels.papers.phrases import effect_ci_text
 from tcpmodels.stats.spec import ttest_1samp
 
 __all__ = ["TESTBED_NAMES", "shipped_per_seed", "paired_sessions", "sitting_effect", "sitting_sentence",
@@ -130,8 +131,7 @@ def _changes(effect: pd.DataFrame, first: str, second: str) -> list[str]:
 
     def q(testbed: str, label: str, fmt: str) -> str:
         r = e.loc[(testbed, label)]
-        return (f"{r[first]:{fmt}} -> {r[second]:{fmt}} ({r.difference:+{fmt}} [{r.ci_low:+{fmt}}, "
-                f"{r.ci_high:+{fmt}}])")
+        return f"{r[first]:{fmt}} -> {r[second]:{fmt}} ({effect_ci_text(r.difference, r.ci_low, r.ci_high, '+' + fmt)})"
 
     head, load = "headline log(MPTCP/TCP) [-]", "1-min load at the runs' starts"
     return [f"{t} ({int(e.loc[(t, head), 'seeds'])} seeds): headline {q(t, head, '.3f')}, mean FCT beside TCP "
@@ -206,7 +206,7 @@ def two_sessions_reading(loaded: Abab, idle: Abab) -> str:
         Markdown.
     """
     h = idle.verdicts().set_index("key").loc["headline"]
-    ci = f"{h.effect:+.3f} [{h.ci_low:+.3f}, {h.ci_high:+.3f}]"
+    ci = effect_ci_text(h.effect, h.ci_low, h.ci_high)
     steering = {"supported": f"steering is shown to lower the uncoupled headline ({ci}, supported)",
                 "contradicted": f"steering is excluded as the cause ({ci}, contradicted)",
                 "smaller than claimed": f"steering is excluded as the cause ({ci}, smaller than claimed)"}.get(
@@ -216,7 +216,7 @@ def two_sessions_reading(loaded: Abab, idle: Abab) -> str:
     load = e[e["quantity"] == "1-min load at the runs' starts"].set_index("testbed")
     moved, not_moved = [], []
     for testbed, r in head.iterrows():
-        text = (f"{testbed} {r.difference:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] for a 1-min load "
+        text = (f"{testbed} {effect_ci_text(r.difference, r.ci_low, r.ci_high)} for a 1-min load "
                 f"{load.loc[testbed, 'first']:.1f} -> {load.loc[testbed, 'second']:.1f}")
         (moved if r.ci_low > 0 or r.ci_high < 0 else not_moved).append(text)
     if moved:

@@ -34,8 +34,8 @@ from tcpmodels.datasets import p1_delack
 from tcpmodels.datasets.p1_abab import complete_seeds
 from tcpmodels.datasets.p1_swaps import BASELINE, RUNS_PER_SEED, SCHEMA
 from tcpmodels.papers.p1_datacenter_fct.abab import per_seed_table
+from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
 from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
-from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["SWAPS_FAMILY", "DELACK_FAMILY", "SHIPPED_HEADLINES", "GAP_SHARE", "SWAPS_SPECS", "MIN_BG_RATE_SHARE", "load_swaps",
            "swaps_verdicts", "swaps_reading", "swaps_section"]
@@ -130,10 +130,6 @@ def swaps_verdicts(flows: pd.DataFrame, runs: pd.DataFrame, *, runs_per_seed: in
     return table
 
 
-def _need(n: float) -> str:
-    return fmt_runs_needed(n) if n == n else "more"
-
-
 def swaps_reading(verdicts: pd.DataFrame | None) -> str:
     """The notebook's paragraph: the rule stated before the runs applied to :func:`swaps_verdicts` (Markdown).
 
@@ -148,18 +144,17 @@ def swaps_reading(verdicts: pd.DataFrame | None) -> str:
         Which factor the swaps isolate, which they exclude and which stay open.
     """
     if verdicts is None:
-        return ("**Which factor makes the engines disagree (swaps)**: the campaign (`python -m "
-                "tcpmodels.experiments.p1.swaps`, stated in docs/CAMPAIGNS.md) has no shipped dataset yet.")
+        return unshipped_campaign("Which factor makes the engines disagree (swaps)", "tcpmodels.experiments.p1.swaps")
     v = verdicts.set_index("key")
     named = {arm: _FACTORS[arm] for arm in v.index}
 
     def cite(arm: str) -> str:
         r = v.loc[arm]
-        return f"{named[arm]} ({r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {r.verdict})"
+        return f"{named[arm]} ({effect_ci_text(r.effect, r.ci_low, r.ci_high)}, {r.verdict})"
 
     found = [cite(a) for a in v.index if v.loc[a, "verdict"] == "supported"]
     excluded = [cite(a) for a in v.index if v.loc[a, "verdict"] in ("contradicted", "smaller than claimed")]
-    open_ = [f"{cite(a)}, {_need(v.loc[a, 'runs_needed'])} seeds would decide it" for a in v.index
+    open_ = [f"{cite(a)}, {runs_needed_text(v.loc[a, 'runs_needed'])} seeds would decide it" for a in v.index
              if v.loc[a, "verdict"] == "inconclusive"]
     untested = [f"{named[a]} ({v.loc[a, 'why']})" for a in v.index if v.loc[a, "verdict"] == "not testable here"]
     parts = []

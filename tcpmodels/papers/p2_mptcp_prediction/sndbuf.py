@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from tcpmodels.datasets.p2_sndbuf import JUDGED_SIZE_BYTES, SCHEMA
+from tcpmodels.papers.phrases import effect_ci_text
 from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
@@ -131,7 +132,7 @@ def sndbuf_reading(verdicts: pd.DataFrame) -> str:
     """
     v = verdicts.set_index("key")
     a, b = v.loc["smaller buffer"], v.loc["reaches the paper"]
-    ci = f"{a.effect:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}]"
+    ci = effect_ci_text(a.effect, a.ci_low, a.ci_high)
     if a.verdict == "supported":
         head = (f"**The send buffer is a factor**: at 0.5 BDP the 150 ms subflow's share is lower than at 4 BDP by {ci} "
                 f"(supported)")

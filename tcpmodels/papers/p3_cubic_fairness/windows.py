@@ -26,8 +26,8 @@ from pathlib import Path
 import pandas as pd
 
 from tcpmodels.datasets.p3_windows import KINDS, SCHEMA
+from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
 from tcpmodels.stats import ClaimSpec, claims_table, difference
-from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["WINDOWS_SPECS", "WINDOWS_FAMILY", "PAPER_WMAX_SEGMENTS", "load_windows", "dj_per_rep", "windows_verdicts",
            "windows_table", "windows_reading", "windows_paragraph", "windows_section"]
@@ -165,19 +165,19 @@ def windows_reading(verdicts: pd.DataFrame) -> str:
     """
     v = verdicts.set_index("key")
     a = v.loc["C3.1"]
-    pairs = "; ".join(f"{k}: {r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] over {r.n_runs} repetitions "
+    pairs = "; ".join(f"{k}: {effect_ci_text(r.effect, r.ci_low, r.ci_high)} over {r.n_runs} repetitions "
                       f"({r.verdict})" for k, r in v.loc[["64 ms", "16 ms"]].iterrows())
     if a.n_runs < 2:
         return (f"**Not decided yet**: {a.n_runs} complete repetition(s) of the four pairs; per pair at the largest "
                 f"windows, dJ {pairs}.")
-    ci = f"{a.effect:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}] over {a.n_runs} repetitions"
+    ci = f"{effect_ci_text(a.effect, a.ci_low, a.ci_high)} over {a.n_runs} repetitions"
     if a.verdict == "supported":
         head = f"**The window size is the factor**: at the paper's windows the proposal greatly improves J ({ci}, supported)."
     elif a.verdict in ("smaller than claimed", "contradicted"):
         head = (f"**The window size is excluded**: at the paper's windows too the proposal does not greatly improve J "
                 f"({ci}, {a.verdict}).")
     else:
-        need = fmt_runs_needed(a.runs_needed) if a.runs_needed == a.runs_needed else "more"
+        need = runs_needed_text(a.runs_needed)
         head = f"**Not decided**: mean dJ {ci} (inconclusive; {need} repetitions would decide it)."
     return head + f" Per pair: {pairs}."
 
@@ -223,8 +223,7 @@ def windows_section(data_dir: str | Path = "data", shipped: pd.DataFrame | None 
         Markdown; a sentence saying the campaign is not shipped yet when it is not.
     """
     if not SCHEMA.present(data_dir, ("",)):
-        return ("**At the paper's windows**: the campaign (`python -m tcpmodels.experiments.p3.windows`, stated in "
-                "docs/CAMPAIGNS.md) has no shipped dataset yet.")
+        return unshipped_campaign("At the paper's windows", "tcpmodels.experiments.p3.windows")
     read = SCHEMA.read(data_dir, ("",))  # the table and its provenance, read once
     samples, prov = read[""], read["provenance"]
     done = (f" {prov['samples']} of the {prov['plan_samples']} planned samples ran (the campaign resumes where it "
