@@ -16,6 +16,7 @@ from tcpmodels.papers.p3_cubic_fairness.runs import (
     kernel_rate_bps,
     kernel_runs,
     kernel_testbed,
+    most_run_setting,
     ns3_rate_bps,
     proposal_setting,
 )
@@ -61,8 +62,7 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
         if not (at_rate["testbed"] == testbed).any():
             testbed = str(at_rate["testbed"].value_counts(sort=True).index[0])
         at_rate = at_rate[at_rate["testbed"] == testbed]
-        counts = at_rate.groupby("measure_s").size().sort_values(kind="stable")
-        kruns = at_rate[np.isclose(at_rate["measure_s"], float(counts.index[-1]))]
+        kruns = at_rate[np.isclose(at_rate["measure_s"], float(most_run_setting(at_rate, "measure_s")))]
     else:
         kruns = kernel_runs(ds, "standard", "most")
     k_rate = float(kruns["rate_bps"].iloc[0]) if len(kruns) else math.nan

@@ -12,7 +12,7 @@ from tcpmodels.datasets.p3 import TESTBEDS, fluid_rate_bps, kernel_filled, ns3_f
 from tcpmodels.papers.common import rerun_once_caught_up
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 
-__all__ = ["RERUNS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "kernel_settings", "proposal_setting", "kernel_runs", "ns3_runs", "ns3_settings", "ns3_duration_s", "ns3_rate_bps", "kernel_rate_bps", "fluid_rates_bps", "fluid_at"]
+__all__ = ["RERUNS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "most_run_setting", "kernel_settings", "proposal_setting", "kernel_runs", "ns3_runs", "ns3_settings", "ns3_duration_s", "ns3_rate_bps", "kernel_rate_bps", "fluid_rates_bps", "fluid_at"]
 
 
 # ------------------------------------------------------------ kernel testbeds
@@ -68,7 +68,7 @@ def kernel_testbed(ds: P3Dataset) -> str:
         st = k[k["testbed"] == rerun]
         if len(st) == 0:
             continue
-        rate, meas = st.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable").index[-1]
+        rate, meas = most_run_setting(st, ["rate_bps", "measure_s"])
         at = k[np.isclose(k["rate_bps"], rate) & np.isclose(k["measure_s"], meas)]
         if rerun_once_caught_up(at, ["kind", "reno_rtt_ms", "cubic_rtt_ms"], rerun) == rerun:
             return rerun
@@ -98,6 +98,31 @@ def with_testbed(ds: P3Dataset, testbed: str | None) -> P3Dataset:
     if testbed is not None and testbed not in TESTBEDS:
         raise ValueError(f"testbed must be one of {TESTBEDS} or None; got {testbed!r}")
     return replace(ds, kernel_testbed=testbed)
+
+
+def most_run_setting(frame: pd.DataFrame, by: str | list[str], weight: str | None = None) -> object | None:
+    """The value of ``by`` (a setting) with the most rows of ``frame``; a tie goes to the larger value.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Runs or samples, one per row (or counts, with ``weight``).
+    by : str or list of str
+        The column(s) that make a setting, e.g. ``"rate_bps"`` [bit/s] or ``["rate_bps", "measure_s"]``
+        ([bit/s], [s]).
+    weight : str, optional
+        A column of counts to add up per setting instead of counting rows (e.g. ``"n"`` of
+        :func:`kernel_settings`).
+
+    Returns
+    -------
+    object or None
+        The setting, in the units of its columns: a scalar for one column, a tuple for several; None when
+        ``frame`` has no setting (no rows, or every ``by`` value NaN).
+    """
+    groups = frame.groupby(by)
+    counts = (groups[weight].sum() if weight is not None else groups.size()).sort_values(kind="stable")
+    return counts.index[-1] if len(counts) else None
 
 
 # ------------------------------------------------------------ kernel settings
@@ -148,7 +173,7 @@ def proposal_setting(ds: P3Dataset) -> tuple[float, float] | None:
         return None
     prop = st[st["kind"] != "standard"]
     use = prop if len(prop) else st
-    best = use.groupby(["rate_bps", "measure_s"])["n"].sum().sort_values(kind="stable").index[-1]
+    best = most_run_setting(use, ["rate_bps", "measure_s"], weight="n")
     return float(best[0]), float(best[1])
 
 
@@ -178,8 +203,8 @@ def kernel_runs(ds: P3Dataset, kind: str, setting: tuple[float, float] | None | 
     if setting == "proposal":
         setting = proposal_setting(ds)
     elif setting == "most":
-        counts = k.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable")
-        setting = (float(counts.index[-1][0]), float(counts.index[-1][1])) if len(counts) else None
+        most = most_run_setting(k, ["rate_bps", "measure_s"])
+        setting = (float(most[0]), float(most[1])) if most is not None else None
     if setting is None:
         return k
     return k[np.isclose(k["rate_bps"], setting[0]) & np.isclose(k["measure_s"], setting[1])]
@@ -289,8 +314,7 @@ def ns3_rate_bps(ds: P3Dataset) -> float:
     n = ns3_runs(ds)
     if len(n) == 0:
         return math.nan
-    counts = n.groupby("rate_bps").size().sort_values(kind="stable")
-    return float(counts.index[-1])
+    return float(most_run_setting(n, "rate_bps"))
 
 
 def kernel_rate_bps(ds: P3Dataset) -> float:
