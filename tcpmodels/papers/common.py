@@ -24,16 +24,16 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS
+from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS, Verdict, claims_table
 
 __all__ = [
-    "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "check_claims",
+    "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "check_claims", "keyed_claims_table",
     "claims_summary", "claims_full", "verdict_badge", "verdict_slug", "human", "table_view", "answer_box",
     "holm_note", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
 ]
@@ -142,6 +142,30 @@ def check_claims(table: pd.DataFrame) -> pd.DataFrame:
     bad = set(table["verdict"]) - set(VERDICTS)
     if bad:
         raise ValueError(f"unknown verdicts {sorted(bad)}; expected {VERDICTS}")
+    return table
+
+
+def keyed_claims_table(rows: Mapping[str, Verdict], *, family: str) -> pd.DataFrame:
+    """:func:`tcpmodels.stats.claims_table` of ``rows`` with a first column ``key``, the name of each row's part.
+
+    The follow-up campaigns (P1 alternation and swaps, P2 send buffer, P3 windows) name their claim parts by
+    a key of their specs (``"headline"``, ``"smaller buffer"``, ...), and their readings look the rows up by
+    it (``verdicts.set_index("key")``).
+
+    Parameters
+    ----------
+    rows : mapping of str to tcpmodels.stats.Verdict
+        The judged parts by key, in the order the table shows them.
+    family : str
+        The Holm family of every row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``key``, then the columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`; one row per entry of ``rows``.
+    """
+    table = claims_table(list(rows.values()), family=family)
+    table.insert(0, "key", list(rows))
     return table
 
 

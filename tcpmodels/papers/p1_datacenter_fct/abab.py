@@ -58,9 +58,10 @@ import pandas as pd
 
 from tcpmodels.datasets import p1_abab_idle
 from tcpmodels.datasets.p1_abab import SCHEMA, TESTBEDS, complete_seeds, tcp_ext_column
+from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT
 from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text
-from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
+from tcpmodels.stats import ClaimSpec, difference, equivalence
 
 __all__ = ["per_seed_table", "ABAB_SPECS", "ABAB_FAMILY", "ABAB_LOADED_FAMILY", "SESSION_SCHEMAS", "Abab", "load_abab",
            "abab_reading", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
@@ -226,11 +227,9 @@ class Abab:
                 "mptcp arm": _paired(per, "mean_fct_mptcp_s", log=True), "lossy share": _paired(per, "lossy_tcp"),
                 "reordering": _paired(per, "reordering_per_1000"),
                 "background rate": _paired(per, "bg_rate_tcp_bps", log=True)}
-        rows = [equivalence(ABAB_SPECS[k], v) if k == "mptcp arm" else difference(ABAB_SPECS[k], v)
-                for k, v in data.items()]
-        table = claims_table(rows, family=self.family)
-        table.insert(0, "key", list(data))
-        return table
+        rows = {k: equivalence(ABAB_SPECS[k], v) if k == "mptcp arm" else difference(ABAB_SPECS[k], v)
+                for k, v in data.items()}
+        return keyed_claims_table(rows, family=self.family)
 
     def mechanism(self) -> pd.DataFrame:
         """What changes on the wire, per testbed: the counters per 1000 data segments, the rates, the load.

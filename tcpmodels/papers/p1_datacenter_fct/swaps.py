@@ -33,9 +33,10 @@ import pandas as pd
 from tcpmodels.datasets import p1_delack
 from tcpmodels.datasets.p1_abab import complete_seeds
 from tcpmodels.datasets.p1_swaps import BASELINE, RUNS_PER_SEED, SCHEMA
+from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.p1_datacenter_fct.abab import per_seed_table
 from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
-from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
+from tcpmodels.stats import ClaimSpec, difference, not_testable
 
 __all__ = ["SWAPS_FAMILY", "DELACK_FAMILY", "SHIPPED_HEADLINES", "GAP_SHARE", "SWAPS_SPECS", "MIN_BG_RATE_SHARE", "load_swaps",
            "swaps_verdicts", "swaps_reading", "swaps_section"]
@@ -114,20 +115,18 @@ def swaps_verdicts(flows: pd.DataFrame, runs: pd.DataFrame, *, runs_per_seed: in
     base = per.xs(BASELINE, level="engine")
     ran = set(runs["engine"])
     specs = {arm: spec for arm, spec in SWAPS_SPECS.items() if arm in ran}
-    rows = []
+    rows = {}
     for arm, spec in specs.items():
         var = per.xs(arm, level="engine") if arm in per.index.get_level_values("engine") else base.iloc[:0]
         share = float((var["bg_rate_tcp_bps"] / base["bg_rate_tcp_bps"]).median()) if len(var) else float("nan")
         if arm in _CPU_BOUND and not share >= MIN_BG_RATE_SHARE:
-            rows.append(not_testable(spec, we_measured=f"TCP background {share:.0%} of the shipped testbed's",
+            rows[arm] = not_testable(spec, we_measured=f"TCP background {share:.0%} of the shipped testbed's",
                                      why=f"{_CPU_BOUND[arm]} (below {MIN_BG_RATE_SHARE:.0%}, the "
-                                         "validity rule stated before the runs)"))
+                                         "validity rule stated before the runs)")
             continue
-        rows.append(difference(spec, (var["headline"] - base["headline"]).dropna(),
-                               why=f"{len(seeds)} complete seeds; TCP background {share:.0%} of the shipped testbed's"))
-    table = claims_table(rows, family=family)
-    table.insert(0, "key", list(specs))
-    return table
+        rows[arm] = difference(spec, (var["headline"] - base["headline"]).dropna(),
+                               why=f"{len(seeds)} complete seeds; TCP background {share:.0%} of the shipped testbed's")
+    return keyed_claims_table(rows, family=family)
 
 
 def swaps_reading(verdicts: pd.DataFrame | None) -> str:

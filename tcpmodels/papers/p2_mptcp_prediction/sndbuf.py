@@ -25,8 +25,9 @@ from pathlib import Path
 import pandas as pd
 
 from tcpmodels.datasets.p2_sndbuf import JUDGED_SIZE_BYTES, SCHEMA
+from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.phrases import effect_ci_text
-from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence, not_testable
+from tcpmodels.stats import ClaimSpec, difference, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["PAPER_SHARE1_150_120", "SNDBUF_SPECS", "SNDBUF_FAMILY", "load_sndbuf", "sndbuf_table", "sndbuf_verdicts",
@@ -108,13 +109,11 @@ def sndbuf_verdicts(sweep: pd.DataFrame) -> pd.DataFrame:
     s = sweep[(sweep["size_bytes"] == JUDGED_SIZE_BYTES) & sweep["share1"].notna()]
     lo = s.loc[s["wmem_factor"] == s["wmem_factor"].min(), "share1"]
     hi = s.loc[s["wmem_factor"] == s["wmem_factor"].max(), "share1"]
-    rows = [difference(SNDBUF_SPECS["smaller buffer"], lo, baseline=hi),
-            equivalence(SNDBUF_SPECS["reaches the paper"], lo - PAPER_SHARE1_150_120),
-            not_testable(SNDBUF_SPECS["scheduler"], we_measured="one scheduler (default)",
-                         why="the kernel has no other MPTCP packet scheduler to swap in")]
-    table = claims_table(rows, family=SNDBUF_FAMILY)
-    table.insert(0, "key", list(SNDBUF_SPECS))
-    return table
+    rows = {"smaller buffer": difference(SNDBUF_SPECS["smaller buffer"], lo, baseline=hi),
+            "reaches the paper": equivalence(SNDBUF_SPECS["reaches the paper"], lo - PAPER_SHARE1_150_120),
+            "scheduler": not_testable(SNDBUF_SPECS["scheduler"], we_measured="one scheduler (default)",
+                                      why="the kernel has no other MPTCP packet scheduler to swap in")}
+    return keyed_claims_table(rows, family=SNDBUF_FAMILY)
 
 
 def sndbuf_reading(verdicts: pd.DataFrame) -> str:

@@ -26,8 +26,9 @@ from pathlib import Path
 import pandas as pd
 
 from tcpmodels.datasets.p3_windows import KINDS, SCHEMA
+from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
-from tcpmodels.stats import ClaimSpec, claims_table, difference
+from tcpmodels.stats import ClaimSpec, difference
 
 __all__ = ["WINDOWS_SPECS", "WINDOWS_FAMILY", "PAPER_WMAX_SEGMENTS", "load_windows", "dj_per_rep", "windows_verdicts",
            "windows_table", "windows_reading", "windows_paragraph", "windows_section"]
@@ -108,12 +109,10 @@ def windows_verdicts(samples: pd.DataFrame) -> pd.DataFrame:
     """
     dj = dj_per_rep(samples)
     full = dj.dropna() if dj.shape[1] == 4 else dj.iloc[:0]
-    rows = [difference(WINDOWS_SPECS["C3.1"], full.mean(axis=1)),
-            difference(WINDOWS_SPECS["64 ms"], dj.get(64.0, pd.Series(dtype=float))),
-            difference(WINDOWS_SPECS["16 ms"], dj.get(16.0, pd.Series(dtype=float)))]
-    table = claims_table(rows, family=WINDOWS_FAMILY)
-    table.insert(0, "key", list(WINDOWS_SPECS))
-    return table
+    rows = {"C3.1": difference(WINDOWS_SPECS["C3.1"], full.mean(axis=1)),
+            "64 ms": difference(WINDOWS_SPECS["64 ms"], dj.get(64.0, pd.Series(dtype=float))),
+            "16 ms": difference(WINDOWS_SPECS["16 ms"], dj.get(16.0, pd.Series(dtype=float)))}
+    return keyed_claims_table(rows, family=WINDOWS_FAMILY)
 
 
 def windows_table(samples: pd.DataFrame, shipped: pd.DataFrame | None = None) -> pd.DataFrame:
