@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import pandas as pd
 from pandas.io.formats.style import Styler
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS, Verdict, claims_table
 
 __all__ = [
@@ -37,6 +38,12 @@ __all__ = [
     "claims_summary", "claims_full", "verdict_badge", "verdict_slug", "human", "table_view", "answer_box",
     "holm_note", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    table : pandas.DataFrame
+        A claims table (columns :data:`VERDICT_COLUMNS`).
+""")
 
 #: Columns of :func:`comparison_frame`, in order.
 COMPARISON_COLUMNS = ("quantity", "paper", "ours", "unit", "rel_diff", "note")
@@ -240,6 +247,7 @@ def _styled(frame: pd.DataFrame, widths: dict[str, str]):
     return frame.style.hide(axis="index").set_table_styles(styles)
 
 
+@_PARAMETERS.fill
 def claims_summary(table: pd.DataFrame, rows: Sequence[int] | pd.Series | None = None) -> Styler:
     """The opening table of a notebook: claim, part, coloured verdict, effect [CI], p (Holm), runs, one line of why.
 
@@ -248,8 +256,7 @@ def claims_summary(table: pd.DataFrame, rows: Sequence[int] | pd.Series | None =
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        A claims table (columns :data:`VERDICT_COLUMNS`).
+    {table}
     rows : sequence of int or boolean Series, optional
         The rows to show (positions, or a mask aligned with ``table``), e.g. a paper's headline parts;
         default all.
@@ -281,13 +288,13 @@ def claims_summary(table: pd.DataFrame, rows: Sequence[int] | pd.Series | None =
     return _styled(view, {"claim": "16em", "why (deciding rule)": "22em"})
 
 
+@_PARAMETERS.fill
 def claims_full(table: pd.DataFrame) -> Styler:
     """Every column of the claims table as a pandas ``Styler``: left-aligned, wrapped, never cut, badges coloured.
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        A claims table (columns :data:`VERDICT_COLUMNS`).
+    {table}
 
     Returns
     -------

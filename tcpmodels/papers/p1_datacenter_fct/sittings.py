@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p1_abab import TESTBEDS, complete_seeds
 from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_LOADED_FAMILY, Abab, abab_reading, load_abab
 from tcpmodels.papers.p1_datacenter_fct.data import with_cc
@@ -29,6 +30,12 @@ from tcpmodels.stats.spec import ttest_1samp
 
 __all__ = ["TESTBED_NAMES", "shipped_per_seed", "paired_sessions", "sitting_effect", "sitting_sentence",
            "load_section", "two_sessions_reading", "session_section"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    flows, runs : pandas.DataFrame
+        The shipped P1 dataset's flows and runs.
+""")
 
 #: engine label -> the testbed's name in prose
 TESTBED_NAMES = dict(zip(TESTBEDS, ("unsteered", "steered")))
@@ -104,6 +111,7 @@ def paired_sessions(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
                                        "seeds"])
 
 
+@_PARAMETERS.fill
 def sitting_effect(abab: Abab, flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """This session minus the shipped sitting, per testbed, paired by seed.
 
@@ -111,8 +119,7 @@ def sitting_effect(abab: Abab, flows: pd.DataFrame, runs: pd.DataFrame) -> pd.Da
     ----------
     abab : Abab
         A session of the alternated campaign (:func:`~tcpmodels.papers.p1_datacenter_fct.abab.load_abab`).
-    flows, runs : pandas.DataFrame
-        The shipped P1 dataset's flows and runs.
+    {flows, runs}
 
     Returns
     -------
@@ -231,6 +238,7 @@ def two_sessions_reading(loaded: Abab, idle: Abab) -> str:
             f"to seed in the second session (sd {spread}).")
 
 
+@_PARAMETERS.fill
 def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Path = "data") -> str:
     """The notebook's section on the alternated campaign: the stated reading of each session, the load, the sitting.
 
@@ -242,8 +250,7 @@ def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Pat
 
     Parameters
     ----------
-    flows, runs : pandas.DataFrame
-        The shipped P1 dataset's flows and runs.
+    {flows, runs}
     data_dir : str or Path
         The ``data`` folder holding ``datasets/p1_abab_*.parquet`` (and ``p1_abab_idle_*``).
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets import p1_delack
 from tcpmodels.datasets.p1_abab import complete_seeds
 from tcpmodels.datasets.p1_swaps import BASELINE, RUNS_PER_SEED, SCHEMA
@@ -40,6 +41,12 @@ from tcpmodels.stats import ClaimSpec, difference, not_testable
 
 __all__ = ["SWAPS_FAMILY", "DELACK_FAMILY", "SHIPPED_HEADLINES", "GAP_SHARE", "SWAPS_SPECS", "MIN_BG_RATE_SHARE", "load_swaps",
            "swaps_verdicts", "swaps_reading", "swaps_section"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    data_dir : str or Path
+        The ``data`` folder.
+""")
 
 SWAPS_FAMILY = "P1 swaps"
 #: the second session's family (delayed ACKs off against the shipped testbed)
@@ -71,13 +78,13 @@ SWAPS_SPECS = {arm: ClaimSpec(
                   f"({SHIPPED_HEADLINES['kernel tm_lia']:+.3f}))") for arm, factor in _FACTORS.items()}
 
 
+@_PARAMETERS.fill
 def load_swaps(data_dir: str | Path = "data") -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """The campaign's flows and runs tables, or None when it is not shipped.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
 
     Returns
     -------
@@ -171,13 +178,13 @@ def swaps_reading(verdicts: pd.DataFrame | None) -> str:
     return "**Which factor makes the engines disagree (swaps)**: " + "; ".join(parts) + "." + tail
 
 
+@_PARAMETERS.fill
 def swaps_section(data_dir: str | Path = "data") -> str:
     """:func:`swaps_reading` of the shipped sessions (Markdown), or the sentence saying none is shipped.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
 
     Returns
     -------

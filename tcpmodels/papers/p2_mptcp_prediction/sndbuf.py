@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p2_sndbuf import JUDGED_SIZE_BYTES, SCHEMA
 from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.phrases import effect_ci_text
@@ -32,6 +33,12 @@ from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["PAPER_SHARE1_150_120", "SNDBUF_SPECS", "SNDBUF_FAMILY", "load_sndbuf", "sndbuf_table", "sndbuf_verdicts",
            "sndbuf_reading", "sndbuf_paragraph", "sndbuf_section"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    sweep : pandas.DataFrame
+        :func:`load_sndbuf`.
+""")
 
 #: the paper's subflow-1 share at RTTs (150, 120) ms (Fig. 4, the largest transfer). [-]
 PAPER_SHARE1_150_120 = 0.339
@@ -74,13 +81,13 @@ def load_sndbuf(data_dir: str | Path = "data") -> pd.DataFrame | None:
     return SCHEMA.read(data_dir, ("",))[""] if SCHEMA.present(data_dir, ("",)) else None
 
 
+@_PARAMETERS.fill
 def sndbuf_table(sweep: pd.DataFrame) -> pd.DataFrame:
     """Subflow-1 share and throughput per send-buffer factor and size (mean, sd, repetitions).
 
     Parameters
     ----------
-    sweep : pandas.DataFrame
-        :func:`load_sndbuf`.
+    {sweep}
 
     Returns
     -------
@@ -93,13 +100,13 @@ def sndbuf_table(sweep: pd.DataFrame) -> pd.DataFrame:
                          "MBps_mean": g["Bps"].mean() / 1e6, "reps": g["share1"].size()})
 
 
+@_PARAMETERS.fill
 def sndbuf_verdicts(sweep: pd.DataFrame) -> pd.DataFrame:
     """The claims of :data:`SNDBUF_SPECS` judged on the 16 MiB transfers.
 
     Parameters
     ----------
-    sweep : pandas.DataFrame
-        :func:`load_sndbuf`.
+    {sweep}
 
     Returns
     -------
@@ -153,13 +160,13 @@ def sndbuf_reading(verdicts: pd.DataFrame) -> str:
                    "`default` is available), so it remains a candidate.")
 
 
+@_PARAMETERS.fill
 def sndbuf_paragraph(sweep: pd.DataFrame) -> str:
     """The notebook's paragraph: the reading, then the share at every buffer (Markdown).
 
     Parameters
     ----------
-    sweep : pandas.DataFrame
-        :func:`load_sndbuf`.
+    {sweep}
 
     Returns
     -------

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p3_cubic_fairness.cells import cell_stats, significant
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.fairness import ns3_main_runs
@@ -22,6 +23,12 @@ from tcpmodels.papers.p3_cubic_fairness.runs import (
 )
 
 __all__ = ["cross_validation", "k_table", "engine_table", "testbed_comparison"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ds : P3Dataset
+        The campaign's data.
+""")
 
 
 def cross_validation(ds: P3Dataset) -> pd.DataFrame:
@@ -98,6 +105,7 @@ def _kernel_standard_at(ds: P3Dataset, rate_bps: float) -> pd.DataFrame:
     return k[(k["kind"] == "standard") & np.isclose(k["rate_bps"], rate_bps)]
 
 
+@_PARAMETERS.fill
 def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     """The K values that drive each case, per RTT pair.
 
@@ -111,8 +119,7 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     exponent : float, optional
         x(RTT) exponent; default the campaign's. [-]
 
@@ -157,6 +164,7 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@_PARAMETERS.fill
 def engine_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     """Kernel vs ns-3 vs fluid model per RTT pair and kind: Jain's index, CUBIC's share and K, each engine at its rate.
 
@@ -172,8 +180,7 @@ def engine_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFram
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     exponent : float, optional
         x(RTT) exponent of the proposal's ns-3 and fluid results; default the campaign's. [-]
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p3_windows import KINDS, SCHEMA
 from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
@@ -32,6 +33,12 @@ from tcpmodels.stats import ClaimSpec, difference
 
 __all__ = ["WINDOWS_SPECS", "WINDOWS_FAMILY", "PAPER_WMAX_SEGMENTS", "load_windows", "dj_per_rep", "windows_verdicts",
            "windows_table", "windows_reading", "windows_paragraph", "windows_section"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    samples : pandas.DataFrame
+        :func:`load_windows`.
+""")
 
 WINDOWS_FAMILY = "P3 windows"
 #: the paper's window of one CUBIC flow alone at 1 Gbit/s per CUBIC RTT (``P3Config.scaling()``), [segments]
@@ -94,13 +101,13 @@ def dj_per_rep(samples: pd.DataFrame) -> pd.DataFrame:
     return (w[proposal] - w[standard]).unstack("cubic_ms")
 
 
+@_PARAMETERS.fill
 def windows_verdicts(samples: pd.DataFrame) -> pd.DataFrame:
     """The claims of :data:`WINDOWS_SPECS`.
 
     Parameters
     ----------
-    samples : pandas.DataFrame
-        :func:`load_windows`.
+    {samples}
 
     Returns
     -------
@@ -115,13 +122,13 @@ def windows_verdicts(samples: pd.DataFrame) -> pd.DataFrame:
     return keyed_claims_table(rows, family=WINDOWS_FAMILY)
 
 
+@_PARAMETERS.fill
 def windows_table(samples: pd.DataFrame, shipped: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per pair: CUBIC's window (median W_max) against the paper's, J per kind, dJ; the 400 Mbit/s samples beside.
 
     Parameters
     ----------
-    samples : pandas.DataFrame
-        :func:`load_windows`.
+    {samples}
     shipped : pandas.DataFrame, optional
         ``p3_kernel.parquet``; its ``p3_kernel_pinned`` rows give the 400 Mbit/s columns.
 
@@ -181,13 +188,13 @@ def windows_reading(verdicts: pd.DataFrame) -> str:
     return head + f" Per pair: {pairs}."
 
 
+@_PARAMETERS.fill
 def windows_paragraph(samples: pd.DataFrame, shipped: pd.DataFrame | None = None) -> str:
     """The notebook's paragraph: the setting, the windows reached, the reading (Markdown).
 
     Parameters
     ----------
-    samples : pandas.DataFrame
-        :func:`load_windows`.
+    {samples}
     shipped : pandas.DataFrame, optional
         ``p3_kernel.parquet`` (the 400 Mbit/s samples).
 
