@@ -24,19 +24,26 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import pandas as pd
 from pandas.io.formats.style import Styler
 
-from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS
+from tcpmodels._docstrings import SharedEntries
+from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS, Verdict, claims_table
 
 __all__ = [
-    "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "check_claims",
+    "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "check_claims", "keyed_claims_table",
     "claims_summary", "claims_full", "verdict_badge", "verdict_slug", "human", "table_view", "answer_box",
     "holm_note", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    table : pandas.DataFrame
+        A claims table (columns :data:`VERDICT_COLUMNS`).
+""")
 
 #: Columns of :func:`comparison_frame`, in order.
 COMPARISON_COLUMNS = ("quantity", "paper", "ours", "unit", "rel_diff", "note")
@@ -145,6 +152,30 @@ def check_claims(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def keyed_claims_table(rows: Mapping[str, Verdict], *, family: str) -> pd.DataFrame:
+    """:func:`tcpmodels.stats.claims_table` of ``rows`` with a first column ``key``, the name of each row's part.
+
+    The follow-up campaigns (P1 alternation and swaps, P2 send buffer, P3 windows) name their claim parts by
+    a key of their specs (``"headline"``, ``"smaller buffer"``, ...), and their readings look the rows up by
+    it (``verdicts.set_index("key")``).
+
+    Parameters
+    ----------
+    rows : mapping of str to tcpmodels.stats.Verdict
+        The judged parts by key, in the order the table shows them.
+    family : str
+        The Holm family of every row.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``key``, then the columns of :data:`tcpmodels.stats.VERDICT_COLUMNS`; one row per entry of ``rows``.
+    """
+    table = claims_table(list(rows.values()), family=family)
+    table.insert(0, "key", list(rows))
+    return table
+
+
 # ------------------------------------------------------------------ display
 #: Badge colours (background, text) per verdict.
 BADGE_COLOURS = {"supported": ("#1a7f37", "#ffffff"), "smaller than claimed": ("#bc4c00", "#ffffff"),
@@ -216,6 +247,7 @@ def _styled(frame: pd.DataFrame, widths: dict[str, str]):
     return frame.style.hide(axis="index").set_table_styles(styles)
 
 
+@_PARAMETERS.fill
 def claims_summary(table: pd.DataFrame, rows: Sequence[int] | pd.Series | None = None) -> Styler:
     """The opening table of a notebook: claim, part, coloured verdict, effect [CI], p (Holm), runs, one line of why.
 
@@ -224,8 +256,7 @@ def claims_summary(table: pd.DataFrame, rows: Sequence[int] | pd.Series | None =
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        A claims table (columns :data:`VERDICT_COLUMNS`).
+    {table}
     rows : sequence of int or boolean Series, optional
         The rows to show (positions, or a mask aligned with ``table``), e.g. a paper's headline parts;
         default all.
@@ -257,13 +288,13 @@ def claims_summary(table: pd.DataFrame, rows: Sequence[int] | pd.Series | None =
     return _styled(view, {"claim": "16em", "why (deciding rule)": "22em"})
 
 
+@_PARAMETERS.fill
 def claims_full(table: pd.DataFrame) -> Styler:
     """Every column of the claims table as a pandas ``Styler``: left-aligned, wrapped, never cut, badges coloured.
 
     Parameters
     ----------
-    table : pandas.DataFrame
-        A claims table (columns :data:`VERDICT_COLUMNS`).
+    {table}
 
     Returns
     -------

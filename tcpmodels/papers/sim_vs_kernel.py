@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tcpmodels.papers.phrases import verdict_counts
 from tcpmodels.stats import ClaimSpec, Headline, claims_table, equivalence_ind
 
 __all__ = ["run_info", "plot_agreement", "spread_table", "phase_table", "PHASE_COLUMNS", "claims", "answer", "headline",
@@ -266,8 +267,7 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     per = []
     for claim, g in verdicts.groupby("claim", sort=False):
         name = claim.split(" ", 2)[1].rstrip(":")
-        per.append(f"{name}: " + ", ".join(f"{n} {v}" for v, n in g["verdict"].value_counts().items())
-                   + f" of {len(g)} parts")
+        per.append(f"{name}: {verdict_counts(g['verdict'])} of {len(g)} parts")
     worst = verdicts.loc[verdicts["effect"].abs().idxmax()]
     return [("Whether ns-3 and the kernel agree, within the tolerances stated before measuring, on each flow's share "
              "and the aggregate utilisation: " + "; ".join(per) + "."),

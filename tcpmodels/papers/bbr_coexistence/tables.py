@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pandas as pd
 
@@ -176,6 +178,16 @@ def probe_rtt_table(dataset: BbrDataset) -> pd.DataFrame:
                  measured_s=("probe_rtt_mean_s", "mean"), model_s=("model_probe_rtt_s", "first")).reset_index()
 
 
+def _per_engine(frame: pd.DataFrame, statistic: Callable[[pd.DataFrame], float]) -> dict[str, float]:
+    """``statistic`` of the kernel's and of ns-3's rows of ``frame`` (:func:`points`), NaN for an engine without
+    rows; in the unit of what ``statistic`` computes (a share or an error [-], a queue [BDP])."""
+    out = {}
+    for eng in ("kernel", "ns3"):
+        e = frame[frame["engine"] == eng]
+        out[eng] = float(statistic(e)) if len(e) else np.nan
+    return out
+
+
 def paper_vs_ours(dataset: BbrDataset) -> pd.DataFrame:
     """The paper's numbers beside ours.
 
@@ -194,24 +206,15 @@ def paper_vs_ours(dataset: BbrDataset) -> pd.DataFrame:
         grp = "vs_cubic" if comp == "cubic" else "vs_reno"
         row = {"quantity": f"median |BBR share - model| vs 1 {comp.upper() if comp == 'reno' else 'CUBIC'}",
                "paper": PAPER_MEDIAN_ERROR[comp], "source": "Ware et al. Sec. 5 (authors' blog: 5 % / 8 %)"}
-        for eng in ("kernel", "ns3"):
-            e = p[(p["engine"] == eng) & (p["group"] == grp)]
-            row[eng] = float(e["error"].abs().median()) if len(e) else np.nan
-        rows.append(row)
+        rows.append(row | _per_engine(p[p["group"] == grp], lambda e: e["error"].abs().median()))
     deep = p[(p["group"] == "vs_cubic") & (p["n_bbr"] == 1)]
     row = {"quantity": "1 BBR vs 1 CUBIC at the deepest buffer: BBR's share",
            "paper": 0.5, "source": "Ware et al. eq. (5): at most 1/2 when q >> c l (ProbeRTT lowers it further)"}
-    for eng in ("kernel", "ns3"):
-        e = deep[deep["engine"] == eng]
-        row[eng] = float(e.sort_values("queue_bdp")["share_bbr"].iloc[-1]) if len(e) else np.nan
-    rows.append(row)
+    rows.append(row | _per_engine(deep, lambda e: e.sort_values("queue_bdp")["share_bbr"].iloc[-1]))
     alone = p[p["group"] == "alone"]
     row = {"quantity": "standing queue of N BBR flows alone [BDP]", "paper": 1.0,
            "source": "Hock et al., ICNP 2017: about one BDP"}
-    for eng in ("kernel", "ns3"):
-        e = alone[alone["engine"] == eng]
-        row[eng] = float(e["standing_queue_bdp"].mean()) if len(e) else np.nan
-    rows.append(row)
+    rows.append(row | _per_engine(alone, lambda e: e["standing_queue_bdp"].mean()))
     return pd.DataFrame(rows, columns=["quantity", "paper", "kernel", "ns3", "source"])
 
 

@@ -58,9 +58,10 @@ import pandas as pd
 
 from tcpmodels.datasets import p1_abab_idle
 from tcpmodels.datasets.p1_abab import SCHEMA, TESTBEDS, complete_seeds, tcp_ext_column
+from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT
-from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence
-from tcpmodels.stats.spec import fmt_runs_needed
+from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text
+from tcpmodels.stats import ClaimSpec, difference, equivalence
 
 __all__ = ["per_seed_table", "ABAB_SPECS", "ABAB_FAMILY", "ABAB_LOADED_FAMILY", "SESSION_SCHEMAS", "Abab", "load_abab",
            "abab_reading", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
@@ -226,11 +227,9 @@ class Abab:
                 "mptcp arm": _paired(per, "mean_fct_mptcp_s", log=True), "lossy share": _paired(per, "lossy_tcp"),
                 "reordering": _paired(per, "reordering_per_1000"),
                 "background rate": _paired(per, "bg_rate_tcp_bps", log=True)}
-        rows = [equivalence(ABAB_SPECS[k], v) if k == "mptcp arm" else difference(ABAB_SPECS[k], v)
-                for k, v in data.items()]
-        table = claims_table(rows, family=self.family)
-        table.insert(0, "key", list(data))
-        return table
+        rows = {k: equivalence(ABAB_SPECS[k], v) if k == "mptcp arm" else difference(ABAB_SPECS[k], v)
+                for k, v in data.items()}
+        return keyed_claims_table(rows, family=self.family)
 
     def mechanism(self) -> pd.DataFrame:
         """What changes on the wire, per testbed: the counters per 1000 data segments, the rates, the load.
@@ -280,8 +279,8 @@ class Abab:
 
         def q(label: str, fmt: str = ".2f") -> str:
             r = mech.loc[label]
-            return (f"{r.unsteered:{fmt}} -> {r.steered:{fmt}} (difference {r.difference:+{fmt}} "
-                    f"[{r.ci_low:+{fmt}}, {r.ci_high:+{fmt}}])")
+            return (f"{r.unsteered:{fmt}} -> {r.steered:{fmt}} "
+                    f"(difference {effect_ci_text(r.difference, r.ci_low, r.ci_high, '+' + fmt)})")
 
         n = int(mech["seeds"].max())
         first, last = self.runs["started_utc"].min(), self.runs["started_utc"].max()
@@ -314,7 +313,7 @@ def abab_reading(verdicts: pd.DataFrame) -> str:
     """
     v = verdicts.set_index("key")
     h = v.loc["headline"]
-    ci = f"{h.effect:+.3f} [{h.ci_low:+.3f}, {h.ci_high:+.3f}] over {h.n_runs} seeds"
+    ci = f"{effect_ci_text(h.effect, h.ci_low, h.ci_high)} over {h.n_runs} seeds"
     if h.verdict == "supported":
         out = (f"**Steering is the factor**: in one session the steered testbed lowers the uncoupled headline by "
                f"at least 10 % ({ci}, supported), so the shipped difference between the testbeds is not the day.")
@@ -323,10 +322,11 @@ def abab_reading(verdicts: pd.DataFrame) -> str:
                f"headline by less than 10 % ({ci}, {h.verdict}); what remains is what else differed between the two "
                "sittings of the shipped runs (the day, the host's load).")
     else:
-        need = fmt_runs_needed(h.runs_needed) if h.runs_needed == h.runs_needed else "more"
+        need = runs_needed_text(h.runs_needed)
         out = (f"**Not decided**: steering moves the uncoupled headline by {ci} (inconclusive; {need} seeds would "
                "decide it at this spread); neither steering nor the day is excluded.")
     arms = v.loc[["tcp arm", "mptcp arm"]]
-    out += " " + "; ".join(f"{r.part[0].upper() + r.part[1:] if i == 0 else r.part}: {r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] ({r.verdict})"
+    out += " " + "; ".join(f"{r.part[0].upper() + r.part[1:] if i == 0 else r.part}: "
+                           f"{effect_ci_text(r.effect, r.ci_low, r.ci_high)} ({r.verdict})"
                            for i, r in enumerate(arms.itertuples())) + "."
     return out

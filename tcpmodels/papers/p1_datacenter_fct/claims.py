@@ -44,6 +44,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p1_datacenter_fct.answer import family
 from tcpmodels.papers.p1_datacenter_fct.data import (
     CLAIM_ENGINES,
@@ -57,6 +58,12 @@ from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, e
 from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["claims", "coupling_claims", "claims_with_cc", "verdicts_by_cc", "lossy", "per_seed", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    verdicts : pandas.DataFrame
+        :func:`claims`.
+""")
 
 #: the smallest relative FCT change that matters, as a log ratio (10 %). [-]
 REL_EFFECT = math.log(1.1)
@@ -323,13 +330,13 @@ def claims(dataset: P1Dataset, tables: dict[str, pd.DataFrame], *, seed: int = 0
     return claims_table(rows, family=family)
 
 
+@_PARAMETERS.fill
 def claims_with_cc(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The claims table with ``claim_id``, ``engine`` and ``cc`` columns read from each claim's ``[engine, cc]``.
 
     Parameters
     ----------
-    verdicts : pandas.DataFrame
-        :func:`claims`.
+    {verdicts}
 
     Returns
     -------
@@ -341,13 +348,13 @@ def claims_with_cc(verdicts: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([tag, verdicts], axis=1)
 
 
+@_PARAMETERS.fill
 def verdicts_by_cc(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The verdict of every claim part per engine and congestion control, side by side.
 
     Parameters
     ----------
-    verdicts : pandas.DataFrame
-        :func:`claims`.
+    {verdicts}
 
     Returns
     -------

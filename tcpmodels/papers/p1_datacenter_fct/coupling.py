@@ -20,6 +20,7 @@ import pandas as pd
 
 from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT, claims_with_cc
 from tcpmodels.papers.p1_datacenter_fct.data import mptcp_ccs, with_cc
+from tcpmodels.papers.phrases import needs_clause
 from tcpmodels.stats.spec import fmt_runs_needed, ttest_runs_needed
 
 __all__ = ["coupling_answer"]
@@ -74,7 +75,7 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
         c13 = kernel[(kernel["claim_id"] == "C1.3") & (kernel["cc"] == cc)]
         verdict_text = "; ".join(
             f"{r.part}: **{r.verdict}** (effect {r.effect:+.3f}, {r.n_runs} runs"
-            + (f", needs {fmt_runs_needed(r.runs_needed)})" if r.runs_needed == r.runs_needed else ")")
+            + needs_clause(r.runs_needed) + ")"
             for r in pd.concat([cpl, c13]).itertuples())
         text.append(
             f"**{cc}** (seeds {', '.join(map(str, seeds))}; the three backgrounds on the same schedules): the 70 KB flows "
@@ -114,7 +115,7 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
                         f"the 70 KB flows by the 10 % that matters ({r.verdict}, {r.n_runs} paired seeds)."
                         for r in decided.itertuples()) if len(decided) else "Not decided by these runs.")
             + "".join(f" {r.cc.split()[0]}: not decided (mean FCT {r.effect:+.3f} as a log ratio, {r.n_runs} paired seeds"
-                      + (f", needs {fmt_runs_needed(r.runs_needed)})." if r.runs_needed == r.runs_needed else ").")
+                      + needs_clause(r.runs_needed) + ")."
                       for r in open_.itertuples() if len(decided))
             + (f" Where it is inconclusive the power analysis asks for up to {fmt_runs_needed(needs.max())} paired seeds at the "
                "spread measured so far (the issue asks for at least 8 per background)." if len(needs) else "")
@@ -139,7 +140,7 @@ def _steered_paragraph(tagged: pd.DataFrame) -> list[str]:
 
     def verdicts(rows: pd.DataFrame, label) -> str:
         return "; ".join(f"{label(r)} **{r.verdict}** (mean FCT {r.effect:+.3f} as a log ratio, {r.n_runs} seeds"
-                         + (f", needs {fmt_runs_needed(r.runs_needed)})" if r.runs_needed == r.runs_needed else ")")
+                         + needs_clause(r.runs_needed) + ")"
                          for r in rows.itertuples())
 
     return ["**On the steered testbed** (`kernel_steered`: the same runs with RPS steering, which removes the "
@@ -168,7 +169,7 @@ def _ns3_paragraphs(flows: pd.DataFrame, tagged: pd.DataFrame) -> list[str]:
         twin = tagged[(tagged["claim_id"] == "C1.3") & (tagged["engine"] == "kernel") & (tagged["cc"] == kernel_twin)]
         verdict_text = "; ".join(
             f"{r.part}: **{r.verdict}** (effect {r.effect:+.3f}, {r.n_runs} runs"
-            + (f", needs {fmt_runs_needed(r.runs_needed)})" if r.runs_needed == r.runs_needed else ")")
+            + needs_clause(r.runs_needed) + ")"
             for r in c13.itertuples())
         twin_text = ("; ".join(f"{r.part.removesuffix(' with MPTCP background')} {r.effect:+.3f} ({r.verdict}, {r.n_runs} runs)" for r in twin.itertuples())
                      if len(twin) else "")

@@ -12,6 +12,7 @@ import numpy.typing as npt
 import pandas as pd
 from scipy import stats
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p1 import KERNEL_ENGINES, SCHEMA, SCHEMA1_CC, with_cc
 from tcpmodels.papers.p1_datacenter_fct.windows import with_ns3_windows
 
@@ -19,6 +20,12 @@ __all__ = ["CITATION", "PAPER_TABLE1", "PAPER_TABLE2", "PAPER_TABLE3", "PAPER_TA
            "CONFIDENCE_LEVEL", "P1Dataset", "FctSummary", "load_dataset", "fct_summary", "ms", "ci_str", "engines_in",
            "measured", "CC_ORDER", "CC_LABELS", "DEFAULT_CC", "with_cc", "mptcp_ccs", "background_label", "backgrounds",
            "KERNEL_ENGINES", "TABLE_ENGINES", "CLAIM_ENGINES"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    engine : str
+        ``"kernel"`` or ``"ns3"``.
+""")
 
 
 CITATION = ("H. Fujii, H. Tazaki, Y. Sekiya, 'データセンターネットワークにおけるフローサイズと MPTCP に関する研究' "
@@ -106,6 +113,7 @@ def load_dataset(data_dir: str | Path = "data") -> P1Dataset:
     return P1Dataset(**parts)
 
 
+@_PARAMETERS.fill
 def mptcp_ccs(flows: pd.DataFrame, engine: str) -> list[str]:
     """The MPTCP congestion controls with runs of ``engine`` in ``flows``, in :data:`CC_ORDER`.
 
@@ -113,8 +121,7 @@ def mptcp_ccs(flows: pd.DataFrame, engine: str) -> list[str]:
     ----------
     flows : pandas.DataFrame
         Flows (``engine``, ``protocol`` and, optionally, ``cc``).
-    engine : str
-        ``"kernel"`` or ``"ns3"``.
+    {engine}
 
     Returns
     -------
@@ -147,6 +154,7 @@ def background_label(protocol: str, cc: str, engine: str) -> str:
     return "MPTCP" if cc == DEFAULT_CC.get(engine) else f"MPTCP {cc}"
 
 
+@_PARAMETERS.fill
 def backgrounds(flows: pd.DataFrame, engine: str) -> list[tuple[str, str | None, pd.Series]]:
     """The run groups of one engine that the tables compare: TCP, then MPTCP per congestion control.
 
@@ -156,8 +164,7 @@ def backgrounds(flows: pd.DataFrame, engine: str) -> list[tuple[str, str | None,
     ----------
     flows : pandas.DataFrame
         Flows (``engine``, ``protocol``, optionally ``cc``).
-    engine : str
-        ``"kernel"`` or ``"ns3"``.
+    {engine}
 
     Returns
     -------

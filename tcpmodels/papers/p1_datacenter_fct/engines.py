@@ -20,6 +20,7 @@ import pandas as pd
 from tcpmodels.datasets import kernel_coupled_cc, kernel_coupled_cc_ns3
 from tcpmodels.papers.p1_datacenter_fct.claims import claims_with_cc
 from tcpmodels.papers.p1_datacenter_fct.windows import plausible_subflows
+from tcpmodels.papers.phrases import effect_ci_text
 
 __all__ = ["STACK_SETTINGS", "shared_link_ratios", "engines_note"]
 
@@ -97,7 +98,7 @@ def engines_note(verdicts: pd.DataFrame, subflows: pd.DataFrame, data_dir: str |
         if r.empty:
             return "not in the data"
         r = r.iloc[0]
-        return f"{r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] ({r.verdict}, {r.n_runs} seeds)"
+        return f"{effect_ci_text(r.effect, r.ci_low, r.ci_high)} ({r.verdict}, {r.n_runs} seeds)"
 
     shared = shared_link_ratios(data_dir).set_index(["engine", "control"])
 

@@ -32,8 +32,8 @@ from scipy.stats import spearmanr
 from tcpmodels.datasets.p1_abab import complete_seeds
 from tcpmodels.datasets.p1_placement import BASELINE, ONE_CPU, RUNS_PER_SEED, SCHEMA
 from tcpmodels.papers.p1_datacenter_fct.claims import REL_EFFECT
+from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
 from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
-from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["PLACEMENT_FAMILY", "PLACEMENT_SPEC", "MIN_BG_RATE_SHARE", "placement_per_seed",
            "placement_verdicts", "placement_reading", "placement_section"]
@@ -127,10 +127,10 @@ def placement_reading(flows: pd.DataFrame | None, runs: pd.DataFrame | None = No
     str
         What the test isolates, with its effect and interval, and the spread of each arm.
     """
-    head = "**Where the veth work runs (stated test of the CPU lead)**: "
+    title = "Where the veth work runs (stated test of the CPU lead)"
     if flows is None or runs is None:
-        return (head + "the campaign (`python -m tcpmodels.experiments.p1.placement`, stated in docs/CAMPAIGNS.md) "
-                "has no shipped dataset yet.")
+        return unshipped_campaign(title, "tcpmodels.experiments.p1.placement")
+    head = f"**{title}**: "
     r = placement_verdicts(flows, runs).iloc[0]
     per = placement_per_seed(flows, runs)
 
@@ -155,7 +155,7 @@ def placement_reading(flows: pd.DataFrame | None, runs: pd.DataFrame | None = No
                 f"one CPU (Spearman rho {spearmanr(kept, gain).statistic:+.2f} between the background's share and the "
                 f"log ratio), so a lighter competitor is part of it; the {len(full)} seeds whose background kept at "
                 f"least {_FULL_BG_SHARE:.0%} gained {full.mean():+.3f} on average." if len(gain) >= 3 and varies else "")
-    result = (f"CPU 0 / both {r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] ({r.n_runs} seeds; the TCP background "
+    result = (f"CPU 0 / both {effect_ci_text(r.effect, r.ci_low, r.ci_high)} ({r.n_runs} seeds; the TCP background "
               f"on CPU 0 carried {_bg_share(per):.1%} of its rate over both, the validity rule asking at least "
               f"{MIN_BG_RATE_SHARE:.0%}), {r.verdict}")
     if r.verdict == "supported":
@@ -165,7 +165,7 @@ def placement_reading(flows: pd.DataFrame | None, runs: pd.DataFrame | None = No
         reading = ("putting the veth work on one CPU does not make the 70 KB flows 10 % faster: the exploratory "
                    "correlation is not explained by where the work runs")
     else:
-        need = fmt_runs_needed(r.runs_needed) if r.runs_needed == r.runs_needed else "more"
+        need = runs_needed_text(r.runs_needed)
         reading = f"neither shown nor excluded; {need} seeds would decide it"
     return head + result + ": " + reading + ". " + sides + "." + confound
 

@@ -21,13 +21,21 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p1_abab import TESTBEDS, complete_seeds
 from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_LOADED_FAMILY, Abab, abab_reading, load_abab
 from tcpmodels.papers.p1_datacenter_fct.data import with_cc
+from tcpmodels.papers.phrases import effect_ci_text
 from tcpmodels.stats.spec import ttest_1samp
 
 __all__ = ["TESTBED_NAMES", "shipped_per_seed", "paired_sessions", "sitting_effect", "sitting_sentence",
            "load_section", "two_sessions_reading", "session_section"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    flows, runs : pandas.DataFrame
+        The shipped P1 dataset's flows and runs.
+""")
 
 #: engine label -> the testbed's name in prose
 TESTBED_NAMES = dict(zip(TESTBEDS, ("unsteered", "steered")))
@@ -103,6 +111,7 @@ def paired_sessions(first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:
                                        "seeds"])
 
 
+@_PARAMETERS.fill
 def sitting_effect(abab: Abab, flows: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
     """This session minus the shipped sitting, per testbed, paired by seed.
 
@@ -110,8 +119,7 @@ def sitting_effect(abab: Abab, flows: pd.DataFrame, runs: pd.DataFrame) -> pd.Da
     ----------
     abab : Abab
         A session of the alternated campaign (:func:`~tcpmodels.papers.p1_datacenter_fct.abab.load_abab`).
-    flows, runs : pandas.DataFrame
-        The shipped P1 dataset's flows and runs.
+    {flows, runs}
 
     Returns
     -------
@@ -130,8 +138,7 @@ def _changes(effect: pd.DataFrame, first: str, second: str) -> list[str]:
 
     def q(testbed: str, label: str, fmt: str) -> str:
         r = e.loc[(testbed, label)]
-        return (f"{r[first]:{fmt}} -> {r[second]:{fmt}} ({r.difference:+{fmt}} [{r.ci_low:+{fmt}}, "
-                f"{r.ci_high:+{fmt}}])")
+        return f"{r[first]:{fmt}} -> {r[second]:{fmt}} ({effect_ci_text(r.difference, r.ci_low, r.ci_high, '+' + fmt)})"
 
     head, load = "headline log(MPTCP/TCP) [-]", "1-min load at the runs' starts"
     return [f"{t} ({int(e.loc[(t, head), 'seeds'])} seeds): headline {q(t, head, '.3f')}, mean FCT beside TCP "
@@ -206,7 +213,7 @@ def two_sessions_reading(loaded: Abab, idle: Abab) -> str:
         Markdown.
     """
     h = idle.verdicts().set_index("key").loc["headline"]
-    ci = f"{h.effect:+.3f} [{h.ci_low:+.3f}, {h.ci_high:+.3f}]"
+    ci = effect_ci_text(h.effect, h.ci_low, h.ci_high)
     steering = {"supported": f"steering is shown to lower the uncoupled headline ({ci}, supported)",
                 "contradicted": f"steering is excluded as the cause ({ci}, contradicted)",
                 "smaller than claimed": f"steering is excluded as the cause ({ci}, smaller than claimed)"}.get(
@@ -216,7 +223,7 @@ def two_sessions_reading(loaded: Abab, idle: Abab) -> str:
     load = e[e["quantity"] == "1-min load at the runs' starts"].set_index("testbed")
     moved, not_moved = [], []
     for testbed, r in head.iterrows():
-        text = (f"{testbed} {r.difference:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] for a 1-min load "
+        text = (f"{testbed} {effect_ci_text(r.difference, r.ci_low, r.ci_high)} for a 1-min load "
                 f"{load.loc[testbed, 'first']:.1f} -> {load.loc[testbed, 'second']:.1f}")
         (moved if r.ci_low > 0 or r.ci_high < 0 else not_moved).append(text)
     if moved:
@@ -231,6 +238,7 @@ def two_sessions_reading(loaded: Abab, idle: Abab) -> str:
             f"to seed in the second session (sd {spread}).")
 
 
+@_PARAMETERS.fill
 def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Path = "data") -> str:
     """The notebook's section on the alternated campaign: the stated reading of each session, the load, the sitting.
 
@@ -242,8 +250,7 @@ def session_section(flows: pd.DataFrame, runs: pd.DataFrame, data_dir: str | Pat
 
     Parameters
     ----------
-    flows, runs : pandas.DataFrame
-        The shipped P1 dataset's flows and runs.
+    {flows, runs}
     data_dir : str or Path
         The ``data`` folder holding ``datasets/p1_abab_*.parquet`` (and ``p1_abab_idle_*``).
 

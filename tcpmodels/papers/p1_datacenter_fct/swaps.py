@@ -30,15 +30,23 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets import p1_delack
 from tcpmodels.datasets.p1_abab import complete_seeds
 from tcpmodels.datasets.p1_swaps import BASELINE, RUNS_PER_SEED, SCHEMA
+from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.p1_datacenter_fct.abab import per_seed_table
-from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
-from tcpmodels.stats.spec import fmt_runs_needed
+from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
+from tcpmodels.stats import ClaimSpec, difference, not_testable
 
 __all__ = ["SWAPS_FAMILY", "DELACK_FAMILY", "SHIPPED_HEADLINES", "GAP_SHARE", "SWAPS_SPECS", "MIN_BG_RATE_SHARE", "load_swaps",
            "swaps_verdicts", "swaps_reading", "swaps_section"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    data_dir : str or Path
+        The ``data`` folder.
+""")
 
 SWAPS_FAMILY = "P1 swaps"
 #: the second session's family (delayed ACKs off against the shipped testbed)
@@ -70,13 +78,13 @@ SWAPS_SPECS = {arm: ClaimSpec(
                   f"({SHIPPED_HEADLINES['kernel tm_lia']:+.3f}))") for arm, factor in _FACTORS.items()}
 
 
+@_PARAMETERS.fill
 def load_swaps(data_dir: str | Path = "data") -> tuple[pd.DataFrame, pd.DataFrame] | None:
     """The campaign's flows and runs tables, or None when it is not shipped.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
 
     Returns
     -------
@@ -114,24 +122,18 @@ def swaps_verdicts(flows: pd.DataFrame, runs: pd.DataFrame, *, runs_per_seed: in
     base = per.xs(BASELINE, level="engine")
     ran = set(runs["engine"])
     specs = {arm: spec for arm, spec in SWAPS_SPECS.items() if arm in ran}
-    rows = []
+    rows = {}
     for arm, spec in specs.items():
         var = per.xs(arm, level="engine") if arm in per.index.get_level_values("engine") else base.iloc[:0]
         share = float((var["bg_rate_tcp_bps"] / base["bg_rate_tcp_bps"]).median()) if len(var) else float("nan")
         if arm in _CPU_BOUND and not share >= MIN_BG_RATE_SHARE:
-            rows.append(not_testable(spec, we_measured=f"TCP background {share:.0%} of the shipped testbed's",
+            rows[arm] = not_testable(spec, we_measured=f"TCP background {share:.0%} of the shipped testbed's",
                                      why=f"{_CPU_BOUND[arm]} (below {MIN_BG_RATE_SHARE:.0%}, the "
-                                         "validity rule stated before the runs)"))
+                                         "validity rule stated before the runs)")
             continue
-        rows.append(difference(spec, (var["headline"] - base["headline"]).dropna(),
-                               why=f"{len(seeds)} complete seeds; TCP background {share:.0%} of the shipped testbed's"))
-    table = claims_table(rows, family=family)
-    table.insert(0, "key", list(specs))
-    return table
-
-
-def _need(n: float) -> str:
-    return fmt_runs_needed(n) if n == n else "more"
+        rows[arm] = difference(spec, (var["headline"] - base["headline"]).dropna(),
+                               why=f"{len(seeds)} complete seeds; TCP background {share:.0%} of the shipped testbed's")
+    return keyed_claims_table(rows, family=family)
 
 
 def swaps_reading(verdicts: pd.DataFrame | None) -> str:
@@ -148,18 +150,17 @@ def swaps_reading(verdicts: pd.DataFrame | None) -> str:
         Which factor the swaps isolate, which they exclude and which stay open.
     """
     if verdicts is None:
-        return ("**Which factor makes the engines disagree (swaps)**: the campaign (`python -m "
-                "tcpmodels.experiments.p1.swaps`, stated in docs/CAMPAIGNS.md) has no shipped dataset yet.")
+        return unshipped_campaign("Which factor makes the engines disagree (swaps)", "tcpmodels.experiments.p1.swaps")
     v = verdicts.set_index("key")
     named = {arm: _FACTORS[arm] for arm in v.index}
 
     def cite(arm: str) -> str:
         r = v.loc[arm]
-        return f"{named[arm]} ({r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}], {r.verdict})"
+        return f"{named[arm]} ({effect_ci_text(r.effect, r.ci_low, r.ci_high)}, {r.verdict})"
 
     found = [cite(a) for a in v.index if v.loc[a, "verdict"] == "supported"]
     excluded = [cite(a) for a in v.index if v.loc[a, "verdict"] in ("contradicted", "smaller than claimed")]
-    open_ = [f"{cite(a)}, {_need(v.loc[a, 'runs_needed'])} seeds would decide it" for a in v.index
+    open_ = [f"{cite(a)}, {runs_needed_text(v.loc[a, 'runs_needed'])} seeds would decide it" for a in v.index
              if v.loc[a, "verdict"] == "inconclusive"]
     untested = [f"{named[a]} ({v.loc[a, 'why']})" for a in v.index if v.loc[a, "verdict"] == "not testable here"]
     parts = []
@@ -177,13 +178,13 @@ def swaps_reading(verdicts: pd.DataFrame | None) -> str:
     return "**Which factor makes the engines disagree (swaps)**: " + "; ".join(parts) + "." + tail
 
 
+@_PARAMETERS.fill
 def swaps_section(data_dir: str | Path = "data") -> str:
     """:func:`swaps_reading` of the shipped sessions (Markdown), or the sentence saying none is shipped.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
 
     Returns
     -------

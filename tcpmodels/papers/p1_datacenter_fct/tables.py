@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p1_datacenter_fct.data import (
     CONFIDENCE_LEVEL,
     PAPER_TABLE1,
@@ -29,6 +30,12 @@ from tcpmodels.papers.p1_datacenter_fct.windows import plausible_subflows
 
 __all__ = ["table1", "table2", "table4", "fig7_loss", "fig7_cdf", "figs8_10", "lia_allocation", "background_table",
            "tables", "campaign_table", "load_sensitivity"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    dataset : P1Dataset
+        The campaign's data (its ``s4`` short flows that finished).
+""")
 
 
 # ------------------------------------------------------------------- tables
@@ -163,6 +170,7 @@ def _lossy(g: pd.DataFrame, engine: str) -> pd.Series:
     return (pd.to_numeric(g[col], errors="coerce") > 0).astype("boolean").where(g[col].notna())
 
 
+@_PARAMETERS.fill
 def fig7_loss(dataset: P1Dataset) -> pd.DataFrame:
     """Fig. 7's reading: share of 70 KB flows with loss, and the FCT of loss-free and lossy flows.
 
@@ -173,8 +181,7 @@ def fig7_loss(dataset: P1Dataset) -> pd.DataFrame:
 
     Parameters
     ----------
-    dataset : P1Dataset
-        The campaign's data (its ``s4`` short flows that finished).
+    {dataset}
 
     Returns
     -------
@@ -212,13 +219,13 @@ def fig7_loss(dataset: P1Dataset) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@_PARAMETERS.fill
 def fig7_cdf(dataset: P1Dataset) -> pd.DataFrame:
     """Empirical CDF of the 70 KB FCTs: ``engine, background, fct_ms, cdf`` (one row per flow).
 
     Parameters
     ----------
-    dataset : P1Dataset
-        The campaign's data (its ``s4`` short flows that finished).
+    {dataset}
 
     Returns
     -------

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p1_datacenter_fct.claims import (
     LOSS_SHARE_EFFECT,
     REL_EFFECT,
@@ -41,6 +42,12 @@ from tcpmodels.stats import ClaimSpec, claims_table, equivalence
 
 __all__ = ["UNSTEERED", "STEERED", "RUN_KEY", "BUSY_MEDIAN_LOAD", "busy_seeds", "testbed_pairs", "testbed_effect",
            "verdicts_by_testbed"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    max_median_load : float
+        Of :func:`busy_seeds`. [-]
+""")
 
 #: the ``engine`` of the kernel runs on the testbed without RPS steering
 UNSTEERED = "kernel"
@@ -85,6 +92,7 @@ def busy_seeds(runs: pd.DataFrame, max_median_load: float = BUSY_MEDIAN_LOAD) ->
     return out
 
 
+@_PARAMETERS.fill
 def testbed_pairs(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
                   max_median_load: float = BUSY_MEDIAN_LOAD) -> pd.DataFrame:
     """The runs measured on both kernel testbeds, on an otherwise idle host when ``runs`` is given.
@@ -96,8 +104,7 @@ def testbed_pairs(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
     runs : pandas.DataFrame, optional
         :attr:`~tcpmodels.papers.p1_datacenter_fct.P1Dataset.runs`: the seeds busy on either testbed
         (:func:`busy_seeds`) are left out, since the FCTs follow the host's load.
-    max_median_load : float
-        Of :func:`busy_seeds`. [-]
+    {max_median_load}
 
     Returns
     -------
@@ -131,6 +138,7 @@ def _left_out(runs: pd.DataFrame | None, max_median_load: float) -> str:
             if seeds else "")
 
 
+@_PARAMETERS.fill
 def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
                    max_median_load: float = BUSY_MEDIAN_LOAD) -> pd.DataFrame:
     """The steered testbed against the unsteered one, per experiment, background and statistic, paired by seed.
@@ -142,8 +150,7 @@ def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
     runs : pandas.DataFrame, optional
         :attr:`~tcpmodels.papers.p1_datacenter_fct.P1Dataset.runs`: leave out the busy seeds
         (:func:`testbed_pairs`).
-    max_median_load : float
-        Of :func:`busy_seeds`. [-]
+    {max_median_load}
 
     Returns
     -------
@@ -191,6 +198,7 @@ def testbed_effect(flows: pd.DataFrame, runs: pd.DataFrame | None = None, *,
     return claims_table(rows, family="P1 kernel vs kernel_steered")
 
 
+@_PARAMETERS.fill
 def verdicts_by_testbed(dataset: P1Dataset, tables: dict[str, pd.DataFrame] | None = None, *,
                         seed: int = 0, max_median_load: float = BUSY_MEDIAN_LOAD) -> pd.DataFrame:
     """The paper's claims judged on each kernel testbed over the same seeds, side by side.
@@ -207,8 +215,7 @@ def verdicts_by_testbed(dataset: P1Dataset, tables: dict[str, pd.DataFrame] | No
         selection (all seeds, or the lowest in quick mode) is the one judged, as by the claims.
     seed : int
         Seed of the claims' permutation and bootstrap draws.
-    max_median_load : float
-        Of :func:`busy_seeds`. [-]
+    {max_median_load}
 
     Returns
     -------

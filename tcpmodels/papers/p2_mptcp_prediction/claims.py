@@ -43,6 +43,7 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
     x_existing,
     x_proposed,
 )
+from tcpmodels.papers.phrases import verdict_counts
 from tcpmodels.predict import PerPathProbeSVR, SingleProbeSVR, rpe
 from tcpmodels.stats import ClaimSpec, Headline, bootstrap_statistic, claims_table, difference, equivalence
 
@@ -402,10 +403,9 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
         method's RTT dependence (C2.5).
     """
     rmse = verdicts[(verdicts["claim"].str[:4] == "C2.3") & verdicts["part"].str.startswith("RMSE cut")]
-    cut = rmse["verdict"].value_counts()
     rho = _label(verdicts, "C2.2", "Spearman rho falls")
     first = (f"Per-path probes cut the RMSE of the predicted MPTCP throughput against one MPTCP probe of the same size: "
-             f"{', '.join(f'{n} {v}' for v, n in cut.items())} of {len(rmse)} probe sizes (mean cut "
+             f"{verdict_counts(rmse['verdict'])} of {len(rmse)} probe sizes (mean cut "
              f"{rmse['effect'].mean():.0%}), and the probe/data rank correlation falling for MPTCP is {rho}.")
     rpe = verdicts[verdicts["part"].str.contains("Fraction of RPE") & ~verdicts["claim"].str.startswith("C2.5")]
     nt = rpe[rpe["verdict"] == "not testable here"]

@@ -10,6 +10,7 @@ import numpy.typing as npt
 import pandas as pd
 from sklearn.base import BaseEstimator
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p2 import SCHEMA
 from tcpmodels.predict import fraction_rpe_within, rmse
 
@@ -19,6 +20,12 @@ __all__ = [
     "PROBE_TOTALS", "P2Dataset", "load_dataset", "check_dataset", "x_existing", "x_proposed", "fit_training_error",
     "rtt_relation", "kbps", "sd_kbps", "conditions_table",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    df : pandas.DataFrame
+        Complete samples (:func:`check_dataset`).
+""")
 
 CITATION = ("T. Hamazaki, H. Abe, K. Kato, 'Linux MPTCP カーネルによるネットワークスループット予測に関する研究', "
             "IPSJ SIG technical report, 2015")
@@ -239,13 +246,13 @@ def check_dataset(dataset: P2Dataset) -> pd.DataFrame:
     return df
 
 
+@_PARAMETERS.fill
 def x_existing(df: pd.DataFrame, label: str) -> np.ndarray:
     """The existing method's model input: one MPTCP probe's throughput per sample.
 
     Parameters
     ----------
-    df : pandas.DataFrame
-        Complete samples (:func:`check_dataset`).
+    {df}
     label : str
         Probe size, one of :data:`MPTCP_PROBES` (e.g. ``"64KB"``).
 
@@ -257,13 +264,13 @@ def x_existing(df: pd.DataFrame, label: str) -> np.ndarray:
     return df[[f"mptcp_probe_{label}_Bps"]].to_numpy(float) * 8
 
 
+@_PARAMETERS.fill
 def x_proposed(df: pd.DataFrame, total: str) -> np.ndarray:
     """The proposed method's model input: the two per-path TCP probes' throughputs per sample.
 
     Parameters
     ----------
-    df : pandas.DataFrame
-        Complete samples (:func:`check_dataset`).
+    {df}
     total : str
         Total probe size over both paths, one of :data:`PROBE_TOTALS` (e.g. ``"128KB"``).
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p2_lossy import PLANNED_SAMPLES, SCHEMA
 from tcpmodels.papers.p2_mptcp_prediction.claims import claims, rpe_headroom, rtt_pairs, sample_errors
 from tcpmodels.papers.p2_mptcp_prediction.data import P2Dataset
@@ -21,17 +22,23 @@ from tcpmodels.records.parts import shipped_record_lines
 
 __all__ = ["LOSSY_FAMILY", "load_lossy", "lossy_verdicts", "lossy_section"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    data_dir : str or Path
+        The ``data`` folder.
+""")
+
 #: the Holm family of the claims judged in the lossy setting
 LOSSY_FAMILY = "P2 lossy"
 
 
+@_PARAMETERS.fill
 def load_lossy(data_dir: str | Path = "data") -> P2Dataset | None:
     """The lossy campaign's samples of its complete repetitions, or None when it is not shipped or has none.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
 
     Returns
     -------
@@ -48,13 +55,13 @@ def load_lossy(data_dir: str | Path = "data") -> P2Dataset | None:
     return P2Dataset(samples=samples, provenance=prov) if len(samples) else None
 
 
+@_PARAMETERS.fill
 def lossy_verdicts(data_dir: str | Path = "data", *, quick: bool = False, seed: int = 0) -> pd.DataFrame | None:
     """P2's claims judged in the lossy setting (family :data:`LOSSY_FAMILY`), or None without its dataset.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
     quick : bool
         As for :func:`~tcpmodels.papers.p2_mptcp_prediction.tables`.
     seed : int
@@ -73,6 +80,7 @@ def _judged(ds: P2Dataset, quick: bool, seed: int) -> pd.DataFrame:
     return claims(ds, tables(ds, quick=quick, seed=seed), family=LOSSY_FAMILY)
 
 
+@_PARAMETERS.fill
 def lossy_section(shipped: pd.DataFrame, data_dir: str | Path = "data", *, quick: bool = False,
                   seed: int = 0) -> str:
     """The notebook's paragraph: each part's verdict in the shipped setting beside the lossy one (Markdown).
@@ -81,8 +89,7 @@ def lossy_section(shipped: pd.DataFrame, data_dir: str | Path = "data", *, quick
     ----------
     shipped : pandas.DataFrame
         The shipped setting's claims table (:func:`~tcpmodels.papers.p2_mptcp_prediction.claims`).
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
     quick, seed
         As for :func:`lossy_verdicts`.
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p2_mptcp_prediction.data import (
     KB_BYTES,
     PAPER_FIG4_SHARE_150_120_256MB,
@@ -18,6 +19,12 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
 from tcpmodels.predict import PerPathProbeSVR, SingleProbeSVR, spearman_rho
 
 __all__ = ["plot_fig4", "plot_probe_vs_data", "plot_per_path_surface"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    dataset : P2Dataset
+        The campaign's data (complete samples only, see :func:`check_dataset`).
+""")
 
 
 def plot_fig4(fig4_table: pd.DataFrame, ax: Axes | None = None) -> Axes:
@@ -55,14 +62,14 @@ def plot_fig4(fig4_table: pd.DataFrame, ax: Axes | None = None) -> Axes:
     return ax
 
 
+@_PARAMETERS.fill
 def plot_probe_vs_data(dataset: P2Dataset, axes: Sequence[Axes] | np.ndarray | None = None
                        ) -> Sequence[Axes] | np.ndarray:
     """Figs. 5-6: 64 KB probe throughput against data throughput with the fitted SVR, TCP and MPTCP.
 
     Parameters
     ----------
-    dataset : P2Dataset
-        The campaign's data (complete samples only, see :func:`check_dataset`).
+    {dataset}
     axes : sequence of two matplotlib.axes.Axes, optional
         TCP panel, MPTCP panel; default a new figure with two panels.
 
@@ -98,6 +105,7 @@ def plot_probe_vs_data(dataset: P2Dataset, axes: Sequence[Axes] | np.ndarray | N
     return axes
 
 
+@_PARAMETERS.fill
 def plot_per_path_surface(dataset: P2Dataset, total: str = "128KB", axes: Sequence[Axes] | np.ndarray | None = None
                           ) -> Sequence[Axes] | np.ndarray:
     """Figs. 7-8: MPTCP data throughput against the two per-path probes (measured points) and the
@@ -105,8 +113,7 @@ def plot_per_path_surface(dataset: P2Dataset, total: str = "128KB", axes: Sequen
 
     Parameters
     ----------
-    dataset : P2Dataset
-        The campaign's data (complete samples only, see :func:`check_dataset`).
+    {dataset}
     total : str
         Total per-path probe size, one of :data:`PROBE_TOTALS`.
     axes : sequence of two matplotlib.axes.Axes, optional

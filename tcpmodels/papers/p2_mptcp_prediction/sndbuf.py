@@ -24,12 +24,21 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p2_sndbuf import JUDGED_SIZE_BYTES, SCHEMA
-from tcpmodels.stats import ClaimSpec, claims_table, difference, equivalence, not_testable
+from tcpmodels.papers.common import keyed_claims_table
+from tcpmodels.papers.phrases import effect_ci_text
+from tcpmodels.stats import ClaimSpec, difference, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["PAPER_SHARE1_150_120", "SNDBUF_SPECS", "SNDBUF_FAMILY", "load_sndbuf", "sndbuf_table", "sndbuf_verdicts",
            "sndbuf_reading", "sndbuf_paragraph", "sndbuf_section"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    sweep : pandas.DataFrame
+        :func:`load_sndbuf`.
+""")
 
 #: the paper's subflow-1 share at RTTs (150, 120) ms (Fig. 4, the largest transfer). [-]
 PAPER_SHARE1_150_120 = 0.339
@@ -72,13 +81,13 @@ def load_sndbuf(data_dir: str | Path = "data") -> pd.DataFrame | None:
     return SCHEMA.read(data_dir, ("",))[""] if SCHEMA.present(data_dir, ("",)) else None
 
 
+@_PARAMETERS.fill
 def sndbuf_table(sweep: pd.DataFrame) -> pd.DataFrame:
     """Subflow-1 share and throughput per send-buffer factor and size (mean, sd, repetitions).
 
     Parameters
     ----------
-    sweep : pandas.DataFrame
-        :func:`load_sndbuf`.
+    {sweep}
 
     Returns
     -------
@@ -91,13 +100,13 @@ def sndbuf_table(sweep: pd.DataFrame) -> pd.DataFrame:
                          "MBps_mean": g["Bps"].mean() / 1e6, "reps": g["share1"].size()})
 
 
+@_PARAMETERS.fill
 def sndbuf_verdicts(sweep: pd.DataFrame) -> pd.DataFrame:
     """The claims of :data:`SNDBUF_SPECS` judged on the 16 MiB transfers.
 
     Parameters
     ----------
-    sweep : pandas.DataFrame
-        :func:`load_sndbuf`.
+    {sweep}
 
     Returns
     -------
@@ -107,13 +116,11 @@ def sndbuf_verdicts(sweep: pd.DataFrame) -> pd.DataFrame:
     s = sweep[(sweep["size_bytes"] == JUDGED_SIZE_BYTES) & sweep["share1"].notna()]
     lo = s.loc[s["wmem_factor"] == s["wmem_factor"].min(), "share1"]
     hi = s.loc[s["wmem_factor"] == s["wmem_factor"].max(), "share1"]
-    rows = [difference(SNDBUF_SPECS["smaller buffer"], lo, baseline=hi),
-            equivalence(SNDBUF_SPECS["reaches the paper"], lo - PAPER_SHARE1_150_120),
-            not_testable(SNDBUF_SPECS["scheduler"], we_measured="one scheduler (default)",
-                         why="the kernel has no other MPTCP packet scheduler to swap in")]
-    table = claims_table(rows, family=SNDBUF_FAMILY)
-    table.insert(0, "key", list(SNDBUF_SPECS))
-    return table
+    rows = {"smaller buffer": difference(SNDBUF_SPECS["smaller buffer"], lo, baseline=hi),
+            "reaches the paper": equivalence(SNDBUF_SPECS["reaches the paper"], lo - PAPER_SHARE1_150_120),
+            "scheduler": not_testable(SNDBUF_SPECS["scheduler"], we_measured="one scheduler (default)",
+                                      why="the kernel has no other MPTCP packet scheduler to swap in")}
+    return keyed_claims_table(rows, family=SNDBUF_FAMILY)
 
 
 def sndbuf_reading(verdicts: pd.DataFrame) -> str:
@@ -131,7 +138,7 @@ def sndbuf_reading(verdicts: pd.DataFrame) -> str:
     """
     v = verdicts.set_index("key")
     a, b = v.loc["smaller buffer"], v.loc["reaches the paper"]
-    ci = f"{a.effect:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}]"
+    ci = effect_ci_text(a.effect, a.ci_low, a.ci_high)
     if a.verdict == "supported":
         head = (f"**The send buffer is a factor**: at 0.5 BDP the 150 ms subflow's share is lower than at 4 BDP by {ci} "
                 f"(supported)")
@@ -153,13 +160,13 @@ def sndbuf_reading(verdicts: pd.DataFrame) -> str:
                    "`default` is available), so it remains a candidate.")
 
 
+@_PARAMETERS.fill
 def sndbuf_paragraph(sweep: pd.DataFrame) -> str:
     """The notebook's paragraph: the reading, then the share at every buffer (Markdown).
 
     Parameters
     ----------
-    sweep : pandas.DataFrame
-        :func:`load_sndbuf`.
+    {sweep}
 
     Returns
     -------

@@ -14,18 +14,25 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p2_spread_pilot import SCHEMA
 
 __all__ = ["load_spread_pilot", "spread_section"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    data_dir : str or Path
+        The ``data`` folder.
+""")
 
+
+@_PARAMETERS.fill
 def load_spread_pilot(data_dir: str | Path = "data") -> tuple[pd.DataFrame, dict] | None:
     """The pilot's samples and the rule's choice, or None when the dataset is not shipped.
 
     Parameters
     ----------
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
 
     Returns
     -------
@@ -40,13 +47,13 @@ def load_spread_pilot(data_dir: str | Path = "data") -> tuple[pd.DataFrame, dict
     return tables[""], tables["provenance"]["choice"]
 
 
+@_PARAMETERS.fill
 def spread_section(data_dir: str | Path = "data") -> str:
     """The notebook's paragraph on the pilot: hits per loss rate and the setting chosen (Markdown).
 
     Parameters
     ----------
-    data_dir : str or Path
-        The ``data`` folder.
+    {data_dir}
 
     Returns
     -------

@@ -37,6 +37,7 @@ import pandas as pd
 
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.runs import kernel_runs, ns3_duration_s
+from tcpmodels.papers.phrases import effect_ci_text, verdict_counts
 from tcpmodels.stats import (
     ClaimSpec,
     Family,
@@ -217,7 +218,7 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     pre = verdicts[verdicts["claim"].str.startswith("C3.0")]
     if len(pre):
         out.append("The premise (CUBIC with the larger RTT gets less beside Reno) on the kernel: "
-                   + ", ".join(f"{n} {v}" for v, n in pre["verdict"].value_counts().items()) + f" of {len(pre)} Reno RTTs.")
+                   + verdict_counts(pre["verdict"]) + f" of {len(pre)} Reno RTTs.")
     mean = verdicts[verdicts["part"].str.contains("mean dJ over runs")]
     c31 = mean[mean["claim"].str.startswith("C3.1")]
     if len(c31):
@@ -229,8 +230,9 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     if len(gains):
         best = gains.loc[gains["effect"].idxmax()]
         reading = best["claim"][best["claim"].index("[reading: ") + 10:-1]
-        out.append(f"The largest mean gain of fairness any engine and reading shows is {best['effect']:+.3f} "
-                   f"[{best['ci_low']:+.3f}, {best['ci_high']:+.3f}] ({family.engine_of(best['part'])}, {reading} reading, "
+        out.append("The largest mean gain of fairness any engine and reading shows is "
+                   f"{effect_ci_text(best['effect'], best['ci_low'], best['ci_high'])} "
+                   f"({family.engine_of(best['part'])}, {reading} reading, "
                    f"{best['claim'][:4]}: {best['verdict']}).")
     return out[:3]
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p3_cubic_fairness.cells import cell_stats, significant
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.fairness import ns3_main_runs
@@ -16,11 +17,18 @@ from tcpmodels.papers.p3_cubic_fairness.runs import (
     kernel_rate_bps,
     kernel_runs,
     kernel_testbed,
+    most_run_setting,
     ns3_rate_bps,
     proposal_setting,
 )
 
 __all__ = ["cross_validation", "k_table", "engine_table", "testbed_comparison"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ds : P3Dataset
+        The campaign's data.
+""")
 
 
 def cross_validation(ds: P3Dataset) -> pd.DataFrame:
@@ -61,8 +69,7 @@ def cross_validation(ds: P3Dataset) -> pd.DataFrame:
         if not (at_rate["testbed"] == testbed).any():
             testbed = str(at_rate["testbed"].value_counts(sort=True).index[0])
         at_rate = at_rate[at_rate["testbed"] == testbed]
-        counts = at_rate.groupby("measure_s").size().sort_values(kind="stable")
-        kruns = at_rate[np.isclose(at_rate["measure_s"], float(counts.index[-1]))]
+        kruns = at_rate[np.isclose(at_rate["measure_s"], float(most_run_setting(at_rate, "measure_s")))]
     else:
         kruns = kernel_runs(ds, "standard", "most")
     k_rate = float(kruns["rate_bps"].iloc[0]) if len(kruns) else math.nan
@@ -98,6 +105,7 @@ def _kernel_standard_at(ds: P3Dataset, rate_bps: float) -> pd.DataFrame:
     return k[(k["kind"] == "standard") & np.isclose(k["rate_bps"], rate_bps)]
 
 
+@_PARAMETERS.fill
 def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     """The K values that drive each case, per RTT pair.
 
@@ -111,8 +119,7 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     exponent : float, optional
         x(RTT) exponent; default the campaign's. [-]
 
@@ -157,6 +164,7 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@_PARAMETERS.fill
 def engine_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     """Kernel vs ns-3 vs fluid model per RTT pair and kind: Jain's index, CUBIC's share and K, each engine at its rate.
 
@@ -172,8 +180,7 @@ def engine_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFram
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     exponent : float, optional
         x(RTT) exponent of the proposal's ns-3 and fluid results; default the campaign's. [-]
 

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p3_cubic_fairness.cells import cell_stats, run_spread_proxy, significant
 from tcpmodels.papers.p3_cubic_fairness.data import PAPER_DIRECTION, READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.runs import (
@@ -20,15 +21,21 @@ from tcpmodels.papers.p3_cubic_fairness.runs import (
 
 __all__ = ["fairness_table", "fairness_table_at", "columns_by_pair", "ns3_main_runs", "FIGURE_COLUMNS"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ds : P3Dataset
+        The campaign's data.
+""")
 
+
+@_PARAMETERS.fill
 def ns3_main_runs(ds: P3Dataset, exponent: float | None = None) -> pd.DataFrame:
     """ns-3 runs of the main grid at the ns-3 rate (:func:`ns3_rate_bps`) and of the setting the tables use
     (:func:`ns3_duration_s`): standard, and the readings at the default exponent (or ``exponent``).
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     exponent : float, optional
         Exponent of x(RTT) of the proposal's runs [-]; None: the campaign's default.
 
@@ -77,6 +84,7 @@ def _by_pair(stats: pd.DataFrame) -> dict:
     return {(float(r["reno_rtt_ms"]), float(r["cubic_rtt_ms"])): r for r in stats.to_dict("records")}
 
 
+@_PARAMETERS.fill
 def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None = None) -> pd.DataFrame:
     """Figs. 3-5 as a table for one Reno RTT: per CUBIC RTT, each engine's throughputs and Jain's index.
 
@@ -95,8 +103,7 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     reno_rtt_ms : float
         The Reno flow's RTT: 1, 4 or 16 for the paper's Figs. 3, 4, 5. [ms]
     exponent : float, optional
@@ -112,6 +119,7 @@ def fairness_table(ds: P3Dataset, reno_rtt_ms: float, *, exponent: float | None 
     return fairness_table_at(ds, reno_rtt_ms, columns_by_pair(ds, exponent), run_spread_proxy(ds))
 
 
+@_PARAMETERS.fill
 def columns_by_pair(ds: P3Dataset, exponent: float | None) -> dict[str, dict]:
     """The per-cell statistics of every column of the fairness tables, keyed by (Reno RTT, CUBIC RTT).
 
@@ -119,8 +127,7 @@ def columns_by_pair(ds: P3Dataset, exponent: float | None) -> dict[str, dict]:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     exponent : float or None
         Exponent of x(RTT) of the proposal's runs [-]; None: the campaign's default.
 
@@ -132,14 +139,14 @@ def columns_by_pair(ds: P3Dataset, exponent: float | None) -> dict[str, dict]:
     return {name: _by_pair(st) for name, st in _columns(ds, exponent).items()}
 
 
+@_PARAMETERS.fill
 def fairness_table_at(ds: P3Dataset, reno_rtt_ms: float, cols: dict[str, dict], proxy: float) -> pd.DataFrame:
     """:func:`fairness_table` from its inputs, computed once for the three Reno RTTs by
     :func:`~tcpmodels.papers.p3_cubic_fairness.tables.tables`.
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     reno_rtt_ms : float
         The Reno RTT of the table. [ms]
     cols : dict

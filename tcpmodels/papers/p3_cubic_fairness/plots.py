@@ -10,11 +10,19 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.fairness import fairness_table
 from tcpmodels.papers.p3_cubic_fairness.runs import fluid_at, kernel_rate_bps, ns3_duration_s, ns3_rate_bps, ns3_runs
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ds : P3Dataset
+        The campaign's data.
+""")
 
+
+@_PARAMETERS.fill
 def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.ndarray | None = None, *,
                 exponent: float | None = None, table: pd.DataFrame | None = None) -> Sequence[Axes] | np.ndarray:
     """Figs. 3-5 for one Reno RTT: throughputs (left) and Jain's index (right) against the RTT ratio.
@@ -26,8 +34,7 @@ def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.nda
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     reno_rtt_ms : float
         The Reno flow's RTT (1, 4 or 16 for the paper's Figs. 3, 4, 5). [ms]
     axes : sequence of two matplotlib.axes.Axes, optional
@@ -104,6 +111,7 @@ def available_exponents(ds: P3Dataset) -> list[float]:
     return sorted(e)
 
 
+@_PARAMETERS.fill
 def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: int | None = None) -> Figure:
     """Jain's index against the RTT ratio at one x(RTT) exponent, from cached results (the slider's figure).
 
@@ -117,8 +125,7 @@ def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: i
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     x_exponent : float
         Exponent of x(RTT); must be one of :func:`available_exponents`. [-]
     seed : int, optional
@@ -190,13 +197,13 @@ def plot_exponent_fairness(ds: P3Dataset, x_exponent: float = -1 / 3, *, seed: i
     return fig
 
 
+@_PARAMETERS.fill
 def exponent_widget(ds: P3Dataset, value: float = -1 / 3) -> ipywidgets.VBox:
     """A slider over the simulated x(RTT) exponents that redraws :func:`plot_exponent_fairness` from the dataset.
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     value : float
         Exponent to start at; the slider starts at the nearest computed one. [-]
 

@@ -19,6 +19,7 @@ import dataclasses
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p3_cubic_fairness.claims import claims
 from tcpmodels.papers.p3_cubic_fairness.data import P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.runs import kernel_all_testbeds, kernel_testbed
@@ -26,9 +27,16 @@ from tcpmodels.papers.p3_cubic_fairness.tables import tables
 
 __all__ = ["cpu_loss_sensitivity", "without_cpu_loss", "with_cpu_loss_repeated"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ds : P3Dataset
+        The campaign's data.
+""")
+
 _KEEP = ("effect", "ci_low", "ci_high", "n_runs", "verdict", "runs_needed")
 
 
+@_PARAMETERS.fill
 def without_cpu_loss(ds: P3Dataset) -> P3Dataset:
     """``ds`` without the kernel samples that lost packets outside the bottleneck queue (``cpu_drops`` > 0).
 
@@ -38,8 +46,7 @@ def without_cpu_loss(ds: P3Dataset) -> P3Dataset:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -52,6 +59,7 @@ def without_cpu_loss(ds: P3Dataset) -> P3Dataset:
     return dataclasses.replace(ds, kernel=k[keep].reset_index(drop=True), kernel_testbed=kernel_testbed(ds))
 
 
+@_PARAMETERS.fill
 def with_cpu_loss_repeated(ds: P3Dataset) -> P3Dataset:
     """``ds`` with each kernel sample that lost packets outside the bottleneck queue replaced by its repeat.
 
@@ -62,8 +70,7 @@ def with_cpu_loss_repeated(ds: P3Dataset) -> P3Dataset:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -93,13 +100,13 @@ def with_cpu_loss_repeated(ds: P3Dataset) -> P3Dataset:
     return dataclasses.replace(ds, kernel=out, kernel_testbed=testbed)
 
 
+@_PARAMETERS.fill
 def cpu_loss_sensitivity(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     """Every kernel part of :func:`~.claims.claims` on all samples and without those with CPU-induced loss.
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     exponent : float, optional
         x(RTT) exponent of the proposal's results; default the campaign's. [-]
 

@@ -8,11 +8,18 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p3 import TESTBEDS, fluid_rate_bps, kernel_filled, ns3_filled
 from tcpmodels.papers.common import rerun_once_caught_up
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 
-__all__ = ["RERUNS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "kernel_settings", "proposal_setting", "kernel_runs", "ns3_runs", "ns3_settings", "ns3_duration_s", "ns3_rate_bps", "kernel_rate_bps", "fluid_rates_bps", "fluid_at"]
+__all__ = ["RERUNS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "most_run_setting", "kernel_settings", "proposal_setting", "kernel_runs", "ns3_runs", "ns3_settings", "ns3_duration_s", "ns3_rate_bps", "kernel_rate_bps", "fluid_rates_bps", "fluid_at"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ds : P3Dataset
+        The campaign's data.
+""")
 
 
 # ------------------------------------------------------------ kernel testbeds
@@ -20,6 +27,7 @@ __all__ = ["RERUNS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "k
 RERUNS = ("pinned", "steered")
 
 
+@_PARAMETERS.fill
 def kernel_all_testbeds(ds: P3Dataset) -> pd.DataFrame:
     """Every kernel row, of both testbeds, with ``kind``, ``rate_bps``, ``measure_s`` and ``testbed`` filled.
 
@@ -28,8 +36,7 @@ def kernel_all_testbeds(ds: P3Dataset) -> pd.DataFrame:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -40,6 +47,7 @@ def kernel_all_testbeds(ds: P3Dataset) -> pd.DataFrame:
                          missing=math.nan)
 
 
+@_PARAMETERS.fill
 def kernel_testbed(ds: P3Dataset) -> str:
     """The kernel testbed whose samples the tables and verdicts use.
 
@@ -51,8 +59,7 @@ def kernel_testbed(ds: P3Dataset) -> str:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -68,20 +75,20 @@ def kernel_testbed(ds: P3Dataset) -> str:
         st = k[k["testbed"] == rerun]
         if len(st) == 0:
             continue
-        rate, meas = st.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable").index[-1]
+        rate, meas = most_run_setting(st, ["rate_bps", "measure_s"])
         at = k[np.isclose(k["rate_bps"], rate) & np.isclose(k["measure_s"], meas)]
         if rerun_once_caught_up(at, ["kind", "reno_rtt_ms", "cubic_rtt_ms"], rerun) == rerun:
             return rerun
     return "reordering"
 
 
+@_PARAMETERS.fill
 def with_testbed(ds: P3Dataset, testbed: str | None) -> P3Dataset:
     """The same data with the kernel tables and verdicts on ``testbed`` (None: :func:`kernel_testbed`'s rule).
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     testbed : {"reordering", "steered", "pinned"} or None
         The kernel testbed.
 
@@ -100,6 +107,31 @@ def with_testbed(ds: P3Dataset, testbed: str | None) -> P3Dataset:
     return replace(ds, kernel_testbed=testbed)
 
 
+def most_run_setting(frame: pd.DataFrame, by: str | list[str], weight: str | None = None) -> object | None:
+    """The value of ``by`` (a setting) with the most rows of ``frame``; a tie goes to the larger value.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Runs or samples, one per row (or counts, with ``weight``).
+    by : str or list of str
+        The column(s) that make a setting, e.g. ``"rate_bps"`` [bit/s] or ``["rate_bps", "measure_s"]``
+        ([bit/s], [s]).
+    weight : str, optional
+        A column of counts to add up per setting instead of counting rows (e.g. ``"n"`` of
+        :func:`kernel_settings`).
+
+    Returns
+    -------
+    object or None
+        The setting, in the units of its columns: a scalar for one column, a tuple for several; None when
+        ``frame`` has no setting (no rows, or every ``by`` value NaN).
+    """
+    groups = frame.groupby(by)
+    counts = (groups[weight].sum() if weight is not None else groups.size()).sort_values(kind="stable")
+    return counts.index[-1] if len(counts) else None
+
+
 # ------------------------------------------------------------ kernel settings
 def _kernel_with_setting(ds: P3Dataset) -> pd.DataFrame:
     """The kernel rows of the testbed in use (:func:`kernel_testbed`) with ``kind``, ``rate_bps``,
@@ -108,13 +140,13 @@ def _kernel_with_setting(ds: P3Dataset) -> pd.DataFrame:
     return k[k["testbed"] == kernel_testbed(ds)]
 
 
+@_PARAMETERS.fill
 def kernel_settings(ds: P3Dataset) -> pd.DataFrame:
     """The kernel settings present: samples per (``rate_bps``, ``measure_s``, ``kind``).
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -127,6 +159,7 @@ def kernel_settings(ds: P3Dataset) -> pd.DataFrame:
     return k.groupby(["rate_bps", "measure_s", "kind"]).size().rename("n").reset_index()
 
 
+@_PARAMETERS.fill
 def proposal_setting(ds: P3Dataset) -> tuple[float, float] | None:
     """The kernel setting ``(rate_bps, measure_s)`` the proposal ran at (the one with most ``tm_cubic_x`` samples).
 
@@ -135,8 +168,7 @@ def proposal_setting(ds: P3Dataset) -> tuple[float, float] | None:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -148,17 +180,17 @@ def proposal_setting(ds: P3Dataset) -> tuple[float, float] | None:
         return None
     prop = st[st["kind"] != "standard"]
     use = prop if len(prop) else st
-    best = use.groupby(["rate_bps", "measure_s"])["n"].sum().sort_values(kind="stable").index[-1]
+    best = most_run_setting(use, ["rate_bps", "measure_s"], weight="n")
     return float(best[0]), float(best[1])
 
 
+@_PARAMETERS.fill
 def kernel_runs(ds: P3Dataset, kind: str, setting: tuple[float, float] | None | str = "proposal") -> pd.DataFrame:
     """Kernel rows of one kind at one setting.
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     kind : {"standard", "multiply", "divide"}
         The CUBIC variant.
     setting : tuple of float, None or str
@@ -178,14 +210,15 @@ def kernel_runs(ds: P3Dataset, kind: str, setting: tuple[float, float] | None | 
     if setting == "proposal":
         setting = proposal_setting(ds)
     elif setting == "most":
-        counts = k.groupby(["rate_bps", "measure_s"]).size().sort_values(kind="stable")
-        setting = (float(counts.index[-1][0]), float(counts.index[-1][1])) if len(counts) else None
+        most = most_run_setting(k, ["rate_bps", "measure_s"])
+        setting = (float(most[0]), float(most[1])) if most is not None else None
     if setting is None:
         return k
     return k[np.isclose(k["rate_bps"], setting[0]) & np.isclose(k["measure_s"], setting[1])]
 
 
 # ------------------------------------------------------------ engine rates
+@_PARAMETERS.fill
 def ns3_runs(ds: P3Dataset) -> pd.DataFrame:
     """The ns-3 runs with ``rate_bps`` and ``duration_s`` filled.
 
@@ -195,8 +228,7 @@ def ns3_runs(ds: P3Dataset) -> pd.DataFrame:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -256,13 +288,13 @@ def ns3_settings(ds: P3Dataset) -> pd.DataFrame:
     return out.assign(used=out.index == best.index[-1])[cols]
 
 
+@_PARAMETERS.fill
 def ns3_duration_s(ds: P3Dataset) -> float:
     """Simulated duration of the ns-3 setting the tables use (:func:`ns3_settings`); NaN without durations. [s]
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -273,13 +305,13 @@ def ns3_duration_s(ds: P3Dataset) -> float:
     return float(st.loc[st["used"], "duration_s"].iloc[0]) if len(st) else math.nan
 
 
+@_PARAMETERS.fill
 def ns3_rate_bps(ds: P3Dataset) -> float:
     """The rate of the ns-3 grid the tables use: the one with most runs (NaN without runs). [bit/s]
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -289,17 +321,16 @@ def ns3_rate_bps(ds: P3Dataset) -> float:
     n = ns3_runs(ds)
     if len(n) == 0:
         return math.nan
-    counts = n.groupby("rate_bps").size().sort_values(kind="stable")
-    return float(counts.index[-1])
+    return float(most_run_setting(n, "rate_bps"))
 
 
+@_PARAMETERS.fill
 def kernel_rate_bps(ds: P3Dataset) -> float:
     """The kernel rate of the tables' kernel columns (:func:`proposal_setting`), else the provenance's. [bit/s]
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -322,13 +353,13 @@ def _fluid_with_rate(ds: P3Dataset) -> pd.DataFrame:
     return fl.assign(rate_bps=fluid_rate_bps(fl, ds.provenance))
 
 
+@_PARAMETERS.fill
 def fluid_rates_bps(ds: P3Dataset) -> list[float]:
     """The bottleneck rates the fluid model was run at, sorted (see :func:`fluid_at`). [bit/s]
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
 
     Returns
     -------
@@ -338,6 +369,7 @@ def fluid_rates_bps(ds: P3Dataset) -> list[float]:
     return sorted({float(r) for r in _fluid_with_rate(ds)["rate_bps"].dropna()})
 
 
+@_PARAMETERS.fill
 def fluid_at(ds: P3Dataset, rate_bps: float) -> pd.DataFrame:
     """Fluid-model rows (proportional losses) at one bottleneck rate.
 
@@ -349,8 +381,7 @@ def fluid_at(ds: P3Dataset, rate_bps: float) -> pd.DataFrame:
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     rate_bps : float
         The rate of the engine the model is compared with. [bit/s]
 

@@ -25,12 +25,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p3_windows import KINDS, SCHEMA
-from tcpmodels.stats import ClaimSpec, claims_table, difference
-from tcpmodels.stats.spec import fmt_runs_needed
+from tcpmodels.papers.common import keyed_claims_table
+from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
+from tcpmodels.stats import ClaimSpec, difference
 
 __all__ = ["WINDOWS_SPECS", "WINDOWS_FAMILY", "PAPER_WMAX_SEGMENTS", "load_windows", "dj_per_rep", "windows_verdicts",
            "windows_table", "windows_reading", "windows_paragraph", "windows_section"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    samples : pandas.DataFrame
+        :func:`load_windows`.
+""")
 
 WINDOWS_FAMILY = "P3 windows"
 #: the paper's window of one CUBIC flow alone at 1 Gbit/s per CUBIC RTT (``P3Config.scaling()``), [segments]
@@ -93,13 +101,13 @@ def dj_per_rep(samples: pd.DataFrame) -> pd.DataFrame:
     return (w[proposal] - w[standard]).unstack("cubic_ms")
 
 
+@_PARAMETERS.fill
 def windows_verdicts(samples: pd.DataFrame) -> pd.DataFrame:
     """The claims of :data:`WINDOWS_SPECS`.
 
     Parameters
     ----------
-    samples : pandas.DataFrame
-        :func:`load_windows`.
+    {samples}
 
     Returns
     -------
@@ -108,21 +116,19 @@ def windows_verdicts(samples: pd.DataFrame) -> pd.DataFrame:
     """
     dj = dj_per_rep(samples)
     full = dj.dropna() if dj.shape[1] == 4 else dj.iloc[:0]
-    rows = [difference(WINDOWS_SPECS["C3.1"], full.mean(axis=1)),
-            difference(WINDOWS_SPECS["64 ms"], dj.get(64.0, pd.Series(dtype=float))),
-            difference(WINDOWS_SPECS["16 ms"], dj.get(16.0, pd.Series(dtype=float)))]
-    table = claims_table(rows, family=WINDOWS_FAMILY)
-    table.insert(0, "key", list(WINDOWS_SPECS))
-    return table
+    rows = {"C3.1": difference(WINDOWS_SPECS["C3.1"], full.mean(axis=1)),
+            "64 ms": difference(WINDOWS_SPECS["64 ms"], dj.get(64.0, pd.Series(dtype=float))),
+            "16 ms": difference(WINDOWS_SPECS["16 ms"], dj.get(16.0, pd.Series(dtype=float)))}
+    return keyed_claims_table(rows, family=WINDOWS_FAMILY)
 
 
+@_PARAMETERS.fill
 def windows_table(samples: pd.DataFrame, shipped: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per pair: CUBIC's window (median W_max) against the paper's, J per kind, dJ; the 400 Mbit/s samples beside.
 
     Parameters
     ----------
-    samples : pandas.DataFrame
-        :func:`load_windows`.
+    {samples}
     shipped : pandas.DataFrame, optional
         ``p3_kernel.parquet``; its ``p3_kernel_pinned`` rows give the 400 Mbit/s columns.
 
@@ -165,30 +171,30 @@ def windows_reading(verdicts: pd.DataFrame) -> str:
     """
     v = verdicts.set_index("key")
     a = v.loc["C3.1"]
-    pairs = "; ".join(f"{k}: {r.effect:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] over {r.n_runs} repetitions "
+    pairs = "; ".join(f"{k}: {effect_ci_text(r.effect, r.ci_low, r.ci_high)} over {r.n_runs} repetitions "
                       f"({r.verdict})" for k, r in v.loc[["64 ms", "16 ms"]].iterrows())
     if a.n_runs < 2:
         return (f"**Not decided yet**: {a.n_runs} complete repetition(s) of the four pairs; per pair at the largest "
                 f"windows, dJ {pairs}.")
-    ci = f"{a.effect:+.3f} [{a.ci_low:+.3f}, {a.ci_high:+.3f}] over {a.n_runs} repetitions"
+    ci = f"{effect_ci_text(a.effect, a.ci_low, a.ci_high)} over {a.n_runs} repetitions"
     if a.verdict == "supported":
         head = f"**The window size is the factor**: at the paper's windows the proposal greatly improves J ({ci}, supported)."
     elif a.verdict in ("smaller than claimed", "contradicted"):
         head = (f"**The window size is excluded**: at the paper's windows too the proposal does not greatly improve J "
                 f"({ci}, {a.verdict}).")
     else:
-        need = fmt_runs_needed(a.runs_needed) if a.runs_needed == a.runs_needed else "more"
+        need = runs_needed_text(a.runs_needed)
         head = f"**Not decided**: mean dJ {ci} (inconclusive; {need} repetitions would decide it)."
     return head + f" Per pair: {pairs}."
 
 
+@_PARAMETERS.fill
 def windows_paragraph(samples: pd.DataFrame, shipped: pd.DataFrame | None = None) -> str:
     """The notebook's paragraph: the setting, the windows reached, the reading (Markdown).
 
     Parameters
     ----------
-    samples : pandas.DataFrame
-        :func:`load_windows`.
+    {samples}
     shipped : pandas.DataFrame, optional
         ``p3_kernel.parquet`` (the 400 Mbit/s samples).
 
@@ -223,8 +229,7 @@ def windows_section(data_dir: str | Path = "data", shipped: pd.DataFrame | None 
         Markdown; a sentence saying the campaign is not shipped yet when it is not.
     """
     if not SCHEMA.present(data_dir, ("",)):
-        return ("**At the paper's windows**: the campaign (`python -m tcpmodels.experiments.p3.windows`, stated in "
-                "docs/CAMPAIGNS.md) has no shipped dataset yet.")
+        return unshipped_campaign("At the paper's windows", "tcpmodels.experiments.p3.windows")
     read = SCHEMA.read(data_dir, ("",))  # the table and its provenance, read once
     samples, prov = read[""], read["provenance"]
     done = (f" {prov['samples']} of the {prov['plan_samples']} planned samples ran (the campaign resumes where it "

@@ -19,6 +19,7 @@ from tcpmodels.papers.p4_lftcp.constants import (
     STANDARD_TCP_RATE_BPS,
 )
 from tcpmodels.papers.p4_lftcp.tables import P4Dataset
+from tcpmodels.papers.phrases import verdict_counts
 from tcpmodels.stats import ClaimSpec, Headline, arithmetic, claims_table, inequality, not_testable
 
 
@@ -165,10 +166,9 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
     """
     arith = verdicts[~verdicts["claim"].str.startswith("C4.7")]
     decided = arith[arith["verdict"] != "not testable here"]
-    first = ("The release's arithmetic (C4.1-C4.6): " + ", ".join(
-        f"{n} {v}" for v, n in decided["verdict"].value_counts().items()) + f" of {len(decided)} parts; "
-        + "; ".join(f"{c[:4]} {p}: {v}" for c, p, v in zip(decided["claim"], decided["part"], decided["verdict"])
-                    if v != "supported") + ".")
+    first = (f"The release's arithmetic (C4.1-C4.6): {verdict_counts(decided['verdict'])} of {len(decided)} parts; "
+             + "; ".join(f"{c[:4]} {p}: {v}" for c, p, v in zip(decided["claim"], decided["part"], decided["verdict"])
+                         if v != "supported") + ".")
     nt = arith[arith["verdict"] == "not testable here"]
     second = ("Not testable here: " + "; ".join(f"{c[:4]} {p}" for c, p in zip(nt["claim"], nt["part"]))
               + " (the release leaves the reading open).") if len(nt) else ""

@@ -28,11 +28,18 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p4 import SCHEMA
 from tcpmodels.papers.common import rerun_once_caught_up
 from tcpmodels.stats import ClaimSpec, claims_table, equivalence, inequality
 
 __all__ = ["RATIO_MARGIN", "measured_testbed", "testbed_comparison", "load_measured", "measured_table", "measured_claims", "measured_findings", "plot_measured"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    df : pandas.DataFrame
+        :func:`load_measured`.
+""")
 
 #: Tolerance of the measured/model ratio around 1, fixed before the campaign (see the module docstring). [-]
 RATIO_MARGIN = 0.05
@@ -140,13 +147,13 @@ def testbed_comparison(df: pd.DataFrame) -> pd.DataFrame:
     return t[cols].sort_values(["RTT [ms]", "cap [KiB]"]).reset_index(drop=True)
 
 
+@_PARAMETERS.fill
 def measured_table(df: pd.DataFrame) -> pd.DataFrame:
     """One row per (receive-buffer cap, RTT) cell: advertised window, measured and model rates, their ratio.
 
     Parameters
     ----------
-    df : pandas.DataFrame
-        :func:`load_measured`.
+    {df}
 
     Returns
     -------
@@ -174,13 +181,13 @@ def measured_table(df: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["RTT [ms]", "cap [KiB]"]).reset_index(drop=True)
 
 
+@_PARAMETERS.fill
 def measured_claims(df: pd.DataFrame) -> pd.DataFrame:
     """Verdicts on C4.7 "a window-limited connection carries one advertised window per RTT" from the runs.
 
     Parameters
     ----------
-    df : pandas.DataFrame
-        :func:`load_measured`.
+    {df}
 
     Returns
     -------
@@ -300,13 +307,13 @@ def measured_findings(df: pd.DataFrame) -> str:
     return "\n\n".join(text)
 
 
+@_PARAMETERS.fill
 def plot_measured(df: pd.DataFrame, ax: Sequence[Axes] | None = None) -> Figure:
     """Measured rate against ``window / RTT`` (log-log, one colour per RTT) and the ratio against the window.
 
     Parameters
     ----------
-    df : pandas.DataFrame
-        :func:`load_measured`.
+    {df}
     ax : sequence of two matplotlib.axes.Axes, optional
         Axes to draw on; a new figure with two panels is made if omitted.
 

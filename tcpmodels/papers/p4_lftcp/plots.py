@@ -9,10 +9,18 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.bdp import WSCALE_SHIFT_MAX, max_window_ceiling_bps
 from tcpmodels.papers.p4_lftcp.constants import LFTCP_RATE_BPS, LINK_RATE_BPS, RTT_S, STANDARD_TCP_RATE_BPS
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is made if omitted.
+""")
 
+
+@_PARAMETERS.fill
 def plot_ceiling_vs_rtt(
     ax: Axes | None = None,
     *,
@@ -29,8 +37,7 @@ def plot_ceiling_vs_rtt(
 
     Parameters
     ----------
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made if omitted.
+    {ax}
     shifts : sequence of int
         Window-scale shifts to draw (0-14).
     rtt_range_s : (float, float)
@@ -81,6 +88,7 @@ def plot_ceiling_vs_rtt(
     return fig
 
 
+@_PARAMETERS.fill
 def plot_sizing(sizing: pd.DataFrame, ax: Axes | None = None) -> Figure:
     """The sizing table as a grid: share of the link one standard TCP stream can fill, RTT down, link rate across.
 
@@ -91,8 +99,7 @@ def plot_sizing(sizing: pd.DataFrame, ax: Axes | None = None) -> Figure:
     ----------
     sizing : pandas.DataFrame
         ``tables(...)["sizing"]`` (:func:`tcpmodels.models.bdp.sizing_table`).
-    ax : matplotlib.axes.Axes, optional
-        Axes to draw on; a new figure is made if omitted.
+    {ax}
 
     Returns
     -------

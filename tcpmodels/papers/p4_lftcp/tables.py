@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.bdp import (
     WSCALE_SHIFT_MAX,
     bdp_bytes,
@@ -36,7 +37,14 @@ from tcpmodels.papers.p4_lftcp.constants import (
     STANDARD_TCP_RATE_BPS,
 )
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rtt_s : float
+        Round-trip time. [s]
+""")
 
+
+@_PARAMETERS.fill
 @dataclass(frozen=True, kw_only=True)
 class P4Dataset:
     """The path P4 is about: the press release's values, nothing measured.
@@ -45,8 +53,7 @@ class P4Dataset:
     ----------
     link_rate_bps : float
         Path rate. [bit/s]
-    rtt_s : float
-        Round-trip time. [s]
+    {rtt_s}
     rates_bps, rtts_s : tuple of float
         Grid of the general sizing table. [bit/s], [s]
     provenance : dict
@@ -76,6 +83,7 @@ def load_dataset(data_dir: str | Path | None = None) -> P4Dataset:
     return P4Dataset()
 
 
+@_PARAMETERS.fill
 def path_table(
     link_rate_bps: float = LINK_RATE_BPS,
     rtt_s: float = RTT_S,
@@ -88,8 +96,7 @@ def path_table(
     ----------
     link_rate_bps : float
         Link rate. [bit/s]
-    rtt_s : float
-        Round-trip time. [s]
+    {rtt_s}
     mss_bytes : float, default 8948
         Segment size for the loss-rate row (9000-byte jumbo MTU minus IPv4, TCP
         and timestamp headers; the release does not state the MTU). [bytes]
@@ -154,6 +161,7 @@ def path_table(
     return pd.DataFrame(rows, columns=["quantity", "value", "unit", "how"])
 
 
+@_PARAMETERS.fill
 def in_flight_table(
     rtt_s: float = RTT_S,
     rates_bps: Sequence[float] = (STANDARD_TCP_RATE_BPS, LFTCP_RATE_BPS, LINK_RATE_BPS),
@@ -167,8 +175,7 @@ def in_flight_table(
 
     Parameters
     ----------
-    rtt_s : float
-        Round-trip time. [s]
+    {rtt_s}
     rates_bps : sequence of float
         Rates to size; default the two reported rates and the link rate. [bit/s]
 

@@ -42,6 +42,7 @@ import pandas as pd
 
 from tcpmodels.models.heavytail import hurst_from_alpha
 from tcpmodels.papers.p5_selfsimilar.data import P5Dataset
+from tcpmodels.papers.phrases import verdict_counts
 from tcpmodels.stats import (
     ClaimSpec,
     Family,
@@ -248,8 +249,7 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
               f"{c51['effect'].iloc[0]:+.2f} points [{c51['ci_low'].iloc[0]:+.2f}, {c51['ci_high'].iloc[0]:+.2f}])."
               if len(c51) else "")
     rest = verdicts[~verdicts["claim"].str.startswith(("C5.4", "C5.1"))]
-    third = ("C5.2-C5.3: " + ", ".join(f"{n} {v}" for v, n in rest["verdict"].value_counts().items())
-             + f" of {len(rest)} parts.") if len(rest) else ""
+    third = f"C5.2-C5.3: {verdict_counts(rest['verdict'])} of {len(rest)} parts." if len(rest) else ""
     return [x for x in (first, second, third) if x]
 
 

@@ -9,9 +9,17 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p5_selfsimilar.data import PAPER_FIGURES
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ax : matplotlib.axes.Axes, optional
+        Where to draw; default a new figure.
+""")
 
+
+@_PARAMETERS.fill
 def plot_over_time(table: pd.DataFrame, ax: Axes | None = None, *, ylabel: str = "", title: str = "") -> Axes:
     """Step plot of one :func:`over_time` table (one line per client count); returns the axes.
 
@@ -19,8 +27,7 @@ def plot_over_time(table: pd.DataFrame, ax: Axes | None = None, *, ylabel: str =
     ----------
     table : pandas.DataFrame
         :func:`over_time`'s table: window end [s] as index, one column per client count.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; default a new figure.
+    {ax}
     ylabel, title : str
         Axis label (with the unit) and title.
 
@@ -93,6 +100,7 @@ def plot_figures(tables_: dict[str, pd.DataFrame], figures: list[str], *, suffix
     return fig
 
 
+@_PARAMETERS.fill
 def plot_hurst_vs_alpha(hurst_long: pd.DataFrame, ax: Axes | None = None, *,
                         bellcore: pd.DataFrame | None = None) -> Axes:
     """Measured H (each estimator, 95 % interval) against alpha, with the line (3 - alpha)/2; returns the axes.
@@ -101,8 +109,7 @@ def plot_hurst_vs_alpha(hurst_long: pd.DataFrame, ax: Axes | None = None, *,
     ----------
     hurst_long : pandas.DataFrame
         :func:`hurst_long` (or :func:`hurst_testbed`): ``alpha, method, hurst, ci95_low, ci95_high``.
-    ax : matplotlib.axes.Axes, optional
-        Where to draw; default a new figure.
+    {ax}
     bellcore : pandas.DataFrame, optional
         :func:`hurst_bellcore`; its median H is drawn as a dashed line.
 
