@@ -25,12 +25,21 @@ from typing import Any, Callable
 
 from tqdm import tqdm
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets import KERNEL_TESTBEDS, REPO_ROOT
 from tcpmodels.experiments.campaign_cli import add_run_command, campaign_errors, campaign_parser, with_reps
 from tcpmodels.experiments.campaign_testbed import ServerTestbed, kernel_testbed_of, testbed_label
 from tcpmodels.records import JsonlRecords, git_state
 
 __all__ = ["KERNEL_TESTBEDS", "kernel_testbed_of", "testbed_label", "ServerTestbed", "campaign_errors", "run_samples", "KernelGrid", "progress_bar", "campaign_parser", "add_run_command", "with_reps"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per sample. [s]
+""")
 
 
 def progress_bar(total: int, initial: int, desc: str, enabled: bool, *, unit: str = "sample") -> tqdm:
@@ -58,6 +67,7 @@ def progress_bar(total: int, initial: int, desc: str, enabled: bool, *, unit: st
                 mininterval=5.0, dynamic_ncols=False, ncols=100)
 
 
+@_PARAMETERS.fill
 def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict, Any], dict], *, desc: str,
                 session_for: Callable[[dict, Any], Any] | None = None,
                 on_host: Callable[[dict], bool] = lambda sample: True,
@@ -97,10 +107,7 @@ def run_samples(records: JsonlRecords, plan: list[dict], measure: Callable[[dict
         reading captures); its dict is what the record keeps. Default: ``result``.
     limit : int, optional
         Stop after this many new samples.
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per sample. [s]
+    {progress, lock_timeout_s}
     lock_path : path, optional
         Lock file (default: the host's).
     yield_s : float
@@ -249,6 +256,7 @@ class KernelGrid:
     desc: str | Callable[[Any], str]
     default_config: Any = None
 
+    @_PARAMETERS.fill
     def __call__(self, records_path: str | Path, config: Any = None, *, limit: int | None = None,
                  progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
                  yield_s: float = 0.5) -> int:
@@ -262,10 +270,7 @@ class KernelGrid:
             The campaign's setting (default: ``default_config``).
         limit : int, optional
             Stop after this many new samples (to time a sample; used by tests).
-        progress : bool
-            tqdm bar on stderr.
-        lock_timeout_s : float
-            Longest wait for the host lock per sample. [s]
+        {progress, lock_timeout_s}
         plan : list of dict, optional
             Samples to run instead of ``plan_of(config)`` (a repeat plan, or a test's).
         yield_s : float

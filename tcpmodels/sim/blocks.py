@@ -16,10 +16,17 @@ from typing import Any, Callable
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.sim.config import BulkApp, Link, PoissonFlows, TcpOptions
 
 __all__ = ["FIRST_PORT", "Built", "Net", "set_tcp_defaults", "set_socket_type", "flow_schedule", "watched_sink",
            "install_flow", "cc_trace"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ns : module
+        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+""")
 
 #: Port of the first connection a builder opens; connection k listens on FIRST_PORT + k.
 FIRST_PORT = 10000
@@ -37,13 +44,13 @@ class Built:
     finish: Callable[[Any], Any] | None = None
 
 
+@_PARAMETERS.fill
 def set_tcp_defaults(ns: Any, tcp: TcpOptions) -> None:
     """Make ``tcp`` the default of every TCP socket created afterwards in this ns-3 process.
 
     Parameters
     ----------
-    ns : module
-        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    {ns}
     tcp : TcpOptions
         Segment size, buffers, delayed-ACK count, initial window, timeouts, SACK,
         HyStart and recovery algorithm to set as ``ns3::TcpSocket*`` defaults.
@@ -141,13 +148,13 @@ class Net:
         return out[0], out[1], ifaces
 
 
+@_PARAMETERS.fill
 def set_socket_type(ns: Any, node: Any, variant: str, cc_params: dict) -> None:
     """Congestion control ``variant`` (``TcpCubicX`` configured by ``cc_params``) for the sockets of ``node``.
 
     Parameters
     ----------
-    ns : module
-        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    {ns}
     node : ns3::Ptr<Node>
         The node whose ``TcpL4Protocol::SocketType`` is set.
     variant : str
@@ -205,6 +212,7 @@ def flow_schedule(app: BulkApp | PoissonFlows, rng: np.random.Generator, duratio
     return [{"start_s": s, "size_bytes": n, "stop_s": None, "kind": "poisson"} for s, n in zip(starts, sizes)]
 
 
+@_PARAMETERS.fill
 def watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None,
                  *also: Callable[[Any], bool]) -> tuple[Any, Any, str]:
     """A PacketSink on ``node:port`` from t = 0 whose Rx trace feeds the FCT bookkeeping of the glue.
@@ -215,8 +223,7 @@ def watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None,
 
     Parameters
     ----------
-    ns : module
-        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    {ns}
     node : ns3::Ptr<Node>
         The receiving node.
     port : int
@@ -250,6 +257,7 @@ def watched_sink(ns: Any, node: Any, port: int, expected_bytes: int | None,
     return helper, sinks, path
 
 
+@_PARAMETERS.fill
 def install_flow(ns: Any, built: Built, src: Any, dst: Any, dst_addr: Any, flow: dict, duration_s: float) -> None:
     """A BulkSend on ``src`` to a PacketSink of its own port on ``dst``.
 
@@ -259,8 +267,7 @@ def install_flow(ns: Any, built: Built, src: Any, dst: Any, dst_addr: Any, flow:
 
     Parameters
     ----------
-    ns : module
-        The ``ns`` namespace of the ns-3 Python bindings (cppyy).
+    {ns}
     built : Built
         What the builder has made so far; amended in place.
     src, dst : ns3::Ptr<Node>

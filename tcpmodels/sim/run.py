@@ -54,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 import tcpmodels
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.sim.config import (
     Caterpillar,
     Dumbbell,
@@ -66,6 +67,12 @@ from tcpmodels.sim.config import (
 )
 
 __all__ = ["SimResult", "SimulationError", "run_config", "load_result", "simulate", "main"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    config : Dumbbell, Caterpillar, Multipath or FatTree
+        The scenario.
+""")
 
 #: ``TcpSocketState::TcpCongState_t`` values, for ``cwnd.parquet``.
 CONG_STATES = {0: "CA_OPEN", 1: "CA_DISORDER", 2: "CA_CWR", 3: "CA_RECOVERY", 4: "CA_LOSS"}
@@ -165,14 +172,14 @@ def load_result(out_dir: str | os.PathLike) -> SimResult:
     )
 
 
+@_PARAMETERS.fill
 def run_config(config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str | os.PathLike, *,
                timeout_s: float | None = None) -> SimResult:
     """Simulate ``config`` in a new Python process; return its tables.
 
     Parameters
     ----------
-    config : Dumbbell, Caterpillar, Multipath or FatTree
-        The scenario.
+    {config}
     out_dir : path
         Created if missing; receives the files listed in the module docstring.
     timeout_s : float, optional
@@ -249,6 +256,7 @@ def _flowmon_table(ns: Any, monitor: Any, helper: Any, flows: pd.DataFrame) -> p
     return pd.DataFrame(rows).sort_values(["flow_index", "direction"]).reset_index(drop=True)
 
 
+@_PARAMETERS.fill
 def simulate(config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str | os.PathLike) -> dict:
     """Build and run ``config`` in *this* process and write the tables; return the record.
 
@@ -257,8 +265,7 @@ def simulate(config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str 
 
     Parameters
     ----------
-    config : Dumbbell, Caterpillar, Multipath or FatTree
-        The scenario.
+    {config}
     out_dir : str or path-like
         Created if missing; receives the files listed in the module docstring.
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.sim.blocks import (
     FIRST_PORT,
     Built,
@@ -33,7 +34,16 @@ from tcpmodels.sim.fattree import build_fattree
 
 __all__ = ["Built", "build", "build_dumbbell", "build_caterpillar", "build_multipath"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    ns : module
+        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    out_dir : str
+        Where pcap files of ``config.pcap_devices`` go (``{device}.pcap``).
+""")
 
+
+@_PARAMETERS.fill
 def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
     """Senders -> left router -> bottleneck -> right router -> receiver.
 
@@ -44,12 +54,10 @@ def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
 
     Parameters
     ----------
-    ns : module
-        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    {ns}
     config : Dumbbell
         The scenario.
-    out_dir : str
-        Where pcap files of ``config.pcap_devices`` go (``{device}.pcap``).
+    {out_dir}
 
     Returns
     -------
@@ -116,18 +124,17 @@ def build_dumbbell(ns: Any, config: Dumbbell, out_dir: str) -> Built:
     return built
 
 
+@_PARAMETERS.fill
 def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
     """P5: S - G1 - G2 - ... - Gn, clients round-robin on G2..G(1+n_articulation); downloads S -> clients.
 
     Parameters
     ----------
-    ns : module
-        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    {ns}
     config : Caterpillar
         The scenario; the server's sockets use ``config.variant``, and the
         connections of client c are drawn with a generator seeded by ``(config.seed, c)``.
-    out_dir : str
-        Where pcap files of ``config.pcap_devices`` go (``{device}.pcap``).
+    {out_dir}
 
     Returns
     -------
@@ -175,6 +182,7 @@ def build_caterpillar(ns: Any, config: Caterpillar, out_dir: str) -> Built:
     return built
 
 
+@_PARAMETERS.fill
 def build_multipath(ns: Any, config: Multipath) -> Built:
     """Sender -> (Ap -> path p -> Bp, for each p) -> receiver; one subflow application per subflow.
 
@@ -185,8 +193,7 @@ def build_multipath(ns: Any, config: Multipath) -> Built:
 
     Parameters
     ----------
-    ns : module
-        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    {ns}
     config : Multipath
         The scenario: the paths, their loss rates and the connections (coupled
         ones use ``ns3::TcpLia``).
@@ -303,13 +310,13 @@ def build_multipath(ns: Any, config: Multipath) -> Built:
     return built
 
 
+@_PARAMETERS.fill
 def build(ns: Any, config: Dumbbell | Caterpillar | Multipath | FatTree, out_dir: str) -> Built:
     """Dispatch on the config type.
 
     Parameters
     ----------
-    ns : module
-        The loaded ``ns`` namespace (:func:`tcpmodels.sim._ns3.load`).
+    {ns}
     config : Dumbbell, Caterpillar, Multipath or FatTree
         The scenario.
     out_dir : str

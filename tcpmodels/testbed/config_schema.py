@@ -17,7 +17,19 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = ["ConfigError", "Table", "safe_run_name", "confined_run_dir"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    key : str
+        The key.
+    default : Any
+        Returned (unchecked) when the key is absent or empty; ``...`` makes it required.
+    low_open : bool
+        Exclude ``low`` itself.
+""")
 
 #: A run name becomes a directory name: letters, digits, '.', '_', '-' only, not starting with '.'.
 _RUN_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
@@ -72,6 +84,7 @@ class Table:
         """
         return self.table.get(key) not in (None, "")
 
+    @_PARAMETERS.fill
     def number(self, key: str, *, unit: str, default: Any = ..., low: float | None = None,
                high: float | None = None, low_open: bool = False) -> float | None:
         """A finite real number in ``[low, high]`` (``(low, high]`` with ``low_open``); ``default`` when absent.
@@ -80,16 +93,13 @@ class Table:
 
         Parameters
         ----------
-        key : str
-            The key.
+        {key}
         unit : str
             Unit of the value, shown in error messages (e.g. ``"ms"``).
-        default : Any
-            Returned (unchecked) when the key is absent or empty; ``...`` makes it required.
+        {default}
         low, high : float, optional
             Bounds of the valid range, in ``unit``; no bound if ``None``.
-        low_open : bool
-            Exclude ``low`` itself.
+        {low_open}
 
         Returns
         -------
@@ -118,18 +128,17 @@ class Table:
             raise self._fail(key, expected, value)
         return float(value)
 
+    @_PARAMETERS.fill
     def integer(self, key: str, *, unit: str, default: Any = ..., low: int | None = None,
                 high: int | None = None) -> int | None:
         """A whole number in ``[low, high]``; ``default`` when absent (``...``: required).
 
         Parameters
         ----------
-        key : str
-            The key.
+        {key}
         unit : str
             Unit of the value, shown in error messages.
-        default : Any
-            Returned (unchecked) when the key is absent or empty; ``...`` makes it required.
+        {default}
         low, high : int, optional
             Inclusive bounds, in ``unit``; no bound if ``None``.
 
@@ -158,13 +167,13 @@ class Table:
             raise self._fail(key, expected, value)
         return int(value)
 
+    @_PARAMETERS.fill
     def boolean(self, key: str, *, default: bool) -> bool:
         """``true`` or ``false``.
 
         Parameters
         ----------
-        key : str
-            The key.
+        {key}
         default : bool
             Returned when the key is absent.
 
@@ -185,13 +194,13 @@ class Table:
             raise self._fail(key, "true or false", value)
         return value
 
+    @_PARAMETERS.fill
     def string(self, key: str, *, default: Any = ..., choices: Iterable[str] | None = None) -> str | None:
         """A string, one of ``choices`` when given; ``default`` when absent (``...``: required).
 
         Parameters
         ----------
-        key : str
-            The key.
+        {key}
         default : Any
             Returned (unchecked) when the key is absent; ``...`` makes it required.
         choices : iterable of str, optional
@@ -218,6 +227,7 @@ class Table:
             raise self._fail(key, expected, value)
         return value
 
+    @_PARAMETERS.fill
     def numbers(self, key: str, *, unit: str, low: float | None = None, low_open: bool = False,
                 min_len: int = 1) -> list[float]:
         """A list of at least ``min_len`` numbers, each checked like :meth:`number`.
@@ -230,8 +240,7 @@ class Table:
             Unit of the values, shown in error messages.
         low : float, optional
             Lower bound of each value, in ``unit``.
-        low_open : bool
-            Exclude ``low`` itself.
+        {low_open}
         min_len : int
             Fewest elements accepted.
 
@@ -253,13 +262,13 @@ class Table:
                       [str(i) for i in range(len(value))]).number(str(i), unit=unit, low=low, low_open=low_open)
                 for i in range(len(value))]
 
+    @_PARAMETERS.fill
     def tables(self, key: str) -> list[Any]:
         """An array of tables (``[[section.key]]``); absent is an empty list.
 
         Parameters
         ----------
-        key : str
-            The key.
+        {key}
 
         Returns
         -------

@@ -30,19 +30,27 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = ["CPU_LATENCY_DEVICE", "hold_cpu_latency", "current_cpu_latency_us"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    device : Path
+        The PM QoS device (default ``/dev/cpu_dma_latency``).
+""")
 
 #: the PM QoS device of the CPU latency target
 CPU_LATENCY_DEVICE = Path("/dev/cpu_dma_latency")
 
 
+@_PARAMETERS.fill
 def current_cpu_latency_us(device: Path = CPU_LATENCY_DEVICE) -> int:
     """The CPU wake-up latency target in force. [us]
 
     Parameters
     ----------
-    device : Path
-        The PM QoS device (default ``/dev/cpu_dma_latency``).
+    {device}
 
     Returns
     -------
@@ -64,6 +72,7 @@ def current_cpu_latency_us(device: Path = CPU_LATENCY_DEVICE) -> int:
     return struct.unpack("=i", raw)[0]
 
 
+@_PARAMETERS.fill
 @contextmanager
 def hold_cpu_latency(max_latency_us: int = 0, device: Path = CPU_LATENCY_DEVICE) -> Iterator[bool]:
     """Keep the CPUs' wake-up latency at most ``max_latency_us`` inside the ``with`` block.
@@ -72,8 +81,7 @@ def hold_cpu_latency(max_latency_us: int = 0, device: Path = CPU_LATENCY_DEVICE)
     ----------
     max_latency_us : int
         The request [us]; 0 (the default) keeps idle CPUs out of any state they wake slowly from.
-    device : Path
-        The PM QoS device (default ``/dev/cpu_dma_latency``).
+    {device}
 
     Yields
     ------

@@ -50,9 +50,16 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.testbed._system import TestbedError
 
 __all__ = ["host_lock", "HostLockTimeout", "LOCK_PATH", "queue_dir", "queue"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    lock_path : str or Path, optional
+        The lock file; default :data:`LOCK_PATH`.
+""")
 
 #: the lock file (override with TCPMODELS_HOST_LOCK, e.g. in tests)
 LOCK_PATH = Path(os.environ.get("TCPMODELS_HOST_LOCK", "/run/tcpmodels/host.lock"))
@@ -64,13 +71,13 @@ class HostLockTimeout(TestbedError):
     """The host lock stayed held (or queued ahead) by others for longer than the timeout."""
 
 
+@_PARAMETERS.fill
 def queue_dir(lock_path: str | Path | None = None) -> Path:
     """The ticket folder of a lock file: ``<lock file name>.queue`` beside it.
 
     Parameters
     ----------
-    lock_path : str or Path, optional
-        The lock file; default :data:`LOCK_PATH`.
+    {lock_path}
 
     Returns
     -------
@@ -125,13 +132,13 @@ def _remove_orphan_draft(path: Path) -> None:
             pass
 
 
+@_PARAMETERS.fill
 def queue(lock_path: str | Path | None = None, *, remove_dead: bool = True) -> list[dict]:
     """The live tickets of a lock, oldest first (the head holds the lock or is about to).
 
     Parameters
     ----------
-    lock_path : str or Path, optional
-        The lock file; default :data:`LOCK_PATH`.
+    {lock_path}
     remove_dead : bool
         Delete the tickets of processes that no longer run (and unreadable ones) on the way.
 

@@ -35,10 +35,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.testbed._system import TestbedError, delay_element_binary, require_privileges, run
 from tcpmodels.testbed.topology import DELAY_NODE, Link, Topology
 
 __all__ = ["Testbed", "cleanup", "CleanupReport", "STATE_DIR", "NAMESPACE_RE", "parse_proc_netstat", "delay_counter_delta", "tcp_ext_delta", "cpumask_hex", "cpuset_mask_hex"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    node : str
+        A node of the topology.
+    argv : list of str
+        The command; elements are converted with ``str``.
+""")
 
 #: where run state files live (tmpfs, gone after a reboot like the namespaces themselves)
 STATE_DIR = Path(os.environ.get("TCPMODELS_STATE_DIR", "/run/tcpmodels"))
@@ -393,6 +402,7 @@ class Testbed:
     def _sysctl(self, ns: str, pairs) -> None:
         run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w"] + [f"{k}={v}" for k, v in pairs])
 
+    @_PARAMETERS.fill
     def set_sysctls(self, node: str, pairs: tuple[tuple[str, str], ...] | list[tuple[str, str]]) -> dict[str, str]:
         """Set namespaced sysctls of a node while the testbed runs; return the values read back.
 
@@ -403,8 +413,7 @@ class Testbed:
 
         Parameters
         ----------
-        node : str
-            A node of the topology.
+        {node}
         pairs : sequence of (str, str)
             ``(name, value)`` with names under ``net.`` (the namespaced ones).
 
@@ -542,6 +551,7 @@ class Testbed:
             raise ValueError(f"no node {node!r} in topology {self.topology.name}")
         return ["ip", "netns", "exec", self.ns(node)] + [str(a) for a in argv]
 
+    @_PARAMETERS.fill
     def exec(self, node: str, argv: list[str], *, check: bool = True,
              timeout: float = 60.0) -> subprocess.CompletedProcess:
         """Run a command in ``node`` and wait for it (``subprocess.CompletedProcess``, text output).
@@ -550,8 +560,7 @@ class Testbed:
         ----------
         node : str
             Node name (or the delay namespace's).
-        argv : list of str
-            The command; elements are converted with ``str``.
+        {argv}
         check : bool
             Raise if the command exits non-zero.
         timeout : float
@@ -571,6 +580,7 @@ class Testbed:
         """
         return run(self._cmd(node, argv), check=check, timeout=timeout)
 
+    @_PARAMETERS.fill
     def popen(self, node: str, argv: list[str], *, label: str = "", **kwargs: Any) -> subprocess.Popen:
         """Start a command in ``node``; it is terminated at teardown if still running.
 
@@ -578,8 +588,7 @@ class Testbed:
         ----------
         node : str
             Node name (or the delay namespace's).
-        argv : list of str
-            The command; elements are converted with ``str``.
+        {argv}
         label : str
             Name of the process in teardown messages; ``argv[0]`` if empty.
         **kwargs : Any
@@ -709,13 +718,13 @@ class Testbed:
                                    f"after SIGUSR1 (got {line.strip()!r})") from None
         return out
 
+    @_PARAMETERS.fill
     def tcp_ext_counters(self, node: str) -> dict:
         """The ``TcpExt`` counters of ``node``'s network namespace (``/proc/net/netstat`` read inside it).
 
         Parameters
         ----------
-        node : str
-            A node of the topology.
+        {node}
 
         Returns
         -------

@@ -32,6 +32,14 @@ import sys
 import threading
 import time
 
+from tcpmodels._docstrings import SharedEntries
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    bind : str or None
+        Local address to send from.
+""")
+
 IPPROTO_MPTCP = 262
 SOL_MPTCP = 284
 MPTCP_INFO = 1
@@ -490,6 +498,7 @@ def client(flows: list[dict]) -> None:
         t.join()
 
 
+@_PARAMETERS.fill
 def rtt(dst: str, port: int, count: int, interval_s: float, size_bytes: int, bind: str | None) -> None:
     """Send ``count`` UDP echo requests; print one record with every round-trip time [s].
 
@@ -505,8 +514,7 @@ def rtt(dst: str, port: int, count: int, interval_s: float, size_bytes: int, bin
         Pause after each request's reply or timeout. [s]
     size_bytes : int
         UDP payload size (at least 8). [bytes]
-    bind : str or None
-        Local address to send from.
+    {bind}
 
     Notes
     -----
@@ -544,6 +552,7 @@ def _icmp_checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
+@_PARAMETERS.fill
 def ping(dst: str, count: int, interval_s: float, size_bytes: int, bind: str | None) -> None:
     """ICMP echo round-trip times [s]: the reply comes from the peer's kernel, and the
     arrival time is the kernel's receive timestamp (SO_TIMESTAMPNS), so no userspace
@@ -560,8 +569,7 @@ def ping(dst: str, count: int, interval_s: float, size_bytes: int, bind: str | N
         Pause after each reply or timeout. [s]
     size_bytes : int
         ICMP payload size (at least 8). [bytes]
-    bind : str or None
-        Local address to send from.
+    {bind}
 
     Notes
     -----

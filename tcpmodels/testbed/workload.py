@@ -21,11 +21,32 @@ from typing import Callable
 import numpy as np
 
 from tcpmodels import congestion
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.testbed._system import TestbedError
 from tcpmodels.testbed.netns import Testbed
 
 __all__ = ["Server", "start_server", "run_flows", "socket_report", "measure_rtt", "ping_rtt", "bulk_flow", "probe_flows", "poisson_flows",
            "flow_sizes_bytes", "CONGESTION_CONTROLS"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    tb : Testbed
+        The running testbed.
+    port : int
+        Server port.
+    node : str
+        Node the client runs in.
+    interval_s : float
+        Pause after each reply or timeout. [s]
+    dst : str
+        Server address.
+    mptcp : bool
+        Connect with MPTCP.
+    cc : str
+        Congestion control of the sender.
+    direction : {"download", "upload"}
+        Which side sends.
+""")
 
 #: the kernel's own, and the BPF ones of :mod:`tcpmodels.testbed.kernel_cc` (registered with
 #: ``tcpmodels testbed cc load NAME`` or ``kernel_cc.congestion_control(NAME)`` before the run),
@@ -114,14 +135,14 @@ class Server:
         return self.records
 
 
+@_PARAMETERS.fill
 def start_server(tb: Testbed, node: str, *, port: int = 5201, mptcp: bool = False,
                  keep_records: bool = True) -> Server:
     """Start a traffic server (TCP, or MPTCP which also accepts TCP) and UDP echo in ``node``.
 
     Parameters
     ----------
-    tb : Testbed
-        The running testbed.
+    {tb}
     node : str
         Node to serve from.
     port : int
@@ -172,15 +193,13 @@ def _check_kernel_cc(flows: list[dict]) -> None:
         raise kernel_cc.KernelCcUnavailable(problem)
 
 
+@_PARAMETERS.fill
 def launch_flows(tb: Testbed, node: str, flows: list[dict]) -> subprocess.Popen:
     """Start a client process running ``flows``; collect with :func:`collect_flows`.
 
     Parameters
     ----------
-    tb : Testbed
-        The running testbed.
-    node : str
-        Node the client runs in.
+    {tb, node}
     flows : list of dict
         Flow descriptions (:func:`bulk_flow`, :func:`probe_flows`, :func:`poisson_flows`).
 
@@ -263,14 +282,14 @@ def _unfinished(popen: subprocess.Popen, partial_stdout: str) -> str:
     return f"{len(ids) - len(left)} of {len(ids)} flows finished; unfinished flow ids: {shown}"
 
 
+@_PARAMETERS.fill
 def socket_report(tb: Testbed, nodes: list[str], *, max_chars: int = 12_000) -> str:
     """The open TCP and MPTCP sockets of ``nodes`` as ``ss`` shows them (one line each, with TCP_INFO and
     MPTCP_INFO; listeners and TIME-WAIT left out): what a hung flow looked like before it was killed.
 
     Parameters
     ----------
-    tb : Testbed
-        The running testbed.
+    {tb}
     nodes : list of str
         Node names.
     max_chars : int
@@ -295,15 +314,13 @@ def socket_report(tb: Testbed, nodes: list[str], *, max_chars: int = 12_000) -> 
     return report if len(report) <= max_chars else report[:max_chars] + f"\n... ({len(report) - max_chars} more characters)"
 
 
+@_PARAMETERS.fill
 def run_flows(tb: Testbed, node: str, flows: list[dict], *, timeout_s: float = 600.0) -> list[dict]:
     """Run ``flows`` from ``node`` (concurrently, each at its ``start_s``) and return their records.
 
     Parameters
     ----------
-    tb : Testbed
-        The running testbed.
-    node : str
-        Node the client runs in.
+    {tb, node}
     flows : list of dict
         Flow descriptions (see :func:`launch_flows`).
     timeout_s : float
@@ -324,14 +341,14 @@ def run_flows(tb: Testbed, node: str, flows: list[dict], *, timeout_s: float = 6
     return collect_flows(launch_flows(tb, node, flows), timeout_s)
 
 
+@_PARAMETERS.fill
 def measure_rtt(tb: Testbed, node: str, dst: str, *, port: int = 5201, count: int = 20, interval_s: float = 0.02,
                 size_bytes: int = 64, bind: str | None = None) -> np.ndarray:
     """Round-trip times of UDP echoes from ``node`` to a server at ``dst`` [s] (lost probes omitted).
 
     Parameters
     ----------
-    tb : Testbed
-        The running testbed.
+    {tb}
     node : str
         Node to measure from.
     dst : str
@@ -340,8 +357,7 @@ def measure_rtt(tb: Testbed, node: str, dst: str, *, port: int = 5201, count: in
         The server's port.
     count : int
         Echo requests sent.
-    interval_s : float
-        Pause after each reply or timeout. [s]
+    {interval_s}
     size_bytes : int
         UDP payload size. [bytes]
     bind : str, optional
@@ -360,22 +376,21 @@ def measure_rtt(tb: Testbed, node: str, dst: str, *, port: int = 5201, count: in
     return _echo_rtt_s(tb, node, ["rtt", "--port", str(port)], dst, count, interval_s, size_bytes, bind)
 
 
+@_PARAMETERS.fill
 def ping_rtt(tb: Testbed, node: str, dst: str, *, count: int = 20, interval_s: float = 0.02, size_bytes: int = 56,
              bind: str | None = None) -> np.ndarray:
     """ICMP echo round-trip times from ``node`` to ``dst`` [s], timed by the kernel (no server needed).
 
     Parameters
     ----------
-    tb : Testbed
-        The running testbed.
+    {tb}
     node : str
         Node to ping from.
     dst : str
         Address to ping.
     count : int
         Echoes reported (one warm-up echo more is sent).
-    interval_s : float
-        Pause after each reply or timeout. [s]
+    {interval_s}
     size_bytes : int
         ICMP payload size. [bytes]
     bind : str, optional
@@ -403,6 +418,7 @@ def _echo_rtt_s(tb: Testbed, node: str, command: list[str], dst: str, count: int
     return np.asarray(json.loads(proc.stdout.strip().splitlines()[-1])["rtt_s"])
 
 
+@_PARAMETERS.fill
 def bulk_flow(*, flow_id: int, dst: str, port: int = 5201, size_bytes: int | None = None,
               duration_s: float | None = None, cc: str = "cubic", mptcp: bool = False, direction: str = "download",
               bind: str | None = None, sample_interval_s: float = 0.1, start_s: float = 0.0, kind: str = "bulk") -> dict:
@@ -412,18 +428,14 @@ def bulk_flow(*, flow_id: int, dst: str, port: int = 5201, size_bytes: int | Non
     ----------
     flow_id : int
         Identifier carried in the records.
-    dst : str
-        Server address.
-    port : int
-        Server port.
+    {dst, port}
     size_bytes : int, optional
         Bytes to transfer (give this or ``duration_s``). [bytes]
     duration_s : float, optional
         Time to send for, in (0, 3600]. [s]
     cc : str
         Congestion control of the sending socket, one of :data:`CONGESTION_CONTROLS`.
-    mptcp : bool
-        Connect with MPTCP.
+    {mptcp}
     direction : {"download", "upload"}
         ``download``: the server sends; ``upload``: the client sends.
     bind : str, optional
@@ -452,6 +464,7 @@ def bulk_flow(*, flow_id: int, dst: str, port: int = 5201, size_bytes: int | Non
     return flow
 
 
+@_PARAMETERS.fill
 def probe_flows(*, first_id: int, size_bytes: int, paths: list[tuple[str, str]], port: int = 5201,
                 cc: str = "cubic", gap_s: float = 0.5, direction: str = "download") -> list[dict]:
     """Probes of ``size_bytes``, one per path, one after another (``gap_s`` apart).
@@ -468,14 +481,10 @@ def probe_flows(*, first_id: int, size_bytes: int, paths: list[tuple[str, str]],
         Size of each probe. [bytes]
     paths : list of tuple of (str, str)
         ``(bind address, destination address)`` per path.
-    port : int
-        Server port.
-    cc : str
-        Congestion control of the sender.
+    {port, cc}
     gap_s : float
         Time between the starts of successive probes. [s]
-    direction : {"download", "upload"}
-        Which side sends.
+    {direction}
 
     Returns
     -------
@@ -536,6 +545,7 @@ def flow_sizes_bytes(rng: np.random.Generator, n: int, dist: dict) -> np.ndarray
     return np.maximum(1, np.round(sizes)).astype(np.int64)
 
 
+@_PARAMETERS.fill
 def poisson_flows(*, rng: np.random.Generator, first_id: int, arrival_rate_per_s: float, duration_s: float,
                   size_dist: dict, dst: str, port: int = 5201, cc: str = "cubic", mptcp: bool = False,
                   direction: str = "download", max_flows: int = 5000) -> list[dict]:
@@ -553,16 +563,7 @@ def poisson_flows(*, rng: np.random.Generator, first_id: int, arrival_rate_per_s
         Arrivals are drawn in [0, duration_s). [s]
     size_dist : dict
         Flow size distribution (see :func:`flow_sizes_bytes`).
-    dst : str
-        Server address.
-    port : int
-        Server port.
-    cc : str
-        Congestion control of the sender.
-    mptcp : bool
-        Connect with MPTCP.
-    direction : {"download", "upload"}
-        Which side sends.
+    {dst, port, cc, mptcp, direction}
     max_flows : int
         Refuse a draw of more flows than this.
 

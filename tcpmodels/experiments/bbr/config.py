@@ -7,11 +7,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tcpmodels import congestion
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.models.bbr import queue_packets_for_bdp, rate_pps
 
 __all__ = ["w2_points", "prioritized", "REPO", "SCHEMA", "KEY", "GridPoint", "DEFAULT_GRID", "PILOT_GRID", "BbrConfig", "DEFAULT_CONFIG",
            "PILOT_CONFIG", "buffer_packets", "kernel_plan", "flows_of"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    queue_bdp : float
+        X. [-]
+""")
 
 REPO = REPO_ROOT
 #: version of the records' layout
@@ -125,13 +132,13 @@ class BbrConfig:
         """c l, the bandwidth-delay product. [packets]"""
         return self.rate_pps * self.base_rtt_s
 
+    @_PARAMETERS.fill
     def warmup_s(self, queue_bdp: float) -> float:
         """The warm-up of a run with a buffer of X BDPs: ``warmup_rtts`` round trips of ``l (1 + X)``. [s]
 
         Parameters
         ----------
-        queue_bdp : float
-            X. [-]
+        {queue_bdp}
 
         Returns
         -------
@@ -140,13 +147,13 @@ class BbrConfig:
         """
         return round(self.warmup_rtts * self.base_rtt_s * (1.0 + float(queue_bdp)), 1)
 
+    @_PARAMETERS.fill
     def duration_s(self, queue_bdp: float) -> float:
         """How long every flow of a run with a buffer of X BDPs sends: warm-up, window, start jitter. [s]
 
         Parameters
         ----------
-        queue_bdp : float
-            X. [-]
+        {queue_bdp}
 
         Returns
         -------
@@ -161,6 +168,7 @@ DEFAULT_CONFIG = BbrConfig()
 PILOT_CONFIG = BbrConfig(campaign="bbr_pilot", warmup_rtts=0.0, measure_s=180.0, reps=1, grid=PILOT_GRID)
 
 
+@_PARAMETERS.fill
 def buffer_packets(config: BbrConfig, queue_bdp: float) -> int:
     """The bottleneck buffer of X BDPs, rounded to whole packets (at least 2). [packets]
 
@@ -168,8 +176,7 @@ def buffer_packets(config: BbrConfig, queue_bdp: float) -> int:
     ----------
     config : BbrConfig
         Rate, base RTT and packet size.
-    queue_bdp : float
-        X. [-]
+    {queue_bdp}
 
     Returns
     -------

@@ -10,10 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.models.bbr import BBR_PROBE_RTT_CWND_PACKETS
 from tcpmodels.records.series import as_sample_list
 
 __all__ = ["flow_arrays", "delivered_bytes", "bbr_share", "share_series", "probe_rtt_episodes_s", "standing_queue_s"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    t0_s, t1_s : float
+        The window on the common clock. [s]
+    flows : list of dict
+        The sample's flows.
+""")
 
 
 def flow_arrays(flow: dict) -> dict[str, np.ndarray]:
@@ -58,6 +67,7 @@ def delivered_bytes(flow: dict, t0_s: float, t1_s: float) -> float:
     return float(np.interp(t1_s, t, b) - np.interp(t0_s, t, b))
 
 
+@_PARAMETERS.fill
 def bbr_share(flows: list[dict], t0_s: float, t1_s: float) -> float:
     """BBR's share of all bytes delivered in ``[t0_s, t1_s]``. [-]
 
@@ -65,8 +75,7 @@ def bbr_share(flows: list[dict], t0_s: float, t1_s: float) -> float:
     ----------
     flows : list of dict
         The sample's flows (``role`` ``bbr`` or ``loss``).
-    t0_s, t1_s : float
-        The window on the common clock. [s]
+    {t0_s, t1_s}
 
     Returns
     -------
@@ -80,13 +89,13 @@ def bbr_share(flows: list[dict], t0_s: float, t1_s: float) -> float:
     return got["bbr"] / total if total > 0 else float("nan")
 
 
+@_PARAMETERS.fill
 def share_series(flows: list[dict], end_s: float, window_s: float = 5.0) -> list[dict]:
     """BBR's share in consecutive windows and cumulated from the start: where does it settle?
 
     Parameters
     ----------
-    flows : list of dict
-        The sample's flows.
+    {flows}
     end_s : float
         End of the series on the common clock. [s]
     window_s : float
@@ -106,6 +115,7 @@ def share_series(flows: list[dict], end_s: float, window_s: float = 5.0) -> list
     return out
 
 
+@_PARAMETERS.fill
 def probe_rtt_episodes_s(flow: dict, t0_s: float, t1_s: float, interval_s: float) -> list[float]:
     """Durations of the BBR flow's ProbeRTT episodes that lie wholly inside ``[t0_s, t1_s]``. [s]
 
@@ -117,8 +127,7 @@ def probe_rtt_episodes_s(flow: dict, t0_s: float, t1_s: float, interval_s: float
     ----------
     flow : dict
         A BBR flow (as :func:`flow_arrays`).
-    t0_s, t1_s : float
-        The window on the common clock. [s]
+    {t0_s, t1_s}
     interval_s : float
         The sampling interval. [s]
 
@@ -141,15 +150,13 @@ def probe_rtt_episodes_s(flow: dict, t0_s: float, t1_s: float, interval_s: float
     return out
 
 
+@_PARAMETERS.fill
 def standing_queue_s(flows: list[dict], t0_s: float, t1_s: float, base_rtt_s: float) -> float:
     """Median queueing delay the flows saw in ``[t0_s, t1_s]``: median smoothed RTT minus the base RTT. [s]
 
     Parameters
     ----------
-    flows : list of dict
-        The sample's flows.
-    t0_s, t1_s : float
-        The window on the common clock. [s]
+    {flows, t0_s, t1_s}
     base_rtt_s : float
         The path's RTT without queue (e.g. the ping before the flows). [s]
 

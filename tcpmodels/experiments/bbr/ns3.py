@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from tcpmodels import congestion
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.bbr.config import DEFAULT_CONFIG, KEY, SCHEMA, BbrConfig, kernel_plan
 from tcpmodels.experiments.campaign import run_samples
 from tcpmodels.models.bbr import BBR_PROBE_RTT_CWND_PACKETS
@@ -25,17 +26,23 @@ from tcpmodels.sim.config import Dumbbell
 
 __all__ = ["ns3_plan", "ns3_scenario", "run_ns3_campaign", "BIN_S"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    config : BbrConfig
+        The setting.
+""")
+
 #: width of the per-connection byte bins kept in a record. [s]
 BIN_S = 0.5
 
 
+@_PARAMETERS.fill
 def ns3_plan(config: BbrConfig) -> list[dict]:
     """The kernel plan relabelled ``bbr_ns3``, each sample with its simulation seed (1 + its order).
 
     Parameters
     ----------
-    config : BbrConfig
-        The setting.
+    {config}
 
     Returns
     -------
@@ -96,6 +103,7 @@ def _episodes(cwnd: pd.DataFrame, flow_index: int, mss: int, end_s: float) -> li
     return out
 
 
+@_PARAMETERS.fill
 def run_ns3_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CONFIG, *, limit: int | None = None,
                      progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
                      host_lock: bool = False) -> int:
@@ -109,8 +117,7 @@ def run_ns3_campaign(records_path: str | Path, config: BbrConfig = DEFAULT_CONFI
     ----------
     records_path : str or Path
         JSONL file, one line per sample.
-    config : BbrConfig
-        The setting.
+    {config}
     limit : int, optional
         Stop after this many new samples.
     progress : bool

@@ -9,9 +9,24 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = ["mean_ratio_ci", "pairs_to_decide", "reps_to_exclude", "ratio_table", "olia_loss_events", "clamped_snapshots", "lia_model_table", "goal_ratios", "disjoint_pairs"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    confidence : float
+        Confidence level of the interval. [-]
+    test, ref : array_like
+        Positive values of the two variants, pair by pair (same unit).
+    max_pairs : int
+        Largest number of pairs considered. [-]
+    coupled : sequence of str
+        The coupled variants.
+""")
 
+
+@_PARAMETERS.fill
 def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) -> dict:
     """Ratio of ``test`` to ``ref`` over paired (interleaved) repetitions with a t confidence interval.
 
@@ -21,10 +36,7 @@ def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) 
 
     Parameters
     ----------
-    test, ref : array_like
-        Positive values of the two variants, pair by pair (same unit).
-    confidence : float
-        Confidence level of the interval. [-]
+    {test, ref, confidence}
 
     Returns
     -------
@@ -46,6 +58,7 @@ def mean_ratio_ci(test: ArrayLike, ref: ArrayLike, *, confidence: float = 0.95) 
             "n_pairs": int(d.size), "confidence": confidence}
 
 
+@_PARAMETERS.fill
 def pairs_to_decide(test: ArrayLike, ref: ArrayLike, tolerance: float, *, confidence: float = 0.95,
                     max_pairs: int = 100_000) -> int | None:
     """How many pairs in all would make the 95 % interval of the ratio decide "within 1 +- tolerance", if more pairs scattered as these do.
@@ -57,14 +70,10 @@ def pairs_to_decide(test: ArrayLike, ref: ArrayLike, tolerance: float, *, confid
 
     Parameters
     ----------
-    test, ref : array_like
-        Positive values of the two variants, pair by pair (same unit).
+    {test, ref}
     tolerance : float
         Allowed relative deviation from 1. [-]
-    confidence : float
-        Confidence level of the interval. [-]
-    max_pairs : int
-        Largest number of pairs considered. [-]
+    {confidence, max_pairs}
 
     Returns
     -------
@@ -98,6 +107,7 @@ def _first_n_within(n_min: int, n_max: int, confidence: float, sd: float, margin
     return None
 
 
+@_PARAMETERS.fill
 def reps_to_exclude(test: ArrayLike, ref: ArrayLike, threshold: float, *, confidence: float = 0.95,
                     max_pairs: int = 100_000) -> int | None:
     """How many pairs in all would make the interval of :func:`mean_ratio_ci` exclude ``threshold``
@@ -109,10 +119,7 @@ def reps_to_exclude(test: ArrayLike, ref: ArrayLike, threshold: float, *, confid
         Positive values, pair by pair (same unit).
     threshold : float
         The ratio the interval is to exclude. [-]
-    confidence : float
-        Confidence level of the interval. [-]
-    max_pairs : int
-        Largest number of pairs considered. [-]
+    {confidence, max_pairs}
 
     Returns
     -------
@@ -231,6 +238,7 @@ def lia_model_table(*, rtt_s: float = 0.020, shared_loss: float = 0.005,
                         index=pd.Index(["model_lia", "model_uncoupled"], name="variant"))
 
 
+@_PARAMETERS.fill
 def disjoint_pairs(rows: pd.DataFrame, coupled: Sequence[str], uncoupled: str) -> list[tuple[str, pd.DataFrame]]:
     """The disjoint-paths shares of each coupled variant beside the uncoupled one, repetition by repetition.
 
@@ -238,8 +246,7 @@ def disjoint_pairs(rows: pd.DataFrame, coupled: Sequence[str], uncoupled: str) -
     ----------
     rows : pandas.DataFrame
         The dataset's rows (``experiment`` ``disjoint`` with ``rep``, ``variant``, ``share_less_lossy``).
-    coupled : sequence of str
-        The coupled variants.
+    {coupled}
     uncoupled : str
         The uncoupled variant they are compared with.
 
@@ -257,6 +264,7 @@ def disjoint_pairs(rows: pd.DataFrame, coupled: Sequence[str], uncoupled: str) -
     return [(v, pair) for v, pair in pairs if len(pair) >= 2]
 
 
+@_PARAMETERS.fill
 def goal_ratios(rows: pd.DataFrame, *, coupled: Sequence[str] = ("tm_lia", "tm_olia"),
                   uncoupled: str = "reno", harm_threshold: float = 1.5, tolerance: float = 0.02) -> dict:
     """The numbers behind LIA's goals (RFC 6356 Sec. 2): ratios with their 95 % intervals, and the goal-(c) errors.
@@ -267,8 +275,7 @@ def goal_ratios(rows: pd.DataFrame, *, coupled: Sequence[str] = ("tm_lia", "tm_o
     ----------
     rows : pandas.DataFrame
         Dataset rows (experiments ``shared``, ``disjoint``, ``alpha``, ``olia_incr``).
-    coupled : sequence of str
-        The coupled variants.
+    {coupled}
     uncoupled : str
         The uncoupled contrast (kernel reno on each subflow).
     harm_threshold : float

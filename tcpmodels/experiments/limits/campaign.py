@@ -46,11 +46,20 @@ from pathlib import Path
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets import REPO_ROOT
 from tcpmodels.records import JsonlRecords, git_state, host_facts, utc_now
 
 __all__ = ["SCENARIOS", "TUNING_SEEDS", "TEST_SEEDS", "TEST2_SEEDS", "split_of", "path_of", "scenario_plan", "run_scenario",
            "run_campaign"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    seed : int
+        Run seed.
+    scenario : str
+        One of :data:`SCENARIOS`.
+""")
 
 REPO = REPO_ROOT
 #: scenario -> the class the design expects (the kernel's label is what is scored)
@@ -69,13 +78,13 @@ SAMPLE_INTERVAL_S = 0.01
 KEY_FIELDS = ("scenario", "seed")
 
 
+@_PARAMETERS.fill
 def split_of(seed: int) -> str:
     """Which set a run seed belongs to (tuning, the first test set, the second).
 
     Parameters
     ----------
-    seed : int
-        Run seed.
+    {seed}
 
     Returns
     -------
@@ -114,13 +123,13 @@ def path_of(seed: int) -> dict:
     return {"rate_bps": rate_bps, "rtt_s": rtt_s, "bdp_bytes": int(rate_bps * rtt_s / 8)}
 
 
+@_PARAMETERS.fill
 def scenario_plan(scenario: str, seed: int) -> dict:
     """Everything a run of ``scenario`` at ``seed`` does: path, buffer, loss, receiver buffer, flows.
 
     Parameters
     ----------
-    scenario : str
-        One of :data:`SCENARIOS`.
+    {scenario}
     seed : int
         Run seed (sets the path and the random parts of the workload).
 
@@ -182,6 +191,7 @@ def _gzip(src: Path) -> Path:
     return dst
 
 
+@_PARAMETERS.fill
 def run_scenario(scenario: str, seed: int, runs_dir: str | Path) -> dict:
     """One labelled run: testbed up, captures at ``s0`` and ``d``, the flows, teardown; returns the record.
 
@@ -190,10 +200,7 @@ def run_scenario(scenario: str, seed: int, runs_dir: str | Path) -> dict:
 
     Parameters
     ----------
-    scenario : str
-        One of :data:`SCENARIOS`.
-    seed : int
-        Run seed.
+    {scenario, seed}
     runs_dir : str or Path
         Campaign folder.
 

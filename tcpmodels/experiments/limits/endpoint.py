@@ -33,10 +33,19 @@ import sys
 import threading
 import time
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.testbed.traffic import TCP_INFO_STRUCT as _TCP_INFO
 from tcpmodels.testbed.traffic import tcp_info_fields
 
 __all__ = ["parse_tcp_info_chrono", "receive", "send_flows", "main"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    dst : str
+        Receiver address.
+    port : int
+        Receiver port.
+""")
 
 TCP_CONGESTION = getattr(socket, "TCP_CONGESTION", 13)
 TCP_INFO = getattr(socket, "TCP_INFO", 11)
@@ -181,15 +190,13 @@ def _write(sock: socket.socket, flow: dict, writer: _Writer) -> int:
     return sent
 
 
+@_PARAMETERS.fill
 def send_flow(dst: str, port: int, flow: dict) -> dict:
     """Run one flow to ``dst:port`` and return its record (also on error: ``error``).
 
     Parameters
     ----------
-    dst : str
-        Receiver address.
-    port : int
-        Receiver port.
+    {dst, port}
     flow : dict
         See the module docstring.
 
@@ -235,15 +242,13 @@ def send_flow(dst: str, port: int, flow: dict) -> dict:
     return rec
 
 
+@_PARAMETERS.fill
 def send_flows(dst: str, port: int, flows: list[dict]) -> None:
     """Run ``flows`` one after the other (each after its ``pause_before_s``), one record each on stdout.
 
     Parameters
     ----------
-    dst : str
-        Receiver address.
-    port : int
-        Receiver port.
+    {dst, port}
     flows : list of dict
         See the module docstring.
     """

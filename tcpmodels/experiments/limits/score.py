@@ -28,9 +28,20 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from tcpmodels._docstrings import SharedEntries
+
 __all__ = ["KERNEL_CLASSES", "INTERVAL_S", "KERNEL_SCORED_SCENARIOS", "CLAIMED_SHARE", "CLAIM_SPECS", "kernel_intervals",
            "kernel_class_of", "agrees", "match_intervals", "tune_signature", "claims", "confusion", "design_table",
            "load_dataset", "agreement_table", "signature_table", "plot_confusion"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    intervals : pandas.DataFrame
+        ``limits_intervals.parquet``.
+    split : {"test", "test2", "tuning"}
+    flows : pandas.DataFrame
+        ``limits_flows.parquet``.
+""")
 
 #: the kernel's four labels
 KERNEL_CLASSES = ("network", "receiver_window", "send_buffer", "application")
@@ -242,6 +253,7 @@ CLAIM_SPECS = {
 }
 
 
+@_PARAMETERS.fill
 def claims(intervals: pd.DataFrame, flows: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
     """The claims table (:func:`tcpmodels.stats.claims_table`) on one split of the dataset.
 
@@ -253,8 +265,7 @@ def claims(intervals: pd.DataFrame, flows: pd.DataFrame, *, split: str = "test")
     ----------
     intervals : pandas.DataFrame
         ``limits_intervals.parquet`` (:func:`tcpmodels.experiments.limits.dataset.build_dataset`).
-    flows : pandas.DataFrame
-        ``limits_flows.parquet``.
+    {flows}
     split : {"test", "test2", "tuning"}
         Which runs to judge (``test2``: the second held-out set, :data:`~tcpmodels.experiments.limits.campaign.TEST2_SEEDS`).
 
@@ -316,14 +327,13 @@ def _runs_at_observed_share(v):
         "implied by the bootstrap)"))
 
 
+@_PARAMETERS.fill
 def confusion(intervals: pd.DataFrame, *, split: str = "test", point: str = "sender") -> pd.DataFrame:
     """Intervals by the kernel's label (rows) and the diagnosis (columns), one split and capture point.
 
     Parameters
     ----------
-    intervals : pandas.DataFrame
-        ``limits_intervals.parquet``.
-    split : {"test", "test2", "tuning"}
+    {intervals, split}
     point : {"sender", "receiver"}
 
     Returns
@@ -342,16 +352,16 @@ def confusion(intervals: pd.DataFrame, *, split: str = "test", point: str = "sen
     return tab
 
 
+@_PARAMETERS.fill
 def design_table(intervals: pd.DataFrame, flows: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
     """Share of each scenario's time the diagnosis gives each class (the design's view, which the kernel lacks).
 
     Parameters
     ----------
-    intervals : pandas.DataFrame
-        ``limits_intervals.parquet``.
+    {intervals}
     flows : pandas.DataFrame
         ``limits_flows.parquet`` (for the short transfers: the share of flows called opportunity-limited).
-    split : {"test", "test2", "tuning"}
+    {split}
 
     Returns
     -------
@@ -395,13 +405,13 @@ def load_dataset(data_dir: str | Path) -> tuple[pd.DataFrame, pd.DataFrame, dict
     return pd.read_parquet(files[0]), pd.read_parquet(files[1]), json.loads(files[2].read_text())
 
 
+@_PARAMETERS.fill
 def agreement_table(intervals: pd.DataFrame) -> pd.DataFrame:
     """Share of intervals that agree with the kernel, per scenario, capture point and split.
 
     Parameters
     ----------
-    intervals : pandas.DataFrame
-        ``limits_intervals.parquet``.
+    {intervals}
 
     Returns
     -------
@@ -412,14 +422,13 @@ def agreement_table(intervals: pd.DataFrame) -> pd.DataFrame:
     return intervals.pivot_table(index="scenario", columns=["split", "point"], values="agree", aggfunc="mean")
 
 
+@_PARAMETERS.fill
 def signature_table(flows: pd.DataFrame, *, split: str = "test") -> pd.DataFrame:
     """Sundaresan's features and verdicts of the self and cross flows of one split.
 
     Parameters
     ----------
-    flows : pandas.DataFrame
-        ``limits_flows.parquet``.
-    split : {"test", "test2", "tuning"}
+    {flows, split}
 
     Returns
     -------
@@ -432,14 +441,13 @@ def signature_table(flows: pd.DataFrame, *, split: str = "test") -> pd.DataFrame
               "congestion", "truth_congestion"]].reset_index(drop=True)
 
 
+@_PARAMETERS.fill
 def plot_confusion(intervals: pd.DataFrame, *, split: str = "test") -> Figure:
     """The confusion matrices of both capture points side by side, each row normalised (share of the kernel's class).
 
     Parameters
     ----------
-    intervals : pandas.DataFrame
-        ``limits_intervals.parquet``.
-    split : {"test", "test2", "tuning"}
+    {intervals, split}
 
     Returns
     -------

@@ -17,9 +17,22 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.p1.config import DEFAULT_CONFIG, REPO, SCHEMA, UNCOUPLED, P1Config
 
 __all__ = ["SEEDS", "TestbedArm", "rotated_plan", "run_arms", "ArmsRun"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    capture_dir : str or Path, optional
+        Capture the 70 KB flows here (their loss and pattern; without it those columns are empty).
+    limit : int, optional
+        Stop after this many new runs.
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per run. [s]
+""")
 
 #: the seeds of the alternated campaigns (:mod:`~tcpmodels.experiments.p1.abab` first), run in this order (shipped schedules, so each run also pairs with the shipped runs of
 #: its seed on either testbed). 12 seeds: the per-seed difference of the uncoupled headline between the shipped
@@ -91,6 +104,7 @@ def rotated_plan(campaign: str, arms: Sequence[str], backgrounds: Sequence[tuple
     return out
 
 
+@_PARAMETERS.fill
 def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, TestbedArm], *, key: tuple[str, ...],
              desc: str, seeds: Sequence[int], config: P1Config, capture_dir: str | Path | None = None,
              limit: int | None = None, progress: bool = True, lock_timeout_s: float = 7200.0) -> int:
@@ -113,14 +127,7 @@ def run_arms(records_path: str | Path, plan: list[dict], arms: Mapping[str, Test
         The plan's seeds (its runs' config).
     config : P1Config
         The P1 setting each variant changes.
-    capture_dir : str or Path, optional
-        Capture the 70 KB flows here (their loss and pattern; without it those columns are empty).
-    limit : int, optional
-        Stop after this many new runs.
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per run. [s]
+    {capture_dir, limit, progress, lock_timeout_s}
 
     Returns
     -------
@@ -248,6 +255,7 @@ class ArmsRun:
         """
         return rotated_plan(self.campaign, tuple(self.arms), self.backgrounds, seeds)
 
+    @_PARAMETERS.fill
     def run(self, records_path: str | Path, *, seeds: Sequence[int] = SEEDS, config: P1Config = DEFAULT_CONFIG,
             capture_dir: str | Path | None = None, limit: int | None = None, progress: bool = True,
             lock_timeout_s: float = 7200.0) -> int:
@@ -261,14 +269,7 @@ class ArmsRun:
             The plan's seeds (default: the alternated campaign's, the shipped schedules).
         config : P1Config
             The P1 setting the arms share.
-        capture_dir : str or Path, optional
-            Capture the 70 KB flows here (their loss and pattern; without it those columns are empty).
-        limit : int, optional
-            Stop after this many new runs.
-        progress : bool
-            tqdm bar on stderr.
-        lock_timeout_s : float
-            Longest wait for the host lock per run. [s]
+        {capture_dir, limit, progress, lock_timeout_s}
 
         Returns
         -------

@@ -13,11 +13,18 @@ from pathlib import Path
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.p1.cc_watch import CcMapWatch
 from tcpmodels.experiments.p1.config import BG_PORT, FLOW_PORT, KERNEL_CCS, N_CORES, N_HOSTS, REPO, UNCOUPLED, P1Config
 from tcpmodels.topology.addressing import plane_address
 
 __all__ = ["host_addr", "kernel_flows", "socket_cc", "client_main", "KernelSession", "subflow_stats", "kernel_rows"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    conns : list of dict
+        The connections of one run (:func:`schedule`).
+""")
 
 
 # ------------------------------------------------------------- kernel engine
@@ -66,6 +73,7 @@ def socket_cc(config: P1Config, mptcp: bool, cc: str = UNCOUPLED) -> str:
     return cc if (mptcp and cc != UNCOUPLED) else config.cc
 
 
+@_PARAMETERS.fill
 def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: float = 0.1,
                  cc: str = UNCOUPLED) -> dict[int, list[dict]]:
     """The schedule as traffic-module flows, grouped by sending host (uploads: the sender is the client).
@@ -77,8 +85,7 @@ def kernel_flows(conns: list[dict], config: P1Config, *, sample_interval_s: floa
 
     Parameters
     ----------
-    conns : list of dict
-        The connections of one run (:func:`schedule`).
+    {conns}
     config : P1Config
         Its ``cc`` is set on every single-path socket (and every MPTCP one when ``cc`` is ``uncoupled``).
     sample_interval_s : float
@@ -229,6 +236,7 @@ class KernelSession:
             self.tb.__exit__(*exc)
             self.tb = None
 
+    @_PARAMETERS.fill
     def run(self, conns: list[dict], *, capture_dir: Path | None = None, capture_stem: str = "",
             cc: str = UNCOUPLED) -> dict:
         """Run one schedule; return the flow records (one per connection) and capture statistics.
@@ -239,8 +247,7 @@ class KernelSession:
 
         Parameters
         ----------
-        conns : list of dict
-            The connections of one run (:func:`schedule`).
+        {conns}
         capture_dir : Path, optional
             Capture each Section 4 short-flow sender's host link here (snap length 96,
             port ``FLOW_PORT`` only).

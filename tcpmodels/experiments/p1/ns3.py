@@ -6,13 +6,23 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.p1.config import N_CORES, P1Config
 from tcpmodels.sim.config import FatTree
 
 __all__ = ["ns3_config", "run_ns3", "ns3_rows"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    conns : list of dict
+        The connections of one run (:func:`schedule`).
+    seed : int
+        Seed of the simulation.
+""")
+
 
 # --------------------------------------------------------------- ns-3 engine
+@_PARAMETERS.fill
 def ns3_config(conns: list[dict], config: P1Config, *, seed: int, variant: str = "TcpNewReno") -> FatTree:
     """The schedule as a :class:`tcpmodels.sim.config.FatTree`.
 
@@ -23,12 +33,10 @@ def ns3_config(conns: list[dict], config: P1Config, *, seed: int, variant: str =
 
     Parameters
     ----------
-    conns : list of dict
-        The connections of one run (:func:`schedule`).
+    {conns}
     config : P1Config
         Link rates [bit/s], buffer [bytes] and RTT [s].
-    seed : int
-        Seed of the simulation.
+    {seed}
     variant : str
         ns-3 congestion control of single-path connections and of uncoupled subflows.
 
@@ -53,17 +61,16 @@ def ns3_config(conns: list[dict], config: P1Config, *, seed: int, variant: str =
                    tcp=TcpOptions(), duration_s=max(c["end_s"] for c in conns), seed=int(seed))
 
 
+@_PARAMETERS.fill
 def run_ns3(conns: list[dict], config: P1Config, *, seed: int, out_dir: str | Path) -> dict:
     """Simulate one schedule with :func:`tcpmodels.sim.run.run_config`; return its per-connection tables.
 
     Parameters
     ----------
-    conns : list of dict
-        The connections of one run (:func:`schedule`).
+    {conns}
     config : P1Config
         The campaign's configuration.
-    seed : int
-        Seed of the simulation.
+    {seed}
     out_dir : str or Path
         Folder of the run's tables.
 

@@ -11,12 +11,25 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.campaign_testbed import ServerTestbed
 from tcpmodels.experiments.p2.config import DEFAULT_CONFIG, FIG4_RTT_PAIRS_MS, REPO, SAMPLE_KEY, SCHEMA, P2Config
 from tcpmodels.experiments.p2.plans import client_steps, sample_plan, sweep_steps
 from tcpmodels.testbed import Topology
 
 __all__ = ["Session", "measure", "cc_loaded", "ensure_cc", "run_campaign", "run_sweep", "SWEEP_KEY"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    rtt1_ms, rtt2_ms : float
+        Round-trip propagation delay of path 1 and path 2. [ms]
+    steps : list of dict
+        :func:`client_steps` or :func:`sweep_steps`.
+    progress : bool
+        tqdm bar on stderr.
+    lock_timeout_s : float
+        Longest wait for the host lock per sample. [s]
+""")
 
 #: fields that identify a Fig. 4 sweep sample in its records
 SWEEP_KEY = ("campaign", "cc", "rep", "rtt1_ms", "rtt2_ms")
@@ -97,13 +110,13 @@ class Session(ServerTestbed):
         """
         return _topology(self.config, *self.rtts_ms, self.loss_rate)
 
+    @_PARAMETERS.fill
     def set_rtts(self, rtt1_ms: float, rtt2_ms: float) -> None:
         """Restart the two delay elements with new round-trip delays [ms]; nothing else changes.
 
         Parameters
         ----------
-        rtt1_ms, rtt2_ms : float
-            Round-trip propagation delay of path 1 and path 2. [ms]
+        {rtt1_ms, rtt2_ms}
         """
         if (float(rtt1_ms), float(rtt2_ms)) == self.rtts_ms:
             return
@@ -114,14 +127,14 @@ class Session(ServerTestbed):
         self.tb.topology = topo
         self.rtts_ms = (float(rtt1_ms), float(rtt2_ms))
 
+    @_PARAMETERS.fill
     def run(self, steps: list[dict], *, capture_dir: Path | None = None, capture_stem: str = "",
             timeout_s: float = 900.0) -> dict:
         """Run ``steps`` from the client at the current RTTs.
 
         Parameters
         ----------
-        steps : list of dict
-            :func:`client_steps` or :func:`sweep_steps`.
+        {steps}
         capture_dir : Path, optional
             Capture the server's two interfaces here (snap length 128, the server's port only).
         capture_stem : str
@@ -182,6 +195,7 @@ class Session(ServerTestbed):
         return result
 
 
+@_PARAMETERS.fill
 def measure(config: P2Config, rtt1_ms: float, rtt2_ms: float, steps: list[dict], **kwargs: Any) -> dict:
     """Build the two-path testbed for one RTT pair, run ``steps`` (see :meth:`Session.run`), tear down.
 
@@ -189,10 +203,7 @@ def measure(config: P2Config, rtt1_ms: float, rtt2_ms: float, steps: list[dict],
     ----------
     config : P2Config
         Rate, buffer and socket buffers of the testbed.
-    rtt1_ms, rtt2_ms : float
-        Round-trip propagation delay of path 1 and path 2. [ms]
-    steps : list of dict
-        :func:`client_steps` or :func:`sweep_steps`.
+    {rtt1_ms, rtt2_ms, steps}
     **kwargs
         ``capture_dir``, ``capture_stem``, ``timeout_s`` of :meth:`Session.run`.
 
@@ -290,6 +301,7 @@ def _run_plan(records_path, config: P2Config, plan: list[dict], steps: list[dict
                            stop_at_utc=stop_at_utc)
 
 
+@_PARAMETERS.fill
 def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, limit: int | None = None,
                  progress: bool = True, lock_timeout_s: float = 1800.0, plan: list[dict] | None = None,
                  loss_rate: float = 0.0, desc: str = "p2 samples", stop_at_utc: str | None = None) -> int:
@@ -312,10 +324,7 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
         The campaign's setting.
     limit : int, optional
         Stop after this many new samples (used to time a few samples, and by tests).
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per sample. [s]
+    {progress, lock_timeout_s}
     plan : list of dict, optional
         Samples to run instead of :func:`sample_plan` (tests use a tiny grid).
     loss_rate : float
@@ -342,6 +351,7 @@ def run_campaign(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *,
                      progress=progress, lock_timeout_s=lock_timeout_s, loss_rate=loss_rate, stop_at_utc=stop_at_utc)
 
 
+@_PARAMETERS.fill
 def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, capture_dir: str | Path | None = None,
               pairs_ms: Sequence[tuple[float, float]] = FIG4_RTT_PAIRS_MS, progress: bool = True,
               lock_timeout_s: float = 1800.0, limit: int | None = None) -> int:
@@ -360,10 +370,7 @@ def run_sweep(records_path: str | Path, config: P2Config = DEFAULT_CONFIG, *, ca
         Folder of the captures described above.
     pairs_ms : sequence of (float, float)
         RTT pairs (path 1, path 2). [ms]
-    progress : bool
-        tqdm bar on stderr.
-    lock_timeout_s : float
-        Longest wait for the host lock per sample. [s]
+    {progress, lock_timeout_s}
     limit : int, optional
         Stop after this many new samples.
 

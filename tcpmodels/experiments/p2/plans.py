@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.p2.config import KB, MB, PAPER_PATH_PROBE_TOTALS, PAPER_PROBE_LABELS, P2Config
 
 __all__ = ["sample_plan", "client_steps", "sweep_steps"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    port : int
+        Port of the traffic server.
+""")
 
 
 # ------------------------------------------------------------------ plans
@@ -43,6 +50,7 @@ def _label_size(size_bytes: int) -> str:
     return f"{size_bytes // MB}MB" if size_bytes % MB == 0 else f"{size_bytes // KB}KB"
 
 
+@_PARAMETERS.fill
 def client_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
     """The client's transfers of one sample, as steps (each step's flows run at the same time).
 
@@ -53,8 +61,7 @@ def client_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
     ----------
     config : P2Config
         Probe and data sizes [bytes] and the congestion control.
-    port : int
-        Port of the traffic server.
+    {port}
 
     Returns
     -------
@@ -89,6 +96,7 @@ def client_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
     return steps
 
 
+@_PARAMETERS.fill
 def sweep_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
     """One repetition of the Fig. 4 sweep: MPTCP transfers of every ``fig4_sizes_bytes``.
 
@@ -96,8 +104,7 @@ def sweep_steps(config: P2Config, *, port: int = 5201) -> list[dict]:
     ----------
     config : P2Config
         ``fig4_sizes_bytes`` [bytes] and the congestion control.
-    port : int
-        Port of the traffic server.
+    {port}
 
     Returns
     -------

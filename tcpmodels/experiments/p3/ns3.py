@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.p3.config import (
     DEFAULT_CONFIG,
     LEGACY_NS3_RATE_BPS,
@@ -26,6 +27,12 @@ from tcpmodels.sim.run import SimResult
 
 __all__ = ["ns3_plan", "ns3_config", "run_ns3", "ns3_frame", "ns3_run_id", "ns3_row_run_id", "ns3_record",
            "ns3_summary", "ns3_records", "ns3_cached"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    cache_dir : str or Path
+        Sweep cache of :func:`run_ns3`.
+""")
 
 
 # -------------------------------------------------------------------- ns-3
@@ -387,6 +394,7 @@ def ns3_cached(cache_dir: str | Path, config: P3Config, plan: list[dict]) -> lis
     return [canonical_json(ns3_config(config, r)) in entries for r in plan]
 
 
+@_PARAMETERS.fill
 def ns3_records(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *,
                 plan: list[dict] | None = None) -> list[dict]:
     """Records (:func:`ns3_record`) of every run of ``plan`` (default: all phases) already in the sweep cache.
@@ -399,8 +407,7 @@ def ns3_records(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *,
 
     Parameters
     ----------
-    cache_dir : str or Path
-        Sweep cache of :func:`run_ns3`.
+    {cache_dir}
     config : P3Config
         The campaign's setting (the scenarios to look up; warm-up, duration and window of the summaries).
     plan : list of dict, optional
@@ -428,6 +435,7 @@ def ns3_records(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *,
     return out
 
 
+@_PARAMETERS.fill
 def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *,
               plan: list[dict] | None = None) -> pd.DataFrame:
     """Summaries of every run of ``plan`` (default: all phases) already in the sweep cache; others are skipped.
@@ -436,8 +444,7 @@ def ns3_frame(cache_dir: str | Path, config: P3Config = DEFAULT_CONFIG, *,
 
     Parameters
     ----------
-    cache_dir : str or Path
-        Sweep cache of :func:`run_ns3`.
+    {cache_dir}
     config : P3Config
         The campaign's setting (warm-up, duration and window of the summaries).
     plan : list of dict, optional

@@ -42,6 +42,7 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p3_windows import KINDS as _KINDS
 from tcpmodels.datasets.p3_windows import PAIRS_MS as PAIR_PRIORITY
 from tcpmodels.datasets.p3_windows import RTT_SCALE
@@ -51,6 +52,12 @@ from tcpmodels.experiments.p3.config import DEFAULT_CONFIG, P3Config
 
 __all__ = ["PAPER_RATE_BPS", "RTT_SCALE", "PILOT_RULE", "REPS", "PAIR_PRIORITY", "choose_setting", "windows_config",
            "windows_plan", "reps_needed", "run_windows", "build_windows_dataset", "main"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    reps : int
+        Repetitions.
+""")
 
 PAPER_RATE_BPS = 1e9
 # RTT_SCALE (1 Gbit/s / 400 Mbit/s), the pairs (PAIR_PRIORITY) and the kinds are the dataset's:
@@ -96,6 +103,7 @@ def choose_setting(pilot: list[dict]) -> dict:
             "why": why + f": not carried, so 400 Mbit/s with every RTT x {RTT_SCALE:g}"}
 
 
+@_PARAMETERS.fill
 def windows_config(setting: dict, *, reps: int = REPS) -> P3Config:
     """The P3 configuration of the chosen setting: C3.1's pairs, pinned testbed, span for 10 CUBIC epochs.
 
@@ -103,8 +111,7 @@ def windows_config(setting: dict, *, reps: int = REPS) -> P3Config:
     ----------
     setting : dict
         :func:`choose_setting`.
-    reps : int
-        Repetitions.
+    {reps}
 
     Returns
     -------
@@ -176,6 +183,7 @@ def _pilot(path: str | Path) -> list[dict]:
     return json.loads(Path(path).read_text())
 
 
+@_PARAMETERS.fill
 def run_windows(records_path: str | Path, pilot_path: str | Path, *, reps: int = REPS, limit: int | None = None,
                 progress: bool = True) -> int:
     """Run (or resume) the campaign at the setting the pilot chose; return the samples measured by this call.
@@ -186,8 +194,7 @@ def run_windows(records_path: str | Path, pilot_path: str | Path, *, reps: int =
         JSONL records (the P3 kernel key).
     pilot_path : str or Path
         The bottleneck pilot's JSON (:func:`choose_setting`).
-    reps : int
-        Repetitions.
+    {reps}
     limit : int, optional
         Stop after this many new samples.
     progress : bool

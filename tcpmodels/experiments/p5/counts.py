@@ -7,11 +7,19 @@ import os
 import numpy as np
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.p5.config import BELLCORE_PATH, SERVER_ADDR
 
 __all__ = ["packet_counts", "bellcore_counts"]
 
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    bin_s : float
+        Bin width. [s]
+""")
 
+
+@_PARAMETERS.fill
 def packet_counts(packets: pd.DataFrame, *, bin_s: float, duration_s: float, src_addr: str = SERVER_ADDR) -> np.ndarray:
     """Packets per bin sent by ``src_addr`` in a packet table (:func:`tcpmodels.traces.read_pcap`).
 
@@ -19,8 +27,7 @@ def packet_counts(packets: pd.DataFrame, *, bin_s: float, duration_s: float, src
     ----------
     packets : pandas.DataFrame
         Packet table with ``timestamp_s`` and ``src_addr``.
-    bin_s : float
-        Bin width. [s]
+    {bin_s}
     duration_s : float
         Series length; bins cover [0, duration_s). [s]
     src_addr : str
@@ -45,6 +52,7 @@ def packet_counts(packets: pd.DataFrame, *, bin_s: float, duration_s: float, src
     return np.bincount(idx, minlength=n).astype(np.int64)
 
 
+@_PARAMETERS.fill
 def bellcore_counts(path: str | os.PathLike = BELLCORE_PATH, *, bin_s: float = 0.01) -> pd.DataFrame:
     """Packets and bytes per bin of the Bellcore BC-pAug89 excerpt (two columns: time [s], length [bytes]).
 
@@ -52,8 +60,7 @@ def bellcore_counts(path: str | os.PathLike = BELLCORE_PATH, *, bin_s: float = 0
     ----------
     path : str or path-like
         The excerpt as text, one packet per line (default: :data:`BELLCORE_PATH`).
-    bin_s : float
-        Bin width. [s]
+    {bin_s}
 
     Returns
     -------

@@ -10,11 +10,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.campaign_config import CampaignConfig
 from tcpmodels.records import JsonlRecords
 
 __all__ = ["TestbedP5Config", "DEFAULT_KERNEL_CONFIG", "TESTBED_SERVER_ADDR", "KEY_FIELDS", "counts_name",
            "kernel_records", "read_kernel_records"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    runs_dir : str or Path
+        Campaign folder.
+""")
 
 #: Address of the server ``s`` in :func:`tcpmodels.testbed.single_link`; it sends the downloads.
 TESTBED_SERVER_ADDR = "10.0.1.2"
@@ -120,13 +127,13 @@ def counts_name(alpha: float, seed: int) -> str:
     return f"alpha{alpha:.2f}_counts.npy" if seed == 0 else f"alpha{alpha:.2f}_s{seed}_counts.npy"
 
 
+@_PARAMETERS.fill
 def kernel_records(runs_dir: str | Path) -> JsonlRecords:
     """The durable records of a runs folder, keyed by :data:`KEY_FIELDS`.
 
     Parameters
     ----------
-    runs_dir : str or Path
-        Campaign folder.
+    {runs_dir}
 
     Returns
     -------
@@ -136,13 +143,13 @@ def kernel_records(runs_dir: str | Path) -> JsonlRecords:
     return JsonlRecords(Path(runs_dir) / "records.jsonl", KEY_FIELDS)
 
 
+@_PARAMETERS.fill
 def read_kernel_records(runs_dir: str | Path) -> list[dict]:
     """The records of ``runs_dir``, ``seed`` 0 filled in where the first campaign did not write it.
 
     Parameters
     ----------
-    runs_dir : str or Path
-        Campaign folder.
+    {runs_dir}
 
     Returns
     -------

@@ -9,11 +9,18 @@ from pathlib import Path
 
 import numpy as np
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.experiments.sim_vs_kernel.config import DEFAULT_CONFIG, KEY, NS3_VARIANT, SCHEMA, SvkConfig
 from tcpmodels.sim.config import Dumbbell
 
 __all__ = ["plan", "ns3_config", "summarize_flows", "run_kernel_sample", "run_ns3_sample", "run_campaign",
            "fresh_folder"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    config : SvkConfig
+        The scenario.
+""")
 
 
 def plan(config: SvkConfig = DEFAULT_CONFIG, engines: tuple = ("kernel", "ns3")) -> list[dict]:
@@ -127,13 +134,13 @@ def _kernel_topology(config: SvkConfig):
     return replace(topo, nodes=tuple(nodes))
 
 
+@_PARAMETERS.fill
 def run_kernel_sample(config: SvkConfig, sample: dict, *, port: int = 5401) -> dict:
     """One repetition on the kernel testbed (root; the caller holds the host lock).
 
     Parameters
     ----------
-    config : SvkConfig
-        The scenario.
+    {config}
     sample : dict
         One kernel entry of :func:`plan` (``starts_s``).
     port : int
@@ -191,13 +198,13 @@ def run_kernel_sample(config: SvkConfig, sample: dict, *, port: int = 5401) -> d
                 "start_offsets_actual_s": [round(r["start_mono_s"] - t_first, 4) for r in recs]}
 
 
+@_PARAMETERS.fill
 def run_ns3_sample(config: SvkConfig, sample: dict, out_dir: str | Path) -> dict:
     """One repetition in ns-3 (a fresh process); throughputs over the same interval as the kernel's.
 
     Parameters
     ----------
-    config : SvkConfig
-        The scenario.
+    {config}
     sample : dict
         One ns-3 entry of :func:`plan`.
     out_dir : str or Path
@@ -253,6 +260,7 @@ def fresh_folder(path: str | Path) -> Path:
     return candidate
 
 
+@_PARAMETERS.fill
 def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *, engines: tuple = ("kernel", "ns3"),
                  limit: int | None = None, progress: bool = True, lock_timeout_s: float = 1800.0,
                  samples: list[dict] | None = None, ns3_dir: str | Path | None = None) -> int:
@@ -262,8 +270,7 @@ def run_campaign(records_path: str | Path, config: SvkConfig = DEFAULT_CONFIG, *
     ----------
     records_path : str or Path
         JSONL file, one line per sample; samples on file are skipped.
-    config : SvkConfig
-        The scenario.
+    {config}
     engines : tuple of str
         ``"kernel"`` (root) and/or ``"ns3"``.
     limit : int, optional

@@ -7,11 +7,18 @@ import hashlib
 import math
 from typing import Any
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.sim.config.base import canonical_json
 from tcpmodels.sim.config.fattree import FatTree
 from tcpmodels.sim.config.topologies import Caterpillar, Dumbbell, Multipath
 
 __all__ = ["config_to_dict", "config_from_dict", "config_to_json", "config_hash"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    config : dataclass config or dict
+        A config, or its :func:`config_to_dict` form.
+""")
 
 
 _TOPOLOGIES = {"dumbbell": Dumbbell, "caterpillar": Caterpillar, "multipath": Multipath, "fattree": FatTree}
@@ -86,13 +93,13 @@ def config_from_dict(d: dict) -> Dumbbell | Caterpillar | Multipath | FatTree:
     return _TOPOLOGIES[topo](**d)
 
 
+@_PARAMETERS.fill
 def config_to_json(config: Any) -> str:
     """Canonical JSON (sorted keys, no whitespace) of a dataclass config.
 
     Parameters
     ----------
-    config : dataclass config or dict
-        A config, or its :func:`config_to_dict` form.
+    {config}
 
     Returns
     -------
@@ -106,13 +113,13 @@ def config_to_json(config: Any) -> str:
     return canonical_json(data)
 
 
+@_PARAMETERS.fill
 def config_hash(config: Any) -> str:
     """SHA-256 of :func:`config_to_json`, hex.
 
     Parameters
     ----------
-    config : dataclass config or dict
-        A config, or its :func:`config_to_dict` form.
+    {config}
 
     Returns
     -------

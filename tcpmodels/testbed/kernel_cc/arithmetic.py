@@ -18,9 +18,20 @@ from importlib import resources
 import numpy as np
 from numpy.typing import ArrayLike
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.testbed._system import TestbedError, cache_dir
 
 __all__ = ["Harness", "olia_increase_segments", "OLIA_SLOTS"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    c_q10 : int
+        CUBIC's C * 2^10. [segments/s^3 * 1024]
+    windows_segments : sequence of int
+        Window of each subflow (0: slot unused). [segments]
+    rtts_us : sequence of int
+        Smoothed RTT of each subflow. [us]
+""")
 
 #: subflows OLIA's set logic considers (``TM_OLIA_SLOTS`` in tm_math.h)
 OLIA_SLOTS = 4
@@ -91,6 +102,7 @@ class Harness:
         """
         return int(self._ask(f"cbrt {int(x)}"))
 
+    @_PARAMETERS.fill
     def cubic_k_hz(self, w_max: int, cwnd: int, c_q10: int, xf_q16: int) -> int:
         """CUBIC's K after a reduction from ``w_max`` to ``cwnd``, as tm_cubic_x computes it.
 
@@ -100,8 +112,7 @@ class Harness:
             Window before the reduction. [segments]
         cwnd : int
             Window after it. [segments]
-        c_q10 : int
-            CUBIC's C * 2^10. [segments/s^3 * 1024]
+        {c_q10}
         xf_q16 : int
             The x(RTT) factor of the reading * 2^16 (65536: plain CUBIC). [-]
 
@@ -112,6 +123,7 @@ class Harness:
         """
         return int(self._ask(f"k {w_max} {cwnd} {c_q10} {xf_q16}"))
 
+    @_PARAMETERS.fill
     def cubic_delta_segments(self, offs_hz: int, c_q10: int) -> int:
         """The cubic term C (t - K)^3 for ``offs_hz`` = |t - K|, as tm_cubic_x computes it.
 
@@ -119,8 +131,7 @@ class Harness:
         ----------
         offs_hz : int
             |t - K|. [1/1024 s]
-        c_q10 : int
-            CUBIC's C * 2^10. [segments/s^3 * 1024]
+        {c_q10}
 
         Returns
         -------
@@ -129,15 +140,13 @@ class Harness:
         """
         return int(self._ask(f"delta {offs_hz} {c_q10}"))
 
+    @_PARAMETERS.fill
     def lia_alpha_q16(self, windows_segments: Sequence[int], rtts_us: Sequence[int]) -> int:
         """LIA's alpha (RFC 6356 Sec. 3) as tm_lia computes it.
 
         Parameters
         ----------
-        windows_segments : sequence of int
-            Window of each subflow (0: slot unused). [segments]
-        rtts_us : sequence of int
-            Smoothed RTT of each subflow. [us]
+        {windows_segments, rtts_us}
 
         Returns
         -------
@@ -166,16 +175,14 @@ class Harness:
         """
         return int(self._ask(f"aiw {w_i} {total} {alpha_q16}"))
 
+    @_PARAMETERS.fill
     def olia_incr_q32(self, windows_segments: Sequence[int], rtts_us: Sequence[int],
                       ell_segments: Sequence[int], i: int) -> int:
         """OLIA's increase of subflow ``i`` per acked segment, as tm_olia computes it.
 
         Parameters
         ----------
-        windows_segments : sequence of int
-            Window of each subflow (0: slot unused). [segments]
-        rtts_us : sequence of int
-            Smoothed RTT of each subflow. [us]
+        {windows_segments, rtts_us}
         ell_segments : sequence of int
             l of each subflow. [segments]
         i : int

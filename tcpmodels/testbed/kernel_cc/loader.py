@@ -37,6 +37,7 @@ from importlib import resources
 from pathlib import Path
 
 from tcpmodels import congestion
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.testbed._system import PrivilegeError, TestbedError, cache_dir, find_tool, missing_privileges, run
 
 __all__ = [
@@ -46,6 +47,16 @@ __all__ = [
     "still_loaded",
     "params_header", "xtab_rtts_us", "xtab_q16",
 ]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    name : str
+        One of :data:`PROGRAMS`.
+    params : dict, optional
+        Parameters (see :data:`PARAMETERS`).
+    pid : int, optional
+        The holding process (default: this one).
+""")
 
 #: the programs shipped, by the name they register under (from :mod:`tcpmodels.congestion`)
 PROGRAMS = congestion.bpf_programs()
@@ -217,13 +228,13 @@ def xtab_q16(reading: str, x_exponent: float) -> list[int]:
     return out
 
 
+@_PARAMETERS.fill
 def params_header(name: str, params: dict | None = None) -> str:
     """The ``tm_params.h`` of one load: the parameters as C constants.
 
     Parameters
     ----------
-    name : str
-        One of :data:`PROGRAMS`.
+    {name}
     params : dict, optional
         Parameters (see :data:`PARAMETERS`; missing ones take their defaults).
 
@@ -269,15 +280,13 @@ def _vmlinux_h() -> Path:
     return path
 
 
+@_PARAMETERS.fill
 def build(name: str, params: dict | None = None) -> Path:
     """Compile ``name`` with ``params`` into a BPF object; return its path (cached).
 
     Parameters
     ----------
-    name : str
-        One of :data:`PROGRAMS`.
-    params : dict, optional
-        Parameters (see :data:`PARAMETERS`).
+    {name, params}
 
     Returns
     -------
@@ -482,15 +491,13 @@ def _load_locked(name: str, p: dict, owner_pid: int | None, replace: bool) -> di
     return record
 
 
+@_PARAMETERS.fill
 def load(name: str, params: dict | None = None, *, owner_pid: int | None = None, replace: bool = False) -> dict:
     """Build (if needed) and register ``name`` with ``params``.
 
     Parameters
     ----------
-    name : str
-        One of :data:`PROGRAMS`.
-    params : dict, optional
-        Parameters (see :data:`PARAMETERS`).
+    {name, params}
     owner_pid : int, optional
         Its first holder: the registration is a leftover for :func:`cleanup` once no holder lives;
         ``None`` (the CLI) pins the load: it stays until unloaded (cleanup still removes it when no
@@ -574,6 +581,7 @@ def unload(name: str) -> bool:
         return _unload_locked(name)
 
 
+@_PARAMETERS.fill
 def acquire(name: str, params: dict | None = None, *, pid: int | None = None) -> dict:
     """Hold the registration of ``name`` with ``params`` for process ``pid``: join a registration
     with the same parameters built from the same sources (whoever loaded it), or load one. The holders are recorded in the run-state
@@ -581,12 +589,7 @@ def acquire(name: str, params: dict | None = None, *, pid: int | None = None) ->
 
     Parameters
     ----------
-    name : str
-        One of :data:`PROGRAMS`.
-    params : dict, optional
-        Parameters (see :data:`PARAMETERS`).
-    pid : int, optional
-        The holding process (default: this one).
+    {name, params, pid}
 
     Returns
     -------
@@ -622,6 +625,7 @@ def acquire(name: str, params: dict | None = None, *, pid: int | None = None) ->
         return {**_load_locked(name, p, pid, replace=True), "joined": False}
 
 
+@_PARAMETERS.fill
 def release(name: str, *, pid: int | None = None) -> bool:
     """Let go of ``pid``'s hold on ``name``; unregister it when no live process holds it any more
     (and it is not a pinned CLI load).
@@ -630,8 +634,7 @@ def release(name: str, *, pid: int | None = None) -> bool:
     ----------
     name : str
         A ``tm_*`` congestion control.
-    pid : int, optional
-        The holding process (default: this one).
+    {pid}
 
     Returns
     -------
@@ -652,6 +655,7 @@ def release(name: str, *, pid: int | None = None) -> bool:
         return _unload_locked(name)
 
 
+@_PARAMETERS.fill
 @contextlib.contextmanager
 def congestion_control(name: str, params: dict | None = None) -> Iterator[dict]:
     """Make ``name`` (with ``params``) available for the ``with`` block, shared with every other
@@ -662,10 +666,7 @@ def congestion_control(name: str, params: dict | None = None) -> Iterator[dict]:
 
     Parameters
     ----------
-    name : str
-        One of :data:`PROGRAMS`.
-    params : dict, optional
-        Parameters (see :data:`PARAMETERS`).
+    {name, params}
 
     Yields
     ------

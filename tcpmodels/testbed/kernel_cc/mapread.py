@@ -38,10 +38,19 @@ import os
 import re
 import time
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.testbed._system import TestbedError, find_tool, run
 
 __all__ = ["Calc", "LiaConn", "OliaConn", "LAYOUTS", "DIAG_COUNTERS", "read_connections", "read_diag", "steady",
            "calc_dict", "registered_map_ids", "unregistered_still_loaded"]
+
+#: Parameters documented once for the docstrings of this module that share them.
+_PARAMETERS = SharedEntries("""
+    map_ids : set of int, optional
+        Read only maps with these ids (the registered program's: :func:`registered_map_ids`).
+        ``None``: every loaded map of that name, those of earlier registrations still held by their
+        sockets included.
+""")
 
 MAX_SUBFLOWS = 8    # TM_MAX_SUBFLOWS (tm_math.h)
 OLIA_SLOTS = 4      # TM_OLIA_SLOTS (tm_math.h)
@@ -275,6 +284,7 @@ def calc_dict(rec: Calc, consistent: bool) -> dict:
             "alpha": rec.alpha_q16 / 65536.0, "updated_ns": int(rec.updated_ns)}
 
 
+@_PARAMETERS.fill
 def read_diag(map_name: str, map_ids: set[int] | None = None) -> dict[str, int] | None:
     """The counters of a diagnostic map (summed over every loaded map of that name, or of those in ``map_ids``).
 
@@ -282,10 +292,7 @@ def read_diag(map_name: str, map_ids: set[int] | None = None) -> dict[str, int] 
     ----------
     map_name : str
         ``tm_lia_diag`` or ``tm_olia_diag``.
-    map_ids : set of int, optional
-        Read only maps with these ids (the registered program's: :func:`registered_map_ids`).
-        ``None``: every loaded map of that name, those of earlier registrations still held by their
-        sockets included.
+    {map_ids}
 
     Returns
     -------
@@ -320,6 +327,7 @@ def read_diag(map_name: str, map_ids: set[int] | None = None) -> dict[str, int] 
     return out
 
 
+@_PARAMETERS.fill
 def read_connections(map_name: str, map_ids: set[int] | None = None) -> list[dict]:
     """Every entry of a per-connection map, copied three times in a row (see the module docstring).
 
@@ -327,10 +335,7 @@ def read_connections(map_name: str, map_ids: set[int] | None = None) -> list[dic
     ----------
     map_name : str
         ``tm_lia_conn`` or ``tm_olia_conn``.
-    map_ids : set of int, optional
-        Read only maps with these ids (the registered program's: :func:`registered_map_ids`).
-        ``None``: every loaded map of that name, those of earlier registrations still held by their
-        sockets included.
+    {map_ids}
 
     Returns
     -------
