@@ -20,10 +20,12 @@ import os
 import socket
 import warnings
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where it is used: streaming a capture's flows starts without it
+    import pandas as pd
 
 from tcpmodels._docstrings import SharedEntries
 
@@ -119,6 +121,7 @@ def relative_s(ns: np.ndarray | int, ns0: int) -> np.ndarray:
 
 def _endpoint_codes(packets: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """Address codes of both ends on one category list (the same addresses, the same code)."""
+    import pandas as pd
     src, dst = packets["src_addr"], packets["dst_addr"]
     cats = pd.Index(src.cat.categories).union(pd.Index(dst.cat.categories))
     s = cats.get_indexer(src.cat.categories).astype(np.uint64)[src.cat.codes.to_numpy()]
@@ -166,6 +169,7 @@ def table_columns(packets: pd.DataFrame) -> tuple:
         21 contiguous arrays (``None`` for the high halves of the addresses: the table's address codes fit
         in the low half).
     """
+    import pandas as pd
     s, d = _endpoint_codes(packets)
     n = len(packets)
     # annotate does not read these: a table without them is still annotated (as the reference does)

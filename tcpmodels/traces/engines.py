@@ -23,9 +23,12 @@ import io
 import os
 import shutil
 import subprocess
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where it is used: streaming a capture's flows starts without it
+    import pandas as pd
 
 from tcpmodels._docstrings import SharedEntries
 
@@ -177,6 +180,7 @@ def run_tshark_fields(path: str, fields: list[str], extra_prefs: list[str] | Non
     tcpmodels.traces.pcapfile.CaptureFileError
         If tshark cannot read the file.
     """
+    import pandas as pd
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(f"capture file not found: {path}")
@@ -252,6 +256,7 @@ def table_from_fields(raw: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
     skipped : dict
         Frames not in the table, by reason (``not_ip``, ``ip_fragment``, ``not_tcp``).
     """
+    import pandas as pd
     raw = raw.copy()
     # reassembled datagrams: the frame that completed one lists its fragments' frame numbers
     members: dict[int, list[int]] = {}
@@ -368,6 +373,7 @@ def read_with_wireshark(path: str | os.PathLike, engine: str) -> tuple[pd.DataFr
 
 def _pyshark_fields(path: str) -> pd.DataFrame:
     """Walk the file with pyshark and collect the same field strings tshark -T fields would print."""
+    import pandas as pd
     try:
         import pyshark
     except ImportError as exc:

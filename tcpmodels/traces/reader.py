@@ -12,10 +12,12 @@ from __future__ import annotations
 import os
 import socket
 import warnings
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where it is used: streaming a capture's flows starts without it
+    import pandas as pd
 
 from . import engines
 from .decode import LINK_TYPES, TUNNELS, decode_batch
@@ -424,6 +426,7 @@ def _addresses(ver: np.ndarray, hi: np.ndarray, lo: np.ndarray) -> pd.Categorica
     Linear in the rows: distinct values by hashing (``pandas.factorize``), only the distinct
     ones are sorted.
     """
+    import pandas as pd
     v6 = (ver != 4).astype(np.uint64)
     # (version, hi, lo) -> one code by hashing each part, then pairs of codes
     c_lo, u_lo = pd.factorize(lo)
@@ -459,6 +462,7 @@ def assemble_table(cols: dict[str, np.ndarray]) -> pd.DataFrame:
     pandas.DataFrame
         The schema's columns and dtypes; address categories IPv4 first, then IPv6, numeric order.
     """
+    import pandas as pd
     ver = cols["ip_version"]
     cols["src_addr"] = _addresses(ver, cols.pop("src_hi"), cols.pop("src_lo"))
     cols["dst_addr"] = _addresses(ver, cols.pop("dst_hi"), cols.pop("dst_lo"))

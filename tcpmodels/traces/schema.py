@@ -86,9 +86,12 @@ pcapng ``if_tsresol``).
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported where it is used: streaming a capture's flows starts without it
+    import pandas as pd
 
 __all__ = ["COLUMNS", "SKIP_REASONS", "ReadAccounting", "empty_table", "conform"]
 
@@ -236,6 +239,7 @@ def conform(columns: dict) -> pd.DataFrame:
     KeyError
         If a schema column is missing (names it) or an unknown column is given.
     """
+    import pandas as pd
     missing = [c for c in COLUMNS if c not in columns]
     extra = [c for c in columns if c not in COLUMNS]
     if missing or extra:

@@ -28,19 +28,23 @@ whole table and :func:`~tcpmodels.traces.flows` (the reference), which needs mem
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import warnings
-from typing import Callable
+from importlib import import_module
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
-import pandas as pd
 
 from . import connpass, split
 from .connpass import connection_share
-from .flows import flow_table, flows
 from .pcapfile import MAX_GZIP_EXPANSION, MAX_RECORD_BYTES, check_chunk_bytes, check_max_record_bytes
 from .prefetch import more_than_one_cpu
 from .reader import assemble_table, read_pcap, warn_accounting
 from .schema import TraceWarning
+
+if TYPE_CHECKING:  # pandas and the analysis modules come with the flow table (see _import_ahead)
+    import pandas as pd
 
 __all__ = ["stream_flows", "dask_stream_flows", "DEFAULT_IDLE_TIMEOUT_S", "connection_share"]  # connection_share: from connpass
 
@@ -48,6 +52,32 @@ __all__ = ["stream_flows", "dask_stream_flows", "DEFAULT_IDLE_TIMEOUT_S", "conne
 #: connection waits on (RTO backoff reaches 120 s in Linux; keep-alives default to 75 s apart after 2 h of
 #: silence, which a capture shows as two connections either way). [s]
 DEFAULT_IDLE_TIMEOUT_S = 300.0
+
+
+#: What the pass's records need to become the flow table: the analysis module, and with it pandas and pyarrow
+#: (about 0.3 s of imports, as long as the pass over a million packets).
+_TABLE_MODULE = "tcpmodels.traces.flows"
+
+
+def _import_ahead(parallel: bool) -> threading.Thread | None:
+    """Import :data:`_TABLE_MODULE` in a second thread while the capture is decoded, when ``parallel``.
+
+    Decoding and the compiled pass release the GIL, so on a second CPU the imports cost no wall time; the
+    caller joins the thread before building the table, and imports the module itself, which raises any
+    error the thread met (the thread only warms the module cache, and stays silent).
+    """
+    if not parallel or _TABLE_MODULE in sys.modules:
+        return None
+
+    def load() -> None:
+        try:
+            import_module(_TABLE_MODULE)
+        except BaseException:  # noqa: BLE001 - the caller's own import raises it, with its traceback
+            pass
+
+    thread = threading.Thread(target=load, name="tcpmodels-import-ahead", daemon=True)
+    thread.start()
+    return thread
 
 
 def _write_packets(writer, path, cols: dict[str, np.ndarray]):
@@ -121,6 +151,8 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
     """
     _check_idle_timeout(idle_timeout_s)
     if not connpass.compiled_pass_available() or not connpass.use_compiled_pass():
+        from .flows import flows
+
         table = read_pcap(capture, chunk_bytes=chunk_bytes, max_gzip_expansion=max_gzip_expansion,
                           max_record_bytes=max_record_bytes)
         out = flows(table)
@@ -132,13 +164,16 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
     def write(cols: dict[str, np.ndarray]) -> None:
         writer[0] = _write_packets(writer[0], packets_parquet, cols)
 
+    ahead = more_than_one_cpu() if decode_ahead is None else decode_ahead
+    importing = _import_ahead(ahead)
     try:
         res = connpass.stream_records(capture, idle_timeout_s=idle_timeout_s, chunk_bytes=chunk_bytes,
                                       max_gzip_expansion=max_gzip_expansion, progress=progress,
                                       on_chunk=write if packets_parquet is not None else None,
-                                      max_record_bytes=max_record_bytes,
-                                      decode_ahead=more_than_one_cpu() if decode_ahead is None else decode_ahead)
+                                      max_record_bytes=max_record_bytes, decode_ahead=ahead)
     finally:
+        if importing is not None:
+            importing.join()
         if writer[0] is not None:
             writer[0].close()
     warn_accounting(res.accounting)
@@ -154,6 +189,8 @@ def _finish(records: np.ndarray, negative: int, t_min: int | None, stats: dict) 
         warnings.warn(f"{inexact} connections had a SYN change the window scale after data, or an ACK number "
                       "equal to the no-ACK sentinel before the peer's first packet: their streamed results may "
                       "differ from flows(read_pcap(...)), which analyses them again", TraceWarning, stacklevel=3)
+    from .flows import flow_table
+
     return flow_table(records, t_min or 0, connpass.record_idents(records), negative)
 
 
