@@ -22,8 +22,9 @@ With ``capture_drop`` (the fraction of frames the capture misses, as a loaded tc
 disagree with tshark 4.0.17 in about a third of the seeds at 2 %; the disagreements fall in the defect classes
 kept at the end of this module as minimal reproducers marked ``xfail(strict=True)``: Wireshark 4.0.17's
 "ACKed unseen segment" flags every ACK over a new hole, its duplicate-ACK counter (a guint32 parked at -1 by
-that test) makes a retransmission "fast" without duplicate ACKs or restarts the count at #1, and it reads
-sequence number 0 as "not set".
+that test) makes a retransmission "fast" without duplicate ACKs or restarts the count at #1, it reads
+sequence number 0 as "not set", and it never calls a segment of more than one byte that starts one below the
+next sequence number a retransmission.
 """
 
 from __future__ import annotations
@@ -592,6 +593,18 @@ RETRANSMISSION_ENDING_AT_ZERO = [
     (300, C, M32 - 1000, B + 1, ACK | PSH, 1000, 65535), (10, S, B + 1, 0, ACK, 0, 65535),
     (1, C, 0, B + 1, ACK | PSH, 500, 65535), (10, S, B + 1, 500, ACK, 0, 65535)]
 
+#: 4.0.17 never calls a segment of more than one byte that starts one below the next sequence number a
+#: retransmission (``if (seglen > 1 && fwd->nextseq - 1 == seq) seq_not_advanced = FALSE;``, meant for the data
+#: after a zero-window probe). A one-byte segment (a keystroke) lost after the capture point and sent again by
+#: the retransmission timer together with the two typed since (frame 7, seq 101, 3 bytes; Linux collapses
+#: retransmitted segments) is a retransmission for us and nothing for tshark.
+RETRANSMISSION_FROM_ONE_BELOW = HANDSHAKE + [
+    (1, C, A + 1, B + 1, ACK | PSH, 100, 65535), (10, S, B + 1, A + 101, ACK, 0, 65535),
+    (100, C, A + 101, B + 1, ACK | PSH, 1, 65535),  # lost after the capture point
+    (300, C, A + 101, B + 1, ACK | PSH, 3, 65535),  # frame 7
+    (10, S, B + 1, A + 104, ACK, 0, 65535), (1, C, A + 104, B + 1, FIN | ACK, 0, 65535),
+    (10, S, B + 1, A + 105, FIN | ACK, 0, 65535), (10, C, A + 105, B + 2, ACK, 0, 65535)]
+
 DEFECTS = {
     "acked_unseen_second_hole": (ACKED_UNSEEN_SECOND_HOLE, "ACKed unseen: 4.0.17 flags every ACK over a new hole"),
     "acked_unseen_after_accepted_probe": (ACKED_UNSEEN_AFTER_ACCEPTED_PROBE,
@@ -603,6 +616,8 @@ DEFECTS = {
     "isn_all_ones": (ISN_ALL_ONES, "sequence number 0 is 'not set' for 4.0.17: ACKed unseen not checked"),
     "retransmission_ending_at_zero": (RETRANSMISSION_ENDING_AT_ZERO,
                                       "sequence number 0 is 'not set' for 4.0.17: no retransmission there"),
+    "retransmission_from_one_below": (RETRANSMISSION_FROM_ONE_BELOW,
+                                      "4.0.17: > 1 byte from next seq - 1 is never a retransmission"),
 }
 
 
