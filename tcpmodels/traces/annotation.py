@@ -225,7 +225,10 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     # captured) a byte the peer has already acknowledged; an unacknowledged byte sent again is a retransmission
     peer_acked = np.where(peer["max_ack"] >= 0, peer["max_ack"] > seq_u, True)
     keepalive = (payload <= 1) & ~syn & ~fin & ~rst & has_prev & (seq_u == hmax - 1) & peer_acked & ~zw_probe
-    retrans = occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive & ~zw_probe
+    # Wireshark never calls a segment of more than one byte that starts one below the next sequence number a
+    # retransmission (4.0.17: ``seglen > 1 && nextseq - 1 == seq``, meant for the data after a zero-window probe)
+    after_probe_like = (payload > 1) & (seq_u == hmax - 1)
+    retrans = occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive & ~zw_probe & ~after_probe_like
     # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload and zero-window
     # probes never do). Its duplicate-ACK, window-update and previous-segment-not-captured tests compare with it
     nxt = _exclusive_cummax(np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf), fstart,
@@ -240,12 +243,13 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     after_keepalive[pr >= 0] = keepalive[pr[pr >= 0]]
     dupack = ((payload == 0) & ~ctl & (win != 0) & (win == prev_win) & (seq_u == nxt) & (ack == prev_ack)
               & ~dup & ~after_keepalive & ~mptcp_signal)
-    fast, spurious, ooo = _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hmax, seeds,
-                                                  retrans, payload, dupack, peer)
     expert = _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ack, ack, seq_u, nxt, dup,
                      peer)
-    expert["is_acked_unseen"] = _acked_unseen(order, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack,
-                                              expert["is_previous_segment_not_captured"], expert["is_acked_unseen"])
+    expert["is_acked_unseen"], parked_count = _acked_unseen(
+        order, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack,
+        expert["is_previous_segment_not_captured"], expert["is_acked_unseen"])
+    fast, spurious, ooo = _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hmax, seeds,
+                                                  retrans, payload, dupack, peer, parked_count)
     res = {
         "connection_id": f // 2, "flow_id": f, "is_initiator": (f % 2) == 0, "seq_u": seq_u, "seq_end_u": seq_end,
         "ack_u": ack_u, "is_retransmission": retrans, "is_duplicate": dup, "is_dup_ack": dupack,
@@ -325,12 +329,14 @@ def _peer_state(f, pos, t, ackf, ack_u, win, dup, seeds, seq_end, fstart) -> dic
 
 
 def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hmax, seeds, retrans, payload,
-                            dupack, peer):
+                            dupack, peer, parked_count):
     """Fast / spurious / out-of-order flags (rows sorted by flow, then capture order).
 
     Wireshark's order of tests (4.x, ``tcp_analyze_sequence_number`` of ``packet-tcp.c``; [1]_ in
     :mod:`.flows`): spurious first (the payload ends at or below the peer's last acknowledgment), then fast
-    retransmission, then out-of-order; what remains is a plain retransmission.
+    retransmission, then out-of-order; what remains is a plain retransmission. ``parked_count`` is the peer's
+    duplicate-ACK counter where the ACKed-unseen test parked it (:func:`_acked_unseen`), else
+    :data:`_NOT_PARKED`.
     """
     # Wireshark's dupacknum: duplicate ACKs since the acknowledgment number last changed
     run_break = fstart.copy()
@@ -339,6 +345,9 @@ def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hma
     run_len = pd.Series(dupack.astype(np.int64)).groupby(run_id).cumsum().to_numpy()
     peer_row = peer["row"]
     dupacks = np.where(peer_row >= 0, run_len[np.maximum(peer_row, 0)], 0)
+    # ... unless the ACKed-unseen test parked the peer's counter since its acknowledgment number last changed
+    # (see _acked_unseen): -1, which as Wireshark's guint32 is at least 2, or the count restarted since
+    dupacks = np.where(parked_count == _NOT_PARKED, dupacks, np.where(parked_count == -1, 2**31, parked_count))
     peer_ack, peer_t = peer["ack"], peer["t"]
     spurious = retrans & (payload > 0) & (peer_ack > 0) & (seq_end <= peer_ack)
     fast = retrans & ~spurious & (dupacks >= 2) & (peer_ack == seq_u) & (t - peer_t < 20e6)
@@ -354,15 +363,16 @@ def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hma
 def _initial_rtt_ns(f, pos, t, syn, ackf) -> np.ndarray:
     """Per row: the connection's initial RTT [ns], NaN when the handshake was not captured.
 
-    As Wireshark's ``tcp.analysis.initial_rtt``: from the most recent SYN (without ACK) to the first packet
-    of the connection with ACK and without SYN that follows a SYN/ACK. After a retransmitted SYN this is
-    measured from the SYN that was answered, not from the first one.
+    As Wireshark 4.0.17's ``tcp.analysis.initial_rtt`` (``ts_first_rtt`` in ``dissect_tcp``): from the most
+    recent SYN (without ACK) to the first packet of the connection, either direction, with ACK and without SYN
+    after a SYN; a SYN/ACK is not needed in between (an ACK that answers a SYN from an old connection's
+    TIME_WAIT ends it too). After a retransmitted SYN it is measured from the most recent one.
     """
     conn = f // 2
     df = pd.DataFrame({"conn": conn, "pos": pos, "t": t.astype(float)})
-    synack_t = df[syn & ackf].groupby("conn")["pos"].min()
+    first_syn = df[syn & ~ackf].groupby("conn")["pos"].min()
     after = df[ackf & ~syn]
-    after = after[after["pos"].to_numpy() > synack_t.reindex(after["conn"]).to_numpy()]
+    after = after[after["pos"].to_numpy() > first_syn.reindex(after["conn"]).to_numpy()]
     third = after.sort_values("pos").groupby("conn").first()
     syns = df[syn & ~ackf].sort_values("pos")
     if len(third) == 0 or len(syns) == 0:
@@ -436,30 +446,43 @@ def _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ac
             "is_previous_segment_not_captured": not_captured, "is_acked_unseen": acked_unseen}
 
 
+#: :func:`_acked_unseen`'s "the peer's duplicate-ACK counter was not parked" (any value below -1).
+_NOT_PARKED = -2
+
+
 def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack, not_captured, beyond):
     """Wireshark's "ACKed segment that wasn't captured", per row (rows sorted by flow, then capture order).
 
-    As tshark 4.0 flags ``tcp.analysis.ack_lost_segment``: per direction, the sequence number up to which the
-    segments seen are contiguous ("max seq to be acked": it moves to the direction's next sequence number when
-    a segment starts exactly there). An ACK beyond the peer's mark moves the mark to the peer's next sequence
-    number, and is flagged unless an earlier ACK was flagged since the peer's own acknowledgment number last
-    changed (Wireshark parks the peer's duplicate-ACK counter at -1 to remember it; a duplicate ACK of the
-    peer or a new acknowledgment number re-arms it). One hole is so flagged once. On the 40 captures of the
-    test corpora this gives tshark's frames exactly except in two (pcapplusplus_tls2, zeek_erspan), where
-    tshark flags a further ACK beyond a hole already flagged (103 of 570 and 11 of 46 frames).
+    As tshark 4.0 flags ``tcp.analysis.ack_lost_segment`` (``tcp_analyze_sequence_number`` of 4.0.17's
+    ``packet-tcp.c``): per direction, the sequence number up to which the segments seen are contiguous ("max
+    seq to be acked": it moves to the direction's next sequence number when a segment starts exactly there).
+    An ACK beyond the peer's mark
+
+    - when the mark is below the peer's next sequence number (a hole in the peer's segments) is flagged, and
+      the mark moves to that next sequence number: every new hole is flagged by the first ACK over it;
+    - otherwise (the ACK runs beyond everything seen of the peer) is flagged unless an earlier such ACK was
+      flagged since the peer's own acknowledgment number last changed: Wireshark parks the peer's
+      duplicate-ACK counter at -1 to remember it, and a duplicate ACK of the peer or a new acknowledgment
+      number re-arms it.
+
+    Returns the flags and, per row, the peer's duplicate-ACK counter as this row's retransmission tests read
+    it where the test parked it since the peer's acknowledgment number last changed (-1 while parked, the
+    count restarted at 1 by a duplicate ACK after), else :data:`_NOT_PARKED`: Wireshark's counter is a guint32,
+    so -1 passes the fast-retransmission test (at least 2 duplicate ACKs).
 
     The state runs over both directions in capture order, so it is a loop; it runs only on the connections
     where it can fire (a segment beyond its direction's next sequence number, or an ACK beyond the peer's
     highest sequence number); elsewhere the contiguous mark is the highest sequence number and nothing fires.
     """
     out = np.zeros(len(f), bool)
+    parked_count = np.full(len(f), _NOT_PARKED, np.int64)
     conn = f // 2
     # elsewhere the contiguous mark equals the highest sequence number (a segment that starts below it and ends
     # beyond it, a repacketized retransmission, would leave the mark behind: those connections run the loop too)
     extends = (seq_u < nxt) & (seq_end > nxt) & ~dup
     candidates = np.unique(conn[not_captured | beyond | extends])
     if len(candidates) == 0:
-        return out
+        return out, parked_count
     rows = np.flatnonzero(np.isin(conn, candidates) & ~dup)
     rows = rows[np.lexsort((pos[rows], conn[rows]))]
     # plain Python values: the loop reads each once
@@ -467,24 +490,32 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
     ackl, ackul = ack[rows].tolist(), ack_u[rows].tolist()
     ackfl, zwl, dupal = ackf[rows].tolist(), zw_probe[rows].tolist(), dupack[rows].tolist()
     seql, endl = seq_u[rows].tolist(), seq_end[rows].tolist()
-    flagged = []
+    flagged, parked = [], []
     current = None
     for i in range(len(rows)):
         c, d = cl[i], dl[i]
-        if c != current:  # per direction: next seq, contiguous mark, last raw ack, duplicate-ACK counter
-            current, nxt, mx, last, dupn = c, [None, None], [None, None], [None, None], [0, 0]
+        if c != current:  # per direction: next seq, contiguous mark, last raw ack, duplicate-ACK counter, and
+            # whether the counter was parked since the direction's acknowledgment number last changed
+            current, nxt, mx, last, dupn, park = c, [None, None], [None, None], [None, None], [0, 0], [0, 0]
         e = 1 - d
         a = ackl[i]
         if dupal[i]:
             dupn[d] = 1 if dupn[d] == -1 else dupn[d] + 1
         if a != last[d]:
             dupn[d] = 0
+            park[d] = 0
         m = mx[e]
         if ackfl[i] and m is not None and ackul[i] > m:
-            if dupn[e] == 0:
+            if m < nxt[e]:  # over a hole in the peer's segments: flagged, and the mark moves on
                 flagged.append(i)
-            mx[e] = nxt[e]
-            dupn[e] = -1
+                mx[e] = nxt[e]
+            else:  # beyond everything seen of the peer: flagged once until the peer's counter re-arms
+                if dupn[e] == 0:
+                    flagged.append(i)
+                dupn[e] = -1
+                park[e] = 1
+        if park[e]:  # what this row's retransmission tests read as the peer's count
+            parked.append((i, dupn[e]))
         if not zwl[i]:
             end = endl[i]
             if nxt[d] is None or end > nxt[d]:
@@ -493,30 +524,7 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
                 mx[d] = nxt[d]
         last[d] = a
     out[rows[flagged]] = True
-    return out
-    rows = np.flatnonzero(np.isin(conn, candidates) & ~dup)
-    rows = rows[np.lexsort((pos[rows], conn[rows]))]
-    state: dict[int, tuple[list, list, list, list]] = {}
-    for r in rows.tolist():
-        c, d = int(conn[r]), int(f[r] & 1)
-        # per direction: next seq, contiguous mark, last raw ack, duplicate-ACK counter
-        nxt, mx, last, dupn = state.setdefault(c, ([None, None], [None, None], [None, None], [0, 0]))
-        e = 1 - d
-        a = int(ack[r])
-        if dupack[r]:
-            dupn[d] = 1 if dupn[d] == -1 else dupn[d] + 1
-        if a != last[d]:
-            dupn[d] = 0
-        if ackf[r] and mx[e] is not None and ack_u[r] > mx[e]:
-            if dupn[e] == 0:
-                out[r] = True
-            mx[e] = nxt[e]
-            dupn[e] = -1
-        if not zw_probe[r]:
-            end = int(seq_end[r])
-            if nxt[d] is None or end > nxt[d]:
-                nxt[d] = end
-            if mx[d] is None or int(seq_u[r]) == mx[d]:
-                mx[d] = nxt[d]
-        last[d] = a
-    return out
+    if parked:
+        at, count = zip(*parked)
+        parked_count[rows[list(at)]] = count
+    return out, parked_count

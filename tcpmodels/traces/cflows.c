@@ -113,7 +113,7 @@ typedef struct {
     /* window-scale facts */
     int has_syn; int offered;
     /* ACKed-unseen loop */
-    int au_nxt_has, au_mx_has, au_last_has; int64_t au_nxt, au_mx, au_last, au_dupn;
+    int au_nxt_has, au_mx_has, au_last_has, au_parked; int64_t au_nxt, au_mx, au_last, au_dupn;
     /* aggregates */
     int64_t first_row, packets, first_ns, last_ns, data_packets, payload_bytes, wire_bytes;
     int64_t rtx, rtx_bytes, rtx_data, sent_data, fast, spur, ooo, dup, dupack;
@@ -143,7 +143,7 @@ typedef struct Conn {
     int64_t id, tuple_idx, tuple_slot, first_frame, tuple_first_frame, last_t;
     uint64_t ihi, ilo; uint32_t ivp;     /* initiator endpoint */
     int pending;                         /* waiting for the initial RTT */
-    int synack_seen, dirty, wf_evaluated, au_candidate, live;
+    int dirty, wf_evaluated, au_candidate, live;
     int64_t last_synonly_t, mpc, syn_t; int syn_t_has;
     double irtt;
     Pkt *pq; int64_t n_pq, cap_pq;
@@ -704,7 +704,9 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int zwp = payload == 1 && peer_win == 0 && has_prev && sq == hmax && !syn && !fin && !rst && !dup;
     const int seed = !dup && occupies && !zwp;
     const int ka = payload <= 1 && !syn && !fin && !rst && has_prev && sq == hmax - 1 && peer_acked && !zwp;
-    const int rtx = occupies && has_prev && sq < hmax && !dup && !ka && !zwp;
+    /* never a retransmission: more than one byte from one below the next sequence number (Wireshark 4.0.17) */
+    const int after_probe_like = payload > 1 && sq == hmax - 1;
+    const int rtx = occupies && has_prev && sq < hmax && !dup && !ka && !zwp && !after_probe_like;
     const double nxt = F->nxt;
     const int ctl = syn || fin || rst;
     const int64_t prev_win = F->has_row ? F->prev_win : -1, prev_ack = F->has_row ? F->prev_ack_raw : -1;
@@ -715,8 +717,32 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     /* Wireshark's dupacknum of this flow */
     const int run_break = !F->has_row || ack_u != F->prev_ack_u;
     const int64_t run_len = run_break ? dupack : F->run_len + dupack;
-    /* retransmission classes */
-    const int64_t dupacks = hit ? P->last_runlen : 0;
+    /* ACKed unseen segment (annotation._acked_unseen) */
+    int au = 0;
+    if (!dup) {
+        if (dupack) F->au_dupn = F->au_dupn == -1 ? 1 : F->au_dupn + 1;
+        if (!F->au_last_has || ack_raw != F->au_last) { F->au_dupn = 0; F->au_parked = 0; }
+        if (ackf && P->au_mx_has && ack_u > P->au_mx) {
+            if (P->au_mx < P->au_nxt) {          /* over a hole in the peer's segments: the mark moves on */
+                au = 1;
+                P->au_mx = P->au_nxt;
+            } else {                             /* beyond everything seen: once until the counter re-arms */
+                if (P->au_dupn == 0) au = 1;
+                P->au_dupn = -1;
+                P->au_parked = 1;
+            }
+        }
+        if (!zwp) {
+            if (!F->au_nxt_has || seq_end > F->au_nxt) { F->au_nxt = seq_end; F->au_nxt_has = 1; }
+            if (!F->au_mx_has || seq_u == F->au_mx) { F->au_mx = F->au_nxt; F->au_mx_has = 1; }
+        }
+        F->au_last = ack_raw;
+        F->au_last_has = 1;
+    }
+    /* retransmission classes; the peer's counter as Wireshark reads it where the ACKed-unseen test parked it
+       since the peer's acknowledgment number last changed (-1 is at least 2 as its guint32) */
+    const int64_t dupacks = P->au_parked ? (P->au_dupn == -1 ? ((int64_t)1 << 31) : P->au_dupn)
+                                         : (hit ? P->last_runlen : 0);
     /* Wireshark 4's order: spurious (data the peer has acknowledged) first, then fast, then out of order */
     const int spur = rtx && payload > 0 && peer_ack > 0 && seq_end <= peer_ack;
     const int fast = rtx && !spur && dupacks >= 2 && peer_ack == seq_u && (td - peer_t < 20e6);
@@ -747,24 +773,6 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int beyond = ackf && !dup && peer_next >= 0 && (double)ack_u > peer_next;
     const int extends = sq < nxt && (double)seq_end > nxt && !dup;
     if (nc || beyond || extends) c->au_candidate = 1;
-    /* ACKed unseen segment (annotation._acked_unseen) */
-    int au = 0;
-    if (!dup) {
-        if (dupack) F->au_dupn = F->au_dupn == -1 ? 1 : F->au_dupn + 1;
-        if (!F->au_last_has || ack_raw != F->au_last) F->au_dupn = 0;
-        if (ackf && P->au_mx_has && ack_u > P->au_mx) {
-            if (P->au_dupn == 0) au = 1;
-            P->au_mx_has = P->au_nxt_has;
-            P->au_mx = P->au_nxt;
-            P->au_dupn = -1;
-        }
-        if (!zwp) {
-            if (!F->au_nxt_has || seq_end > F->au_nxt) { F->au_nxt = seq_end; F->au_nxt_has = 1; }
-            if (!F->au_mx_has || seq_u == F->au_mx) { F->au_mx = F->au_nxt; F->au_mx_has = 1; }
-        }
-        F->au_last = ack_raw;
-        F->au_last_has = 1;
-    }
     /* state after the row */
     if (!dup && (occupies || !rst) && !zwp) { if ((double)seq_end > F->nxt) F->nxt = (double)seq_end; }
     if (seed && (!F->seed_has || seq_end > F->seedmax)) { F->seedmax = seq_end; F->seed_has = 1; }
@@ -1203,8 +1211,9 @@ static int on_packet(Ctx *x, const Pkt *p, int64_t *conn_count) {
     if (c->pending) {
         PUSH(c->pq, c->n_pq, c->cap_pq, *p);
         if (syn_only) c->last_synonly_t = p->t;
-        if ((p->fb & B_SYN) && (p->fb & B_ACK)) c->synack_seen = 1;
-        else if ((p->fb & B_ACK) && !(p->fb & B_SYN) && c->synack_seen) {
+        /* Wireshark 4.0.17's ts_first_rtt: the first packet with ACK and without SYN after a SYN (no SYN/ACK
+           needed), from the most recent SYN */
+        if ((p->fb & B_ACK) && !(p->fb & B_SYN)) {
             double v = (double)p->t - (double)c->last_synonly_t;
             c->irtt = v > 0 ? v : NAN;
             return replay(x, ci);
