@@ -221,18 +221,19 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
     has_prev = hmax > -np.inf
     peer = _peer_state(f, order, t, ackf, ack_u, win, dup, seeds, seq_end, fstart)
-    # keep-alive: at most one byte, one below the highest sequence number, and (when the peer's ACKs were
+    # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload and zero-window
+    # probes never do). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests
+    # compare with it
+    nxt = _exclusive_cummax(np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf), fstart,
+                            floor=-np.inf)
+    # keep-alive: at most one byte, one below the next sequence number, and (when the peer's ACKs were
     # captured) a byte the peer has already acknowledged; an unacknowledged byte sent again is a retransmission
     peer_acked = np.where(peer["max_ack"] >= 0, peer["max_ack"] > seq_u, True)
-    keepalive = (payload <= 1) & ~syn & ~fin & ~rst & has_prev & (seq_u == hmax - 1) & peer_acked & ~zw_probe
+    keepalive = (payload <= 1) & ~syn & ~fin & ~rst & (nxt > -np.inf) & (seq_u == nxt - 1) & peer_acked & ~zw_probe
     # Wireshark never calls a segment of more than one byte that starts one below the next sequence number a
     # retransmission (4.0.17: ``seglen > 1 && nextseq - 1 == seq``, meant for the data after a zero-window probe)
     after_probe_like = (payload > 1) & (seq_u == hmax - 1)
     retrans = occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive & ~zw_probe & ~after_probe_like
-    # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload and zero-window
-    # probes never do). Its duplicate-ACK, window-update and previous-segment-not-captured tests compare with it
-    nxt = _exclusive_cummax(np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf), fstart,
-                            floor=-np.inf)
     ctl = syn | fin | rst
     prev_win, prev_ack = _previous(win, fstart), _previous(ack, fstart)
     # duplicate ACKs (Wireshark's rule): no payload, the direction's window and acknowledgment number repeated,
@@ -448,6 +449,8 @@ def _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ac
 
 #: :func:`_acked_unseen`'s "the peer's duplicate-ACK counter was not parked" (any value below -1).
 _NOT_PARKED = -2
+#: Size of the sequence space: an unwrapped sequence number is 0 modulo it where the raw one is 0. [-]
+_SEQ_SPACE = 2**32
 
 
 def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack, not_captured, beyond):
@@ -464,6 +467,9 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
       flagged since the peer's own acknowledgment number last changed: Wireshark parks the peer's
       duplicate-ACK counter at -1 to remember it, and a duplicate ACK of the peer or a new acknowledgment
       number re-arms it.
+
+    A next sequence number that is 0 (raw: a RST refusing a SYN, or data ending at 2^32) is Wireshark's "not
+    set": no ACK is checked against it, and the direction's next packet sets it whatever its number.
 
     Returns the flags and, per row, the peer's duplicate-ACK counter as this row's retransmission tests read
     it where the test parked it since the peer's acknowledgment number last changed (-1 while parked, the
@@ -519,7 +525,7 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
         if not zwl[i]:
             end = endl[i]
             if nxt[d] is None or end > nxt[d]:
-                nxt[d] = end
+                nxt[d] = end if end % _SEQ_SPACE else None  # sequence number 0 is Wireshark's "not set"
             if mx[d] is None or seql[i] == mx[d]:
                 mx[d] = nxt[d]
         last[d] = a

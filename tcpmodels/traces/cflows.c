@@ -703,11 +703,11 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     /* a zero-window probe is at the mark and, as in Wireshark, does not move it (so is a probe sent again) */
     const int zwp = payload == 1 && peer_win == 0 && has_prev && sq == hmax && !syn && !fin && !rst && !dup;
     const int seed = !dup && occupies && !zwp;
-    const int ka = payload <= 1 && !syn && !fin && !rst && has_prev && sq == hmax - 1 && peer_acked && !zwp;
+    const double nxt = F->nxt;
+    const int ka = payload <= 1 && !syn && !fin && !rst && nxt > NEG_INF && sq == nxt - 1 && peer_acked && !zwp;
     /* never a retransmission: more than one byte from one below the next sequence number (Wireshark 4.0.17) */
     const int after_probe_like = payload > 1 && sq == hmax - 1;
     const int rtx = occupies && has_prev && sq < hmax && !dup && !ka && !zwp && !after_probe_like;
-    const double nxt = F->nxt;
     const int ctl = syn || fin || rst;
     const int64_t prev_win = F->has_row ? F->prev_win : -1, prev_ack = F->has_row ? F->prev_ack_raw : -1;
     const int mpc_signal = F->has_row && (c->mpc - F->mpc_before_prev) > 0;
@@ -733,8 +733,9 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
             }
         }
         if (!zwp) {
-            if (!F->au_nxt_has || seq_end > F->au_nxt) { F->au_nxt = seq_end; F->au_nxt_has = 1; }
-            if (!F->au_mx_has || seq_u == F->au_mx) { F->au_mx = F->au_nxt; F->au_mx_has = 1; }
+            /* sequence number 0 (raw) is Wireshark's "not set" */
+            if (!F->au_nxt_has || seq_end > F->au_nxt) { F->au_nxt = seq_end; F->au_nxt_has = (seq_end & 0xffffffffLL) != 0; }
+            if (!F->au_mx_has || seq_u == F->au_mx) { F->au_mx = F->au_nxt; F->au_mx_has = F->au_nxt_has; }
         }
         F->au_last = ack_raw;
         F->au_last_has = 1;

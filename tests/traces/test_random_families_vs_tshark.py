@@ -24,9 +24,11 @@ does). Before the fixes that came with this module, about a third of the seeds d
 segment" flags every ACK over a new hole; its duplicate-ACK counter (a guint32 parked at -1 by that test)
 makes a retransmission "fast" without duplicate ACKs, or restarts the count at #1; its initial RTT ends at the
 first ACK after a SYN, SYN/ACK or not; and it never calls a segment of more than one byte that starts one below
-the next sequence number a retransmission. These are now analysed as tshark analyses them (``AGREED``). It
-also reads sequence number 0 as "not set" (``DEFECTS``, ``xfail(strict=True)``): not followed, as it needs a
-segment ending exactly at 2^32.
+the next sequence number a retransmission; its keep-alive is one below the next sequence number a pure ACK
+sets too; it reads sequence number 0 as "not set" (a RST refusing a SYN has it). These are now analysed as
+tshark analyses them (``AGREED``), but for 0 as the next sequence number of the retransmission tests
+(``DEFECTS``, ``xfail(strict=True)``: our retransmission mark is not Wireshark's nextseq, and it needs a segment
+ending exactly at 2^32).
 """
 
 from __future__ import annotations
@@ -656,6 +658,16 @@ INITIAL_RTT_FROM_AN_EARLY_ACK = [
     (10, S, B + 1, A + 2001, ACK, 0, 65535), (1, C, A + 2001, B + 1, FIN | ACK, 0, 65535),
     (10, S, B + 1, A + 2002, FIN | ACK, 0, 65535), (10, C, A + 2002, B + 2, ACK, 0, 65535)]
 
+#: The same "not set" 0 after a RST refusing a SYN (``RST|ACK`` with sequence number 0, RFC 9293 3.10.7.1): S's
+#: next sequence number and mark are 0, so S's SYN/ACK (the SYN sent again was not captured) sets both again and
+#: C's ACK of it (frame 4) is not "ACKed unseen"; read as a number, the mark 0 was below S's next one for us.
+SYN_REFUSED_THEN_ACCEPTED = [
+    (0, C, A, 0, SYN, 0, 65535), (10, S, 0, A + 1, RST | ACK, 0, 0),
+    (1010, S, B, A + 1, SYN | ACK, 0, 65535), (10, C, A + 1, B + 1, ACK, 0, 65535),
+    (1, C, A + 1, B + 1, ACK | PSH, 1000, 65535), (10, S, B + 1, A + 1001, ACK, 0, 65535),
+    (1, C, A + 1001, B + 1, FIN | ACK, 0, 65535), (10, S, B + 1, A + 1002, FIN | ACK, 0, 65535),
+    (10, C, A + 1002, B + 2, ACK, 0, 65535)]
+
 #: Classes found by these families and now analysed as tshark 4.0.17 does (annotation and the compiled pass).
 AGREED = {
     "acked_unseen_second_hole": ACKED_UNSEEN_SECOND_HOLE,
@@ -664,11 +676,12 @@ AGREED = {
     "fast_with_parked_counter": FAST_WITH_PARKED_COUNTER,
     "dupack_count_restarts": DUPACK_COUNT_RESTARTS,
     "initial_rtt_from_an_early_ack": INITIAL_RTT_FROM_AN_EARLY_ACK,
+    "isn_all_ones": ISN_ALL_ONES,
+    "syn_refused_then_accepted": SYN_REFUSED_THEN_ACCEPTED,
 }
 
-#: Classes where we still differ from tshark 4.0.17 (rare: each needs a sequence number landing exactly on 0).
+#: Classes where we still differ from tshark 4.0.17 (rare: a segment's data ending exactly at 2^32).
 DEFECTS = {
-    "isn_all_ones": (ISN_ALL_ONES, "sequence number 0 is 'not set' for 4.0.17: ACKed unseen not checked"),
     "retransmission_ending_at_zero": (RETRANSMISSION_ENDING_AT_ZERO,
                                       "sequence number 0 is 'not set' for 4.0.17: no retransmission there"),
 }
