@@ -115,21 +115,36 @@ def test_every_public_function_is_documented_and_hinted(what):
     assert not missing, f"{len(missing)} public functions lack {what.removeprefix('has_').replace('_', ' ')}:\n" + "\n".join(missing)
 
 
+def _type_checking_names(module) -> dict:
+    """The names a module imports under ``if TYPE_CHECKING:`` (for its hints only), imported here."""
+    tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+    names: dict = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING":
+            code = compile(ast.Module(body=node.body, type_ignores=[]), module.__file__, "exec")
+            exec(code, {"__name__": module.__name__, "__package__": module.__package__}, names)
+    return names
+
+
 def test_every_annotation_resolves():
-    """The hints name real objects (``from __future__ import annotations`` defers them, so a typo would pass silently)."""
+    """The hints name real objects (``from __future__ import annotations`` defers them, so a typo would pass
+    silently), those a module imports only for type checking (``if TYPE_CHECKING:``) included."""
     import importlib
     import typing
 
     unresolved = []
+    typing_only: dict = {}
     for f in public_functions():
         module = importlib.import_module(f.path.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
+        if module.__name__ not in typing_only:
+            typing_only[module.__name__] = _type_checking_names(module)
         obj = module
         for part in f.qualname.split("."):
             obj = getattr(obj, part, None)
         if obj is None:
             continue  # defined conditionally or shadowed: nothing to resolve
         try:
-            typing.get_type_hints(obj)
+            typing.get_type_hints(obj, localns=typing_only[module.__name__])
         except Exception as exc:  # noqa: BLE001 - NameError, TypeError, ... from a bad expression: all are reported
             unresolved.append(f"{f.path}:{f.lineno} {f.qualname}: {type(exc).__name__}: {exc}")
     assert not unresolved, "\n".join(unresolved)
