@@ -33,13 +33,13 @@ Definitions (per direction, in capture order)
   for this sequence number, within 20 ms of the last ACK), *out-of-order* (within
   the connection's initial RTT of the segment that set the highest sequence number),
   and plain retransmission; ``retransmitted_packets`` counts all four.
-- *Initial RTT*: as Wireshark's ``tcp.analysis.initial_rtt``, from the most recent
-  SYN to the first ACK after the SYN/ACK (after a retransmitted SYN, from the SYN
-  that was answered); 3 ms where the out-of-order test needs it and the handshake
-  was not captured.
-- *Keep-alive*: no payload or one byte, starting one below the highest sequence
-  number, on a byte the peer has already acknowledged (when the peer's ACKs were
-  captured). Wireshark omits the last condition, so a one-byte segment re-sent
+- *Initial RTT*: as Wireshark's (4.0.17) ``tcp.analysis.initial_rtt``, from the most
+  recent SYN to the first packet with ACK and without SYN after a SYN, either
+  direction, SYN/ACK or not; 3 ms where the out-of-order test needs it and the
+  capture holds no such pair.
+- *Keep-alive*: no payload or one byte, starting one below Wireshark's next sequence
+  number (which pure ACKs set too), on a byte the peer has already acknowledged
+  (when the peer's ACKs were captured). Wireshark omits the last condition, so a one-byte segment re-sent
   after an RTO and never acknowledged is a keep-alive there and a retransmission
   here (and gives no RTT sample: Karn's rule).
 - *Zero-window probe*: one byte at the highest sequence number while the peer's last
