@@ -449,8 +449,6 @@ def _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ac
 
 #: :func:`_acked_unseen`'s "the peer's duplicate-ACK counter was not parked" (any value below -1).
 _NOT_PARKED = -2
-#: Size of the sequence space: an unwrapped sequence number is 0 modulo it where the raw one is 0. [-]
-_SEQ_SPACE = 2**32
 
 
 def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack, not_captured, beyond):
@@ -525,7 +523,7 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
         if not zwl[i]:
             end = endl[i]
             if nxt[d] is None or end > nxt[d]:
-                nxt[d] = end if end % _SEQ_SPACE else None  # sequence number 0 is Wireshark's "not set"
+                nxt[d] = end if end % _M32 else None  # raw sequence number 0 is Wireshark's "not set"
             if mx[d] is None or seql[i] == mx[d]:
                 mx[d] = nxt[d]
         last[d] = a

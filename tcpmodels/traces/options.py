@@ -128,8 +128,7 @@ def u8_within(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, at: int = 0) ->
     held : numpy.ndarray of bool
         Whether the record holds them.
     """
-    ok = end >= pos + at + 1
-    return np.where(ok, u8(buf, np.where(ok, pos + at, 0)), 0), ok
+    return _within(u8, 1, buf, pos, end, at)
 
 
 @_PARAMETERS.fill
@@ -147,8 +146,14 @@ def u16_within(buf: np.ndarray, pos: np.ndarray, end: np.ndarray, at: int = 0) -
     held : numpy.ndarray of bool
         Whether the record holds them.
     """
-    ok = end >= pos + at + 2
-    return np.where(ok, u16(buf, np.where(ok, pos + at, 0)), 0), ok
+    return _within(u16, 2, buf, pos, end, at)
+
+
+def _within(read, width: int, buf: np.ndarray, pos: np.ndarray, end: np.ndarray,
+            at: int) -> tuple[np.ndarray, np.ndarray]:
+    """``read`` (``width`` bytes) at ``pos + at`` where the record holds all of it, else 0; and whether it does."""
+    ok = end >= pos + at + width
+    return np.where(ok, read(buf, np.where(ok, pos + at, 0)), 0), ok
 
 
 def parse_options(buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> dict[str, np.ndarray]:
