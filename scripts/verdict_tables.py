@@ -19,6 +19,8 @@ on the other. ``--rename OLD=NEW`` rewrites a label in the before table's claim 
 relabelled when more congestion controls were added). Outcomes are shortened: ``sup.`` supported,
 ``smaller`` smaller than claimed, ``contr.`` contradicted, ``inc.`` inconclusive, ``n.t.`` not testable here
 (the five outcomes of issue 54; dumps of older commits hold the first, third and fourth only).
+``p2_lossy`` is P2's claims at the spread pilot's loss rate (issue 57, item 4; their own Holm family): a
+checkout without a complete repetition shipped writes no CSV for it, and its cells are ``—``.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-PAPERS = ("p1", "p2", "p3", "p4", "p5")
+PAPERS = ("p1", "p2", "p3", "p4", "p5", "p2_lossy")
 SHORT_VERDICT = {"supported": "sup.", "smaller than claimed": "smaller", "contradicted": "contr.",
                  "inconclusive": "inc.", "not testable here": "n.t."}
 
@@ -72,7 +74,15 @@ def _p5(data_dir: str) -> pd.DataFrame:
     return p5.claims(ds, p5.tables(ds, quick=False, seed=0))
 
 
-BUILDERS = {"p1": _p1, "p2": _p2, "p3": _p3, "p4": _p4, "p5": _p5}
+def _p2_lossy(data_dir: str) -> pd.DataFrame | None:
+    """P2's claims at the spread pilot's loss rate (their own family), None where no repetition is shipped."""
+    from tcpmodels.papers import p2_mptcp_prediction as p2
+    if not hasattr(p2, "lossy_verdicts"):  # before issue 57's item 4
+        return None
+    return p2.lossy_verdicts(data_dir, quick=False, seed=0)
+
+
+BUILDERS = {"p1": _p1, "p2": _p2, "p3": _p3, "p4": _p4, "p5": _p5, "p2_lossy": _p2_lossy}
 
 
 def dump(out_dir: Path, data_dir: str, papers: list[str]) -> int:
@@ -86,6 +96,9 @@ def dump(out_dir: Path, data_dir: str, papers: list[str]) -> int:
         except Exception as exc:  # noqa: BLE001 - report and go on: one paper's old code must not hide the others
             print(f"{paper}: failed: {exc!r}", file=sys.stderr)
             failed += 1
+            continue
+        if frame is None:
+            print(f"{paper}: not judged in this checkout (its dataset is not shipped): no CSV")
             continue
         frame.to_csv(out_dir / f"{paper}.csv", index=False)
         print(f"{paper}: {len(frame)} claim parts in {time.monotonic() - started:.1f} s -> {out_dir / paper}.csv")
@@ -142,9 +155,11 @@ def compare(before_dir: Path, after_dir: Path, renames: list[str], papers: list[
     for paper in papers:
         before_path, after_path = before_dir / f"{paper}.csv", after_dir / f"{paper}.csv"
         for path in (before_path, after_path):
-            if not path.exists():
+            if not path.parent.is_dir() or not (before_path.exists() or after_path.exists()):
                 raise SystemExit(f"{path}: missing (run dump for that checkout first, or name fewer --papers)")
-        before, after = pd.read_csv(before_path), pd.read_csv(after_path)
+        # a dump without this paper's CSV had no dataset to judge (dump said so): its cells are "—"
+        before, after = (pd.read_csv(p) if p.exists() else pd.DataFrame(columns=["claim", "part"])
+                         for p in (before_path, after_path))
         for old, new in pairs:
             before["claim"] = before["claim"].str.replace(old, new, regex=False)
         keyed = {(r["claim"], r["part"]): r for r in before.to_dict("records")}

@@ -66,3 +66,16 @@ def test_counts_table_and_the_new_outcomes_are_shortened(vt, tmp_path):
     assert table[3] == "| P2 | - -> - | - -> - | - -> - | - -> - | - -> - | - -> - |"
     assert vt.cell(_row("C", "p", 0.04, 0.02, 0.06, 256, "not testable here")) == "+0.04 [+0.02, +0.06] n.t., n=256"
     assert vt.cell(_row("C", "p", 0.02, 0.01, 0.03, 9, "smaller than claimed")) == "+0.02 [+0.01, +0.03] smaller, n=9"
+
+
+def test_a_paper_one_dump_did_not_judge_shows_a_dash_on_that_side(vt, tmp_path):
+    """dump writes no CSV for a paper whose dataset is not shipped (P2's lossy setting before its first complete
+    repetition): compare shows its parts as new, but a dump folder that does not exist is still an error."""
+    before = _dump(tmp_path / "b", [_row("C2.1 x", "p", 0.01, 0.0, 0.02, 10, "supported")])
+    after = _dump(tmp_path / "a", [_row("C2.1 x", "p", 0.01, 0.0, 0.02, 10, "supported")])
+    pd.DataFrame([_row("C2.2 [lossy] y", "fraction", 0.3, 0.2, 0.4, 256, "supported")]).to_csv(
+        after / "p2_lossy.csv", index=False)
+    lines = vt.compare(before, after, [], ["p2_lossy"]).splitlines()
+    assert "| C2.2 [lossy] | fraction | — | +0.3 [+0.2, +0.4] sup., n=256 |" in lines
+    with pytest.raises(SystemExit, match="missing"):
+        vt.compare(before, after, [], ["p3"])
