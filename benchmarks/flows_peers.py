@@ -17,8 +17,8 @@ average is recorded before and after every run (the machine is shared).
 
 Agreement (``--check``, after the timed runs): ``tcptrace -l -r -n --csv`` against our flow table, per
 connection and direction, with the definitions that differ as tests/traces/corpus_check.py
-``compare_tcptrace`` states them: tcptrace's ``rexmt_data_pkts + outoforder_pkts`` is our retransmissions plus
-duplicates, keep-alives and zero-window probes that occupy sequence space; its missed data may be ours + 1 in
+``compare_tcptrace`` states them: tcptrace's ``rexmt_data_pkts + outoforder_pkts`` is
+``tcpmodels.traces.tcptrace_terms.tcptrace_rexmt`` of our annotation; its missed data may be ours + 1 in
 a direction that sent a RST; a 4-tuple used by more than one connection on either side is not compared.
 
 Usage::
@@ -107,17 +107,14 @@ def agreement(path: Path) -> dict:
     import pandas as pd
 
     from tcpmodels.traces import annotate, flows, read_pcap
+    from tcpmodels.traces.tcptrace_terms import tcptrace_rexmt
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         table = read_pcap(path)
         an = annotate(table)
         ft = flows(table, an)
-    occupies = (an["seq_end_u"] > an["seq_u"]).to_numpy()
-    extra = ((an["is_keepalive"] | an["is_duplicate"] | an["is_zero_window_probe"]).to_numpy() & occupies
-             & ~an["is_retransmission"].to_numpy())
-    rexmt = pd.Series(an["is_retransmission"].to_numpy() | extra).groupby(an["flow_id"].to_numpy()).sum()
-    ft["tcptrace_rexmt"] = rexmt.reindex(ft.index, fill_value=0).to_numpy()
+    ft["tcptrace_rexmt"] = tcptrace_rexmt(an).reindex(ft.index, fill_value=0).to_numpy()
     del table, an
 
     def norm(a) -> str:

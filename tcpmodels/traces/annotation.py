@@ -116,8 +116,10 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         ``is_dup_ack``, ``is_keepalive`` (bool), the classes of a retransmission as
         Wireshark's ``tcp.analysis`` flags name them (disjoint, each a subset of
         ``is_retransmission``; the rest are plain retransmissions):
-        ``is_spurious_retransmission`` (payload the peer had already acknowledged; tested
-        first), ``is_fast_retransmission`` (the sequence number the peer's last ACK asked
+        ``is_spurious_retransmission`` (payload the peer's last ACK already covered, the
+        end taken without a FIN; tested first and on its own: a segment the capture saw
+        first, its original missed, and a zero-window probe are one too),
+        ``is_fast_retransmission`` (the sequence number the peer's last ACK asked
         for, after at least two duplicate ACKs, within 20 ms of that ACK),
         ``is_out_of_order`` (sent less than the connection's initial RTT -- 3 ms if
         unknown -- after the segment that set the highest sequence number, and not
@@ -233,7 +235,12 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     # Wireshark never calls a segment of more than one byte that starts one below the next sequence number a
     # retransmission (4.0.17: ``seglen > 1 && nextseq - 1 == seq``, meant for the data after a zero-window probe)
     after_probe_like = (payload > 1) & (seq_u == hmax - 1)
-    retrans = occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive & ~zw_probe & ~after_probe_like
+    # ... and calls payload the peer's last acknowledgment already covers (its end without a FIN: seq + payload)
+    # a spurious retransmission before and apart from those tests: a first copy whose original the capture
+    # missed, a zero-window probe, more than one byte from one below the mark (no keep-alive, no duplicate)
+    peer_ack = peer["ack"]
+    acked_payload = (payload > 0) & (peer_ack > 0) & (seq_u + payload <= peer_ack) & ~dup & ~keepalive
+    retrans = (occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive & ~zw_probe & ~after_probe_like) | acked_payload
     ctl = syn | fin | rst
     prev_win, prev_ack = _previous(win, fstart), _previous(ack, fstart)
     # duplicate ACKs (Wireshark's rule): no payload, the direction's window and acknowledgment number repeated,
@@ -249,8 +256,9 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     expert["is_acked_unseen"], parked_count = _acked_unseen(
         order, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack,
         expert["is_previous_segment_not_captured"], expert["is_acked_unseen"])
-    fast, spurious, ooo = _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hmax, seeds,
-                                                  retrans, payload, dupack, peer, parked_count)
+    fast, ooo = _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, hmax, seeds,
+                                        retrans & ~acked_payload, dupack, peer, parked_count)
+    spurious = acked_payload
     res = {
         "connection_id": f // 2, "flow_id": f, "is_initiator": (f % 2) == 0, "seq_u": seq_u, "seq_end_u": seq_end,
         "ack_u": ack_u, "is_retransmission": retrans, "is_duplicate": dup, "is_dup_ack": dupack,
@@ -329,13 +337,14 @@ def _peer_state(f, pos, t, ackf, ack_u, win, dup, seeds, seq_end, fstart) -> dic
             "row": prow, "max_ack": np.where(hit, np.nan_to_num(own_max_ack[r], nan=-1.0), -1.0)}
 
 
-def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hmax, seeds, retrans, payload,
+def _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, hmax, seeds, unacked_retrans,
                             dupack, peer, parked_count):
-    """Fast / spurious / out-of-order flags (rows sorted by flow, then capture order).
+    """Fast / out-of-order flags of the retransmissions that are not spurious (rows sorted by flow, then capture
+    order).
 
     Wireshark's order of tests (4.x, ``tcp_analyze_sequence_number`` of ``packet-tcp.c``; [1]_ in
-    :mod:`.flows`): spurious first (the payload ends at or below the peer's last acknowledgment), then fast
-    retransmission, then out-of-order; what remains is a plain retransmission. ``parked_count`` is the peer's
+    :mod:`.flows`): spurious first (the payload ends at or below the peer's last acknowledgment: the caller's),
+    then fast retransmission, then out-of-order; what remains is a plain retransmission. ``parked_count`` is the peer's
     duplicate-ACK counter where the ACKed-unseen test parked it (:func:`_acked_unseen`), else
     :data:`_NOT_PARKED`.
     """
@@ -350,15 +359,14 @@ def _retransmission_classes(f, fstart, t, irtt, ackf, ack_u, seq_u, seq_end, hma
     # (see _acked_unseen): -1, which as Wireshark's guint32 is at least 2, or the count restarted since
     dupacks = np.where(parked_count == _NOT_PARKED, dupacks, np.where(parked_count == -1, 2**31, parked_count))
     peer_ack, peer_t = peer["ack"], peer["t"]
-    spurious = retrans & (payload > 0) & (peer_ack > 0) & (seq_end <= peer_ack)
-    fast = retrans & ~spurious & (dupacks >= 2) & (peer_ack == seq_u) & (t - peer_t < 20e6)
+    fast = unacked_retrans & (dupacks >= 2) & (peer_ack == seq_u) & (t - peer_t < 20e6)
     # out of order: soon after the segment that set the mark (the connection's initial RTT; 3 ms unknown)
     setter_t = np.where(seeds & (seq_end > hmax), t, np.nan).astype(float)
     gid = np.cumsum(fstart)
     mark_t = pd.Series(setter_t).groupby(gid).ffill().groupby(gid).shift(1).to_numpy()
     ooo_window = np.where(np.isnan(irtt), UNKNOWN_INITIAL_RTT_NS, irtt)
-    ooo = retrans & ~spurious & ~fast & (t - mark_t < ooo_window) & (hmax != seq_end)
-    return fast, spurious, ooo
+    ooo = unacked_retrans & ~fast & (t - mark_t < ooo_window) & (hmax != seq_end)
+    return fast, ooo
 
 
 def _initial_rtt_ns(f, pos, t, syn, ackf) -> np.ndarray:

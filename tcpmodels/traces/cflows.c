@@ -707,7 +707,10 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int ka = payload <= 1 && !syn && !fin && !rst && nxt > NEG_INF && sq == nxt - 1 && peer_acked && !zwp;
     /* never a retransmission: more than one byte from one below the next sequence number (Wireshark 4.0.17) */
     const int after_probe_like = payload > 1 && sq == hmax - 1;
-    const int rtx = occupies && has_prev && sq < hmax && !dup && !ka && !zwp && !after_probe_like;
+    /* spurious (Wireshark 4's first test, on its own): payload the peer's last ACK covers, its end without FIN;
+       a first copy whose original the capture missed, a zero-window probe, data from one below the mark too */
+    const int spur = payload > 0 && peer_ack > 0 && seq_u + payload <= peer_ack && !dup && !ka;
+    const int rtx = (occupies && has_prev && sq < hmax && !dup && !ka && !zwp && !after_probe_like) || spur;
     const int ctl = syn || fin || rst;
     const int64_t prev_win = F->has_row ? F->prev_win : -1, prev_ack = F->has_row ? F->prev_ack_raw : -1;
     const int mpc_signal = F->has_row && (c->mpc - F->mpc_before_prev) > 0;
@@ -744,8 +747,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
        since the peer's acknowledgment number last changed (-1 is at least 2 as its guint32) */
     const int64_t dupacks = P->au_parked ? (P->au_dupn == -1 ? ((int64_t)1 << 31) : P->au_dupn)
                                          : (hit ? P->last_runlen : 0);
-    /* Wireshark 4's order: spurious (data the peer has acknowledged) first, then fast, then out of order */
-    const int spur = rtx && payload > 0 && peer_ack > 0 && seq_end <= peer_ack;
+    /* Wireshark 4's order: spurious (above) first, then fast, then out of order */
     const int fast = rtx && !spur && dupacks >= 2 && peer_ack == seq_u && (td - peer_t < 20e6);
     const double ooo_win = isnan(irtt) ? 3000000.0 : irtt;
     const int ooo = rtx && !spur && !fast && (td - F->mark_t < ooo_win) && hmax != (double)seq_end;

@@ -24,12 +24,15 @@ Definitions (per direction, in capture order)
 - *Retransmission*: a segment that occupies sequence space (payload, SYN or FIN)
   and starts below the highest sequence number already sent in this direction
   (Wireshark's criterion, [1]_), excluding duplicates, keep-alives and zero-window
-  probes. Only segments that occupy sequence space set the highest sequence
+  probes; and, as in Wireshark, any segment whose payload the peer's last
+  acknowledgment already covers (below). Only segments that occupy sequence space set the highest sequence
   number: a pure ACK or a RST without payload never does (Wireshark lets a pure ACK
   set it, so a reordered first copy captured after a pure ACK whose seq ran ahead is
   a "retransmission" there and not here). Split as Wireshark's ``tcp.analysis`` flags
-  do, in Wireshark 4's order of tests: *spurious* (payload ending at or below the
-  peer's last acknowledgment), *fast retransmission* (after two or more duplicate ACKs
+  do, in Wireshark 4's order of tests: *spurious* (payload ending, without its FIN,
+  at or below the peer's last acknowledgment; tested on its own, so a segment whose
+  original the capture missed, a zero-window probe, or more than one byte from one
+  below the highest sequence number is one too), *fast retransmission* (after two or more duplicate ACKs
   for this sequence number, within 20 ms of the last ACK), *out-of-order* (within
   the connection's initial RTT of the segment that set the highest sequence number),
   and plain retransmission; ``retransmitted_packets`` counts all four.

@@ -46,7 +46,9 @@ by frame number:
    sequence number, so data sent before that ACK and captured after it (reordering
    between the sender and the capture point) is a "retransmission" or "out-of-order"
    there although no earlier frame of the direction carried any of its bytes
-   (inversekey speedtest frames 165, 166).
+   (inversekey speedtest frames 165, 166). A first copy whose payload the peer has
+   acknowledged (its original not captured) is a spurious retransmission for both and
+   is compared.
 4. *A connection that fell back to TCP is no MPTCP subflow*
    (:func:`tshark_mptcp_fallback_streams`): its SYN carried MP_CAPABLE but its SYN/ACK did
    not (RFC 8684 Sec. 3.7); tshark still gives it an ``mptcp.stream`` (inversekey
@@ -64,6 +66,7 @@ import pandas as pd
 
 from tcpmodels.traces import COLUMNS, TraceWarning, annotate, flows, mptcp_subflows, read_pcap, rtt_samples
 from tcpmodels.traces.engines import run_tshark_fields
+from tcpmodels.traces.tcptrace_terms import tcptrace_rexmt
 
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "data" / "external_captures"
 #: The second set: captures on which earlier versions disagreed with tshark or tcptrace (each a class of defect).
@@ -175,9 +178,10 @@ def tshark_ack_of_unacked_keepalive(ta: pd.DataFrame, keepalives: set[int]) -> s
 
 
 def tshark_first_copy_after_pure_ack(ta: pd.DataFrame) -> set[int]:
-    """Frames tshark flags retransmission / out-of-order / fast / spurious although no earlier frame of the
-    direction carried any byte at or beyond their sequence number (class 3 of the module docstring)."""
-    flagged = ta["retrans"] | ta["ooo"] | ta["fast"] | ta["spurious"]
+    """Frames tshark flags retransmission / out-of-order / fast although no earlier frame of the direction
+    carried any byte at or beyond their sequence number (class 3 of the module docstring). Not its spurious
+    retransmissions: that test reads the peer's acknowledgment only, and ours is the same."""
+    flagged = (ta["retrans"] | ta["ooo"] | ta["fast"]) & ~ta["spurious"]
     out = set()
     for _, g in _by_direction(ta):
         if not flagged.reindex(g.index).any():
@@ -382,10 +386,9 @@ def compare_tcptrace(path: Path, nat: pd.DataFrame | None = None) -> list[str]:
     Compared: packets, data packets and bytes, unique bytes, missed data (our ``bytes_not_captured``) and
     retransmissions. The definitions that differ, each checked, not skipped:
 
-    - tcptrace counts as "rexmt" every segment of SYN, FIN or data that does not advance its highest sequence
-      number once seen before, and as "out of order" the ones never seen before: so its rexmt + out-of-order is
-      our retransmissions plus what we call duplicates (a packet captured twice), keep-alives and zero-window
-      probes, when they occupy sequence space;
+    - tcptrace's rexmt + out-of-order is our retransmissions plus duplicates, keep-alives and zero-window probes
+      that occupy sequence space, less the spurious retransmissions that advance the highest sequence number
+      (``tcpmodels.traces.tcptrace_terms``);
     - its stream length runs to the sequence number of a RST: its missed data may be ours + 1 in a direction
       that sent one;
     - it writes an IPv6 address with leading zero groups as ``:0001`` (for ``::1``);
@@ -400,11 +403,7 @@ def compare_tcptrace(path: Path, nat: pd.DataFrame | None = None) -> list[str]:
     nat = read_quietly(path) if nat is None else nat
     an = annotate(nat)
     ft = flows(nat, an)
-    occupies = (an["seq_end_u"] > an["seq_u"]).to_numpy()
-    extra = ((an["is_keepalive"] | an["is_duplicate"] | an["is_zero_window_probe"]).to_numpy() & occupies
-             & ~an["is_retransmission"].to_numpy())
-    fid = an["flow_id"].to_numpy()
-    ft["tcptrace_rexmt"] = pd.Series(an["is_retransmission"].to_numpy() | extra).groupby(fid).sum()
+    ft["tcptrace_rexmt"] = tcptrace_rexmt(an)
     beyond = nat.attrs["accounting"].notes.get("payload_beyond_frame", 0) > 0
 
     def norm(a) -> str:
