@@ -112,12 +112,13 @@ def figure_dpi() -> float:
     return float(LECTURE_DPI if lecture_mode() else REPORT_DPI)
 
 
-def _control_style() -> dict[str, str]:
-    return {"description_width": "45%" if lecture_mode() else "13em"}
+def _control(cls: type[widgets.Widget], description: str, **kwargs: Any) -> widgets.Widget:
+    """A control of class ``cls`` labelled ``description``, its label and width sized for the current mode.
 
-
-def _control_layout() -> dict[str, str]:
-    return {"width": "100%" if lecture_mode() else "34em"}
+    Sliders pass ``continuous_update=False`` (redraw on release, not on every pixel of a drag).
+    """
+    return cls(description=description, style={"description_width": "45%" if lecture_mode() else "13em"},
+               layout={"width": "100%" if lecture_mode() else "34em"}, **kwargs)  # fmt: skip
 
 
 def save_figure(fig: Figure, figures_dir: str | Path, name: str, dpi: int = 120) -> Path:
@@ -333,8 +334,7 @@ def dropdown(description: str, options: Sequence[Any], value: Any) -> widgets.Dr
     ipywidgets.Dropdown
         Sized for the current mode.
     """
-    return widgets.Dropdown(options=list(options), value=value, description=description, style=_control_style(),
-                            layout=_control_layout())  # fmt: skip
+    return _control(widgets.Dropdown, description, options=list(options), value=value)
 
 
 @_PARAMETERS.fill
@@ -362,11 +362,9 @@ def log_slider(
 
     if not 0 < low < high:
         raise ValueError(f"log slider {description!r}: need 0 < low < high; got low={low}, high={high}")
-    return widgets.FloatLogSlider(
-        value=value, base=10, min=math.log10(low), max=math.log10(high), step=1.0 / steps_per_decade,
-        description=description, readout_format=readout_format, continuous_update=False,
-        style=_control_style(), layout=_control_layout(),
-    )  # fmt: skip
+    return _control(widgets.FloatLogSlider, description, value=value, base=10, min=math.log10(low),
+                    max=math.log10(high), step=1.0 / steps_per_decade, readout_format=readout_format,
+                    continuous_update=False)  # fmt: skip
 
 
 @_PARAMETERS.fill
@@ -392,10 +390,8 @@ def float_slider(
         With ``continuous_update=False``.
     """
 
-    return widgets.FloatSlider(
-        value=value, min=low, max=high, step=step, description=description, readout_format=readout_format,
-        continuous_update=False, style=_control_style(), layout=_control_layout(),
-    )  # fmt: skip
+    return _control(widgets.FloatSlider, description, value=value, min=low, max=high, step=step,
+                    readout_format=readout_format, continuous_update=False)  # fmt: skip
 
 
 @_PARAMETERS.fill
@@ -418,7 +414,5 @@ def int_slider(description: str, value: int, low: int, high: int, step: int = 1)
         With ``continuous_update=False``.
     """
 
-    return widgets.IntSlider(
-        value=value, min=low, max=high, step=step, description=description, continuous_update=False,
-        style=_control_style(), layout=_control_layout(),
-    )  # fmt: skip
+    return _control(widgets.IntSlider, description, value=value, min=low, max=high, step=step,
+                    continuous_update=False)
