@@ -432,18 +432,18 @@ def _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ac
     zero_window = (win == 0) & ~ctl & ~dup
     window_update = ((payload == 0) & (win != 0) & (prev_win >= 0) & (win != prev_win) & (seq_u == nxt)
                      & (ack == prev_ack) & ~ctl & ~dup)
-    # the peer's window in bytes: its raw window << its scale (RFC 7323: only when both SYNs offered scaling;
-    # not on SYNs); unknown when the handshake was not captured
+    # the peer's window in bytes: its raw window << its scale (not on SYNs), the scale as Wireshark 4.0.17 knows
+    # it: a SYN (or SYN/ACK) without the option means no scaling either way (RFC 7323: scaling needs both), so
+    # shift 0 for both directions whatever the other offered; else the shift the direction's own SYN offered,
+    # even when the other SYN was not captured; unknown (no window-full test) when neither says
     syn = packets["syn"].to_numpy()[order]
     ws = packets["window_scale"].to_numpy(np.int64)[order]
     size = 2 * (int(f.max()) // 2 + 1)
-    has_syn = np.zeros(size, bool)
-    has_syn[f[syn]] = True
-    offered = np.full(size, -1, np.int64)  # the window scale a flow's SYN offered (-1: none)
+    offered = np.full(size, -1, np.int64)  # the window scale a flow's SYN offered (-1: none, or no SYN captured)
     np.maximum.at(offered, f[syn], ws[syn])
-    both = has_syn & has_syn[np.arange(size) ^ 1]
-    scaled = (offered >= 0) & (offered[np.arange(size) ^ 1] >= 0)
-    shift = np.where(both, np.where(scaled, np.minimum(offered, 14), 0), np.nan)
+    no_ws = np.zeros(size // 2, bool)  # per connection: a SYN without the option was captured
+    no_ws[f[syn & (ws < 0)] // 2] = True
+    shift = np.where(no_ws[np.arange(size) // 2], 0, np.where(offered >= 0, np.minimum(offered, 14), np.nan))
     peer_shift = shift[f ^ 1]
     peer_win_bytes = peer["win"] * np.exp2(np.nan_to_num(peer_shift))
     window_full = ((payload > 0) & ~ctl & ~dup & ~np.isnan(peer_shift) & (peer["ack"] >= 0) & (peer["win"] >= 0)

@@ -144,6 +144,7 @@ typedef struct Conn {
     uint64_t ihi, ilo; uint32_t ivp;     /* initiator endpoint */
     int pending;                         /* waiting for the initial RTT */
     int dirty, wf_evaluated, au_candidate, live;
+    int no_ws;                           /* a SYN without the window-scale option: no scaling either way */
     int64_t last_synonly_t, mpc, syn_t; int syn_t_has;
     double irtt;
     Pkt *pq; int64_t n_pq, cap_pq;
@@ -757,6 +758,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
         int changed = 0;
         if (!F->has_syn) { F->has_syn = 1; changed = 1; }
         if (p->ws > F->offered) { F->offered = p->ws; changed = 1; }
+        if (p->ws < 0 && !c->no_ws) { c->no_ws = 1; changed = 1; }
         if (changed && c->wf_evaluated) c->dirty = 1;
     }
     /* Expert Info */
@@ -766,8 +768,10 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     int wf = 0;
     if (payload > 0 && !ctl && !dup && peer_ack >= 0 && peer_win >= 0) {
         c->wf_evaluated = 1;
-        if (F->has_syn && P->has_syn) {
-            int sh = (F->offered >= 0 && P->offered >= 0) ? (P->offered < 14 ? P->offered : 14) : 0;
+        /* the peer's scale as Wireshark 4.0.17 knows it (annotation._expert): 0 after any SYN without the option,
+           else what the peer's SYN offered, else unknown (no test) */
+        if (c->no_ws || P->offered >= 0) {
+            int sh = c->no_ws ? 0 : (P->offered < 14 ? P->offered : 14);
             double bytes = (double)peer_win * (double)(1 << sh); /* 2^sh exactly (sh <= 14) */
             wf = (double)(seq_u + payload) == (double)peer_ack + bytes;
         }

@@ -55,8 +55,10 @@ Definitions (per direction, in capture order)
   the direction, and a non-zero window ([1]_).
 - *Expert Info* (Wireshark's names, [1]_): *zero window* (window 0, no SYN/FIN/RST),
   *window update* (no payload, a new non-zero window, same seq and ack as before),
-  *window full* (payload ending exactly at the peer's advertised window edge; needs
-  the handshake for the window scale), *previous segment not captured* (a segment
+  *window full* (payload ending exactly at the peer's advertised window edge, the
+  window scaled as Wireshark 4.0.17 knows the scale: by the shift the peer's SYN offered,
+  even when the other SYN was not captured; by none after any SYN without the option;
+  not tested while neither is known), *previous segment not captured* (a segment
   starting beyond the highest sequence number seen so far), *ACKed unseen segment*
   (an ACK beyond the highest sequence number seen from the peer).
 - *Unique payload bytes*: bytes of the direction's sequence space carried by at least
