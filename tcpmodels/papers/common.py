@@ -31,12 +31,12 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from tcpmodels._docstrings import SharedEntries
-from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS, Verdict, claims_table
+from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS, ClaimSpec, Verdict, claims_table
 
 __all__ = [
     "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "check_claims", "keyed_claims_table",
     "claims_summary", "claims_full", "verdict_badge", "verdict_slug", "human", "table_view", "answer_box",
-    "holm_note", "BADGE_COLOURS", "AnswerBox", "MarkdownText",
+    "holm_note", "BADGE_COLOURS", "AnswerBox", "MarkdownText", "claim_spec",
 ]
 
 #: Parameters documented once for the docstrings of this module that share them.
@@ -125,6 +125,35 @@ def comparison_frame(rows: Iterable[Comparison]) -> pd.DataFrame:
 
 
 # ------------------------------------------------------------------ loading
+def claim_spec(claim: str, part: str, says: str, quantity: str, effect: float, source: str, direction: int = 1,
+               **more: object) -> ClaimSpec:
+    """A :class:`~tcpmodels.stats.ClaimSpec` from its fields in the order a paper's claims module states them.
+
+    The papers' claims modules write dozens of specs; this shorthand takes the six fields each of them
+    states positionally, in the order they are read.
+
+    Parameters
+    ----------
+    claim, part, says, quantity : str
+        ``claim``, ``part``, ``paper_says`` and ``quantity`` of the spec.
+    effect : float
+        ``smallest_effect``, in the unit of ``quantity``.
+    source : str
+        ``effect_source``: where ``effect`` comes from.
+    direction : {+1, -1}
+        +1 if the paper claims the quantity is positive (or larger), -1 if negative.
+    **more : object
+        Further :class:`~tcpmodels.stats.ClaimSpec` fields (``attainable_effect`` ...), by name.
+
+    Returns
+    -------
+    ClaimSpec
+        The spec (validated by :class:`~tcpmodels.stats.ClaimSpec` itself).
+    """
+    return ClaimSpec(claim=claim, part=part, paper_says=says, quantity=quantity, direction=direction,
+                     smallest_effect=effect, effect_source=source, **more)
+
+
 def check_claims(table: pd.DataFrame) -> pd.DataFrame:
     """Raise ``ValueError`` unless ``table`` has exactly the verdict columns and known verdicts; return it.
 

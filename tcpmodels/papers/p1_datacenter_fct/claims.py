@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels._docstrings import SharedEntries
+from tcpmodels.papers.common import claim_spec as _spec
 from tcpmodels.papers.p1_datacenter_fct.answer import family
 from tcpmodels.papers.p1_datacenter_fct.data import (
     CLAIM_ENGINES,
@@ -54,7 +55,7 @@ from tcpmodels.papers.p1_datacenter_fct.data import (
     mptcp_ccs,
     with_cc,
 )
-from tcpmodels.stats import ClaimSpec, claims_table, difference, distribution, equivalence, not_testable
+from tcpmodels.stats import claims_table, difference, distribution, equivalence, not_testable
 from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["claims", "coupling_claims", "claims_with_cc", "verdicts_by_cc", "lossy", "per_seed", "REL_EFFECT", "LOSS_SHARE_EFFECT"]
@@ -112,11 +113,6 @@ def _log_ratio(a: pd.Series, b: pd.Series) -> pd.Series:
     both = pd.concat([a, b], axis=1, keys=["a", "b"]).dropna()
     both = both[(both["a"] > 0) & (both["b"] > 0)]
     return np.log(both["a"] / both["b"])
-
-
-def _spec(claim, part, says, quantity, effect, source, direction=1):
-    return ClaimSpec(claim=claim, part=part, paper_says=says, quantity=quantity, direction=direction,
-                     smallest_effect=effect, effect_source=source)
 
 
 def _pct(x: pd.Series) -> str:

@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
 
+from tcpmodels.papers.common import claim_spec
 from tcpmodels.papers.p2_mptcp_prediction.data import (
     PAPER_SPEARMAN,
     PAPER_TABLE2,
@@ -45,7 +46,7 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
 )
 from tcpmodels.papers.phrases import verdict_counts
 from tcpmodels.predict import PerPathProbeSVR, SingleProbeSVR, rpe
-from tcpmodels.stats import ClaimSpec, Headline, bootstrap_statistic, claims_table, difference, equivalence
+from tcpmodels.stats import Headline, bootstrap_statistic, claims_table, difference, equivalence
 
 __all__ = ["claims", "UNIT", "sample_errors", "rtt_pairs", "rpe_headroom", "answer", "headline", "FAMILY"]
 
@@ -239,8 +240,7 @@ def _spec(claim, part, says, quantity, effect, source, direction=1, headroom=Non
                                   f"10 % for fewer than {1 - effect:.0%} of the RTT pairs (the paper's internet paths: "
                                   "Fraction of RPE 55.7 % for the existing MPTCP probe), e.g. window-limited transfers "
                                   "whose rate follows the RTTs"}
-    return ClaimSpec(claim=claim, part=part, paper_says=says, quantity=quantity, direction=direction,
-                     smallest_effect=effect, effect_source=source, **extra)
+    return claim_spec(claim, part, says, quantity, effect, source, direction, **extra)
 
 
 def claims(dataset: P2Dataset, tables: dict[str, pd.DataFrame], *, family: str = FAMILY) -> pd.DataFrame:

@@ -35,8 +35,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from tcpmodels.papers.p3_cubic_fairness.data import PARAMETERS as _PARAMETERS
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
-from tcpmodels.papers.p3_cubic_fairness.runs import kernel_runs, ns3_duration_s
+from tcpmodels.papers.p3_cubic_fairness.runs import campaign_exponent, kernel_runs, ns3_duration_s
 from tcpmodels.papers.phrases import effect_ci_text, verdict_counts
 from tcpmodels.stats import (
     ClaimSpec,
@@ -96,10 +97,6 @@ def _premise(ds: P3Dataset) -> list:
     return out
 
 
-def _expo(ds: P3Dataset, exponent: float | None) -> float:
-    return ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
-
-
 def _ns3_parts(paired: pd.DataFrame, reading: str, reno: float, expo: float, engine: str = "ns3",
                setting: str = "") -> list:
     text, says, direction, delta = _RULES[reno]
@@ -156,6 +153,7 @@ def _fluid_part(fairness: pd.DataFrame, reading: str, reno: float) -> object:
                       why="fluid model (proportional losses)", null=0.0)
 
 
+@_PARAMETERS.fill
 def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: float | None = None) -> pd.DataFrame:
     """Verdicts on the premise C3.0 (kernel) and on C3.1-C3.3 for each reading of eq. (4).
 
@@ -165,8 +163,7 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
     tables : dict
         :func:`~tcpmodels.papers.p3_cubic_fairness.tables.tables` of the same dataset
         (``paired_<reading>`` and ``fairness_reno<R>`` are read from it).
-    exponent : float, optional
-        x(RTT) exponent of the tables (default: the campaign's).
+    {exponent}
 
     Returns
     -------
@@ -174,7 +171,7 @@ def claims(dataset: P3Dataset, tables: dict[str, pd.DataFrame], *, exponent: flo
         Columns of :data:`tcpmodels.stats.VERDICT_COLUMNS` (tests in the module docstring).
     """
     rows = _premise(dataset)
-    expo = _expo(dataset, exponent)
+    expo = campaign_exponent(dataset, exponent)
     dur = ns3_duration_s(dataset)
     setting = f" {dur:g} s runs" if dur == dur else ""
     for reading in READINGS:

@@ -11,10 +11,19 @@ from pathlib import Path
 
 import pandas as pd
 
+from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p3 import SCHEMA, split_repeats
 
 CITATION = ("T. Kozu, S. Yamaguchi, 'CUBIC TCP の輻輳ウィンドウ回復時間の制御による TCP 公平性の改善' "
             "(Improvement of TCP Fairness with Controlling Congestion Windows Size Recovery Time), FIT2013, L-033.")
+#: Parameters of the P3 modules' docstrings, written once: each module fills its docstrings from these.
+PARAMETERS = SharedEntries("""
+    ds : P3Dataset
+        The campaign's data.
+    exponent : float, optional
+        x(RTT) exponent of the proposal's results; default the campaign's
+        (:func:`~tcpmodels.papers.p3_cubic_fairness.runs.campaign_exponent`). [-]
+""")
 #: readings of eq. (4) (see :func:`tcpmodels.models.cubic.kozu_k_s`)
 READINGS = ("multiply", "divide")
 #: the direction the paper states (Sec. 4) for the proposal against standard CUBIC, per Reno RTT and CUBIC RTT [ms]

@@ -7,11 +7,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p3_cubic_fairness.cells import cell_stats, significant
+from tcpmodels.papers.p3_cubic_fairness.data import PARAMETERS as _PARAMETERS
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.fairness import ns3_main_runs
 from tcpmodels.papers.p3_cubic_fairness.runs import (
+    campaign_exponent,
     fluid_at,
     kernel_all_testbeds,
     kernel_rate_bps,
@@ -23,12 +24,6 @@ from tcpmodels.papers.p3_cubic_fairness.runs import (
 )
 
 __all__ = ["cross_validation", "k_table", "engine_table", "testbed_comparison"]
-
-#: Parameters documented once for the docstrings of this module that share them.
-_PARAMETERS = SharedEntries("""
-    ds : P3Dataset
-        The campaign's data.
-""")
 
 
 def cross_validation(ds: P3Dataset) -> pd.DataFrame:
@@ -120,8 +115,7 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     Parameters
     ----------
     {ds}
-    exponent : float, optional
-        x(RTT) exponent; default the campaign's. [-]
+    {exponent}
 
     Returns
     -------
@@ -134,7 +128,7 @@ def k_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFrame:
     """
     from tcpmodels.models.cubic import PowerLawX, cubic_k_s, kozu_k_s, kozu_x, x_power_law_params
 
-    expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
+    expo = campaign_exponent(ds, exponent)
     xfn = PowerLawX(**x_power_law_params(expo))
     rows = []
     kern = kernel_runs(ds, "standard", "most")
@@ -198,7 +192,7 @@ def engine_table(ds: P3Dataset, *, exponent: float | None = None) -> pd.DataFram
     k_rate = kernel_rate_bps(ds)
     n_rate = ns3_rate_bps(ds)
     ns = ns3_main_runs(ds, exponent)
-    expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
+    expo = campaign_exponent(ds, exponent)
 
     def fluid_rows(rate, rd):
         fl = fluid_at(ds, rate)

@@ -7,10 +7,11 @@ import math
 import numpy as np
 import pandas as pd
 
-from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p3_cubic_fairness.cells import cell_stats, run_spread_proxy, significant
 from tcpmodels.papers.p3_cubic_fairness.data import PAPER_DIRECTION, READINGS, P3Dataset
+from tcpmodels.papers.p3_cubic_fairness.data import PARAMETERS as _PARAMETERS
 from tcpmodels.papers.p3_cubic_fairness.runs import (
+    campaign_exponent,
     fluid_at,
     kernel_rate_bps,
     kernel_runs,
@@ -21,12 +22,6 @@ from tcpmodels.papers.p3_cubic_fairness.runs import (
 
 __all__ = ["fairness_table", "fairness_table_at", "columns_by_pair", "ns3_main_runs", "FIGURE_COLUMNS"]
 
-#: Parameters documented once for the docstrings of this module that share them.
-_PARAMETERS = SharedEntries("""
-    ds : P3Dataset
-        The campaign's data.
-""")
-
 
 @_PARAMETERS.fill
 def ns3_main_runs(ds: P3Dataset, exponent: float | None = None) -> pd.DataFrame:
@@ -36,8 +31,7 @@ def ns3_main_runs(ds: P3Dataset, exponent: float | None = None) -> pd.DataFrame:
     Parameters
     ----------
     {ds}
-    exponent : float, optional
-        Exponent of x(RTT) of the proposal's runs [-]; None: the campaign's default.
+    {exponent}
 
     Returns
     -------
@@ -51,7 +45,7 @@ def ns3_main_runs(ds: P3Dataset, exponent: float | None = None) -> pd.DataFrame:
     dur = ns3_duration_s(ds)
     if dur == dur:
         df = df[np.isclose(df["duration_s"], dur)]
-    expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
+    expo = campaign_exponent(ds, exponent)
     keep = (df["kind"] == "standard") | np.isclose(df["x_exponent"], expo)
     return df[keep]
 
@@ -65,7 +59,7 @@ def _columns(ds: P3Dataset, exponent: float | None = None) -> dict[str, pd.DataF
     ns = ns3_main_runs(ds, exponent)
     for kind in ("standard", *READINGS):
         out[f"ns3_{kind}"] = cell_stats(ns[ns["kind"] == kind] if len(ns) else ns, pair)
-    expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3) if exponent is None else exponent
+    expo = campaign_exponent(ds, exponent)
     fl = fluid_at(ds, kernel_rate_bps(ds))  # the fluid columns at the kernel columns' rate
     for rd in ("none", *READINGS):
         f = fl[(fl["reading"] == rd) & ((rd == "none") | np.isclose(fl["x_exponent"], expo))] if len(fl) else fl

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from tcpmodels.papers.p3_cubic_fairness.data import PARAMETERS as _PARAMETERS
 from tcpmodels.papers.p3_cubic_fairness.data import P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.fairness import ns3_main_runs
 from tcpmodels.papers.p3_cubic_fairness.runs import kernel_runs
@@ -11,6 +12,7 @@ from tcpmodels.papers.p3_cubic_fairness.runs import kernel_runs
 __all__ = ["paired_dj", "kernel_paired_dj"]
 
 
+@_PARAMETERS.fill
 def paired_dj(ds: P3Dataset, reading: str, *, exponent: float | None = None) -> pd.DataFrame:
     """Per ns-3 run: Jain's index with standard CUBIC and with the proposal (same RTT pair, same seed), and dJ.
 
@@ -23,8 +25,7 @@ def paired_dj(ds: P3Dataset, reading: str, *, exponent: float | None = None) -> 
         The campaign's data (its ``ns3`` runs).
     reading : {"multiply", "divide"}
         The reading of eq. (4) the proposal runs used.
-    exponent : float, optional
-        x(RTT) exponent of the proposal runs; default the campaign's. [-]
+    {exponent}
 
     Returns
     -------

@@ -10,16 +10,10 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from tcpmodels._docstrings import SharedEntries
+from tcpmodels.papers.p3_cubic_fairness.data import PARAMETERS as _PARAMETERS
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.fairness import fairness_table
 from tcpmodels.papers.p3_cubic_fairness.runs import fluid_at, kernel_rate_bps, ns3_duration_s, ns3_rate_bps, ns3_runs
-
-#: Parameters documented once for the docstrings of this module that share them.
-_PARAMETERS = SharedEntries("""
-    ds : P3Dataset
-        The campaign's data.
-""")
 
 
 @_PARAMETERS.fill
@@ -39,8 +33,7 @@ def plot_figure(ds: P3Dataset, reno_rtt_ms: float, axes: Sequence[Axes] | np.nda
         The Reno flow's RTT (1, 4 or 16 for the paper's Figs. 3, 4, 5). [ms]
     axes : sequence of two matplotlib.axes.Axes, optional
         Throughput panel, Jain panel; default a new figure with two panels.
-    exponent : float, optional
-        x(RTT) exponent of the proposal runs shown; default the campaign's. [-]
+    {exponent}
     table : pandas.DataFrame, optional
         ``fairness_table(ds, reno_rtt_ms, exponent=exponent)`` if already computed (:func:`tables`
         returns it as ``fairness_reno<RTT>``); default: computed here.

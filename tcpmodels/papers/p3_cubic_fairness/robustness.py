@@ -19,19 +19,14 @@ import dataclasses
 
 import pandas as pd
 
-from tcpmodels._docstrings import SharedEntries
 from tcpmodels.papers.p3_cubic_fairness.claims import claims
+from tcpmodels.papers.p3_cubic_fairness.data import PARAMETERS as _PARAMETERS
 from tcpmodels.papers.p3_cubic_fairness.data import P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.runs import kernel_all_testbeds, kernel_testbed
 from tcpmodels.papers.p3_cubic_fairness.tables import tables
 
 __all__ = ["cpu_loss_sensitivity", "without_cpu_loss", "with_cpu_loss_repeated"]
 
-#: Parameters documented once for the docstrings of this module that share them.
-_PARAMETERS = SharedEntries("""
-    ds : P3Dataset
-        The campaign's data.
-""")
 
 _KEEP = ("effect", "ci_low", "ci_high", "n_runs", "verdict", "runs_needed")
 
@@ -107,8 +102,7 @@ def cpu_loss_sensitivity(ds: P3Dataset, *, exponent: float | None = None) -> pd.
     Parameters
     ----------
     {ds}
-    exponent : float, optional
-        x(RTT) exponent of the proposal's results; default the campaign's. [-]
+    {exponent}
 
     Returns
     -------

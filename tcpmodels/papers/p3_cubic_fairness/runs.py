@@ -8,18 +8,38 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
-from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p3 import TESTBEDS, fluid_rate_bps, kernel_filled, ns3_filled
 from tcpmodels.papers.common import rerun_once_caught_up
+from tcpmodels.papers.p3_cubic_fairness.data import PARAMETERS as _PARAMETERS
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 
-__all__ = ["RERUNS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "most_run_setting", "kernel_settings", "proposal_setting", "kernel_runs", "ns3_runs", "ns3_settings", "ns3_duration_s", "ns3_rate_bps", "kernel_rate_bps", "fluid_rates_bps", "fluid_at"]
+__all__ = ["RERUNS", "kernel_all_testbeds", "kernel_testbed", "with_testbed", "most_run_setting", "kernel_settings", "proposal_setting", "kernel_runs", "ns3_runs", "ns3_settings", "ns3_duration_s", "ns3_rate_bps", "kernel_rate_bps", "fluid_rates_bps", "fluid_at", "DEFAULT_X_EXPONENT", "campaign_exponent"]
 
-#: Parameters documented once for the docstrings of this module that share them.
-_PARAMETERS = SharedEntries("""
-    ds : P3Dataset
-        The campaign's data.
-""")
+
+
+#: x(RTT) exponent of the proposal when the provenance's config names none (x = (RTT / 1 s)^-1/3). [-]
+DEFAULT_X_EXPONENT = -1 / 3
+
+
+@_PARAMETERS.fill
+def campaign_exponent(ds: P3Dataset, exponent: float | None = None) -> float:
+    """The x(RTT) exponent the tables and claims use: ``exponent`` if given, else the campaign's. [-]
+
+    Parameters
+    ----------
+    {ds}
+    exponent : float, optional
+        An exponent chosen by the caller; None: the provenance config's ``x_exponent``, else
+        :data:`DEFAULT_X_EXPONENT`. [-]
+
+    Returns
+    -------
+    float
+        The exponent of x(RTT) = (RTT / 1 s)^exponent. [-]
+    """
+    if exponent is not None:
+        return exponent
+    return ds.provenance.get("config", {}).get("x_exponent", DEFAULT_X_EXPONENT)
 
 
 # ------------------------------------------------------------ kernel testbeds
@@ -275,7 +295,7 @@ def ns3_settings(ds: P3Dataset) -> pd.DataFrame:
     if len(n) == 0:
         return pd.DataFrame(columns=cols)
     n = n[np.isclose(n["rate_bps"], ns3_rate_bps(ds))]
-    expo = ds.provenance.get("config", {}).get("x_exponent", -1 / 3)
+    expo = campaign_exponent(ds)
     grid = sorted({(float(a), float(b)) for a, b in zip(n["reno_rtt_ms"], n["cubic_rtt_ms"])})
     rows = []
     for dur, g in n.groupby(n["duration_s"].fillna(-1.0), sort=True):

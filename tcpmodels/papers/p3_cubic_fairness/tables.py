@@ -13,6 +13,7 @@ import pandas as pd
 
 from tcpmodels.papers.common import Comparison, comparison_frame
 from tcpmodels.papers.p3_cubic_fairness.cells import run_spread_proxy
+from tcpmodels.papers.p3_cubic_fairness.data import PARAMETERS as _PARAMETERS
 from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.engines import cross_validation, engine_table, k_table, testbed_comparison
 from tcpmodels.papers.p3_cubic_fairness.fairness import columns_by_pair, fairness_table_at, ns3_main_runs
@@ -131,6 +132,7 @@ def _headline(ds: P3Dataset) -> pd.DataFrame:
     return comparison_frame(rows)
 
 
+@_PARAMETERS.fill
 def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float | None = None) -> dict[str, pd.DataFrame]:
     """Every table of the reproduction.
 
@@ -146,14 +148,12 @@ def tables(ds: P3Dataset, *, quick: bool = False, seed: int = 0, exponent: float
 
     Parameters
     ----------
-    ds : P3Dataset
-        The campaign's data.
+    {ds}
     quick : bool
         Unused; accepted for the papers' common ``tables`` signature.
     seed : int
         Unused; accepted for the papers' common ``tables`` signature.
-    exponent : float, optional
-        x(RTT) exponent of the proposal's results; default the campaign's. [-]
+    {exponent}
 
     Returns
     -------

@@ -12,6 +12,7 @@ from tcpmodels.models.bdp import (
     min_wscale_shift,
     window_needed_bytes,
 )
+from tcpmodels.papers.common import claim_spec as _spec
 from tcpmodels.papers.p4_lftcp.constants import (
     LFTCP_RATE_BPS,
     RATE_HALF_UNIT_BPS,
@@ -20,17 +21,11 @@ from tcpmodels.papers.p4_lftcp.constants import (
 )
 from tcpmodels.papers.p4_lftcp.tables import P4Dataset
 from tcpmodels.papers.phrases import verdict_counts
-from tcpmodels.stats import ClaimSpec, Headline, arithmetic, claims_table, inequality, not_testable
+from tcpmodels.stats import Headline, arithmetic, claims_table, inequality, not_testable
 
 
 def _gbps(x: float) -> str:
     return f"{x / 1e9:.2f} Gbit/s"
-
-
-def _spec(claim: str, part: str, paper_says: str, quantity: str, tol: float, source: str,
-          direction: int = 1) -> ClaimSpec:
-    return ClaimSpec(claim=claim, part=part, paper_says=paper_says, quantity=quantity, direction=direction,
-                     smallest_effect=tol, effect_source=source)
 
 
 def claims(dataset: P4Dataset, tables: dict[str, pd.DataFrame]) -> pd.DataFrame:

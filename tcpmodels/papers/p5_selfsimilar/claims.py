@@ -41,10 +41,10 @@ import numpy as np
 import pandas as pd
 
 from tcpmodels.models.heavytail import hurst_from_alpha
+from tcpmodels.papers.common import claim_spec as _spec
 from tcpmodels.papers.p5_selfsimilar.data import P5Dataset
 from tcpmodels.papers.phrases import verdict_counts
 from tcpmodels.stats import (
-    ClaimSpec,
     Family,
     Headline,
     claims_table,
@@ -91,11 +91,6 @@ _C51 = "C5.1 alpha close to 1 (more self-similar) gives lower loss rates"
 _C52 = ("C5.2 bottleneck loss is not proportional to the client count; it appears only with many clients and "
         "depends on losses at the source")
 _C53 = "C5.3 a few very large files dominate throughput and duration"
-
-
-def _spec(claim, part, says, quantity, effect, source, direction=1):
-    return ClaimSpec(claim=claim, part=part, paper_says=says, quantity=quantity, direction=direction,
-                     smallest_effect=effect, effect_source=source)
 
 
 def _c51(runs: pd.DataFrame) -> list:

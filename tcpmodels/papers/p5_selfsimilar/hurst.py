@@ -11,6 +11,19 @@ from tcpmodels.papers.p5_selfsimilar.data import BELLCORE_FULL_TRACE_H, P5Datase
 __all__ = ["hurst_long", "hurst_testbed", "hurst_summary", "hurst_20s", "hurst_bellcore", "hurst_aggregated"]
 
 
+def _against_prediction(h: pd.DataFrame, *, runs_by: str) -> pd.DataFrame:
+    """Means over the runs (told apart by ``runs_by``) per alpha and estimator, against (3 - alpha)/2."""
+    if h.empty:
+        return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
+    out = h.groupby(["alpha", "method"]).agg(hurst=("hurst", "mean"), ci95_low=("ci95_low", "mean"),
+                                             ci95_high=("ci95_high", "mean"), stderr_kind=("stderr_kind", "first"),
+                                             n=("n", "first"), n_runs=(runs_by, "nunique")).reset_index()
+    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
+    out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
+    out["diff"] = out["hurst"] - out["predicted"]
+    return out
+
+
 def hurst_long(dataset: P5Dataset) -> pd.DataFrame:
     """The long ns-3 runs (case ``long``): H per alpha and estimator, against the prediction (3 - alpha)/2.
 
@@ -27,17 +40,7 @@ def hurst_long(dataset: P5Dataset) -> pd.DataFrame:
         holds the prediction) and ``diff`` (H minus predicted) [-]. Without long runs: empty, with the
         columns ``alpha, method, hurst, ci95_low, ci95_high, predicted, covers``.
     """
-    h = dataset.hurst[dataset.hurst["case"] == "long"]
-    if h.empty:
-        return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
-    out = h.groupby(["alpha", "method"]).agg(hurst=("hurst", "mean"), ci95_low=("ci95_low", "mean"),
-                                             ci95_high=("ci95_high", "mean"), stderr_kind=("stderr_kind", "first"),
-                                             n=("n", "first"), n_runs=("run_id", "nunique"))
-    out = out.reset_index()
-    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
-    out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
-    out["diff"] = out["hurst"] - out["predicted"]
-    return out
+    return _against_prediction(dataset.hurst[dataset.hurst["case"] == "long"], runs_by="run_id")
 
 
 def hurst_testbed(dataset: P5Dataset) -> pd.DataFrame:
@@ -57,16 +60,7 @@ def hurst_testbed(dataset: P5Dataset) -> pd.DataFrame:
         ``stderr_kind``, ``n``, ``n_runs``, ``diff``) when the testbed part is not shipped.
     """
     h = dataset.testbed_hurst
-    if h.empty:
-        return pd.DataFrame(columns=["alpha", "method", "hurst", "ci95_low", "ci95_high", "predicted", "covers"])
-    h = h if "seed" in h.columns else h.assign(seed=0)
-    out = h.groupby(["alpha", "method"]).agg(hurst=("hurst", "mean"), ci95_low=("ci95_low", "mean"),
-                                             ci95_high=("ci95_high", "mean"), stderr_kind=("stderr_kind", "first"),
-                                             n=("n", "first"), n_runs=("seed", "nunique")).reset_index()
-    out["predicted"] = hurst_from_alpha(out["alpha"].to_numpy())
-    out["covers"] = (out["ci95_low"] <= out["predicted"]) & (out["predicted"] <= out["ci95_high"])
-    out["diff"] = out["hurst"] - out["predicted"]
-    return out.reset_index(drop=True)
+    return _against_prediction(h if "seed" in h.columns else h.assign(seed=0), runs_by="seed")
 
 
 def hurst_summary(long: pd.DataFrame) -> pd.DataFrame:
