@@ -84,13 +84,27 @@ def _unwrap(values: np.ndarray, group_start: np.ndarray) -> np.ndarray:
     return first + cum - base
 
 
-def _exclusive_cummax(values: np.ndarray, group_start: np.ndarray, floor: np.ndarray) -> np.ndarray:
-    """Running maximum of the *previous* values within each group (``floor`` for the first of a group)."""
+def _exclusive_cummax(values: np.ndarray, group_start: np.ndarray, floor: np.ndarray,
+                      restart: np.ndarray | None = None) -> np.ndarray:
+    """Running maximum of the *previous* values within each group (``floor`` for the first of a group); a row
+    where ``restart`` holds sees the maximum so far, and the rows after it the maximum from it on."""
     s = pd.Series(values)
-    gid = np.cumsum(group_start)
+    gid = np.cumsum(group_start if restart is None else group_start | restart)
     prev = s.groupby(gid).cummax().shift(1).to_numpy().copy()
     prev[group_start] = np.nan
     return np.where(np.isnan(prev), floor, prev)
+
+
+def _syn_restarts(f, pos, syn_only, synack) -> np.ndarray:
+    """Rows (sorted by flow, then capture order) of a SYN without ACK captured before any SYN/ACK of its
+    connection: Wireshark 4.0.17 sets the direction's next sequence number anew there (a SYN sent again after
+    a RST or an ACK whose sequence number ran ahead restarts the analysis; after the SYN/ACK it does not)."""
+    if not syn_only.any():
+        return syn_only
+    conn = f // 2
+    first_synack = pd.Series(pos[synack]).groupby(conn[synack]).min()
+    before = pos < first_synack.reindex(conn).to_numpy(float, na_value=np.inf)
+    return syn_only & before
 
 
 def _empty(index: pd.Index) -> pd.DataFrame:
@@ -223,11 +237,12 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
     has_prev = hmax > -np.inf
     peer = _peer_state(f, order, t, ackf, ack_u, win, dup, seeds, seq_end, fstart)
-    # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload and zero-window
-    # probes never do). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests
-    # compare with it
+    # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload and zero-window probes
+    # never do), and a SYN sent again before any SYN/ACK of the connection was captured sets it anew (after the
+    # SYN's own tests). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests compare with it
+    restart = _syn_restarts(f, order, syn & ~ackf & ~dup, syn & ackf)
     nxt = _exclusive_cummax(np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf), fstart,
-                            floor=-np.inf)
+                            floor=-np.inf, restart=restart)
     # keep-alive: at most one byte, one below the next sequence number, and (when the peer's ACKs were
     # captured) a byte the peer has already acknowledged; an unacknowledged byte sent again is a retransmission
     peer_acked = np.where(peer["max_ack"] >= 0, peer["max_ack"] > seq_u, True)
@@ -255,7 +270,7 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
                      peer)
     expert["is_acked_unseen"], parked_count = _acked_unseen(
         order, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack,
-        expert["is_previous_segment_not_captured"], expert["is_acked_unseen"])
+        expert["is_previous_segment_not_captured"], expert["is_acked_unseen"], restart)
     fast, ooo = _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, hmax, seeds,
                                         retrans & ~acked_payload, dupack, peer, parked_count)
     spurious = acked_payload
@@ -459,7 +474,8 @@ def _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ac
 _NOT_PARKED = -2
 
 
-def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack, not_captured, beyond):
+def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack, not_captured, beyond,
+                  restart):
     """Wireshark's "ACKed segment that wasn't captured", per row (rows sorted by flow, then capture order).
 
     As tshark 4.0 flags ``tcp.analysis.ack_lost_segment`` (``tcp_analyze_sequence_number`` of 4.0.17's
@@ -475,7 +491,8 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
       number re-arms it.
 
     A next sequence number that is 0 (raw: a RST refusing a SYN, or data ending at 2^32) is Wireshark's "not
-    set": no ACK is checked against it, and the direction's next packet sets it whatever its number.
+    set": no ACK is checked against it, and the direction's next packet sets it whatever its number. A
+    ``restart`` row (:func:`_syn_restarts`) sets the next sequence number and the mark anew.
 
     Returns the flags and, per row, the peer's duplicate-ACK counter as this row's retransmission tests read
     it where the test parked it since the peer's acknowledgment number last changed (-1 while parked, the
@@ -492,7 +509,7 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
     # elsewhere the contiguous mark equals the highest sequence number (a segment that starts below it and ends
     # beyond it, a repacketized retransmission, would leave the mark behind: those connections run the loop too)
     extends = (seq_u < nxt) & (seq_end > nxt) & ~dup
-    candidates = np.unique(conn[not_captured | beyond | extends])
+    candidates = np.unique(conn[not_captured | beyond | extends | restart])
     if len(candidates) == 0:
         return out, parked_count
     rows = np.flatnonzero(np.isin(conn, candidates) & ~dup)
@@ -501,7 +518,7 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
     cl, dl = conn[rows].tolist(), (f[rows] & 1).tolist()
     ackl, ackul = ack[rows].tolist(), ack_u[rows].tolist()
     ackfl, zwl, dupal = ackf[rows].tolist(), zw_probe[rows].tolist(), dupack[rows].tolist()
-    seql, endl = seq_u[rows].tolist(), seq_end[rows].tolist()
+    seql, endl, restl = seq_u[rows].tolist(), seq_end[rows].tolist(), restart[rows].tolist()
     flagged, parked = [], []
     current = None
     for i in range(len(rows)):
@@ -528,7 +545,10 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
                 park[e] = 1
         if park[e]:  # what this row's retransmission tests read as the peer's count
             parked.append((i, dupn[e]))
-        if not zwl[i]:
+        if restl[i]:
+            end = endl[i]
+            nxt[d] = mx[d] = end if end % _M32 else None
+        elif not zwl[i]:
             end = endl[i]
             if nxt[d] is None or end > nxt[d]:
                 nxt[d] = end if end % _M32 else None  # raw sequence number 0 is Wireshark's "not set"

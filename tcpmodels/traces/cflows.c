@@ -145,6 +145,7 @@ typedef struct Conn {
     int pending;                         /* waiting for the initial RTT */
     int dirty, wf_evaluated, au_candidate, live;
     int no_ws;                           /* a SYN without the window-scale option: no scaling either way */
+    int synack_seen;                     /* a SYN/ACK of the connection was processed (capture order) */
     int64_t last_synonly_t, mpc, syn_t; int syn_t_has;
     double irtt;
     Pkt *pq; int64_t n_pq, cap_pq;
@@ -706,6 +707,10 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int seed = !dup && occupies && !zwp;
     const double nxt = F->nxt;
     const int ka = payload <= 1 && !syn && !fin && !rst && nxt > NEG_INF && sq == nxt - 1 && peer_acked && !zwp;
+    /* a SYN sent again before any SYN/ACK of the connection: Wireshark's next sequence number anew, after its tests
+       (annotation._syn_restarts) */
+    const int restart = syn && !ackf && !dup && !c->synack_seen;
+    if (syn && ackf) c->synack_seen = 1;
     /* never a retransmission: more than one byte from one below the next sequence number (Wireshark 4.0.17) */
     const int after_probe_like = payload > 1 && sq == hmax - 1;
     /* spurious (Wireshark 4's first test, on its own): payload the peer's last ACK covers, its end without FIN;
@@ -736,7 +741,10 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
                 P->au_parked = 1;
             }
         }
-        if (!zwp) {
+        if (restart) {                           /* next sequence number and mark anew */
+            F->au_nxt = F->au_mx = seq_end;
+            F->au_nxt_has = F->au_mx_has = (seq_end & 0xffffffffLL) != 0;
+        } else if (!zwp) {
             /* sequence number 0 (raw) is Wireshark's "not set" */
             if (!F->au_nxt_has || seq_end > F->au_nxt) { F->au_nxt = seq_end; F->au_nxt_has = (seq_end & 0xffffffffLL) != 0; }
             if (!F->au_mx_has || seq_u == F->au_mx) { F->au_mx = F->au_nxt; F->au_mx_has = F->au_nxt_has; }
@@ -779,9 +787,10 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int nc = nxt > NEG_INF && sq > nxt && !rst && !dup;
     const int beyond = ackf && !dup && peer_next >= 0 && (double)ack_u > peer_next;
     const int extends = sq < nxt && (double)seq_end > nxt && !dup;
-    if (nc || beyond || extends) c->au_candidate = 1;
+    if (nc || beyond || extends || restart) c->au_candidate = 1;
     /* state after the row */
-    if (!dup && (occupies || !rst) && !zwp) { if ((double)seq_end > F->nxt) F->nxt = (double)seq_end; }
+    if (restart) F->nxt = (double)seq_end;
+    else if (!dup && (occupies || !rst) && !zwp) { if ((double)seq_end > F->nxt) F->nxt = (double)seq_end; }
     if (seed && (!F->seed_has || seq_end > F->seedmax)) { F->seedmax = seq_end; F->seed_has = 1; }
     if (ackf && !dup && (!F->maxack_has || u0 > F->maxack_u0)) { F->maxack_u0 = u0; F->maxack_has = 1; }
     F->has_row = 1;
@@ -1446,7 +1455,7 @@ static PyObject *analyze(PyObject *self, PyObject *args) {
                     f->k_known = 1;
                     f->k = keep.k_known ? keep.k : 0;
                 }
-                c->mpc = 0; c->au_candidate = 0; c->syn_t_has = 0; c->wf_evaluated = 0;
+                c->mpc = 0; c->au_candidate = 0; c->syn_t_has = 0; c->wf_evaluated = 0; c->synack_seen = 0;
             }
             for (Py_ssize_t i = 0; i < n && !failed; i++) {
                 if (i % BLOCK == 0) dup_expire(&x.dt, smin[i / BLOCK]);

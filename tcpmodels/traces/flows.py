@@ -60,7 +60,9 @@ Definitions (per direction, in capture order)
   even when the other SYN was not captured; by none after any SYN without the option;
   not tested while neither is known), *previous segment not captured* (a segment
   starting beyond the highest sequence number seen so far), *ACKed unseen segment*
-  (an ACK beyond the highest sequence number seen from the peer).
+  (an ACK beyond the highest sequence number seen from the peer). As in Wireshark 4.0.17, a SYN
+  sent again before any SYN/ACK was captured starts the next sequence number these tests use
+  anew (after a RST or an ACK from an old connection whose sequence number ran ahead).
 - *Unique payload bytes*: bytes of the direction's sequence space carried by at least
   one captured data segment; *bytes not captured*: the rest of the sequence space the
   direction's packets show (from the byte after the SYN, or the first sequence number
