@@ -136,8 +136,8 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         ``is_fast_retransmission`` (the sequence number the peer's last ACK asked
         for, after at least two duplicate ACKs, within 20 ms of that ACK),
         ``is_out_of_order`` (sent less than the connection's initial RTT -- 3 ms if
-        unknown -- after the segment that set the highest sequence number, and not
-        ending there) (bool); and the other conditions of Wireshark's Expert Info
+        unknown -- after the packet that last set Wireshark's next sequence number, a
+        pure ACK included, and not ending there) (bool); and the other conditions of Wireshark's Expert Info
         (bool): ``is_zero_window``, ``is_zero_window_probe``, ``is_window_update``,
         ``is_window_full``, ``is_previous_segment_not_captured`` (the segment starts
         beyond the highest sequence number seen so far: bytes before it were not
@@ -241,8 +241,9 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     # never do), and a SYN sent again before any SYN/ACK of the connection was captured sets it anew (after the
     # SYN's own tests). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests compare with it
     restart = _syn_restarts(f, order, syn & ~ackf & ~dup, syn & ackf)
-    nxt = _exclusive_cummax(np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf), fstart,
-                            floor=-np.inf, restart=restart)
+    nxt_values = np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf)
+    nxt = _exclusive_cummax(nxt_values, fstart, floor=-np.inf, restart=restart)
+    nxt_raised = (nxt_values > nxt) | restart  # the rows that set it (Wireshark's nextseqtime)
     # keep-alive: at most one byte, one below the next sequence number, and (when the peer's ACKs were
     # captured) a byte the peer has already acknowledged; an unacknowledged byte sent again is a retransmission
     peer_acked = np.where(peer["max_ack"] >= 0, peer["max_ack"] > seq_u, True)
@@ -271,7 +272,7 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     expert["is_acked_unseen"], parked_count = _acked_unseen(
         order, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack,
         expert["is_previous_segment_not_captured"], expert["is_acked_unseen"], restart)
-    fast, ooo = _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, hmax, seeds,
+    fast, ooo = _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, nxt, nxt_raised,
                                         retrans & ~acked_payload, dupack, peer, parked_count)
     spurious = acked_payload
     res = {
@@ -352,7 +353,7 @@ def _peer_state(f, pos, t, ackf, ack_u, win, dup, seeds, seq_end, fstart) -> dic
             "row": prow, "max_ack": np.where(hit, np.nan_to_num(own_max_ack[r], nan=-1.0), -1.0)}
 
 
-def _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, hmax, seeds, unacked_retrans,
+def _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, nxt, nxt_raised, unacked_retrans,
                             dupack, peer, parked_count):
     """Fast / out-of-order flags of the retransmissions that are not spurious (rows sorted by flow, then capture
     order).
@@ -361,7 +362,9 @@ def _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, hmax, see
     :mod:`.flows`): spurious first (the payload ends at or below the peer's last acknowledgment: the caller's),
     then fast retransmission, then out-of-order; what remains is a plain retransmission. ``parked_count`` is the peer's
     duplicate-ACK counter where the ACKed-unseen test parked it (:func:`_acked_unseen`), else
-    :data:`_NOT_PARKED`.
+    :data:`_NOT_PARKED`. ``nxt`` is Wireshark's next sequence number before each row and ``nxt_raised`` the
+    rows that set it: the out-of-order test reads both (a pure ACK that ran ahead of the captured data moves
+    them, not our retransmission mark).
     """
     # Wireshark's dupacknum: duplicate ACKs since the acknowledgment number last changed
     run_break = fstart.copy()
@@ -375,12 +378,13 @@ def _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, hmax, see
     dupacks = np.where(parked_count == _NOT_PARKED, dupacks, np.where(parked_count == -1, 2**31, parked_count))
     peer_ack, peer_t = peer["ack"], peer["t"]
     fast = unacked_retrans & (dupacks >= 2) & (peer_ack == seq_u) & (t - peer_t < 20e6)
-    # out of order: soon after the segment that set the mark (the connection's initial RTT; 3 ms unknown)
-    setter_t = np.where(seeds & (seq_end > hmax), t, np.nan).astype(float)
+    # out of order: soon after the packet that set the next sequence number (the connection's initial RTT; 3 ms
+    # unknown), and not ending there
+    setter_t = np.where(nxt_raised, t, np.nan).astype(float)
     gid = np.cumsum(fstart)
-    mark_t = pd.Series(setter_t).groupby(gid).ffill().groupby(gid).shift(1).to_numpy()
+    next_t = pd.Series(setter_t).groupby(gid).ffill().groupby(gid).shift(1).to_numpy()
     ooo_window = np.where(np.isnan(irtt), UNKNOWN_INITIAL_RTT_NS, irtt)
-    ooo = unacked_retrans & ~fast & (t - mark_t < ooo_window) & (hmax != seq_end)
+    ooo = unacked_retrans & ~fast & (t - next_t < ooo_window) & (nxt != seq_end)
     return fast, ooo
 
 

@@ -106,7 +106,7 @@ typedef struct {
     int seed_has; int64_t seedmax;       /* highest sequence number (segments occupying sequence space) */
     double nxt;                          /* Wireshark's nextseq (-inf none) */
     int maxack_has; int64_t maxack_u0;   /* highest acknowledgment sent (non-duplicates) */
-    double mark_t;                       /* time of the segment that last raised the mark (NaN none) */
+    double next_t;                       /* time of the packet that last set nxt (NaN none) */
     /* last non-duplicate packet, as the peer sees it */
     int last_has, last_ackf, last_ka;
     int64_t last_ack_u0, last_t, last_win, last_runlen;
@@ -467,7 +467,7 @@ static void flow_reset(Flow *f) {
     flow_free(f);
     memset(f, 0, sizeof *f);
     f->nxt = NEG_INF;
-    f->mark_t = NAN;
+    f->next_t = NAN;
     f->offered = -1;
     f->prev_win = -1;
     f->prev_ack_raw = -1;
@@ -759,8 +759,8 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     /* Wireshark 4's order: spurious (above) first, then fast, then out of order */
     const int fast = rtx && !spur && dupacks >= 2 && peer_ack == seq_u && (td - peer_t < 20e6);
     const double ooo_win = isnan(irtt) ? 3000000.0 : irtt;
-    const int ooo = rtx && !spur && !fast && (td - F->mark_t < ooo_win) && hmax != (double)seq_end;
-    if (seed && (double)seq_end > hmax) F->mark_t = td;
+    /* out of order: soon after the packet that set Wireshark's next sequence number, not ending there */
+    const int ooo = rtx && !spur && !fast && (td - F->next_t < ooo_win) && nxt != (double)seq_end;
     /* window-scale facts (the reference uses the final ones: a change after a decision marks the connection) */
     if (syn) {
         int changed = 0;
@@ -789,8 +789,8 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int extends = sq < nxt && (double)seq_end > nxt && !dup;
     if (nc || beyond || extends || restart) c->au_candidate = 1;
     /* state after the row */
-    if (restart) F->nxt = (double)seq_end;
-    else if (!dup && (occupies || !rst) && !zwp) { if ((double)seq_end > F->nxt) F->nxt = (double)seq_end; }
+    if (restart) { F->nxt = (double)seq_end; F->next_t = td; }
+    else if (!dup && (occupies || !rst) && !zwp && (double)seq_end > F->nxt) { F->nxt = (double)seq_end; F->next_t = td; }
     if (seed && (!F->seed_has || seq_end > F->seedmax)) { F->seedmax = seq_end; F->seed_has = 1; }
     if (ackf && !dup && (!F->maxack_has || u0 > F->maxack_u0)) { F->maxack_u0 = u0; F->maxack_has = 1; }
     F->has_row = 1;

@@ -34,7 +34,8 @@ Definitions (per direction, in capture order)
   original the capture missed, a zero-window probe, or more than one byte from one
   below the highest sequence number is one too), *fast retransmission* (after two or more duplicate ACKs
   for this sequence number, within 20 ms of the last ACK), *out-of-order* (within
-  the connection's initial RTT of the segment that set the highest sequence number),
+  the connection's initial RTT of the packet that last set Wireshark's next sequence number, a
+  pure ACK included, and not ending there),
   and plain retransmission; ``retransmitted_packets`` counts all four.
 - *Initial RTT*: as Wireshark's (4.0.17) ``tcp.analysis.initial_rtt``, from the most
   recent SYN to the first packet with ACK and without SYN after a SYN, either

@@ -29,8 +29,8 @@ sets too; it reads sequence number 0 as "not set" (a RST refusing a SYN has it).
 test reads only the peer's last acknowledgment and the payload's end without a FIN (``SPURIOUS_*``: a first copy
 whose original the capture missed, a zero-window probe; found when the corpus's class 3 was narrowed to what it
 argues). At 10-20 % capture drop the families found two more: the window scale 4.0.17 knows with half a
-handshake (``WINDOW_FULL_*``), and a SYN sent again before any SYN/ACK, which sets its next sequence number anew
-(``SYN_AGAIN_*``). These are now analysed as
+handshake (``WINDOW_FULL_*``), a SYN sent again before any SYN/ACK, which sets its next sequence number anew
+(``SYN_AGAIN_*``), and the out-of-order test's clock, which a pure ACK that ran ahead sets too. These are now analysed as
 tshark analyses them (``AGREED``), but for 0 as the next sequence number of the retransmission tests
 (``DEFECTS``, ``xfail(strict=True)``: our retransmission mark is not Wireshark's nextseq, and it needs a segment
 ending exactly at 2^32) and for a RST whose sequence number ran ahead of the data, which sets 4.0.17's next
@@ -765,6 +765,18 @@ RST_AHEAD_SETS_NEXT_SEQ = [
     (1, C, A + 1, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 2001, ACK, 0, 65535),
     (1, C, A + 2001, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 3001, ACK, 0, 65535)]
 
+#: 4.0.17's out-of-order test reads the time its next sequence number last moved, which a pure ACK moves too:
+#: C's pure ACK at 4001 (frame 7; 1001..2001 and 3001..4001 were not captured) sets it, so C's segments sent
+#: again 300 ms later are plain retransmissions there, 2001..3001 (frame 10) too. We timed from the segment that
+#: last raised our mark (3001..4001, frame 9, 1 ms before) and called frame 10 out-of-order (found by the reuse
+#: family at 20 % capture drop).
+OUT_OF_ORDER_AFTER_A_PURE_ACK_AHEAD = HANDSHAKE + [
+    (1, C, A + 1, B + 1, ACK, 1000, 65535), (1, C, A + 2001, B + 1, ACK, 1000, 65535),
+    (10, S, B + 1, A + 1001, ACK, 0, 65535), (1, C, A + 4001, B + 1, ACK, 0, 65535),  # frame 7
+    (300, C, A + 1001, B + 1, ACK, 1000, 65535), (1, C, A + 3001, B + 1, ACK, 1000, 65535),
+    (1, C, A + 2001, B + 1, ACK, 1000, 65535),  # frame 10
+    (10, S, B + 1, A + 4001, ACK, 0, 65535)]
+
 #: Classes found by these families and now analysed as tshark 4.0.17 does (annotation and the compiled pass).
 AGREED = {
     "acked_unseen_second_hole": ACKED_UNSEEN_SECOND_HOLE,
@@ -783,6 +795,7 @@ AGREED = {
     "window_full_syn_without_scale": WINDOW_FULL_SYN_WITHOUT_SCALE,
     "syn_again_after_rst_ahead": SYN_AGAIN_AFTER_RST_AHEAD,
     "syn_again_after_ack_ahead": SYN_AGAIN_AFTER_ACK_AHEAD,
+    "out_of_order_after_a_pure_ack_ahead": OUT_OF_ORDER_AFTER_A_PURE_ACK_AHEAD,
 }
 
 #: Classes where we still differ from tshark 4.0.17 (rare: a segment's data ending exactly at 2^32; a RST whose
