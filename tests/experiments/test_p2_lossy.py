@@ -119,3 +119,23 @@ def test_before_a_complete_repetition_the_paragraph_counts_the_shipped_records_o
     ship_new_records(path, data / "datasets" / "p2_lossy_records")
     text = lossy_section(None, data)
     assert "37 of the 512 planned samples are recorded so far" in text and "not judged" in text
+
+
+def test_the_reading_rule_names_each_fraction_of_rpe_part_by_its_outcome():
+    import pandas as pd
+
+    from tcpmodels.papers.p2_mptcp_prediction.lossy import reading
+
+    idx = pd.MultiIndex.from_tuples([
+        ("C2.2 [x] collapse", "Fraction of RPE falls"), ("C2.3 [x] gain", "Fraction of RPE gain at 128KB"),
+        ("C2.4 [x] equal", "Fraction of RPE equal"), ("C2.3 [x] gain", "RMSE cut at 128KB"),
+        ("C2.5 [x] rtt", "Fraction of RPE lower for RTT1 >= RTT2")], names=["claim", "part"])
+    side = pd.DataFrame({"shipped": ["not testable here", "not testable here", "supported", "not testable here",
+                                     "not testable here"],
+                         "lossy": ["contradicted", "not testable here", "inconclusive", "supported", "supported"]},
+                        index=idx)
+    text = reading(side)
+    assert "what hid them: C2.2 Fraction of RPE falls (contradicted)." in text
+    assert "whole grid): C2.3 Fraction of RPE gain at 128KB (not testable here)." in text
+    assert "Testable in both settings: C2.4 Fraction of RPE equal (inconclusive)." in text
+    assert "RMSE" not in text and "C2.5" not in text  # only C2.2-C2.4's Fraction-of-RPE parts

@@ -19,8 +19,12 @@ from tcpmodels.papers.p2_mptcp_prediction.claims import claims, rpe_headroom, rt
 from tcpmodels.papers.p2_mptcp_prediction.data import P2Dataset
 from tcpmodels.papers.p2_mptcp_prediction.tables import tables
 from tcpmodels.records.parts import shipped_record_lines
+from tcpmodels.stats import VERDICTS
 
-__all__ = ["LOSSY_FAMILY", "load_lossy", "lossy_verdicts", "lossy_section"]
+#: the verdict of a part this setting cannot reach
+NOT_TESTABLE = VERDICTS[-1]
+
+__all__ = ["LOSSY_FAMILY", "load_lossy", "lossy_verdicts", "lossy_section", "reading"]
 
 #: Parameters documented once for the docstrings of this module that share them.
 _PARAMETERS = SharedEntries("""
@@ -117,4 +121,40 @@ def lossy_section(shipped: pd.DataFrame, data_dir: str | Path = "data", *, quick
     return (f"**P2 at the pilot's loss rate {prov['loss_rate']:g}** ({len(ds.samples)} samples of "
             f"{len(prov['complete_reps'])} complete repetition(s), {prov['samples']} of {prov['plan_samples']} "
             f"planned measured): the constant predictor leaves {room:.1%} headroom for the Fraction of RPE. "
-            f"Parts whose verdict differs from the shipped setting's: {moves}.")
+            f"Parts whose verdict differs from the shipped setting's: {moves}. " + reading(side))
+
+
+def reading(side: pd.DataFrame) -> str:
+    """The campaign's reading rule (docs/CAMPAIGNS.md, issue 57 item 4, stated before it ran) applied to the
+    Fraction-of-RPE parts of C2.2-C2.4.
+
+    Parameters
+    ----------
+    side : pandas.DataFrame
+        Indexed by (claim, part): the ``shipped`` and ``lossy`` verdicts.
+
+    Returns
+    -------
+    str
+        A sentence per outcome of the rule that occurs: parts not testable in the shipped setting and testable
+        here (the RTT dependence of the throughput hid them), parts still not testable (the loss did not give the
+        paper's spread on the whole grid), and parts testable in both.
+    """
+    claim = side.index.get_level_values(0).str[:4]
+    rpe = side[side.index.get_level_values(1).str.contains("Fraction of RPE") & claim.isin(["C2.2", "C2.3", "C2.4"])]
+    hidden = rpe["shipped"] == NOT_TESTABLE
+    now = rpe["lossy"] != NOT_TESTABLE
+
+    def named(rows: pd.DataFrame) -> str:
+        return ", ".join(f"{c[:4]} {p} ({v})" for (c, p), v in zip(rows.index, rows["lossy"]))
+
+    out = []
+    if (hidden & now).any():
+        out.append(f"Testable here and not in the shipped setting, so the throughput's weak dependence on the RTTs "
+                   f"there was what hid them: {named(rpe[hidden & now])}.")
+    if (~now).any():
+        out.append(f"Still not testable here (the loss did not give the paper's spread over the whole grid): "
+                   f"{named(rpe[~now])}.")
+    if (~hidden & now).any():
+        out.append(f"Testable in both settings: {named(rpe[~hidden & now])}.")
+    return " ".join(out)
