@@ -236,7 +236,7 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
         seeds = ~dup & occupies & ~zw_probe
         hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
     has_prev = hmax > -np.inf
-    peer = _peer_state(f, order, t, ackf, ack_u, win, dup, seeds, seq_end, fstart)
+    peer = _peer_state(f, order, t, ackf, ack_u, win, dup, ~dup & ~zw_probe, seq_end, fstart)
     # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload and zero-window probes
     # never do), and a SYN sent again before any SYN/ACK of the connection was captured sets it anew (after the
     # SYN's own tests). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests compare with it
@@ -335,16 +335,17 @@ def _peer_rows(f, pos, dup) -> tuple[np.ndarray, np.ndarray]:
     return hit, np.where(hit, prow, -1)
 
 
-def _peer_state(f, pos, t, ackf, ack_u, win, dup, seeds, seq_end, fstart) -> dict[str, np.ndarray]:
+def _peer_state(f, pos, t, ackf, ack_u, win, dup, reaching, seq_end, fstart) -> dict[str, np.ndarray]:
     """What the peer had last said just before each packet (rows sorted by flow, then capture order).
 
     ``ack`` (its last acknowledgment, -1 if none), ``t`` (when, NaN if none), ``win`` (its last raw window,
-    -1 if none), ``next_seq`` (the highest sequence number it had sent, -1 if none), ``max_ack`` (the highest
+    -1 if none), ``next_seq`` (the highest sequence number its ``reaching`` packets had reached, pure ACKs and
+    RSTs included: where an ACK beyond it may be "ACKed unseen"; -1 if none), ``max_ack`` (the highest
     acknowledgment it had sent, -1 if none), ``row`` (its last packet's row, -1 if none). Duplicates are not the
     peer speaking.
     """
     gid = np.cumsum(fstart)
-    own_next = pd.Series(np.where(seeds, seq_end, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
+    own_next = pd.Series(np.where(reaching, seq_end, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
     own_max_ack = pd.Series(np.where(ackf & ~dup, ack_u, np.nan)).groupby(gid).cummax().groupby(gid).ffill().to_numpy()
     hit, prow = _peer_rows(f, pos, dup)
     r = np.maximum(prow, 0)

@@ -104,6 +104,7 @@ typedef struct {
     int64_t prev_win, prev_ack_raw, prev_ack_u, mpc_before_prev, run_len;
     /* running marks */
     int seed_has; int64_t seedmax;       /* highest sequence number (segments occupying sequence space) */
+    int reach_has; int64_t reachmax;     /* highest sequence number any packet reached (no duplicates, no probes) */
     double nxt;                          /* Wireshark's nextseq (-inf none) */
     int maxack_has; int64_t maxack_u0;   /* highest acknowledgment sent (non-duplicates) */
     double next_t;                       /* time of the packet that last set nxt (NaN none) */
@@ -698,7 +699,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int64_t peer_ack = hit && P->last_ackf ? P->last_ack_u0 + k_of(P) : -1;
     const double peer_t = hit ? (double)P->last_t : NAN;
     const int64_t peer_win = hit ? P->last_win : -1;
-    const double peer_next = hit && P->seed_has ? (double)P->seedmax : -1.0;
+    const double peer_next = hit && P->reach_has ? (double)P->reachmax : -1.0;
     const double peer_maxack = hit && P->maxack_has ? (double)(P->maxack_u0 + k_of(P)) : -1.0;
     const double sq = (double)seq_u;
     const int peer_acked = peer_maxack >= 0 ? peer_maxack > sq : 1;
@@ -792,6 +793,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     if (restart) { F->nxt = (double)seq_end; F->next_t = td; }
     else if (!dup && (occupies || !rst) && !zwp && (double)seq_end > F->nxt) { F->nxt = (double)seq_end; F->next_t = td; }
     if (seed && (!F->seed_has || seq_end > F->seedmax)) { F->seedmax = seq_end; F->seed_has = 1; }
+    if (!dup && !zwp && (!F->reach_has || seq_end > F->reachmax)) { F->reachmax = seq_end; F->reach_has = 1; }
     if (ackf && !dup && (!F->maxack_has || u0 > F->maxack_u0)) { F->maxack_u0 = u0; F->maxack_has = 1; }
     F->has_row = 1;
     F->prev_win = win;

@@ -30,7 +30,8 @@ test reads only the peer's last acknowledgment and the payload's end without a F
 whose original the capture missed, a zero-window probe; found when the corpus's class 3 was narrowed to what it
 argues). At 10-20 % capture drop the families found two more: the window scale 4.0.17 knows with half a
 handshake (``WINDOW_FULL_*``), a SYN sent again before any SYN/ACK, which sets its next sequence number anew
-(``SYN_AGAIN_*``), and the out-of-order test's clock, which a pure ACK that ran ahead sets too. These are now analysed as
+(``SYN_AGAIN_*``), the out-of-order test's clock, which a pure ACK that ran ahead sets too, and an ACK beyond a
+peer that sent only pure ACKs. These are now analysed as
 tshark analyses them (``AGREED``), but for 0 as the next sequence number of the retransmission tests
 (``DEFECTS``, ``xfail(strict=True)``: our retransmission mark is not Wireshark's nextseq, and it needs a segment
 ending exactly at 2^32) and for a RST whose sequence number ran ahead of the data, which sets 4.0.17's next
@@ -777,6 +778,14 @@ OUT_OF_ORDER_AFTER_A_PURE_ACK_AHEAD = HANDSHAKE + [
     (1, C, A + 2001, B + 1, ACK, 1000, 65535),  # frame 10
     (10, S, B + 1, A + 4001, ACK, 0, 65535)]
 
+#: An ACK beyond everything a peer was seen to send is "ACKed unseen" for 4.0.17 when the peer sent only pure ACKs
+#: so far: the capture starts mid-connection with C's pure ACK at 1001, and S acknowledges C's 1001..2001, which
+#: the capture missed (frame 2); the capture ends before C speaks again. We looked for such ACKs only beyond the
+#: peer's segments that occupy sequence space (found by shrinking a reuse-family capture at 30 % drop).
+ACKED_UNSEEN_BEYOND_A_PURE_ACK = [
+    (0, C, A + 1001, B + 1, ACK, 0, 65535), (10, S, B + 1, A + 2001, ACK, 0, 65535),
+    (1, S, B + 1, A + 2001, ACK, 500, 65535)]
+
 #: Classes found by these families and now analysed as tshark 4.0.17 does (annotation and the compiled pass).
 AGREED = {
     "acked_unseen_second_hole": ACKED_UNSEEN_SECOND_HOLE,
@@ -796,6 +805,7 @@ AGREED = {
     "syn_again_after_rst_ahead": SYN_AGAIN_AFTER_RST_AHEAD,
     "syn_again_after_ack_ahead": SYN_AGAIN_AFTER_ACK_AHEAD,
     "out_of_order_after_a_pure_ack_ahead": OUT_OF_ORDER_AFTER_A_PURE_ACK_AHEAD,
+    "acked_unseen_beyond_a_pure_ack": ACKED_UNSEEN_BEYOND_A_PURE_ACK,
 }
 
 #: Classes where we still differ from tshark 4.0.17 (rare: a segment's data ending exactly at 2^32; a RST whose
