@@ -348,7 +348,8 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
                  chunk_bytes: int = 32 << 20, *,
                  max_gzip_expansion: float | None = MAX_GZIP_EXPANSION,
                  max_record_bytes: int = MAX_RECORD_BYTES,
-                 byte_range: tuple[int, int] | None = None) -> Iterator[RecordBatch]:
+                 byte_range: tuple[int, int] | None = None,
+                 reuse_buffer: bool = False) -> Iterator[RecordBatch]:
     """Yield :class:`RecordBatch` objects for every packet record of a capture file.
 
     Parameters
@@ -375,6 +376,10 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
         after the 24-byte file header) up to ``stop`` as if the file ended there (a record running past
         ``stop`` is a truncated tail), numbering them from 0; offsets in messages stay the file's.
         :func:`tcpmodels.traces.stream.dask_stream_flows` cuts a capture so. [bytes]
+    reuse_buffer : bool
+        Read each chunk into the last chunk's buffer when it is large enough, instead of a new one. Then a
+        batch's ``buf`` holds its records only until the next batch is asked for: for a caller that is
+        done with each batch before it takes the next (:class:`~tcpmodels.traces.reader.ChunkedCapture`).
 
     Yields
     ------
@@ -432,9 +437,9 @@ def iter_batches(path: str | os.PathLike, state_out: dict | None = None,
                 raise ValueError(f"{path}: byte_range reads an uncompressed classic pcap file only")
             if magic in PCAP_MAGIC:
                 yield from _classic(fh, magic, st, chunk_bytes, active_kernel() == "c", max_record_bytes,
-                                    byte_range)
+                                    byte_range, reuse_buffer)
             elif struct.unpack("<I", magic)[0] == PCAPNG_SHB:
-                yield from _pcapng(fh, magic, st, chunk_bytes, max_record_bytes)
+                yield from _pcapng(fh, magic, st, chunk_bytes, max_record_bytes, reuse_buffer)
             else:
                 raise CaptureFileError(
                     f"{path}: offset 0: not a pcap or pcapng file (magic number {magic.hex()}; "
@@ -510,23 +515,38 @@ def _walk_classic(space: np.ndarray, start: int, end: int, endian: str, limit: i
         bad_incl
 
 
-def _next_space(carry: np.ndarray, chunk_bytes: int, need: int) -> tuple[np.ndarray, int]:
-    """A new buffer holding ``carry`` (the incomplete record of the last chunk) and room for the next read:
-    ``chunk_bytes``, or what the incomplete record still needs if that is more (so it is completed at once)."""
+def _next_space(carry: np.ndarray, chunk_bytes: int, need: int,
+                spare: np.ndarray | None = None) -> tuple[np.ndarray, int]:
+    """A buffer holding ``carry`` (the incomplete record of the last chunk) and room for the next read:
+    ``chunk_bytes``, or what the incomplete record still needs if that is more (so it is completed at once).
+
+    ``spare`` (the last chunk's buffer, which ``carry`` may lie in) is used again when it is large enough:
+    numpy moves an overlapping ``carry`` to its start correctly. Otherwise a new buffer is allocated; one
+    larger than glibc's largest mmap threshold (32 MiB) is mapped and zeroed page by page by the kernel
+    each time, which took about a tenth of a 1M-packet stream (issue 51). A spare too small is replaced by one
+    at least 1/8 larger, so carried records of varying length seldom make another."""
     want = max(chunk_bytes, need)
-    space = np.empty(len(carry) + want + PAD_BYTES, np.uint8)
+    size = len(carry) + want + PAD_BYTES
+    if spare is None:
+        space = np.empty(size, np.uint8)
+    elif len(spare) >= size:
+        space = spare
+    else:
+        space = np.empty(max(size, len(spare) + len(spare) // 8), np.uint8)
     space[:len(carry)] = carry
     return space, want
 
 
-def _next_chunk(fh, carry: np.ndarray, chunk_bytes: int, need: int) -> tuple[np.ndarray, int, int]:
-    """The next chunk, read in place after ``carry`` into a buffer of :func:`_next_space`, zero-padded.
+def _next_chunk(fh, carry: np.ndarray, chunk_bytes: int, need: int,
+                spare: np.ndarray | None = None) -> tuple[np.ndarray, int, int]:
+    """The next chunk, read in place after ``carry`` into a buffer of :func:`_next_space` (``spare`` reused
+    when large enough), zero-padded.
 
     Returns the buffer, the bytes read from ``fh`` (0 at its end) and the end of the chunk's data in the buffer
     (``len(carry)`` plus the bytes read; :data:`PAD_BYTES` of zeros follow it).
     """
     kept = len(carry)
-    space, want = _next_space(carry, chunk_bytes, need)
+    space, want = _next_space(carry, chunk_bytes, need, spare)
     got = _read_into(fh, memoryview(space)[kept:kept + want])
     end = kept + got
     space[end:end + PAD_BYTES] = 0
@@ -554,7 +574,8 @@ class _Range:
 
 
 def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = False,
-             max_record: int = MAX_RECORD_BYTES, byte_range: tuple[int, int] | None = None) -> Iterator[RecordBatch]:
+             max_record: int = MAX_RECORD_BYTES, byte_range: tuple[int, int] | None = None,
+             reuse_buffer: bool = False) -> Iterator[RecordBatch]:
     endian, ns_per_tick = PCAP_MAGIC[magic]
     rest = fh.read(20)
     if len(rest) < 20:
@@ -575,10 +596,11 @@ def _classic(fh, magic: bytes, st: _State, chunk_bytes: int, compiled: bool = Fa
     incl_at = struct.Struct(endian + "I").unpack_from
     dt = np.dtype(endian + "u4")
     limit = max_record
+    space = None
     while True:
-        # one allocation per chunk: the carried partial record (copied once, from the last chunk's buffer),
-        # then the file's bytes read in place, then padding
-        space, got, end = _next_chunk(fh, carry, chunk_bytes, need)
+        # one buffer per chunk (or the last one again, ``reuse_buffer``): the carried partial record (copied
+        # once, from the last chunk's buffer), then the file's bytes read in place, then padding
+        space, got, end = _next_chunk(fh, carry, chunk_bytes, need, space if reuse_buffer else None)
         del carry
         buf = space[:end + PAD_BYTES]
         offsets, headers, frames = [], [], []
@@ -736,13 +758,14 @@ def _parse_idb(st: _State, body: bytes, file_off: int) -> None:
 
 
 def _pcapng(fh, magic: bytes, st: _State, chunk_bytes: int,
-            max_record: int = MAX_RECORD_BYTES) -> Iterator[RecordBatch]:
+            max_record: int = MAX_RECORD_BYTES, reuse_buffer: bool = False) -> Iterator[RecordBatch]:
     block_limit = max_record + _PCAPNG_BLOCK_OVERHEAD
     carry = np.frombuffer(magic, np.uint8)
     need = 0
     file_pos = 0
+    space = None
     while True:
-        space, got, end = _next_chunk(fh, carry, chunk_bytes, need)
+        space, got, end = _next_chunk(fh, carry, chunk_bytes, need, space if reuse_buffer else None)
         del carry
         buf = space[:end + PAD_BYTES]
         unpack_from = struct.unpack_from

@@ -158,7 +158,8 @@ class ChunkedCapture:
         """
         for batch in iter_batches(self.path, self._state, chunk_bytes=self.chunk_bytes,
                                   max_gzip_expansion=self.max_gzip_expansion,
-                                  max_record_bytes=self.max_record_bytes, byte_range=self.byte_range):
+                                  max_record_bytes=self.max_record_bytes, byte_range=self.byte_range,
+                                  reuse_buffer=True):  # each batch is decoded (copied out) before the next
             if self.on_batch is not None:
                 self.on_batch(max(int(len(batch.buf)) - PAD_BYTES, 0))
             fragments: list = []
