@@ -31,7 +31,18 @@ import pandas as pd
 from pandas.io.formats.style import Styler
 
 from tcpmodels._docstrings import SharedEntries
-from tcpmodels.stats import VERDICT_COLUMNS, VERDICTS, ClaimSpec, Verdict, claims_table
+from tcpmodels.stats import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_TESTABLE_HERE,
+    SMALLER_THAN_CLAIMED,
+    SUPPORTED,
+    VERDICT_COLUMNS,
+    VERDICTS,
+    ClaimSpec,
+    Verdict,
+    claims_table,
+)
 
 __all__ = [
     "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "check_claims", "keyed_claims_table",
@@ -207,9 +218,9 @@ def keyed_claims_table(rows: Mapping[str, Verdict], *, family: str) -> pd.DataFr
 
 # ------------------------------------------------------------------ display
 #: Badge colours (background, text) per verdict.
-BADGE_COLOURS = {"supported": ("#1a7f37", "#ffffff"), "smaller than claimed": ("#bc4c00", "#ffffff"),
-                 "contradicted": ("#cf222e", "#ffffff"), "inconclusive": ("#9a6700", "#ffffff"),
-                 "not testable here": ("#57606a", "#ffffff")}
+BADGE_COLOURS = {SUPPORTED: ("#1a7f37", "#ffffff"), SMALLER_THAN_CLAIMED: ("#bc4c00", "#ffffff"),
+                 CONTRADICTED: ("#cf222e", "#ffffff"), INCONCLUSIVE: ("#9a6700", "#ffffff"),
+                 NOT_TESTABLE_HERE: ("#57606a", "#ffffff")}
 _LEFT = [{"selector": "th", "props": [("text-align", "left"), ("vertical-align", "top")]},
          {"selector": "td", "props": [("text-align", "left"), ("vertical-align", "top"),
                                       ("white-space", "normal"), ("word-break", "break-word")]}]

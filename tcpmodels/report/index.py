@@ -19,12 +19,14 @@ import time
 from pathlib import Path
 from typing import Protocol, Sequence
 
+from tcpmodels.stats import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE_HERE, SMALLER_THAN_CLAIMED, SUPPORTED
+
 __all__ = ["notebook_summary", "write_index", "VERDICT_CLASSES"]
 
 #: The verdicts counted, with their badge colours (as in tcpmodels.papers.common; the badge's class is the
 #: verdict with hyphens for spaces, ``verdict-smaller-than-claimed``).
-VERDICT_CLASSES = {"supported": "#1a7f37", "smaller than claimed": "#bc4c00", "contradicted": "#cf222e",
-                   "inconclusive": "#9a6700", "not testable here": "#57606a"}
+VERDICT_CLASSES = {SUPPORTED: "#1a7f37", SMALLER_THAN_CLAIMED: "#bc4c00", CONTRADICTED: "#cf222e",
+                   INCONCLUSIVE: "#9a6700", NOT_TESTABLE_HERE: "#57606a"}
 _THUMB_WIDTH_PX = 360
 
 

@@ -1,7 +1,12 @@
 """Claim evaluation on scipy and statsmodels (see :mod:`tcpmodels.stats.claims`)."""
 
 from tcpmodels.stats.claims import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_TESTABLE_HERE,
     POWER,
+    SMALLER_THAN_CLAIMED,
+    SUPPORTED,
     VERDICT_COLUMNS,
     VERDICTS,
     ClaimSpec,
@@ -28,6 +33,7 @@ from tcpmodels.stats.claims import (
 )
 
 __all__ = [
+    "SUPPORTED", "SMALLER_THAN_CLAIMED", "CONTRADICTED", "INCONCLUSIVE", "NOT_TESTABLE_HERE",
     "POWER", "VERDICTS", "VERDICT_COLUMNS", "ClaimSpec", "Family", "Headline", "Verdict", "arithmetic", "attainable_outcome",
     "bootstrap_statistic", "claims_table", "difference", "direction_count", "distribution", "equivalence",
     "equivalence_ind", "equivalence_outcome", "holm", "inequality", "interval_outcome", "not_testable", "percentile_interval", "slope_equivalence", "verdict_counts",

@@ -83,7 +83,17 @@ from tcpmodels.stats.means import (
     percentile_interval,
     slope_equivalence,
 )
-from tcpmodels.stats.outcomes import attainable_outcome, equivalence_outcome, holm, interval_outcome
+from tcpmodels.stats.outcomes import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_TESTABLE_HERE,
+    SMALLER_THAN_CLAIMED,
+    SUPPORTED,
+    attainable_outcome,
+    equivalence_outcome,
+    holm,
+    interval_outcome,
+)
 from tcpmodels.stats.spec import (
     POWER,
     VERDICT_COLUMNS,
@@ -95,7 +105,7 @@ from tcpmodels.stats.spec import (
 )
 
 __all__ = [
-    "VERDICTS", "VERDICT_COLUMNS", "POWER", "ClaimSpec", "Verdict", "difference", "equivalence", "equivalence_ind",
+    "SUPPORTED", "SMALLER_THAN_CLAIMED", "CONTRADICTED", "INCONCLUSIVE", "NOT_TESTABLE_HERE", "VERDICTS", "VERDICT_COLUMNS", "POWER", "ClaimSpec", "Verdict", "difference", "equivalence", "equivalence_ind",
     "bootstrap_statistic", "slope_equivalence", "percentile_interval", "direction_count", "distribution", "arithmetic", "inequality", "not_testable",
     "claims_table", "verdict_counts", "interval_outcome", "equivalence_outcome", "attainable_outcome", "holm",
     "Family", "Headline",

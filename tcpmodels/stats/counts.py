@@ -10,7 +10,14 @@ from itertools import combinations
 import numpy as np
 from scipy import stats as sps
 
-from tcpmodels.stats.outcomes import interval_outcome
+from tcpmodels.stats.outcomes import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_TESTABLE_HERE,
+    SMALLER_THAN_CLAIMED,
+    SUPPORTED,
+    interval_outcome,
+)
 from tcpmodels.stats.spec import POWER, ClaimSpec, Verdict, finite_values, fmt_number, percentile_pvalue, verdict_row
 
 __all__ = ["direction_count", "distribution", "arithmetic", "inequality", "not_testable"]
@@ -71,21 +78,21 @@ def direction_count(spec: ClaimSpec, per_unit: Iterable[float], *, n_runs: int |
         p_need = p if need == 0.5 else float(sps.binomtest(k, n, need, alternative="two-sided").pvalue)
         verdict = interval_outcome(lo, hi, need, null=null)
     else:
-        share, lo, hi, p, p_need, verdict = math.nan, 0.0, 1.0, math.nan, math.nan, "inconclusive"
-    if verdict == "supported":
+        share, lo, hi, p, p_need, verdict = math.nan, 0.0, 1.0, math.nan, math.nan, INCONCLUSIVE
+    if verdict == SUPPORTED:
         reason = f"sign test p = {p:.3g}: the CI of the share lies above {need:g}"
-    elif verdict == "smaller than claimed":
+    elif verdict == SMALLER_THAN_CLAIMED:
         reason = f"sign test p = {p:.3g}: more than half move the paper's way, but the CI of the share lies below {need:g}"
-    elif verdict == "contradicted":
+    elif verdict == CONTRADICTED:
         reason = f"the CI of the share lies below {need:g}" + ("" if lo > 0.5 else " and holds 0.5" if hi >= 0.5 else
                                                                ": most move the other way")
     else:
         reason = (f"sign test p = {p:.3g}: the CI of the share holds {need:g}" if n
                   else "no units with a non-zero change")
-    label_p = max(p, p_need) if verdict == "smaller than claimed" else p if verdict == "supported" and need == 0.5 \
+    label_p = max(p, p_need) if verdict == SMALLER_THAN_CLAIMED else p if verdict == SUPPORTED and need == 0.5 \
         else p_need
     needed = math.nan
-    if verdict == "inconclusive" and n:
+    if verdict == INCONCLUSIVE and n:
         needed = _units_needed(max(share, power_share, spec.smallest_effect), spec.alpha)
         if needed <= n:
             # the planned clear majority would most likely have shown by now and did not: plan at the share
@@ -181,18 +188,18 @@ def distribution(spec: ClaimSpec, runs_a: Sequence[Iterable[float]], runs_b: Seq
     delta = spec.smallest_effect
     p_delta = percentile_pvalue(boot, delta)
     if p < spec.alpha and lo > delta:
-        verdict, reason = "supported", f"run-permutation p = {p:.3g} < {spec.alpha:g} and the CI of D lies above {fmt_number(delta)}"
+        verdict, reason = SUPPORTED, f"run-permutation p = {p:.3g} < {spec.alpha:g} and the CI of D lies above {fmt_number(delta)}"
     elif hi < delta:
-        verdict = "smaller than claimed" if p < spec.alpha else "contradicted"
+        verdict = SMALLER_THAN_CLAIMED if p < spec.alpha else CONTRADICTED
         reason = (f"run-permutation p = {p:.3g} < {spec.alpha:g} but " if p < spec.alpha else "") + \
             f"the CI of D lies below {fmt_number(delta)}"
     else:
-        verdict = "inconclusive"
+        verdict = INCONCLUSIVE
         reason = (f"run-permutation p = {p:.3g} (smallest possible with {na}+{nb} runs: {1 / math.comb(n, na):.3g}); "
                   f"the CI of D holds {fmt_number(delta)}")
-    label_p = max(p, p_delta) if verdict in ("supported", "smaller than claimed") else p_delta
+    label_p = max(p, p_delta) if verdict in (SUPPORTED, SMALLER_THAN_CLAIMED) else p_delta
     needed = math.nan
-    if verdict == "inconclusive":
+    if verdict == INCONCLUSIVE:
         k = 1
         while 2 / math.comb(2 * k, k) >= spec.alpha:  # two identical-size groups, two-sided
             k += 1
@@ -230,7 +237,7 @@ def arithmetic(spec: ClaimSpec, ours: float, paper: float, *, we_measured: str,
     diff = float(ours) - float(paper)
     gap = max(lo - float(paper), float(paper) - hi, 0.0)
     ok = gap <= spec.smallest_effect
-    verdict = "supported" if ok else "contradicted"
+    verdict = SUPPORTED if ok else CONTRADICTED
     reason = (f"distance from the printed value {fmt_number(gap)} {'<=' if ok else '>'} tolerance "
               f"{fmt_number(spec.smallest_effect)} ({spec.effect_source})")
     return verdict_row(spec, we_measured=we_measured, effect=diff, ci_low=lo - float(paper), ci_high=hi - float(paper),
@@ -273,13 +280,13 @@ def inequality(spec: ClaimSpec, value: float, bound: float, *, we_measured: str,
     diff = value - bound
     s = spec.direction
     if s * diff > 0:
-        verdict = "supported"
+        verdict = SUPPORTED
     elif null is not None and s * (value - float(null)) > 0:
-        verdict = "smaller than claimed"
+        verdict = SMALLER_THAN_CLAIMED
     else:
-        verdict = "contradicted"
+        verdict = CONTRADICTED
     reason = f"{fmt_number(value)} {'>' if diff > 0 else '<=' if diff <= 0 else '?'} {fmt_number(bound)}"
-    if verdict == "smaller than claimed":
+    if verdict == SMALLER_THAN_CLAIMED:
         reason += f", on the claimed side of {fmt_number(float(null))}"
     return verdict_row(spec, we_measured=we_measured, effect=value, ci_low=value, ci_high=value, n_runs=0,
                 test=f"exact comparison ({spec.quantity} {'>' if s > 0 else '<'} {fmt_number(bound)}), "
@@ -311,4 +318,4 @@ def not_testable(spec: ClaimSpec, *, we_measured: str, why: str, n_runs: int = 0
     """
     return verdict_row(spec, we_measured=we_measured, effect=math.nan, ci_low=math.nan, ci_high=math.nan,
                 n_runs=int(n_runs), test="not testable with this data", method="none",
-                verdict="not testable here", runs_needed=math.nan, why=why)
+                verdict=NOT_TESTABLE_HERE, runs_needed=math.nan, why=why)

@@ -10,7 +10,7 @@ import numpy as np
 from scipy import stats as sps
 
 from tcpmodels._docstrings import SharedEntries
-from tcpmodels.stats.outcomes import equivalence_outcome
+from tcpmodels.stats.outcomes import CONTRADICTED, INCONCLUSIVE, SUPPORTED, equivalence_outcome
 from tcpmodels.stats.spec import (
     POWER,
     ClaimSpec,
@@ -139,7 +139,7 @@ def difference(spec: ClaimSpec, per_run: Iterable[float], *, baseline: Iterable[
         name = "percentile bootstrap of the mean (scipy.stats.bootstrap, 9999 resamples), p by inversion"
     verdict, reason = decide(spec, lo, hi, n > 1)
     p, stat = label_test(verdict, at_delta, at_null)
-    needed = ttest_runs_needed(abs(s * mean - delta), sd, spec.alpha) if verdict == "inconclusive" else math.nan
+    needed = ttest_runs_needed(abs(s * mean - delta), sd, spec.alpha) if verdict == INCONCLUSIVE else math.nan
     label = "t" if method == "t" else "percentile bootstrap"
     test = (f"mean over runs, {spec.confidence_level:.0%} {label} CI; claimed {spec.quantity} "
             f"{'>' if s > 0 else '<'} 0, smallest effect {fmt_number(delta)} ({spec.effect_source})")
@@ -165,7 +165,7 @@ def _welch(spec: ClaimSpec, x: np.ndarray, y: np.ndarray, *, we_measured: str | 
     sd = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2) if enough else math.nan
     needed = math.nan
     dist = abs(s * effect - delta)
-    if verdict == "inconclusive":
+    if verdict == INCONCLUSIVE:
         needed = ttest_ind_runs_needed(dist, sd, spec.alpha)
     test = (f"difference of means over independent runs, {spec.confidence_level:.0%} Welch t CI; claimed "
             f"{spec.quantity} {'>' if s > 0 else '<'} 0, smallest effect {fmt_number(delta)} "
@@ -178,9 +178,9 @@ def _welch(spec: ClaimSpec, x: np.ndarray, y: np.ndarray, *, we_measured: str | 
 
 def _tost_text(verdict: str, spec: ClaimSpec, p_tost: float, n: int, enough: bool) -> str:
     m = fmt_number(spec.smallest_effect)
-    if verdict == "contradicted":
+    if verdict == CONTRADICTED:
         return f"the {spec.confidence_level:.0%} CI lies outside the margin ±{m}"
-    if verdict == "supported":
+    if verdict == SUPPORTED:
         return f"TOST p = {p_tost:.3g} < {spec.alpha:g}: within ±{m}"
     return f"TOST p = {p_tost:.3g}: cannot exclude a change of {m}" if enough else "fewer than 2 runs: no interval"
 
@@ -233,15 +233,15 @@ def equivalence(spec: ClaimSpec, per_run: Iterable[float], *, we_measured: str |
         df = n - 1.0
     else:
         p_tost, lo, hi, lo95, hi95 = math.nan, -math.inf, math.inf, -math.inf, math.inf
-    verdict = equivalence_outcome(lo, hi, lo95, hi95, m) if n >= 2 else "inconclusive"
+    verdict = equivalence_outcome(lo, hi, lo95, hi95, m) if n >= 2 else INCONCLUSIVE
     reason = _tost_text(verdict, spec, p_tost, n, n > 1)
     p = p_tost
-    if verdict == "contradicted":
+    if verdict == CONTRADICTED:
         stat, p, df, *_ = ttest_1samp(x, math.copysign(m, mean), spec.confidence_level)
     needed = math.nan
-    if verdict == "inconclusive" and n > 1 and abs(mean) < m:
+    if verdict == INCONCLUSIVE and n > 1 and abs(mean) < m:
         needed = ttest_runs_needed(m - abs(mean), sd, spec.alpha, alternative="larger")
-    elif verdict == "inconclusive" and n > 1:  # the mean is outside the margin: runs to show the change instead
+    elif verdict == INCONCLUSIVE and n > 1:  # the mean is outside the margin: runs to show the change instead
         needed = ttest_runs_needed(abs(mean) - m, sd, spec.alpha)
         reason += f"; the mean lies outside the margin, runs_needed is for the CI to exclude ±{fmt_number(m)}"
     test = (f"TOST (two one-sided t tests) over runs, margin ±{fmt_number(m)} ({spec.effect_source}); "
@@ -297,18 +297,18 @@ def equivalence_ind(spec: ClaimSpec, runs_a: Iterable[float], runs_b: Iterable[f
         p = 0.0 if abs(diff) < m else 1.0
     else:
         lo, hi, lo95, hi95 = -math.inf, math.inf, -math.inf, math.inf
-    verdict = equivalence_outcome(lo, hi, lo95, hi95, m) if enough else "inconclusive"
-    if verdict == "contradicted":
+    verdict = equivalence_outcome(lo, hi, lo95, hi95, m) if enough else INCONCLUSIVE
+    if verdict == CONTRADICTED:
         stat, p, df, *_ = welch(x, y, math.copysign(m, diff), spec.confidence_level)
         reason = f"the {spec.confidence_level:.0%} CI lies outside the margin ±{fmt_number(m)}"
-    elif verdict == "supported":
+    elif verdict == SUPPORTED:
         reason = f"the {1 - 2 * spec.alpha:.0%} CI lies inside ±{fmt_number(m)} (TOST at {spec.alpha:g})"
     else:
         reason = (f"the {1 - 2 * spec.alpha:.0%} CI reaches beyond ±{fmt_number(m)}" if enough
                   else "fewer than 2 runs in a group: no interval")
     sd = math.sqrt((x.var(ddof=1) + y.var(ddof=1)) / 2) if enough else math.nan
     needed = math.nan
-    if verdict == "inconclusive" and sd > 0:
+    if verdict == INCONCLUSIVE and sd > 0:
         dist = m - abs(diff) if abs(diff) < m else abs(diff) - m
         if dist > 0:
             needed = ttest_ind_runs_needed(dist, sd, spec.alpha, alternative="larger" if abs(diff) < m else "two-sided")
@@ -402,7 +402,7 @@ def bootstrap_statistic(spec: ClaimSpec, data: Iterable[Iterable[float]], statis
     p, stat = label_test(verdict, (percentile_pvalue(boot, s * delta), effect), (percentile_pvalue(boot, 0.0), effect))
     needed = math.nan
     dist = abs(s * effect - delta)
-    if verdict == "inconclusive" and se > 0 and dist > 0:
+    if verdict == INCONCLUSIVE and se > 0 and dist > 0:
         es = dist / (se * math.sqrt(n))
         k = NormalIndPower().solve_power(effect_size=es, alpha=spec.alpha, power=POWER, ratio=0)
         needed = float(math.ceil(max(float(np.atleast_1d(k)[0]), 3.0)))
@@ -478,18 +478,18 @@ def slope_equivalence(spec: ClaimSpec, x: Iterable[float], y: Iterable[float], *
         else:
             stat, p = (math.inf, 0.0) if abs(d) < m else (math.nan, 1.0)
     effect = slope - target
-    verdict = equivalence_outcome(lo, hi, lo95, hi95, m) if enough else "inconclusive"
-    if verdict == "contradicted" and se > 0:
+    verdict = equivalence_outcome(lo, hi, lo95, hi95, m) if enough else INCONCLUSIVE
+    if verdict == CONTRADICTED and se > 0:
         edge = math.copysign(m, effect)
         stat = (effect - edge) / se
         p = float(2 * sps.t.sf(abs(stat), df))
-    reason = {"supported": f"TOST p = {p:.3g} < {spec.alpha:g}: the slope lies within {target:+g} ± {fmt_number(m)}",
-              "contradicted": f"the {spec.confidence_level:.0%} CI of the slope lies outside {target:+g} ± {fmt_number(m)}",
-              "inconclusive": (f"TOST p = {p:.3g}: the {1 - 2 * spec.alpha:.0%} CI of the slope reaches beyond "
+    reason = {SUPPORTED: f"TOST p = {p:.3g} < {spec.alpha:g}: the slope lies within {target:+g} ± {fmt_number(m)}",
+              CONTRADICTED: f"the {spec.confidence_level:.0%} CI of the slope lies outside {target:+g} ± {fmt_number(m)}",
+              INCONCLUSIVE: (f"TOST p = {p:.3g}: the {1 - 2 * spec.alpha:.0%} CI of the slope reaches beyond "
                                f"{target:+g} ± {fmt_number(m)}" if enough else
                                f"fewer than 3 {unit}s or one value of x: no slope")}[verdict]
     needed = math.nan
-    if verdict == "inconclusive" and enough and se > 0:
+    if verdict == INCONCLUSIVE and enough and se > 0:
         dist = m - abs(effect) if abs(effect) < m else abs(effect) - m
         if dist > 0:  # se shrinks as 1/sqrt(n) at the same spreads; z quantiles for the target
             z = float(sps.norm.isf(spec.alpha)) + float(sps.norm.ppf(POWER))

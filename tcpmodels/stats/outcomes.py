@@ -51,7 +51,17 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["interval_outcome", "equivalence_outcome", "attainable_outcome", "holm", "DIRECTION_OPEN"]
+__all__ = ["interval_outcome", "equivalence_outcome", "attainable_outcome", "holm", "DIRECTION_OPEN", "VERDICTS",
+           "SUPPORTED", "SMALLER_THAN_CLAIMED", "CONTRADICTED", "INCONCLUSIVE", "NOT_TESTABLE_HERE"]
+
+#: The five outcomes, each the label tables, notebooks and datasets show (rules: the functions below).
+SUPPORTED = "supported"
+SMALLER_THAN_CLAIMED = "smaller than claimed"
+CONTRADICTED = "contradicted"
+INCONCLUSIVE = "inconclusive"
+NOT_TESTABLE_HERE = "not testable here"
+#: The five outcomes, in the order tables show them.
+VERDICTS = (SUPPORTED, SMALLER_THAN_CLAIMED, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE_HERE)
 
 #: Outcome reason used when the direction shows but the size is open (the interval holds delta above null).
 DIRECTION_OPEN = "the direction shows but the size is open"
@@ -89,15 +99,15 @@ def interval_outcome(lo: float, hi: float, delta: float, *, null: float = 0.0) -
         If ``delta`` is not finite and > 0, ``null`` exceeds ``delta`` or ``lo > hi``.
     """
     if lo != lo or hi != hi:
-        return "inconclusive"
+        return INCONCLUSIVE
     _check(lo, hi, delta)
     if null > delta:
         raise ValueError(f"null must not exceed delta; got null {null!r}, delta {delta!r}")
     if lo > delta and lo > null:
-        return "supported"
+        return SUPPORTED
     if hi < delta:
-        return "smaller than claimed" if lo > null else "contradicted"
-    return "inconclusive"
+        return SMALLER_THAN_CLAIMED if lo > null else CONTRADICTED
+    return INCONCLUSIVE
 
 
 def equivalence_outcome(lo_2alpha: float, hi_2alpha: float, lo: float, hi: float, margin: float) -> str:
@@ -129,13 +139,13 @@ def equivalence_outcome(lo_2alpha: float, hi_2alpha: float, lo: float, hi: float
     ('supported', 'contradicted')
     """
     if any(v != v for v in (lo_2alpha, hi_2alpha, lo, hi)):
-        return "inconclusive"
+        return INCONCLUSIVE
     _check(lo, hi, margin)
     if lo > margin or hi < -margin:
-        return "contradicted"
+        return CONTRADICTED
     if -margin < lo_2alpha and hi_2alpha < margin:
-        return "supported"
-    return "inconclusive"
+        return SUPPORTED
+    return INCONCLUSIVE
 
 
 def attainable_outcome(attainable: float, delta: float) -> str | None:
@@ -155,7 +165,7 @@ def attainable_outcome(attainable: float, delta: float) -> str | None:
     str or None
         ``"not testable here"`` if ``attainable < delta``, else None (the data decide).
     """
-    return "not testable here" if attainable < delta else None
+    return NOT_TESTABLE_HERE if attainable < delta else None
 
 
 def holm(pvalues: Iterable[float]) -> np.ndarray:

@@ -15,7 +15,17 @@ import pandas as pd
 from scipy import stats as sps
 
 from tcpmodels._docstrings import SharedEntries
-from tcpmodels.stats.outcomes import DIRECTION_OPEN, holm, interval_outcome
+from tcpmodels.stats.outcomes import (
+    CONTRADICTED,
+    DIRECTION_OPEN,
+    INCONCLUSIVE,
+    NOT_TESTABLE_HERE,
+    SMALLER_THAN_CLAIMED,
+    SUPPORTED,
+    VERDICTS,
+    holm,
+    interval_outcome,
+)
 
 __all__ = [
     "VERDICTS", "VERDICT_COLUMNS", "POWER", "ClaimSpec", "Verdict", "ConfidenceInterval", "claims_table",
@@ -29,8 +39,6 @@ _PARAMETERS = SharedEntries("""
         The effect to detect (> 0), in the quantity's unit.
 """)
 
-#: The five outcomes, in the order tables show them (rules in :mod:`tcpmodels.stats.outcomes`).
-VERDICTS = ("supported", "smaller than claimed", "contradicted", "inconclusive", "not testable here")
 #: Columns of :func:`claims_table`, in order.
 VERDICT_COLUMNS = (
     "claim", "part", "paper_says", "we_measured", "effect", "ci_low", "ci_high", "n_runs", "test",
@@ -158,7 +166,7 @@ class Verdict:
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}; got {self.verdict!r}")
-        if self.verdict != "inconclusive" and not math.isnan(self.runs_needed):
+        if self.verdict != INCONCLUSIVE and not math.isnan(self.runs_needed):
             raise ValueError("runs_needed is only given for inconclusive verdicts")
         if not (math.isnan(self.pvalue) or 0 <= self.pvalue <= 1):
             raise ValueError(f"pvalue must be in [0, 1] or NaN; got {self.pvalue!r}")
@@ -344,7 +352,7 @@ def verdict_row(spec: ClaimSpec, **kw: object) -> Verdict:
                      + f"not testable here: this setting allows at most {fmt_number(spec.attainable_effect)} "
                      f"({spec.attainable_source}), below the smallest effect that matters "
                      f"{fmt_number(spec.smallest_effect)}, testable {spec.testable_when}")
-        kw["verdict"], kw["runs_needed"] = "not testable here", math.nan
+        kw["verdict"], kw["runs_needed"] = NOT_TESTABLE_HERE, math.nan
     return Verdict(claim=spec.claim, part=spec.part, paper_says=spec.paper_says, **kw)
 
 
@@ -371,18 +379,18 @@ def decide(spec: ClaimSpec, lo: float, hi: float, enough: bool, *, null: float =
         ``(verdict, reason)``: one of :data:`VERDICTS` and the sentence saying why.
     """
     if not enough:
-        return "inconclusive", "fewer than 2 runs: no interval"
+        return INCONCLUSIVE, "fewer than 2 runs: no interval"
     s, delta = spec.direction, spec.smallest_effect
     lo_s, hi_s = sorted((s * lo, s * hi))
     side = ">" if s > 0 else "<"
     d = ("+" if s > 0 else "-") + fmt_number(delta)
     z = fmt_number(s * null)
     verdict = interval_outcome(lo_s, hi_s, delta, null=null)
-    if verdict == "supported":
+    if verdict == SUPPORTED:
         reason = f"the CI lies beyond the smallest effect that matters ({side} {d})"
-    elif verdict == "smaller than claimed":
+    elif verdict == SMALLER_THAN_CLAIMED:
         reason = f"the CI lies on the paper's side of {z} but short of the smallest effect that matters ({d})"
-    elif verdict == "contradicted":
+    elif verdict == CONTRADICTED:
         reason = (f"the CI lies on the opposite side of {z}" if hi_s < null else
                   f"the CI excludes the claimed effect ({d} or beyond) and holds {z}")
     elif lo_s > null:
@@ -410,7 +418,7 @@ def label_test(verdict: str, at_delta: tuple[float, float], at_null: tuple[float
     tuple of float
         The p-value and statistic of the label's test.
     """
-    if verdict == "smaller than claimed" and at_null[0] > at_delta[0]:
+    if verdict == SMALLER_THAN_CLAIMED and at_null[0] > at_delta[0]:
         return at_null
     return at_delta
 
@@ -472,7 +480,7 @@ def percentile_pvalue(boot: np.ndarray, value: float) -> float:
 
 # ------------------------------------------------------------------ tables
 #: Labels that rest on a rejected null, and so must survive Holm's adjustment.
-DECIDED = ("supported", "smaller than claimed", "contradicted")
+DECIDED = (SUPPORTED, SMALLER_THAN_CLAIMED, CONTRADICTED)
 
 
 def _holm_units(n: float, pvalue: float, alpha: float) -> float:
@@ -528,7 +536,7 @@ def claims_table(verdicts: Iterable[Verdict], *, family: str | Callable[[Verdict
             raise TypeError(f"verdicts must be Verdict instances; got {type(r).__name__}")
     rows = [replace(r, family=family(r) if callable(family) else family) for r in rows]
     for fam in dict.fromkeys(r.family for r in rows):
-        idx = [i for i, r in enumerate(rows) if r.family == fam and r.verdict != "not testable here"
+        idx = [i for i, r in enumerate(rows) if r.family == fam and r.verdict != NOT_TESTABLE_HERE
                and math.isfinite(r.pvalue)]
         adjusted = holm(rows[i].pvalue for i in idx)
         ranks = np.argsort(np.argsort([rows[i].pvalue for i in idx], kind="stable"), kind="stable")
@@ -536,7 +544,7 @@ def claims_table(verdicts: Iterable[Verdict], *, family: str | Callable[[Verdict
             r = rows[i]
             if r.verdict in DECIDED and not p_adj < alpha:
                 level = alpha / (len(idx) - rank)
-                r = replace(r, verdict="inconclusive", runs_needed=_holm_units(r.n_runs, r.pvalue, level),
+                r = replace(r, verdict=INCONCLUSIVE, runs_needed=_holm_units(r.n_runs, r.pvalue, level),
                             why=f"{r.why}; after Holm's adjustment over the {len(idx)} parts of family "
                                 f"'{fam}' p = {p_adj:.3g} >= {alpha:g} (unadjusted: {r.verdict}, p = {r.pvalue:.3g})")
             rows[i] = replace(r, pvalue_holm=float(p_adj))

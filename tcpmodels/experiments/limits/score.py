@@ -29,6 +29,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from tcpmodels._docstrings import SharedEntries
+from tcpmodels.stats import INCONCLUSIVE
 
 __all__ = ["KERNEL_CLASSES", "INTERVAL_S", "KERNEL_SCORED_SCENARIOS", "CLAIMED_SHARE", "CLAIM_SPECS", "kernel_intervals",
            "kernel_class_of", "agrees", "match_intervals", "tune_signature", "claims", "confusion", "design_table",
@@ -318,7 +319,7 @@ def _runs_at_observed_share(v):
     import dataclasses
     import math
 
-    if v.verdict != "inconclusive" or not (v.n_runs > 0 and np.isfinite(v.effect) and v.effect != 0):
+    if v.verdict != INCONCLUSIVE or not (v.n_runs > 0 and np.isfinite(v.effect) and v.effect != 0):
         return v
     sd_run = (v.ci_high - v.ci_low) / (2 * 1.96) * math.sqrt(v.n_runs)
     needed = float(math.ceil(((1.96 + 0.84) * sd_run / abs(v.effect)) ** 2))

@@ -61,7 +61,7 @@ from tcpmodels.datasets.p1_abab import SCHEMA, TESTBEDS, complete_seeds, tcp_ext
 from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT
 from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text
-from tcpmodels.stats import ClaimSpec, difference, equivalence
+from tcpmodels.stats import CONTRADICTED, SMALLER_THAN_CLAIMED, SUPPORTED, ClaimSpec, difference, equivalence
 
 __all__ = ["per_seed_table", "ABAB_SPECS", "ABAB_FAMILY", "ABAB_LOADED_FAMILY", "SESSION_SCHEMAS", "Abab", "load_abab",
            "abab_reading", "REORDER_EFFECT_PER_1000", "BG_RATE_EFFECT"]
@@ -314,10 +314,10 @@ def abab_reading(verdicts: pd.DataFrame) -> str:
     v = verdicts.set_index("key")
     h = v.loc["headline"]
     ci = f"{effect_ci_text(h.effect, h.ci_low, h.ci_high)} over {h.n_runs} seeds"
-    if h.verdict == "supported":
+    if h.verdict == SUPPORTED:
         out = (f"**Steering is the factor**: in one session the steered testbed lowers the uncoupled headline by "
                f"at least 10 % ({ci}, supported), so the shipped difference between the testbeds is not the day.")
-    elif h.verdict in ("contradicted", "smaller than claimed"):
+    elif h.verdict in (CONTRADICTED, SMALLER_THAN_CLAIMED):
         out = (f"**Steering is excluded** as the cause of the shipped difference: in one session it moves the uncoupled "
                f"headline by less than 10 % ({ci}, {h.verdict}); what remains is what else differed between the two "
                "sittings of the shipped runs (the day, the host's load).")

@@ -21,6 +21,7 @@ import pandas as pd
 from tcpmodels.papers.p1_datacenter_fct.claims import LOSS_SHARE_EFFECT, REL_EFFECT, claims_with_cc
 from tcpmodels.papers.p1_datacenter_fct.data import mptcp_ccs, with_cc
 from tcpmodels.papers.phrases import needs_clause
+from tcpmodels.stats import INCONCLUSIVE, SUPPORTED
 from tcpmodels.stats.spec import fmt_runs_needed, ttest_runs_needed
 
 __all__ = ["coupling_answer"]
@@ -106,12 +107,12 @@ def coupling_answer(verdicts: pd.DataFrame, flows: pd.DataFrame, subflows: pd.Da
     if coupled:
         one_seed = bool((kernel.loc[kernel["claim_id"] == "Coupling", "n_runs"] < 2).any())
         relief = kernel[(kernel["claim_id"] == "Coupling") & kernel["part"].str.startswith("mean")]
-        decided = relief[relief["verdict"] != "inconclusive"]
-        open_ = relief[relief["verdict"] == "inconclusive"]
+        decided = relief[relief["verdict"] != INCONCLUSIVE]
+        open_ = relief[relief["verdict"] == INCONCLUSIVE]
         needs = open_["runs_needed"].dropna()
         text.append(
             "**Answer.** "
-            + (" ".join(f"{r.cc.split()[0]}: coupling {'relieves' if r.verdict == 'supported' else 'does not relieve'} "
+            + (" ".join(f"{r.cc.split()[0]}: coupling {'relieves' if r.verdict == SUPPORTED else 'does not relieve'} "
                         f"the 70 KB flows by the 10 % that matters ({r.verdict}, {r.n_runs} paired seeds)."
                         for r in decided.itertuples()) if len(decided) else "Not decided by these runs.")
             + "".join(f" {r.cc.split()[0]}: not decided (mean FCT {r.effect:+.3f} as a log ratio, {r.n_runs} paired seeds"

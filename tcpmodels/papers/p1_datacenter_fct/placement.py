@@ -33,7 +33,16 @@ from tcpmodels.datasets.p1_abab import complete_seeds
 from tcpmodels.datasets.p1_placement import BASELINE, ONE_CPU, RUNS_PER_SEED, SCHEMA
 from tcpmodels.papers.p1_datacenter_fct.claims import REL_EFFECT
 from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
-from tcpmodels.stats import ClaimSpec, claims_table, difference, not_testable
+from tcpmodels.stats import (
+    CONTRADICTED,
+    NOT_TESTABLE_HERE,
+    SMALLER_THAN_CLAIMED,
+    SUPPORTED,
+    ClaimSpec,
+    claims_table,
+    difference,
+    not_testable,
+)
 
 __all__ = ["PLACEMENT_FAMILY", "PLACEMENT_SPEC", "MIN_BG_RATE_SHARE", "placement_per_seed",
            "placement_verdicts", "placement_reading", "placement_section"]
@@ -145,7 +154,7 @@ def placement_reading(flows: pd.DataFrame | None, runs: pd.DataFrame | None = No
 
     sides = "; ".join(arm(e, lbl) for e, lbl in ((BASELINE, "Over both CPUs"), (ONE_CPU, "on CPU 0"))
                       if e in set(per.index.get_level_values("engine")))
-    if r.verdict == "not testable here":
+    if r.verdict == NOT_TESTABLE_HERE:
         return head + f"not testable here ({r.why}). " + sides + "."
     one, both = per.xs(ONE_CPU, level="engine"), per.xs(BASELINE, level="engine")
     kept, gain = one["bg_rate_bps"] / both["bg_rate_bps"], np.log(one["mean_fct_s"] / both["mean_fct_s"])
@@ -158,10 +167,10 @@ def placement_reading(flows: pd.DataFrame | None, runs: pd.DataFrame | None = No
     result = (f"CPU 0 / both {effect_ci_text(r.effect, r.ci_low, r.ci_high)} ({r.n_runs} seeds; the TCP background "
               f"on CPU 0 carried {_bg_share(per):.1%} of its rate over both, the validity rule asking at least "
               f"{MIN_BG_RATE_SHARE:.0%}), {r.verdict}")
-    if r.verdict == "supported":
+    if r.verdict == SUPPORTED:
         reading = ("the placement of the veth work is a factor of the steered testbed's 70 KB times: with all of "
                    "it on one CPU they are at least 10 % faster (the lead holds, now by design)")
-    elif r.verdict in ("contradicted", "smaller than claimed"):
+    elif r.verdict in (CONTRADICTED, SMALLER_THAN_CLAIMED):
         reading = ("putting the veth work on one CPU does not make the 70 KB flows 10 % faster: the exploratory "
                    "correlation is not explained by where the work runs")
     else:

@@ -26,6 +26,7 @@ from tcpmodels.datasets.p1_abab import TESTBEDS, complete_seeds
 from tcpmodels.papers.p1_datacenter_fct.abab import ABAB_LOADED_FAMILY, Abab, abab_reading, load_abab
 from tcpmodels.papers.p1_datacenter_fct.data import with_cc
 from tcpmodels.papers.phrases import effect_ci_text
+from tcpmodels.stats import CONTRADICTED, SMALLER_THAN_CLAIMED, SUPPORTED
 from tcpmodels.stats.spec import ttest_1samp
 
 __all__ = ["TESTBED_NAMES", "shipped_per_seed", "paired_sessions", "sitting_effect", "sitting_sentence",
@@ -214,9 +215,9 @@ def two_sessions_reading(loaded: Abab, idle: Abab) -> str:
     """
     h = idle.verdicts().set_index("key").loc["headline"]
     ci = effect_ci_text(h.effect, h.ci_low, h.ci_high)
-    steering = {"supported": f"steering is shown to lower the uncoupled headline ({ci}, supported)",
-                "contradicted": f"steering is excluded as the cause ({ci}, contradicted)",
-                "smaller than claimed": f"steering is excluded as the cause ({ci}, smaller than claimed)"}.get(
+    steering = {SUPPORTED: f"steering is shown to lower the uncoupled headline ({ci}, supported)",
+                CONTRADICTED: f"steering is excluded as the cause ({ci}, contradicted)",
+                SMALLER_THAN_CLAIMED: f"steering is excluded as the cause ({ci}, smaller than claimed)"}.get(
         h.verdict, f"steering is neither shown nor excluded ({ci}, {h.verdict})")
     e = paired_sessions(idle.per_seed, loaded.per_seed)
     head = e[e["quantity"] == "headline log(MPTCP/TCP) [-]"].set_index("testbed")

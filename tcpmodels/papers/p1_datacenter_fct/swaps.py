@@ -37,7 +37,16 @@ from tcpmodels.datasets.p1_swaps import BASELINE, RUNS_PER_SEED, SCHEMA
 from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.p1_datacenter_fct.abab import per_seed_table
 from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
-from tcpmodels.stats import ClaimSpec, difference, not_testable
+from tcpmodels.stats import (
+    CONTRADICTED,
+    INCONCLUSIVE,
+    NOT_TESTABLE_HERE,
+    SMALLER_THAN_CLAIMED,
+    SUPPORTED,
+    ClaimSpec,
+    difference,
+    not_testable,
+)
 
 __all__ = ["SWAPS_FAMILY", "DELACK_FAMILY", "SHIPPED_HEADLINES", "GAP_SHARE", "SWAPS_SPECS", "MIN_BG_RATE_SHARE", "load_swaps",
            "swaps_verdicts", "swaps_reading", "swaps_section"]
@@ -158,11 +167,11 @@ def swaps_reading(verdicts: pd.DataFrame | None) -> str:
         r = v.loc[arm]
         return f"{named[arm]} ({effect_ci_text(r.effect, r.ci_low, r.ci_high)}, {r.verdict})"
 
-    found = [cite(a) for a in v.index if v.loc[a, "verdict"] == "supported"]
-    excluded = [cite(a) for a in v.index if v.loc[a, "verdict"] in ("contradicted", "smaller than claimed")]
+    found = [cite(a) for a in v.index if v.loc[a, "verdict"] == SUPPORTED]
+    excluded = [cite(a) for a in v.index if v.loc[a, "verdict"] in (CONTRADICTED, SMALLER_THAN_CLAIMED)]
     open_ = [f"{cite(a)}, {runs_needed_text(v.loc[a, 'runs_needed'])} seeds would decide it" for a in v.index
-             if v.loc[a, "verdict"] == "inconclusive"]
-    untested = [f"{named[a]} ({v.loc[a, 'why']})" for a in v.index if v.loc[a, "verdict"] == "not testable here"]
+             if v.loc[a, "verdict"] == INCONCLUSIVE]
+    untested = [f"{named[a]} ({v.loc[a, 'why']})" for a in v.index if v.loc[a, "verdict"] == NOT_TESTABLE_HERE]
     parts = []
     if found:
         parts.append("the factor the swaps isolate: " + "; ".join(found))

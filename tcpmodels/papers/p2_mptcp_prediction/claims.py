@@ -46,7 +46,7 @@ from tcpmodels.papers.p2_mptcp_prediction.data import (
 )
 from tcpmodels.papers.phrases import verdict_counts
 from tcpmodels.predict import PerPathProbeSVR, SingleProbeSVR, rpe
-from tcpmodels.stats import Headline, bootstrap_statistic, claims_table, difference, equivalence
+from tcpmodels.stats import NOT_TESTABLE_HERE, Headline, bootstrap_statistic, claims_table, difference, equivalence
 
 __all__ = ["claims", "UNIT", "sample_errors", "rtt_pairs", "rpe_headroom", "answer", "headline", "FAMILY"]
 
@@ -408,7 +408,7 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
              f"{verdict_counts(rmse['verdict'])} of {len(rmse)} probe sizes (mean cut "
              f"{rmse['effect'].mean():.0%}), and the probe/data rank correlation falling for MPTCP is {rho}.")
     rpe = verdicts[verdicts["part"].str.contains("Fraction of RPE") & ~verdicts["claim"].str.startswith("C2.5")]
-    nt = rpe[rpe["verdict"] == "not testable here"]
+    nt = rpe[rpe["verdict"] == NOT_TESTABLE_HERE]
     if len(nt):
         head = nt["why"].str.extract(r"allows at most ([0-9.]+)")[0].astype(float).iloc[0]
         second = (f"{len(nt)} of the {len(rpe)} Fraction-of-RPE parts are not testable here: a predictor with no probe "

@@ -19,10 +19,9 @@ from tcpmodels.papers.p2_mptcp_prediction.claims import claims, rpe_headroom, rt
 from tcpmodels.papers.p2_mptcp_prediction.data import P2Dataset
 from tcpmodels.papers.p2_mptcp_prediction.tables import tables
 from tcpmodels.records.parts import shipped_record_lines
-from tcpmodels.stats import VERDICTS
+from tcpmodels.stats import NOT_TESTABLE_HERE
 
 #: the verdict of a part this setting cannot reach
-NOT_TESTABLE = VERDICTS[-1]
 
 __all__ = ["LOSSY_FAMILY", "load_lossy", "lossy_verdicts", "lossy_section", "reading"]
 
@@ -142,8 +141,8 @@ def reading(side: pd.DataFrame) -> str:
     """
     claim = side.index.get_level_values(0).str[:4]
     rpe = side[side.index.get_level_values(1).str.contains("Fraction of RPE") & claim.isin(["C2.2", "C2.3", "C2.4"])]
-    hidden = rpe["shipped"] == NOT_TESTABLE
-    now = rpe["lossy"] != NOT_TESTABLE
+    hidden = rpe["shipped"] == NOT_TESTABLE_HERE
+    now = rpe["lossy"] != NOT_TESTABLE_HERE
 
     def named(rows: pd.DataFrame) -> str:
         return ", ".join(f"{c[:4]} {p} ({v})" for (c, p), v in zip(rows.index, rows["lossy"]))

@@ -28,7 +28,15 @@ from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p2_sndbuf import JUDGED_SIZE_BYTES, SCHEMA
 from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.phrases import effect_ci_text
-from tcpmodels.stats import ClaimSpec, difference, equivalence, not_testable
+from tcpmodels.stats import (
+    CONTRADICTED,
+    SMALLER_THAN_CLAIMED,
+    SUPPORTED,
+    ClaimSpec,
+    difference,
+    equivalence,
+    not_testable,
+)
 from tcpmodels.stats.spec import fmt_runs_needed
 
 __all__ = ["PAPER_SHARE1_150_120", "SNDBUF_SPECS", "SNDBUF_FAMILY", "load_sndbuf", "sndbuf_table", "sndbuf_verdicts",
@@ -139,12 +147,12 @@ def sndbuf_reading(verdicts: pd.DataFrame) -> str:
     v = verdicts.set_index("key")
     a, b = v.loc["smaller buffer"], v.loc["reaches the paper"]
     ci = effect_ci_text(a.effect, a.ci_low, a.ci_high)
-    if a.verdict == "supported":
+    if a.verdict == SUPPORTED:
         head = (f"**The send buffer is a factor**: at 0.5 BDP the 150 ms subflow's share is lower than at 4 BDP by {ci} "
                 f"(supported)")
-        head += ("; it reaches the paper's 33.9 % (supported)." if b.verdict == "supported" else
+        head += ("; it reaches the paper's 33.9 % (supported)." if b.verdict == SUPPORTED else
                  f"; it does not reach the paper's 33.9 % ({b.verdict}: {b.effect:+.3f} from it).")
-    elif a.verdict in ("contradicted", "smaller than claimed"):
+    elif a.verdict in (CONTRADICTED, SMALLER_THAN_CLAIMED):
         head = (f"**The send buffer is excluded**: a send buffer of 0.5 BDP moves the 150 ms subflow's share by {ci} "
                 f"against 4 BDP ({a.verdict}: less than the 5 points that matter).")
     else:
@@ -154,7 +162,7 @@ def sndbuf_reading(verdicts: pd.DataFrame) -> str:
                 + ("the direction shows, but not whether it reaches the 5 points that matter" if shown else
                    "the interval holds both no change and the 5 points that matter") + f"{need}).")
         head += (f" At 0.5 BDP the share is {b.effect + PAPER_SHARE1_150_120:.1%}, not the paper's 33.9 % "
-                 f"({b.verdict}: {b.effect:+.3f} from it)." if b.verdict == "contradicted" else
+                 f"({b.verdict}: {b.effect:+.3f} from it)." if b.verdict == CONTRADICTED else
                  f" Whether 0.5 BDP reaches the paper's 33.9 %: {b.verdict} ({b.effect:+.3f} from it).")
     return head + (" The packet scheduler, the other half of the hypothesis, is not testable on this kernel (only "
                    "`default` is available), so it remains a candidate.")

@@ -40,6 +40,7 @@ from tcpmodels.papers.p3_cubic_fairness.data import READINGS, P3Dataset
 from tcpmodels.papers.p3_cubic_fairness.runs import campaign_exponent, kernel_runs, ns3_duration_s
 from tcpmodels.papers.phrases import effect_ci_text, verdict_counts
 from tcpmodels.stats import (
+    SUPPORTED,
     ClaimSpec,
     Family,
     Headline,
@@ -264,7 +265,7 @@ def reading_summary(verdicts: pd.DataFrame) -> pd.DataFrame:
             m = ns3[ns3["claim"].str.startswith(c)]
             row[c] = " / ".join(m["verdict"]) if len(m) else "no data"
             d = m[m["part"].str.contains("in most runs")]
-            directions.append(bool(len(d)) and (d["verdict"] == "supported").all())
+            directions.append(bool(len(d)) and (d["verdict"] == SUPPORTED).all())
         for c in ("C3.1", "C3.2", "C3.3"):
             m = kern[kern["claim"].str.startswith(c)]
             row[f"kernel_{c}"] = " / ".join(m["verdict"]) if len(m) else "no data"

@@ -29,7 +29,7 @@ from tcpmodels._docstrings import SharedEntries
 from tcpmodels.datasets.p3_windows import KINDS, SCHEMA
 from tcpmodels.papers.common import keyed_claims_table
 from tcpmodels.papers.phrases import effect_ci_text, runs_needed_text, unshipped_campaign
-from tcpmodels.stats import ClaimSpec, difference
+from tcpmodels.stats import CONTRADICTED, SMALLER_THAN_CLAIMED, SUPPORTED, ClaimSpec, difference
 
 __all__ = ["WINDOWS_SPECS", "WINDOWS_FAMILY", "PAPER_WMAX_SEGMENTS", "load_windows", "dj_per_rep", "windows_verdicts",
            "windows_table", "windows_reading", "windows_paragraph", "windows_section"]
@@ -177,9 +177,9 @@ def windows_reading(verdicts: pd.DataFrame) -> str:
         return (f"**Not decided yet**: {a.n_runs} complete repetition(s) of the four pairs; per pair at the largest "
                 f"windows, dJ {pairs}.")
     ci = f"{effect_ci_text(a.effect, a.ci_low, a.ci_high)} over {a.n_runs} repetitions"
-    if a.verdict == "supported":
+    if a.verdict == SUPPORTED:
         head = f"**The window size is the factor**: at the paper's windows the proposal greatly improves J ({ci}, supported)."
-    elif a.verdict in ("smaller than claimed", "contradicted"):
+    elif a.verdict in (SMALLER_THAN_CLAIMED, CONTRADICTED):
         head = (f"**The window size is excluded**: at the paper's windows too the proposal does not greatly improve J "
                 f"({ci}, {a.verdict}).")
     else:

@@ -21,7 +21,7 @@ from tcpmodels.papers.p4_lftcp.constants import (
 )
 from tcpmodels.papers.p4_lftcp.tables import P4Dataset
 from tcpmodels.papers.phrases import verdict_counts
-from tcpmodels.stats import Headline, arithmetic, claims_table, inequality, not_testable
+from tcpmodels.stats import NOT_TESTABLE_HERE, SUPPORTED, Headline, arithmetic, claims_table, inequality, not_testable
 
 
 def _gbps(x: float) -> str:
@@ -160,11 +160,11 @@ def answer(verdicts: pd.DataFrame) -> list[str]:
         (3) C4.7 on the kernel.
     """
     arith = verdicts[~verdicts["claim"].str.startswith("C4.7")]
-    decided = arith[arith["verdict"] != "not testable here"]
+    decided = arith[arith["verdict"] != NOT_TESTABLE_HERE]
     first = (f"The release's arithmetic (C4.1-C4.6): {verdict_counts(decided['verdict'])} of {len(decided)} parts; "
              + "; ".join(f"{c[:4]} {p}: {v}" for c, p, v in zip(decided["claim"], decided["part"], decided["verdict"])
-                         if v != "supported") + ".")
-    nt = arith[arith["verdict"] == "not testable here"]
+                         if v != SUPPORTED) + ".")
+    nt = arith[arith["verdict"] == NOT_TESTABLE_HERE]
     second = ("Not testable here: " + "; ".join(f"{c[:4]} {p}" for c, p in zip(nt["claim"], nt["part"]))
               + " (the release leaves the reading open).") if len(nt) else ""
     c47 = verdicts[verdicts["claim"].str.startswith("C4.7") & verdicts["part"].str.contains("all cells")]
