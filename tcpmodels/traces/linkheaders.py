@@ -21,6 +21,9 @@ frame) and its offset from the record's start (:data:`CUT` where the record ends
   (the BSDs' values).
 * 104 Cisco HDLC (address, control, ethertype); 107 Frame Relay (:func:`_frame_relay`); 100 ATM with RFC 1483
   LLC and 123 SunATM (4 bytes of VPI/VCI, then LLC); 258 Apple PKTAP (:func:`_pktap`).
+* 240 Hilscher netANALYZER (:func:`_netanalyzer`; 241, its transparent mode, carries no packet Wireshark reads);
+  242 IP over InfiniBand (:func:`_ipoib`). 219 (LINKTYPE_MPLS), which Wireshark 4.0 does not read, stays an
+  unknown link type.
 
 These are the rules Wireshark (4.x) reads them by; the tests check each against tshark.
 
@@ -58,12 +61,19 @@ LINKTYPE_IEEE802_11, LINKTYPE_RADIOTAP, LINKTYPE_PPI = 105, 127, 192
 LINKTYPE_ERF, LINKTYPE_IPNET, LINKTYPE_PFLOG = 197, 226, 117
 LINKTYPE_C_HDLC, LINKTYPE_ATM_RFC1483, LINKTYPE_FRELAY, LINKTYPE_SUNATM = 104, 100, 107, 123
 LINKTYPE_PKTAP = 258
+LINKTYPE_NETANALYZER, LINKTYPE_NETANALYZER_TRANSPARENT, LINKTYPE_IPOIB = 240, 241, 242
 #: the link types this module reads, by name
 LINK_NAMES = {LINKTYPE_IEEE802_11: "IEEE 802.11", LINKTYPE_RADIOTAP: "IEEE 802.11 with radiotap",
               LINKTYPE_PPI: "PPI", LINKTYPE_ERF: "ERF (Endace DAG)", LINKTYPE_IPNET: "Solaris IPNET",
               LINKTYPE_PFLOG: "OpenBSD pflog", LINKTYPE_C_HDLC: "Cisco HDLC",
               LINKTYPE_ATM_RFC1483: "ATM (RFC 1483 LLC)", LINKTYPE_FRELAY: "Frame Relay",
-              LINKTYPE_SUNATM: "SunATM", LINKTYPE_PKTAP: "Apple PKTAP"}
+              LINKTYPE_SUNATM: "SunATM", LINKTYPE_PKTAP: "Apple PKTAP",
+              LINKTYPE_NETANALYZER: "Hilscher netANALYZER",
+              LINKTYPE_NETANALYZER_TRANSPARENT: "Hilscher netANALYZER (transparent mode)",
+              LINKTYPE_IPOIB: "IP over InfiniBand"}
+#: Bytes before the ethertype of an IP-over-InfiniBand record: a 40-byte address area (a global route header, or
+#: 20 bytes and the destination's QPN and GID), then the RFC 4391 header's type and 2 reserved bytes
+IPOIB_TYPE_AT = 40
 #: the protocol value meaning "an IEEE 802.2 LLC header follows" (Linux's ETH_P_802_2, as in SLL)
 LLC_FOLLOWS = 0x0004
 #: ERF record types carrying an Ethernet frame after 2 bytes of padding, and IPv4 / IPv6 packets
@@ -231,13 +241,32 @@ def _pktap(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
     return proto, pos
 
 
+def _netanalyzer(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
+    """Hilscher netANALYZER: a 4-byte little-endian header (error flags, then a flag for a GPIO event, which carries
+    no packet), then an Ethernet frame with its FCS. Wireshark 4.0 does not check the header's version."""
+    ok = end >= at + 4
+    gpio = ok & ((u8(buf, np.where(ok, at + 1, 0)) & 0x01) != 0)
+    proto, pos = _ethernet_at(buf, at + 4, end)
+    return np.where(ok & ~gpio, proto, 0), np.where(ok, np.where(gpio, at + 4, pos), CUT)
+
+
+def _ipoib(buf, at, end) -> tuple[np.ndarray, np.ndarray]:
+    """IP over InfiniBand (link type 242): the type at :data:`IPOIB_TYPE_AT`, the packet 4 bytes after it."""
+    ok = end >= at + IPOIB_TYPE_AT + 4
+    return np.where(ok, u16(buf, np.where(ok, at + IPOIB_TYPE_AT, 0)), 0), np.where(ok, at + IPOIB_TYPE_AT + 4, CUT)
+
+
 _READERS = {LINKTYPE_IEEE802_11: lambda buf, at, end: _ieee80211(buf, at, end, np.zeros(len(at), bool)),
             LINKTYPE_RADIOTAP: _radiotap, LINKTYPE_PPI: _ppi, LINKTYPE_ERF: _erf, LINKTYPE_IPNET: _ipnet,
             LINKTYPE_PFLOG: _pflog, LINKTYPE_C_HDLC: _c_hdlc,
             LINKTYPE_ATM_RFC1483: lambda buf, at, end: (np.full(len(at), LLC_FOLLOWS, np.int64), at.copy()),
             LINKTYPE_FRELAY: _frame_relay, LINKTYPE_PKTAP: _pktap,
             LINKTYPE_SUNATM: lambda buf, at, end: (np.full(len(at), LLC_FOLLOWS, np.int64),
-                                                   np.where(end >= at + 4, at + 4, CUT))}
+                                                   np.where(end >= at + 4, at + 4, CUT)),
+            LINKTYPE_NETANALYZER: _netanalyzer, LINKTYPE_IPOIB: _ipoib,
+            # transparent mode keeps the preamble: Wireshark shows the frame as data, no packet in it
+            LINKTYPE_NETANALYZER_TRANSPARENT: lambda buf, at, end: (np.zeros(len(at), np.int64),
+                                                                    np.where(end >= at + 4, at + 4, CUT))}
 
 
 @_PARAMETERS.fill

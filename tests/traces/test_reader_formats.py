@@ -25,11 +25,13 @@ from trace_synth import (
     gre_raw,
     gtp_u,
     ipnet,
+    ipoib,
     ipv4,
     ipv6,
     l2tp,
     loopback,
     mpls,
+    netanalyzer,
     nsh,
     pcapng_section,
     pflog,
@@ -99,6 +101,11 @@ LINKS = {
     "pktap_ethernet": (258, lambda ip: pktap(ether(ip))),
     "pktap_loopback": (258, lambda ip: pktap(loopback(ip), dlt=0)),
     "pktap_raw": (258, lambda ip: pktap(ip, dlt=12)),
+    "netanalyzer": (240, lambda ip: netanalyzer(ether(ip))),
+    "netanalyzer_errors_and_version_2": (240, lambda ip: netanalyzer(ether(ip, vlans=(0x8100,)), status=0x04,
+                                                                     version=2)),
+    "ipoib": (242, ipoib),
+    "ipoib_grh": (242, lambda ip: ipoib(ip, grh=True)),
     "sll": (113, sll),
     "sll2": (276, sll2),
     "raw": (101, lambda ip: ip),
@@ -228,6 +235,24 @@ def test_wlan_frames_without_a_packet_are_not_ip(tmp_path, name):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", TraceWarning)
             assert len(read_pcap(path, "tshark")) == 1
+
+
+def test_netanalyzer_records_without_a_packet_are_not_ip(tmp_path):
+    """A netANALYZER GPIO event (link type 240) and a transparent-mode frame (241, preamble kept) carry no packet
+    Wireshark reads: each counted as not IP, beside a frame that is read."""
+    ip = ipv4(segment())
+    for linktype, frame in ((240, netanalyzer(ether(ip), gpio=True)),
+                            (241, netanalyzer(b"\x55" * 7 + b"\xd5" + ether(ip)))):
+        path = tmp_path / f"n{linktype}.pcap"
+        read = [(T0 + 1, netanalyzer(ether(ip)))] if linktype == 240 else []
+        write_pcap(path, [(T0, frame)] + read, linktype=linktype, nano=True)
+        with pytest.warns(TraceWarning, match="not_ip"):
+            t = read_pcap(path)
+        assert len(t) == len(read) and t.attrs["accounting"].skipped == {"not_ip": 1}
+        if shutil.which("tshark"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TraceWarning)
+                assert len(read_pcap(path, "tshark")) == len(read)
 
 
 def _read_every_cut(tmp_path, frame: bytes, linktype: int):

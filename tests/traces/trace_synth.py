@@ -303,3 +303,17 @@ def pktap(frame: bytes, dlt: int = 1) -> bytes:
     hdr = struct.pack("<III", 108, 1, dlt) + b"en0".ljust(24, b"\0") + struct.pack("<IIIIi", 0, 2, 0, 0, 123) \
         + b"curl".ljust(17, b"\0")
     return hdr.ljust(108, b"\0") + frame
+
+
+def netanalyzer(frame: bytes, gpio: bool = False, status: int = 0, version: int = 1) -> bytes:
+    """Hilscher netANALYZER record (LINKTYPE 240): the 4-byte little-endian header (error flags ``status``,
+    GPIO flag, header version, port 0, frame length), then ``frame`` and a 4-byte FCS."""
+    body = frame + b"\x11\x22\x33\x44"
+    return bytes([status, (1 if gpio else 0) | (version << 2)]) + struct.pack("<H", len(body)) + body
+
+
+def ipoib(ip: bytes, grh: bool = False) -> bytes:
+    """IP over InfiniBand record (LINKTYPE 242): 40 bytes of addresses (a global route header, version 6, when
+    ``grh``; else 20 bytes and the destination's QPN and GID), the RFC 4391 type and 2 reserved bytes, ``ip``."""
+    addresses = (b"\x60" + bytes(39)) if grh else bytes(20) + struct.pack("!I", 0x48) + bytes.fromhex("fe80" + "00" * 13 + "01")
+    return addresses + struct.pack("!HH", 0x0800 if ip[0] >> 4 == 4 else 0x86DD, 0) + ip
