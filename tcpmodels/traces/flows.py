@@ -63,7 +63,11 @@ Definitions (per direction, in capture order)
   starting beyond the highest sequence number seen so far), *ACKed unseen segment*
   (an ACK beyond the highest sequence number seen from the peer). As in Wireshark 4.0.17, a SYN
   sent again before any SYN/ACK was captured starts the next sequence number these tests use
-  anew (after a RST or an ACK from an old connection whose sequence number ran ahead).
+  anew (after a RST or an ACK from an old connection whose sequence number ran ahead). A next
+  sequence number of 0 (raw: a segment ending exactly at 2^32) is Wireshark's "not set": no
+  retransmission (spurious apart) or previous segment not captured is tested against it, and the
+  direction's next packet sets it, and the highest sequence number, anew whatever its end; the
+  peer's acknowledgment number 0 is "not set" for the spurious test too.
 - *Unique payload bytes*: bytes of the direction's sequence space carried by at least
   one captured data segment; *bytes not captured*: the rest of the sequence space the
   direction's packets show (from the byte after the SYN, or the first sequence number
