@@ -118,11 +118,13 @@ def _is_unset(nxt: np.ndarray) -> np.ndarray:
 def _wireshark_nextseq(values, f, fstart, syn_restart) -> tuple[np.ndarray, np.ndarray]:
     """Wireshark 4.0.17's next sequence number before each row, and the rows that set it while it was "not set".
 
-    ``values`` are the rows' ends (``seq + payload + SYN + FIN``, -inf where a row does not take part: a duplicate,
-    a zero-window probe, a RST without payload); rows sorted by flow, then capture order. As
-    ``tcp_analyze_sequence_number`` of 4.0.17's ``packet-tcp.c`` (at its end: ``if (GT_SEQ(nextseq, fwd->nextseq)
-    || !fwd->nextseq)``, the zero-window probe apart) a packet sets it when it ends beyond it, or whatever its end
-    while it is 0: the value it starts from and the one a segment ending at 2^32 leaves. Such a row starts the
+    ``values`` are the rows' ends (``seq + payload + SYN + FIN``, -inf where a row does not take part: a duplicate
+    or a zero-window probe); rows sorted by flow, then capture order. As ``tcp_analyze_sequence_number`` of
+    4.0.17's ``packet-tcp.c`` (at its end: ``if (GT_SEQ(nextseq, fwd->nextseq) || !fwd->nextseq)``, the zero-window
+    probe apart) a packet sets it when it ends beyond it, pure ACKs and RSTs without payload included (nothing
+    there sets RSTs apart: one whose sequence number ran ahead moves it), or whatever its end while it is 0: the
+    value it starts from and the one a segment ending at 2^32 or a RST with sequence number 0 (refusing a SYN)
+    leaves. Such a row starts the
     running maximum anew, as a ``syn_restart`` row does (:func:`_syn_restarts`).
 
     Returns the next sequence number before each row (-inf none) and the rows that set it while "not set" after
@@ -276,15 +278,15 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     peer_spoke, peer_row = _peer_rows(f, order, dup)
     peer_closed = peer_spoke & (win[np.maximum(peer_row, 0)] == 0)
     probe_like = (payload == 1) & ~syn & ~fin & ~rst & ~dup & peer_closed
-    # Wireshark's nextseq (_wireshark_nextseq): like the mark, but pure ACKs set it too (RSTs without payload and
-    # zero-window probes never do); a SYN sent again before any SYN/ACK of the connection was
-    # captured sets it anew (after the SYN's own tests), and so does any packet while it is 0 (Wireshark's "not
-    # set"). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests compare with it;
+    # Wireshark's nextseq (_wireshark_nextseq): every packet but a duplicate or a zero-window probe sets it when it
+    # ends beyond it, pure ACKs and RSTs without payload too (a RST that ran ahead moves it); a SYN sent again
+    # before any SYN/ACK of the connection was captured sets it anew (after the SYN's own tests), and so does any
+    # packet while it is 0 (Wireshark's "not set"). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests compare with it;
     # the retransmission mark starts anew where it does while "not set" (``zero_restart``)
     restart = _syn_restarts(f, order, syn & ~ackf & ~dup, syn & ackf)
     zw_probe = np.zeros(n, bool)
     for _ in range(MAX_PROBE_PASSES):
-        nxt_values = np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf)
+        nxt_values = np.where(~dup & ~zw_probe, seq_end, -np.inf)
         nxt, zero_restart = _wireshark_nextseq(nxt_values, f, fstart, restart)
         seeds = ~dup & occupies & ~zw_probe
         hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf, restart=zero_restart)
@@ -293,7 +295,7 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
             break  # seeds, hmax and nxt are those of the final probes
         zw_probe = again
     else:
-        nxt_values = np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf)
+        nxt_values = np.where(~dup & ~zw_probe, seq_end, -np.inf)
         nxt, zero_restart = _wireshark_nextseq(nxt_values, f, fstart, restart)
         seeds = ~dup & occupies & ~zw_probe
         hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf, restart=zero_restart)

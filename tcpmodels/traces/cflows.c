@@ -711,7 +711,7 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
        against it, and the next packet taking part sets it whatever its end, the retransmission mark anew too
        (annotation._wireshark_nextseq) */
     const int nxt_unset = nxt > NEG_INF && (((int64_t)nxt) & 0xffffffffLL) == 0;
-    const int zero_restart = nxt_unset && !dup && (occupies || !rst) && !zwp;
+    const int zero_restart = nxt_unset && !dup && !zwp;
     const int ka = payload <= 1 && !syn && !fin && !rst && nxt > NEG_INF && sq == nxt - 1 && peer_acked && !zwp;
     /* a SYN sent again before any SYN/ACK of the connection: Wireshark's next sequence number anew, after its tests
        (annotation._syn_restarts) */
@@ -796,8 +796,10 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int extends = sq < nxt && (double)seq_end > nxt && !dup;
     if (nc || beyond || extends || restart || zero_restart) c->au_candidate = 1;
     /* state after the row */
+    /* Wireshark's nextseq: every packet but a zero-window probe (and our duplicates) that ends beyond it, pure ACKs
+       and RSTs without payload included (a RST that ran ahead moves it; annotation._wireshark_nextseq) */
     if (restart || zero_restart) { F->nxt = (double)seq_end; F->next_t = td; }
-    else if (!dup && (occupies || !rst) && !zwp && (double)seq_end > F->nxt) { F->nxt = (double)seq_end; F->next_t = td; }
+    else if (!dup && !zwp && (double)seq_end > F->nxt) { F->nxt = (double)seq_end; F->next_t = td; }
     if (zero_restart) F->seed_has = 0;
     if (seed && (!F->seed_has || seq_end > F->seedmax)) { F->seedmax = seq_end; F->seed_has = 1; }
     if (!dup && !zwp && (!F->reach_has || seq_end > F->reachmax)) { F->reachmax = seq_end; F->reach_has = 1; }

@@ -32,10 +32,10 @@ argues). At 10-20 % capture drop the families found two more: the window scale 4
 handshake (``WINDOW_FULL_*``), a SYN sent again before any SYN/ACK, which sets its next sequence number anew
 (``SYN_AGAIN_*``), the out-of-order test's clock, which a pure ACK that ran ahead sets too, and an ACK beyond a
 peer that sent only pure ACKs. These are now analysed as
-tshark analyses them (``AGREED``), 0 as the next sequence number of the retransmission and previous-segment
-tests and as the peer's acknowledgment number of the spurious test too ("not set": a segment ending exactly at
-2^32; the next packet sets it whatever its end), but for a RST whose sequence number ran ahead of the data, which
-sets 4.0.17's next sequence number but not ours (``DEFECTS``, ``xfail(strict=True)``).
+tshark analyses them (``AGREED``), and so are 0 as the next sequence number of the retransmission and
+previous-segment tests and as the peer's acknowledgment number of the spurious test ("not set": a segment ending
+exactly at 2^32; the next packet sets it whatever its end) and a RST whose sequence number ran ahead of the data,
+which sets 4.0.17's next sequence number as any packet does. ``DEFECTS`` (``xfail(strict=True)``) is empty.
 """
 
 from __future__ import annotations
@@ -786,15 +786,33 @@ SYN_AGAIN_AFTER_ACK_AHEAD = [
     (1, C, A + 1, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 2001, ACK, 0, 65535),
     (1, C, A + 2001, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 3001, ACK, 0, 65535)]
 
-#: A RST without payload whose sequence number ran ahead sets 4.0.17's next sequence number (the data after it
-#: is "out-of-order" there, class 3 of corpus_check), so C's data beyond a segment the capture missed (frame 7)
-#: is no "previous segment not captured" for tshark; our next sequence number ignores RSTs without payload (as
-#: tshark does elsewhere: making RSTs set it broke the corpus and the reuse family).
+#: A RST without payload whose sequence number ran ahead sets 4.0.17's next sequence number as any packet does
+#: (nothing in ``tcp_analyze_sequence_number`` sets RSTs apart there; the data after it is "out-of-order" there,
+#: class 3 of corpus_check), so C's data beyond a segment the capture missed (frame 7) is no "previous segment not
+#: captured" for tshark; our next sequence number had ignored RSTs without payload (letting them set it broke the
+#: corpus and the reuse family until a RST with sequence number 0, refusing a SYN, was read as "not set":
+#: RETRANSMISSION_ENDING_AT_ZERO's rule).
 RST_AHEAD_SETS_NEXT_SEQ = [
     (0, C, A, 0, SYN, 0, 65535), (20, C, A + 500000, 0, RST, 0, 0),
     (10, S, B, A + 1, SYN | ACK, 0, 65535), (10, C, A + 1, B + 1, ACK, 0, 65535),
     (1, C, A + 1, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 2001, ACK, 0, 65535),
     (1, C, A + 2001, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 3001, ACK, 0, 65535)]
+
+#: The same in S's direction mid-connection: a RST injected by a middlebox with a sequence number 700,000 ahead
+#: (frame 6; C ignores it). S's data beyond a segment the capture missed (frame 8) is no "previous segment not
+#: captured" for tshark (it is "out-of-order", class 3), and S's pure ACK with a new window at its real next
+#: sequence number (frame 14) is no "window update" there (not at the next sequence number); both were ours.
+RST_INJECTED_AHEAD = HANDSHAKE + [
+    (1, C, A + 1, B + 1, ACK | PSH, 100, 65535), (10, S, B + 1, A + 101, ACK, 1000, 65535),
+    (0.1, S, B + 700001, 0, RST, 0, 0),  # frame 6
+    (1, C, A + 101, B + 1001, ACK, 0, 65535),
+    (1, S, B + 2001, A + 101, ACK, 1000, 65535),  # frame 8: B+1001..B+2001 not captured
+    (0.1, C, A + 101, B + 1001, ACK, 0, 65535),
+    (1, S, B + 1001, A + 101, ACK, 1000, 65535), (1, C, A + 101, B + 3001, ACK, 0, 65535),
+    (1, C, A + 101, B + 3001, ACK | PSH, 100, 65535),
+    (10, S, B + 3001, A + 201, ACK, 0, 65535), (1, S, B + 3001, A + 201, ACK, 0, 32768),  # frame 14
+    (1, C, A + 201, B + 3001, FIN | ACK, 0, 65535), (10, S, B + 3001, A + 202, FIN | ACK, 0, 65535),
+    (1, C, A + 202, B + 3002, ACK, 0, 65535)]
 
 #: 4.0.17's out-of-order test reads the time its next sequence number last moved, which a pure ACK moves too:
 #: C's pure ACK at 4001 (frame 7; 1001..2001 and 3001..4001 were not captured) sets it, so C's segments sent
@@ -839,14 +857,13 @@ AGREED = {
     "retransmission_ending_at_zero": RETRANSMISSION_ENDING_AT_ZERO,
     "retransmission_after_data_ending_at_zero": RETRANSMISSION_AFTER_DATA_ENDING_AT_ZERO,
     "spurious_after_ack_of_zero": SPURIOUS_AFTER_ACK_OF_ZERO,
+    "rst_ahead_sets_next_seq": RST_AHEAD_SETS_NEXT_SEQ,
+    "rst_injected_ahead": RST_INJECTED_AHEAD,
 }
 
-#: Classes where we still differ from tshark 4.0.17 (rare: a RST whose sequence number ran ahead of the
-#: connection's data).
-DEFECTS = {
-    "rst_ahead_sets_next_seq": (RST_AHEAD_SETS_NEXT_SEQ,
-                                "4.0.17's next sequence number follows a RST that ran ahead there, not ours"),
-}
+#: Classes where we still differ from tshark 4.0.17 (none known now; a strict xfail reproducer goes here with
+#: its reason until its class is fixed).
+DEFECTS: dict[str, tuple[list, str]] = {}
 
 
 @needs_tshark
