@@ -107,6 +107,60 @@ def _syn_restarts(f, pos, syn_only, synack) -> np.ndarray:
     return syn_only & before
 
 
+def _is_unset(nxt: np.ndarray) -> np.ndarray:
+    """Where Wireshark's next sequence number is "not set" though a packet set it: 0 raw (0 mod 2^32 unwrapped)."""
+    out = np.zeros(len(nxt), bool)
+    finite = np.isfinite(nxt)
+    out[finite] = np.mod(nxt[finite], _M32) == 0
+    return out
+
+
+def _wireshark_nextseq(values, f, fstart, syn_restart) -> tuple[np.ndarray, np.ndarray]:
+    """Wireshark 4.0.17's next sequence number before each row, and the rows that set it while it was "not set".
+
+    ``values`` are the rows' ends (``seq + payload + SYN + FIN``, -inf where a row does not take part: a duplicate
+    or a zero-window probe); rows sorted by flow, then capture order. As ``tcp_analyze_sequence_number`` of
+    4.0.17's ``packet-tcp.c`` (at its end: ``if (GT_SEQ(nextseq, fwd->nextseq) || !fwd->nextseq)``, the zero-window
+    probe apart) a packet sets it when it ends beyond it, pure ACKs and RSTs without payload included (nothing
+    there sets RSTs apart: one whose sequence number ran ahead moves it), or whatever its end while it is 0: the
+    value it starts from and the one a segment ending at 2^32 or a RST with sequence number 0 (refusing a SYN)
+    leaves. Such a row starts the
+    running maximum anew, as a ``syn_restart`` row does (:func:`_syn_restarts`).
+
+    Returns the next sequence number before each row (-inf none) and the rows that set it while "not set" after
+    a packet had set it to 0 (the first packet of a direction is not one).
+    """
+    zero = np.zeros(len(values), bool)
+    part = np.flatnonzero(np.isfinite(values))
+    z = np.mod(values[part], _M32) == 0
+    if not z.any():
+        return _exclusive_cummax(values, fstart, floor=-np.inf, restart=syn_restart), zero
+    fp = f[part]
+    same_next = np.zeros(len(part), bool)
+    same_next[:-1] = fp[1:] == fp[:-1]
+    # runs of consecutive taking-part rows of a flow that end at 0 (mod 2^32): each sets it to 0 again
+    run_start = np.ones(len(part), bool)
+    run_start[1:] = ~z[1:] | ~z[:-1] | ~same_next[:-1]
+    run = np.cumsum(run_start)
+    while True:
+        restart = syn_restart | zero
+        nxt = _exclusive_cummax(values, fstart, floor=-np.inf, restart=restart)
+        after = np.where(restart, values, np.maximum(nxt, values))[part]
+        left_zero = np.mod(after, _M32) == 0
+        left_zero = pd.Series(left_zero).groupby(run).cummax().to_numpy() & z | left_zero
+        k = np.flatnonzero(left_zero & same_next) + 1
+        k = k[~zero[part[k]]]
+        if len(k) == 0:
+            return nxt, zero
+        # per flow, only the first chain is certain (the rows after it saw a maximum its restarts change): the
+        # flow's first new row, and each next one while the row before it also ends at 0
+        rank = pd.Series(k).groupby(fp[k]).cumcount().to_numpy()
+        first = pd.Series(k).groupby(fp[k]).transform("first").to_numpy()
+        chain = (k - first == rank) & ((k == first) | z[k - 1])
+        chain = pd.Series(chain).groupby(fp[k]).cummin().to_numpy()
+        zero[part[k[chain]]] = True
+
+
 def _empty(index: pd.Index) -> pd.DataFrame:
     return pd.DataFrame({k: pd.Series(dtype=t) for k, t in ANNOTATION_COLUMNS.items()}, index=index)
 
@@ -224,26 +278,34 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     peer_spoke, peer_row = _peer_rows(f, order, dup)
     peer_closed = peer_spoke & (win[np.maximum(peer_row, 0)] == 0)
     probe_like = (payload == 1) & ~syn & ~fin & ~rst & ~dup & peer_closed
+    # Wireshark's nextseq (_wireshark_nextseq): every packet but a duplicate or a zero-window probe sets it when it
+    # ends beyond it, pure ACKs and RSTs without payload too (a RST that ran ahead moves it); a SYN sent again
+    # before any SYN/ACK of the connection was captured sets it anew (after the SYN's own tests), and so does any
+    # packet while it is 0 (Wireshark's "not set"). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests compare with it;
+    # the retransmission mark starts anew where it does while "not set" (``zero_restart``)
+    restart = _syn_restarts(f, order, syn & ~ackf & ~dup, syn & ackf)
     zw_probe = np.zeros(n, bool)
     for _ in range(MAX_PROBE_PASSES):
+        nxt_values = np.where(~dup & ~zw_probe, seq_end, -np.inf)
+        nxt, zero_restart = _wireshark_nextseq(nxt_values, f, fstart, restart)
         seeds = ~dup & occupies & ~zw_probe
-        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
+        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf, restart=zero_restart)
         again = probe_like & (hmax > -np.inf) & (seq_u == hmax)
         if np.array_equal(again, zw_probe):
-            break  # seeds and hmax are those of the final probes
+            break  # seeds, hmax and nxt are those of the final probes
         zw_probe = again
     else:
+        nxt_values = np.where(~dup & ~zw_probe, seq_end, -np.inf)
+        nxt, zero_restart = _wireshark_nextseq(nxt_values, f, fstart, restart)
         seeds = ~dup & occupies & ~zw_probe
-        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf)
+        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf, restart=zero_restart)
     has_prev = hmax > -np.inf
     peer = _peer_state(f, order, t, ackf, ack_u, win, dup, ~dup & ~zw_probe, seq_end, fstart)
-    # Wireshark's nextseq: like the mark, but pure ACKs set it too (RSTs without payload and zero-window probes
-    # never do), and a SYN sent again before any SYN/ACK of the connection was captured sets it anew (after the
-    # SYN's own tests). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests compare with it
-    restart = _syn_restarts(f, order, syn & ~ackf & ~dup, syn & ackf)
-    nxt_values = np.where(~dup & (occupies | ~rst) & ~zw_probe, seq_end, -np.inf)
-    nxt = _exclusive_cummax(nxt_values, fstart, floor=-np.inf, restart=restart)
-    nxt_raised = (nxt_values > nxt) | restart  # the rows that set it (Wireshark's nextseqtime)
+    # nextseq 0 (raw) is "not set" for the tests that read it so (4.0.17: ``nextseq && GT_SEQ(seq, nextseq)``,
+    # ``nextseq && LT_SEQ(seq, nextseq)``): no retransmission (the spurious test apart), no previous segment
+    # not captured
+    unset = _is_unset(nxt)
+    nxt_raised = (nxt_values > nxt) | restart | zero_restart  # the rows that set it (Wireshark's nextseqtime)
     # keep-alive: at most one byte, one below the next sequence number, and (when the peer's ACKs were
     # captured) a byte the peer has already acknowledged; an unacknowledged byte sent again is a retransmission
     peer_acked = np.where(peer["max_ack"] >= 0, peer["max_ack"] > seq_u, True)
@@ -254,9 +316,12 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     # ... and calls payload the peer's last acknowledgment already covers (its end without a FIN: seq + payload)
     # a spurious retransmission before and apart from those tests: a first copy whose original the capture
     # missed, a zero-window probe, more than one byte from one below the mark (no keep-alive, no duplicate)
+    # (the peer's acknowledgment number 0, raw, is "not set" for it: ``rev->lastack && LE_SEQ(...)``)
     peer_ack = peer["ack"]
-    acked_payload = (payload > 0) & (peer_ack > 0) & (seq_u + payload <= peer_ack) & ~dup & ~keepalive
-    retrans = (occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive & ~zw_probe & ~after_probe_like) | acked_payload
+    acked_payload = ((payload > 0) & (peer_ack > 0) & (np.mod(peer_ack, _M32) != 0) & (seq_u + payload <= peer_ack)
+                     & ~dup & ~keepalive)
+    retrans = ((occupies & has_prev & (seq_u < hmax) & ~dup & ~keepalive & ~zw_probe & ~after_probe_like & ~unset)
+               | acked_payload)
     ctl = syn | fin | rst
     prev_win, prev_ack = _previous(win, fstart), _previous(ack, fstart)
     # duplicate ACKs (Wireshark's rule): no payload, the direction's window and acknowledgment number repeated,
@@ -269,9 +334,10 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
               & ~dup & ~after_keepalive & ~mptcp_signal)
     expert = _expert(packets, order, f, payload, ctl, ackf, ack_u, win, prev_win, prev_ack, ack, seq_u, nxt, dup,
                      peer)
+    expert["is_previous_segment_not_captured"] &= ~unset
     expert["is_acked_unseen"], parked_count = _acked_unseen(
         order, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack,
-        expert["is_previous_segment_not_captured"], expert["is_acked_unseen"], restart)
+        expert["is_previous_segment_not_captured"], expert["is_acked_unseen"], restart, zero_restart)
     fast, ooo = _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, nxt, nxt_raised,
                                         retrans & ~acked_payload, dupack, peer, parked_count)
     spurious = acked_payload
@@ -480,7 +546,7 @@ _NOT_PARKED = -2
 
 
 def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack, not_captured, beyond,
-                  restart):
+                  restart, zero_restart):
     """Wireshark's "ACKed segment that wasn't captured", per row (rows sorted by flow, then capture order).
 
     As tshark 4.0 flags ``tcp.analysis.ack_lost_segment`` (``tcp_analyze_sequence_number`` of 4.0.17's
@@ -497,7 +563,9 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
 
     A next sequence number that is 0 (raw: a RST refusing a SYN, or data ending at 2^32) is Wireshark's "not
     set": no ACK is checked against it, and the direction's next packet sets it whatever its number. A
-    ``restart`` row (:func:`_syn_restarts`) sets the next sequence number and the mark anew.
+    ``restart`` row (:func:`_syn_restarts`) sets the next sequence number and the mark anew. (The loop keeps its
+    own next sequence number; ``zero_restart``, the rows :func:`_wireshark_nextseq` finds it "not set" at, only
+    chooses the connections it runs on.)
 
     Returns the flags and, per row, the peer's duplicate-ACK counter as this row's retransmission tests read
     it where the test parked it since the peer's acknowledgment number last changed (-1 while parked, the
@@ -514,7 +582,7 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
     # elsewhere the contiguous mark equals the highest sequence number (a segment that starts below it and ends
     # beyond it, a repacketized retransmission, would leave the mark behind: those connections run the loop too)
     extends = (seq_u < nxt) & (seq_end > nxt) & ~dup
-    candidates = np.unique(conn[not_captured | beyond | extends | restart])
+    candidates = np.unique(conn[not_captured | beyond | extends | restart | zero_restart])
     if len(candidates) == 0:
         return out, parked_count
     rows = np.flatnonzero(np.isin(conn, candidates) & ~dup)

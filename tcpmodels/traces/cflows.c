@@ -707,6 +707,11 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int zwp = payload == 1 && peer_win == 0 && has_prev && sq == hmax && !syn && !fin && !rst && !dup;
     const int seed = !dup && occupies && !zwp;
     const double nxt = F->nxt;
+    /* Wireshark's nextseq 0 (raw) is "not set": no retransmission (spurious apart) or previous segment not captured
+       against it, and the next packet taking part sets it whatever its end, the retransmission mark anew too
+       (annotation._wireshark_nextseq) */
+    const int nxt_unset = nxt > NEG_INF && (((int64_t)nxt) & 0xffffffffLL) == 0;
+    const int zero_restart = nxt_unset && !dup && !zwp;
     const int ka = payload <= 1 && !syn && !fin && !rst && nxt > NEG_INF && sq == nxt - 1 && peer_acked && !zwp;
     /* a SYN sent again before any SYN/ACK of the connection: Wireshark's next sequence number anew, after its tests
        (annotation._syn_restarts) */
@@ -716,8 +721,9 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
     const int after_probe_like = payload > 1 && sq == hmax - 1;
     /* spurious (Wireshark 4's first test, on its own): payload the peer's last ACK covers, its end without FIN;
        a first copy whose original the capture missed, a zero-window probe, data from one below the mark too */
-    const int spur = payload > 0 && peer_ack > 0 && seq_u + payload <= peer_ack && !dup && !ka;
-    const int rtx = (occupies && has_prev && sq < hmax && !dup && !ka && !zwp && !after_probe_like) || spur;
+    const int spur = payload > 0 && peer_ack > 0 && (peer_ack & 0xffffffffLL) != 0 && seq_u + payload <= peer_ack &&
+                     !dup && !ka;                 /* the peer's ACK 0 (raw) is "not set" */
+    const int rtx = (occupies && has_prev && sq < hmax && !dup && !ka && !zwp && !after_probe_like && !nxt_unset) || spur;
     const int ctl = syn || fin || rst;
     const int64_t prev_win = F->has_row ? F->prev_win : -1, prev_ack = F->has_row ? F->prev_ack_raw : -1;
     const int mpc_signal = F->has_row && (c->mpc - F->mpc_before_prev) > 0;
@@ -785,13 +791,16 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
             wf = (double)(seq_u + payload) == (double)peer_ack + bytes;
         }
     }
-    const int nc = nxt > NEG_INF && sq > nxt && !rst && !dup;
+    const int nc = nxt > NEG_INF && sq > nxt && !rst && !dup && !nxt_unset;
     const int beyond = ackf && !dup && peer_next >= 0 && (double)ack_u > peer_next;
     const int extends = sq < nxt && (double)seq_end > nxt && !dup;
-    if (nc || beyond || extends || restart) c->au_candidate = 1;
+    if (nc || beyond || extends || restart || zero_restart) c->au_candidate = 1;
     /* state after the row */
-    if (restart) { F->nxt = (double)seq_end; F->next_t = td; }
-    else if (!dup && (occupies || !rst) && !zwp && (double)seq_end > F->nxt) { F->nxt = (double)seq_end; F->next_t = td; }
+    /* Wireshark's nextseq: every packet but a zero-window probe (and our duplicates) that ends beyond it, pure ACKs
+       and RSTs without payload included (a RST that ran ahead moves it; annotation._wireshark_nextseq) */
+    if (restart || zero_restart) { F->nxt = (double)seq_end; F->next_t = td; }
+    else if (!dup && !zwp && (double)seq_end > F->nxt) { F->nxt = (double)seq_end; F->next_t = td; }
+    if (zero_restart) F->seed_has = 0;
     if (seed && (!F->seed_has || seq_end > F->seedmax)) { F->seedmax = seq_end; F->seed_has = 1; }
     if (!dup && !zwp && (!F->reach_has || seq_end > F->reachmax)) { F->reachmax = seq_end; F->reach_has = 1; }
     if (ackf && !dup && (!F->maxack_has || u0 > F->maxack_u0)) { F->maxack_u0 = u0; F->maxack_has = 1; }

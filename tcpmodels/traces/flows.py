@@ -26,9 +26,9 @@ Definitions (per direction, in capture order)
   (Wireshark's criterion, [1]_), excluding duplicates, keep-alives and zero-window
   probes; and, as in Wireshark, any segment whose payload the peer's last
   acknowledgment already covers (below). Only segments that occupy sequence space set the highest sequence
-  number: a pure ACK or a RST without payload never does (Wireshark lets a pure ACK
-  set it, so a reordered first copy captured after a pure ACK whose seq ran ahead is
-  a "retransmission" there and not here). Split as Wireshark's ``tcp.analysis`` flags
+  number: a pure ACK or a RST without payload never does (Wireshark lets a pure ACK or
+  a RST set it, so a reordered first copy captured after a pure ACK or RST whose seq ran
+  ahead is a "retransmission" there and not here). Split as Wireshark's ``tcp.analysis`` flags
   do, in Wireshark 4's order of tests: *spurious* (payload ending, without its FIN,
   at or below the peer's last acknowledgment; tested on its own, so a segment whose
   original the capture missed, a zero-window probe, or more than one byte from one
@@ -63,7 +63,13 @@ Definitions (per direction, in capture order)
   starting beyond the highest sequence number seen so far), *ACKed unseen segment*
   (an ACK beyond the highest sequence number seen from the peer). As in Wireshark 4.0.17, a SYN
   sent again before any SYN/ACK was captured starts the next sequence number these tests use
-  anew (after a RST or an ACK from an old connection whose sequence number ran ahead).
+  anew (after a RST or an ACK from an old connection whose sequence number ran ahead). Pure
+  ACKs and RSTs without payload set that next sequence number too (a RST whose sequence
+  number ran ahead moves it: the data after it is no previous segment not captured). A next
+  sequence number of 0 (raw: a segment ending exactly at 2^32) is Wireshark's "not set": no
+  retransmission (spurious apart) or previous segment not captured is tested against it, and the
+  direction's next packet sets it, and the highest sequence number, anew whatever its end; the
+  peer's acknowledgment number 0 is "not set" for the spurious test too.
 - *Unique payload bytes*: bytes of the direction's sequence space carried by at least
   one captured data segment; *bytes not captured*: the rest of the sequence space the
   direction's packets show (from the byte after the SYN, or the first sequence number

@@ -32,10 +32,10 @@ argues). At 10-20 % capture drop the families found two more: the window scale 4
 handshake (``WINDOW_FULL_*``), a SYN sent again before any SYN/ACK, which sets its next sequence number anew
 (``SYN_AGAIN_*``), the out-of-order test's clock, which a pure ACK that ran ahead sets too, and an ACK beyond a
 peer that sent only pure ACKs. These are now analysed as
-tshark analyses them (``AGREED``), but for 0 as the next sequence number of the retransmission tests
-(``DEFECTS``, ``xfail(strict=True)``: our retransmission mark is not Wireshark's nextseq, and it needs a segment
-ending exactly at 2^32) and for a RST whose sequence number ran ahead of the data, which sets 4.0.17's next
-sequence number but not ours.
+tshark analyses them (``AGREED``), and so are 0 as the next sequence number of the retransmission and
+previous-segment tests and as the peer's acknowledgment number of the spurious test ("not set": a segment ending
+exactly at 2^32; the next packet sets it whatever its end) and a RST whose sequence number ran ahead of the data,
+which sets 4.0.17's next sequence number as any packet does. ``DEFECTS`` (``xfail(strict=True)``) is empty.
 """
 
 from __future__ import annotations
@@ -637,11 +637,41 @@ ISN_ALL_ONES = [
 #: The same "not set" reading of 0 for the next sequence number (``seq_not_advanced = fwd->nextseq &&
 #: LT_SEQ(seq, fwd->nextseq)``): C's ISN is 2^32 - 1001, so its first 1,000 bytes end at sequence number
 #: 0 (mod 2^32); sent again after a timeout (frame 5) they are a retransmission for us and nothing for tshark.
+#: (The next packet sets it whatever its end: ``|| !fwd->nextseq``; annotation._wireshark_nextseq.)
 RETRANSMISSION_ENDING_AT_ZERO = [
     (0, C, M32 - 1001, 0, SYN, 0, 65535), (10, S, B, M32 - 1000, SYN | ACK, 0, 65535),
     (10, C, M32 - 1000, B + 1, ACK, 0, 65535), (1, C, M32 - 1000, B + 1, ACK | PSH, 1000, 65535),
     (300, C, M32 - 1000, B + 1, ACK | PSH, 1000, 65535), (10, S, B + 1, 0, ACK, 0, 65535),
     (1, C, 0, B + 1, ACK | PSH, 500, 65535), (10, S, B + 1, 500, ACK, 0, 65535)]
+
+#: The same rule in S's direction, and the next packet setting the next sequence number whatever its end, below it
+#: too: S's ISN is 2^32 - 2001; its first 1,000 bytes were lost before the capture point, its next 1,000 (frame 5)
+#: end at 0. Its timer sends the first again (frame 7): no retransmission for tshark (not set), and it sets the
+#: next sequence number back to 2^32 - 1001, so S's next data from 0 (frame 9) is "previous segment not captured"
+#: there. We called frame 7 a retransmission and frame 9 nothing.
+SBIG = M32 - 2001
+RETRANSMISSION_AFTER_DATA_ENDING_AT_ZERO = [
+    (0, C, A, 0, SYN, 0, 65535), (10, S, SBIG, A + 1, SYN | ACK, 0, 65535), (10, C, A + 1, SBIG + 1, ACK, 0, 65535),
+    (1, C, A + 1, SBIG + 1, ACK | PSH, 100, 65535),
+    (10, S, SBIG + 1001, A + 101, ACK, 1000, 65535),  # SBIG+1..SBIG+1001 not captured; this one ends at 2^32
+    (1, C, A + 101, SBIG + 1, ACK, 0, 65535),
+    (200, S, SBIG + 1, A + 101, ACK, 1000, 65535),  # frame 7
+    (1, C, A + 101, 0, ACK, 0, 65535),
+    (1, S, 0, A + 101, ACK | PSH, 500, 65535),  # frame 9
+    (1, C, A + 101, 500, ACK, 0, 65535), (1, C, A + 101, 500, FIN | ACK, 0, 65535),
+    (10, S, 500, A + 102, FIN | ACK, 0, 65535), (1, C, A + 102, 501, ACK, 0, 65535)]
+
+#: And for the peer's acknowledgment number in the spurious-retransmission test (``rev->lastack && LE_SEQ(seq +
+#: seglen, rev->lastack)``): S's ACK of C's bytes up to 2^32 is 0, so C's 1,000 bytes sent again after it (frame 6)
+#: are nothing for tshark (its next sequence number is not set either) and were spurious for us; sent again after
+#: S's ACK of 500 (frame 9) they are spurious for both.
+SPURIOUS_AFTER_ACK_OF_ZERO = [
+    (0, C, M32 - 1001, 0, SYN, 0, 65535), (10, S, B, M32 - 1000, SYN | ACK, 0, 65535),
+    (10, C, M32 - 1000, B + 1, ACK, 0, 65535), (1, C, M32 - 1000, B + 1, ACK | PSH, 1000, 65535),
+    (10, S, B + 1, 0, ACK, 0, 65535),
+    (300, C, M32 - 1000, B + 1, ACK | PSH, 1000, 65535),  # frame 6
+    (1, C, 0, B + 1, ACK | PSH, 500, 65535), (10, S, B + 1, 500, ACK, 0, 65535),
+    (300, C, M32 - 1000, B + 1, ACK | PSH, 1000, 65535)]  # frame 9
 
 #: 4.0.17 never calls a segment of more than one byte that starts one below the next sequence number a
 #: retransmission (``if (seglen > 1 && fwd->nextseq - 1 == seq) seq_not_advanced = FALSE;``, meant for the data
@@ -756,15 +786,33 @@ SYN_AGAIN_AFTER_ACK_AHEAD = [
     (1, C, A + 1, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 2001, ACK, 0, 65535),
     (1, C, A + 2001, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 3001, ACK, 0, 65535)]
 
-#: A RST without payload whose sequence number ran ahead sets 4.0.17's next sequence number (the data after it
-#: is "out-of-order" there, class 3 of corpus_check), so C's data beyond a segment the capture missed (frame 7)
-#: is no "previous segment not captured" for tshark; our next sequence number ignores RSTs without payload (as
-#: tshark does elsewhere: making RSTs set it broke the corpus and the reuse family).
+#: A RST without payload whose sequence number ran ahead sets 4.0.17's next sequence number as any packet does
+#: (nothing in ``tcp_analyze_sequence_number`` sets RSTs apart there; the data after it is "out-of-order" there,
+#: class 3 of corpus_check), so C's data beyond a segment the capture missed (frame 7) is no "previous segment not
+#: captured" for tshark; our next sequence number had ignored RSTs without payload (letting them set it broke the
+#: corpus and the reuse family until a RST with sequence number 0, refusing a SYN, was read as "not set":
+#: RETRANSMISSION_ENDING_AT_ZERO's rule).
 RST_AHEAD_SETS_NEXT_SEQ = [
     (0, C, A, 0, SYN, 0, 65535), (20, C, A + 500000, 0, RST, 0, 0),
     (10, S, B, A + 1, SYN | ACK, 0, 65535), (10, C, A + 1, B + 1, ACK, 0, 65535),
     (1, C, A + 1, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 2001, ACK, 0, 65535),
     (1, C, A + 2001, B + 1, ACK, 1000, 65535), (10, S, B + 1, A + 3001, ACK, 0, 65535)]
+
+#: The same in S's direction mid-connection: a RST injected by a middlebox with a sequence number 700,000 ahead
+#: (frame 6; C ignores it). S's data beyond a segment the capture missed (frame 8) is no "previous segment not
+#: captured" for tshark (it is "out-of-order", class 3), and S's pure ACK with a new window at its real next
+#: sequence number (frame 14) is no "window update" there (not at the next sequence number); both were ours.
+RST_INJECTED_AHEAD = HANDSHAKE + [
+    (1, C, A + 1, B + 1, ACK | PSH, 100, 65535), (10, S, B + 1, A + 101, ACK, 1000, 65535),
+    (0.1, S, B + 700001, 0, RST, 0, 0),  # frame 6
+    (1, C, A + 101, B + 1001, ACK, 0, 65535),
+    (1, S, B + 2001, A + 101, ACK, 1000, 65535),  # frame 8: B+1001..B+2001 not captured
+    (0.1, C, A + 101, B + 1001, ACK, 0, 65535),
+    (1, S, B + 1001, A + 101, ACK, 1000, 65535), (1, C, A + 101, B + 3001, ACK, 0, 65535),
+    (1, C, A + 101, B + 3001, ACK | PSH, 100, 65535),
+    (10, S, B + 3001, A + 201, ACK, 0, 65535), (1, S, B + 3001, A + 201, ACK, 0, 32768),  # frame 14
+    (1, C, A + 201, B + 3001, FIN | ACK, 0, 65535), (10, S, B + 3001, A + 202, FIN | ACK, 0, 65535),
+    (1, C, A + 202, B + 3002, ACK, 0, 65535)]
 
 #: 4.0.17's out-of-order test reads the time its next sequence number last moved, which a pure ACK moves too:
 #: C's pure ACK at 4001 (frame 7; 1001..2001 and 3001..4001 were not captured) sets it, so C's segments sent
@@ -806,16 +854,16 @@ AGREED = {
     "syn_again_after_ack_ahead": SYN_AGAIN_AFTER_ACK_AHEAD,
     "out_of_order_after_a_pure_ack_ahead": OUT_OF_ORDER_AFTER_A_PURE_ACK_AHEAD,
     "acked_unseen_beyond_a_pure_ack": ACKED_UNSEEN_BEYOND_A_PURE_ACK,
+    "retransmission_ending_at_zero": RETRANSMISSION_ENDING_AT_ZERO,
+    "retransmission_after_data_ending_at_zero": RETRANSMISSION_AFTER_DATA_ENDING_AT_ZERO,
+    "spurious_after_ack_of_zero": SPURIOUS_AFTER_ACK_OF_ZERO,
+    "rst_ahead_sets_next_seq": RST_AHEAD_SETS_NEXT_SEQ,
+    "rst_injected_ahead": RST_INJECTED_AHEAD,
 }
 
-#: Classes where we still differ from tshark 4.0.17 (rare: a segment's data ending exactly at 2^32; a RST whose
-#: sequence number ran ahead of the connection's data).
-DEFECTS = {
-    "retransmission_ending_at_zero": (RETRANSMISSION_ENDING_AT_ZERO,
-                                      "sequence number 0 is 'not set' for 4.0.17: no retransmission there"),
-    "rst_ahead_sets_next_seq": (RST_AHEAD_SETS_NEXT_SEQ,
-                                "4.0.17's next sequence number follows a RST that ran ahead there, not ours"),
-}
+#: Classes where we still differ from tshark 4.0.17 (none known now; a strict xfail reproducer goes here with
+#: its reason until its class is fixed).
+DEFECTS: dict[str, tuple[list, str]] = {}
 
 
 @needs_tshark
