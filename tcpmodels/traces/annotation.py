@@ -309,7 +309,10 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     # keep-alive: at most one byte, one below the next sequence number, and (when the peer's ACKs were
     # captured) a byte the peer has already acknowledged; an unacknowledged byte sent again is a retransmission
     peer_acked = np.where(peer["max_ack"] >= 0, peer["max_ack"] > seq_u, True)
-    keepalive = (payload <= 1) & ~syn & ~fin & ~rst & (nxt > -np.inf) & (seq_u == nxt - 1) & peer_acked & ~zw_probe
+    # (before any packet set the next sequence number it is 0, so one below is raw 2^32 - 1: 4.0.17's
+    # ``nextseq - 1 == seq`` has no ``nextseq &&`` guard)
+    one_below = np.where(nxt > -np.inf, seq_u == nxt - 1, np.mod(seq_u, _M32) == _M32 - 1)
+    keepalive = (payload <= 1) & ~syn & ~fin & ~rst & one_below & peer_acked & ~zw_probe
     # Wireshark never calls a segment of more than one byte that starts one below the next sequence number a
     # retransmission (4.0.17: ``seglen > 1 && nextseq - 1 == seq``, meant for the data after a zero-window probe)
     after_probe_like = (payload > 1) & (seq_u == hmax - 1)
@@ -338,7 +341,7 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     expert["is_acked_unseen"], parked_count = _acked_unseen(
         order, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, dupack,
         expert["is_previous_segment_not_captured"], expert["is_acked_unseen"], restart, zero_restart)
-    fast, ooo = _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, nxt, nxt_raised,
+    fast, ooo = _retransmission_classes(fstart, t, irtt, ack_u, seq_u, seq_end, nxt, nxt_raised,
                                         retrans & ~acked_payload, dupack, peer, parked_count)
     spurious = acked_payload
     res = {
@@ -420,7 +423,7 @@ def _peer_state(f, pos, t, ackf, ack_u, win, dup, reaching, seq_end, fstart) -> 
             "row": prow, "max_ack": np.where(hit, np.nan_to_num(own_max_ack[r], nan=-1.0), -1.0)}
 
 
-def _retransmission_classes(f, fstart, t, irtt, ack_u, seq_u, seq_end, nxt, nxt_raised, unacked_retrans,
+def _retransmission_classes(fstart, t, irtt, ack_u, seq_u, seq_end, nxt, nxt_raised, unacked_retrans,
                             dupack, peer, parked_count):
     """Fast / out-of-order flags of the retransmissions that are not spurious (rows sorted by flow, then capture
     order).
@@ -608,8 +611,9 @@ def _acked_unseen(pos, f, ackf, ack, ack_u, seq_u, seq_end, nxt, dup, zw_probe, 
             park[d] = 0
         m = mx[e]
         if ackfl[i] and m is not None and ackul[i] > m:
-            if m < nxt[e]:  # over a hole in the peer's segments: flagged, and the mark moves on
-                flagged.append(i)
+            # LT_SEQ(maxseqtobeacked, nextseq); a nextseq "not set" (None) is 0 raw, below a mark of 2^31 or more
+            if m < nxt[e] if nxt[e] is not None else m % _M32 >= _M32 // 2:
+                flagged.append(i)  # over a hole in the peer's segments: flagged, and the mark moves on
                 mx[e] = nxt[e]
             else:  # beyond everything seen of the peer: flagged once until the peer's counter re-arms
                 if dupn[e] == 0:

@@ -712,7 +712,10 @@ static int process(Ctx *x, Conn *c, int d, const Pkt *p) {
        (annotation._wireshark_nextseq) */
     const int nxt_unset = nxt > NEG_INF && (((int64_t)nxt) & 0xffffffffLL) == 0;
     const int zero_restart = nxt_unset && !dup && !zwp;
-    const int ka = payload <= 1 && !syn && !fin && !rst && nxt > NEG_INF && sq == nxt - 1 && peer_acked && !zwp;
+    /* keep-alive: one below the next sequence number; before any packet set it, that is 0 - 1, raw 2^32 - 1
+       (4.0.17: nextseq - 1 == seq, no "nextseq &&" guard) */
+    const int ka = payload <= 1 && !syn && !fin && !rst &&
+                   (nxt > NEG_INF ? sq == nxt - 1 : (seq_u & 0xffffffffLL) == 0xffffffffLL) && peer_acked && !zwp;
     /* a SYN sent again before any SYN/ACK of the connection: Wireshark's next sequence number anew, after its tests
        (annotation._syn_restarts) */
     const int restart = syn && !ackf && !dup && !c->synack_seen;

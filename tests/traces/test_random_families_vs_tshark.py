@@ -35,7 +35,7 @@ peer that sent only pure ACKs. These are now analysed as
 tshark analyses them (``AGREED``), and so are 0 as the next sequence number of the retransmission and
 previous-segment tests and as the peer's acknowledgment number of the spurious test ("not set": a segment ending
 exactly at 2^32; the next packet sets it whatever its end) and a RST whose sequence number ran ahead of the data,
-which sets 4.0.17's next sequence number as any packet does. ``DEFECTS`` (``xfail(strict=True)``) is empty.
+which sets 4.0.17's next sequence number as any packet does. No class found so far still differs.
 """
 
 from __future__ import annotations
@@ -834,6 +834,46 @@ ACKED_UNSEEN_BEYOND_A_PURE_ACK = [
     (0, C, A + 1001, B + 1, ACK, 0, 65535), (10, S, B + 1, A + 2001, ACK, 0, 65535),
     (1, S, B + 1, A + 2001, ACK, 500, 65535)]
 
+
+#: An ACK beyond the peer's contiguous mark while the peer's next sequence number is "not set" (0 raw: its data
+#: ended at 2^32, frame 13): 4.0.17 tests ``LT_SEQ(maxseqtobeacked, 0)``, true for a mark of 2^31 or more raw, so
+#: frame 14 is ACKed unseen and the mark becomes "not set". The reference raised a TypeError here (found by a
+#: fuzzer of captures near 2^32 with RSTs); other frames of this hostile capture differ from tshark in both engines.
+C40000, S80 = ('10.0.0.1', 40000), ('10.0.0.2', 80)
+ACK_BEYOND_AN_UNSET_NEXT_SEQ = [
+    (0, C40000, 4294966295, 0, 2, 0, 65535),
+    (10, S80, 4294966295, 4294966296, 18, 0, 65535),
+    (10, C40000, 4295666296, 0, 4, 0, 0),
+    (0.1, S80, 4294966296, 4294966296, 16, 1000, 8192),
+    (1, S80, 0, 0, 4, 0, 0),
+    (0.1, C40000, 4294966296, 4294967296, 17, 500, 8192),
+    (10, S80, 4294967296, 4294966796, 16, 0, 8192),
+    (300, C40000, 4294966696, 4294967296, 16, 100, 65535),
+    (300, C40000, 4294967796, 4294967296, 16, 1, 65535),
+    (300, C40000, 4294967796, 4294967296, 16, 1, 65535),
+    (300, S80, 4294966296, 4294966796, 16, 1, 0),
+    (10, C40000, 4294966796, 4294966296, 16, 1, 8192),
+    (10, S80, 4294967296, 4294965797, 16, 0, 8192),
+    (10, C40000, 4294966897, 4294967296, 16, 0, 8192),
+    (300, S80, 4294967296, 4294966797, 16, 0, 65535),
+    (0.1, S80, 4294966296, 4294966797, 16, 1000, 8192),
+    (1, C40000, 4294966797, 4294967196, 16, 1, 8192),
+    (1, S80, 4294967296, 4294966798, 16, 0, 65535),
+    (10, S80, 4294967295, 0, 4, 0, 0),
+]
+
+
+#: A capture that starts mid-connection with a pure ACK at sequence number 2^32 - 1: 4.0.17's keep-alive test
+#: (``nextseq - 1 == seq``, no guard on a next sequence number not yet set, 0) calls it a keep-alive (found in the
+#: options family at 30 % capture drop, seed 229); then data and the answer to it, and one more keep-alive proper.
+KEEPALIVE_BEFORE_NEXT_SEQ_SET = [
+    (0, S, 2**32 - 1, 2396886969, ACK, 0, 1827),
+    (10, C, 2396886969, 2**32 - 1, ACK, 1448, 65535),
+    (10, S, 2**32 - 1, 2396888417, ACK, 0, 2008),
+    (10, C, 2396888416, 2**32 - 1, ACK, 1, 65535),
+    (10, S, 2**32 - 1, 2396888417, ACK, 0, 2008),
+]
+
 #: Classes found by these families and now analysed as tshark 4.0.17 does (annotation and the compiled pass).
 AGREED = {
     "acked_unseen_second_hole": ACKED_UNSEEN_SECOND_HOLE,
@@ -859,21 +899,11 @@ AGREED = {
     "spurious_after_ack_of_zero": SPURIOUS_AFTER_ACK_OF_ZERO,
     "rst_ahead_sets_next_seq": RST_AHEAD_SETS_NEXT_SEQ,
     "rst_injected_ahead": RST_INJECTED_AHEAD,
+    "keepalive_before_next_seq_set": KEEPALIVE_BEFORE_NEXT_SEQ_SET,
 }
 
-#: Classes where we still differ from tshark 4.0.17 (none known now; a strict xfail reproducer goes here with
-#: its reason until its class is fixed).
-DEFECTS: dict[str, tuple[list, str]] = {}
-
-
-@needs_tshark
-@pytest.mark.parametrize("name", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason=v[1]))
-                                  for k, v in DEFECTS.items()])
-def test_defect_reproducer_differs_from_tshark(tmp_path, name):
-    path = tmp_path / f"{name}.pcap"
-    write_pcap(path, _rows_to_frames(DEFECTS[name][0]), nano=True)
-    packets, ta = analyse(path)
-    assert compare_analysis(packets, ta, path.name) == {}
+#: Classes where we still differ from tshark 4.0.17: none known. A new one gets a reproducer in a test marked
+#: ``xfail(strict=True)`` with its reason until its class is fixed, then joins ``AGREED``.
 
 
 @needs_tshark
@@ -895,3 +925,29 @@ def test_spurious_reproducer_is_counted_as_tcptrace_counts_it(tmp_path, name):
     path = tmp_path / f"{name}.pcap"
     write_pcap(path, _rows_to_frames(AGREED[name]), nano=True)
     assert compare_tcptrace(path) == []
+
+
+@needs_tshark
+def test_ack_beyond_an_unset_next_seq_is_acked_unseen_in_both_engines(tmp_path):
+    """The reference no longer fails on an ACK beyond a mark while the peer's next sequence number is "not set";
+    it equals the compiled pass, and its ACKed-unseen frames are tshark's."""
+    from pass_equality import assert_pass_equal
+
+    path = tmp_path / "unset.pcap"
+    write_pcap(path, _rows_to_frames(ACK_BEYOND_AN_UNSET_NEXT_SEQ), nano=True)
+    packets, ta = analyse(path)
+    assert_pass_equal(packets, path.name)
+    ours = packets["frame_index"].to_numpy()[annotate(packets)["is_acked_unseen"].to_numpy()]
+    assert list(ours) == list(ta.index[ta["acked_unseen"]]) == [13]
+
+
+@needs_tshark
+def test_keepalive_before_next_seq_set_in_both_engines(tmp_path):
+    """The pure ACK at 2^32 - 1 that opens the capture is a keep-alive (tshark's, frame 1) in both engines."""
+    from pass_equality import assert_pass_equal
+
+    path = tmp_path / "ka.pcap"
+    write_pcap(path, _rows_to_frames(KEEPALIVE_BEFORE_NEXT_SEQ_SET), nano=True)
+    packets, ta = analyse(path)
+    assert_pass_equal(packets, path.name)
+    assert list(ta.index[ta["keepalive"]]) == [0, 3]
