@@ -135,30 +135,22 @@ def _wireshark_nextseq(values, f, fstart, syn_restart) -> tuple[np.ndarray, np.n
     z = np.mod(values[part], _M32) == 0
     if not z.any():
         return _exclusive_cummax(values, fstart, floor=-np.inf, restart=syn_restart), zero
-    fp = f[part]
-    same_next = np.zeros(len(part), bool)
-    same_next[:-1] = fp[1:] == fp[:-1]
-    # runs of consecutive taking-part rows of a flow that end at 0 (mod 2^32): each sets it to 0 again
-    run_start = np.ones(len(part), bool)
-    run_start[1:] = ~z[1:] | ~z[:-1] | ~same_next[:-1]
-    run = np.cumsum(run_start)
-    while True:
-        restart = syn_restart | zero
-        nxt = _exclusive_cummax(values, fstart, floor=-np.inf, restart=restart)
-        after = np.where(restart, values, np.maximum(nxt, values))[part]
-        left_zero = np.mod(after, _M32) == 0
-        left_zero = pd.Series(left_zero).groupby(run).cummax().to_numpy() & z | left_zero
-        k = np.flatnonzero(left_zero & same_next) + 1
-        k = k[~zero[part[k]]]
-        if len(k) == 0:
-            return nxt, zero
-        # per flow, only the first chain is certain (the rows after it saw a maximum its restarts change): the
-        # flow's first new row, and each next one while the row before it also ends at 0
-        rank = pd.Series(k).groupby(fp[k]).cumcount().to_numpy()
-        first = pd.Series(k).groupby(fp[k]).transform("first").to_numpy()
-        chain = (k - first == rank) & ((k == first) | z[k - 1])
-        chain = pd.Series(chain).groupby(fp[k]).cummin().to_numpy()
-        zero[part[k[chain]]] = True
+    # only the flows with a row ending at 0 (mod 2^32) can have one; their rows in order, one pass (a loop: each
+    # restart changes the maximum the rows after it see, so a vectorised fixed point took a pass per restart)
+    hit = np.unique(f[part[z]])
+    rows = part[np.isin(f[part], hit)]
+    flow_l, value_l, syn_l = f[rows].tolist(), values[rows].tolist(), syn_restart[rows].tolist()
+    flagged = []
+    current, state = None, -np.inf
+    for i, (fl, v, sr) in enumerate(zip(flow_l, value_l, syn_l)):
+        if fl != current:
+            current, state = fl, -np.inf
+        unset = state > -np.inf and state % _M32 == 0  # a packet set it to 0: this one sets it anew
+        if unset:
+            flagged.append(i)
+        state = v if unset or sr else max(state, v)
+    zero[rows[flagged]] = True
+    return _exclusive_cummax(values, fstart, floor=-np.inf, restart=syn_restart | zero), zero
 
 
 def _empty(index: pd.Index) -> pd.DataFrame:

@@ -951,3 +951,27 @@ def test_keepalive_before_next_seq_set_in_both_engines(tmp_path):
     packets, ta = analyse(path)
     assert_pass_equal(packets, path.name)
     assert list(ta.index[ta["keepalive"]]) == [0, 3]
+
+
+def _data_ending_at_zero_again(cycles: int) -> list[tuple]:
+    """A handshake, then ``cycles`` times: the two segments before 2^32 (the second ending there, so the next
+    sequence number is "not set") and a segment ending lower, which sets it back below 2^32."""
+    top = 2**32
+    rows = [(0, C, top - 3000, 0, SYN, 0, 65535), (1, S, 5000, top - 2999, SYN | ACK, 0, 65535)]
+    for _ in range(cycles):
+        rows += [(1, C, top - 2999, 5001, ACK, 1499, 65535), (1, C, top - 1500, 5001, ACK, 1500, 65535),
+                 (1, C, top - 2999, 5001, ACK, 100, 65535)]
+    return rows
+
+
+@needs_tshark
+def test_next_seq_set_to_zero_again_and_again(tmp_path):
+    """Each cycle sets the next sequence number to 0 ("not set") and back: as tshark in both engines; the reference
+    takes one ordered pass over such flows (it took one vectorised pass per restart, quadratic in the cycles)."""
+    from pass_equality import assert_pass_equal
+
+    path = tmp_path / "again.pcap"
+    write_pcap(path, _rows_to_frames(_data_ending_at_zero_again(40)), nano=True)
+    packets, ta = analyse(path)
+    assert compare_analysis(packets, ta, path.name) == {}
+    assert_pass_equal(packets, path.name)
