@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from tcpmodels.stats import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE_HERE, SMALLER_THAN_CLAIMED, SUPPORTED
+from tcpmodels.stats.outcomes import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE_HERE, SMALLER_THAN_CLAIMED, SUPPORTED
 
 __all__ = ["notebook_summary", "write_index", "VERDICT_CLASSES"]
 

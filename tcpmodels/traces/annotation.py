@@ -276,21 +276,24 @@ def annotate(packets: pd.DataFrame) -> pd.DataFrame:
     # packet while it is 0 (Wireshark's "not set"). Its keep-alive, duplicate-ACK, window-update and previous-segment-not-captured tests compare with it;
     # the retransmission mark starts anew where it does while "not set" (``zero_restart``)
     restart = _syn_restarts(f, order, syn & ~ackf & ~dup, syn & ackf)
+    def marks(zw_probe: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Given the zero-window probes: what sets the next sequence number, it (before each row), the rows
+        where it was "not set", and the retransmission mark (the highest end of the segments before)."""
+        nxt_values = np.where(~dup & ~zw_probe, seq_end, -np.inf)
+        nxt, zero_restart = _wireshark_nextseq(nxt_values, f, fstart, restart)
+        seeds = ~dup & occupies & ~zw_probe
+        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf, restart=zero_restart)
+        return nxt_values, nxt, zero_restart, hmax
+
     zw_probe = np.zeros(n, bool)
     for _ in range(MAX_PROBE_PASSES):
-        nxt_values = np.where(~dup & ~zw_probe, seq_end, -np.inf)
-        nxt, zero_restart = _wireshark_nextseq(nxt_values, f, fstart, restart)
-        seeds = ~dup & occupies & ~zw_probe
-        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf, restart=zero_restart)
+        nxt_values, nxt, zero_restart, hmax = marks(zw_probe)
         again = probe_like & (hmax > -np.inf) & (seq_u == hmax)
         if np.array_equal(again, zw_probe):
-            break  # seeds, hmax and nxt are those of the final probes
+            break  # the marks are those of the final probes
         zw_probe = again
     else:
-        nxt_values = np.where(~dup & ~zw_probe, seq_end, -np.inf)
-        nxt, zero_restart = _wireshark_nextseq(nxt_values, f, fstart, restart)
-        seeds = ~dup & occupies & ~zw_probe
-        hmax = _exclusive_cummax(np.where(seeds, seq_end, -np.inf), fstart, floor=-np.inf, restart=zero_restart)
+        nxt_values, nxt, zero_restart, hmax = marks(zw_probe)
     has_prev = hmax > -np.inf
     peer = _peer_state(f, order, t, ackf, ack_u, win, dup, ~dup & ~zw_probe, seq_end, fstart)
     # nextseq 0 (raw) is "not set" for the tests that read it so (4.0.17: ``nextseq && GT_SEQ(seq, nextseq)``,
