@@ -94,6 +94,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util as _ilu
 import json
 import os
 import platform
@@ -106,6 +107,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "pcap_ingest.csv"
+
+_spec = _ilu.spec_from_file_location("child_env", Path(__file__).resolve().with_name("child_env.py"))
+child_env = _ilu.module_from_spec(_spec)
+_spec.loader.exec_module(child_env)
 ENGINES = ("ours", "ours_flows", "tshark_csv", "tshark_analysis", "dpkt")
 
 #: our column -> tshark field (the fields of our packet table, as our tshark engine asks for them)
@@ -454,7 +459,7 @@ def run_engine(engine: str, path: Path, kernel: str, dumps: Path) -> dict:
     for the comparison are left under ``dumps / engine``)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "res.json"
-        env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        env = child_env.python_env()
         load0 = os.getloadavg()[0]
         t0 = time.time()
         proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", engine, str(path), kernel,
@@ -726,6 +731,7 @@ def main(argv: list[str] | None = None) -> None:
           f"cores, load {os.getloadavg()}", flush=True)
     results = {}
     order = [e for e in ENGINES if e in opts.engines]
+    child_env.warm_bytecode()
     with tempfile.TemporaryDirectory(prefix="pcap_ingest_") as dumps:
         for eng in order:
             r = run_engine(eng, opts.pcap, opts.kernel, Path(dumps))

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import csv
 import datetime as dt
+import importlib.util as _ilu
 import json
 import os
 import platform
@@ -43,6 +44,10 @@ import time
 from pathlib import Path
 
 import psutil
+
+_spec = _ilu.spec_from_file_location("child_env", Path(__file__).resolve().with_name("child_env.py"))
+child_env = _ilu.module_from_spec(_spec)
+_spec.loader.exec_module(child_env)
 
 RESULTS = Path(__file__).resolve().parent / "results" / "streaming.csv"
 
@@ -148,10 +153,9 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     parts = partitions or max(16, -(-size // (64 << 20)))
     out = reuse if reuse is not None else Path(tempfile.mkdtemp(prefix="streaming-", dir=work_dir)) / "ds"
     load0 = os.getloadavg()
-    env = dict(os.environ)
-    root = str(Path(__file__).resolve().parents[1])
+    env = child_env.python_env()
+    root = str(child_env.ROOT)
     commit = _commit(root)  # before the run: the code the child imports
-    env["PYTHONPATH"] = os.pathsep.join([root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(capture), str(out), str(parts), str(workers),
                               "1" if check else "0", memory_limit, str(reuse or ""), method], stdout=subprocess.PIPE,
@@ -262,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                "memory_gb": round(psutil.virtual_memory().total / 1e9, 1), "machine": platform.machine()}
     args.results.parent.mkdir(parents=True, exist_ok=True)
     rows = []
+    child_env.warm_bytecode("tcpmodels.traces, tcpmodels.traces.stream, tcpmodels.traces.dataset, pandas, pyarrow, dask")
     for cap in args.captures:
         res = {**machine, **_versions(), **measure(cap, args.partitions, args.workers, args.check,
                                                    args.memory_limit, args.work_dir, args.reuse_dataset,
