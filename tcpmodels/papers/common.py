@@ -32,11 +32,7 @@ from pandas.io.formats.style import Styler
 
 from tcpmodels._docstrings import SharedEntries
 from tcpmodels.stats import (
-    CONTRADICTED,
-    INCONCLUSIVE,
-    NOT_TESTABLE_HERE,
-    SMALLER_THAN_CLAIMED,
-    SUPPORTED,
+    BADGE_COLOURS,
     VERDICT_COLUMNS,
     VERDICTS,
     ClaimSpec,
@@ -217,10 +213,6 @@ def keyed_claims_table(rows: Mapping[str, Verdict], *, family: str) -> pd.DataFr
 
 
 # ------------------------------------------------------------------ display
-#: Badge colours (background, text) per verdict.
-BADGE_COLOURS = {SUPPORTED: ("#1a7f37", "#ffffff"), SMALLER_THAN_CLAIMED: ("#bc4c00", "#ffffff"),
-                 CONTRADICTED: ("#cf222e", "#ffffff"), INCONCLUSIVE: ("#9a6700", "#ffffff"),
-                 NOT_TESTABLE_HERE: ("#57606a", "#ffffff")}
 _LEFT = [{"selector": "th", "props": [("text-align", "left"), ("vertical-align", "top")]},
          {"selector": "td", "props": [("text-align", "left"), ("vertical-align", "top"),
                                       ("white-space", "normal"), ("word-break", "break-word")]}]
@@ -255,8 +247,8 @@ def verdict_badge(verdict: str) -> str:
     str
         An HTML ``<span>`` with the (escaped) verdict, coloured by :data:`BADGE_COLOURS`.
     """
-    bg, fg = BADGE_COLOURS.get(verdict, ("#6e7781", "#ffffff"))
-    return (f'<span class="verdict verdict-{html.escape(verdict_slug(verdict))}" style="background:{bg};color:{fg};'
+    bg = BADGE_COLOURS.get(verdict, "#6e7781")
+    return (f'<span class="verdict verdict-{html.escape(verdict_slug(verdict))}" style="background:{bg};color:#ffffff;'
             f'padding:1px 7px;border-radius:9px;font-weight:600;white-space:nowrap">{html.escape(verdict)}</span>')
 
 

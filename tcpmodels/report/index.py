@@ -19,14 +19,13 @@ import time
 from pathlib import Path
 from typing import Protocol, Sequence
 
-from tcpmodels.stats.outcomes import CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE_HERE, SMALLER_THAN_CLAIMED, SUPPORTED
+from tcpmodels.stats.outcomes import BADGE_COLOURS
 
 __all__ = ["notebook_summary", "write_index", "VERDICT_CLASSES"]
 
-#: The verdicts counted, with their badge colours (as in tcpmodels.papers.common; the badge's class is the
-#: verdict with hyphens for spaces, ``verdict-smaller-than-claimed``).
-VERDICT_CLASSES = {SUPPORTED: "#1a7f37", SMALLER_THAN_CLAIMED: "#bc4c00", CONTRADICTED: "#cf222e",
-                   INCONCLUSIVE: "#9a6700", NOT_TESTABLE_HERE: "#57606a"}
+#: The verdicts counted, with their badge colours (the badge's class is the verdict with hyphens for spaces,
+#: ``verdict-smaller-than-claimed``).
+VERDICT_CLASSES = BADGE_COLOURS
 _THUMB_WIDTH_PX = 360
 
 

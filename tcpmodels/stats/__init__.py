@@ -6,6 +6,7 @@ that only reads a label (the report index) imports no scipy.
 """
 
 from tcpmodels.stats.outcomes import (
+    BADGE_COLOURS,
     CONTRADICTED,
     INCONCLUSIVE,
     NOT_TESTABLE_HERE,
@@ -26,7 +27,7 @@ _FROM_CLAIMS = (
 )
 
 __all__ = [
-    "SUPPORTED", "SMALLER_THAN_CLAIMED", "CONTRADICTED", "INCONCLUSIVE", "NOT_TESTABLE_HERE", "VERDICTS",
+    "SUPPORTED", "SMALLER_THAN_CLAIMED", "CONTRADICTED", "INCONCLUSIVE", "NOT_TESTABLE_HERE", "VERDICTS", "BADGE_COLOURS",
     "attainable_outcome", "equivalence_outcome", "holm", "interval_outcome", *_FROM_CLAIMS,
 ]
 

@@ -52,6 +52,7 @@ from collections.abc import Iterable
 import numpy as np
 
 __all__ = ["interval_outcome", "equivalence_outcome", "attainable_outcome", "holm", "DIRECTION_OPEN", "VERDICTS",
+           "BADGE_COLOURS",
            "SUPPORTED", "SMALLER_THAN_CLAIMED", "CONTRADICTED", "INCONCLUSIVE", "NOT_TESTABLE_HERE"]
 
 #: The five outcomes, each the label tables, notebooks and datasets show (rules: the functions below).
@@ -62,6 +63,10 @@ INCONCLUSIVE = "inconclusive"
 NOT_TESTABLE_HERE = "not testable here"
 #: The five outcomes, in the order tables show them.
 VERDICTS = (SUPPORTED, SMALLER_THAN_CLAIMED, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE_HERE)
+#: Each outcome's badge colour (background; the text on it is white), in the notebooks' badges
+#: (:func:`tcpmodels.papers.common.verdict_badge`) and the reports index alike.
+BADGE_COLOURS = {SUPPORTED: "#1a7f37", SMALLER_THAN_CLAIMED: "#bc4c00", CONTRADICTED: "#cf222e",
+                 INCONCLUSIVE: "#9a6700", NOT_TESTABLE_HERE: "#57606a"}
 
 #: Outcome reason used when the direction shows but the size is open (the interval holds delta above null).
 DIRECTION_OPEN = "the direction shows but the size is open"
