@@ -402,8 +402,9 @@ def _decode_numpy(batch: RecordBatch, fragments: list | None = None) -> tuple[di
     assert np.all(reason[t_rows] == 0)
 
     hdr = buf[t[:, None] + np.arange(20)]
-    be32 = lambda a: hdr[:, a:a + 4].copy().view(">u4")[:, 0]  # noqa: E731
-    be16 = lambda a: hdr[:, a:a + 2].copy().view(">u2")[:, 0]  # noqa: E731
+    # network byte order in, native out (as the C kernel gives them: pandas rejects big-endian arrays)
+    be32 = lambda a: hdr[:, a:a + 4].copy().view(">u4")[:, 0].astype(np.uint32)  # noqa: E731
+    be16 = lambda a: hdr[:, a:a + 2].copy().view(">u2")[:, 0].astype(np.uint16)  # noqa: E731
     flags = ((hdr[:, 12].astype(np.uint16) & 1) << 8) | hdr[:, 13]
     opt_end = np.minimum(t + doff, cap_end[t_rows])
     notes = {"options_truncated": int(np.count_nonzero(t + doff > cap_end[t_rows])),

@@ -141,3 +141,26 @@ def test_numpy_kernel_is_used_when_chosen(monkeypatch):
     assert len(table) == acc.tcp_parsed > 0
     with pytest.raises(RuntimeError, match="not built"):
         active_kernel("c")
+
+
+@needs_kernel
+@pytest.mark.parametrize("name", ["reno_bulk.pcap.gz", "mptcp_2path.pcapng.gz"])
+def test_decoded_columns_have_the_same_dtypes_under_both_kernels(name):
+    """The decoded chunk columns (what ChunkedCapture.decoded() gives its callers, e.g. analyze's endpoint
+    count) are native-endian under both kernels: the numpy path read ports, sequence numbers and windows as
+    big-endian views, which pandas refuses ("Big-endian buffer not supported")."""
+    from tcpmodels.traces.reader import ChunkedCapture
+
+    def dtypes(kernel: str) -> dict[str, str]:
+        previous = set_kernel(kernel)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TraceWarning)
+                cols = next(iter(ChunkedCapture(CAPTURES / name).decoded()))
+            return {k: v.dtype.str for k, v in cols.items() if isinstance(v, np.ndarray)}
+        finally:
+            set_kernel(previous)
+
+    ref, got = dtypes("numpy"), dtypes("c")
+    assert ref == got
+    assert all(d[0] in "<|" for d in ref.values()), ref
