@@ -18,6 +18,7 @@ at their own size, so that what was checked is what is seen.)
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -410,7 +411,8 @@ def test_lecture_runs_in_lecture_mode_at_1024x768_and_every_control_redraws_in_p
         first.scroll_into_view_if_needed()
         shot.parent.mkdir(exist_ok=True)
         page.screenshot(path=str(shot))
-        if times:
+        if times:  # the REDRAW line is what benchmarks/lecture_redraw.py keeps
+            print("REDRAW " + json.dumps({"notebook": name, "times_s": [round(t, 4) for t in times], "moves": moved}))
             print(f"{name}: {len(times)} controls, redraw median {sorted(times)[len(times) // 2]:.3f} s, max {max(times):.3f} s: {moved}")
             if slow:
                 print(f"{name}: over the {REDRAW_TARGET_S} s target: {slow}")
