@@ -80,12 +80,18 @@ def _import_ahead(parallel: bool) -> threading.Thread | None:
     return thread
 
 
-def _write_packets(writer, path, cols: dict[str, np.ndarray]):
-    """Append one decoded chunk to the packet table's Parquet file (opened on the first chunk)."""
+def _write_packets(writer, path, cols: dict[str, np.ndarray] | pd.DataFrame):
+    """Append one decoded chunk (or a whole packet table) to the packet table's Parquet file (opened on the
+    first chunk)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pandas(assemble_table(dict(cols)), preserve_index=False)
+    if isinstance(cols, dict):
+        frame = assemble_table(dict(cols))
+    else:  # a whole table: its attrs (the read accounting) are not Parquet metadata
+        frame = cols.copy(deep=False)
+        frame.attrs = {}
+    table = pa.Table.from_pandas(frame, preserve_index=False)
     if writer is None:
         writer = pq.ParquetWriter(os.fspath(path), table.schema)
     else:
@@ -122,7 +128,8 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
         Also write the packet table (the schema of :mod:`~tcpmodels.traces.schema`) to this Parquet file,
         chunk by chunk (categories per chunk; ``pandas.read_parquet`` reads it back).
     progress : callable, optional
-        Called after each chunk with the number of (decompressed) file bytes just read. [bytes]
+        Called after each chunk with the number of (decompressed) file bytes just read (not called by the
+        whole-table fallback). [bytes]
     max_record_bytes : int
         As for :func:`~tcpmodels.traces.read_pcap`: longer records are skipped and counted. [bytes]
     decode_ahead : bool, optional
@@ -155,6 +162,9 @@ def stream_flows(capture: str | os.PathLike, *, idle_timeout_s: float = DEFAULT_
 
         table = read_pcap(capture, chunk_bytes=chunk_bytes, max_gzip_expansion=max_gzip_expansion,
                           max_record_bytes=max_record_bytes)
+        if packets_parquet is not None:
+            writer = _write_packets(None, packets_parquet, table)
+            writer.close()
         out = flows(table)
         out.attrs["accounting"] = table.attrs["accounting"]
         out.attrs["stream"] = {"fallback": "whole table (no compiled pass)"}
