@@ -111,6 +111,17 @@ def test_top_level_holds_packages_and_a_handful_of_modules():
         f"loose modules at the top of tcpmodels/: {modules} (put a new one in the package of its job)")
 
 
+#: The longest a module of the campaign, paper and simulator packages may be (issue 56: "too long to see whole"). [lines]
+MAX_MODULE_LINES = 500
+
+
+def test_campaign_paper_and_simulator_modules_fit_on_a_few_screens():
+    long = {str(p.relative_to(ROOT)): n for pkg in ("experiments", "papers", "sim")
+            for p in sorted((ROOT / "tcpmodels" / pkg).rglob("*.py"))
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines (split them by job): {long}"
+
+
 def test_grouped_packages_export_what_users_call():
     # `from tcpmodels import analyze` (the report notebook) and `from tcpmodels import teaching` (the CUBIC notebook)
     # reach the names of the modules they were before the grouping

@@ -4,7 +4,7 @@ For every run of :func:`tcpmodels.report.run_notebook` the row shows the noteboo
 one-line description (its title), quick or full mode and the parameters papermill
 injected, the counts of claim parts per outcome (supported, smaller than claimed, contradicted,
 inconclusive, not testable here: the verdict badges of the cell tagged ``claims-table``, see
-:func:`tcpmodels.papers.common.claims_full`),
+:func:`tcpmodels.papers.display.claims_full`),
 a thumbnail of its main figure (the first image it shows), links to the HTML and to
 the executed ``.ipynb``, its run time, and, for a failed run, the cell and the error.
 """

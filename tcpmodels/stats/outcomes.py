@@ -64,7 +64,7 @@ NOT_TESTABLE_HERE = "not testable here"
 #: The five outcomes, in the order tables show them.
 VERDICTS = (SUPPORTED, SMALLER_THAN_CLAIMED, CONTRADICTED, INCONCLUSIVE, NOT_TESTABLE_HERE)
 #: Each outcome's badge colour (background; the text on it is white), in the notebooks' badges
-#: (:func:`tcpmodels.papers.common.verdict_badge`) and the reports index alike.
+#: (:func:`tcpmodels.papers.display.verdict_badge`) and the reports index alike.
 BADGE_COLOURS = {SUPPORTED: "#1a7f37", SMALLER_THAN_CLAIMED: "#bc4c00", CONTRADICTED: "#cf222e",
                  INCONCLUSIVE: "#9a6700", NOT_TESTABLE_HERE: "#57606a"}
 

@@ -385,7 +385,7 @@ def test_answer_box_names_the_engines_that_disagree():
     v = p1.claims(ds, p1.tables(ds))
     mean = v[v["part"] == "mean higher with MPTCP background"].set_index("family")["verdict"]
     assert mean.to_dict() == {"P1 kernel": "supported", "P1 ns3": "contradicted"}
-    from tcpmodels.papers.common import answer_box
+    from tcpmodels.papers.display import answer_box
 
     sentences = p1.answer(v)
     assert 1 <= len(sentences) <= 3 and str(answer_box(sentences)).startswith(sentences[0])

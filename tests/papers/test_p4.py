@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from tcpmodels.papers import p4_lftcp as p4
-from tcpmodels.papers.common import COMPARISON_COLUMNS, claims_full, claims_summary
+from tcpmodels.papers.common import COMPARISON_COLUMNS
+from tcpmodels.papers.display import claims_full, claims_summary
 from tcpmodels.stats import VERDICT_COLUMNS
 
 PUBLISHED = Path(__file__).resolve().parents[1] / "data" / "published"

@@ -48,7 +48,8 @@ def _table():
 
 
 def test_check_claims_badges_and_summary_views():
-    from tcpmodels.papers.common import check_claims, claims_full, claims_summary, verdict_badge
+    from tcpmodels.papers.common import check_claims
+    from tcpmodels.papers.display import claims_full, claims_summary, verdict_badge
     from tcpmodels.stats import VERDICT_COLUMNS
 
     t = _table()
@@ -65,7 +66,7 @@ def test_check_claims_badges_and_summary_views():
 
 
 def test_answer_box_and_holm_note():
-    from tcpmodels.papers.common import answer_box, holm_note
+    from tcpmodels.papers.display import answer_box, holm_note
 
     t = _table()
     assert t["verdict"].tolist() == ["supported", "smaller than claimed", "not testable here"]
@@ -97,7 +98,7 @@ def test_a_rerun_takes_over_only_once_it_replaces_every_unsteered_cell():
 
 
 def test_holm_note_names_the_parts_the_correction_made_inconclusive():
-    from tcpmodels.papers.common import holm_note
+    from tcpmodels.papers.display import holm_note
     from tcpmodels.stats import ClaimSpec, claims_table, difference
 
     def spec(claim, part):

@@ -108,7 +108,7 @@ def plot_sizing(sizing: pd.DataFrame, ax: Axes | None = None) -> Figure:
     """
     import matplotlib.pyplot as plt
 
-    from tcpmodels.papers.common import human
+    from tcpmodels.papers.display import human
 
     if ax is None:
         fig, ax = plt.subplots(figsize=(7.0, 4.6))

@@ -20,7 +20,8 @@ from tcpmodels.models.bdp import (
     window_needed_bytes,
 )
 from tcpmodels.models.throughput import mathis_loss_rate, window_limited_throughput_bps
-from tcpmodels.papers.common import Comparison, comparison_frame, human
+from tcpmodels.papers.common import Comparison, comparison_frame
+from tcpmodels.papers.display import human
 from tcpmodels.papers.p4_lftcp.constants import (
     C_M_PER_S,
     ETHERNET_OVERHEAD_BYTES,
@@ -361,7 +362,7 @@ def views(tables: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     Returns
     -------
     dict of str to pandas.DataFrame
-        The same keys; numbers as text via :func:`tcpmodels.papers.common.human` (4 significant
+        The same keys; numbers as text via :func:`tcpmodels.papers.display.human` (4 significant
         digits) and shares as percentages.
     """
     path = tables["path"]
