@@ -374,7 +374,7 @@ def test_dask_splits_an_uncompressed_capture(tmp_path):
             dask_stream_flows(path, client, chunk_bytes=100)
         with pytest.raises(FileNotFoundError, match="capture file not found: .*missing.pcap"):
             dask_stream_flows(tmp_path / "missing.pcap", client)
-    assert got.attrs["stream"]["split"] == "2 byte ranges -> 2 shares"
+    assert got.attrs["stream"]["split"] == "2 byte ranges -> 8 shares"  # SHARES_PER_WORKER shares per worker
     assert one.attrs["stream"]["split"] == "one worker, sequential"
     for out in (got, one):
         pd.testing.assert_frame_equal(out, want, check_exact=True)
