@@ -33,7 +33,7 @@ __all__ = ["claims_summary", "claims_full", "verdict_badge", "verdict_slug", "hu
 #: Parameters documented once for the docstrings of this module that share them.
 _PARAMETERS = SharedEntries("""
     table : pandas.DataFrame
-        A claims table (columns :data:`VERDICT_COLUMNS`).
+        A claims table (columns :data:`tcpmodels.stats.VERDICT_COLUMNS`).
 """)
 
 _LEFT = [{"selector": "th", "props": [("text-align", "left"), ("vertical-align", "top")]},
