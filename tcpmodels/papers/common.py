@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from tcpmodels._docstrings import SharedEntries
 from tcpmodels.stats import (
     VERDICT_COLUMNS,
     VERDICTS,
@@ -38,12 +37,6 @@ __all__ = [
     "rerun_once_caught_up", "Comparison", "comparison_frame", "COMPARISON_COLUMNS", "check_claims", "keyed_claims_table",
     "claim_spec",
 ]
-
-#: Parameters documented once for the docstrings of this module that share them.
-_PARAMETERS = SharedEntries("""
-    table : pandas.DataFrame
-        A claims table (columns :data:`VERDICT_COLUMNS`).
-""")
 
 #: Columns of :func:`comparison_frame`, in order.
 COMPARISON_COLUMNS = ("quantity", "paper", "ours", "unit", "rel_diff", "note")
