@@ -76,7 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.k:
         cmd += ["-k", args.k]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    rows = [json.loads(ln[len("REDRAW "):]) for ln in done.stdout.splitlines() if ln.startswith("REDRAW ")]
+    # pytest -q writes its progress dots on the line the test's print continues: find the marker anywhere
+    rows = [json.loads(ln[ln.index("REDRAW ") + len("REDRAW "):]) for ln in done.stdout.splitlines()
+            if "REDRAW {" in ln]
     if done.returncode != 0 or not rows:
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-2000:])
         raise SystemExit(f"the browser test failed or measured nothing (exit {done.returncode}); nothing kept")
