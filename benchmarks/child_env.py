@@ -12,6 +12,7 @@ every engine (peers included, so that the capture is in the page cache for all o
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,8 +33,21 @@ def python_env(**extra: str) -> dict[str, str]:
 def warm_bytecode(modules: str = "tcpmodels.traces, tcpmodels.traces.stream, pandas, pyarrow") -> None:
     """Import ``modules`` once in a child with :func:`python_env`, untimed, so that the timed runs read
     their bytecode from :data:`PYCACHE` (for benchmarks whose peers are too slow to run twice)."""
-    import subprocess
     import sys
 
     subprocess.run([sys.executable, "-W", "ignore", "-c", f"import {modules}"], env=python_env(), check=True,
                    stdout=subprocess.DEVNULL)
+
+
+def git_commit(root: str | os.PathLike = ROOT) -> str:
+    """HEAD of the checkout at ``root``, ``+dirty`` if it has uncommitted changes outside ``benchmarks/results``
+    (the results files are not code: rows a run appends don't count); ``""`` outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
+                                ":(exclude)benchmarks/results"], cwd=root, capture_output=True, text=True,
+                               check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return head + ("+dirty" if dirty else "")

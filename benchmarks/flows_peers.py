@@ -182,18 +182,6 @@ def agreement(path: Path) -> dict:
     return out
 
 
-def _commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude)benchmarks/results"], cwd=ROOT, capture_output=True, text=True,
-                               check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return head + ("+dirty" if dirty else "")
-
-
 def _versions() -> dict:
     tt = subprocess.run(["tcptrace", "-v"], capture_output=True, text=True)
     import numpy
@@ -227,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     base = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "host": platform.node(),
-            "cpus": os.cpu_count(), "commit": _commit(), **_versions()}
+            "cpus": os.cpu_count(), "commit": child_env.git_commit(), **_versions()}
     for cap in args.captures:
         runs: dict[str, list[dict]] = {e: [] for e in args.engines}
         for e in args.engines:  # untimed: fills the bytecode cache and the page cache (child_env)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import importlib.util as _ilu
 import json
 import os
 import platform
@@ -34,21 +35,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "lecture_redraw.csv"
+_spec = _ilu.spec_from_file_location("child_env", Path(__file__).resolve().with_name("child_env.py"))
+child_env = _ilu.module_from_spec(_spec)
+_spec.loader.exec_module(child_env)
 TEST = "tests/browser/test_lab_teaching.py::test_lecture_runs_in_lecture_mode_at_1024x768_and_every_control_redraws_in_place"
 #: The lectures' aim for one redraw (tests/browser/test_lab_teaching.py REDRAW_TARGET_S). [s]
 TARGET_S = 0.5
-
-
-def _commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude)benchmarks/results"], cwd=ROOT, capture_output=True, text=True,
-                               check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return head + ("+dirty" if dirty else "")
 
 
 def _version(dist: str) -> str:
@@ -83,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-2000:])
         raise SystemExit(f"the browser test failed or measured nothing (exit {done.returncode}); nothing kept")
     base = {"date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"), "host": platform.node(),
-            "cpus": os.cpu_count(), "commit": _commit(), "jupyterlab": _version("jupyterlab"),
+            "cpus": os.cpu_count(), "commit": child_env.git_commit(), "jupyterlab": _version("jupyterlab"),
             "ipywidgets": _version("ipywidgets"), "matplotlib": _version("matplotlib"), "target_s": TARGET_S,
             "load1_before": round(load0, 2), "load1_after": round(os.getloadavg()[0], 2)}
     out = [{**base, "lecture": r["notebook"], **summary(r["times_s"])} for r in rows]

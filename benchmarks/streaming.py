@@ -155,7 +155,7 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
     load0 = os.getloadavg()
     env = child_env.python_env()
     root = str(child_env.ROOT)
-    commit = _commit(root)  # before the run: the code the child imports
+    commit = child_env.git_commit(root)  # before the run: the code the child imports
     t0 = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-c", CHILD, str(capture), str(out), str(parts), str(workers),
                               "1" if check else "0", memory_limit, str(reuse or ""), method], stdout=subprocess.PIPE,
@@ -196,21 +196,6 @@ def measure(capture: Path, partitions: int | None, workers: int, check: bool, me
                                        + sorted((r for pid, r in at_peak.items() if pid != child.pid), reverse=True)),
                commit=commit)
     return res
-
-
-def _commit(root: str) -> str:
-    """HEAD of the tree that ran, ``+dirty`` if it had uncommitted changes outside ``benchmarks/results``
-    (``""`` outside git)."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        # the results file itself is not code: rows appended by this run (an earlier capture) don't count
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".",
-                                ":(exclude)benchmarks/results"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return ""
-    return head + ("+dirty" if dirty else "")
 
 
 def append_row(path: Path, row: dict) -> None:
@@ -290,6 +275,10 @@ def fit_exponent(packets: list[int], wall_s: list[float]) -> float | None:
         return None
     x, y = np.log(np.asarray(packets, float)), np.log(np.asarray(wall_s, float))
     return float(np.polyfit(x, y, 1)[0])
+
+
+#: The checkout's commit (benchmarks/child_env.py), as the rows record it.
+_commit = child_env.git_commit
 
 
 if __name__ == "__main__":
